@@ -1,0 +1,19 @@
+# Sluice server image: slim Python, a Java 17 runtime for Spark, and the project.
+FROM python:3.11-slim-bookworm
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY boxes ./boxes
+COPY catalog ./catalog
+COPY server ./server
+COPY web ./web
+RUN pip install --no-cache-dir .
+
+ENV SLUICE_DATA_DIR=/data
+VOLUME /data
+EXPOSE 8080
+CMD ["sluice", "serve", "--host", "0.0.0.0", "--port", "8080"]

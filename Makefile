@@ -1,0 +1,35 @@
+# Every target does its own set-up: a fresh clone needs only `make run` or `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench bench-full setup check-java clean
+
+run: setup
+	$(BIN)/sluice serve --demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python -m bench --quick
+
+bench-full: setup
+	$(BIN)/python -m bench
+
+setup: check-java $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { echo "Java 17 or 21 is required by Spark. Install it: sudo apt-get install -y openjdk-17-jre-headless"; exit 1; }
+	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	 if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then echo "Java $$v found; Spark 4 needs Java 17 or 21. Install it: sudo apt-get install -y openjdk-17-jre-headless"; exit 1; fi
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,135 @@
+"""The data types and schemas that documents, the catalog and expressions share.
+
+A schema is an ordered list of typed fields plus, optionally, the name of its event-time
+field (a timestamp). Field names are plain identifiers that start with a letter, so no user
+field can collide with the reserved label column or with the ``_sources``/``_output`` fields
+added to results.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Mapping
+
+from boxes.errors import Problem
+
+FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+
+
+class DataType(str, Enum):
+    STRING = "string"
+    LONG = "long"
+    DOUBLE = "double"
+    BOOLEAN = "boolean"
+    TIMESTAMP = "timestamp"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self in (DataType.LONG, DataType.DOUBLE)
+
+    def spark_type(self):
+        from pyspark.sql import types as T  # Spark is imported only where it is used.
+
+        return {
+            DataType.STRING: T.StringType(),
+            DataType.LONG: T.LongType(),
+            DataType.DOUBLE: T.DoubleType(),
+            DataType.BOOLEAN: T.BooleanType(),
+            DataType.TIMESTAMP: T.TimestampType(),
+        }[self]
+
+
+# Spellings a person may write for each type.
+TYPE_ALIASES: dict[str, DataType] = {
+    "string": DataType.STRING, "str": DataType.STRING, "text": DataType.STRING,
+    "long": DataType.LONG, "int": DataType.LONG, "integer": DataType.LONG, "bigint": DataType.LONG,
+    "double": DataType.DOUBLE, "float": DataType.DOUBLE, "real": DataType.DOUBLE,
+    "boolean": DataType.BOOLEAN, "bool": DataType.BOOLEAN,
+    "timestamp": DataType.TIMESTAMP,
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: DataType
+
+
+@dataclass(frozen=True)
+class Schema:
+    fields: tuple[Field, ...]
+    event_time: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def get(self, name: str) -> Field | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+    def type_of(self, name: str) -> DataType | None:
+        f = self.get(name)
+        return f.type if f else None
+
+    def spark_type(self):
+        from pyspark.sql import types as T
+
+        return T.StructType([T.StructField(f.name, f.type.spark_type(), True) for f in self.fields])
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"fields": {f.name: f.type.value for f in self.fields}}
+        if self.event_time:
+            out["event_time"] = self.event_time
+        return out
+
+    def same_shape(self, other: "Schema") -> bool:
+        """Same field names, in the same order, with the same types (what union needs)."""
+        return self.fields == other.fields
+
+
+def parse_schema(raw: Any, path: str) -> tuple[Schema | None, list[Problem]]:
+    """Read ``{fields: {name: type, ...}, event_time: name}``; return the schema or the problems."""
+    problems: list[Problem] = []
+    if not isinstance(raw, Mapping):
+        return None, [Problem("SCHEMA_INVALID", path, "a schema must be a mapping with 'fields'")]
+    for key in raw:
+        if key not in ("fields", "event_time"):
+            problems.append(Problem("UNKNOWN_PARAMETER", f"{path}.{key}",
+                                    f"unknown schema key {key!r}; expected 'fields' or 'event_time'"))
+    fields_raw = raw.get("fields")
+    if not isinstance(fields_raw, Mapping) or not fields_raw:
+        problems.append(Problem("SCHEMA_INVALID", f"{path}.fields",
+                                "'fields' must be a non-empty mapping of field name to type"))
+        return None, problems
+    fields: list[Field] = []
+    for name, type_name in fields_raw.items():
+        fpath = f"{path}.fields.{name}"
+        if not isinstance(name, str) or not FIELD_NAME.match(name):
+            problems.append(Problem("INVALID_NAME", fpath,
+                                    f"field name {name!r} must start with a letter and contain only "
+                                    "letters, digits and '_' (at most 64 characters)"))
+            continue
+        dtype = TYPE_ALIASES.get(type_name.lower()) if isinstance(type_name, str) else None
+        if dtype is None:
+            problems.append(Problem("UNKNOWN_TYPE", fpath,
+                                    f"unknown type {type_name!r}; expected one of "
+                                    + ", ".join(t.value for t in DataType)))
+            continue
+        fields.append(Field(name, dtype))
+    event_time = raw.get("event_time")
+    if event_time is not None:
+        match = next((f for f in fields if f.name == event_time), None)
+        if match is None:
+            problems.append(Problem("UNKNOWN_FIELD", f"{path}.event_time",
+                                    f"event_time names {event_time!r}, which is not a field"))
+        elif match.type is not DataType.TIMESTAMP:
+            problems.append(Problem("TYPE_MISMATCH", f"{path}.event_time",
+                                    f"event_time field {event_time!r} must be a timestamp, "
+                                    f"not {match.type.value}"))
+    if problems:
+        return None, problems
+    return Schema(tuple(fields), event_time), []

@@ -1,0 +1,1 @@
+"""The Sluice server: REST API, websocket subscriptions, ingestion and the Spark runner."""
