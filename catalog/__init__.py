@@ -1,0 +1,9 @@
+"""Sluice's catalog: subjects, owned objects, OxRBAC permissions, sessions and the audit log.
+
+No Flask here: the server wires these to HTTP. Start from :class:`catalog.api.Catalog`.
+"""
+from catalog.api import Catalog
+from catalog.model import Action, CatalogObject, ObjectType, Subject
+from catalog.objects import DiagramSpec
+
+__all__ = ["Action", "Catalog", "CatalogObject", "DiagramSpec", "ObjectType", "Subject"]

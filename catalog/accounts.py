@@ -1,0 +1,137 @@
+"""User and role administration, for holders of CHANGE_SYSTEM on the system object.
+
+Disabling or deleting a user ends every session of that user in the same transaction; taking a
+role from a user removes it from the user's open sessions too. No change may leave the platform
+without an enabled administrator.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from boxes.errors import Conflict, NotFound
+from catalog import passwords, repository
+from catalog.core import Core
+from catalog.model import USER_NAME, Subject, User, check_name
+from catalog.snapshot import Snapshot
+
+
+def user_named(snapshot: Snapshot, name: str) -> User:
+    user = snapshot.users_by_name.get(name) if isinstance(name, str) else None
+    if user is None:
+        raise NotFound(f"no user named {str(name)[:64]!r}", code="UNKNOWN_USER")
+    return user
+
+
+def role_named(snapshot: Snapshot, name: str) -> str:
+    if not isinstance(name, str) or name not in snapshot.roles:
+        raise NotFound(f"no role named {str(name)[:64]!r}", code="UNKNOWN_ROLE")
+    return name
+
+
+class Accounts:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def add_user(self, subject: Subject, name: str, password: str,
+                 roles: Iterable[str] = ()) -> User:
+        core = self.core
+        check_name(name, "user", USER_NAME)
+        roles = tuple(roles)
+        with core.store.lock:
+            snapshot = core.require_admin(subject, "user_add")
+            for role in roles:
+                role_named(snapshot, role)
+            if name in snapshot.users_by_name:
+                raise Conflict(f"a user named {name!r} exists already", code="DUPLICATE_NAME")
+            hashed = passwords.hash_password(password, core.settings.bcrypt_rounds)
+            with core.change() as conn:
+                user_id = repository.insert_user(conn, name, hashed, True, core.clock())
+                for role in roles:
+                    repository.assign_role(conn, user_id, role)
+                core.log(subject, "user_add", f"user:{name}", True, "administrator", conn,
+                         roles=sorted(roles))
+        return core.snapshot.users[user_id]
+
+    def set_password(self, subject: Subject, name: str, password: str) -> None:
+        """An administrator sets a new password; the user's sessions end."""
+        core = self.core
+        with core.store.lock:
+            user = user_named(core.require_admin(subject, "user_password"), name)
+            hashed = passwords.hash_password(password, core.settings.bcrypt_rounds)
+            with core.change() as conn:
+                repository.set_password_hash(conn, user.id, hashed)
+                repository.end_sessions_of(conn, user.id)
+                core.log(subject, "user_password", f"user:{name}", True, "administrator", conn)
+
+    def set_enabled(self, subject: Subject, name: str, enabled: bool) -> None:
+        core = self.core
+        event = "user_enable" if enabled else "user_disable"
+        with core.store.lock:
+            user = user_named(core.require_admin(subject, event), name)
+            with core.change() as conn:
+                repository.set_enabled(conn, user.id, enabled)
+                ended = 0 if enabled else repository.end_sessions_of(conn, user.id)
+                core.log(subject, event, f"user:{name}", True, "administrator", conn,
+                         sessions_ended=ended)
+
+    def delete_user(self, subject: Subject, name: str) -> None:
+        """The user and its sessions go; objects it created stay with their owner role."""
+        core = self.core
+        with core.store.lock:
+            user = user_named(core.require_admin(subject, "user_delete"), name)
+            with core.change() as conn:
+                repository.delete_user(conn, user.id)
+                core.log(subject, "user_delete", f"user:{name}", True, "administrator", conn)
+
+    def add_role(self, subject: Subject, name: str) -> None:
+        core = self.core
+        check_name(name, "role")
+        with core.store.lock:
+            if name in core.require_admin(subject, "role_add").roles:
+                raise Conflict(f"a role named {name!r} exists already", code="DUPLICATE_NAME")
+            with core.change() as conn:
+                repository.insert_role(conn, name, core.clock())
+                core.log(subject, "role_add", f"role:{name}", True, "administrator", conn)
+
+    def delete_role(self, subject: Subject, name: str) -> None:
+        """Refused while the role owns objects: ownership is never silently handed over."""
+        core = self.core
+        with core.store.lock:
+            snapshot = core.require_admin(subject, "role_delete")
+            role_named(snapshot, name)
+            owned = sorted(o.name for o in snapshot.objects.values() if o.owner_role == name)
+            if owned:
+                raise Conflict(f"role {name} owns {len(owned)} objects ({', '.join(owned[:5])}); "
+                               "drop them first", code="ROLE_OWNS_OBJECTS")
+            with core.change() as conn:
+                repository.delete_role(conn, name)
+                core.log(subject, "role_delete", f"role:{name}", True, "administrator", conn)
+
+    def assign_role(self, subject: Subject, user_name: str, role: str) -> None:
+        core = self.core
+        with core.store.lock:
+            snapshot = core.require_admin(subject, "role_assign")
+            user = user_named(snapshot, user_name)
+            role_named(snapshot, role)
+            with core.change() as conn:
+                repository.assign_role(conn, user.id, role)
+                core.log(subject, "role_assign", f"user:{user_name}", True, "administrator",
+                         conn, role=role)
+
+    def unassign_role(self, subject: Subject, user_name: str, role: str) -> None:
+        core = self.core
+        with core.store.lock:
+            snapshot = core.require_admin(subject, "role_unassign")
+            user = user_named(snapshot, user_name)
+            role_named(snapshot, role)
+            with core.change() as conn:
+                repository.unassign_role(conn, user.id, role)
+                core.log(subject, "role_unassign", f"user:{user_name}", True, "administrator",
+                         conn, role=role)
+
+    def users(self, subject: Subject) -> list[User]:
+        snapshot = self.core.require_admin(subject, "user_list")
+        return sorted(snapshot.users.values(), key=lambda u: u.name)
+
+    def roles(self, subject: Subject) -> list[str]:
+        return sorted(self.core.require_admin(subject, "role_list").roles)

@@ -1,0 +1,44 @@
+"""The catalog's front door: open a database and get the four parts the server uses.
+
+>>> cat = Catalog.open("sqlite:///data/catalog.db", bcrypt_rounds=12)
+>>> token, me = cat.sessions.login("al", "secret-password", roles=["CUSTOMER1"])
+>>> [o.name for o in cat.objects.lookup(me)]
+['s', 'in1', 'in2']
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from catalog.accounts import Accounts
+from catalog.audit import Entry, query
+from catalog.core import Core, Settings
+from catalog.grants import Grants
+from catalog.model import Subject
+from catalog.objects import Objects
+from catalog.sessions import Sessions
+from catalog.store import Store
+
+
+class Catalog:
+    def __init__(self, store: Store, settings: Settings = Settings(),
+                 clock: Callable[[], float] = time.time) -> None:
+        self.core = Core(store, settings, clock)
+        self.sessions = Sessions(self.core)
+        self.accounts = Accounts(self.core)
+        self.objects = Objects(self.core)
+        self.grants = Grants(self.core)
+
+    @classmethod
+    def open(cls, url: str, *, bcrypt_rounds: int = 12, session_ttl: float = 8 * 3600.0,
+             clock: Callable[[], float] = time.time) -> "Catalog":
+        return cls(Store(url), Settings(bcrypt_rounds, session_ttl), clock)
+
+    def audit(self, subject: Subject, **filters) -> list[Entry]:
+        """Audit entries, newest first, for administrators; filters as :func:`catalog.audit.query`."""
+        self.core.require_admin(subject, "audit_read")
+        with self.core.store.lock:
+            return query(self.core.store.conn, **filters)
+
+    def close(self) -> None:
+        self.core.store.close()

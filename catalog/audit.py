@@ -1,0 +1,59 @@
+"""The audit trail: who did what to which object, when, whether it was allowed, and why.
+
+Entries are written in the same transaction as the change they describe, so the log and the
+catalog never disagree; denials and failed logins, which change nothing, get their own.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+MAX_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: int
+    at: float
+    user: str | None
+    roles: tuple[str, ...]
+    event: str
+    object: str | None
+    allowed: bool
+    reason: str
+    details: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "at": self.at, "user": self.user, "roles": list(self.roles),
+                "event": self.event, "object": self.object, "allowed": self.allowed,
+                "reason": self.reason, "details": self.details}
+
+
+def record(conn, *, at: float, user: str | None, roles: Iterable[str], event: str,
+           object: str | None, allowed: bool, reason: str, details: dict | None = None) -> None:
+    conn.execute("INSERT INTO audit (at, user_name, roles, event, object, allowed, reason, details)"
+                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 (at, user, ",".join(sorted(roles)), event, object, int(allowed), reason,
+                  json.dumps(details or {}, sort_keys=True)))
+
+
+def query(conn, *, user: str | None = None, event: str | None = None,
+          object: str | None = None, allowed: bool | None = None, since: float | None = None,
+          before_id: int | None = None, limit: int = 100) -> list[Entry]:
+    """Newest first; ``before_id`` pages back. Filters combine with AND."""
+    clauses, params = [], []
+    for column, value in (("user_name = ?", user), ("event = ?", event), ("object = ?", object),
+                          ("at >= ?", since), ("id < ?", before_id)):
+        if value is not None:
+            clauses.append(column)
+            params.append(value)
+    if allowed is not None:
+        clauses.append("allowed = ?")
+        params.append(int(allowed))
+    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+    params.append(max(1, min(int(limit), MAX_LIMIT)))
+    rows = conn.execute("SELECT id, at, user_name, roles, event, object, allowed, reason, details"
+                        f" FROM audit{where} ORDER BY id DESC LIMIT ?", params)
+    return [Entry(i, at, u, tuple(r.split(",")) if r else (), e, o, bool(a), why, json.loads(d))
+            for i, at, u, r, e, o, a, why, d in rows]

@@ -1,0 +1,67 @@
+"""The OxRBAC decision: a pure function of the subject, the action, the object and a snapshot.
+
+Deny by default. Only the snapshot is trusted: the session's active roles, the user's current
+roles and whether the user is enabled are all read from it, so a ``Subject`` resolved before a
+revocation or a logout cannot outlive it. ``rule`` names what decided (``owner``, ``grant``,
+``catalog`` or why not), which is what the audit log records.
+
+>>> decide(None, Action.VIEW_OBJECT, obj, snap)
+Decision(allowed=False, reason='no session', rule='no_session')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.model import Action, CatalogObject, Subject
+from catalog.snapshot import Snapshot
+
+SESSION_RULES = frozenset({"no_session", "disabled"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str
+    rule: str
+
+
+def active_roles(subject: Subject | None, snapshot: Snapshot) -> frozenset[str] | None:
+    """The roles the session has active and the user may still play; None if it is not valid."""
+    if subject is None:
+        return None
+    session = snapshot.sessions.get(subject.session_id)
+    user = snapshot.users.get(subject.user_id)
+    if session is None or user is None or session.user_id != user.id or not user.enabled:
+        return None
+    return session.roles & user.roles
+
+
+def owns(subject: Subject | None, obj: CatalogObject, snapshot: Snapshot) -> bool:
+    """Whether the object's owner role is active in the subject's (valid) session."""
+    return obj.owner_role in (active_roles(subject, snapshot) or ())
+
+
+def decide(subject: Subject | None, action: Action, obj: CatalogObject | None,
+           snapshot: Snapshot) -> Decision:
+    if subject is None or subject.session_id not in snapshot.sessions:
+        return Decision(False, "no session", "no_session")
+    roles = active_roles(subject, snapshot)
+    if roles is None:
+        return Decision(False, f"user {subject.user_name} is disabled or gone", "disabled")
+    current = snapshot.objects.get(obj.id) if obj is not None else None
+    if current is None or (current.type, current.name) != (obj.type, obj.name):
+        return Decision(False, "no such object", "no_object")
+    obj = current
+    what = f"{obj.type.value} {obj.name}"
+    if action not in obj.applicable:
+        return Decision(False, f"{action.value} does not apply to {what}", "not_applicable")
+    system = snapshot.system
+    for role in sorted(roles):
+        if obj.owner_role == role:
+            return Decision(True, f"role {role} owns {what}", "owner")
+        if (role, action, obj.id) in snapshot.held:
+            return Decision(True, f"{action.value} on {what} is granted to role {role}", "grant")
+        if action is Action.VIEW_OBJECT and system is not None and \
+                snapshot.role_holds(role, Action.VIEW_CATALOG, system):
+            return Decision(True, f"role {role} may view the whole catalog", "catalog")
+    return Decision(False, f"no active role holds {action.value} on {what}", "default_deny")

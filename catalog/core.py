@@ -1,0 +1,120 @@
+"""The shared heart of the catalog: the store, the current snapshot, and the one way to change both.
+
+Every change runs through :meth:`Core.change`: one transaction, the new snapshot built from the
+same transaction and checked (there must stay an administrator), then swapped in whole. Reads
+take the current snapshot without a lock; a commit by another process (``sluice user disable``
+while the server runs) is noticed through SQLite's ``data_version`` and reloaded.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from boxes.errors import Conflict, Denied, NotFound, Unauthenticated
+from catalog import audit, repository
+from catalog.authorizer import SESSION_RULES, Decision, decide
+from catalog.model import Action, CatalogObject, ObjectType, Subject
+from catalog.snapshot import Snapshot, build
+from catalog.store import Store
+
+INVALID_SESSION = "no valid session; log in again"
+
+
+@dataclass(frozen=True)
+class Settings:
+    bcrypt_rounds: int = 12
+    session_ttl: float = 8 * 3600.0
+
+
+class Core:
+    def __init__(self, store: Store, settings: Settings, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        with store.transaction() as conn:
+            self._snapshot = build(repository.load(conn))
+        self._seen_version = store.data_version()
+
+    @property
+    def snapshot(self) -> Snapshot:
+        version = self.store.data_version()
+        if version != self._seen_version:
+            with self.store.transaction() as conn:
+                self._snapshot = build(repository.load(conn))
+            self._seen_version = version
+        return self._snapshot
+
+    @contextmanager
+    def change(self) -> Iterator:
+        """A transaction whose commit also replaces the snapshot, or which leaves no trace."""
+        with self.store.lock:
+            with self.store.transaction() as conn:
+                yield conn
+                snapshot = build(repository.load(conn))
+                if snapshot.system is not None and not snapshot.administrators():
+                    raise Conflict("the change would leave no enabled administrator",
+                                   code="LAST_ADMINISTRATOR")
+            self._snapshot = snapshot
+            self._seen_version = self.store.data_version()
+
+    def log(self, subject: Subject | None, event: str, obj: str | None, allowed: bool,
+            reason: str, conn=None, **details) -> None:
+        """Append an audit entry, in ``conn``'s transaction if given, else in its own."""
+        entry = dict(at=self.clock(), user=subject.user_name if subject else None,
+                     roles=subject.roles if subject else (), event=event, object=obj,
+                     allowed=allowed, reason=reason, details=details)
+        if conn is not None:
+            audit.record(conn, **entry)
+            return
+        with self.store.transaction() as own:
+            audit.record(own, **entry)
+
+    def valid(self, subject: Subject | None, snapshot: Snapshot) -> Subject:
+        """The subject if its session is open, unexpired and its user enabled."""
+        session = snapshot.sessions.get(subject.session_id) if subject else None
+        user = snapshot.users.get(subject.user_id) if subject else None
+        if session is None or user is None or not user.enabled or \
+                session.expires_at <= self.clock():
+            raise Unauthenticated(INVALID_SESSION)
+        return subject
+
+    def find(self, subject: Subject | None, type_: ObjectType, name: str,
+             snapshot: Snapshot | None = None) -> CatalogObject:
+        """The object if the subject may view it; otherwise exactly what a missing one gives."""
+        snapshot = snapshot or self.snapshot
+        self.valid(subject, snapshot)
+        obj = snapshot.find(type_, name) if isinstance(name, str) else None
+        if obj is None or (obj.type is not ObjectType.SYSTEM and
+                           not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed):
+            raise NotFound(f"no {type_.value} named {str(name)[:64]!r}")
+        return obj
+
+    def require(self, subject: Subject | None, action: Action, obj: CatalogObject,
+                snapshot: Snapshot | None = None, event: str | None = None) -> Decision:
+        """Allow, or audit the denial and raise: NOT_FOUND if unseen, PERMISSION_DENIED if seen."""
+        snapshot = snapshot or self.snapshot
+        self.valid(subject, snapshot)
+        decision = decide(subject, action, obj, snapshot)
+        if decision.allowed:
+            return decision
+        where = f"{obj.type.value}:{obj.name}"
+        self.log(subject, event or action.value, where, False, decision.reason,
+                 action=action.value, rule=decision.rule)
+        if decision.rule in SESSION_RULES:
+            raise Unauthenticated(INVALID_SESSION)
+        if obj.type is not ObjectType.SYSTEM and \
+                not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed:
+            raise NotFound(f"no {obj.type.value} named {obj.name!r}")
+        raise Denied(f"{action.value} on {obj.type.value} {obj.name!r} is not allowed: "
+                     f"{decision.reason}", details={"action": action.value})
+
+    def require_admin(self, subject: Subject | None, event: str) -> Snapshot:
+        """CHANGE_SYSTEM on the system object: what user, role and audit administration need."""
+        snapshot = self.snapshot
+        self.valid(subject, snapshot)
+        system = snapshot.system
+        if system is None:
+            raise NotFound("the catalog has no system object yet; bootstrap an administrator")
+        self.require(subject, Action.CHANGE_SYSTEM, system, snapshot, event=event)
+        return snapshot

@@ -1,0 +1,235 @@
+"""Creating, finding and dropping owned objects, and the user abstraction layer (``lookup``).
+
+A new object is owned by the user who created it and by the active role it was created under.
+A new diagram is checked recursively, as Borealis does: ADD on the system, then VIEW_OBJECT and
+READ_TUPLE on every input stream it reads (and VIEW_OBJECT on their schemas); then the diagram,
+its boxes, derived streams and outputs are created in one transaction.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from boxes.errors import Conflict, Denied, InvalidInput, NotFound
+from boxes.types import parse_schema
+from catalog import repository
+from catalog.authorizer import decide, owns
+from catalog.core import Core
+from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
+from catalog.snapshot import Snapshot
+
+QUERY_STATUSES = ("running", "stopped")
+T = ObjectType
+
+
+@dataclass(frozen=True)
+class DiagramSpec:
+    """The names a diagram brings into the catalog; the compiler has already validated it.
+
+    Boxes and derived streams are stored as ``diagram.box``; outputs keep their own name, since
+    subscribers ask for them by name.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    boxes: tuple[str, ...]
+    outputs: tuple[str, ...]
+    streams: tuple[str, ...] = ()
+    document: Mapping[str, Any] | None = field(default=None, compare=False)
+
+
+def owner_role(subject: Subject, role: str | None) -> str:
+    """The active role that will own what the subject creates."""
+    if role is None:
+        if len(subject.roles) != 1:
+            raise InvalidInput("this session has several roles active; say which one owns the "
+                               "new object", code="OWNER_ROLE_REQUIRED")
+        (role,) = subject.roles
+    if role not in subject.roles:
+        raise InvalidInput(f"role {str(role)[:64]!r} is not active in this session",
+                           code="ROLE_NOT_ACTIVE")
+    return role
+
+
+def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):
+    return CatalogObject(id=0, type=type_, name=name, owner_user=subject.user_name,
+                         owner_role=role, created_at=core.clock(), **extra)
+
+
+class Objects:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def lookup(self, subject: Subject) -> list[CatalogObject]:
+        """Everything the session may view, and nothing else (the user abstraction layer)."""
+        snapshot = self.core.snapshot
+        self.core.valid(subject, snapshot)
+        seen = [o for o in snapshot.objects.values()
+                if decide(subject, Action.VIEW_OBJECT, o, snapshot).allowed]
+        return sorted(seen, key=lambda o: (list(T).index(o.type), o.name))
+
+    def get(self, subject: Subject, type_: ObjectType, name: str) -> CatalogObject:
+        return self.core.find(subject, type_, name)
+
+    def _check_new(self, snapshot: Snapshot, subject: Subject, type_: ObjectType, name: str):
+        system = snapshot.system
+        if system is None:
+            raise NotFound("the catalog has no system object yet; bootstrap an administrator")
+        self.core.require(subject, Action.ADD, system, snapshot, event=f"{type_.value}_add")
+        if snapshot.find(type_, name) is not None:
+            raise Conflict(f"a {type_.value} named {name!r} exists already",
+                           code="DUPLICATE_NAME")
+
+    def add_schema(self, subject: Subject, name: str, fields: Mapping[str, Any],
+                   role: str | None = None) -> CatalogObject:
+        """``fields`` is a schema as documents write it: ``{fields: {...}, event_time: ...}``."""
+        core = self.core
+        check_name(name, "schema")
+        schema, problems = parse_schema(fields, f"schemas.{name}")
+        if schema is None:
+            raise InvalidInput("; ".join(str(p) for p in problems), code="SCHEMA_INVALID",
+                               details={"problems": [p.to_dict() for p in problems]})
+        with core.store.lock:
+            snapshot = core.snapshot
+            core.valid(subject, snapshot)
+            role = owner_role(subject, role)
+            self._check_new(snapshot, subject, T.SCHEMA, name)
+            obj = _new(core, subject, role, T.SCHEMA, name,
+                       spec=json.dumps(schema.to_dict(), sort_keys=True))
+            with core.change() as conn:
+                repository.insert_object(conn, obj)
+                core.log(subject, "schema_add", f"schema:{name}", True, "ADD on system", conn)
+        return core.snapshot.find(T.SCHEMA, name)
+
+    def add_stream(self, subject: Subject, name: str, schema: str,
+                   role: str | None = None) -> CatalogObject:
+        """An input stream, with the next never-reused source index."""
+        core = self.core
+        check_name(name, "stream")
+        with core.store.lock:
+            snapshot = core.snapshot
+            role = owner_role(core.valid(subject, snapshot), role)
+            schema_obj = core.find(subject, T.SCHEMA, schema, snapshot)
+            self._check_new(snapshot, subject, T.STREAM, name)
+            with core.change() as conn:
+                obj = _new(core, subject, role, T.STREAM, name, kind="input",
+                           source_index=repository.next_source_index(conn))
+                stream_id = repository.insert_object(conn, obj)
+                repository.insert_ref(conn, stream_id, schema_obj.id)
+                core.log(subject, "stream_add", f"stream:{name}", True, "ADD on system", conn,
+                         schema=schema, source_index=obj.source_index)
+        return core.snapshot.find(T.STREAM, name)
+
+    def add_diagram(self, subject: Subject, spec: DiagramSpec,
+                    role: str | None = None) -> list[CatalogObject]:
+        """Authorize and create a diagram with everything in it; return the created objects."""
+        core = self.core
+        news = self._diagram_names(spec)
+        with core.store.lock:
+            snapshot = core.snapshot
+            role = owner_role(core.valid(subject, snapshot), role)
+            self._check_new(snapshot, subject, T.DIAGRAM, spec.name)
+            inputs = self._check_inputs(snapshot, subject, spec)
+            taken = [f"{t.value} {n}" for t, n in news if snapshot.find(t, n) is not None]
+            if taken:
+                raise Conflict(f"names in use already: {', '.join(taken)}", code="DUPLICATE_NAME")
+            document = json.dumps(spec.document, sort_keys=True) if spec.document else None
+            with core.change() as conn:
+                diagram = _new(core, subject, role, T.DIAGRAM, spec.name, spec=document,
+                               status="stopped")
+                diagram_id = repository.insert_object(conn, diagram)
+                for stream in inputs:
+                    repository.insert_ref(conn, diagram_id, stream.id)
+                for type_, name in news[1:]:
+                    kind = "derived" if type_ is T.STREAM else None
+                    repository.insert_object(conn, _new(core, subject, role, type_, name,
+                                                        kind=kind, parent_id=diagram_id))
+                core.log(subject, "diagram_add", f"diagram:{spec.name}", True,
+                         "ADD on system; VIEW_OBJECT and READ_TUPLE on every input", conn,
+                         inputs=list(spec.inputs), objects=len(news))
+        snapshot = core.snapshot
+        return [snapshot.find(t, n) for t, n in news]
+
+    @staticmethod
+    def _diagram_names(spec: DiagramSpec) -> list[tuple[ObjectType, str]]:
+        check_name(spec.name, "diagram")
+        news = [(T.DIAGRAM, spec.name)]
+        for type_, what, names in ((T.BOX, "box", spec.boxes), (T.STREAM, "stream", spec.streams)):
+            news += [(type_, f"{spec.name}.{check_name(n, what)}") for n in names]
+        news += [(T.OUTPUT, check_name(n, "output")) for n in spec.outputs]
+        for name in spec.inputs:
+            check_name(name, "input")
+        repeated = sorted({n for t, n in news if news.count((t, n)) > 1})
+        if repeated:
+            raise InvalidInput(f"names used twice in the diagram: {', '.join(repeated)}",
+                               code="DUPLICATE_NAME")
+        if not spec.inputs or not spec.outputs:
+            raise InvalidInput("a diagram needs at least one input and one output",
+                               code="DIAGRAM_INCOMPLETE")
+        return news
+
+    def _check_inputs(self, snapshot: Snapshot, subject: Subject,
+                      spec: DiagramSpec) -> list[CatalogObject]:
+        """Every input must be a visible input stream the session may READ_TUPLE."""
+        core = self.core
+        inputs, missing, refused = [], [], []
+        for name in dict.fromkeys(spec.inputs):
+            stream = snapshot.find(T.STREAM, name)
+            if stream is None or stream.kind != "input" or \
+                    not decide(subject, Action.VIEW_OBJECT, stream, snapshot).allowed:
+                missing.append(name)
+                continue
+            (schema,) = (snapshot.objects[i] for i in stream.refs)
+            for action, obj in ((Action.READ_TUPLE, stream), (Action.VIEW_OBJECT, schema)):
+                decision = decide(subject, action, obj, snapshot)
+                if not decision.allowed:
+                    refused.append(f"{action.value} on {obj.type.value} {obj.name}")
+                    core.log(subject, "diagram_add", f"{obj.type.value}:{obj.name}", False,
+                             decision.reason, action=action.value, diagram=spec.name)
+            inputs.append(stream)
+        if missing:
+            raise NotFound(f"no input stream named {', '.join(map(repr, missing))}")
+        if refused:
+            raise Denied(f"diagram {spec.name!r} needs {'; '.join(refused)}",
+                         details={"missing": refused})
+        return inputs
+
+    def drop(self, subject: Subject, type_: ObjectType, name: str) -> None:
+        """The owner role (or an administrator) drops an object no other object uses.
+
+        Dropping a diagram drops its boxes, derived streams and outputs with it.
+        """
+        core = self.core
+        with core.store.lock:
+            snapshot = core.snapshot
+            obj = core.find(subject, type_, name, snapshot)
+            if obj.type is T.SYSTEM or obj.parent_id is not None:
+                raise InvalidInput(f"{obj.type.value} {obj.name} cannot be dropped on its own",
+                                   code="NOT_DROPPABLE")
+            if not owns(subject, obj, snapshot):
+                core.require(subject, Action.CHANGE_SYSTEM, snapshot.system, snapshot,
+                             event=f"{obj.type.value}_drop")
+            users = [o for o in snapshot.objects.values() if obj.id in o.refs]
+            if users:
+                raise Conflict(f"{obj.type.value} {obj.name} is used by other objects",
+                               code="IN_USE")
+            with core.change() as conn:
+                repository.delete_object(conn, obj.id)
+                core.log(subject, f"{obj.type.value}_drop", f"{obj.type.value}:{obj.name}",
+                         True, "owner or administrator", conn)
+
+    def set_query_status(self, subject: Subject, diagram: str, status: str) -> CatalogObject:
+        """Record that a diagram should run or stop; the runner acts on it."""
+        core = self.core
+        if status not in QUERY_STATUSES:
+            raise InvalidInput(f"status must be one of {', '.join(QUERY_STATUSES)}",
+                               code="INVALID_STATUS")
+        with core.store.lock:
+            obj = core.find(subject, T.DIAGRAM, diagram)
+            core.require(subject, Action.SET_QUERY_STATUS, obj)
+            with core.change() as conn:
+                repository.set_status(conn, obj.id, status)
+                core.log(subject, "query_status", f"diagram:{diagram}", True,
+                         "SET_QUERY_STATUS", conn, status=status)
+        return core.snapshot.objects[obj.id]

@@ -1,0 +1,152 @@
+"""Every SQL statement the catalog runs, each with parameters and never with user text inside.
+
+Functions take an open connection (inside a ``Store.transaction``) so a caller composes several
+of them into one atomic change.
+"""
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Iterable
+
+from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Everything the authorizer needs, read in one transaction."""
+
+    users: tuple[User, ...]
+    roles: tuple[str, ...]
+    objects: tuple[CatalogObject, ...]
+    grants: tuple[Grant, ...]
+    sessions: tuple[tuple[str, Session], ...]
+
+
+def load(conn: sqlite3.Connection) -> Rows:
+    user_roles: dict[int, set[str]] = {}
+    for user_id, role in conn.execute("SELECT user_id, role FROM user_roles"):
+        user_roles.setdefault(user_id, set()).add(role)
+    users = tuple(User(i, n, bool(e), frozenset(user_roles.get(i, ())))
+                  for i, n, e in conn.execute("SELECT id, name, enabled FROM users"))
+    roles = tuple(r for (r,) in conn.execute("SELECT name FROM roles ORDER BY name"))
+    refs: dict[int, list[int]] = {}
+    for from_id, to_id in conn.execute("SELECT from_id, to_id FROM object_refs ORDER BY to_id"):
+        refs.setdefault(from_id, []).append(to_id)
+    objects = tuple(
+        CatalogObject(id=i, type=ObjectType(t), name=n, kind=k, parent_id=p, owner_user=ou,
+                      owner_role=orole, source_index=si, spec=spec, status=st, created_at=at,
+                      refs=tuple(refs.get(i, ())))
+        for i, t, n, k, p, ou, orole, si, spec, st, at in conn.execute(
+            "SELECT id, type, name, kind, parent_id, owner_user, owner_role, source_index, spec,"
+            " status, created_at FROM objects"))
+    grants = tuple(Grant(r, Action(a), o, by) for r, a, o, by in conn.execute(
+        "SELECT role, action, object_id, granted_by FROM permissions"))
+    session_roles: dict[int, set[str]] = {}
+    for sid, role in conn.execute("SELECT session_id, role FROM session_roles"):
+        session_roles.setdefault(sid, set()).add(role)
+    sessions = tuple((h, Session(i, u, frozenset(session_roles.get(i, ())), exp))
+                     for i, h, u, exp in conn.execute(
+                         "SELECT id, token_hash, user_id, expires_at FROM sessions"))
+    return Rows(users, roles, objects, grants, sessions)
+
+
+def insert_user(conn, name: str, password_hash: str, enabled: bool, at: float) -> int:
+    return conn.execute("INSERT INTO users (name, password_hash, enabled, created_at)"
+                        " VALUES (?, ?, ?, ?)", (name, password_hash, int(enabled), at)).lastrowid
+
+
+def password_hash(conn, name: str) -> tuple[int, str, bool] | None:
+    return conn.execute("SELECT id, password_hash, enabled FROM users WHERE name = ?",
+                        (name,)).fetchone()
+
+
+def set_password_hash(conn, user_id: int, password_hash: str) -> None:
+    conn.execute("UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id))
+
+
+def set_enabled(conn, user_id: int, enabled: bool) -> None:
+    conn.execute("UPDATE users SET enabled = ? WHERE id = ?", (int(enabled), user_id))
+
+
+def delete_user(conn, user_id: int) -> None:
+    conn.execute("DELETE FROM users WHERE id = ?", (user_id,))
+
+
+def insert_role(conn, name: str, at: float) -> None:
+    conn.execute("INSERT INTO roles (name, created_at) VALUES (?, ?)", (name, at))
+
+
+def delete_role(conn, name: str) -> None:
+    conn.execute("DELETE FROM roles WHERE name = ?", (name,))
+
+
+def assign_role(conn, user_id: int, role: str) -> None:
+    conn.execute("INSERT OR IGNORE INTO user_roles (user_id, role) VALUES (?, ?)", (user_id, role))
+
+
+def unassign_role(conn, user_id: int, role: str) -> None:
+    """Also drop the role from the user's open sessions: it stops working at once."""
+    conn.execute("DELETE FROM user_roles WHERE user_id = ? AND role = ?", (user_id, role))
+    conn.execute("DELETE FROM session_roles WHERE role = ? AND session_id IN"
+                 " (SELECT id FROM sessions WHERE user_id = ?)", (role, user_id))
+
+
+def insert_session(conn, token_hash: str, user_id: int, roles: Iterable[str], at: float,
+                   expires_at: float) -> int:
+    sid = conn.execute("INSERT INTO sessions (token_hash, user_id, created_at, expires_at)"
+                       " VALUES (?, ?, ?, ?)", (token_hash, user_id, at, expires_at)).lastrowid
+    conn.executemany("INSERT INTO session_roles (session_id, role) VALUES (?, ?)",
+                     [(sid, r) for r in roles])
+    return sid
+
+
+def delete_session(conn, session_id: int) -> None:
+    conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+
+def end_sessions_of(conn, user_id: int) -> int:
+    return conn.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,)).rowcount
+
+
+def purge_expired_sessions(conn, now: float) -> int:
+    return conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (now,)).rowcount
+
+
+def next_source_index(conn) -> int:
+    (value,) = conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'source_index'"
+                            " RETURNING value - 1").fetchone()
+    return value
+
+
+def insert_object(conn, obj: CatalogObject) -> int:
+    return conn.execute(
+        "INSERT INTO objects (type, name, kind, parent_id, owner_user, owner_role, source_index,"
+        " spec, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (obj.type.value, obj.name, obj.kind, obj.parent_id, obj.owner_user, obj.owner_role,
+         obj.source_index, obj.spec, obj.status, obj.created_at)).lastrowid
+
+
+def insert_ref(conn, from_id: int, to_id: int) -> None:
+    conn.execute("INSERT OR IGNORE INTO object_refs (from_id, to_id) VALUES (?, ?)",
+                 (from_id, to_id))
+
+
+def delete_object(conn, object_id: int) -> None:
+    conn.execute("DELETE FROM objects WHERE id = ?", (object_id,))
+
+
+def set_status(conn, object_id: int, status: str) -> None:
+    conn.execute("UPDATE objects SET status = ? WHERE id = ?", (status, object_id))
+
+
+def insert_grant(conn, grant: Grant, at: float) -> bool:
+    return conn.execute(
+        "INSERT OR IGNORE INTO permissions (role, action, object_id, granted_by, granted_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (grant.role, grant.action.value, grant.object_id, grant.granted_by, at)).rowcount == 1
+
+
+def delete_grant(conn, role: str, action: Action, object_id: int) -> bool:
+    return conn.execute("DELETE FROM permissions WHERE role = ? AND action = ? AND object_id = ?",
+                        (role, action.value, object_id)).rowcount == 1

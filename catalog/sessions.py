@@ -1,0 +1,88 @@
+"""The authenticator and session manager: login, logout, token to subject, readable source set.
+
+Tokens are random and only their SHA-256 is stored, so a copy of the database opens no session.
+Every credential failure (unknown user, wrong password, disabled user) gives the same error; the
+audit log records which one it was.
+"""
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Iterable
+
+from boxes.errors import Denied, Unauthenticated
+from catalog import passwords, repository
+from catalog.authorizer import active_roles
+from catalog.core import INVALID_SESSION, Core
+from catalog.model import Subject
+
+INVALID_CREDENTIALS = "invalid credentials"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class Sessions:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def login(self, name: str, password: str,
+              roles: Iterable[str] | None = None) -> tuple[str, Subject]:
+        """Open a session with ``roles`` active (all the user can play if None); return its token."""
+        core = self.core
+        with core.store.lock:
+            row = repository.password_hash(core.store.conn, name) if isinstance(name, str) else None
+        ok = passwords.verify(password, row[1] if row else passwords.dummy_hash(
+            core.settings.bcrypt_rounds))
+        user = core.snapshot.users.get(row[0]) if row else None
+        if not ok or user is None or not user.enabled:
+            why = "unknown user" if row is None else ("wrong password" if not ok else "user disabled")
+            core.log(None, "login_failed", None, False, why, attempted=str(name)[:64])
+            raise Unauthenticated(INVALID_CREDENTIALS)
+        wanted = user.roles if roles is None else frozenset(roles)
+        if not wanted <= user.roles:
+            core.log(None, "login_failed", None, False, "asked for roles it cannot play",
+                     attempted=user.name, roles=sorted(str(r)[:64] for r in wanted - user.roles))
+            raise Denied(f"user {user.name} cannot play the roles "
+                         f"{', '.join(sorted(str(r)[:64] for r in wanted - user.roles))}",
+                         code="ROLE_NOT_PLAYABLE")
+        token = secrets.token_urlsafe(32)
+        at = core.clock()
+        with core.change() as conn:
+            repository.purge_expired_sessions(conn, at)
+            sid = repository.insert_session(conn, token_hash(token), user.id, wanted, at,
+                                            at + core.settings.session_ttl)
+            subject = Subject(sid, user.id, user.name, wanted)
+            core.log(subject, "login", f"session:{sid}", True, "password verified", conn)
+        return token, subject
+
+    def resolve(self, token: object) -> Subject:
+        """The subject a token stands for, if its session is open and unexpired."""
+        snapshot = self.core.snapshot
+        session = snapshot.sessions_by_token.get(token_hash(token)) \
+            if isinstance(token, str) else None
+        user = snapshot.users.get(session.user_id) if session else None
+        if session is None or user is None:
+            raise Unauthenticated(INVALID_SESSION)
+        return self.core.valid(Subject(session.id, user.id, user.name, session.roles), snapshot)
+
+    def logout(self, subject: Subject) -> None:
+        core = self.core
+        with core.change() as conn:
+            repository.delete_session(conn, subject.session_id)
+            core.log(subject, "logout", f"session:{subject.session_id}", True, "logged out", conn)
+
+    def readable_sources(self, subject: Subject | None) -> int:
+        """Bit i set iff an active role may READ_TUPLE the input stream with source index i.
+
+        Zero for an ended, expired or disabled session: the SecFilter then delivers nothing.
+        """
+        snapshot = self.core.snapshot
+        roles = active_roles(subject, snapshot)
+        if not roles or snapshot.sessions[subject.session_id].expires_at <= self.core.clock():
+            return 0
+        mask = 0
+        for role in roles:
+            mask |= snapshot.read_masks.get(role, 0)
+        return mask

@@ -1,0 +1,82 @@
+"""An immutable, indexed picture of the catalog: what every decision reads.
+
+A snapshot is built whole from one transaction's rows and replaced whole after each change, so
+a decision sees either all of a change or none of it (the pycasbin pattern).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
+from catalog.repository import Rows
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    users: Mapping[int, User]
+    users_by_name: Mapping[str, User]
+    roles: frozenset[str]
+    objects: Mapping[int, CatalogObject]
+    by_name: Mapping[tuple[ObjectType, str], CatalogObject]
+    grants: Mapping[int, tuple[Grant, ...]]
+    held: frozenset[tuple[str, Action, int]]
+    sessions: Mapping[int, Session]
+    sessions_by_token: Mapping[str, Session]
+    read_masks: Mapping[str, int]
+
+    @property
+    def system(self) -> CatalogObject | None:
+        return self.by_name.get((ObjectType.SYSTEM, "system"))
+
+    def find(self, type_: ObjectType, name: str) -> CatalogObject | None:
+        return self.by_name.get((type_, name))
+
+    def role_holds(self, role: str, action: Action, obj: CatalogObject) -> bool:
+        """Ownership or an explicit grant; no session or user is involved."""
+        return obj.owner_role == role or (role, action, obj.id) in self.held
+
+    def administrators(self) -> list[str]:
+        """Enabled users who can play a role holding CHANGE_SYSTEM on the system."""
+        system = self.system
+        if system is None:
+            return []
+        admin_roles = {r for r in self.roles if self.role_holds(r, Action.CHANGE_SYSTEM, system)}
+        return sorted(u.name for u in self.users.values() if u.enabled and u.roles & admin_roles)
+
+
+def _read_masks(objects: Mapping[int, CatalogObject], held: frozenset, roles) -> dict[str, int]:
+    """Per role, the source bits of the input streams it may READ_TUPLE (owned or granted)."""
+    masks = dict.fromkeys(roles, 0)
+    for obj in objects.values():
+        if obj.source_index is None:
+            continue
+        bit = 1 << obj.source_index
+        masks[obj.owner_role] = masks.get(obj.owner_role, 0) | bit
+    for role, action, object_id in held:
+        source = objects[object_id].source_index
+        if action is Action.READ_TUPLE and source is not None:
+            masks[role] |= 1 << source
+    return masks
+
+
+def build(rows: Rows) -> Snapshot:
+    objects = {o.id: o for o in rows.objects}
+    grants: dict[int, list[Grant]] = {}
+    for g in rows.grants:
+        grants.setdefault(g.object_id, []).append(g)
+    held = frozenset((g.role, g.action, g.object_id) for g in rows.grants)
+    freeze = MappingProxyType
+    return Snapshot(
+        users=freeze({u.id: u for u in rows.users}),
+        users_by_name=freeze({u.name: u for u in rows.users}),
+        roles=frozenset(rows.roles),
+        objects=freeze(objects),
+        by_name=freeze({(o.type, o.name): o for o in rows.objects}),
+        grants=freeze({k: tuple(v) for k, v in grants.items()}),
+        held=held,
+        sessions=freeze({s.id: s for _, s in rows.sessions}),
+        sessions_by_token=freeze(dict(rows.sessions)),
+        read_masks=freeze(_read_masks(objects, held, rows.roles)),
+    )

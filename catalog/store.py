@@ -1,0 +1,88 @@
+"""Where the catalog lives: one database connection, its migrations, and its transactions.
+
+Only SQLite is implemented; the URL (``sqlite:///data/catalog.db``) leaves room for PostgreSQL,
+which would need its own ``Store`` with the same three methods. Every write runs in one
+``BEGIN IMMEDIATE`` transaction, so a failed change leaves nothing behind.
+"""
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Iterator
+
+from boxes.errors import InvalidInput
+
+
+def migrations() -> list[tuple[int, str]]:
+    """The numbered migration scripts shipped in ``catalog/migrations``, in order."""
+    folder = resources.files("catalog") / "migrations"
+    scripts = sorted(p for p in folder.iterdir() if p.name.endswith(".sql"))
+    return [(int(p.name.split("_", 1)[0]), p.read_text(encoding="utf-8")) for p in scripts]
+
+
+def sqlite_path(url: str) -> str:
+    """The file a ``sqlite:///path`` URL names (``sqlite:///:memory:`` for tests of one process)."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or len(url) == len(prefix):
+        raise InvalidInput(f"unsupported catalog database URL {url[:60]!r}; only "
+                           "'sqlite:///PATH' is supported for now", code="UNSUPPORTED_DATABASE")
+    return url[len(prefix):]
+
+
+class Store:
+    """One SQLite connection shared by the process's threads, serialised by a lock."""
+
+    def __init__(self, url: str) -> None:
+        path = sqlite_path(url)
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.RLock()
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                    timeout=30)
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        if path != ":memory:":
+            self.conn.execute("PRAGMA journal_mode = WAL")
+        self.migrate()
+
+    def migrate(self) -> None:
+        with self.lock:
+            current = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            for number, script in migrations():
+                if number <= current:
+                    continue
+                try:
+                    self.conn.executescript(
+                        f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+                except sqlite3.Error:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise
+
+    @property
+    def version(self) -> int:
+        with self.lock:
+            return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """All or nothing: commit if the block returns, roll back if it raises."""
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def data_version(self) -> int:
+        """Changes whenever another connection (another process) commits to the file."""
+        with self.lock:
+            return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
