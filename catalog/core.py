@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 from boxes.errors import Conflict, Denied, NotFound, Unauthenticated
 from catalog import audit, repository
-from catalog.authorizer import SESSION_RULES, Decision, decide
+from catalog.authorizer import Decision, decide
 from catalog.model import Action, CatalogObject, ObjectType, Subject
 from catalog.snapshot import Snapshot, build
 from catalog.store import Store
@@ -101,7 +101,7 @@ class Core:
         where = f"{obj.type.value}:{obj.name}"
         self.log(subject, event or action.value, where, False, decision.reason,
                  action=action.value, rule=decision.rule)
-        if decision.rule in SESSION_RULES:
+        if decision.rule == "no_session":
             raise Unauthenticated(INVALID_SESSION)
         if obj.type is not ObjectType.SYSTEM and \
                 not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed:

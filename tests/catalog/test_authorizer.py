@@ -1,0 +1,97 @@
+"""The decision matrix: every action on every kind of object, for every kind of subject."""
+from __future__ import annotations
+
+import pytest
+
+from catalog import Action, DiagramSpec, ObjectType
+from catalog.authorizer import decide
+from catalog.model import APPLICABLE
+
+T, A = ObjectType, Action
+# One object of each kind, by (type, name) and the key of APPLICABLE it falls under.
+KINDS = {"system": (T.SYSTEM, "system"), "schema": (T.SCHEMA, "s"), "input": (T.STREAM, "in1"),
+         "derived": (T.STREAM, "q.mid"), "diagram": (T.DIAGRAM, "q"), "box": (T.BOX, "q.f"),
+         "output": (T.OUTPUT, "out")}
+SUBJECTS = ("owner", "granted", "ungranted", "inactive", "disabled", "none")
+ALLOWED_RULES = {"owner": "owner", "granted": "grant"}
+DENY_RULES = {"ungranted": "default_deny", "inactive": "default_deny", "disabled": "no_session",
+              "none": "no_session"}
+
+
+@pytest.fixture
+def world(cat, admin, people, login):
+    """OWNER owns one object of each kind; GRANTED is given every action that applies to each."""
+    people({"olga": ["OWNER"], "gina": ["GRANTED"], "ursula": ["OTHER"],
+            "ines": ["GRANTED", "OTHER"], "dora": ["GRANTED"]})
+    cat.grants.grant(admin, "OWNER", A.ADD, T.SYSTEM, "system")
+    olga = login("olga")
+    cat.objects.add_schema(olga, "s", {"fields": {"x": "long"}})
+    cat.objects.add_stream(olga, "in1", "s")
+    cat.objects.add_diagram(olga, DiagramSpec("q", ("in1",), ("f",), ("out",), ("mid",)))
+    for kind, (type_, name) in KINDS.items():
+        owner = admin if kind == "system" else olga
+        for action in APPLICABLE[kind]:
+            cat.grants.grant(owner, "GRANTED", action, type_, name)
+    subjects = {"granted": login("gina"), "ungranted": login("ursula"),
+                "inactive": login("ines", ["OTHER"]), "disabled": login("dora"), "none": None}
+    cat.accounts.set_enabled(admin, "dora", False)
+    return subjects, admin, olga
+
+
+@pytest.mark.parametrize("who", SUBJECTS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_decision_matrix(cat, world, kind, who):
+    subjects, admin, olga = world
+    subject = (admin if kind == "system" else olga) if who == "owner" else subjects[who]
+    snapshot = cat.core.snapshot
+    obj = snapshot.find(*KINDS[kind])
+    for action in Action:
+        decision = decide(subject, action, obj, snapshot)
+        applies = action in APPLICABLE[kind]
+        expected = who in ALLOWED_RULES and applies
+        assert decision.allowed is expected, (action, decision)
+        if expected:
+            assert decision.rule == ALLOWED_RULES[who]
+        else:
+            assert decision.rule == (DENY_RULES.get(who) if applies or who in ("disabled", "none")
+                                     else "not_applicable"), (action, decision)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_grant_gives_that_action_and_no_other(cat, admin, people, login, kind):
+    people({"olga": ["OWNER"], "gina": ["GRANTED"]})
+    cat.grants.grant(admin, "OWNER", A.ADD, T.SYSTEM, "system")
+    olga, gina = login("olga"), login("gina")
+    cat.objects.add_schema(olga, "s", {"fields": {"x": "long"}})
+    cat.objects.add_stream(olga, "in1", "s")
+    cat.objects.add_diagram(olga, DiagramSpec("q", ("in1",), ("f",), ("out",), ("mid",)))
+    type_, name = KINDS[kind]
+    owner = admin if kind == "system" else olga
+    for granted in sorted(APPLICABLE[kind]):
+        cat.grants.grant(owner, "GRANTED", granted, type_, name)
+        snapshot = cat.core.snapshot
+        obj = snapshot.find(type_, name)
+        allowed = {a for a in Action if decide(gina, a, obj, snapshot).allowed}
+        implied = {A.VIEW_OBJECT} if granted is A.VIEW_CATALOG else set()
+        assert allowed == {granted} | implied
+        cat.grants.revoke(owner, "GRANTED", granted, type_, name)
+
+
+def test_view_catalog_on_the_system_shows_every_object(cat, admin, people, login):
+    people({"olga": ["OWNER"], "vic": ["AUDITOR"]})
+    cat.grants.grant(admin, "OWNER", A.ADD, T.SYSTEM, "system")
+    olga, vic = login("olga"), login("vic")
+    cat.objects.add_schema(olga, "s", {"fields": {"x": "long"}})
+    assert cat.objects.lookup(vic) == []
+    cat.grants.grant(admin, "AUDITOR", A.VIEW_CATALOG, T.SYSTEM, "system")
+    assert [o.name for o in cat.objects.lookup(vic)] == ["system", "s"]
+    schema = cat.core.snapshot.find(T.SCHEMA, "s")
+    assert decide(vic, A.VIEW_OBJECT, schema, cat.core.snapshot).rule == "catalog"
+
+
+def test_decide_refuses_an_object_from_elsewhere(cat, admin):
+    snapshot = cat.core.snapshot
+    ghost = snapshot.system.__class__(id=999, type=T.SCHEMA, name="ghost", owner_user="joe",
+                                      owner_role="ADMIN")
+    assert decide(admin, A.VIEW_OBJECT, ghost, snapshot).rule == "no_object"
+    assert decide(admin, A.VIEW_OBJECT, None, snapshot).rule == "no_object"

@@ -1,0 +1,136 @@
+"""Revocation reaches the very next decision, and concurrent changes keep the store consistent."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from catalog import Action, DiagramSpec, ObjectType
+from catalog.authorizer import decide
+from catalog.repository import load
+from catalog.snapshot import build
+
+T, A = ObjectType, Action
+STREAMS = [f"in{i}" for i in range(8)]
+
+
+@pytest.fixture
+def streams(cat, admin, people):
+    people({"al": ["CUSTOMER1"], "bob": ["CUSTOMER2"]})
+    cat.objects.add_schema(admin, "s", {"fields": {"x": "long"}})
+    for name in STREAMS:
+        cat.objects.add_stream(admin, name, "s")
+    return admin
+
+
+def test_revocation_is_seen_by_the_next_decision_and_readable_set(cat, streams, login):
+    admin, al = streams, login("al")
+    for action in (A.VIEW_OBJECT, A.READ_TUPLE):
+        cat.grants.grant(admin, "CUSTOMER1", action, T.STREAM, "in3")
+    obj = cat.core.snapshot.find(T.STREAM, "in3")
+    assert decide(al, A.READ_TUPLE, obj, cat.core.snapshot).allowed
+    assert cat.sessions.readable_sources(al) == 1 << obj.source_index
+    cat.grants.revoke(admin, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in3")
+    assert not decide(al, A.READ_TUPLE, obj, cat.core.snapshot).allowed
+    assert cat.sessions.readable_sources(al) == 0
+    assert [o.name for o in cat.objects.lookup(al)] == ["in3"]
+
+
+def test_a_change_by_another_process_is_seen_at_once(cat, streams, login, db_url, clock):
+    """A second Catalog on the same file stands for ``sluice`` run while the server runs."""
+    from catalog import Catalog
+
+    al = login("al")
+    other = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
+    try:
+        joe = other.sessions.login("joe", "correct horse battery")[1]
+        other.grants.grant(joe, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in0")
+        assert cat.sessions.readable_sources(al) == 1
+        other.accounts.set_enabled(joe, "al", False)
+        assert cat.sessions.readable_sources(al) == 0
+    finally:
+        other.close()
+
+
+def test_concurrent_grants_and_revokes_leave_a_consistent_store(cat, streams, login):
+    admin = streams
+    errors = []
+
+    def churn(role, rounds):
+        try:
+            for i in range(rounds):
+                stream = STREAMS[i % len(STREAMS)]
+                cat.grants.grant(admin, role, A.READ_TUPLE, T.STREAM, stream)
+                if i % 3:
+                    cat.grants.revoke(admin, role, A.READ_TUPLE, T.STREAM, stream)
+        except Exception as exc:  # collected and asserted on below
+            errors.append(exc)
+
+    readers = [login("al"), login("bob")]
+    stop = threading.Event()
+
+    def read():
+        try:
+            while not stop.is_set():
+                for reader in readers:
+                    mask = cat.sessions.readable_sources(reader)
+                    assert mask < 1 << len(STREAMS)
+        except Exception as exc:  # collected and asserted on below
+            errors.append(exc)
+
+    watcher = threading.Thread(target=read)
+    workers = [threading.Thread(target=churn, args=(role, 40))
+               for role in ("CUSTOMER1", "CUSTOMER2", "CUSTOMER1", "CUSTOMER2")]
+    watcher.start()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    stop.set()
+    watcher.join()
+    assert errors == []
+    with cat.core.store.transaction() as conn:
+        fresh = build(load(conn))
+    assert fresh.held == cat.core.snapshot.held
+    assert fresh.read_masks == cat.core.snapshot.read_masks
+    for reader in readers:
+        expected = 0
+        for role in reader.roles:
+            expected |= fresh.read_masks[role]
+        assert cat.sessions.readable_sources(reader) == expected
+    grants = cat.core.store.conn.execute("SELECT count(*) FROM permissions").fetchone()[0]
+    audit = cat.core.store.conn.execute(
+        "SELECT sum(CASE event WHEN 'grant' THEN 1 ELSE -1 END) FROM audit"
+        " WHERE event IN ('grant', 'revoke')").fetchone()[0]
+    assert grants == audit
+
+
+def test_a_decision_sees_all_of_a_diagram_or_none_of_it(cat, streams, login):
+    admin = streams
+    cat.grants.grant(admin, "CUSTOMER1", A.ADD, T.SYSTEM, "system")
+    for name in STREAMS:
+        cat.grants.grant(admin, "CUSTOMER1", A.VIEW_OBJECT, T.STREAM, name)
+        cat.grants.grant(admin, "CUSTOMER1", A.READ_TUPLE, T.STREAM, name)
+    cat.grants.grant(admin, "CUSTOMER1", A.VIEW_OBJECT, T.SCHEMA, "s")
+    al = login("al")
+    seen = set()
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            seen.add(sum(o.type is not T.STREAM and o.name != "s"
+                         for o in cat.objects.lookup(al)))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for i in range(5):
+            cat.objects.add_diagram(al, DiagramSpec(f"q{i}", tuple(STREAMS),
+                                                    tuple(f"b{j}" for j in range(20)),
+                                                    (f"out{i}",)))
+    finally:
+        stop.set()
+        watcher.join()
+    # A diagram here is 22 objects (itself, 20 boxes, 1 output): never a part of one.
+    assert seen <= {22 * i for i in range(6)}
+    assert len(cat.objects.lookup(al)) == 1 + len(STREAMS) + 22 * 5

@@ -1,0 +1,98 @@
+"""Login, logout, expiry, and the end of every session of a disabled or deleted user."""
+from __future__ import annotations
+
+import pytest
+
+from boxes.errors import Denied, Unauthenticated
+from catalog import Action, ObjectType
+from conftest import PASSWORD
+
+T, A = ObjectType, Action
+
+
+@pytest.fixture
+def al(cat, admin, people):
+    people({"al": ["CUSTOMER1", "CUSTOMER2"]})
+    cat.objects.add_schema(admin, "s", {"fields": {"x": "long"}})
+    for stream in ("in1", "in2"):
+        cat.objects.add_stream(admin, stream, "s")
+    cat.grants.grant(admin, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in1")
+    cat.grants.grant(admin, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in2")
+    return "al"
+
+
+@pytest.mark.parametrize("name, password", [
+    ("al", "wrong password"), ("nobody", PASSWORD), ("al", ""), ("al", None), (None, PASSWORD),
+    ("al", "x" * 100), ("al", PASSWORD + "\0")])
+def test_every_credential_failure_looks_the_same(cat, al, name, password):
+    with pytest.raises(Unauthenticated) as err:
+        cat.sessions.login(name, password)
+    assert str(err.value) == "[UNAUTHENTICATED] invalid credentials"
+    assert cat.audit(cat.sessions.login("joe", PASSWORD)[1], event="login_failed")
+
+
+def test_a_disabled_user_cannot_log_in_and_is_told_nothing_more(cat, admin, al):
+    cat.accounts.set_enabled(admin, "al", False)
+    with pytest.raises(Unauthenticated, match="invalid credentials"):
+        cat.sessions.login("al", PASSWORD)
+    (entry,) = cat.audit(admin, event="login_failed")
+    assert entry.reason == "user disabled" and entry.details == {"attempted": "al"}
+
+
+def test_a_session_activates_only_the_chosen_roles(cat, al):
+    token, both = cat.sessions.login("al", PASSWORD)
+    _, one = cat.sessions.login("al", PASSWORD, ["CUSTOMER1"])
+    assert both.roles == {"CUSTOMER1", "CUSTOMER2"}
+    assert cat.sessions.readable_sources(both) == 0b11
+    assert cat.sessions.readable_sources(one) == 0b01
+    assert cat.sessions.resolve(token) == both
+    with pytest.raises(Denied) as err:
+        cat.sessions.login("al", PASSWORD, ["ADMIN"])
+    assert err.value.code == "ROLE_NOT_PLAYABLE"
+
+
+@pytest.mark.parametrize("end", ["logout", "disable", "delete", "expire", "new_password"])
+def test_ending_a_session_takes_effect_at_once(cat, admin, al, clock, end):
+    token, subject = cat.sessions.login("al", PASSWORD)
+    assert cat.sessions.readable_sources(subject) == 0b11
+    {"logout": lambda: cat.sessions.logout(subject),
+     "disable": lambda: cat.accounts.set_enabled(admin, "al", False),
+     "delete": lambda: cat.accounts.delete_user(admin, "al"),
+     "expire": lambda: setattr(clock, "now", clock.now + cat.core.settings.session_ttl),
+     "new_password": lambda: cat.accounts.set_password(admin, "al", "a new password"),
+     }[end]()
+    assert cat.sessions.readable_sources(subject) == 0
+    with pytest.raises(Unauthenticated):
+        cat.sessions.resolve(token)
+    with pytest.raises(Unauthenticated):
+        cat.objects.lookup(subject)
+
+
+def test_enabling_again_does_not_revive_old_sessions(cat, admin, al):
+    token, subject = cat.sessions.login("al", PASSWORD)
+    cat.accounts.set_enabled(admin, "al", False)
+    cat.accounts.set_enabled(admin, "al", True)
+    with pytest.raises(Unauthenticated):
+        cat.sessions.resolve(token)
+    assert cat.sessions.readable_sources(subject) == 0
+    assert cat.sessions.readable_sources(cat.sessions.login("al", PASSWORD)[1]) == 0b11
+
+
+def test_taking_a_role_away_removes_it_from_open_sessions(cat, admin, al):
+    token, subject = cat.sessions.login("al", PASSWORD)
+    cat.accounts.unassign_role(admin, "al", "CUSTOMER2")
+    assert cat.sessions.readable_sources(subject) == 0b01
+    assert cat.sessions.resolve(token).roles == {"CUSTOMER1"}
+
+
+@pytest.mark.parametrize("token", ["", "not-a-token", None, 42, "x" * 10_000])
+def test_a_bad_token_resolves_to_nothing(cat, token):
+    with pytest.raises(Unauthenticated):
+        cat.sessions.resolve(token)
+
+
+def test_neither_password_nor_token_is_stored(cat, al, tmp_path):
+    token, _ = cat.sessions.login("al", PASSWORD)
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert PASSWORD.encode() not in raw and token.encode() not in raw
+    assert cat.core.store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
