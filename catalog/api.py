@@ -34,6 +34,10 @@ class Catalog:
              clock: Callable[[], float] = time.time) -> "Catalog":
         return cls(Store(url), Settings(bcrypt_rounds, session_ttl), clock)
 
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """See :meth:`catalog.core.Core.on_change`."""
+        self.core.on_change(listener)
+
     def audit(self, subject: Subject, **filters) -> list[Entry]:
         """Audit entries, newest first, for administrators; filters as :func:`catalog.audit.query`."""
         self.core.require_admin(subject, "audit_read")

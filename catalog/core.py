@@ -35,6 +35,19 @@ class Core:
         with store.transaction() as conn:
             self._snapshot = build(repository.load(conn))
         self._seen_version = store.data_version()
+        self._listeners: list[Callable[[], None]] = []
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` after every new snapshot, ours or another process's.
+
+        The server uses it to end the sockets of a logged-out session or a disabled user at
+        once. Listeners run in the changing thread, so they should only signal, not work.
+        """
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
 
     @property
     def snapshot(self) -> Snapshot:
@@ -43,6 +56,7 @@ class Core:
             with self.store.transaction() as conn:
                 self._snapshot = build(repository.load(conn))
             self._seen_version = version
+            self._changed()
         return self._snapshot
 
     @contextmanager
@@ -57,6 +71,7 @@ class Core:
                                    code="LAST_ADMINISTRATOR")
             self._snapshot = snapshot
             self._seen_version = self.store.data_version()
+        self._changed()
 
     def log(self, subject: Subject | None, event: str, obj: str | None, allowed: bool,
             reason: str, conn=None, **details) -> None:

@@ -52,6 +52,11 @@ def owner_role(subject: Subject, role: str | None) -> str:
     return role
 
 
+def _schema_of(stream: CatalogObject, snapshot: Snapshot) -> dict:
+    (schema,) = (snapshot.objects[i] for i in stream.refs)
+    return json.loads(schema.spec)
+
+
 def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):
     return CatalogObject(id=0, type=type_, name=name, owner_user=subject.user_name,
                          owner_role=role, created_at=core.clock(), **extra)
@@ -71,6 +76,41 @@ class Objects:
 
     def get(self, subject: Subject, type_: ObjectType, name: str) -> CatalogObject:
         return self.core.find(subject, type_, name)
+
+    def require(self, subject: Subject, action: Action, type_: ObjectType,
+                name: str) -> CatalogObject:
+        """The object, if the session may do ``action`` on it (WRITE before an append,
+        SUBSCRIBE before a subscription); an unseen object answers like a missing one."""
+        obj = self.core.find(subject, type_, name)
+        self.core.require(subject, action, obj)
+        return obj
+
+    def stream_schemas(self, subject: Subject, names) -> dict[str, dict]:
+        """The schemas of those ``names`` that are input streams the session may view.
+
+        Names it may not view are left out, exactly like missing ones, so a diagram that
+        reads them fails validation the same way either way.
+        """
+        snapshot = self.core.snapshot
+        self.core.valid(subject, snapshot)
+        found = {}
+        for name in names:
+            stream = snapshot.find(T.STREAM, name) if isinstance(name, str) else None
+            if stream is not None and stream.kind == "input" and \
+                    decide(subject, Action.VIEW_OBJECT, stream, snapshot).allowed:
+                found[name] = _schema_of(stream, snapshot)
+        return found
+
+    def resumable(self) -> list[tuple[CatalogObject, dict[str, dict]]]:
+        """Diagrams recorded as running, with their inputs' schemas: what a restarted server
+        deploys again. No session, like ``bootstrap``: only the server process calls it."""
+        snapshot = self.core.snapshot
+        out = []
+        for obj in snapshot.objects.values():
+            if obj.type is T.DIAGRAM and obj.status == "running":
+                inputs = [snapshot.objects[i] for i in obj.refs]
+                out.append((obj, {s.name: _schema_of(s, snapshot) for s in inputs}))
+        return sorted(out, key=lambda pair: pair[0].id)
 
     def _check_new(self, snapshot: Snapshot, subject: Subject, type_: ObjectType, name: str):
         system = snapshot.system
