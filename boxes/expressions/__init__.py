@@ -1,0 +1,141 @@
+"""The expression language of filter, map and aggregate boxes.
+
+    >>> e = check_expression("price * 2", schema, "boxes.m.fields.double_price")
+    >>> e.type, e.fields, e.to_column(), e.evaluate({"price": 1.5})
+
+Checking is pure Python (lark and the schema) and needs no Spark; every problem is reported
+at once as a ``DiagramInvalid`` whose problems carry the codes listed in ``codes.py``. Spark
+Columns are built from the checked tree with ``pyspark.sql.functions`` only, never from text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from boxes.errors import DiagramInvalid, Problem
+from boxes.expressions import codes
+from boxes.expressions import nodes as n
+from boxes.expressions.aggregates import AGGREGATES, aggregate_values
+from boxes.expressions.checker import Checker
+from boxes.expressions.evaluate import evaluate as _evaluate
+from boxes.expressions.parser import parse
+from boxes.types import DataType, Schema
+
+__all__ = ["CheckedAggregate", "CheckedExpr", "check_aggregate", "check_expression",
+           "check_predicate", "codes"]
+
+
+@dataclass(frozen=True)
+class CheckedExpr:
+    """An expression that passed every check, ready to become a Column or to be evaluated."""
+
+    text: str
+    node: n.Node = field(repr=False)
+
+    @property
+    def type(self) -> DataType:
+        return self.node.type
+
+    @property
+    def fields(self) -> frozenset[str]:
+        found, stack = set(), [self.node]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, n.Ref):
+                found.add(node.name)
+            stack.extend(n.children(node))
+        return frozenset(found)
+
+    def to_column(self):
+        from boxes.expressions.columns import to_column
+
+        return to_column(self.node)
+
+    def evaluate(self, row: Mapping[str, Any]) -> Any:
+        return _evaluate(self.node, row)
+
+
+@dataclass(frozen=True)
+class CheckedAggregate:
+    """``function(argument)``; ``argument`` is None for ``count()``."""
+
+    text: str
+    function: str
+    argument: CheckedExpr | None
+    type: DataType
+
+    @property
+    def fields(self) -> frozenset[str]:
+        return self.argument.fields if self.argument else frozenset()
+
+    def to_column(self):
+        from pyspark.sql import functions as F
+
+        argument = self.argument.to_column() if self.argument else F.lit(1)
+        return AGGREGATES[self.function][2](F, argument).cast(self.type.spark_type())
+
+    def evaluate(self, rows: Sequence[Mapping[str, Any]]) -> Any:
+        values = [self.argument.evaluate(r) for r in rows] if self.argument else [1] * len(rows)
+        return aggregate_values(self.function, values, self.type)
+
+
+def check_expression(text: str, schema: Schema, path: str) -> CheckedExpr:
+    """Check a map expression (or any scalar expression) against ``schema``."""
+    return CheckedExpr(text, _check(text, schema, path, codes.AGGREGATE_NOT_ALLOWED))
+
+
+def check_predicate(text: str, schema: Schema, path: str) -> CheckedExpr:
+    """Check a filter condition: an expression whose type is boolean."""
+    checked = check_expression(text, schema, path)
+    if checked.type is not DataType.BOOLEAN:
+        raise DiagramInvalid([Problem(codes.TYPE_MISMATCH, path,
+                                       f"a condition must be boolean; got {checked.type.value} "
+                                       f"({text.strip()})")])
+    return checked
+
+
+def check_aggregate(text: str, schema: Schema, path: str) -> CheckedAggregate:
+    """Check ``count()``, ``count(x)``, ``sum(x)``, ``avg(x)``, ``min(x)`` or ``max(x)``."""
+    tree, problems = parse(text, path)
+    if problems:
+        raise DiagramInvalid(problems)
+    checker = Checker(text, schema, path, codes.NESTED_AGGREGATE)
+    name = _aggregate_name(tree)
+    if name is None:
+        raise DiagramInvalid([Problem(
+            codes.NOT_AN_AGGREGATE, path,
+            f"expected one of {', '.join(f'{a}(x)' for a in AGGREGATES)} or count(); "
+            f"got {text.strip()}")])
+    arguments = [c for c in tree.children[1:] if c is not None]
+    if len(arguments) != 1 and not (name == "count" and not arguments):
+        want = "0 or 1 argument" if name == "count" else "1 argument"
+        raise DiagramInvalid([Problem(codes.ARITY, path,
+                                       f"{name}() takes {want}; got {len(arguments)}")])
+    argument = checker.top(arguments[0]) if arguments else None
+    numeric, result, _, _ = AGGREGATES[name]
+    if argument is not None and numeric and not argument.type.is_numeric:
+        checker.report(codes.TYPE_MISMATCH, f"{name}() needs a number; got "
+                       f"{argument.type.value} ({checker.snippet(arguments[0])})")
+    if checker.problems:
+        raise DiagramInvalid(checker.problems)
+    kind = argument.type if argument else DataType.LONG
+    return CheckedAggregate(text, name, CheckedExpr(checker.snippet(arguments[0]), argument)
+                            if argument else None, result(kind))
+
+
+def _aggregate_name(tree) -> str | None:
+    if tree.data != "call" or len(tree.children[0].children) != 1:
+        return None
+    name = str(tree.children[0].children[0]).lower()
+    return name if name in AGGREGATES else None
+
+
+def _check(text: str, schema: Schema, path: str, aggregate_code: str) -> n.Node:
+    tree, problems = parse(text, path)
+    if problems:
+        raise DiagramInvalid(problems)
+    checker = Checker(text, schema, path, aggregate_code)
+    node = checker.top(tree)
+    if checker.problems:
+        raise DiagramInvalid(checker.problems)
+    return node

@@ -1,0 +1,108 @@
+"""Text to parse tree: size limits, the hostile-syntax screen, then the LALR grammar.
+
+The screen runs first, over the text with string literals blanked out, so a subquery, a
+comment or a backtick is answered with FORBIDDEN_SYNTAX rather than a generic syntax error,
+and a ``;`` inside a string is never mistaken for one. Depth is measured without recursion,
+so a pathological input cannot exhaust the Python stack before it is refused.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import lark
+
+from boxes.errors import Problem
+from boxes.expressions import codes
+
+_STRING = re.compile(r"'(?:[^']|'')*'")
+_SCREEN: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(select|from|with|union|exists|lateral|values|table)\b", re.I),
+     "subqueries are not allowed: an expression reads only the fields of its input tuple"),
+    (re.compile(r"--|/\*|\*/"), "comments are not allowed"),
+    (re.compile(r"`"), "backtick-quoted names are not allowed: field names are plain identifiers"),
+    (re.compile(r";"), "';' is not allowed: an expression is a single expression"),
+    (re.compile(r"->"), "lambda functions are not allowed"),
+    (re.compile(r"[\[\]{}]"), "array, map and struct values are not allowed"),
+    (re.compile(r'"'), "double quotes are not allowed: write strings in single quotes ('text')"),
+    (re.compile(r"\b(array|map|struct|named_struct|map_from_arrays|map_from_entries"
+                r"|array_repeat|sequence)\s*\(", re.I),
+     "array, map and struct constructors are not allowed"),
+)
+_TOKEN_NAMES = {
+    "INT": "an integer", "FLOAT": "a number", "STRING": "a 'string'", "NAME": "a name",
+    "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "DOT": "'.'", "MINUS": "'-'", "PLUS": "'+'",
+    "MUL_OP": "'*', '/' or '%'", "COMP_OP": "a comparison", "$END": "the end of the text",
+}
+
+
+@lru_cache(maxsize=1)
+def _parser() -> lark.Lark:
+    grammar = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
+    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
+    """Return the parse tree of ``text`` or the problems that stop it from being one."""
+    if not isinstance(text, str):
+        return None, [Problem(codes.EXPR_SYNTAX, path,
+                              f"an expression must be text; got {type(text).__name__}")]
+    if len(text) > codes.MAX_LENGTH:
+        return None, [Problem(codes.EXPR_TOO_LONG, path,
+                              f"the expression has {len(text)} characters; the limit is "
+                              f"{codes.MAX_LENGTH}")]
+    if not text.strip():
+        return None, [Problem(codes.EXPR_SYNTAX, path, "the expression is empty")]
+    problem = _screen(text, path)
+    if problem:
+        return None, [problem]
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedInput as exc:
+        return None, [_syntax_problem(text, exc, path)]
+    depth = _depth(tree)
+    if depth > codes.MAX_DEPTH:
+        return None, [Problem(codes.EXPR_TOO_DEEP, path,
+                              f"the expression nests {depth} levels deep; the limit is "
+                              f"{codes.MAX_DEPTH}")]
+    return tree, []
+
+
+def _screen(text: str, path: str) -> Problem | None:
+    blanked = _STRING.sub(lambda m: "'" + " " * (len(m.group()) - 2) + "'", text)
+    for pattern, why in _SCREEN:
+        found = pattern.search(blanked)
+        if found:
+            return Problem(codes.FORBIDDEN_SYNTAX, path,
+                           f"{why}; found {found.group().strip()!r} at column {found.start() + 1}")
+    return None
+
+
+def _syntax_problem(text: str, exc: lark.exceptions.UnexpectedInput, path: str) -> Problem:
+    where = f"at column {exc.column}" if exc.column and exc.column > 0 else "at the end"
+    if isinstance(exc, lark.exceptions.UnexpectedToken):
+        token = exc.token
+        if token.type == "MUL_OP" and token.value == "*":
+            return Problem(codes.FORBIDDEN_SYNTAX, path,
+                           f"'*' {where} is only multiplication here; there is no star selection "
+                           "(write count() to count rows)")
+        found = "end of text" if token.type == "$END" else repr(str(token.value))
+        expected = sorted({_TOKEN_NAMES.get(name, name) for name in exc.expected})
+        return Problem(codes.EXPR_SYNTAX, path,
+                       f"unexpected {found} {where}; expected {', '.join(expected)}")
+    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        hint = " (unterminated string?)" if char == "'" else ""
+        return Problem(codes.EXPR_SYNTAX, path, f"unexpected character {char!r} {where}{hint}")
+    return Problem(codes.EXPR_SYNTAX, path, f"the expression ends too early {where}")
+
+
+def _depth(tree: lark.Tree) -> int:
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, lark.Tree))
+    return deepest
