@@ -1,0 +1,405 @@
+"""The diagram document: load it (YAML or JSON) and validate it into a Plan, without Spark.
+
+Validation reports every problem at once, each with a stable code and a dotted path, and it
+does not cascade: a box whose input is broken is not checked further, so one mistake gives
+one problem. Order of checks: document shape, names, each section's parameters against the
+registry's declarations, references, cycles, reachability, then schemas and expressions box by
+box in data-flow order.
+
+>>> plan = validate(load_document(text))                # headless: the document's own schemas
+>>> plan = validate(doc, streams={"in1": schema, ...})  # server: inputs are catalog streams
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from boxes import registry
+from boxes.base import Box, Operator, check_params
+from boxes.errors import DiagramInvalid, Problem
+from boxes.input import InputBox
+from boxes.labels import word_count
+from boxes.durations import parse_duration
+from boxes.output import OutputBox
+from boxes.types import FIELD_NAME, Schema, parse_schema
+
+VERSION = 1
+MAX_BOXES = 1000
+SECTIONS = ("version", "name", "description", "schemas", "inputs", "boxes", "outputs")
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML with only true/false as booleans: YAML 1.1 reads a join's ``on:`` key as True."""
+
+
+_BOOL = "tag:yaml.org,2002:bool"
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _BOOL]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
+
+
+def load_document(text: str) -> dict:
+    """Parse YAML or JSON text; syntax errors and duplicate keys become problems.
+
+    Plain YAML keeps the last of two equal keys silently, which would hide a box; here each
+    duplicate is a DUPLICATE_NAME problem at its path.
+    """
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            duplicates = list(_duplicate_keys(node, "")) if node is not None else []
+            doc = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as err:
+        raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "", f"not valid YAML or JSON: {err}")]) from None
+    if duplicates:
+        raise DiagramInvalid(duplicates)
+    if not isinstance(doc, dict):
+        raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "", "a diagram document must be a mapping")])
+    return doc
+
+
+def _duplicate_keys(node: yaml.Node, path: str) -> Iterable[Problem]:
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else None
+            where = f"{path}.{name}" if path else str(name)
+            if name is not None and name in seen:
+                yield Problem("DUPLICATE_NAME", where, f"{name!r} appears twice (lines "
+                              f"{seen[name] + 1} and {key.start_mark.line + 1})")
+            elif name is not None:
+                seen[name] = key.start_mark.line
+            yield from _duplicate_keys(value, where)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            yield from _duplicate_keys(item, f"{path}.{i}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated diagram, ready to compile: every box built, in data-flow order."""
+
+    name: str
+    inputs: tuple[str, ...]               # label-bit order: bit i <=> inputs[i] (sorted names)
+    input_schemas: Mapping[str, Schema]
+    input_lateness: Mapping[str, float]
+    outputs: Mapping[str, Schema]
+    label_words: int
+    boxes: tuple[Box, ...]                # inputs, then operators in topological order, then outputs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "inputs": list(self.inputs), "label_words": self.label_words,
+                "outputs": {n: s.to_dict() for n, s in self.outputs.items()},
+                "boxes": [box.describe() for box in self.boxes]}
+
+
+def validate(doc: Mapping, streams: Mapping[str, Schema] | None = None) -> Plan:
+    """Check a loaded document; return its Plan or raise DiagramInvalid with every problem.
+
+    ``streams`` are the catalog's input streams (server use): inputs must name one, and a
+    schema the document declares must equal the catalog's. Without it (``sluice run``) every
+    input declares its schema. Pure: no Spark, no I/O.
+    """
+    return _Validator(streams).run(doc)
+
+
+@dataclass
+class _Node:
+    """One input, box or output while the document is being checked."""
+
+    name: str
+    section: str
+    cls: type[Box] | None = None
+    raw: Mapping | None = None
+    args: dict | None = None
+    refs: tuple[tuple[str, str], ...] = ()
+    schema: Schema | None = None
+    sound: bool = False       # parameters and references checked without a problem
+
+    @property
+    def path(self) -> str:
+        return f"{self.section}.{self.name}"
+
+
+class _Validator:
+    def __init__(self, streams: Mapping[str, Schema] | None) -> None:
+        self.streams = streams
+        self.problems: list[Problem] = []
+        self.nodes: dict[str, _Node] = {}
+        self.schemas: dict[str, Schema | None] = {}
+
+    def add(self, code: str, path: str, message: str) -> None:
+        self.problems.append(Problem(code, path, message))
+
+    def run(self, doc: Mapping) -> Plan:
+        if not isinstance(doc, Mapping):
+            raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "", "a diagram document must be a mapping")])
+        self.check_header(doc)
+        sections = {s: self.section(doc, s) for s in ("schemas", "inputs", "boxes", "outputs")}
+        self.read_schemas(sections["schemas"])
+        self.read_inputs(sections["inputs"])
+        self.read_boxes(sections["boxes"])
+        self.read_outputs(sections["outputs"])
+        order, cyclic = self.check_graph()
+        self.check_reachable(cyclic)
+        self.build(order)
+        if self.problems:
+            raise DiagramInvalid(self.problems)
+        return self.plan(doc["name"], order)
+
+    def check_header(self, doc: Mapping) -> None:
+        for key in doc:
+            if key not in SECTIONS:
+                self.add("UNKNOWN_PARAMETER", str(key), f"unknown section {key!r}; expected "
+                         + ", ".join(SECTIONS))
+        if "version" not in doc:
+            self.add("MISSING_PARAMETER", "version", f"missing 'version' (this server reads version {VERSION})")
+        elif doc["version"] != VERSION or isinstance(doc["version"], bool):
+            self.add("UNSUPPORTED_VERSION", "version",
+                     f"version {doc['version']!r} is not supported; this server reads version {VERSION}")
+        name = doc.get("name")
+        if name is None:
+            self.add("MISSING_PARAMETER", "name", "missing 'name' (the diagram's name)")
+        elif not isinstance(name, str):
+            self.add("WRONG_TYPE", "name", "'name' must be text")
+        elif not FIELD_NAME.match(name):
+            self.add("INVALID_NAME", "name", _bad_name(name))
+
+    def section(self, doc: Mapping, key: str) -> Mapping:
+        value = doc.get(key)
+        if value is None:
+            if key in ("inputs", "outputs"):
+                self.add("MISSING_PARAMETER", key, f"a diagram needs at least one entry in {key!r}")
+            return {}
+        if not isinstance(value, Mapping):
+            self.add("WRONG_TYPE", key, f"{key!r} must be a mapping of name to definition")
+            return {}
+        if not value and key in ("inputs", "outputs"):
+            self.add("MISSING_PARAMETER", key, f"a diagram needs at least one entry in {key!r}")
+        return value
+
+    def read_schemas(self, raw: Mapping) -> None:
+        for name, spec in raw.items():
+            if self.valid_name(name, f"schemas.{name}"):
+                self.schemas[name], found = parse_schema(spec, f"schemas.{name}")
+                self.problems.extend(found)
+
+    def declare(self, name: Any, section: str, raw: Any, cls: type[Box] | None,
+                nullable: bool = False) -> _Node | None:
+        """Register a name (unique across inputs, boxes and outputs) and check its parameters."""
+        path = f"{section}.{name}"
+        if not self.valid_name(name, path):
+            return None
+        if name in self.nodes:
+            self.add("DUPLICATE_NAME", path, f"{name!r} is already the name of "
+                     f"{self.nodes[name].section}.{name}; names are shared by inputs, boxes and outputs")
+            return None
+        node = self.nodes[name] = _Node(name, section)
+        if raw is None and nullable:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            self.add("WRONG_TYPE", path, "must be a mapping of parameters")
+            return None
+        if cls is None:
+            node.refs = tuple((v, path) for v in _names_in(raw.values()))
+            return node
+        node.cls, node.raw = cls, raw
+        node.args, found = check_params(raw, cls.params, path, ignore=("type",))
+        self.problems.extend(found)
+        node.refs = tuple(cls.upstream_refs(node.args, path))
+        node.sound = not found
+        return node
+
+    def valid_name(self, name: Any, path: str) -> bool:
+        if isinstance(name, str) and FIELD_NAME.match(name):
+            return True
+        self.add("INVALID_NAME", path, _bad_name(name))
+        return False
+
+    def read_inputs(self, raw: Mapping) -> None:
+        for name, spec in raw.items():
+            node = self.declare(name, "inputs", spec, InputBox, nullable=True)
+            if node is not None and node.cls is not None:
+                node.schema = self.input_schema(node)
+
+    def input_schema(self, node: _Node) -> Schema | None:
+        declared, path = node.args.get("schema"), f"{node.path}.schema"
+        schema: Schema | None = None
+        if isinstance(declared, str):
+            if declared not in self.schemas:
+                self.add("UNKNOWN_SCHEMA", path, f"no schema {declared!r} under 'schemas'")
+            schema = self.schemas.get(declared)
+        elif declared is not None:
+            schema, found = parse_schema(declared, path)
+            self.problems.extend(found)
+        if self.streams is None:
+            if node.raw.get("schema") is None:
+                self.add("MISSING_PARAMETER", path, "an input run outside the server declares its schema")
+            return schema
+        catalog = self.streams.get(node.name)
+        if catalog is None:
+            self.add("UNKNOWN_STREAM", node.path, f"there is no input stream {node.name!r}")
+        elif schema is not None and schema != catalog:
+            self.add("SCHEMA_MISMATCH", path, f"the declared schema differs from stream "
+                     f"{node.name!r}'s schema {catalog.to_dict()}")
+            return None
+        return catalog
+
+    def read_boxes(self, raw: Mapping) -> None:
+        if len(raw) > MAX_BOXES:
+            self.add("TOO_MANY_BOXES", "boxes", f"{len(raw)} boxes; a diagram may have at most {MAX_BOXES}")
+        for name, spec in raw.items():
+            self.declare(name, "boxes", spec, self.box_class(name, spec))
+
+    def box_class(self, name: Any, spec: Any) -> type[Operator] | None:
+        path = f"boxes.{name}.type"
+        if not isinstance(spec, Mapping):
+            return None
+        kind = spec.get("type")
+        if kind is None:
+            self.add("MISSING_PARAMETER", path, "missing 'type'; one of " + ", ".join(_operator_types()))
+        elif not isinstance(kind, str):
+            self.add("WRONG_TYPE", path, "'type' must be text")
+        elif kind not in _operator_types():
+            where = (f"; declare {kind}s under '{kind}s'" if kind in ("input", "output") else "")
+            self.add("UNKNOWN_BOX_TYPE", path, f"unknown box type {kind!r}{where}; one of "
+                     + ", ".join(_operator_types()))
+        else:
+            return registry.get(kind)
+        return None
+
+    def read_outputs(self, raw: Mapping) -> None:
+        for name, spec in raw.items():
+            self.declare(name, "outputs", spec, OutputBox)
+
+    def check_graph(self) -> tuple[list[_Node], set[str]]:
+        """Resolve references; return the nodes in data-flow order and the names on cycles."""
+        upstream: dict[str, list[str]] = {}
+        for node in self.nodes.values():
+            upstream[node.name] = []
+            for ref, path in node.refs:
+                target = self.nodes.get(ref)
+                if node.cls is None and (target is None or target.section == "outputs"):
+                    continue
+                if target is None or target.section == "outputs":
+                    what = "an output, which cannot be read" if target else "nothing"
+                    self.add("UNKNOWN_INPUT", path, f"{ref!r} names {what}; expected an input or a box")
+                    node.sound = False
+                else:
+                    upstream[node.name].append(ref)
+        order = _topological(upstream)
+        placed = {n for n in order}
+        cyclic: set[str] = set()
+        for name in self.nodes:
+            if name not in placed and name not in cyclic:
+                cycle = _find_cycle(name, upstream, placed, cyclic)
+                if cycle:
+                    cyclic.update(cycle)
+                    self.add("CYCLE", self.nodes[cycle[0]].path,
+                             " -> ".join(cycle + [cycle[0]]) + " form a cycle")
+        return [self.nodes[n] for n in order], cyclic
+
+    def check_reachable(self, cyclic: set[str]) -> None:
+        seen = {n for n, node in self.nodes.items() if node.section == "outputs"}
+        stack = list(seen)
+        while stack:
+            for ref, _ in self.nodes[stack.pop()].refs:
+                if ref in self.nodes and ref not in seen:
+                    seen.add(ref)
+                    stack.append(ref)
+        for name, node in self.nodes.items():
+            if name not in seen and name not in cyclic:
+                self.add("UNREACHABLE", node.path, f"{name!r} does not lead to any output")
+
+    def build(self, order: list[_Node]) -> None:
+        """Check each box against its inputs' schemas; skip boxes whose inputs are broken."""
+        for node in order:
+            if node.section == "inputs" or not node.sound:
+                continue
+            upstream = {ref: self.nodes[ref].schema for ref, _ in node.refs}
+            if any(schema is None for schema in upstream.values()):
+                continue
+            if node.section == "outputs":
+                node.schema = upstream[node.args["from"]]
+                continue
+            try:
+                node.args = node.cls.build(node.name, node.args, upstream, node.path)
+                node.schema = node.args.schema
+            except DiagramInvalid as err:
+                self.problems.extend(err.problems)
+
+    def plan(self, name: str, order: list[_Node]) -> Plan:
+        inputs = tuple(sorted(n.name for n in self.nodes.values() if n.section == "inputs"))
+        words = word_count(len(inputs))
+        lateness = {n: parse_duration(self.nodes[n].args["lateness"]) for n in inputs}
+        input_boxes = tuple(InputBox(n, self.nodes[n].schema, i, words, lateness[n])
+                            for i, n in enumerate(inputs))
+        operators = tuple(node.args for node in order if node.section == "boxes")
+        outputs = tuple(OutputBox(node.name, node.schema, node.args["from"])
+                        for node in order if node.section == "outputs")
+        return Plan(name, inputs, {b.name: b.schema for b in input_boxes}, lateness,
+                    {o.name: o.schema for o in outputs}, words, input_boxes + operators + outputs)
+
+
+def _names_in(values: Iterable[Any]) -> list[str]:
+    """Names a box of unknown type seems to read: only so its inputs do not look unreachable."""
+    found: list[str] = []
+    for value in values:
+        found.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
+    return found
+
+
+def _operator_types() -> list[str]:
+    return [n for n in registry.names() if n not in ("input", "output")]
+
+
+def _bad_name(name: Any) -> str:
+    return (f"{name!r} is not a valid name: start with a letter, then letters, digits or '_', "
+            "at most 64 characters")
+
+
+def _topological(upstream: Mapping[str, list[str]]) -> list[str]:
+    """Kahn's algorithm, stable in document order; nodes on or after a cycle are left out."""
+    waiting = {n: len(set(refs)) for n, refs in upstream.items()}
+    downstream: dict[str, set[str]] = {n: set() for n in upstream}
+    for n, refs in upstream.items():
+        for ref in refs:
+            downstream[ref].add(n)
+    position = {n: i for i, n in enumerate(upstream)}
+    ready = deque(n for n, count in waiting.items() if count == 0)
+    order: list[str] = []
+    while ready:
+        n = ready.popleft()
+        order.append(n)
+        for m in sorted(downstream[n], key=position.__getitem__):
+            waiting[m] -= 1
+            if waiting[m] == 0:
+                ready.append(m)
+    return order
+
+
+def _find_cycle(start: str, upstream: Mapping[str, list[str]], placed: set[str],
+                reported: set[str]) -> list[str]:
+    """Walk upstream from an unplaceable node until a name repeats: that loop is a cycle.
+
+    Returned in data-flow order (``a`` feeds ``b`` feeds ``a``). Empty if the walk reaches a
+    cycle already reported (the node only lies downstream of it).
+    """
+    path: list[str] = []
+    current = start
+    while current not in path:
+        if current in reported:
+            return []
+        path.append(current)
+        current = next(r for r in upstream[current] if r not in placed)
+    cycle = path[path.index(current):]
+    return list(reversed(cycle))

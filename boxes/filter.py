@@ -1,0 +1,42 @@
+"""The ``filter`` box: keeps the tuples for which a predicate is true (NULL counts as false)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+from boxes.base import Kind, Operator, Param, Problems
+from boxes.expressions import CheckedExpr, check_predicate
+from boxes.types import Schema
+
+
+@dataclass(frozen=True)
+class FilterBox(Operator):
+    type_name: ClassVar[str] = "filter"
+    description: ClassVar[str] = "Keep the tuples that satisfy a condition; the label is unchanged"
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("in", Kind.INPUT_REF, "the input or box to read"),
+        Param("where", Kind.PREDICATE, "the condition a tuple must satisfy, e.g. price > 10"),
+    )
+
+    name: str
+    schema: Schema
+    source: str
+    where: CheckedExpr
+
+    @classmethod
+    def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
+              path: str) -> "FilterBox":
+        schema = upstream[args["in"]]
+        problems = Problems()
+        where = problems.collect(check_predicate, args["where"], schema, f"{path}.where")
+        problems.raise_any()
+        return cls(name, schema, args["in"], where)
+
+    @property
+    def upstream(self) -> tuple[str, ...]:
+        return (self.source,)
+
+    def compile(self, frames: Mapping[str, Any]):
+        from pyspark.sql import functions as F
+
+        return frames[self.source].where(F.coalesce(self.where.to_column(), F.lit(False)))

@@ -1,0 +1,99 @@
+"""The ``join`` box: a stream-stream inner equi-join bounded in event time.
+
+A left and a right tuple match when the ``on`` fields are equal on both sides and their event
+times are at most ``within`` apart; the bound lets Spark drop join state once the watermark
+passes it. Output fields are all left fields then all right fields, prefixed ``left_`` /
+``right_`` where the two sides share a name. The label is left OR right, so a subscriber needs
+both sides readable (strong semantic). The output's event time is the left event time.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+from boxes import labels
+from boxes.base import Kind, Operator, Param, Problems
+from boxes.durations import parse_duration
+from boxes.types import Field, Schema
+
+_LEFT_LABEL, _RIGHT_LABEL = "_label_left", "_label_right"
+
+
+@dataclass(frozen=True)
+class JoinBox(Operator):
+    type_name: ClassVar[str] = "join"
+    description: ClassVar[str] = ("Pair left and right tuples with equal keys and close event "
+                                  "times; the label is left OR right")
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("left", Kind.INPUT_REF, "the left input or box (it needs an event time)"),
+        Param("right", Kind.INPUT_REF, "the right input or box (it needs an event time)"),
+        Param("on", Kind.FIELD_LIST, "fields that must be equal on both sides"),
+        Param("within", Kind.DURATION, "the largest event-time distance between a left and "
+              "a right tuple that still match, e.g. 10s"),
+    )
+
+    name: str
+    schema: Schema
+    left: str
+    right: str
+    on: tuple[str, ...]
+    within: float
+    left_names: tuple[tuple[str, str], ...]    # (input field, output field)
+    right_names: tuple[tuple[str, str], ...]
+    times: tuple[str, str]                       # left and right event time, as output fields
+
+    @classmethod
+    def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
+              path: str) -> "JoinBox":
+        left, right = upstream[args["left"]], upstream[args["right"]]
+        problems = Problems()
+        for side, schema in (("left", left), ("right", right)):
+            if schema.event_time is None:
+                problems.add("NO_EVENT_TIME", f"{path}.{side}",
+                             f"{args[side]!r} has no event time; a join bounds event time")
+        if not args["on"]:
+            problems.add("MISSING_PARAMETER", f"{path}.on", "a join needs at least one field in 'on'")
+        for i, field in enumerate(args["on"]):
+            for side, schema in (("left", left), ("right", right)):
+                if schema.get(field) is None:
+                    problems.add("UNKNOWN_FIELD", f"{path}.on.{i}",
+                                 f"no field {field!r} in the {side} input {args[side]!r}")
+            if left.get(field) and right.get(field) and left.type_of(field) != right.type_of(field):
+                problems.add("TYPE_MISMATCH", f"{path}.on.{i}",
+                             f"{field!r} is {left.type_of(field).value} on the left but "
+                             f"{right.type_of(field).value} on the right")
+        shared = set(left.names) & set(right.names)
+        left_names = tuple((n, f"left_{n}" if n in shared else n) for n in left.names)
+        right_names = tuple((n, f"right_{n}" if n in shared else n) for n in right.names)
+        out_names = [o for _, o in left_names + right_names]
+        for clash in sorted({n for n in out_names if out_names.count(n) > 1}):
+            problems.add("DUPLICATE_FIELD", path, f"the output would have two fields named {clash!r}")
+        problems.raise_any()
+        fields = tuple(Field(o, left.type_of(n)) for n, o in left_names) + \
+            tuple(Field(o, right.type_of(n)) for n, o in right_names)
+        times = (dict(left_names)[left.event_time], dict(right_names)[right.event_time])
+        return cls(name, Schema(fields, times[0]), args["left"], args["right"], tuple(args["on"]),
+                   parse_duration(args["within"]), left_names, right_names, times)
+
+    @property
+    def upstream(self) -> tuple[str, ...]:
+        return (self.left, self.right)
+
+    def compile(self, frames: Mapping[str, Any]):
+        from pyspark.sql import functions as F
+
+        # Renaming first makes every column name unique, so no column is ambiguous.
+        left = frames[self.left].select(*[F.col(n).alias(o) for n, o in self.left_names],
+                                        F.col(labels.LABEL_COLUMN).alias(_LEFT_LABEL))
+        right = frames[self.right].select(*[F.col(n).alias(o) for n, o in self.right_names],
+                                          F.col(labels.LABEL_COLUMN).alias(_RIGHT_LABEL))
+        lnames, rnames = dict(self.left_names), dict(self.right_names)
+        condition = [F.col(lnames[f]) == F.col(rnames[f]) for f in self.on]
+        bound = F.lit(dt.timedelta(seconds=self.within))
+        lt, rt = F.col(self.times[0]), F.col(self.times[1])
+        condition += [lt >= rt - bound, lt <= rt + bound]
+        joined = left.join(right, on=condition, how="inner")
+        label = labels.merge_pair(F.col(_LEFT_LABEL), F.col(_RIGHT_LABEL),
+                                  labels.words_of(frames[self.left]))
+        return joined.select(*self.schema.names, label.alias(labels.LABEL_COLUMN))

@@ -1,0 +1,100 @@
+"""Source labels: which input streams a tuple derives from, as a bit vector in a reserved column.
+
+Bit ``i`` stands for ``plan.inputs[i]``; it lives in word ``i // 64`` at bit ``i % 64`` (bit 63
+is the sign bit of a long). The column ``_label`` is ``struct<w0: bigint, w1: bigint, ...>``
+with ``ceil(n / 64)`` words (at least one), so the number of sources is not capped.
+
+Every box gets its label from here: an input attaches a literal, filter/map/union copy it,
+an aggregate ORs the labels of its group word by word, a join ORs left and right. Everything
+is a native Spark expression (no Python UDF), and an input's label stays a plain literal so
+the optimiser can fold a readable-set test ``(label & ~mask) = 0`` to ``false`` on the
+branches of a union that a subscriber may not read. A label is never NULL: ``bit_or``
+skips NULLs and would silently drop a source.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+LABEL_COLUMN = "_label"
+WORD_BITS = 64
+
+
+def word_count(n_inputs: int) -> int:
+    """Words needed for ``n_inputs`` sources (at least one, so an empty label still has a shape)."""
+    return max(1, -(-n_inputs // WORD_BITS))
+
+
+def word_name(k: int) -> str:
+    return f"w{k}"
+
+
+def _signed(word: int) -> int:
+    """The unsigned 64-bit pattern ``word`` as the signed long Spark stores."""
+    return word - (1 << 64) if word >= (1 << 63) else word
+
+
+def mask_words(bits: Iterable[int], words: int) -> list[int]:
+    """Signed 64-bit words with the given bit positions set."""
+    out = [0] * words
+    for bit in bits:
+        if not 0 <= bit < words * WORD_BITS:
+            raise ValueError(f"bit {bit} does not fit in {words} label words")
+        out[bit // WORD_BITS] |= 1 << (bit % WORD_BITS)
+    return [_signed(w) for w in out]
+
+
+def _struct(parts: Sequence):
+    from pyspark.sql import functions as F
+
+    return F.struct(*[part.alias(word_name(k)) for k, part in enumerate(parts)])
+
+
+def _word(label, k: int):
+    return label.getField(word_name(k))
+
+
+def literal(bit: int, words: int):
+    """The label of an input stream's tuples: only its own bit set."""
+    from pyspark.sql import functions as F
+
+    return _struct([F.lit(w).cast("long") for w in mask_words([bit], words)])
+
+
+def words_of(frame) -> int:
+    """How many label words a labelled DataFrame carries."""
+    return len(frame.schema[LABEL_COLUMN].dataType.fields)
+
+
+def label_column():
+    from pyspark.sql import functions as F
+
+    return F.col(LABEL_COLUMN)
+
+
+def merge_group(words: int):
+    """Aggregate expression: the OR of the labels of every tuple in the group."""
+    from pyspark.sql import functions as F
+
+    return _struct([F.bit_or(_word(label_column(), k)) for k in range(words)])
+
+
+def merge_pair(left, right, words: int):
+    """The label of a joined tuple: left OR right, word by word."""
+    return _struct([_word(left, k).bitwiseOR(_word(right, k)) for k in range(words)])
+
+
+def within(readable_bits: Iterable[int], words: int):
+    """Predicate ``label ⊆ readable``: true iff no bit outside the readable set is set.
+
+    Written as ``(w_k & ~mask_k) = 0`` per word, so that over literal labels Spark folds it at
+    plan time and prunes unreadable inputs before reading them.
+    """
+    from pyspark.sql import functions as F
+
+    outside = [~m for m in mask_words(readable_bits, words)]
+    tests = [_word(label_column(), k).bitwiseAND(F.lit(m).cast("long")) == 0
+             for k, m in enumerate(outside)]
+    result = tests[0]
+    for test in tests[1:]:
+        result = result & test
+    return result

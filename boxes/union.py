@@ -1,0 +1,53 @@
+"""The ``union`` box: merges two or more streams of one schema; each tuple keeps its label."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any, ClassVar, Mapping
+
+from boxes.base import Kind, Operator, Param, Problems
+from boxes.types import Schema
+
+
+@dataclass(frozen=True)
+class UnionBox(Operator):
+    type_name: ClassVar[str] = "union"
+    description: ClassVar[str] = "Merge streams that share one schema; labels are kept"
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("in", Kind.INPUT_REFS, "two or more inputs or boxes with the same schema"),
+    )
+
+    name: str
+    schema: Schema
+    sources: tuple[str, ...]
+
+    @classmethod
+    def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
+              path: str) -> "UnionBox":
+        sources = tuple(args["in"])
+        problems = Problems()
+        if len(sources) < 2:
+            problems.add("WRONG_TYPE", f"{path}.in", "a union needs two or more inputs")
+        elif len(set(sources)) < len(sources):
+            problems.add("DUPLICATE_NAME", f"{path}.in", "a union names the same input twice")
+        first = upstream[sources[0]] if sources else None
+        for i, source in enumerate(sources[1:], start=1):
+            if upstream[source] != first:
+                problems.add("SCHEMA_MISMATCH", f"{path}.in.{i}",
+                             f"{source!r} has schema {_show(upstream[source])} but "
+                             f"{sources[0]!r} has {_show(first)}; a union needs one schema")
+        problems.raise_any()
+        return cls(name, first, sources)
+
+    @property
+    def upstream(self) -> tuple[str, ...]:
+        return self.sources
+
+    def compile(self, frames: Mapping[str, Any]):
+        return reduce(lambda a, b: a.unionByName(b), (frames[s] for s in self.sources))
+
+
+def _show(schema: Schema) -> str:
+    fields = ", ".join(f"{f.name}: {f.type.value}" for f in schema.fields)
+    time = f" (event time {schema.event_time})" if schema.event_time else ""
+    return "{" + fields + "}" + time

@@ -1,0 +1,69 @@
+"""The ``sluice`` command. Each subcommand is one small function registered in ``COMMANDS``.
+
+``sluice run DIAGRAM --input NAME=FILE.ndjson ... [--readable NAME,NAME]`` runs a diagram over
+finite NDJSON files and prints one JSON object per output tuple.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Sequence
+
+from boxes.errors import SluiceError
+
+RUN_HELP = """\
+Run DIAGRAM over finite NDJSON files and print each output tuple as one JSON line: its fields,
+"_output" (the output's name) and "_sources" (the sorted input names in its label).
+
+The files are read completely and the compiled diagram runs once as a batch job, so every
+window closes and nothing counts as late (a server streaming the same tuples drops tuples
+that arrive behind the watermark). Timestamps are read and printed as ISO-8601 (UTC when no
+offset is given); a number is read as seconds since the epoch. With --readable, only tuples
+whose label lies within the named inputs are printed (the strong SecFilter).
+
+Exit status: 0 on success, 2 when the diagram or an input file is invalid (every problem is
+printed to stderr as "[CODE] path: message", and Spark is not started)."""
+
+
+def _run_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("run", help="run a diagram over NDJSON files and print its results",
+                       description=RUN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("diagram", help="the diagram document (YAML or JSON)")
+    p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE",
+                   help="the NDJSON file for input NAME (repeat once per input)")
+    p.add_argument("--readable", metavar="NAME,NAME",
+                   help="deliver only tuples derived from these inputs alone")
+    return p
+
+
+def _run(args: argparse.Namespace) -> int:
+    from server.headless import run_headless
+
+    return run_headless(args.diagram, args.input, args.readable, sys.stdout, sys.stderr)
+
+
+# name -> (add the subparser, the function that runs it and returns the exit status)
+COMMANDS: dict[str, tuple[Callable, Callable[[argparse.Namespace], int]]] = {
+    "run": (_run_parser, _run),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sluice", description="Secure stream processing on Spark")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add_parser, _ in COMMANDS.values():
+        add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command][1](args)
+    except SluiceError as err:
+        print(err, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
