@@ -1,6 +1,8 @@
 -- The first catalog schema: subjects, owned objects, permissions, sessions and the audit log.
+-- Ids of users, objects and sessions are never reused, so a stale reference cannot come back
+-- to life as someone else's.
 CREATE TABLE users (
-    id            INTEGER PRIMARY KEY,
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
     name          TEXT NOT NULL UNIQUE,
     password_hash TEXT NOT NULL,
     enabled       INTEGER NOT NULL DEFAULT 1,
@@ -19,7 +21,7 @@ CREATE TABLE user_roles (
 );
 
 CREATE TABLE objects (
-    id           INTEGER PRIMARY KEY,
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
     type         TEXT NOT NULL,
     name         TEXT NOT NULL,
     kind         TEXT,
@@ -51,7 +53,7 @@ CREATE TABLE permissions (
 );
 
 CREATE TABLE sessions (
-    id         INTEGER PRIMARY KEY,
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
     token_hash TEXT NOT NULL UNIQUE,
     user_id    INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     created_at REAL NOT NULL,

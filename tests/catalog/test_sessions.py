@@ -68,6 +68,16 @@ def test_ending_a_session_takes_effect_at_once(cat, admin, al, clock, end):
         cat.objects.lookup(subject)
 
 
+def test_logging_in_again_does_not_revive_a_logged_out_session(cat, al):
+    token, old = cat.sessions.login("al", PASSWORD)
+    cat.sessions.logout(old)
+    _, new = cat.sessions.login("al", PASSWORD)
+    assert new.session_id != old.session_id
+    assert cat.sessions.readable_sources(old) == 0
+    with pytest.raises(Unauthenticated):
+        cat.sessions.resolve(token)
+
+
 def test_enabling_again_does_not_revive_old_sessions(cat, admin, al):
     token, subject = cat.sessions.login("al", PASSWORD)
     cat.accounts.set_enabled(admin, "al", False)

@@ -1,0 +1,95 @@
+"""Owned objects: source indexes, diagrams and what they hold, status, dropping."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from boxes.errors import Denied, InvalidInput, NotFound
+from catalog import Action, DiagramSpec, ObjectType
+
+T, A = ObjectType, Action
+
+
+@pytest.fixture
+def al(cat, admin, people, login):
+    people({"al": ["CUSTOMER1"], "bob": ["CUSTOMER2"]})
+    cat.objects.add_schema(admin, "s", {"fields": {"t": "timestamp", "x": "long"},
+                                        "event_time": "t"})
+    cat.objects.add_stream(admin, "in1", "s")
+    cat.grants.grant(admin, "CUSTOMER1", A.ADD, T.SYSTEM, "system")
+    cat.grants.grant(admin, "CUSTOMER1", A.VIEW_OBJECT, T.SCHEMA, "s")
+    for action in (A.VIEW_OBJECT, A.READ_TUPLE):
+        cat.grants.grant(admin, "CUSTOMER1", action, T.STREAM, "in1")
+    return login("al")
+
+
+def test_a_schema_keeps_its_definition(cat, admin, al):
+    schema = cat.objects.get(al, T.SCHEMA, "s")
+    assert json.loads(schema.spec) == {"fields": {"t": "timestamp", "x": "long"},
+                                       "event_time": "t"}
+    assert schema.to_dict() == {"id": schema.id, "type": "schema", "name": "s",
+                                "owner": {"user": "joe", "role": "ADMIN"}}
+
+
+def test_source_indexes_are_stable_and_never_reused(cat, admin, al):
+    cat.objects.add_stream(admin, "in2", "s")
+    indexes = {o.name: o.source_index for o in cat.objects.lookup(admin) if o.kind == "input"}
+    assert indexes == {"in1": 0, "in2": 1}
+    cat.objects.drop(admin, T.STREAM, "in2")
+    cat.objects.add_stream(admin, "in2", "s")
+    assert cat.objects.get(admin, T.STREAM, "in2").source_index == 2
+    assert cat.objects.get(admin, T.STREAM, "in1").source_index == 0
+
+
+def test_a_diagram_brings_its_boxes_streams_and_outputs(cat, al):
+    document = {"version": 1, "name": "q1", "boxes": {"f": {"type": "filter"}}}
+    created = cat.objects.add_diagram(al, DiagramSpec("q1", ("in1", "in1"), ("f", "g"),
+                                                      ("out1",), ("mid",), document))
+    assert [(o.type, o.name, o.kind) for o in created] == [
+        (T.DIAGRAM, "q1", None), (T.BOX, "q1.f", None), (T.BOX, "q1.g", None),
+        (T.STREAM, "q1.mid", "derived"), (T.OUTPUT, "out1", None)]
+    diagram = created[0]
+    assert json.loads(diagram.spec) == document and diagram.status == "stopped"
+    assert all(o.parent_id == diagram.id for o in created[1:])
+    assert cat.objects.get(al, T.STREAM, "q1.mid").source_index is None
+    (entry,) = cat.audit(cat.sessions.login("joe", "correct horse battery")[1],
+                         event="diagram_add")
+    assert entry.details == {"inputs": ["in1", "in1"], "objects": 5}
+
+
+def test_the_query_status_needs_set_query_status(cat, al, login):
+    cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    assert cat.objects.set_query_status(al, "q1", "running").status == "running"
+    bob = login("bob")
+    with pytest.raises(NotFound):
+        cat.objects.set_query_status(bob, "q1", "stopped")
+    cat.grants.grant(al, "CUSTOMER2", A.VIEW_OBJECT, T.DIAGRAM, "q1")
+    with pytest.raises(Denied):
+        cat.objects.set_query_status(bob, "q1", "stopped")
+    cat.grants.grant(al, "CUSTOMER2", A.SET_QUERY_STATUS, T.DIAGRAM, "q1")
+    assert cat.objects.set_query_status(bob, "q1", "stopped").status == "stopped"
+
+
+def test_dropping_a_diagram_drops_what_it_holds_and_frees_its_inputs(cat, admin, al):
+    cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",), ("mid",)))
+    cat.grants.grant(al, "CUSTOMER2", A.SUBSCRIBE, T.OUTPUT, "out1")
+    cat.objects.drop(al, T.DIAGRAM, "q1")
+    assert [o.name for o in cat.objects.lookup(al)] == ["s", "in1"]
+    assert cat.core.store.conn.execute("SELECT count(*) FROM permissions WHERE object_id NOT IN"
+                                       " (SELECT id FROM objects)").fetchone()[0] == 0
+    cat.grants.revoke(admin, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in1")
+    cat.grants.revoke(admin, "CUSTOMER1", A.VIEW_OBJECT, T.STREAM, "in1")
+    cat.objects.drop(admin, T.STREAM, "in1")
+    assert [o.name for o in cat.objects.lookup(al)] == ["s"]
+
+
+def test_several_active_roles_must_say_which_one_owns(cat, admin, people, login):
+    people({"dee": ["CUSTOMER1", "CUSTOMER2"]})
+    cat.grants.grant(admin, "CUSTOMER1", A.ADD, T.SYSTEM, "system")
+    dee = login("dee")
+    with pytest.raises(InvalidInput) as err:
+        cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}})
+    assert err.value.code == "OWNER_ROLE_REQUIRED"
+    assert cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}},
+                                  role="CUSTOMER2").owner_role == "CUSTOMER2"

@@ -1,0 +1,57 @@
+"""The SQLite store: versioned migrations, persistence across restarts, database URLs."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from boxes.errors import InvalidInput
+from catalog import Catalog, ObjectType
+from catalog.store import Store, migrations
+from conftest import PASSWORD
+
+
+def test_a_new_file_is_migrated_to_the_latest_version(db_url):
+    store = Store(db_url)
+    try:
+        assert store.version == migrations()[-1][0]
+        store.migrate()
+        assert store.version == migrations()[-1][0]
+    finally:
+        store.close()
+
+
+def test_everything_survives_a_restart(cat, admin, people, db_url, clock):
+    people({"al": ["CUSTOMER1"]})
+    cat.objects.add_schema(admin, "s", {"fields": {"x": "long"}})
+    cat.objects.add_stream(admin, "in1", "s")
+    token, al = cat.sessions.login("al", PASSWORD)
+    cat.close()
+    again = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
+    try:
+        assert again.sessions.resolve(token) == al
+        joe = again.sessions.login("joe", PASSWORD)[1]
+        assert [o.name for o in again.objects.lookup(joe)] == ["system", "s", "in1"]
+        assert again.objects.get(joe, ObjectType.STREAM, "in1").source_index == 0
+    finally:
+        again.close()
+
+
+def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    Store(url).close()
+    broken = migrations() + [(999, "CREATE TABLE extra (x INTEGER); SELECT * FROM nowhere;")]
+    monkeypatch.setattr("catalog.store.migrations", lambda: broken)
+    with pytest.raises(sqlite3.OperationalError):
+        Store(url)
+    conn = sqlite3.connect(tmp_path / "c.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations()[-1][0]
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'extra'").fetchone()[0] == 0
+    conn.close()
+
+
+@pytest.mark.parametrize("url", ["postgresql://db/sluice", "sqlite://", "catalog.db", ""])
+def test_unsupported_urls_are_refused(url):
+    with pytest.raises(InvalidInput) as err:
+        Store(url)
+    assert err.value.code == "UNSUPPORTED_DATABASE"
