@@ -305,6 +305,8 @@ class Checker:
         if spec is None:
             self.report(codes.UNKNOWN_FUNCTION, f"unknown function {name}()" + _suggest(
                 lowered, [*functions.FUNCTIONS, *functions.ALIASES]))
+            for arg_tree in arg_trees:
+                self.check(arg_tree)
             return None
         if not spec.min_args <= len(arg_trees) <= spec.max_args:
             self.report(codes.ARITY, f"{lowered}() takes {_arity(spec)}; got {len(arg_trees)}")

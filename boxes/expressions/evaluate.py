@@ -1,5 +1,7 @@
 """A plain-Python evaluator of checked trees: the independent reference for the Spark columns.
 
+Rows map field names to Python values; timestamps may be naive (meaning UTC) or aware.
+
 It follows SQL as Spark does it: NULL propagates, AND/OR/NOT are three-valued, ``/`` and
 ``%`` by zero give NULL, ``%`` takes the dividend's sign, integer overflow gives NULL (as the
 ``try_`` functions the columns use), and NaN equals NaN and sorts above every number.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
+from datetime import timezone
 from functools import singledispatch
 from typing import Any, Mapping
 
@@ -33,8 +36,12 @@ def _(node: n.Lit, row):
 @_eval.register
 def _(node: n.Ref, row):
     value = row.get(node.name)
-    if value is not None and node.type is DataType.DOUBLE:
+    if value is None:
+        return None
+    if node.type is DataType.DOUBLE:
         return float(value)
+    if node.type is DataType.TIMESTAMP and value.tzinfo is not None:
+        return value.astimezone(timezone.utc).replace(tzinfo=None)
     return value
 
 

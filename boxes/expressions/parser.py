@@ -17,18 +17,23 @@ from boxes.errors import Problem
 from boxes.expressions import codes
 
 _STRING = re.compile(r"'(?:[^']|'')*'")
-_SCREEN: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(select|from|with|union|exists|lateral|values|table)\b", re.I),
+_SYNTAX, _FUNCTION = codes.FORBIDDEN_SYNTAX, codes.FORBIDDEN_FUNCTION
+_SCREEN: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"\bselect\b", re.I), _SYNTAX,
      "subqueries are not allowed: an expression reads only the fields of its input tuple"),
-    (re.compile(r"--|/\*|\*/"), "comments are not allowed"),
-    (re.compile(r"`"), "backtick-quoted names are not allowed: field names are plain identifiers"),
-    (re.compile(r";"), "';' is not allowed: an expression is a single expression"),
-    (re.compile(r"->"), "lambda functions are not allowed"),
-    (re.compile(r"[\[\]{}]"), "array, map and struct values are not allowed"),
-    (re.compile(r'"'), "double quotes are not allowed: write strings in single quotes ('text')"),
+    (re.compile(r"--|/\*|\*/"), _SYNTAX, "comments are not allowed"),
+    (re.compile(r"`"), _SYNTAX,
+     "backtick-quoted names are not allowed: field names are plain identifiers"),
+    (re.compile(r";"), _SYNTAX, "';' is not allowed: an expression is a single expression"),
+    (re.compile(r"->"), _SYNTAX, "lambda functions are not allowed"),
+    (re.compile(r"[\[\]{}]"), _SYNTAX, "array, map and struct values are not allowed"),
+    (re.compile(r'"'), _SYNTAX,
+     "double quotes are not allowed: write strings in single quotes ('text')"),
     (re.compile(r"\b(array|map|struct|named_struct|map_from_arrays|map_from_entries"
-                r"|array_repeat|sequence)\s*\(", re.I),
+                r"|array_repeat|sequence)\s*\(", re.I), _SYNTAX,
      "array, map and struct constructors are not allowed"),
+    (re.compile(r"\b[A-Za-z_]\w*(\s*\.\s*[A-Za-z_]\w*)+\s*\("), _FUNCTION,
+     "qualified function names (Java classes, catalogs) are not allowed"),
 )
 _TOKEN_NAMES = {
     "INT": "an integer", "FLOAT": "a number", "STRING": "a 'string'", "NAME": "a name",
@@ -71,10 +76,10 @@ def parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
 
 def _screen(text: str, path: str) -> Problem | None:
     blanked = _STRING.sub(lambda m: "'" + " " * (len(m.group()) - 2) + "'", text)
-    for pattern, why in _SCREEN:
+    for pattern, code, why in _SCREEN:
         found = pattern.search(blanked)
         if found:
-            return Problem(codes.FORBIDDEN_SYNTAX, path,
+            return Problem(code, path,
                            f"{why}; found {found.group().strip()!r} at column {found.start() + 1}")
     return None
 
