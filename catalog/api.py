@@ -38,6 +38,12 @@ class Catalog:
         """See :meth:`catalog.core.Core.on_change`."""
         self.core.on_change(listener)
 
+    def change_system(self, subject: Subject, event: str, **details) -> None:
+        """Authorize a change of a system setting (CHANGE_SYSTEM) and audit it; the caller
+        applies the change only if this returns."""
+        self.core.require_admin(subject, event)
+        self.core.log(subject, event, "system:system", True, "CHANGE_SYSTEM", **details)
+
     def audit(self, subject: Subject, **filters) -> list[Entry]:
         """Audit entries, newest first, for administrators; filters as :func:`catalog.audit.query`."""
         self.core.require_admin(subject, "audit_read")

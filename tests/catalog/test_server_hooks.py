@@ -64,3 +64,12 @@ def test_resumable_lists_running_diagrams_with_their_input_schemas(cat, world):
     cat.objects.set_query_status(world, "q1", "running")
     ((diagram, schemas),) = cat.objects.resumable()
     assert diagram.name == "q1" and schemas == {"in1": SCHEMA, "in2": SCHEMA}
+
+
+def test_change_system_is_for_administrators_and_audited(cat, world, login):
+    with pytest.raises(Denied):
+        cat.change_system(login("al"), "system_settings", setting="x", old=1, new=2)
+    cat.change_system(world, "system_settings", setting="x", old=1, new=2)
+    assert [(e.allowed, e.details) for e in cat.audit(world, event="system_settings")] == [
+        (True, {"setting": "x", "old": 1, "new": 2}),
+        (False, {"action": "CHANGE_SYSTEM", "rule": "default_deny"})]
