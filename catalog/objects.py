@@ -52,6 +52,15 @@ def owner_role(subject: Subject, role: str | None) -> str:
     return role
 
 
+@dataclass(frozen=True)
+class Resumable:
+    """A running diagram, its inputs' schemas and their source indexes (label bits)."""
+
+    diagram: CatalogObject
+    schemas: Mapping[str, dict]
+    sources: Mapping[str, int]
+
+
 def _schema_of(stream: CatalogObject, snapshot: Snapshot) -> dict:
     (schema,) = (snapshot.objects[i] for i in stream.refs)
     return json.loads(schema.spec)
@@ -101,16 +110,17 @@ class Objects:
                 found[name] = _schema_of(stream, snapshot)
         return found
 
-    def resumable(self) -> list[tuple[CatalogObject, dict[str, dict]]]:
-        """Diagrams recorded as running, with their inputs' schemas: what a restarted server
-        deploys again. No session, like ``bootstrap``: only the server process calls it."""
+    def resumable(self) -> list[Resumable]:
+        """Diagrams recorded as running, with what it takes to run them: what a restarted
+        server deploys again. No session, like ``bootstrap``: only the server process calls it."""
         snapshot = self.core.snapshot
         out = []
-        for obj in snapshot.objects.values():
+        for obj in sorted(snapshot.objects.values(), key=lambda o: o.id):
             if obj.type is T.DIAGRAM and obj.status == "running":
                 inputs = [snapshot.objects[i] for i in obj.refs]
-                out.append((obj, {s.name: _schema_of(s, snapshot) for s in inputs}))
-        return sorted(out, key=lambda pair: pair[0].id)
+                out.append(Resumable(obj, {s.name: _schema_of(s, snapshot) for s in inputs},
+                                     {s.name: s.source_index for s in inputs}))
+        return out
 
     def _check_new(self, snapshot: Snapshot, subject: Subject, type_: ObjectType, name: str):
         system = snapshot.system

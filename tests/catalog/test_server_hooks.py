@@ -62,8 +62,10 @@ def test_resumable_lists_running_diagrams_with_their_input_schemas(cat, world):
     cat.objects.add_diagram(world, DiagramSpec("q1", ("in1", "in2"), ("m",), ("out1",)))
     cat.objects.add_diagram(world, DiagramSpec("q2", ("in1",), (), ("out2",)))
     cat.objects.set_query_status(world, "q1", "running")
-    ((diagram, schemas),) = cat.objects.resumable()
-    assert diagram.name == "q1" and schemas == {"in1": SCHEMA, "in2": SCHEMA}
+    (running,) = cat.objects.resumable()
+    assert running.diagram.name == "q1"
+    assert running.schemas == {"in1": SCHEMA, "in2": SCHEMA}
+    assert running.sources == {"in1": 0, "in2": 1}
 
 
 def test_change_system_is_for_administrators_and_audited(cat, world, login):
