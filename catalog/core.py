@@ -15,7 +15,7 @@ from boxes.errors import Conflict, Denied, NotFound, Unauthenticated
 from catalog import audit, repository
 from catalog.authorizer import Decision, decide
 from catalog.model import Action, CatalogObject, ObjectType, Subject
-from catalog.snapshot import Snapshot, build
+from catalog.snapshot import Snapshot, build, with_subjects
 from catalog.store import Store
 
 INVALID_SESSION = "no valid session; log in again"
@@ -27,13 +27,17 @@ class Settings:
     session_ttl: float = 8 * 3600.0
 
 
+def load(conn) -> Snapshot:
+    return build(repository.load_subjects(conn), repository.load_objects(conn))
+
+
 class Core:
     def __init__(self, store: Store, settings: Settings, clock: Callable[[], float]) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
         with store.transaction() as conn:
-            self._snapshot = build(repository.load(conn))
+            self._snapshot = load(conn)
         self._seen_version = store.data_version()
         self._listeners: list[Callable[[], None]] = []
 
@@ -54,18 +58,26 @@ class Core:
         version = self.store.data_version()
         if version != self._seen_version:
             with self.store.transaction() as conn:
-                self._snapshot = build(repository.load(conn))
+                self._snapshot = load(conn)
             self._seen_version = version
             self._changed()
         return self._snapshot
 
     @contextmanager
-    def change(self) -> Iterator:
-        """A transaction whose commit also replaces the snapshot, or which leaves no trace."""
+    def change(self, objects: bool = True) -> Iterator:
+        """A transaction whose commit also replaces the snapshot, or which leaves no trace.
+
+        ``objects=False`` promises the change touches only users, roles and sessions (a login),
+        so the new snapshot keeps the current objects and grants instead of re-reading them.
+        """
         with self.store.lock:
             with self.store.transaction() as conn:
                 yield conn
-                snapshot = build(repository.load(conn))
+                if objects or conn.execute("PRAGMA data_version").fetchone()[0] \
+                        != self._seen_version:
+                    snapshot = load(conn)
+                else:
+                    snapshot = with_subjects(self._snapshot, repository.load_subjects(conn))
                 if snapshot.system is not None and not snapshot.administrators():
                     raise Conflict("the change would leave no enabled administrator",
                                    code="LAST_ADMINISTRATOR")

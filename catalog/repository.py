@@ -13,28 +13,45 @@ from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, Use
 
 
 @dataclass(frozen=True)
-class Rows:
-    """Everything the authorizer needs, read in one transaction."""
+class SubjectRows:
+    """Who may act: users with the roles they can play, roles, and open sessions by token hash."""
 
     users: tuple[User, ...]
     roles: tuple[str, ...]
-    objects: tuple[CatalogObject, ...]
-    grants: tuple[Grant, ...]
     sessions: tuple[tuple[str, Session], ...]
 
 
-def load(conn: sqlite3.Connection) -> Rows:
+@dataclass(frozen=True)
+class ObjectRows:
+    """What may be acted on: the owned objects and the explicit grants on them."""
+
+    objects: tuple[CatalogObject, ...]
+    grants: tuple[Grant, ...]
+
+
+def load_subjects(conn: sqlite3.Connection) -> SubjectRows:
     user_roles: dict[int, set[str]] = {}
     for user_id, role in conn.execute("SELECT user_id, role FROM user_roles"):
         user_roles.setdefault(user_id, set()).add(role)
     users = tuple(User(i, n, bool(e), frozenset(user_roles.get(i, ())))
                   for i, n, e in conn.execute("SELECT id, name, enabled FROM users"))
     roles = tuple(r for (r,) in conn.execute("SELECT name FROM roles ORDER BY name"))
+    session_roles: dict[int, set[str]] = {}
+    for sid, role in conn.execute("SELECT session_id, role FROM session_roles"):
+        session_roles.setdefault(sid, set()).add(role)
+    sessions = tuple((h, Session(i, u, frozenset(session_roles.get(i, ())), exp))
+                     for i, h, u, exp in conn.execute(
+                         "SELECT id, token_hash, user_id, expires_at FROM sessions"))
+    return SubjectRows(users, roles, sessions)
+
+
+def load_objects(conn: sqlite3.Connection) -> ObjectRows:
     refs: dict[int, list[int]] = {}
     for from_id, to_id in conn.execute("SELECT from_id, to_id FROM object_refs ORDER BY to_id"):
         refs.setdefault(from_id, []).append(to_id)
+    types = {t.value: t for t in ObjectType}
     objects = tuple(
-        CatalogObject(id=i, type=ObjectType(t), name=n, kind=k, parent_id=p, owner_user=ou,
+        CatalogObject(id=i, type=types[t], name=n, kind=k, parent_id=p, owner_user=ou,
                       owner_role=orole, source_index=si, spec=spec, status=st, created_at=at,
                       refs=tuple(refs.get(i, ())))
         for i, t, n, k, p, ou, orole, si, spec, st, at in conn.execute(
@@ -42,13 +59,7 @@ def load(conn: sqlite3.Connection) -> Rows:
             " status, created_at FROM objects"))
     grants = tuple(Grant(r, Action(a), o, by) for r, a, o, by in conn.execute(
         "SELECT role, action, object_id, granted_by FROM permissions"))
-    session_roles: dict[int, set[str]] = {}
-    for sid, role in conn.execute("SELECT session_id, role FROM session_roles"):
-        session_roles.setdefault(sid, set()).add(role)
-    sessions = tuple((h, Session(i, u, frozenset(session_roles.get(i, ())), exp))
-                     for i, h, u, exp in conn.execute(
-                         "SELECT id, token_hash, user_id, expires_at FROM sessions"))
-    return Rows(users, roles, objects, grants, sessions)
+    return ObjectRows(objects, grants)
 
 
 def insert_user(conn, name: str, password_hash: str, enabled: bool, at: float) -> int:

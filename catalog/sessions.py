@@ -49,7 +49,7 @@ class Sessions:
                          code="ROLE_NOT_PLAYABLE")
         token = secrets.token_urlsafe(32)
         at = core.clock()
-        with core.change() as conn:
+        with core.change(objects=False) as conn:
             repository.purge_expired_sessions(conn, at)
             sid = repository.insert_session(conn, token_hash(token), user.id, wanted, at,
                                             at + core.settings.session_ttl)
@@ -69,7 +69,7 @@ class Sessions:
 
     def logout(self, subject: Subject) -> None:
         core = self.core
-        with core.change() as conn:
+        with core.change(objects=False) as conn:
             repository.delete_session(conn, subject.session_id)
             core.log(subject, "logout", f"session:{subject.session_id}", True, "logged out", conn)
 

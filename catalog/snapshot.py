@@ -5,12 +5,12 @@ a decision sees either all of a change or none of it (the pycasbin pattern).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
 
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
-from catalog.repository import Rows
+from catalog.repository import ObjectRows, SubjectRows
 
 
 @dataclass(frozen=True)
@@ -46,37 +46,44 @@ class Snapshot:
         return sorted(u.name for u in self.users.values() if u.enabled and u.roles & admin_roles)
 
 
-def _read_masks(objects: Mapping[int, CatalogObject], held: frozenset, roles) -> dict[str, int]:
+def _read_masks(objects: Mapping[int, CatalogObject], held: frozenset) -> dict[str, int]:
     """Per role, the source bits of the input streams it may READ_TUPLE (owned or granted)."""
-    masks = dict.fromkeys(roles, 0)
+    masks: dict[str, int] = {}
     for obj in objects.values():
-        if obj.source_index is None:
-            continue
-        bit = 1 << obj.source_index
-        masks[obj.owner_role] = masks.get(obj.owner_role, 0) | bit
+        if obj.source_index is not None:
+            masks[obj.owner_role] = masks.get(obj.owner_role, 0) | 1 << obj.source_index
     for role, action, object_id in held:
         source = objects[object_id].source_index
         if action is Action.READ_TUPLE and source is not None:
-            masks[role] |= 1 << source
+            masks[role] = masks.get(role, 0) | 1 << source
     return masks
 
 
-def build(rows: Rows) -> Snapshot:
+def _subject_fields(rows: SubjectRows) -> dict:
+    return dict(users=MappingProxyType({u.id: u for u in rows.users}),
+                users_by_name=MappingProxyType({u.name: u for u in rows.users}),
+                roles=frozenset(rows.roles),
+                sessions=MappingProxyType({s.id: s for _, s in rows.sessions}),
+                sessions_by_token=MappingProxyType(dict(rows.sessions)))
+
+
+def _object_fields(rows: ObjectRows) -> dict:
     objects = {o.id: o for o in rows.objects}
     grants: dict[int, list[Grant]] = {}
     for g in rows.grants:
         grants.setdefault(g.object_id, []).append(g)
     held = frozenset((g.role, g.action, g.object_id) for g in rows.grants)
-    freeze = MappingProxyType
-    return Snapshot(
-        users=freeze({u.id: u for u in rows.users}),
-        users_by_name=freeze({u.name: u for u in rows.users}),
-        roles=frozenset(rows.roles),
-        objects=freeze(objects),
-        by_name=freeze({(o.type, o.name): o for o in rows.objects}),
-        grants=freeze({k: tuple(v) for k, v in grants.items()}),
-        held=held,
-        sessions=freeze({s.id: s for _, s in rows.sessions}),
-        sessions_by_token=freeze(dict(rows.sessions)),
-        read_masks=freeze(_read_masks(objects, held, rows.roles)),
-    )
+    return dict(objects=MappingProxyType(objects),
+                by_name=MappingProxyType({(o.type, o.name): o for o in rows.objects}),
+                grants=MappingProxyType({k: tuple(v) for k, v in grants.items()}),
+                held=held,
+                read_masks=MappingProxyType(_read_masks(objects, held)))
+
+
+def build(subjects: SubjectRows, objects: ObjectRows) -> Snapshot:
+    return Snapshot(**_subject_fields(subjects), **_object_fields(objects))
+
+
+def with_subjects(previous: Snapshot, subjects: SubjectRows) -> Snapshot:
+    """A new snapshot sharing ``previous``'s objects: logins need not re-read the whole catalog."""
+    return replace(previous, **_subject_fields(subjects))

@@ -35,6 +35,7 @@ CREATE TABLE objects (
     UNIQUE (type, name)
 );
 CREATE UNIQUE INDEX one_system ON objects(type) WHERE type = 'system';
+CREATE INDEX objects_parent ON objects(parent_id);
 
 -- Uses that forbid dropping the used object: a stream's schema, a diagram's input streams.
 CREATE TABLE object_refs (
@@ -42,6 +43,7 @@ CREATE TABLE object_refs (
     to_id   INTEGER NOT NULL REFERENCES objects(id) ON DELETE RESTRICT,
     PRIMARY KEY (from_id, to_id)
 );
+CREATE INDEX object_refs_to ON object_refs(to_id);
 
 CREATE TABLE permissions (
     role       TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
@@ -51,6 +53,7 @@ CREATE TABLE permissions (
     granted_at REAL NOT NULL,
     PRIMARY KEY (role, action, object_id)
 );
+CREATE INDEX permissions_object ON permissions(object_id);
 
 CREATE TABLE sessions (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -65,6 +68,7 @@ CREATE TABLE session_roles (
     role       TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
     PRIMARY KEY (session_id, role)
 );
+CREATE INDEX sessions_user ON sessions(user_id);
 
 -- Source indexes are never reused, so a label written before a stream was dropped cannot
 -- come to mean a newer stream.

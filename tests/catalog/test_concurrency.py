@@ -7,8 +7,7 @@ import pytest
 
 from catalog import Action, DiagramSpec, ObjectType
 from catalog.authorizer import decide
-from catalog.repository import load
-from catalog.snapshot import build
+from catalog.core import load
 
 T, A = ObjectType, Action
 STREAMS = [f"in{i}" for i in range(8)]
@@ -90,7 +89,7 @@ def test_concurrent_grants_and_revokes_leave_a_consistent_store(cat, streams, lo
     watcher.join()
     assert errors == []
     with cat.core.store.transaction() as conn:
-        fresh = build(load(conn))
+        fresh = load(conn)
     assert fresh.held == cat.core.snapshot.held
     assert fresh.read_masks == cat.core.snapshot.read_masks
     for reader in readers:
