@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from boxes.errors import Conflict, NotFound
+from boxes.errors import Conflict, NotFound, Unauthenticated
 from catalog import passwords, repository
-from catalog.core import Core
+from catalog.core import INVALID_CREDENTIALS, Core
 from catalog.model import USER_NAME, Subject, User, check_name
 from catalog.snapshot import Snapshot
 
@@ -62,6 +62,24 @@ class Accounts:
                 repository.set_password_hash(conn, user.id, hashed)
                 repository.end_sessions_of(conn, user.id)
                 core.log(subject, "user_password", f"user:{name}", True, "administrator", conn)
+
+    def change_own_password(self, subject: Subject, old: str, new: str) -> None:
+        """A user changes its own password, proving the old one; its other sessions end."""
+        core = self.core
+        snapshot = core.snapshot
+        core.valid(subject, snapshot)
+        with core.store.lock:
+            row = repository.password_hash(core.store.conn, subject.user_name)
+        if row is None or not passwords.verify(old, row[1]):
+            core.log(subject, "password_change", f"user:{subject.user_name}", False,
+                     "wrong old password")
+            raise Unauthenticated(INVALID_CREDENTIALS)
+        hashed = passwords.hash_password(new, core.settings.bcrypt_rounds)
+        with core.change(objects=False) as conn:
+            repository.set_password_hash(conn, row[0], hashed)
+            repository.end_sessions_of(conn, row[0], keep=subject.session_id)
+            core.log(subject, "password_change", f"user:{subject.user_name}", True,
+                     "old password verified", conn)
 
     def set_enabled(self, subject: Subject, name: str, enabled: bool) -> None:
         core = self.core

@@ -19,6 +19,7 @@ from catalog.snapshot import Snapshot, build, with_subjects
 from catalog.store import Store
 
 INVALID_SESSION = "no valid session; log in again"
+INVALID_CREDENTIALS = "invalid credentials"
 
 
 @dataclass(frozen=True)

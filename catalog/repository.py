@@ -116,8 +116,10 @@ def delete_session(conn, session_id: int) -> None:
     conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
 
-def end_sessions_of(conn, user_id: int) -> int:
-    return conn.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,)).rowcount
+def end_sessions_of(conn, user_id: int, keep: int | None = None) -> int:
+    """End every session of the user, but ``keep`` (the session asking, when it is the user)."""
+    return conn.execute("DELETE FROM sessions WHERE user_id = ? AND id IS NOT ?",
+                        (user_id, keep)).rowcount
 
 
 def purge_expired_sessions(conn, now: float) -> int:

@@ -13,10 +13,8 @@ from typing import Iterable
 from boxes.errors import Denied, Unauthenticated
 from catalog import passwords, repository
 from catalog.authorizer import active_roles
-from catalog.core import INVALID_SESSION, Core
+from catalog.core import INVALID_CREDENTIALS, INVALID_SESSION, Core
 from catalog.model import Subject
-
-INVALID_CREDENTIALS = "invalid credentials"
 
 
 def token_hash(token: str) -> str:

@@ -106,3 +106,18 @@ def test_neither_password_nor_token_is_stored(cat, al, tmp_path):
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     assert PASSWORD.encode() not in raw and token.encode() not in raw
     assert cat.core.store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
+
+
+def test_a_user_changes_its_own_password_and_its_other_sessions_end(cat, admin, al):
+    other_token, _ = cat.sessions.login("al", PASSWORD)
+    token, me = cat.sessions.login("al", PASSWORD)
+    with pytest.raises(Unauthenticated):
+        cat.accounts.change_own_password(me, "not the old one", "a brand new password")
+    cat.accounts.change_own_password(me, PASSWORD, "a brand new password")
+    assert cat.sessions.resolve(token) == me
+    with pytest.raises(Unauthenticated):
+        cat.sessions.resolve(other_token)
+    with pytest.raises(Unauthenticated):
+        cat.sessions.login("al", PASSWORD)
+    cat.sessions.login("al", "a brand new password")
+    assert [e.allowed for e in cat.audit(admin, event="password_change")] == [True, False]
