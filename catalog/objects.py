@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound
 from boxes.types import parse_schema
 from catalog import repository
-from catalog.authorizer import decide, owns
+from catalog.authorizer import active_roles, decide, owns
 from catalog.core import Core
 from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
 from catalog.snapshot import Snapshot
@@ -39,14 +39,15 @@ class DiagramSpec:
     document: Mapping[str, Any] | None = field(default=None, compare=False)
 
 
-def owner_role(subject: Subject, role: str | None) -> str:
-    """The active role that will own what the subject creates."""
+def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
+    """The role, active in the session now, that will own what the subject creates."""
+    active = active_roles(subject, snapshot) or frozenset()
     if role is None:
-        if len(subject.roles) != 1:
-            raise InvalidInput("this session has several roles active; say which one owns the "
-                               "new object", code="OWNER_ROLE_REQUIRED")
-        (role,) = subject.roles
-    if role not in subject.roles:
+        if len(active) != 1:
+            raise InvalidInput("this session has several roles active, or none; say which one "
+                               "owns the new object", code="OWNER_ROLE_REQUIRED")
+        (role,) = active
+    if role not in active:
         raise InvalidInput(f"role {str(role)[:64]!r} is not active in this session",
                            code="ROLE_NOT_ACTIVE")
     return role
@@ -61,9 +62,13 @@ class Resumable:
     sources: Mapping[str, int]
 
 
-def _schema_of(stream: CatalogObject, snapshot: Snapshot) -> dict:
+def _schema_object(stream: CatalogObject, snapshot: Snapshot) -> CatalogObject:
     (schema,) = (snapshot.objects[i] for i in stream.refs)
-    return json.loads(schema.spec)
+    return schema
+
+
+def _schema_of(stream: CatalogObject, snapshot: Snapshot) -> dict:
+    return json.loads(_schema_object(stream, snapshot).spec)
 
 
 def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):
@@ -142,8 +147,7 @@ class Objects:
                                details={"problems": [p.to_dict() for p in problems]})
         with core.store.lock:
             snapshot = core.snapshot
-            core.valid(subject, snapshot)
-            role = owner_role(subject, role)
+            role = owner_role(core.valid(subject, snapshot), role, snapshot)
             self._check_new(snapshot, subject, T.SCHEMA, name)
             obj = _new(core, subject, role, T.SCHEMA, name,
                        spec=json.dumps(schema.to_dict(), sort_keys=True))
@@ -159,7 +163,7 @@ class Objects:
         check_name(name, "stream")
         with core.store.lock:
             snapshot = core.snapshot
-            role = owner_role(core.valid(subject, snapshot), role)
+            role = owner_role(core.valid(subject, snapshot), role, snapshot)
             schema_obj = core.find(subject, T.SCHEMA, schema, snapshot)
             self._check_new(snapshot, subject, T.STREAM, name)
             with core.change() as conn:
@@ -178,7 +182,7 @@ class Objects:
         news = self._diagram_names(spec)
         with core.store.lock:
             snapshot = core.snapshot
-            role = owner_role(core.valid(subject, snapshot), role)
+            role = owner_role(core.valid(subject, snapshot), role, snapshot)
             self._check_new(snapshot, subject, T.DIAGRAM, spec.name)
             inputs = self._check_inputs(snapshot, subject, spec)
             taken = [f"{t.value} {n}" for t, n in news if snapshot.find(t, n) is not None]
@@ -230,7 +234,7 @@ class Objects:
                     not decide(subject, Action.VIEW_OBJECT, stream, snapshot).allowed:
                 missing.append(name)
                 continue
-            (schema,) = (snapshot.objects[i] for i in stream.refs)
+            schema = _schema_object(stream, snapshot)
             for action, obj in ((Action.READ_TUPLE, stream), (Action.VIEW_OBJECT, schema)):
                 decision = decide(subject, action, obj, snapshot)
                 if not decision.allowed:

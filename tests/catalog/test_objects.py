@@ -93,3 +93,15 @@ def test_several_active_roles_must_say_which_one_owns(cat, admin, people, login)
     assert err.value.code == "OWNER_ROLE_REQUIRED"
     assert cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}},
                                   role="CUSTOMER2").owner_role == "CUSTOMER2"
+
+
+def test_the_owner_role_is_read_from_the_session_as_it_is_now(cat, admin, people, login):
+    people({"dee": ["CUSTOMER1", "CUSTOMER2"]})
+    cat.grants.grant(admin, "CUSTOMER1", A.ADD, T.SYSTEM, "system")
+    dee = login("dee")
+    cat.accounts.unassign_role(admin, "dee", "CUSTOMER2")
+    assert dee.roles == {"CUSTOMER1", "CUSTOMER2"}
+    with pytest.raises(InvalidInput) as err:
+        cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}}, role="CUSTOMER2")
+    assert err.value.code == "ROLE_NOT_ACTIVE"
+    assert cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}}).owner_role == "CUSTOMER1"
