@@ -45,7 +45,7 @@ class Catalog:
         self.core.log(subject, event, "system:system", True, "CHANGE_SYSTEM", **details)
 
     def audit(self, subject: Subject, **filters) -> list[Entry]:
-        """Audit entries, newest first, for administrators; filters as :func:`catalog.audit.query`."""
+        """Audit entries, newest first, for administrators (filters: ``audit.query``)."""
         self.core.require_admin(subject, "audit_read")
         with self.core.store.lock:
             return query(self.core.store.conn, **filters)

@@ -38,7 +38,8 @@ def rows_for(obj: CatalogObject, snapshot: Snapshot) -> list[Row]:
     by_role: dict[str, list[Action]] = {}
     for g in snapshot.grants.get(obj.id, ()):
         by_role.setdefault(g.role, []).append(g.action)
-    rows += [Row(obj.type, obj.name, r, tuple(sorted(a)), "grant") for r, a in sorted(by_role.items())]
+    rows += [Row(obj.type, obj.name, r, tuple(sorted(a)), "grant")
+             for r, a in sorted(by_role.items())]
     return rows
 
 

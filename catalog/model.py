@@ -126,7 +126,7 @@ class Grant:
 
 
 def check_name(value: object, what: str, pattern: re.Pattern[str] = NAME) -> str:
-    """Return ``value`` if it is a valid name, else raise ``INVALID_NAME`` without echoing it whole."""
+    """``value`` if it is a valid name; else ``INVALID_NAME``, quoting at most 40 characters."""
     if isinstance(value, str) and pattern.fullmatch(value):
         return value
     shown = repr(value)[:40] + ("…" if len(repr(value)) > 40 else "")

@@ -27,7 +27,7 @@ class Sessions:
 
     def login(self, name: str, password: str,
               roles: Iterable[str] | None = None) -> tuple[str, Subject]:
-        """Open a session with ``roles`` active (all the user can play if None); return its token."""
+        """Open a session with ``roles`` active (None: all the user can play); return its token."""
         core = self.core
         with core.store.lock:
             row = repository.password_hash(core.store.conn, name) if isinstance(name, str) else None
@@ -35,10 +35,12 @@ class Sessions:
             core.settings.bcrypt_rounds))
         user = core.snapshot.users.get(row[0]) if row else None
         if not ok or user is None or not user.enabled:
-            why = "unknown user" if row is None else ("wrong password" if not ok else "user disabled")
+            why = ("unknown user" if row is None else
+                   "wrong password" if not ok else "user disabled")
             core.log(None, "login_failed", None, False, why, attempted=str(name)[:64])
             raise Unauthenticated(INVALID_CREDENTIALS)
-        wanted = user.roles if roles is None else frozenset(roles)
+        wanted = user.roles if roles is None else \
+            frozenset((roles,) if isinstance(roles, str) else roles)
         if not wanted <= user.roles:
             core.log(None, "login_failed", None, False, "asked for roles it cannot play",
                      attempted=user.name, roles=sorted(str(r)[:64] for r in wanted - user.roles))
@@ -67,6 +69,7 @@ class Sessions:
 
     def logout(self, subject: Subject) -> None:
         core = self.core
+        core.valid(subject, core.snapshot)
         with core.change(objects=False) as conn:
             repository.delete_session(conn, subject.session_id)
             core.log(subject, "logout", f"session:{subject.session_id}", True, "logged out", conn)

@@ -110,8 +110,8 @@ CASES = {
                        InvalidInput, "INVALID_PASSWORD"),
     "password over 72 bytes": (lambda c, j, a, b: c.accounts.add_user(j, "cy", "é" * 40),
                                InvalidInput, "INVALID_PASSWORD"),
-    "owner role not active": (lambda c, j, a, b: c.objects.add_schema(a, "t", {"fields": {"x": "long"}},
-                                                                      role="ADMIN"),
+    "owner role not active": (lambda c, j, a, b: c.objects.add_schema(
+        a, "t", {"fields": {"x": "long"}}, role="ADMIN"),
                               InvalidInput, "ROLE_NOT_ACTIVE"),
     "disable the last admin": (lambda c, j, a, b: c.accounts.set_enabled(j, "joe", False),
                                Conflict, "LAST_ADMINISTRATOR"),

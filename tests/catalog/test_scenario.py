@@ -21,7 +21,7 @@ def names(cat, subject):
 
 
 def delivered(labels, readable):
-    """The strong semantic: a tuple with label L reaches a reader with readable set R iff L ⊆ R."""
+    """The strong semantic: a tuple labelled L reaches a reader with readable set R iff L ⊆ R."""
     return [label for label in labels if label & ~readable == 0]
 
 

@@ -46,6 +46,7 @@ def test_a_session_activates_only_the_chosen_roles(cat, al):
     assert cat.sessions.readable_sources(both) == 0b11
     assert cat.sessions.readable_sources(one) == 0b01
     assert cat.sessions.resolve(token) == both
+    assert cat.sessions.login("al", PASSWORD, "CUSTOMER2")[1].roles == {"CUSTOMER2"}
     with pytest.raises(Denied) as err:
         cat.sessions.login("al", PASSWORD, ["ADMIN"])
     assert err.value.code == "ROLE_NOT_PLAYABLE"
@@ -73,6 +74,8 @@ def test_logging_in_again_does_not_revive_a_logged_out_session(cat, al):
     cat.sessions.logout(old)
     _, new = cat.sessions.login("al", PASSWORD)
     assert new.session_id != old.session_id
+    with pytest.raises(Unauthenticated):
+        cat.sessions.logout(old)
     assert cat.sessions.readable_sources(old) == 0
     with pytest.raises(Unauthenticated):
         cat.sessions.resolve(token)
