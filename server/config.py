@@ -44,6 +44,8 @@ class Settings:
     admin_password: str | None = None
     demo: bool = False
     testing: bool = False
+    runtime: bool = True                    # start Spark and the ingestion logs (off: REST only)
+    ingest_tuples_per_second: int = 50_000  # per session, for HTTP and socket ingestion together
 
     @property
     def catalog_path(self) -> str:
