@@ -1,0 +1,115 @@
+"""Diagrams: create from a document, validate, describe, deploy, stop, status, delete."""
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, g
+
+from boxes.errors import DiagramInvalid
+from catalog import Action, ObjectType
+from server.api.schema_parts import ROLE, obj
+from server.context import services
+from server.deploy import document_of, plan_for, run_named, spec_of
+from server.guard import session, subject
+from server.ingestion import runtime_of
+
+bp = Blueprint("diagrams", __name__, url_prefix="/diagrams")
+
+DOCUMENT = {"type": ["string", "object"], "maxLength": 1 << 20,
+            "description": "the diagram document, as YAML/JSON text or as an object"}
+CREATE = obj({"document": DOCUMENT, "role": ROLE}, ("document",))
+VALIDATE = obj({"document": DOCUMENT}, ("document",))
+D = ObjectType.DIAGRAM
+
+
+def _describe(o) -> dict:
+    out = {**o.to_dict(), "status": o.status}
+    if o.spec:
+        out["document"] = json.loads(o.spec)
+    return out
+
+
+@bp.get("")
+@session()
+def index():
+    """The diagrams the session may view, with their status."""
+    seen = services().catalog.objects.lookup(subject())
+    return {"diagrams": [{**o.to_dict(), "status": o.status} for o in seen if o.type is D]}
+
+
+@bp.post("")
+@session(body=CREATE)
+def create():
+    """Add a diagram (ADD on the system, READ_TUPLE on every input); it starts stopped."""
+    svc = services()
+    doc = document_of(g.body["document"])
+    plan = plan_for(svc.catalog, subject(), doc)
+    created = svc.catalog.objects.add_diagram(subject(), spec_of(plan, doc), g.body.get("role"))
+    return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}, 201
+
+
+@bp.post("/validate")
+@session(body=VALIDATE)
+def check():
+    """Check a document against the streams the session may view, without storing it."""
+    svc = services()
+    try:
+        plan = plan_for(svc.catalog, subject(), document_of(g.body["document"]))
+    except DiagramInvalid as err:
+        return {"valid": False, "problems": err.details["problems"]}
+    return {"valid": True, "plan": plan.to_dict()}
+
+
+@bp.get("/<name>")
+@session()
+def describe(name: str):
+    """One diagram, with its document and status."""
+    return _describe(services().catalog.objects.get(subject(), D, name))
+
+
+@bp.post("/<name>/deploy")
+@session()
+def deploy(name: str):
+    """Start the diagram's query (SET_QUERY_STATUS); it resumes after a server restart."""
+    svc = services()
+    svc.catalog.objects.require(subject(), Action.SET_QUERY_STATUS, D, name)
+    runtime_of(svc)
+    obj_ = svc.catalog.objects.set_query_status(subject(), name, "running")
+    try:
+        run_named(svc, name)
+    except Exception:
+        svc.catalog.objects.set_query_status(subject(), name, "stopped")
+        raise
+    return {"name": name, "status": obj_.status}
+
+
+@bp.post("/<name>/stop")
+@session()
+def stop(name: str):
+    """Stop the diagram's query (SET_QUERY_STATUS)."""
+    svc = services()
+    obj_ = svc.catalog.objects.set_query_status(subject(), name, "stopped")
+    if svc.runtime is not None:
+        svc.runtime.stop(name)
+    return {"name": name, "status": obj_.status}
+
+
+@bp.get("/<name>/status")
+@session()
+def status(name: str):
+    """Whether the diagram runs, and its query's progress."""
+    svc = services()
+    o = svc.catalog.objects.get(subject(), D, name)
+    progress = svc.runtime.status(name) if svc.runtime is not None else None
+    return {"name": name, "status": o.status, "progress": progress}
+
+
+@bp.delete("/<name>")
+@session()
+def delete(name: str):
+    """Drop the diagram with its boxes and outputs (its owner or an administrator)."""
+    svc = services()
+    svc.catalog.objects.drop(subject(), D, name)
+    if svc.runtime is not None:
+        svc.runtime.stop(name)
+    return "", 204

@@ -1,0 +1,79 @@
+"""The app factory: settings, catalog, security, the API, sockets and (optionally) the runtime.
+
+>>> app = create_app({"data_dir": tmp, "testing": True, "runtime": False})
+>>> socketio.run(app)          # what ``sluice serve`` does, with TLS if configured
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from flask import Flask
+
+from catalog import Catalog
+from catalog.bootstrap import ensure_admin
+from server import api, errors, guard, openapi, security, subscriptions
+from server.config import Settings, load_settings
+from server.context import Services
+from server.delivery import Delivery
+from server.extensions import ASYNC_MODE, socketio
+from server.ingestion import TupleRate
+
+WEB = Path(__file__).resolve().parent.parent / "web"
+
+
+def _settings(config: Mapping[str, Any] | Settings | None) -> Settings:
+    """Defaults, then the config file and ``SLUICE_*`` environment, then test overrides."""
+    if isinstance(config, Settings):
+        return config
+    overrides = dict(config or {})
+    config_file = overrides.pop("config_file", None)
+    return load_settings(config_file, None, overrides)
+
+
+def catalog_url(settings: Settings) -> str:
+    return settings.catalog_url or f"sqlite:///{settings.data_dir / 'catalog.sqlite'}"
+
+
+def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
+    settings = _settings(config)
+    app = Flask(__name__, static_folder=str(WEB), static_url_path="/static")
+    app.config.update(SECRET_KEY=settings.ensure_secret(), TESTING=settings.testing,
+                      JSON_SORT_KEYS=False)
+    catalog = Catalog.open(catalog_url(settings), bcrypt_rounds=settings.bcrypt_rounds,
+                           session_ttl=settings.session_ttl_seconds)
+    if settings.admin_user and settings.admin_password:
+        ensure_admin(catalog, settings.admin_user, settings.admin_password)
+    svc = Services(settings, catalog, security.Throttle(settings.login_attempts_per_minute))
+    svc.extra["rate"] = TupleRate(settings.ingest_tuples_per_second)
+    svc.delivery = Delivery(catalog, lambda event, data, to: socketio.emit(
+        event, data, to=to, namespace=subscriptions.NAMESPACE))
+    app.extensions["sluice"] = svc
+
+    errors.init_app(app)
+    security.init_app(app, settings.max_request_bytes, secure_cookies=bool(settings.tls_cert))
+    guard.init_app(app)
+    api.init_app(app)
+    openapi.init_app(app)
+    _pages(app)
+    socketio.init_app(app, async_mode=ASYNC_MODE, max_http_buffer_size=settings.max_request_bytes)
+    subscriptions.init_app(app, svc)
+    missing = guard.unguarded(app)
+    if missing:
+        raise RuntimeError(f"endpoints without an access rule: {', '.join(missing)}")
+    if settings.runtime:
+        from server.deploy import start_runtime
+
+        start_runtime(svc)
+    return app
+
+
+def _pages(app: Flask) -> None:
+    """The web pages are public files; their API calls are what is guarded."""
+    app.view_functions["static"] = guard.public()(app.view_functions["static"])
+
+    @app.get("/")
+    @guard.public()
+    def index():
+        """The web console's start page."""
+        return app.send_static_file("index.html")

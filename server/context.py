@@ -1,0 +1,26 @@
+"""What one app instance works with, kept in ``app.extensions["sluice"]``."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import current_app
+
+from catalog import Catalog
+from server.config import Settings
+from server.security import Throttle
+
+
+@dataclass
+class Services:
+    settings: Settings
+    catalog: Catalog
+    throttle: Throttle
+    runtime: Any = None          # server.runtime.Runtime once started; None without Spark
+    connections: Any = None      # server.subscriptions.Connections
+    delivery: Any = None         # server.delivery.Delivery
+    extra: dict = field(default_factory=dict)
+
+
+def services() -> Services:
+    return current_app.extensions["sluice"]

@@ -1,0 +1,116 @@
+"""The server under test: ``app -> client -> auth`` over a real SQLite catalog in a temp dir.
+
+``build_world`` seeds the paper's users and roles (joe ADMIN, ed INFO_PROVIDER, al CUSTOMER1, bob
+CUSTOMER2) through the catalog, plus objects owned by non-administrators so that "owner" and
+"administrator" can be told apart: ed owns schema ``fs``, ``spare`` and stream ``feed``; al
+owns diagram ``q1`` (inputs in1, in2) and its output ``out1``.
+"""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from catalog import Action, ObjectType
+from catalog.bootstrap import seed_demo
+from server.app import create_app
+from server.deploy import plan_for, spec_of
+
+T, A = ObjectType, Action
+Q1 = {"version": 1, "name": "q1", "inputs": {"in1": {}, "in2": {}},
+      "boxes": {"merged": {"type": "union", "in": ["in1", "in2"]},
+                "avg": {"type": "aggregate", "in": "merged",
+                        "window": {"size": "10s", "slide": "10s"}, "group_by": ["symbol"],
+                        "aggregates": {"avg_price": "avg(price)", "n": "count()"}}},
+      "outputs": {"out1": {"from": "avg"}}}
+
+
+def overrides(tmp_path, **more):
+    return {"data_dir": str(tmp_path), "testing": True, "runtime": False, "bcrypt_rounds": 4,
+            **more}
+
+
+def close(app) -> None:
+    svc = app.extensions["sluice"]
+    svc.connections.stop()
+    svc.catalog.close()
+
+
+@pytest.fixture(scope="session")
+def template(tmp_path_factory):
+    """The world built once, with a session per user: each test gets a copy of its files."""
+    path = tmp_path_factory.mktemp("world")
+    app = create_app(overrides(path))
+    passwords = build_world(app.extensions["sluice"].catalog)
+    tokens = {user: app.extensions["sluice"].catalog.sessions.login(user, pw)[0]
+              for user, pw in passwords.items()}
+    close(app)
+    return path, passwords, tokens
+
+
+@pytest.fixture
+def app(tmp_path, template):
+    shutil.copytree(template[0], tmp_path / "data")
+    app = create_app(overrides(tmp_path / "data"))
+    yield app
+    close(app)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+class Auth:
+    """Logs users in through the API and hands out their bearer headers."""
+
+    def __init__(self, client, passwords: dict[str, str]) -> None:
+        self.client = client
+        self.passwords = passwords
+        self.tokens: dict[str, str] = {}
+
+    def login(self, user: str, roles=None):
+        body = {"user": user, "password": self.passwords[user]}
+        if roles is not None:
+            body["roles"] = roles
+        return self.client.post("/api/v1/auth/login", json=body)
+
+    def token(self, user: str) -> str:
+        if user not in self.tokens:
+            response = self.login(user)
+            assert response.status_code == 200, response.json
+            self.tokens[user] = response.json["token"]
+        return self.tokens[user]
+
+    def headers(self, user: str | None) -> dict:
+        return {} if user is None else {"Authorization": f"Bearer {self.token(user)}"}
+
+
+def build_world(cat) -> dict[str, str]:
+    """The seeded scenario plus non-administrator owners; returns each user's password."""
+    passwords = seed_demo(cat)
+    joe = cat.sessions.login("joe", passwords["joe"])[1]
+    cat.grants.grant(joe, "INFO_PROVIDER", A.ADD, T.SYSTEM, "system")
+    ed = cat.sessions.login("ed", passwords["ed"])[1]
+    for schema in ("fs", "spare"):
+        cat.objects.add_schema(ed, schema, {"fields": {"x": "long"}})
+        cat.grants.grant(ed, "CUSTOMER1", A.VIEW_OBJECT, T.SCHEMA, schema)
+    cat.objects.add_stream(ed, "feed", "fs")
+    for action in (A.VIEW_OBJECT, A.WRITE, A.READ_TUPLE):
+        cat.grants.grant(ed, "CUSTOMER1", action, T.STREAM, "feed")
+    al = cat.sessions.login("al", passwords["al"])[1]
+    cat.objects.add_diagram(al, spec_of(plan_for(cat, al, Q1), Q1))
+    for action, type_, name in ((A.VIEW_OBJECT, T.DIAGRAM, "q1"),
+                                (A.SET_QUERY_STATUS, T.DIAGRAM, "q1"),
+                                (A.VIEW_OBJECT, T.OUTPUT, "out1"), (A.SUBSCRIBE, T.OUTPUT, "out1")):
+        cat.grants.grant(al, "INFO_PROVIDER", action, type_, name)
+    for who in (joe, ed, al):
+        cat.sessions.logout(who)
+    return passwords
+
+
+@pytest.fixture
+def auth(client, template):
+    auth = Auth(client, template[1])
+    auth.tokens.update(template[2])
+    return auth

@@ -1,0 +1,150 @@
+"""Authorization matrix: every route and socket event, called with no session, a wrong role, a
+right role, the owner and an administrator. A route missing from CASES fails the suite.
+
+Callers (see ``world`` in conftest): bob has no permissions; ed owns ``fs``, ``spare`` and
+``feed`` and was granted VIEW, SET_QUERY_STATUS and SUBSCRIBE on al's ``q1``/``out1``; al owns
+``q1``/``out1`` and was granted VIEW, WRITE and READ_TUPLE on ``feed``; joe is the administrator.
+Without Spark (``runtime: False``) an authorized deploy or ingest answers 503: the refusals
+around it show the check comes first.
+"""
+from __future__ import annotations
+
+import pytest
+
+from server.guard import SOCKET_EVENTS
+from server.extensions import socketio
+
+CALLERS = ("anon", "wrong", "right", "owner", "admin")
+OBJECT_CALLERS = {"anon": None, "wrong": "bob", "right": "al", "owner": "ed", "admin": "joe"}
+DIAGRAM_CALLERS = {"anon": None, "wrong": "bob", "right": "ed", "owner": "al", "admin": "joe"}
+ADMIN_CALLERS = {"anon": None, "wrong": "bob", "right": "ed", "owner": "al", "admin": "joe"}
+SCHEMA = {"name": "t", "fields": {"x": "long"}}
+DOC = {"document": {"version": 1, "name": "q2", "inputs": {"in1": {}},
+                    "outputs": {"o2": {"from": "in1"}}}}
+PERM = "/api/v1/permissions/stream/feed/CUSTOMER2/VIEW_OBJECT"
+
+# (method, rule, concrete path, body, callers, statuses for anon, wrong, right, owner, admin)
+CASES = [
+    ("POST", "/api/v1/auth/login", None, "login", OBJECT_CALLERS, (200, 200, 200, 200, 200)),
+    ("POST", "/api/v1/auth/logout", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/auth/whoami", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/openapi.json", None, None, OBJECT_CALLERS, (200, 200, 200, 200, 200)),
+    ("GET", "/", None, None, OBJECT_CALLERS, (404, 404, 404, 404, 404)),
+    ("GET", "/static/<path:filename>", "/static/missing.js", None, OBJECT_CALLERS,
+     (404, 404, 404, 404, 404)),
+    ("GET", "/api/v1/box-types", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/catalog", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/catalog/<type_>/<name>", "/api/v1/catalog/stream/feed", None,
+     OBJECT_CALLERS, (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/schemas", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/schemas", None, SCHEMA, OBJECT_CALLERS, (401, 403, 201, 201, 201)),
+    ("GET", "/api/v1/schemas/<name>", "/api/v1/schemas/fs", None, OBJECT_CALLERS,
+     (401, 404, 200, 200, 200)),
+    ("DELETE", "/api/v1/schemas/<name>", "/api/v1/schemas/spare", None, OBJECT_CALLERS,
+     (401, 404, 403, 204, 204)),
+    ("GET", "/api/v1/streams", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/streams", None, {"name": "new", "schema": "fs"}, OBJECT_CALLERS,
+     (401, 404, 201, 201, 201)),
+    ("GET", "/api/v1/streams/<name>", "/api/v1/streams/feed", None, OBJECT_CALLERS,
+     (401, 404, 200, 200, 200)),
+    ("DELETE", "/api/v1/streams/<name>", "/api/v1/streams/feed", None, OBJECT_CALLERS,
+     (401, 404, 403, 204, 204)),
+    ("POST", "/api/v1/streams/<name>/tuples", "/api/v1/streams/feed/tuples", [{"x": 1}],
+     OBJECT_CALLERS, (401, 404, 503, 503, 403)),
+    ("GET", "/api/v1/diagrams", None, None, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/diagrams", None, DOC, DIAGRAM_CALLERS, (401, 400, 403, 201, 201)),
+    ("POST", "/api/v1/diagrams/validate", None, DOC, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/diagrams/<name>", "/api/v1/diagrams/q1", None, DIAGRAM_CALLERS,
+     (401, 404, 200, 200, 200)),
+    ("DELETE", "/api/v1/diagrams/<name>", "/api/v1/diagrams/q1", None, DIAGRAM_CALLERS,
+     (401, 404, 403, 204, 204)),
+    ("POST", "/api/v1/diagrams/<name>/deploy", "/api/v1/diagrams/q1/deploy", None,
+     DIAGRAM_CALLERS, (401, 404, 503, 503, 403)),
+    ("POST", "/api/v1/diagrams/<name>/stop", "/api/v1/diagrams/q1/stop", None,
+     DIAGRAM_CALLERS, (401, 404, 200, 200, 403)),
+    ("GET", "/api/v1/diagrams/<name>/status", "/api/v1/diagrams/q1/status", None,
+     DIAGRAM_CALLERS, (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/outputs", None, None, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/outputs/<name>", "/api/v1/outputs/out1", None, DIAGRAM_CALLERS,
+     (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/outputs/<name>/recent", "/api/v1/outputs/out1/recent", None,
+     DIAGRAM_CALLERS, (401, 404, 200, 200, 403)),
+    ("GET", "/api/v1/permissions", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    ("GET", "/api/v1/permissions/<type_>/<name>", "/api/v1/permissions/stream/feed", None,
+     OBJECT_CALLERS, (401, 404, 403, 200, 200)),
+    ("PUT", "/api/v1/permissions/<type_>/<name>/<role>/<action>", PERM, None, OBJECT_CALLERS,
+     (401, 404, 403, 200, 403)),
+    ("DELETE", "/api/v1/permissions/<type_>/<name>/<role>/<action>", PERM, None,
+     OBJECT_CALLERS, (401, 404, 403, 200, 200)),
+    ("GET", "/api/v1/users", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    ("POST", "/api/v1/users", None, {"name": "cy", "password": "long enough pw"},
+     ADMIN_CALLERS, (401, 403, 403, 403, 201)),
+    ("PATCH", "/api/v1/users/<name>", "/api/v1/users/bob", {"enabled": False}, ADMIN_CALLERS,
+     (401, 403, 403, 403, 200)),
+    ("DELETE", "/api/v1/users/<name>", "/api/v1/users/ed", None, ADMIN_CALLERS,
+     (401, 403, 403, 403, 204)),
+    ("PUT", "/api/v1/users/<name>/roles/<role>", "/api/v1/users/bob/roles/CUSTOMER1", None,
+     ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    ("DELETE", "/api/v1/users/<name>/roles/<role>", "/api/v1/users/bob/roles/CUSTOMER2", None,
+     ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    ("GET", "/api/v1/roles", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    ("POST", "/api/v1/roles", None, {"name": "AUDITOR"}, ADMIN_CALLERS,
+     (401, 403, 403, 403, 201)),
+    ("DELETE", "/api/v1/roles/<name>", "/api/v1/roles/CUSTOMER2", None, ADMIN_CALLERS,
+     (401, 403, 403, 403, 204)),
+    ("GET", "/api/v1/audit", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    ("GET", "/api/v1/system/settings", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    ("PATCH", "/api/v1/system/settings", None, {"max_batch_tuples": 5}, ADMIN_CALLERS,
+     (401, 403, 403, 403, 200)),
+]
+
+
+def test_every_route_is_in_the_matrix(app):
+    routes = {(m, r.rule) for r in app.url_map.iter_rules() for m in r.methods - {"HEAD", "OPTIONS"}}
+    listed = {(case[0], case[1]) for case in CASES}
+    assert routes - listed == set(), "routes missing from the authorization matrix"
+    assert listed - routes == set(), "matrix rows for routes that do not exist"
+
+
+@pytest.mark.parametrize("column", range(len(CALLERS)), ids=CALLERS)
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]} {c[1]}" for c in CASES])
+def test_route(client, auth, case, column):
+    method, rule, path, body, callers, expected = case
+    user = callers[CALLERS[column]]
+    if body == "login":
+        body = {"user": "al", "password": auth.passwords["al"]}
+    response = client.open(path or rule, method=method, json=body, headers=auth.headers(user))
+    assert response.status_code == expected[column], response.get_data(as_text=True)
+    if response.status_code >= 400:
+        assert set(response.json["error"]) == {"code", "message", "details"}
+
+
+SOCKET_CASES = [
+    ("subscribe", {"output": "out1"}, DIAGRAM_CALLERS,
+     (None, "NOT_FOUND", "ok", "ok", "PERMISSION_DENIED")),
+    ("unsubscribe", {"output": "out1"}, DIAGRAM_CALLERS,
+     (None, "NOT_SUBSCRIBED", "NOT_SUBSCRIBED", "NOT_SUBSCRIBED", "NOT_SUBSCRIBED")),
+    ("ingest", {"stream": "feed", "tuples": [{"x": 1}]}, OBJECT_CALLERS,
+     (None, "NOT_FOUND", "RUNTIME_UNAVAILABLE", "RUNTIME_UNAVAILABLE", "PERMISSION_DENIED")),
+]
+
+
+def test_every_socket_event_is_in_the_matrix():
+    assert {c[0] for c in SOCKET_CASES} == set(SOCKET_EVENTS)
+
+
+def test_a_socket_without_a_session_is_refused(app, auth):
+    for auth_arg in (None, {"token": "forged"}, {"csrf": "x"}):
+        sock = socketio.test_client(app, auth=auth_arg)
+        assert not sock.is_connected()
+
+
+@pytest.mark.parametrize("column", range(1, len(CALLERS)), ids=CALLERS[1:])
+@pytest.mark.parametrize("case", SOCKET_CASES, ids=[c[0] for c in SOCKET_CASES])
+def test_socket_event(app, auth, case, column):
+    event, payload, callers, expected = case
+    sock = socketio.test_client(app, auth={"token": auth.token(callers[CALLERS[column]])})
+    assert sock.is_connected()
+    ack = sock.emit(event, payload, callback=True)
+    assert (ack["error"]["code"] if "error" in ack else "ok") == expected[column], ack
+    sock.disconnect()
