@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from catalog import Action, DiagramSpec, ObjectType
+from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import decide
+from catalog.bootstrap import add_admin
 from catalog.model import APPLICABLE
+from conftest import PASSWORD
 
 T, A = ObjectType, Action
 # One object of each kind, by (type, name) and the key of APPLICABLE it falls under.
@@ -18,11 +20,25 @@ DENY_RULES = {"ungranted": "default_deny", "inactive": "default_deny", "disabled
               "none": "no_session"}
 
 
-@pytest.fixture
-def world(cat, admin, people, login):
-    """OWNER owns one object of each kind; GRANTED is given every action that applies to each."""
-    people({"olga": ["OWNER"], "gina": ["GRANTED"], "ursula": ["OTHER"],
-            "ines": ["GRANTED", "OTHER"], "dora": ["GRANTED"]})
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """OWNER owns one object of each kind; GRANTED is given every action that applies to each.
+
+    Built once for the whole matrix: deciding changes nothing.
+    """
+    cat = Catalog.open(f"sqlite:///{tmp_path_factory.mktemp('matrix') / 'c.db'}",
+                       bcrypt_rounds=4)
+    add_admin(cat, "joe", PASSWORD)
+
+    def login(name, roles=None):
+        return cat.sessions.login(name, PASSWORD, roles)[1]
+
+    admin = login("joe")
+    for role in ("OWNER", "GRANTED", "OTHER"):
+        cat.accounts.add_role(admin, role)
+    for name, roles in {"olga": ["OWNER"], "gina": ["GRANTED"], "ursula": ["OTHER"],
+                        "ines": ["GRANTED", "OTHER"], "dora": ["GRANTED"]}.items():
+        cat.accounts.add_user(admin, name, PASSWORD, roles)
     cat.grants.grant(admin, "OWNER", A.ADD, T.SYSTEM, "system")
     olga = login("olga")
     cat.objects.add_schema(olga, "s", {"fields": {"x": "long"}})
@@ -35,13 +51,14 @@ def world(cat, admin, people, login):
     subjects = {"granted": login("gina"), "ungranted": login("ursula"),
                 "inactive": login("ines", ["OTHER"]), "disabled": login("dora"), "none": None}
     cat.accounts.set_enabled(admin, "dora", False)
-    return subjects, admin, olga
+    yield cat, subjects, admin, olga
+    cat.close()
 
 
 @pytest.mark.parametrize("who", SUBJECTS)
 @pytest.mark.parametrize("kind", KINDS)
-def test_decision_matrix(cat, world, kind, who):
-    subjects, admin, olga = world
+def test_decision_matrix(world, kind, who):
+    cat, subjects, admin, olga = world
     subject = (admin if kind == "system" else olga) if who == "owner" else subjects[who]
     snapshot = cat.core.snapshot
     obj = snapshot.find(*KINDS[kind])
