@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound
 from boxes.types import parse_schema
 from catalog import repository
+from catalog.accounts import role_named
 from catalog.authorizer import active_roles, decide, owns
 from catalog.core import Core
 from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
@@ -272,6 +273,24 @@ class Objects:
                 repository.delete_object(conn, obj.id)
                 core.log(subject, f"{obj.type.value}_drop", f"{obj.type.value}:{obj.name}",
                          True, "owner or administrator", conn)
+
+    def transfer(self, subject: Subject, type_: ObjectType, name: str, role: str) -> CatalogObject:
+        """An administrator hands an object (with what it holds) to another role, e.g. before
+        that team's old role is deleted. Existing grants stay; the administrator becomes the
+        owner user of record."""
+        core = self.core
+        with core.store.lock:
+            snapshot = core.require_admin(subject, "transfer")
+            obj = core.find(subject, type_, name, snapshot)
+            if obj.type is T.SYSTEM or obj.parent_id is not None:
+                raise InvalidInput(f"{obj.type.value} {obj.name} cannot change hands on its own",
+                                   code="NOT_TRANSFERABLE")
+            role_named(snapshot, role)
+            with core.change() as conn:
+                repository.set_owner(conn, obj.id, subject.user_name, role)
+                core.log(subject, "transfer", f"{obj.type.value}:{obj.name}", True,
+                         "administrator", conn, old_role=obj.owner_role, role=role)
+        return core.snapshot.objects[obj.id]
 
     def set_query_status(self, subject: Subject, diagram: str, status: str) -> CatalogObject:
         """Record that a diagram should run or stop; the runner acts on it."""

@@ -38,6 +38,11 @@ def verify(password: object, hashed: str) -> bool:
     return bcrypt.checkpw(raw, hashed.encode("ascii"))
 
 
+def weaker_than(hashed: str, rounds: int) -> bool:
+    """Whether a stored hash used fewer rounds than configured now (``$2b$12$...``)."""
+    return int(hashed.split("$")[2]) < rounds
+
+
 @lru_cache(maxsize=None)
 def dummy_hash(rounds: int) -> str:
     """Checked against when the user is unknown, so an unknown name costs as much as a known one."""

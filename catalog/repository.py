@@ -153,6 +153,12 @@ def set_status(conn, object_id: int, status: str) -> None:
     conn.execute("UPDATE objects SET status = ? WHERE id = ?", (status, object_id))
 
 
+def set_owner(conn, object_id: int, user: str, role: str) -> None:
+    """The object and everything inside it (a diagram's boxes and outputs) change hands."""
+    conn.execute("UPDATE objects SET owner_user = ?, owner_role = ? WHERE id = ? OR parent_id = ?",
+                 (user, role, object_id, object_id))
+
+
 def insert_grant(conn, grant: Grant, at: float) -> bool:
     return conn.execute(
         "INSERT OR IGNORE INTO permissions (role, action, object_id, granted_by, granted_at)"

@@ -2,7 +2,8 @@
 
 Tokens are random and only their SHA-256 is stored, so a copy of the database opens no session.
 Every credential failure (unknown user, wrong password, disabled user) gives the same error; the
-audit log records which one it was.
+audit log records which one it was. A password hashed with fewer bcrypt rounds than configured
+is hashed again at its next successful login, so raising the cost reaches every account.
 """
 from __future__ import annotations
 
@@ -51,6 +52,9 @@ class Sessions:
         at = core.clock()
         with core.change(objects=False) as conn:
             repository.purge_expired_sessions(conn, at)
+            if passwords.weaker_than(row[1], core.settings.bcrypt_rounds):
+                repository.set_password_hash(
+                    conn, user.id, passwords.hash_password(password, core.settings.bcrypt_rounds))
             sid = repository.insert_session(conn, token_hash(token), user.id, wanted, at,
                                             at + core.settings.session_ttl)
             subject = Subject(sid, user.id, user.name, wanted)

@@ -105,3 +105,17 @@ def test_the_owner_role_is_read_from_the_session_as_it_is_now(cat, admin, people
         cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}}, role="CUSTOMER2")
     assert err.value.code == "ROLE_NOT_ACTIVE"
     assert cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}}).owner_role == "CUSTOMER1"
+
+
+def test_an_administrator_hands_a_diagram_to_another_role(cat, admin, al, login):
+    cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    with pytest.raises(Denied):
+        cat.objects.transfer(al, T.DIAGRAM, "q1", "CUSTOMER2")
+    with pytest.raises(InvalidInput):
+        cat.objects.transfer(admin, T.OUTPUT, "out1", "CUSTOMER2")
+    cat.objects.transfer(admin, T.DIAGRAM, "q1", "CUSTOMER2")
+    bob = login("bob")
+    assert [(o.name, o.owner_user, o.owner_role) for o in cat.objects.lookup(bob)] == [
+        ("q1", "joe", "CUSTOMER2"), ("q1.f", "joe", "CUSTOMER2"), ("out1", "joe", "CUSTOMER2")]
+    assert [o.name for o in cat.objects.lookup(al)] == ["s", "in1"]
+    cat.accounts.delete_role(admin, "CUSTOMER1")

@@ -124,3 +124,22 @@ def test_a_user_changes_its_own_password_and_its_other_sessions_end(cat, admin, 
         cat.sessions.login("al", PASSWORD)
     cat.sessions.login("al", "a brand new password")
     assert [e.allowed for e in cat.audit(admin, event="password_change")] == [True, False]
+
+
+def test_raising_the_bcrypt_cost_rehashes_at_the_next_login(cat, al, db_url, clock):
+    from catalog import Catalog
+
+    def cost():
+        (hashed,) = cat.core.store.conn.execute(
+            "SELECT password_hash FROM users WHERE name = 'al'").fetchone()
+        return hashed.split("$")[2]
+
+    assert cost() == "04"
+    stronger = Catalog.open(db_url, bcrypt_rounds=5, clock=clock)
+    try:
+        stronger.sessions.login("al", PASSWORD)
+    finally:
+        stronger.close()
+    assert cost() == "05"
+    cat.sessions.login("al", PASSWORD)
+    assert cost() == "05"
