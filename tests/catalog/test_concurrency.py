@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from catalog import Action, DiagramSpec, ObjectType
+from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import decide
 from catalog.core import load
 
@@ -37,8 +37,6 @@ def test_revocation_is_seen_by_the_next_decision_and_readable_set(cat, streams, 
 
 def test_a_change_by_another_process_is_seen_at_once(cat, streams, login, db_url, clock):
     """A second Catalog on the same file stands for ``sluice`` run while the server runs."""
-    from catalog import Catalog
-
     al = login("al")
     other = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from boxes.errors import Denied, Unauthenticated
-from catalog import Action, ObjectType
+from catalog import Action, Catalog, ObjectType
 from conftest import PASSWORD
 
 T, A = ObjectType, Action
@@ -127,8 +127,6 @@ def test_a_user_changes_its_own_password_and_its_other_sessions_end(cat, admin, 
 
 
 def test_raising_the_bcrypt_cost_rehashes_at_the_next_login(cat, al, db_url, clock):
-    from catalog import Catalog
-
     def cost():
         (hashed,) = cat.core.store.conn.execute(
             "SELECT password_hash FROM users WHERE name = 'al'").fetchone()

@@ -7,6 +7,7 @@ import pytest
 
 from boxes.errors import InvalidInput
 from catalog import Catalog, ObjectType
+from catalog.bootstrap import add_admin
 from catalog.store import Store, migrations
 from conftest import PASSWORD
 
@@ -55,3 +56,13 @@ def test_unsupported_urls_are_refused(url):
     with pytest.raises(InvalidInput) as err:
         Store(url)
     assert err.value.code == "UNSUPPORTED_DATABASE"
+
+
+def test_an_in_memory_catalog_works_for_one_process():
+    cat = Catalog.open("sqlite:///:memory:", bcrypt_rounds=4)
+    try:
+        assert add_admin(cat, "joe", PASSWORD)
+        joe = cat.sessions.login("joe", PASSWORD)[1]
+        assert [o.name for o in cat.objects.lookup(joe)] == ["system"]
+    finally:
+        cat.close()
