@@ -6,7 +6,7 @@ without an enabled administrator.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 from boxes.errors import Conflict, NotFound, Unauthenticated
 from catalog import passwords, repository
@@ -126,26 +126,22 @@ class Accounts:
                 core.log(subject, "role_delete", f"role:{name}", True, "administrator", conn)
 
     def assign_role(self, subject: Subject, user_name: str, role: str) -> None:
-        core = self.core
-        with core.store.lock:
-            snapshot = core.require_admin(subject, "role_assign")
-            user = user_named(snapshot, user_name)
-            role_named(snapshot, role)
-            with core.change() as conn:
-                repository.assign_role(conn, user.id, role)
-                core.log(subject, "role_assign", f"user:{user_name}", True, "administrator",
-                         conn, role=role)
+        self._membership(subject, user_name, role, "role_assign", repository.assign_role)
 
     def unassign_role(self, subject: Subject, user_name: str, role: str) -> None:
+        self._membership(subject, user_name, role, "role_unassign", repository.unassign_role)
+
+    def _membership(self, subject: Subject, user_name: str, role: str, event: str,
+                    write: Callable) -> None:
         core = self.core
         with core.store.lock:
-            snapshot = core.require_admin(subject, "role_unassign")
+            snapshot = core.require_admin(subject, event)
             user = user_named(snapshot, user_name)
             role_named(snapshot, role)
             with core.change() as conn:
-                repository.unassign_role(conn, user.id, role)
-                core.log(subject, "role_unassign", f"user:{user_name}", True, "administrator",
-                         conn, role=role)
+                write(conn, user.id, role)
+                core.log(subject, event, f"user:{user_name}", True, "administrator", conn,
+                         role=role)
 
     def users(self, subject: Subject) -> list[User]:
         snapshot = self.core.require_admin(subject, "user_list")

@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 from boxes.errors import Conflict, Denied, NotFound, Unauthenticated
 from catalog import audit, repository
 from catalog.authorizer import Decision, decide
-from catalog.model import Action, CatalogObject, ObjectType, Subject
+from catalog.model import Action, CatalogObject, ObjectType, Subject, parse_type
 from catalog.snapshot import Snapshot, build, with_subjects
 from catalog.store import Store
 
@@ -107,11 +107,12 @@ class Core:
             raise Unauthenticated(INVALID_SESSION)
         return subject
 
-    def find(self, subject: Subject | None, type_: ObjectType, name: str,
+    def find(self, subject: Subject | None, type_: ObjectType | str, name: str,
              snapshot: Snapshot | None = None) -> CatalogObject:
         """The object if the subject may view it; otherwise exactly what a missing one gives."""
         snapshot = snapshot or self.snapshot
         self.valid(subject, snapshot)
+        type_ = parse_type(type_)
         obj = snapshot.find(type_, name) if isinstance(name, str) else None
         if obj is None or (obj.type is not ObjectType.SYSTEM and
                            not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed):

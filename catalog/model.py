@@ -136,17 +136,17 @@ def check_name(value: object, what: str, pattern: re.Pattern[str] = NAME) -> str
                        details={"field": what})
 
 
-def parse_action(value: object) -> Action:
+def _parse(kind: type[Enum], value: object, what: str, code: str):
     try:
-        return Action(value)
+        return kind(value)
     except ValueError:
-        raise InvalidInput(f"unknown action {str(value)[:40]!r}; expected one of "
-                           + ", ".join(a.value for a in Action), code="UNKNOWN_ACTION") from None
+        raise InvalidInput(f"unknown {what} {str(value)[:40]!r}; expected one of "
+                           + ", ".join(k.value for k in kind), code=code) from None
+
+
+def parse_action(value: object) -> Action:
+    return _parse(Action, value, "action", "UNKNOWN_ACTION")
 
 
 def parse_type(value: object) -> ObjectType:
-    try:
-        return ObjectType(value)
-    except ValueError:
-        raise InvalidInput(f"unknown object type {str(value)[:40]!r}; expected one of "
-                           + ", ".join(t.value for t in ObjectType), code="UNKNOWN_TYPE") from None
+    return _parse(ObjectType, value, "object type", "UNKNOWN_TYPE")

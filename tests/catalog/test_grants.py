@@ -27,7 +27,7 @@ def test_change_perm_lets_a_holder_pass_on_only_what_it_holds(cat, stream, login
     admin, al, bob = stream, login("al"), login("bob")
     for action in (A.VIEW_OBJECT, A.READ_TUPLE, A.CHANGE_PERM):
         cat.grants.grant(admin, "CUSTOMER1", action, T.STREAM, "in1")
-    assert cat.grants.grant(al, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
+    assert cat.grants.grant(al, "CUSTOMER2", "READ_TUPLE", "stream", "in1")
     assert not cat.grants.grant(al, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
     assert allowed(cat, bob, A.READ_TUPLE)
     with pytest.raises(Denied) as err:
