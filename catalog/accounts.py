@@ -37,13 +37,13 @@ class Accounts:
         core = self.core
         check_name(name, "user", USER_NAME)
         roles = tuple(roles)
+        hashed = self._hash(subject, password, "user_add")
         with core.store.lock:
             snapshot = core.require_admin(subject, "user_add")
             for role in roles:
                 role_named(snapshot, role)
             if name in snapshot.users_by_name:
                 raise Conflict(f"a user named {name!r} exists already", code="DUPLICATE_NAME")
-            hashed = passwords.hash_password(password, core.settings.bcrypt_rounds)
             with core.change() as conn:
                 user_id = repository.insert_user(conn, name, hashed, True, core.clock())
                 for role in roles:
@@ -55,13 +55,18 @@ class Accounts:
     def set_password(self, subject: Subject, name: str, password: str) -> None:
         """An administrator sets a new password; the user's sessions end."""
         core = self.core
+        hashed = self._hash(subject, password, "user_password")
         with core.store.lock:
             user = user_named(core.require_admin(subject, "user_password"), name)
-            hashed = passwords.hash_password(password, core.settings.bcrypt_rounds)
             with core.change() as conn:
                 repository.set_password_hash(conn, user.id, hashed)
                 repository.end_sessions_of(conn, user.id)
                 core.log(subject, "user_password", f"user:{name}", True, "administrator", conn)
+
+    def _hash(self, subject: Subject, password: str, event: str) -> str:
+        """Hash outside the store lock (bcrypt takes a while), but only for an administrator."""
+        self.core.require_admin(subject, event)
+        return passwords.hash_password(password, self.core.settings.bcrypt_rounds)
 
     def change_own_password(self, subject: Subject, old: str, new: str) -> None:
         """A user changes its own password, proving the old one; its other sessions end."""

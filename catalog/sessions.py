@@ -49,12 +49,14 @@ class Sessions:
                          f"{', '.join(sorted(str(r)[:64] for r in wanted - user.roles))}",
                          code="ROLE_NOT_PLAYABLE")
         token = secrets.token_urlsafe(32)
+        rounds = core.settings.bcrypt_rounds
+        rehashed = passwords.hash_password(password, rounds) \
+            if passwords.weaker_than(row[1], rounds) else None
         at = core.clock()
         with core.change(objects=False) as conn:
             repository.purge_expired_sessions(conn, at)
-            if passwords.weaker_than(row[1], core.settings.bcrypt_rounds):
-                repository.set_password_hash(
-                    conn, user.id, passwords.hash_password(password, core.settings.bcrypt_rounds))
+            if rehashed:
+                repository.set_password_hash(conn, user.id, rehashed)
             sid = repository.insert_session(conn, token_hash(token), user.id, wanted, at,
                                             at + core.settings.session_ttl)
             subject = Subject(sid, user.id, user.name, wanted)
