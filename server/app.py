@@ -12,7 +12,7 @@ from flask import Flask
 
 from catalog import Catalog
 from catalog.bootstrap import ensure_admin
-from server import api, errors, guard, openapi, security, subscriptions
+from server import api, changes, errors, guard, openapi, security, subscriptions
 from server.config import Settings, load_settings
 from server.context import Services
 from server.delivery import Delivery
@@ -58,6 +58,7 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     _pages(app)
     socketio.init_app(app, async_mode=ASYNC_MODE, max_http_buffer_size=settings.max_request_bytes)
     subscriptions.init_app(app, svc)
+    changes.init_app(svc, subscriptions.NAMESPACE)
     missing = guard.unguarded(app)
     if missing:
         raise RuntimeError(f"endpoints without an access rule: {', '.join(missing)}")
