@@ -2,8 +2,8 @@
 
 Every change runs through :meth:`Core.change`: one transaction, the new snapshot built from the
 same transaction and checked (there must stay an administrator), then swapped in whole. Reads
-take the current snapshot without a lock; a commit by another process (``sluice user disable``
-while the server runs) is noticed through SQLite's ``data_version`` and reloaded.
+take the current snapshot without waiting for a writer; a commit by another process (``sluice
+user disable`` while the server runs) is noticed through SQLite's ``data_version`` and reloaded.
 """
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ class Core:
         self.store = store
         self.settings = settings
         self.clock = clock
+        self._seen_data = store.data_version()
         with store.transaction() as conn:
-            self._snapshot = load(conn)
-        self._seen_version = store.data_version()
+            self._snapshot, self._version = load(conn), repository.catalog_version(conn)
         self._listeners: list[Callable[[], None]] = []
 
     def on_change(self, listener: Callable[[], None]) -> None:
@@ -56,12 +56,18 @@ class Core:
 
     @property
     def snapshot(self) -> Snapshot:
-        version = self.store.data_version()
-        if version != self._seen_version:
-            with self.store.transaction() as conn:
-                self._snapshot = load(conn)
-            self._seen_version = version
-            self._changed()
+        """The current snapshot, reloaded first if another process changed the catalog."""
+        data = self.store.data_version()
+        if data != self._seen_data:
+            self._seen_data = data
+            with self.store.reader() as conn:
+                stale = repository.catalog_version(conn) != self._version
+            if stale:
+                with self.store.transaction() as conn:
+                    version = repository.catalog_version(conn)
+                    if version != self._version:
+                        self._snapshot, self._version = load(conn), version
+                self._changed()
         return self._snapshot
 
     @contextmanager
@@ -74,16 +80,16 @@ class Core:
         with self.store.lock:
             with self.store.transaction() as conn:
                 yield conn
-                if objects or conn.execute("PRAGMA data_version").fetchone()[0] \
-                        != self._seen_version:
+                current = repository.catalog_version(conn) == self._version
+                version = repository.bump_catalog_version(conn)
+                if objects or not current:
                     snapshot = load(conn)
                 else:
                     snapshot = with_subjects(self._snapshot, repository.load_subjects(conn))
                 if snapshot.system is not None and not snapshot.administrators():
                     raise Conflict("the change would leave no enabled administrator",
                                    code="LAST_ADMINISTRATOR")
-            self._snapshot = snapshot
-            self._seen_version = self.store.data_version()
+            self._snapshot, self._version = snapshot, version
         self._changed()
 
     def log(self, subject: Subject | None, event: str, obj: str | None, allowed: bool,

@@ -126,6 +126,16 @@ def purge_expired_sessions(conn, now: float) -> int:
     return conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (now,)).rowcount
 
 
+def catalog_version(conn) -> int:
+    return conn.execute("SELECT value FROM counters WHERE name = 'catalog_version'").fetchone()[0]
+
+
+def bump_catalog_version(conn) -> int:
+    (value,) = conn.execute("UPDATE counters SET value = value + 1"
+                            " WHERE name = 'catalog_version' RETURNING value").fetchone()
+    return value
+
+
 def next_source_index(conn) -> int:
     (value,) = conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'source_index'"
                             " RETURNING value - 1").fetchone()

@@ -43,8 +43,13 @@ class Store:
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                     timeout=30)
         self.conn.execute("PRAGMA foreign_keys = ON")
+        # A second connection only notices commits, so that noticing never waits for a writer.
+        # In memory there is nobody else to notice.
+        self._probe = None
+        self._probe_lock = threading.Lock()
         if path != ":memory:":
             self.conn.execute("PRAGMA journal_mode = WAL")
+            self._probe = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.migrate()
 
     def migrate(self) -> None:
@@ -79,10 +84,24 @@ class Store:
             self.conn.execute("COMMIT")
 
     def data_version(self) -> int:
-        """Changes whenever another connection (another process) commits to the file."""
-        with self.lock:
-            return self.conn.execute("PRAGMA data_version").fetchone()[0]
+        """Changes whenever anyone, this process included, commits to the file."""
+        if self._probe is None:
+            return 0
+        with self._probe_lock:
+            return self._probe.execute("PRAGMA data_version").fetchone()[0]
+
+    @contextmanager
+    def reader(self) -> Iterator[sqlite3.Connection]:
+        """A connection for one quick read that does not wait for a writer."""
+        if self._probe is None:
+            with self.lock:
+                yield self.conn
+            return
+        with self._probe_lock:
+            yield self._probe
 
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+            if self._probe is not None:
+                self._probe.close()

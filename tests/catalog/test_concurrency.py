@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from boxes.errors import Unauthenticated
 from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import decide
 from catalog.core import load
@@ -45,6 +46,20 @@ def test_a_change_by_another_process_is_seen_at_once(cat, streams, login, db_url
         assert cat.sessions.readable_sources(al) == 1
         other.accounts.set_enabled(joe, "al", False)
         assert cat.sessions.readable_sources(al) == 0
+    finally:
+        other.close()
+
+
+def test_only_catalog_changes_reload_the_snapshot(cat, streams, db_url, clock):
+    other = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
+    try:
+        before = cat.core.snapshot
+        with pytest.raises(Unauthenticated):
+            other.sessions.login("al", "a wrong password")
+        assert cat.core.snapshot is before
+        joe = other.sessions.login("joe", "correct horse battery")[1]
+        assert cat.core.snapshot is not before
+        assert joe.session_id in cat.core.snapshot.sessions
     finally:
         other.close()
 
