@@ -1,0 +1,51 @@
+// The admin console: users, roles, every permission (grant and revoke), the audit log and the
+// system settings, one tab each. Shown only to sessions the server lets list users.
+import * as api from "./api.js";
+import { AuditLog } from "./audit.js";
+import { el, fill } from "./dom.js";
+import { PermissionPanel } from "./permissions.js";
+import { SystemSettings } from "./settings.js";
+import { Accounts } from "./users.js";
+
+const TABS = ["Users", "Roles", "Permissions", "Audit", "Settings"];
+
+export class AdminConsole {
+  constructor(root) {
+    const panes = Object.fromEntries(TABS.map((t) => [t, el("section", { class: "tab-pane", id: `admin-${t.toLowerCase()}`, role: "tabpanel" })]));
+    this.accounts = new Accounts(panes.Users, panes.Roles);
+    this.permissions = new PermissionPanel(panes.Permissions,
+      async () => (await api.get("/permissions")).permissions, this.accounts.roles);
+    this.audit = new AuditLog(panes.Audit);
+    this.settings = new SystemSettings(panes.Settings);
+    this.tabs = TABS.map((t) => el("button", {
+      type: "button", role: "tab", "data-tab": t, onclick: () => this.show(t),
+    }, t));
+    fill(root, el("div", { class: "tabs", role: "tablist", "aria-label": "Admin console" }, this.tabs),
+      Object.values(panes));
+    this.panes = panes;
+    this.show("Users");
+  }
+
+  show(tab) {
+    this.current = tab;
+    for (const button of this.tabs) button.setAttribute("aria-selected", String(button.dataset.tab === tab));
+    for (const [name, pane] of Object.entries(this.panes)) pane.hidden = name !== tab;
+  }
+
+  /** Whether this session may use the console (an administrator's). */
+  static async allowed() {
+    try {
+      await api.get("/users");
+      return true;
+    } catch (error) {
+      if (error.status === 403) return false;
+      throw error;
+    }
+  }
+
+  async refresh() {
+    await this.accounts.refresh();
+    this.permissions.roles = this.accounts.roles;
+    await Promise.all([this.permissions.refresh(), this.audit.refresh(), this.settings.refresh()]);
+  }
+}

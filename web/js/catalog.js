@@ -1,0 +1,39 @@
+// The catalog browser: the objects this session may view, their owners, and, for an object
+// whose permissions the session may see, who holds what (with grant and revoke for its owner).
+import * as api from "./api.js";
+import { el, fill } from "./dom.js";
+import { PermissionPanel } from "./permissions.js";
+
+export class CatalogBrowser {
+  constructor(root) {
+    this.body = el("tbody");
+    this.detail = el("section", { class: "detail", "aria-live": "polite" },
+      el("p", { class: "hint" }, "Choose an object to see its permissions."));
+    this.panel = null;
+    fill(root, el("div", { class: "split" },
+      el("section", { "aria-labelledby": "catalog-title" },
+        el("h2", { id: "catalog-title" }, "Objects you may view"),
+        el("table", { class: "objects" },
+          el("thead", {}, el("tr", {}, ["type", "name", "kind", "owner", "owner role", "source"].map((h) => el("th", { scope: "col" }, h)))),
+          this.body)),
+      this.detail));
+  }
+
+  async refresh() {
+    const { objects } = await api.get("/catalog");
+    fill(this.body, objects.map((o) => el("tr", { "data-object": `${o.type}/${o.name}` },
+      el("td", {}, o.type),
+      el("td", {}, el("button", { type: "button", class: "link", onclick: () => this.open(o) }, o.name)),
+      el("td", {}, o.kind || ""), el("td", {}, o.owner.user), el("td", {}, o.owner.role),
+      el("td", {}, o.source_index ?? ""))));
+    if (this.panel) await this.panel.refresh();
+  }
+
+  open(object) {
+    const root = el("div");
+    fill(this.detail, el("h2", {}, `Permissions on ${object.type} ${object.name}`), root);
+    this.panel = new PermissionPanel(root, async () =>
+      (await api.get(`/permissions/${api.seg(object.type)}/${api.seg(object.name)}`)).permissions);
+    return this.panel.refresh();
+  }
+}

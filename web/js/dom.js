@@ -1,0 +1,69 @@
+// Building DOM from data: every string becomes a text node, never markup, so a name such as
+// "<img src=x onerror=alert(1)>" shows as those characters and never runs.
+
+/** el("button", {class: "primary", onclick: f}, "Save") -> <button class="primary">Save</button> */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  append(node, children);  // first, so a <select>'s value can pick one of its options
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "class") node.className = value;
+    else if (key in node && key !== "list" && key !== "for") node[key] = value;
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  return node;
+}
+
+export function append(node, children) {
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Replace a node's children. */
+export function fill(node, ...children) {
+  node.replaceChildren();
+  return append(node, children);
+}
+
+let uid = 0;
+/** A fresh id for pairing a <label for> with its control. */
+export function freshId(prefix = "f") {
+  uid += 1;
+  return `${prefix}-${uid}`;
+}
+
+/** A labelled control: <div class="field"><label>..</label>control<p class="hint"></p></div>. */
+export function field(labelText, control, hint) {
+  if (!control.id) control.id = freshId();
+  const wrap = el("div", { class: "field" },
+    el("label", { for: control.id }, labelText), control);
+  if (hint) {
+    const hintId = freshId("hint");
+    wrap.append(el("p", { class: "hint", id: hintId }, hint));
+    control.setAttribute("aria-describedby", hintId);
+  }
+  return wrap;
+}
+
+/** A table whose cells are text or nodes. */
+export function table(headers, rows, caption) {
+  return el("table", {},
+    caption ? el("caption", {}, caption) : null,
+    el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((c) => el("td", {}, c))))));
+}
+
+/** A message line for the outcome of an action: role=status so screen readers hear it. */
+export function notice(node, text, kind = "info") {
+  node.className = `notice ${kind}`;
+  node.textContent = text;
+}
+
+export function select(options, attrs = {}) {
+  return el("select", attrs, options.map((o) =>
+    typeof o === "string" ? el("option", { value: o }, o) : el("option", { value: o.value }, o.label)));
+}

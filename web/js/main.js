@@ -1,0 +1,87 @@
+// Start-up and navigation: log in (or resume the session the browser holds), open the socket,
+// show one page at a time (#editor, #results, #catalog, #admin), and refresh the page in view
+// whenever the server announces a catalog change.
+import * as api from "./api.js";
+import { AdminConsole } from "./admin.js";
+import { loginView, logout, resume } from "./auth.js";
+import { CatalogBrowser } from "./catalog.js";
+import { el, fill } from "./dom.js";
+import { Editor } from "./editor.js";
+import { Results } from "./results.js";
+import * as socket from "./socket.js";
+
+const $ = (id) => document.getElementById(id);
+const PAGES = { editor: "Editor", results: "Live results", catalog: "Catalog", admin: "Admin" };
+let pages = null;   // page name -> {view, section}, built after login
+
+async function start() {
+  api.onSessionEnded(() => showLogin("Your session has ended. Please log in again."));
+  socket.on("catalog_changed", () => refreshCurrent());
+  socket.on("disconnect", (reason) => {
+    if (reason === "io server disconnect") showLogin("The server ended your session. Please log in again.");
+  });
+  window.addEventListener("hashchange", () => showPage(currentPage()));
+  const me = await resume();
+  if (me) await enter(me);
+  else showLogin();
+}
+
+function showLogin(reason) {
+  socket.disconnect();
+  pages?.editor.view.list.stop();
+  pages = null;
+  $("app").hidden = true;
+  fill($("whoami"));
+  const login = $("login");
+  login.hidden = false;
+  const view = loginView(login, (me) => enter(me));
+  if (reason) view.say(reason);
+  view.focus();
+}
+
+async function enter(me) {
+  $("login").hidden = true;
+  $("app").hidden = false;
+  socket.connect(me.csrf_token);
+  fill($("whoami"), el("span", { class: "user" }, me.user), " ",
+    el("span", { class: "roles" }, me.roles.join(", ")), " ",
+    el("button", { type: "button", onclick: async () => { await logout(); showLogin(); } }, "Log out"));
+  const admin = await AdminConsole.allowed();
+  pages = {
+    editor: { view: new Editor($("page-editor")) },
+    results: { view: new Results($("page-results")) },
+    catalog: { view: new CatalogBrowser($("page-catalog")) },
+  };
+  if (admin) pages.admin = { view: new AdminConsole($("page-admin")) };
+  fill($("nav"), Object.entries(PAGES).filter(([key]) => pages[key]).map(([key, label]) =>
+    el("a", { href: `#${key}`, "data-page": key }, label)));
+  await pages.editor.view.open();
+  await showPage(currentPage());
+}
+
+function currentPage() {
+  const wanted = location.hash.slice(1);
+  return pages && pages[wanted] ? wanted : "editor";
+}
+
+async function showPage(name) {
+  if (!pages) return;
+  for (const key of Object.keys(PAGES)) $(`page-${key}`).hidden = key !== name;
+  for (const link of $("nav").querySelectorAll("a")) {
+    if (link.dataset.page === name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  await refreshCurrent();
+}
+
+async function refreshCurrent() {
+  if (!pages) return;
+  const page = pages[currentPage()];
+  try {
+    await page.view.refresh();
+  } catch (error) {
+    if (error.status !== 401) console.error(error);
+  }
+}
+
+start();

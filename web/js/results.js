@@ -1,0 +1,117 @@
+// Live results: subscribe to an output the session may view and watch its tuples arrive. The
+// table shows exactly what the server's SecFilter delivered to this session, each tuple with
+// the input streams it derives from; a live chart follows one numeric field.
+import * as api from "./api.js";
+import { Sparkline } from "./charts.js";
+import { el, field, fill, notice, select } from "./dom.js";
+import * as socket from "./socket.js";
+
+const MAX_ROWS = 200;
+const SOURCES = "_sources";
+
+export class Results {
+  constructor(root) {
+    this.output = null;
+    this.columns = [];
+    this.count = 0;
+    this.picker = select([], { name: "output" });
+    this.fieldPicker = select([], { name: "chart-field" });
+    this.message = el("p", { class: "notice", role: "status" });
+    this.counter = el("span", { class: "counter", "aria-live": "off" }, "0 tuples");
+    this.head = el("thead");
+    this.body = el("tbody");
+    this.chart = new Sparkline("value", { width: 420, height: 90, capacity: 120 });
+    this.fieldPicker.addEventListener("change", () => this.chart.reset());
+    const form = el("form", { class: "toolbar", "aria-label": "Subscribe to an output" },
+      field("Output", this.picker),
+      el("button", { type: "submit", class: "primary" }, "Subscribe"),
+      el("button", { type: "button", onclick: () => this.unsubscribe() }, "Unsubscribe"),
+      this.message);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.subscribe(this.picker.value);
+    });
+    fill(root, form, el("div", { class: "results-body" },
+      el("section", { class: "results-table", "aria-label": "Arriving tuples" },
+        el("h2", {}, "Arriving tuples ", this.counter),
+        el("div", { class: "scroll" }, el("table", { class: "tuples" }, this.head, this.body))),
+      el("section", { class: "results-chart", "aria-label": "Live chart" },
+        el("h2", {}, "Live chart"), field("Numeric field", this.fieldPicker), this.chart.element)));
+    socket.on("tuples", (data) => this.receive(data));
+    socket.on("subscription_ended", (data) => this.ended(data));
+  }
+
+  /** The outputs this session may view (subscribing may still be refused). */
+  async refresh() {
+    const { outputs } = await api.get("/outputs");
+    const names = outputs.map((o) => o.name);
+    const current = this.picker.value;
+    fill(this.picker, names.map((n) => el("option", { value: n }, n)));
+    if (names.includes(current)) this.picker.value = current;
+    if (!names.length) notice(this.message, "There is no output you may view yet.");
+  }
+
+  async subscribe(output) {
+    if (!output) return;
+    if (this.output) await this.unsubscribe();
+    try {
+      await socket.call("subscribe", { output });
+    } catch (error) {
+      notice(this.message, error.message, "error");
+      return;
+    }
+    this.output = output;
+    this.columns = [];
+    this.count = 0;
+    fill(this.head);
+    fill(this.body);
+    this.chart.reset();
+    this.counter.textContent = "0 tuples";
+    notice(this.message, `Subscribed to ${output}; tuples appear as they arrive.`, "ok");
+  }
+
+  async unsubscribe() {
+    if (!this.output) return;
+    const output = this.output;
+    this.output = null;
+    try {
+      await socket.call("unsubscribe", { output });
+      notice(this.message, `Unsubscribed from ${output}.`);
+    } catch (error) {
+      notice(this.message, error.message, "error");
+    }
+  }
+
+  receive({ output, tuples }) {
+    if (output !== this.output) return;
+    if (!this.columns.length && tuples.length) this.setColumns(tuples[0]);
+    for (const tuple of tuples) {
+      this.body.prepend(el("tr", {}, this.columns.map((c) => el("td", {}, cell(tuple[c]))),
+        el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", "))));
+      this.chart.push(tuple[this.fieldPicker.value]);
+    }
+    while (this.body.rows.length > MAX_ROWS) this.body.lastElementChild.remove();
+    this.count += tuples.length;
+    this.counter.textContent = `${this.count} tuples`;
+  }
+
+  setColumns(first) {
+    this.columns = Object.keys(first).filter((k) => k !== SOURCES);
+    fill(this.head, el("tr", {}, this.columns.map((c) => el("th", { scope: "col" }, c)),
+      el("th", { scope: "col" }, "sources")));
+    const numeric = this.columns.filter((c) => typeof first[c] === "number");
+    fill(this.fieldPicker, numeric.map((c) => el("option", { value: c }, c)));
+    this.chart.reset();
+  }
+
+  ended({ output, error }) {
+    if (output !== this.output) return;
+    this.output = null;
+    notice(this.message, `Your subscription to ${output} ended: ${error.message}`, "error");
+  }
+}
+
+function cell(value) {
+  if (value === null || value === undefined) return "";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}

@@ -1,0 +1,92 @@
+// Admin console, users and roles: create, disable or enable, reset a password, and say who may
+// play which role.
+import * as api from "./api.js";
+import { el, field, fill, notice, select } from "./dom.js";
+
+export class Accounts {
+  constructor(usersRoot, rolesRoot) {
+    this.usersRoot = usersRoot;
+    this.rolesRoot = rolesRoot;
+    this.message = el("p", { class: "notice", role: "status" });
+    this.roles = [];
+  }
+
+  async refresh() {
+    const [{ users }, { roles }] = await Promise.all([api.get("/users"), api.get("/roles")]);
+    this.roles = roles;
+    fill(this.usersRoot, el("h2", {}, "Users"), this.message,
+      el("table", { class: "users" },
+        el("thead", {}, el("tr", {}, ["user", "state", "roles", "password"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, users.map((u) => this.userRow(u)))),
+      this.createForm());
+    fill(this.rolesRoot, el("h2", {}, "Roles"),
+      el("table", { class: "roles" },
+        el("thead", {}, el("tr", {}, ["role", "played by", ""].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, roles.map((r) => el("tr", { "data-role": r },
+          el("td", {}, r),
+          el("td", {}, users.filter((u) => u.roles.includes(r)).map((u) => u.name).join(", ")),
+          el("td", {}, el("button", { type: "button", class: "danger", onclick: () => this.act(`Deleted role ${r}.`, () => api.del(`/roles/${api.seg(r)}`)) }, "Delete")))))),
+      this.roleForm());
+  }
+
+  userRow(user) {
+    const seg = api.seg(user.name);
+    const missing = this.roles.filter((r) => !user.roles.includes(r));
+    const pick = select(missing, { name: "role", "aria-label": `Role to give ${user.name}` });
+    const password = el("input", { type: "password", name: "new-password", autocomplete: "new-password", "aria-label": `New password for ${user.name}` });
+    return el("tr", { "data-user": user.name },
+      el("td", {}, user.name),
+      el("td", {}, user.enabled ? "enabled " : "disabled ",
+        el("button", { type: "button", onclick: () => this.act(`${user.enabled ? "Disabled" : "Enabled"} ${user.name}.`,
+          () => api.patch(`/users/${seg}`, { enabled: !user.enabled })) }, user.enabled ? "Disable" : "Enable")),
+      el("td", {}, user.roles.map((r) => el("span", { class: "chip" }, r, el("button", {
+        type: "button", class: "revoke", "aria-label": `Take role ${r} from ${user.name}`,
+        onclick: () => this.act(`${user.name} no longer plays ${r}.`, () => api.del(`/users/${seg}/roles/${api.seg(r)}`)),
+      }, "×"))),
+      missing.length ? el("span", { class: "inline-form" }, pick, el("button", {
+        type: "button", onclick: () => this.act(`${user.name} may now play ${pick.value}.`, () => api.put(`/users/${seg}/roles/${api.seg(pick.value)}`)),
+      }, "Add role")) : null),
+      el("td", {}, el("span", { class: "inline-form" }, password, el("button", {
+        type: "button", onclick: () => this.act(`Password of ${user.name} reset; their sessions ended.`,
+          () => api.patch(`/users/${seg}`, { password: password.value })),
+      }, "Reset"))));
+  }
+
+  createForm() {
+    const name = el("input", { name: "name", autocomplete: "off", required: true });
+    const password = el("input", { name: "password", type: "password", autocomplete: "new-password", required: true });
+    const boxes = this.roles.map((r) => el("input", { type: "checkbox", value: r, name: "roles" }));
+    const form = el("form", { class: "inline-form", "aria-label": "Create a user" },
+      el("h3", {}, "Create a user"), field("Name", name), field("Password", password),
+      el("fieldset", { class: "roles" }, el("legend", {}, "Roles"), boxes.map((b) => el("label", { class: "check" }, b, " ", b.value))),
+      el("button", { type: "submit", class: "primary" }, "Create user"));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const roles = boxes.filter((b) => b.checked).map((b) => b.value);
+      this.act(`Created ${name.value}.`, () => api.post("/users", { name: name.value.trim(), password: password.value, roles }));
+    });
+    return form;
+  }
+
+  roleForm() {
+    const name = el("input", { name: "role-name", autocomplete: "off", required: true });
+    const form = el("form", { class: "inline-form", "aria-label": "Add a role" },
+      field("New role", name), el("button", { type: "submit", class: "primary" }, "Add role"));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.act(`Added role ${name.value}.`, () => api.post("/roles", { name: name.value.trim() }));
+    });
+    return form;
+  }
+
+  /** Do a change, redraw, then say how it went (redrawing keeps the message element). */
+  async act(done, change) {
+    try {
+      await change();
+      await this.refresh();
+      notice(this.message, done, "ok");
+    } catch (error) {
+      notice(this.message, error.message, "error");
+    }
+  }
+}
