@@ -32,7 +32,8 @@ class Catalog:
     @classmethod
     def open(cls, url: str, *, bcrypt_rounds: int = 12, session_ttl: float = 8 * 3600.0,
              clock: Callable[[], float] = time.time) -> "Catalog":
-        return cls(Store(url), Settings(bcrypt_rounds, session_ttl), clock)
+        settings = Settings(bcrypt_rounds, session_ttl)
+        return cls(Store(url), settings, clock)
 
     def on_change(self, listener: Callable[[], None]) -> None:
         """See :meth:`catalog.core.Core.on_change`."""
@@ -47,8 +48,8 @@ class Catalog:
     def audit(self, subject: Subject, **filters) -> list[Entry]:
         """Audit entries, newest first, for administrators (filters: ``audit.query``)."""
         self.core.require_admin(subject, "audit_read")
-        with self.core.store.lock:
-            return query(self.core.store.conn, **filters)
+        with self.core.store.reader() as conn:
+            return query(conn, **filters)
 
     def close(self) -> None:
         self.core.store.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from boxes.errors import Conflict
 from catalog import passwords, repository
-from catalog.accounts import Accounts
 from catalog.api import Catalog
 from catalog.model import USER_NAME, Action, CatalogObject, ObjectType, check_name
 
@@ -69,12 +68,11 @@ def seed_demo(cat: Catalog) -> dict[str, str]:
     secrets = {name: passwords.new_password() for name in DEMO_USERS}
     add_admin(cat, "joe", secrets["joe"])
     _, joe = cat.sessions.login("joe", secrets["joe"])
-    accounts: Accounts = cat.accounts
     for role in DEMO_ROLES:
-        accounts.add_role(joe, role)
+        cat.accounts.add_role(joe, role)
     for name, role in DEMO_USERS.items():
         if name != "joe":
-            accounts.add_user(joe, name, secrets[name], [role])
+            cat.accounts.add_user(joe, name, secrets[name], [role])
     cat.objects.add_schema(joe, "s", DEMO_SCHEMA)
     for stream in ("in1", "in2"):
         cat.objects.add_stream(joe, stream, "s")

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from boxes.errors import Conflict, Denied, NotFound, Unauthenticated
+from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
 from catalog import audit, repository
 from catalog.authorizer import Decision, decide
 from catalog.model import Action, CatalogObject, ObjectType, Subject, parse_type
@@ -24,8 +24,18 @@ INVALID_CREDENTIALS = "invalid credentials"
 
 @dataclass(frozen=True)
 class Settings:
+    """Checked when the catalog opens, not at the first login."""
+
     bcrypt_rounds: int = 12
     session_ttl: float = 8 * 3600.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.bcrypt_rounds, int) and 4 <= self.bcrypt_rounds <= 31):
+            raise InvalidInput("bcrypt_rounds must be a whole number from 4 to 31",
+                               code="INVALID_SETTING")
+        if not self.session_ttl > 0:
+            raise InvalidInput("session_ttl must be a positive number of seconds",
+                               code="INVALID_SETTING")
 
 
 def load(conn) -> Snapshot:
