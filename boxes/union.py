@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
 from typing import Any, ClassVar, Mapping
 
 from boxes.base import Kind, Operator, Param, Problems
@@ -44,7 +43,13 @@ class UnionBox(Operator):
         return self.sources
 
     def compile(self, frames: Mapping[str, Any]):
-        return reduce(lambda a, b: a.unionByName(b), (frames[s] for s in self.sources))
+        # Every branch has the same columns in the same order (one schema, then the label), so
+        # the positional union is right; pairing branches keeps the plan shallow for wide unions.
+        branches = [frames[s] for s in self.sources]
+        while len(branches) > 1:
+            pairs = zip(branches[0::2], branches[1::2])
+            branches = [a.union(b) for a, b in pairs] + branches[len(branches) - len(branches) % 2:]
+        return branches[0]
 
 
 def _show(schema: Schema) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any, Callable, Mapping
 
 import pytest
@@ -49,3 +50,49 @@ def run_diagram(spark) -> Callable[..., dict[str, list[tuple[dict, tuple[str, ..
         outputs = compile_plan(plan, frames(spark, plan, data))
         return {name: collect(plan, frame) for name, frame in outputs.items()}
     return run
+
+
+class StreamFiles:
+    """A directory per input that a file-stream source reads; each file appears atomically."""
+
+    def __init__(self, root) -> None:
+        self.root = root
+        self.count = 0
+
+    def dir(self, name: str):
+        path = self.root / name
+        path.mkdir(exist_ok=True)
+        return path
+
+    def write(self, name: str, rows: list[dict]) -> None:
+        self.count += 1
+        tmp = self.root / f".{self.count}.tmp"
+        tmp.write_text("".join(json.dumps(row, default=_iso) + "\n" for row in rows))
+        tmp.rename(self.dir(name) / f"{self.count:04d}.json")
+
+    def frames(self, spark, plan: Plan) -> dict:
+        return {name: spark.readStream.schema(plan.input_schemas[name].spark_type())
+                .json(str(self.dir(name))) for name in plan.inputs}
+
+
+def _iso(value: Any) -> str:
+    return value.isoformat()
+
+
+@pytest.fixture
+def stream_files(tmp_path) -> StreamFiles:
+    return StreamFiles(tmp_path)
+
+
+@pytest.fixture
+def memory_query(spark):
+    """``start(frame, name)`` runs a streaming output into the memory sink; stopped at teardown."""
+    queries = []
+
+    def start(frame, name: str):
+        query = frame.writeStream.format("memory").queryName(name).outputMode("append").start()
+        queries.append(query)
+        return query
+    yield start
+    for query in queries:
+        query.stop()
