@@ -311,11 +311,12 @@ class Checker:
         if not spec.min_args <= len(arg_trees) <= spec.max_args:
             self.report(codes.ARITY, f"{lowered}() takes {_arity(spec)}; got {len(arg_trees)}")
             return None
-        args = [self._literal_arg(lowered, i, t) if i in spec.literals else self.check(t)
+        name = functions.canonical(name)
+        args = [self._literal_arg(name, i, t) if i in spec.literals else self.check(t)
                 for i, t in enumerate(arg_trees)]
         if None in args:
             return None
-        return self._typed_call(tree, lowered, spec, args, arg_trees)
+        return self._typed_call(tree, name, spec, args, arg_trees)
 
     def _literal_arg(self, name, index, tree):
         if name == "date_trunc":

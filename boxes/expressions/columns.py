@@ -8,7 +8,8 @@ division by zero or a string that does not convert raises at run time and would 
 streaming query for one bad tuple. So long arithmetic uses ``try_add``/``try_subtract``/
 ``try_multiply``, ``/`` and ``%`` use ``try_divide``/``try_mod`` (NULL on zero, as non-ANSI
 Spark did), CAST uses ``Column.try_cast``, and results that could leave the range Python can
-represent (timestamps beyond year 9999) are guarded to NULL. The Python evaluator in
+represent (timestamps beyond year 9999) are guarded to NULL, as are time-only strings cast
+to timestamps (Spark would date them today, so results would not be reproducible). The Python evaluator in
 ``evaluate.py`` gives the same answers, and the tests compare the two.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from functools import singledispatch
 from typing import Any
 
-from boxes.expressions import functions, nodes as n
+from boxes.expressions import functions, guards, nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.types import DataType
 
@@ -33,11 +34,6 @@ def _typed_lit(F, value: Any, kind: DataType):
     if kind is DataType.TIMESTAMP:
         return F.timestamp_micros(F.lit(sv.to_micros(value)).cast("bigint"))
     return F.lit(value).cast(kind.spark_type())
-
-
-def _timestamp_in_range(F, micros):
-    """A timestamp from microseconds, NULL outside the years 1-9999 that results can carry."""
-    return F.when(micros.between(sv.MIN_MICROS, sv.MAX_MICROS), F.timestamp_micros(micros))
 
 
 @singledispatch
@@ -75,7 +71,7 @@ def _(node: n.Neg, F):
 @_build.register
 def _(node: n.Shift, F):
     micros = F.try_add(F.unix_micros(_build(node.operand, F)), F.lit(node.micros).cast("bigint"))
-    return _timestamp_in_range(F, micros)
+    return guards.timestamp_from_micros(F, micros)
 
 
 _COMPARE = {"=": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__",
@@ -136,10 +132,10 @@ def _(node: n.Case, F):
 
 @_build.register
 def _(node: n.Cast, F):
-    column = _build(node.operand, F).try_cast(node.type.spark_type())
+    operand = _build(node.operand, F)
     if node.type is DataType.TIMESTAMP:
-        return _timestamp_in_range(F, F.unix_micros(column))
-    return column
+        return guards.to_timestamp(F, operand, node.operand.type is DataType.STRING)
+    return operand.try_cast(node.type.spark_type())
 
 
 @_build.register

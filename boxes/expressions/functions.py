@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
+from boxes.expressions import guards
 from boxes.expressions import sqlvalues as sv
 from boxes.types import DataType
 
@@ -88,7 +89,8 @@ def _pad_py(left: bool) -> Callable[[str, int, str], str | None]:
 
 def _pad_spark(name: str) -> Callable[..., Any]:
     def build(F, text, size, fill):
-        return F.when(size <= MAX_PAD, getattr(F, name)(text, size.cast("int"), fill))
+        clamped = F.greatest(size, F.lit(-1).cast("bigint")).cast("int")
+        return F.when(size <= MAX_PAD, getattr(F, name)(text, clamped, fill))
     return build
 
 
@@ -214,8 +216,7 @@ def _timestamp_seconds_py(seconds: int) -> datetime | None:
 
 
 def _to_timestamp_spark(F, text):
-    micros = F.unix_micros(text.try_cast("timestamp"))
-    return F.when(micros.between(sv.MIN_MICROS, sv.MAX_MICROS), F.timestamp_micros(micros))
+    return guards.to_timestamp(F, text, source_is_string=True)
 
 
 def _simple(name: str) -> Callable[..., Any]:

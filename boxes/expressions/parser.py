@@ -92,15 +92,14 @@ def _syntax_problem(text: str, exc: lark.exceptions.UnexpectedInput, path: str) 
             return Problem(codes.FORBIDDEN_SYNTAX, path,
                            f"'*' {where} is only multiplication here; there is no star selection "
                            "(write count() to count rows)")
-        found = "end of text" if token.type == "$END" else repr(str(token.value))
+        found = ("the end of the text" if token.type == "$END"
+                 else f"{str(token.value)!r} {where}")
         expected = sorted({_TOKEN_NAMES.get(name, name) for name in exc.expected})
         return Problem(codes.EXPR_SYNTAX, path,
-                       f"unexpected {found} {where}; expected {', '.join(expected)}")
-    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        hint = " (unterminated string?)" if char == "'" else ""
-        return Problem(codes.EXPR_SYNTAX, path, f"unexpected character {char!r} {where}{hint}")
-    return Problem(codes.EXPR_SYNTAX, path, f"the expression ends too early {where}")
+                       f"unexpected {found}; expected {', '.join(expected)}")
+    char = text[exc.pos_in_stream:exc.pos_in_stream + 1]
+    hint = " (unterminated string?)" if char == "'" else ""
+    return Problem(codes.EXPR_SYNTAX, path, f"unexpected character {char!r} {where}{hint}")
 
 
 def _depth(tree: lark.Tree) -> int:

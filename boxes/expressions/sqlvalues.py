@@ -72,7 +72,10 @@ def like_regex(pattern: str) -> re.Pattern[str] | str:
 
 
 def parse_timestamp(text: str) -> datetime | None:
-    """Spark's string-to-timestamp rules for the forms people write (UTC unless a zone is given)."""
+    """Spark's string-to-timestamp rules for the forms people write (UTC unless a zone is given).
+
+    Zone names ('Europe/Paris') are not understood here; offsets and 'Z' are.
+    """
     match = _TIMESTAMP.fullmatch(text.strip())
     if not match:
         return None
@@ -93,7 +96,12 @@ def parse_timestamp(text: str) -> datetime | None:
 
 
 def format_double(value: float) -> str:
-    """Java's ``Double.toString``, which Spark uses to cast a double to a string."""
+    """Java's ``Double.toString``, which Spark uses to cast a double to a string.
+
+    This is the shortest-digits form of Java 19 and later; Java 17 occasionally prints one
+    more digit (6.3796441829285584E16 for 6.379644182928558E16), which parses back to the same
+    double.
+    """
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
@@ -159,15 +167,18 @@ def _string_to_boolean(text: str) -> bool | None:
 
 
 def _double_to_long(value: float) -> int | None:
-    if math.isnan(value) or not -(2.0 ** 63) <= value < 2.0 ** 63:
+    """Spark's ANSI check compares with the long bounds as doubles, so 2**63 saturates."""
+    if math.isnan(value) or math.isinf(value):
         return None
-    return int(value)
+    if not (math.floor(value) <= float(LONG_MAX) and math.ceil(value) >= float(LONG_MIN)):
+        return None
+    return max(LONG_MIN, min(LONG_MAX, int(value)))
 
 
 def _seconds_to_timestamp(seconds: float) -> datetime | None:
     if math.isnan(seconds) or math.isinf(seconds):
         return None
-    return from_micros(int(Decimal(repr(seconds)) * 1_000_000))
+    return from_micros(int(seconds * 1_000_000))
 
 
 _CASTS = {
@@ -188,6 +199,6 @@ _CASTS = {
     (DataType.BOOLEAN, DataType.DOUBLE): float,
     (DataType.TIMESTAMP, DataType.STRING): format_timestamp,
     (DataType.TIMESTAMP, DataType.LONG): lambda v: to_micros(v) // 1_000_000,
-    (DataType.TIMESTAMP, DataType.DOUBLE): lambda v: to_micros(v) / 1_000_000,
+    (DataType.TIMESTAMP, DataType.DOUBLE): lambda v: float(to_micros(v)) / 1_000_000,
 }
 CASTABLE = frozenset(_CASTS) | {(t, t) for t in DataType}
