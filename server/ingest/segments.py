@@ -1,0 +1,162 @@
+"""An append-only log of checksummed frames in segment files, shared by input and output logs.
+
+Each frame holds ``count`` rows numbered from ``first_seq`` (an Arrow IPC payload). A
+position ``(seq, seg, pos)`` names the boundary after a frame: the next row number, the
+segment holding it (segments are named by the first row they hold) and the byte offset in
+that segment. Positions are plain data, so a Spark checkpoint can record them and any
+process with the directory can read a range back without an index.
+
+A crash can leave a torn frame at the end of the last segment; opening the log cuts it
+off (its rows were never acknowledged, since acknowledging waits for ``sync``).
+"""
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+HEADER = struct.Struct("<4sIQI I")  # magic, payload length, first row, row count, CRC32
+MAGIC = b"SLG1"
+SUFFIX = ".seg"
+
+
+@dataclass(frozen=True)
+class Position:
+    """The boundary after a frame: next row number, its segment and the byte offset there."""
+
+    seq: int
+    seg: int
+    pos: int
+
+    def to_list(self) -> list[int]:
+        return [self.seq, self.seg, self.pos]
+
+    @classmethod
+    def from_list(cls, raw) -> "Position":
+        seq, seg, pos = raw
+        return cls(int(seq), int(seg), int(pos))
+
+
+@dataclass(frozen=True)
+class Frame:
+    first_seq: int
+    count: int
+    payload: bytes
+
+
+def segment_path(directory: Path, base: int) -> Path:
+    return Path(directory) / f"{base:020d}{SUFFIX}"
+
+
+def list_segments(directory: Path) -> list[int]:
+    return sorted(int(p.name[: -len(SUFFIX)]) for p in Path(directory).glob(f"*{SUFFIX}"))
+
+
+def scan(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[Frame, int]]:
+    """Yield each whole, intact frame in ``path`` from byte ``start`` with the offset after it."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read() if end is None else f.read(end - start)
+    offset = 0
+    while offset + HEADER.size <= len(data):
+        magic, length, first_seq, count, crc = HEADER.unpack_from(data, offset)
+        body = offset + HEADER.size
+        payload = data[body: body + length]
+        if magic != MAGIC or len(payload) != length or zlib.crc32(payload) != crc:
+            return
+        offset = body + length
+        yield Frame(first_seq, count, payload), start + offset
+
+
+def read_range(directory: Path, start: Position, end: Position) -> Iterator[Frame]:
+    """The frames between two positions of the log in ``directory`` (any process may call this)."""
+    if end.seq <= start.seq:
+        return
+    for base in list_segments(directory):
+        if base < start.seg or base > end.seg:
+            continue
+        first = start.pos if base == start.seg else 0
+        last = end.pos if base == end.seg else None
+        for frame, _ in scan(segment_path(directory, base), first, last):
+            yield frame
+
+
+class SegmentLog:
+    """The writing side of one log directory. Not thread-safe: one writer owns it."""
+
+    def __init__(self, directory: Path, segment_bytes: int = 64 << 20) -> None:
+        self.directory = Path(directory)
+        self.segment_bytes = segment_bytes
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = None
+        self._dir_dirty = False
+        self._recover()
+
+    def _recover(self) -> None:
+        segments = list_segments(self.directory)
+        if not segments:
+            self._open_segment(0)
+            self.head = Position(0, 0, 0)
+            return
+        base = segments[-1]
+        path = segment_path(self.directory, base)
+        seq, pos = base, 0
+        for frame, after in scan(path):
+            seq, pos = frame.first_seq + frame.count, after
+        if pos != path.stat().st_size:
+            os.truncate(path, pos)  # a torn, never-acknowledged tail
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self.head = Position(seq, base, pos)
+
+    def _open_segment(self, base: int) -> None:
+        if self._fd is not None:
+            os.fdatasync(self._fd)
+            os.close(self._fd)
+        path = segment_path(self.directory, base)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._dir_dirty = True
+
+    def append(self, count: int, payload: bytes) -> Position:
+        """Write one frame (not yet durable: call ``sync``); return the position after it."""
+        if self.head.pos >= self.segment_bytes:
+            self._open_segment(self.head.seq)
+            self.head = Position(self.head.seq, self.head.seq, 0)
+        header = HEADER.pack(MAGIC, len(payload), self.head.seq, count, zlib.crc32(payload))
+        os.write(self._fd, header + payload)
+        self.head = Position(self.head.seq + count, self.head.seg,
+                             self.head.pos + HEADER.size + len(payload))
+        return self.head
+
+    def sync(self) -> None:
+        os.fdatasync(self._fd)
+        if self._dir_dirty:
+            dir_fd = os.open(self.directory, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+            self._dir_dirty = False
+
+    def oldest(self) -> Position:
+        """The position before the first row still kept."""
+        base = list_segments(self.directory)[0]
+        return Position(base, base, 0)
+
+    def truncate_before(self, seq: int) -> int:
+        """Delete whole segments whose rows all precede ``seq``; return how many were deleted."""
+        segments = list_segments(self.directory)
+        doomed = [base for base, successor in zip(segments, segments[1:]) if successor <= seq]
+        for base in doomed:
+            segment_path(self.directory, base).unlink()
+        return len(doomed)
+
+    def read(self, start: Position, end: Position | None = None) -> Iterator[Frame]:
+        return read_range(self.directory, start, end or self.head)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,28 @@
+"""The stream runtime: durable ingestion, diagrams as Spark streaming queries, result delivery.
+
+The server's whole view of Spark::
+
+    rt = Runtime(data_dir, spark_master="local[*]", spark_conf=None,
+                 settings=RuntimeSettings(), session=None)   # or Runtime.start(server_settings)
+    rt.create_stream(name, schema); rt.drop_stream(name)
+    rt.append(name, tuples) -> AppendReceipt(stream, first_seq, count)   # durable on return
+    rt.deploy(diagram_id, plan, on_batch=None, version=None) -> version  # resumes its checkpoint
+    rt.stop(diagram_id)      # queries stop; checkpoint and retention claim stay
+    rt.remove(diagram_id)    # stop and forget (checkpoints, results, claim)
+    rt.status(diagram_id) -> {"state": running|stopped|failed, "error", "outputs": {...progress}}
+    rt.recent(output, n=None) -> pa.Table | None                         # last-N cache
+    rt.subscribe(output, callback, max_pending=None) -> Subscription; rt.unsubscribe(output, sub)
+    rt.compact(); rt.close()
+
+``on_batch(output, table)`` and subscribers get Arrow tables of the output's user fields plus
+``_label``, in order, from their own thread; a slow one loses batches (counted in
+``status``), never stalls the query. Each result batch is logged durably before delivery,
+exactly once across crashes. On start the server calls ``deploy`` again for every diagram
+the catalog records as running: the same plan gives the same version, hence the same
+checkpoint.
+"""
+from server.ingest import AppendReceipt, Limits
+from server.runtime.outputs import Subscription
+from server.runtime.runner import Runtime, RuntimeSettings
+
+__all__ = ["AppendReceipt", "Limits", "Runtime", "RuntimeSettings", "Subscription"]

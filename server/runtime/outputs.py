@@ -1,0 +1,173 @@
+"""One output of a deployed diagram: its durable result log, last-N cache and subscribers.
+
+Spark re-runs a micro-batch that was not committed before a crash. The result log makes
+delivery exactly-once across crashes: every non-empty batch is written (with its batch id)
+and flushed *before* anyone sees it, and a batch whose id is already in the log is skipped.
+Subscribers each get a bounded queue and a thread of their own, so a slow one loses batches
+(counted in ``stats``) instead of stalling the query; each sees batches in order.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections import deque
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+
+from server.ingest.segments import SegmentLog, list_segments, scan, segment_path
+
+log = logging.getLogger(__name__)
+BATCH_KEY = b"sluice.batch_id"
+Callback = Callable[[str, pa.Table], None]
+
+
+def encode_batch(table: pa.Table, batch_id: int) -> bytes:
+    table = table.replace_schema_metadata({BATCH_KEY: str(batch_id).encode()})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def decode_batch(payload: bytes) -> tuple[int, pa.Table]:
+    table = pa.ipc.open_stream(payload).read_all()
+    batch_id = int(table.schema.metadata[BATCH_KEY])
+    return batch_id, table.replace_schema_metadata(None)
+
+
+def read_results(directory: Path) -> list[tuple[int, pa.Table]]:
+    """Every retained ``(batch id, table)`` of a result log, oldest first; read-only, so tools
+    and tests may read it while the server writes."""
+    return [decode_batch(frame.payload)
+            for base in list_segments(directory)
+            for frame, _ in scan(segment_path(directory, base))]
+
+
+class Subscription:
+    """A consumer's bounded queue and the thread that feeds its callback."""
+
+    def __init__(self, output: str, callback: Callback, max_pending: int) -> None:
+        self.output = output
+        self.callback = callback
+        self.dropped_batches = 0
+        self.dropped_rows = 0
+        self.failures = 0
+        self._queue: queue.Queue = queue.Queue(max_pending)
+        self._thread = threading.Thread(target=self._run, name=f"deliver-{output}", daemon=True)
+        self._thread.start()
+
+    def offer(self, table: pa.Table) -> None:
+        try:
+            self._queue.put_nowait(table)
+        except queue.Full:
+            self.dropped_batches += 1
+            self.dropped_rows += table.num_rows
+
+    def _run(self) -> None:
+        while (table := self._queue.get()) is not None:
+            try:
+                self.callback(self.output, table)
+            except Exception:  # a consumer's bug must not stop delivery to the others
+                self.failures += 1
+                log.exception("output %s: a subscriber's callback failed", self.output)
+
+    def close(self) -> None:
+        """Deliver what is queued, then stop the thread."""
+        self._queue.put(None)
+        self._thread.join()
+
+    def stats(self) -> dict[str, int]:
+        return {"pending": self._queue.qsize(), "dropped_batches": self.dropped_batches,
+                "dropped_rows": self.dropped_rows, "callback_failures": self.failures}
+
+
+class OutputSink:
+    """Receives one output's micro-batches (``handle`` is the ``foreachBatch`` function)."""
+
+    def __init__(self, name: str, directory: Path, recent_rows: int, retain_rows: int,
+                 tasks: int = 2, segment_bytes: int = 4 << 20) -> None:
+        self.name = name
+        self.tasks = tasks
+        self.recent_rows = recent_rows
+        self.retain_rows = max(retain_rows, recent_rows)
+        self._results = SegmentLog(directory, segment_bytes)
+        self._recent: deque[pa.Table] = deque()
+        self._recent_count = 0
+        self._lock = threading.Lock()
+        self._subscribers: list[Subscription] = []
+        self.last_batch_id = -1
+        self.batches = 0
+        self.rows = 0
+        self._reload()
+
+    def _reload(self) -> None:
+        """Recover the last delivered batch id and the recent rows from the log's tail."""
+        for frame in self._results.read(self._results.oldest()):
+            batch_id, table = decode_batch(frame.payload)
+            self.last_batch_id = batch_id
+            self._remember(table)
+
+    def _remember(self, table: pa.Table) -> None:
+        self._recent.append(table)
+        self._recent_count += table.num_rows
+        while self._recent and self._recent_count - self._recent[0].num_rows >= self.recent_rows:
+            self._recent_count -= self._recent.popleft().num_rows
+
+    def handle(self, frame, batch_id: int) -> None:
+        """Log, then deliver, one micro-batch; a batch already logged is not delivered again."""
+        if batch_id <= self.last_batch_id:
+            return
+        # A union of many inputs has a partition per input: a few tasks read them all.
+        table = frame.coalesce(self.tasks).toArrow()  # the batch's one action
+        if table.num_rows == 0:
+            return
+        self._results.append(table.num_rows, encode_batch(table, batch_id))
+        self._results.sync()
+        self._results.truncate_before(self._results.head.seq - self.retain_rows)
+        with self._lock:
+            self.last_batch_id = batch_id
+            self.batches += 1
+            self.rows += table.num_rows
+            self._remember(table)
+            subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            subscriber.offer(table)
+
+    def subscribe(self, callback: Callback, max_pending: int = 64) -> Subscription:
+        subscription = Subscription(self.name, callback, max_pending)
+        with self._lock:
+            self._subscribers.append(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        with self._lock:
+            self._subscribers.remove(subscription)
+        subscription.close()
+
+    def recent(self, n: int | None = None) -> pa.Table | None:
+        """The last ``n`` (default: all kept) result tuples, oldest first; None before any."""
+        with self._lock:
+            tables = list(self._recent)
+        if not tables:
+            return None
+        table = pa.concat_tables(tables)
+        n = self.recent_rows if n is None else min(n, self.recent_rows)
+        return table.slice(max(0, table.num_rows - n))
+
+    def stats(self) -> dict:
+        with self._lock:
+            subscribers = [s.stats() for s in self._subscribers]
+        return {"batches": self.batches, "rows": self.rows, "last_batch_id": self.last_batch_id,
+                "subscribers": subscribers,
+                "dropped_batches": sum(s["dropped_batches"] for s in subscribers),
+                "dropped_rows": sum(s["dropped_rows"] for s in subscribers)}
+
+    def close(self) -> None:
+        with self._lock:
+            subscribers, self._subscribers = self._subscribers, []
+        for subscription in subscribers:
+            subscription.close()
+        self._results.close()

@@ -1,0 +1,320 @@
+"""The runner: owns the SparkSession, the ingestion log and every deployed diagram's queries.
+
+Each output of a diagram is one streaming query (foreachBatch into an ``OutputSink``) with
+its own checkpoint under the diagram's versioned directory. All of a diagram's input
+streams that share a schema are read by one source instance. Failures are caught by a
+``StreamingQueryListener``: a failed output marks its diagram ``failed`` (with the error)
+and stops that diagram's other outputs; other diagrams carry on.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pyarrow as pa
+from pyspark.sql.streaming import StreamingQueryListener
+
+from boxes.compiler import compile_plan
+from boxes.document import Plan
+from boxes.errors import Conflict, NotFound, SluiceError
+from boxes.types import Schema
+from server.ingest import AppendReceipt, IngestLog, Limits
+from server.runtime import checkpoints
+from server.runtime.heads import HeadServer
+from server.runtime.outputs import Callback, OutputSink, Subscription
+from server.runtime.source import LogSource, input_frames
+
+log = logging.getLogger(__name__)
+RUNNING, STOPPED, FAILED = "running", "stopped", "failed"
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    poll_seconds: float = 0.2          # long-poll of an idle source: latency vs. idle CPU
+    recent_rows: int = 200             # last-N cache per output
+    retain_result_rows: int = 100_000  # result rows kept on disk per output
+    subscriber_queue: int = 64         # batches a slow subscriber may fall behind before losing some
+    segment_bytes: int = 64 << 20
+    limits: Limits = field(default_factory=Limits)
+    compact_every: float = 60.0        # seconds between ingestion-log compactions
+
+
+def fingerprint(plan: Plan) -> str:
+    """A version for a plan: any change to boxes, inputs or schemas gives a new checkpoint."""
+    described = {**plan.to_dict(),
+                 "schemas": {n: s.to_dict() for n, s in sorted(plan.input_schemas.items())}}
+    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class _Deployment:
+    diagram_id: str
+    version: str
+    plan: Plan
+    directory: checkpoints.DiagramDir
+    sinks: dict[str, OutputSink] = field(default_factory=dict)
+    queries: dict[str, Any] = field(default_factory=dict)
+    state: str = RUNNING
+    error: str | None = None
+
+
+class _Listener(StreamingQueryListener):
+    def __init__(self, on_failure: Callable[[str, str], None]) -> None:
+        self.on_failure = on_failure
+
+    def onQueryStarted(self, event) -> None:
+        pass
+
+    def onQueryProgress(self, event) -> None:
+        pass
+
+    def onQueryIdle(self, event) -> None:
+        pass
+
+    def onQueryTerminated(self, event) -> None:
+        if event.exception:
+            self.on_failure(str(event.id), event.exception)
+
+
+class Runtime:
+    """See the package docstring for the API; every method is safe to call from any thread."""
+
+    def __init__(self, data_dir: Path, spark_master: str = "local[*]",
+                 spark_conf: Mapping[str, str] | None = None,
+                 settings: RuntimeSettings = RuntimeSettings(), session=None) -> None:
+        from server.spark import build_session
+
+        self.data_dir = Path(data_dir)
+        self.settings = settings
+        self._owns_session = session is None
+        self.spark = session or build_session(spark_master, spark_conf)
+        self.spark.dataSource.register(LogSource)
+        self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
+        self._heads = HeadServer(self.log)
+        self._diagrams_root = self.data_dir / "diagrams"
+        self._deployments: dict[str, _Deployment] = {}
+        self._lock = threading.RLock()
+        self._listener = _Listener(self._on_failure)
+        self.spark.streams.addListener(self._listener)
+        self._closed = threading.Event()
+        self._maintenance = threading.Thread(target=self._maintain, name="runtime-maintenance",
+                                             daemon=True)
+        self._maintenance.start()
+
+    @classmethod
+    def start(cls, config: Any) -> "Runtime":
+        """Build from the server's settings (``data_dir``, ``spark_master``, ``spark_conf``,
+        ``recent_tuples``, ``max_batch_tuples``)."""
+        settings = RuntimeSettings(recent_rows=config.recent_tuples,
+                                   limits=Limits(max_tuples=config.max_batch_tuples))
+        return cls(Path(config.data_dir) / "runtime", config.spark_master,
+                   config.spark_conf, settings)
+
+    # -- streams ---------------------------------------------------------------------------
+    def create_stream(self, name: str, schema: Schema) -> None:
+        self.log.create_stream(name, schema)
+
+    def drop_stream(self, name: str) -> None:
+        """Delete a stream's log; refused while a deployed diagram (even stopped) reads it."""
+        readers = sorted({d.path.parent.name for d in checkpoints.all_dirs(self._diagrams_root)
+                          if name in (d.start() or {})})
+        if readers:
+            raise Conflict(f"stream {name!r} is read by deployed diagram(s) {', '.join(readers)}",
+                           code="STREAM_IN_USE", details={"diagrams": readers})
+        self.log.drop_stream(name)
+
+    def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
+        return self.log.append(name, tuples)
+
+    # -- diagrams --------------------------------------------------------------------------
+    def deploy(self, diagram_id: str, plan: Plan, on_batch: Callback | None = None,
+               version: str | int | None = None) -> str:
+        """Run every output of ``plan``; resume from the checkpoint of the same version if any.
+
+        ``on_batch(output, table)`` receives each result batch (user fields + ``_label``).
+        Returns the version, by default a fingerprint of the plan.
+        """
+        checkpoints.check_id(diagram_id)
+        version = str(version) if version is not None else fingerprint(plan)
+        with self._lock:
+            current = self._deployments.get(diagram_id)
+            if current is not None and current.state == RUNNING and current.version == version:
+                return version
+            if current is not None:
+                self._halt(current, STOPPED)
+            self._check_inputs(plan)
+            self._check_outputs_free(diagram_id, plan)
+            for old in checkpoints.versions(self._diagrams_root, diagram_id):
+                if old.version != version:
+                    checkpoints.remove(old)
+            directory = checkpoints.DiagramDir(self._diagrams_root, diagram_id, version)
+            start = directory.fix_start(self.log.heads(list(plan.inputs)))
+            deployment = _Deployment(diagram_id, version, plan, directory)
+            self._deployments[diagram_id] = deployment
+            try:
+                self._start_queries(deployment, start, on_batch)
+            except Exception as exc:
+                self._halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
+                raise SluiceError(f"diagram {diagram_id!r} could not start: {exc}",
+                                  code="DEPLOY_FAILED") from exc
+        return version
+
+    def _check_inputs(self, plan: Plan) -> None:
+        streams = self.log.schemas()
+        for name in plan.inputs:
+            if name not in streams:
+                raise NotFound(f"no input stream named {name!r}", code="STREAM_NOT_FOUND",
+                               details={"stream": name})
+            if streams[name] != plan.input_schemas[name]:
+                raise Conflict(f"input {name!r}: the diagram expects another schema than the "
+                               "stream has", code="SCHEMA_MISMATCH", details={"stream": name})
+
+    def _check_outputs_free(self, diagram_id: str, plan: Plan) -> None:
+        for other in self._deployments.values():
+            clash = set(other.plan.outputs) & set(plan.outputs)
+            if other.diagram_id != diagram_id and other.state == RUNNING and clash:
+                raise Conflict(f"output(s) {', '.join(sorted(clash))} already belong to running "
+                               f"diagram {other.diagram_id!r}", code="OUTPUT_IN_USE")
+
+    def _start_queries(self, deployment: _Deployment, start, on_batch) -> None:
+        by_schema: dict[Schema, list[str]] = {}
+        for name in deployment.plan.inputs:
+            by_schema.setdefault(deployment.plan.input_schemas[name], []).append(name)
+        frames = {}
+        for schema, names in by_schema.items():
+            options = {"root": str(self.log.root), "heads": self._heads.address,
+                       "poll": str(self.settings.poll_seconds),
+                       "start": json.dumps({n: start[n].to_list() for n in names})}
+            frames.update(input_frames(self.spark, options, names, schema))
+        tasks = self.spark.sparkContext.defaultParallelism
+        for output, frame in compile_plan(deployment.plan, frames).items():
+            sink = OutputSink(output, deployment.directory.results(output),
+                              self.settings.recent_rows, self.settings.retain_result_rows, tasks)
+            deployment.sinks[output] = sink
+            if on_batch is not None:
+                sink.subscribe(on_batch, self.settings.subscriber_queue)
+            deployment.queries[output] = (
+                frame.writeStream.foreachBatch(sink.handle)
+                .option("checkpointLocation", str(deployment.directory.checkpoint(output)))
+                .queryName(f"{deployment.diagram_id}.{output}")
+                .start())
+
+    def stop(self, diagram_id: str) -> None:
+        """Stop a diagram's queries; its checkpoint stays, so ``deploy`` resumes where it was."""
+        with self._lock:
+            deployment = self._deployments.get(diagram_id)
+            if deployment is not None and deployment.state == RUNNING:
+                self._halt(deployment, STOPPED)
+
+    def remove(self, diagram_id: str) -> None:
+        """Stop a diagram and forget it: checkpoints, results and its hold on the input logs."""
+        with self._lock:
+            self.stop(diagram_id)
+            self._deployments.pop(diagram_id, None)
+            for directory in checkpoints.versions(self._diagrams_root, diagram_id):
+                checkpoints.remove(directory)
+
+    def _halt(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
+        for query in deployment.queries.values():
+            query.stop()
+        for sink in deployment.sinks.values():
+            sink.close()
+        deployment.queries.clear()
+        deployment.sinks.clear()
+        deployment.state = state
+        deployment.error = error or deployment.error
+
+    def _on_failure(self, query_id: str, error: str) -> None:
+        """Called by Spark's listener thread: mark the diagram failed, stop it elsewhere."""
+        for deployment in list(self._deployments.values()):
+            if any(str(q.id) == query_id for q in list(deployment.queries.values())):
+                deployment.error = error.strip().splitlines()[0][:2000]
+                threading.Thread(target=self._fail, args=(deployment,), daemon=True).start()
+
+    def _fail(self, deployment: _Deployment) -> None:
+        with self._lock:
+            if self._deployments.get(deployment.diagram_id) is deployment:
+                self._halt(deployment, FAILED)
+                log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
+
+    # -- observing -------------------------------------------------------------------------
+    def status(self, diagram_id: str) -> dict[str, Any]:
+        """State (``running``/``stopped``/``failed`` + error) and per-output progress."""
+        with self._lock:
+            deployment = self._deployments.get(diagram_id)
+            if deployment is None:
+                return {"diagram": diagram_id, "state": STOPPED, "error": None, "outputs": {}}
+            outputs = {name: _progress(query.lastProgress, deployment.sinks[name].stats())
+                       for name, query in deployment.queries.items()}
+            return {"diagram": diagram_id, "version": deployment.version,
+                    "state": deployment.state, "error": deployment.error, "outputs": outputs}
+
+    def _sink(self, output: str) -> OutputSink:
+        with self._lock:
+            for deployment in self._deployments.values():
+                if output in deployment.sinks:
+                    return deployment.sinks[output]
+        raise NotFound(f"no running output named {output!r}", code="OUTPUT_NOT_FOUND",
+                       details={"output": output})
+
+    def recent(self, output: str, n: int | None = None) -> pa.Table | None:
+        """The last ``n`` result tuples of a running output (None if it has none or is not running)."""
+        try:
+            return self._sink(output).recent(n)
+        except NotFound:
+            return None
+
+    def subscribe(self, output: str, callback: Callback,
+                  max_pending: int | None = None) -> Subscription:
+        """One more consumer of a running output, with its own bounded queue and thread."""
+        return self._sink(output).subscribe(callback, max_pending or self.settings.subscriber_queue)
+
+    def unsubscribe(self, output: str, subscription: Subscription) -> None:
+        self._sink(output).unsubscribe(subscription)
+
+    # -- housekeeping ----------------------------------------------------------------------
+    def compact(self) -> dict[str, int]:
+        """Delete log segments that no deployed diagram (running or stopped) still needs."""
+        claims: dict[str, int] = {}
+        for directory in checkpoints.all_dirs(self._diagrams_root):
+            for name, seq in directory.claims().items():
+                claims[name] = min(claims.get(name, seq), seq)
+        heads = self.log.heads(list(self.log.schemas()))
+        return {name: self.log.truncate(name, claims.get(name, head.seq))
+                for name, head in heads.items()}
+
+    def _maintain(self) -> None:
+        while not self._closed.wait(self.settings.compact_every):
+            try:
+                self.compact()
+            except Exception:  # compaction is retried at the next round
+                log.exception("ingestion log compaction failed")
+
+    def close(self) -> None:
+        """Stop every query (checkpoints stay), the log and, if this runtime made it, Spark."""
+        self._closed.set()
+        with self._lock:
+            for deployment in self._deployments.values():
+                if deployment.state == RUNNING:
+                    self._halt(deployment, STOPPED)
+        self._maintenance.join()
+        self.spark.streams.removeListener(self._listener)
+        self._heads.close()
+        self.log.close()
+        if self._owns_session:
+            self.spark.stop()
+
+
+def _progress(progress: Mapping[str, Any] | None, delivered: Mapping[str, Any]) -> dict[str, Any]:
+    progress = progress or {}
+    return {"batch_id": progress.get("batchId"),
+            "input_rows": progress.get("numInputRows", 0),
+            "input_rows_per_second": progress.get("inputRowsPerSecond", 0.0),
+            "processed_rows_per_second": progress.get("processedRowsPerSecond", 0.0),
+            "batch_duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+            **delivered}

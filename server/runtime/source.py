@@ -1,0 +1,105 @@
+"""The Spark streaming source over the ingestion log: one source instance reads many streams.
+
+A query's offset is ``{stream: {"seq", "seg", "pos"}}``: for each stream, the log position
+after the last row read, so Spark's checkpoint records exactly what the query consumed and
+a range can be read back from the segment files by any process. Every row carries
+``_stream``, the index of its stream in the ``streams`` option; ``input_frames`` splits the
+one DataFrame into one DataFrame per input. One source per schema keeps a diagram that
+reads 200 streams at one driver-side Python process instead of 200.
+
+Options: ``root`` (the ingestion log's directory), ``streams`` (JSON list of names),
+``start`` (JSON ``{stream: [seq, seg, pos]}``, fixed when the query's checkpoint is
+created), ``heads`` (the ``HeadServer`` address), ``poll`` (long-poll seconds), ``schema``
+(DDL of the rows, ``_stream`` first).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
+
+from boxes.types import DataType, Schema
+from server.ingest.segments import Position, read_range
+
+FORMAT = "sluice"
+STREAM_COLUMN = "_stream"
+DDL_TYPES = {DataType.STRING: "STRING", DataType.LONG: "BIGINT", DataType.DOUBLE: "DOUBLE",
+             DataType.BOOLEAN: "BOOLEAN", DataType.TIMESTAMP: "TIMESTAMP"}
+
+
+def ddl(schema: Schema) -> str:
+    return ", ".join([f"{STREAM_COLUMN} INT"]
+                     + [f"`{f.name}` {DDL_TYPES[f.type]}" for f in schema.fields])
+
+
+def _offset(position: Position) -> dict[str, int]:
+    return {"seq": position.seq, "seg": position.seg, "pos": position.pos}
+
+
+def _position(offset: Mapping[str, int]) -> Position:
+    return Position(offset["seq"], offset["seg"], offset["pos"])
+
+
+class LogSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> str:
+        return self.options["schema"]
+
+    def simpleStreamReader(self, schema) -> "LogReader":
+        return LogReader(self.options)
+
+
+class LogReader(SimpleDataSourceStreamReader):
+    """A "simple" reader on purpose: Spark runs ``read`` in the source's own process and keeps
+    the rows in the JVM, so the many branches of one diagram (one per input stream) scan
+    them without a Python task each; only a batch replayed after a restart is read again
+    (``readBetweenOffsets``) by executor Python workers."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.root = options["root"]
+        self.streams: list[str] = json.loads(options["streams"])
+        self.start = {name: Position.from_list(p) for name, p in json.loads(options["start"]).items()}
+        self.heads_address = options["heads"]
+        self.poll = float(options.get("poll", "0.2"))
+        self._client = None
+
+    def initialOffset(self) -> dict:
+        return {name: _offset(self.start[name]) for name in self.streams}
+
+    def read(self, start: dict) -> tuple[Iterator[pa.RecordBatch], dict]:
+        """Long poll: return when a stream has grown past ``start``, or after ``poll`` seconds."""
+        from server.runtime.heads import HeadClient
+
+        if self._client is None:
+            self._client = HeadClient(self.heads_address)
+        heads = self._client.wait({name: start[name]["seq"] for name in self.streams}, self.poll)
+        end = {name: _offset(Position.from_list(heads[name])) for name in self.streams}
+        return iter(list(self.readBetweenOffsets(start, end))), end
+
+    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[pa.RecordBatch]:
+        for index, name in enumerate(self.streams):
+            frames = read_range(Path(self.root) / name, _position(start[name]), _position(end[name]))
+            for frame in frames:
+                table = pa.ipc.open_stream(frame.payload).read_all()
+                stream = pa.array([index] * table.num_rows, pa.int32())
+                yield from table.add_column(0, STREAM_COLUMN, stream).to_batches()
+
+    def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+
+def input_frames(spark, options: Mapping[str, str], streams: list[str], schema: Schema) -> dict:
+    """One streaming DataFrame per stream, all served by one source instance."""
+    from pyspark.sql import functions as F
+
+    frame = (spark.readStream.format(FORMAT)
+             .options(**options, streams=json.dumps(streams), schema=ddl(schema)).load())
+    return {name: frame.where(F.col(STREAM_COLUMN) == index).drop(STREAM_COLUMN)
+            for index, name in enumerate(streams)}
