@@ -76,6 +76,7 @@ class IngestLog:
         self._queue: list[_Pending] = []
         self._queued = threading.Condition()
         self._closing = False
+        self.commits = 0                         # group commits so far (each one flush per file)
         for directory in sorted(p for p in self.root.iterdir() if (p / SCHEMA_FILE).exists()):
             self._open_stream(directory.name, self._load_schema(directory))
         self._writer = threading.Thread(target=self._write_loop, name="ingest-writer", daemon=True)
@@ -185,6 +186,7 @@ class IngestLog:
             else:
                 for name, log in touched.items():
                     self._heads[name] = log.head
+            self.commits += 1
         with self._changed:
             self._changed.notify_all()
         for item in batch:

@@ -1,0 +1,54 @@
+"""The segment log on real files: ranges across segments, torn tails, truncation."""
+from __future__ import annotations
+
+import os
+
+from server.ingest.segments import Position, SegmentLog, list_segments, read_range, segment_path
+
+
+def fill(log: SegmentLog, frames: int, rows: int = 3) -> list[Position]:
+    positions = [log.append(rows, f"frame-{i}".encode() * 10) for i in range(frames)]
+    log.sync()
+    return positions
+
+
+def test_a_range_across_segments_reads_exactly_its_frames(tmp_path):
+    log = SegmentLog(tmp_path, segment_bytes=200)
+    positions = fill(log, 20)
+    assert len(list_segments(tmp_path)) > 3
+    frames = list(read_range(tmp_path, positions[4], positions[15]))
+    assert [f.first_seq for f in frames] == [3 * i for i in range(5, 16)]
+    assert frames[0].payload == b"frame-5" * 10
+
+
+def test_reopening_cuts_a_torn_tail_and_keeps_every_synced_frame(tmp_path):
+    log = SegmentLog(tmp_path)
+    positions = fill(log, 5)
+    log.close()
+    with open(segment_path(tmp_path, 0), "ab") as f:
+        f.write(b"SLG1\x40\x00\x00\x00 half a frame")
+    reopened = SegmentLog(tmp_path)
+    assert reopened.head == positions[-1]
+    assert os.path.getsize(segment_path(tmp_path, 0)) == positions[-1].pos
+    assert reopened.append(1, b"next").seq == positions[-1].seq + 1
+
+
+def test_a_corrupted_frame_ends_the_log_there(tmp_path):
+    log = SegmentLog(tmp_path)
+    positions = fill(log, 5)
+    log.close()
+    with open(segment_path(tmp_path, 0), "r+b") as f:
+        f.seek(positions[2].pos + 30)
+        f.write(b"X")
+    assert SegmentLog(tmp_path).head == positions[2]
+
+
+def test_truncation_deletes_only_segments_wholly_before_the_claim(tmp_path):
+    log = SegmentLog(tmp_path, segment_bytes=200)
+    positions = fill(log, 20)
+    claim = positions[9].seq
+    log.truncate_before(claim)
+    assert log.oldest().seq <= claim
+    assert [f.first_seq for f in read_range(tmp_path, positions[9], positions[-1])] == \
+        [3 * i for i in range(10, 20)]
+    assert log.oldest().seq > 0
