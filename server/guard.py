@@ -102,7 +102,7 @@ def json_body(schema: Mapping[str, Any]) -> Any:
                            code="BAD_JSON")
     try:
         value = json.loads(request.get_data(cache=True) or b"null")
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
                            code="BAD_JSON") from None
     check(value, schema)

@@ -84,17 +84,22 @@ class Connections:
 
     def run(self) -> None:
         """The sweeper loop: wake on every catalog change, and now and then for expiries."""
-        while not self._stopped.is_set():
+        while True:
             self._changed.wait(SWEEP_AT_LEAST_EVERY)
             self._changed.clear()
+            if self._stopped.is_set():
+                return
             self.sweep()
 
     def start(self) -> None:
-        threading.Thread(target=self.run, name="socket-sweeper", daemon=True).start()
+        self._thread = threading.Thread(target=self.run, name="socket-sweeper", daemon=True)
+        self._thread.start()
 
     def stop(self) -> None:
+        """End the sweeper and wait for it, so the catalog can be closed after."""
         self._stopped.set()
         self._changed.set()
+        self._thread.join()
 
 
 def _token(auth) -> str:

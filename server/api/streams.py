@@ -76,7 +76,7 @@ def _tuples() -> list:
             return [json.loads(line) for line in raw.splitlines() if line.strip()]
         if request.is_json:
             return json.loads(raw or b"null")
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
                            code="BAD_JSON") from None
     raise InvalidInput(f"send a JSON array (application/json) or NDJSON ({NDJSON})",

@@ -8,6 +8,7 @@ owns diagram ``q1`` (inputs in1, in2) and its output ``out1``.
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 
@@ -114,3 +115,15 @@ def auth(client, template):
     auth = Auth(client, template[1])
     auth.tokens.update(template[2])
     return auth
+
+
+def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
+    """Wait for ``condition()`` to be truthy, up to a deadline; return its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)

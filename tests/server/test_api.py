@@ -1,0 +1,121 @@
+"""What the REST resources answer when the caller may act: the paper's views of the catalog,
+object descriptions, permission tables, audit, settings, and the OpenAPI description."""
+from __future__ import annotations
+
+import pytest
+from openapi_spec_validator import validate
+
+from conftest import Q1
+
+API = "/api/v1"
+
+
+def names(response, key):
+    return [o["name"] for o in response.json[key]]
+
+
+@pytest.mark.parametrize("user, seen", [
+    ("bob", []),
+    ("ed", ["fs", "s", "spare", "feed", "in1", "in2", "q1", "out1"]),
+    ("al", ["fs", "s", "spare", "feed", "in1", "in2", "q1", "q1.avg", "q1.merged", "out1"])])
+def test_lookup_shows_only_visible_objects(client, auth, user, seen):
+    response = client.get(f"{API}/catalog", headers=auth.headers(user))
+    assert names(response, "objects") == seen
+
+
+def test_a_stream_is_described_with_its_schema_and_source_index(client, auth):
+    body = client.get(f"{API}/streams/in2", headers=auth.headers("al")).json
+    assert body["schema"]["fields"] == {"time": "timestamp", "symbol": "string", "price": "double"}
+    assert body["source_index"] == 1 and body["owner"] == {"user": "joe", "role": "ADMIN"}
+
+
+def test_create_describe_and_drop_a_schema_and_stream(client, auth):
+    headers = auth.headers("ed")
+    made = client.post(f"{API}/schemas", json={"name": "t", "fields": {"at": "timestamp"},
+                                               "event_time": "at"}, headers=headers)
+    assert made.status_code == 201 and made.json["schema"]["event_time"] == "at"
+    assert client.post(f"{API}/streams", json={"name": "s2", "schema": "t"},
+                       headers=headers).json["source_index"] == 3
+    assert client.delete(f"{API}/schemas/t", headers=headers).json["error"]["code"] == "IN_USE"
+    assert client.delete(f"{API}/streams/s2", headers=headers).status_code == 204
+    assert client.delete(f"{API}/schemas/t", headers=headers).status_code == 204
+
+
+def test_diagram_validation_reports_every_problem_with_its_path(client, auth):
+    doc = {**Q1, "name": "q9", "boxes": {**Q1["boxes"], "avg": {
+        **Q1["boxes"]["avg"], "window": {"size": "soon", "slide": "10s"}}}}
+    body = client.post(f"{API}/diagrams/validate", json={"document": doc},
+                       headers=auth.headers("al")).json
+    assert body["valid"] is False
+    assert [p["path"] for p in body["problems"]] == ["boxes.avg.window.size"]
+    ok = client.post(f"{API}/diagrams/validate", json={"document": {**Q1, "name": "q9"}},
+                     headers=auth.headers("al")).json
+    assert ok["valid"] and ok["plan"]["inputs"] == ["in1", "in2"]
+
+
+def test_a_diagram_from_yaml_text(client, auth):
+    text = ("version: 1\nname: q3\ninputs: {in1: {}}\n"
+            "boxes: {hi: {type: filter, in: in1, where: 'price > 100'}}\n"
+            "outputs: {o3: {from: hi}}\n")
+    made = client.post(f"{API}/diagrams", json={"document": text}, headers=auth.headers("al"))
+    assert made.status_code == 201 and made.json["status"] == "stopped"
+    assert sorted(o["name"] for o in made.json["objects"]) == ["o3", "q3", "q3.hi"]
+    assert client.get(f"{API}/diagrams/q3", headers=auth.headers("al")).json["document"][
+        "boxes"]["hi"]["where"] == "price > 100"
+
+
+def test_grants_show_in_the_permission_tables_and_the_audit(client, auth):
+    path = f"{API}/permissions/output/out1/CUSTOMER2/SUBSCRIBE"
+    assert client.put(path, headers=auth.headers("al")).json == {"granted": True}
+    assert client.put(path, headers=auth.headers("al")).json == {"granted": False}
+    rows = client.get(f"{API}/permissions/output/out1", headers=auth.headers("al")).json
+    assert {"type": "output", "name": "out1", "role": "CUSTOMER2", "actions": ["SUBSCRIBE"],
+            "via": "grant"} in rows["permissions"]
+    assert client.delete(path, headers=auth.headers("joe")).json == {"revoked": True}
+    entries = client.get(f"{API}/audit?event=revoke&allowed=true",
+                         headers=auth.headers("joe")).json["entries"]
+    assert [(e["user"], e["object"], e["details"]) for e in entries] == [
+        ("joe", "output:out1", {"role": "CUSTOMER2", "action": "SUBSCRIBE"})]
+
+
+def test_users_and_roles(client, auth):
+    headers = auth.headers("joe")
+    assert client.post(f"{API}/roles", json={"name": "AUDITOR"}, headers=headers).status_code == 201
+    made = client.post(f"{API}/users", json={"name": "cy", "password": "long enough pw",
+                                             "roles": ["AUDITOR"]}, headers=headers)
+    assert made.json == {"name": "cy", "enabled": True, "roles": ["AUDITOR"]}
+    client.put(f"{API}/users/cy/roles/CUSTOMER1", headers=headers)
+    users = {u["name"]: u for u in client.get(f"{API}/users", headers=headers).json["users"]}
+    assert users["cy"]["roles"] == ["AUDITOR", "CUSTOMER1"]
+    assert client.delete(f"{API}/roles/ADMIN", headers=headers).json["error"]["code"] == \
+        "ROLE_OWNS_OBJECTS"
+
+
+def test_settings_changes_are_audited(client, auth):
+    headers = auth.headers("joe")
+    changed = client.patch(f"{API}/system/settings", json={"max_batch_tuples": 5}, headers=headers)
+    assert changed.json["settings"]["max_batch_tuples"] == 5
+    (entry,) = client.get(f"{API}/audit?event=system_settings", headers=headers).json["entries"]
+    assert entry["details"] == {"setting": "max_batch_tuples", "old": 10_000, "new": 5}
+    refused = client.post(f"{API}/streams/feed/tuples", json=[{"x": 1}] * 6,
+                          headers=auth.headers("ed"))
+    assert refused.status_code == 413
+
+
+def test_box_types_come_from_the_registry(client, auth):
+    types = client.get(f"{API}/box-types", headers=auth.headers("bob")).json["box_types"]
+    assert {"filter", "map", "union", "aggregate", "join"} <= {t["type"] for t in types}
+
+
+def test_the_openapi_description_is_valid_and_covers_every_route(app, client):
+    spec = client.get(f"{API}/openapi.json").json
+    validate(spec)
+    documented = {(method.upper(), path) for path, item in spec["paths"].items()
+                  for method in item}
+    routes = {(m, r.rule.replace("<", "{").replace(">", "}")) for r in app.url_map.iter_rules()
+              if r.rule.startswith("/api/") for m in r.methods - {"HEAD", "OPTIONS"}}
+    assert documented == routes
+    login = spec["paths"]["/api/v1/auth/login"]["post"]
+    assert login["security"] == [] and "password" in \
+        login["requestBody"]["content"]["application/json"]["schema"]["required"]
+    assert set(spec["x-socketio-events"]) == {"subscribe", "unsubscribe", "ingest"}

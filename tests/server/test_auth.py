@@ -1,0 +1,138 @@
+"""Login, cookies and CSRF, throttling, headers, the error shape and the deny-by-default guard."""
+from __future__ import annotations
+
+import pytest
+
+from boxes.errors import InvalidInput
+from server import guard
+from server.app import create_app
+from server.extensions import socketio
+from conftest import overrides, wait_until
+
+LOGIN = "/api/v1/auth/login"
+
+
+def test_login_gives_a_token_and_strict_cookies(client, auth):
+    response = auth.login("al")
+    assert response.status_code == 200
+    assert response.json["user"] == "al" and response.json["roles"] == ["CUSTOMER1"]
+    cookies = {c.split("=")[0]: c for c in response.headers.getlist("Set-Cookie")}
+    assert "HttpOnly" in cookies["sluice_session"] and "SameSite=Strict" in cookies["sluice_session"]
+    assert "HttpOnly" not in cookies["sluice_csrf"]
+    whoami = client.get("/api/v1/auth/whoami",
+                        headers={"Authorization": f"Bearer {response.json['token']}"})
+    assert whoami.json["csrf_token"] == response.json["csrf_token"]
+
+
+@pytest.mark.parametrize("user, password", [
+    ("al", "wrong password"), ("nobody", "whatever it is"), ("bob", "")])
+def test_every_credential_failure_looks_the_same(client, auth, user, password):
+    response = client.post(LOGIN, json={"user": user, "password": password})
+    assert response.status_code == 401
+    assert response.json == {"error": {"code": "UNAUTHENTICATED", "message": "invalid credentials",
+                                       "details": {}}}
+
+
+def test_a_disabled_user_gets_the_same_answer(client, auth):
+    client.patch("/api/v1/users/al", json={"enabled": False}, headers=auth.headers("joe"))
+    assert auth.login("al").json["error"]["message"] == "invalid credentials"
+
+
+def test_role_activation(auth):
+    assert auth.login("al", roles=["CUSTOMER1"]).status_code == 200
+    assert auth.login("al", roles=["ADMIN"]).json["error"]["code"] == "ROLE_NOT_PLAYABLE"
+
+
+def test_failed_logins_are_throttled_per_user_even_with_the_right_password(client, auth):
+    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 3},
+                 headers=auth.headers("joe"))
+    for _ in range(3):
+        assert client.post(LOGIN, json={"user": "al", "password": "guess guess"}).status_code == 401
+    refused = auth.login("al")
+    assert refused.status_code == 429 and refused.json["error"]["code"] == "TOO_MANY_LOGINS"
+    assert int(refused.headers["Retry-After"]) >= 1
+
+
+def test_failed_logins_are_throttled_per_address_across_users(client, auth):
+    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 2},
+                 headers=auth.headers("joe"))
+    for user in ("u1", "u2"):
+        client.post(LOGIN, json={"user": user, "password": "guess guess"})
+    assert auth.login("bob").status_code == 429
+
+
+def test_cookie_sessions_need_the_csrf_header_for_writes(client, auth):
+    csrf = auth.login("al").json["csrf_token"]
+    assert client.get("/api/v1/auth/whoami").status_code == 200
+    refused = client.post("/api/v1/schemas", json={"name": "t", "fields": {"x": "long"}})
+    assert refused.status_code == 403 and refused.json["error"]["code"] == "CSRF_FAILED"
+    assert client.post("/api/v1/schemas", json={"name": "t", "fields": {"x": "long"}},
+                       headers={"X-CSRF-Token": "0" * 64}).status_code == 403
+    assert client.post("/api/v1/schemas", json={"name": "t", "fields": {"x": "long"}},
+                       headers={"X-CSRF-Token": csrf}).status_code == 201
+
+
+def test_logout_ends_the_session_and_clears_cookies(client, auth):
+    headers = auth.headers("al")
+    response = client.post("/api/v1/auth/logout", headers=headers)
+    assert response.status_code == 200
+    assert all("Max-Age=0" in c or "expires=Thu, 01 Jan 1970" in c
+               for c in response.headers.getlist("Set-Cookie"))
+    assert client.get("/api/v1/auth/whoami", headers=headers).status_code == 401
+
+
+@pytest.mark.parametrize("header", ["Basic YWw6cHc=", "Bearer", "Bearer not-a-token", "token"])
+def test_bad_authorization_headers(client, header):
+    response = client.get("/api/v1/catalog", headers={"Authorization": header})
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize("path", ["/api/v1/catalog", "/api/v1/nowhere", "/api/v1/openapi.json"])
+def test_security_headers_on_every_answer(client, path):
+    response = client.get(path)
+    csp = response.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Cache-Control"] == "no-store"
+
+
+@pytest.mark.parametrize("method, path, status, code", [
+    ("GET", "/api/v1/nowhere", 404, "NOT_FOUND"),
+    ("DELETE", "/api/v1/catalog", 405, "METHOD_NOT_ALLOWED")])
+def test_flask_errors_have_the_same_shape(client, method, path, status, code):
+    response = client.open(path, method=method)
+    assert response.status_code == status and response.json["error"]["code"] == code
+
+
+def test_a_route_without_an_access_rule_is_refused(app, client):
+    app.add_url_rule("/api/v1/forgotten", "forgotten", lambda: {"secret": 42})
+    assert guard.unguarded(app) == ["forgotten"]
+    response = client.get("/api/v1/forgotten")
+    assert response.status_code == 404 and "secret" not in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("secret", ["changeme", "secret", "dev"])
+def test_a_weak_secret_is_refused_outside_tests(tmp_path, secret):
+    with pytest.raises(InvalidInput, match="WEAK_SECRET"):
+        create_app(overrides(tmp_path, testing=False, secret_key=secret))
+
+
+@pytest.mark.parametrize("end", ["logout", "disable", "password"])
+def test_an_ended_session_loses_its_sockets(app, client, auth, end):
+    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    assert sock.is_connected()
+    if end == "logout":
+        client.post("/api/v1/auth/logout", headers=auth.headers("al"))
+    elif end == "disable":
+        client.patch("/api/v1/users/al", json={"enabled": False}, headers=auth.headers("joe"))
+    else:
+        client.patch("/api/v1/users/al", json={"password": "a new long one"},
+                     headers=auth.headers("joe"))
+    wait_until(lambda: not sock.is_connected(), what="the socket to be disconnected")
+
+
+def test_a_cookie_socket_needs_the_csrf_token(app, client, auth):
+    csrf = auth.login("al").json["csrf_token"]
+    assert not socketio.test_client(app, flask_test_client=client).is_connected()
+    assert socketio.test_client(app, flask_test_client=client, auth={"csrf": csrf}).is_connected()

@@ -1,0 +1,165 @@
+"""Malformed and hostile requests: each gets a clear 4xx with a code, never a 5xx, and
+leaves the catalog exactly as it was."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from server.extensions import socketio
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi"))
+
+
+def diagram(**boxes) -> dict:
+    """A q2 over in1 whose box ``b`` is given; the output reads ``b``."""
+    return {"document": {"version": 1, "name": "q2", "inputs": {"in1": {}}, "boxes": boxes,
+                         "outputs": {"o2": {"from": "b"}}}}
+
+
+def where(predicate: str) -> dict:
+    return diagram(b={"type": "filter", "in": "in1", "where": predicate})
+
+
+def fields(**exprs) -> dict:
+    return diagram(b={"type": "map", "in": "in1", "fields": exprs})
+
+
+JSON = "application/json"
+# (id, method, path, body, raw content type or None for JSON, user, status, error code)
+CORPUS = [
+    ("bad json", "POST", "/api/v1/schemas", b'{"name": "t",', JSON, "joe", 400, "BAD_JSON"),
+    ("deep json", "POST", "/api/v1/schemas", b"[" * 100_000, JSON, "joe", 400, "BAD_JSON"),
+    ("form body", "POST", "/api/v1/schemas", b"name=t", "application/x-www-form-urlencoded",
+     "joe", 400, "BAD_JSON"),
+    ("not utf-8", "POST", "/api/v1/schemas", b'{"name": "\xff\xfe"}', JSON, "joe", 400, "BAD_JSON"),
+    ("name as number", "POST", "/api/v1/schemas", {"name": 5, "fields": {"x": "long"}}, None,
+     "joe", 400, "INVALID_BODY"),
+    ("fields as list", "POST", "/api/v1/schemas", {"name": "t", "fields": ["x"]}, None, "joe",
+     400, "INVALID_BODY"),
+    ("unknown key", "POST", "/api/v1/schemas", {"name": "t", "fields": {"x": "long"},
+                                                "owner": "ADMIN"}, None, "joe", 400,
+     "INVALID_BODY"),
+    ("unknown type", "POST", "/api/v1/schemas", {"name": "t", "fields": {"x": "java.lang.Object"}},
+     None, "joe", 400, "SCHEMA_INVALID"),
+    ("script in schema name", "POST", "/api/v1/schemas",
+     {"name": "<script>alert(1)</script>", "fields": {"x": "long"}}, None, "joe", 400,
+     "INVALID_NAME"),
+    ("script in field name", "POST", "/api/v1/schemas",
+     {"name": "t", "fields": {"<img src=x onerror=alert(1)>": "long"}}, None, "joe", 400,
+     "SCHEMA_INVALID"),
+    ("script in stream name", "POST", "/api/v1/streams",
+     {"name": "in<script>", "schema": "s"}, None, "joe", 400, "INVALID_NAME"),
+    ("sql in stream name", "POST", "/api/v1/streams",
+     {"name": "x'; DROP TABLE objects; --", "schema": "s"}, None, "joe", 400, "INVALID_NAME"),
+    ("look-alike user", "POST", "/api/v1/users", {"name": "\u0430dmin", "password": "long enough"},
+     None, "joe", 400, "INVALID_NAME"),
+    ("nul in user", "POST", "/api/v1/users", {"name": "ed\u0000", "password": "long enough"},
+     None, "joe", 400, "INVALID_NAME"),
+    ("short password", "POST", "/api/v1/users", {"name": "cy", "password": "short"}, None, "joe",
+     400, "INVALID_PASSWORD"),
+    ("huge password", "POST", "/api/v1/auth/login", {"user": "al", "password": "x" * 5000},
+     None, None, 400, "INVALID_BODY"),
+    ("roles not a list", "POST", "/api/v1/auth/login",
+     {"user": "al", "password": "whatever", "roles": "ADMIN"}, None, None, 400, "INVALID_BODY"),
+    ("role with script", "POST", "/api/v1/roles", {"name": "<b>R</b>"}, None, "joe", 400,
+     "INVALID_NAME"),
+    ("empty settings change", "PATCH", "/api/v1/system/settings", {}, None, "joe", 400,
+     "INVALID_BODY"),
+    ("negative limit", "PATCH", "/api/v1/system/settings", {"max_batch_tuples": -1}, None, "joe",
+     400, "INVALID_BODY"),
+    ("unknown setting", "PATCH", "/api/v1/system/settings", {"secret_key": "x"}, None, "joe",
+     400, "INVALID_BODY"),
+    ("huge body", "POST", "/api/v1/schemas", b"[" + b"0," * 3_000_000 + b"0]", JSON, "joe", 413,
+     "REQUEST_ENTITY_TOO_LARGE"),
+    ("too many tuples", "POST", "/api/v1/streams/feed/tuples", [{"x": 1}] * 10_001, None, "ed",
+     413, "BATCH_TOO_LARGE"),
+    ("tuples not a list", "POST", "/api/v1/streams/feed/tuples", {"x": 1}, None, "ed", 400,
+     "INVALID_BODY"),
+    ("bad ndjson", "POST", "/api/v1/streams/feed/tuples", b'{"x": 1}\n{"x": ', "application/x-ndjson",
+     "ed", 400, "BAD_JSON"),
+    ("path traversal", "GET", "/api/v1/schemas/..%2F..%2Fetc%2Fpasswd", None, None, "joe", 404,
+     "NOT_FOUND"),
+    ("dot dot", "GET", "/api/v1/streams/../../catalog.sqlite", None, None, "joe", 404,
+     "NOT_FOUND"),
+    ("nul in path", "GET", "/api/v1/catalog/stream/in1%00", None, None, "joe", 404, "NOT_FOUND"),
+    ("encoded slash", "GET", "/api/v1/catalog/..%2Fsystem/system", None, None, "joe", 404,
+     "NOT_FOUND"),
+    ("unknown object type", "GET", "/api/v1/catalog/table/system", None, None, "joe", 400,
+     "UNKNOWN_TYPE"),
+    ("sql in action", "PUT", "/api/v1/permissions/stream/in1/CUSTOMER2/READ_TUPLE%20OR%201=1",
+     None, None, "joe", 400, "UNKNOWN_ACTION"),
+    ("grant to unknown role", "PUT", "/api/v1/permissions/stream/in1/NOBODY/READ_TUPLE", None,
+     None, "joe", 404, "UNKNOWN_ROLE"),
+    ("audit limit not a number", "GET", "/api/v1/audit?limit=abc", None, None, "joe", 400,
+     "INVALID_PARAMETER"),
+    ("audit unknown filter", "GET", "/api/v1/audit?password=x", None, None, "joe", 400,
+     "UNKNOWN_PARAMETER"),
+    ("document not a mapping", "POST", "/api/v1/diagrams", {"document": "- a\n- b"}, None, "al",
+     400, "DIAGRAM_INVALID"),
+    ("document as number", "POST", "/api/v1/diagrams", {"document": 42}, None, "al", 400,
+     "INVALID_BODY"),
+    ("yaml bomb", "POST", "/api/v1/diagrams", {"document": BOMB}, None, "al", 400,
+     "DOCUMENT_TOO_LARGE"),
+    ("yaml python tag", "POST", "/api/v1/diagrams",
+     {"document": "version: 1\nname: !!python/object/apply:os.system ['id']\n"}, None, "al", 400,
+     "DIAGRAM_INVALID"),
+    ("yaml date", "POST", "/api/v1/diagrams", {"document": "version: 1\nname: 2020-01-01\n"},
+     None, "al", 400, "DOCUMENT_SYNTAX"),
+    ("java in filter", "POST", "/api/v1/diagrams",
+     where("java.lang.Runtime.getRuntime().exec('id') == 0"), None, "al", 400, "DIAGRAM_INVALID"),
+    ("reflect in map", "POST", "/api/v1/diagrams",
+     fields(p="reflect('java.lang.Runtime', 'getRuntime')"), None, "al", 400, "DIAGRAM_INVALID"),
+    ("java_method in map", "POST", "/api/v1/diagrams",
+     fields(p="java_method('java.lang.System', 'exit', 0)"), None, "al", 400, "DIAGRAM_INVALID"),
+    ("sql injection in filter", "POST", "/api/v1/diagrams",
+     where("price > 1; DROP TABLE objects"), None, "al", 400, "DIAGRAM_INVALID"),
+    ("label in filter", "POST", "/api/v1/diagrams", where("_label.w0 = 0"), None, "al", 400,
+     "DIAGRAM_INVALID"),
+    ("python in map", "POST", "/api/v1/diagrams", fields(p="__import__('os').system('id')"),
+     None, "al", 400, "DIAGRAM_INVALID"),
+    ("invisible input", "POST", "/api/v1/diagrams", diagram(b={"type": "filter", "in": "in1",
+                                                               "where": "price > 1"}),
+     None, "bob", 400, "DIAGRAM_INVALID"),
+]
+
+
+def state(app) -> tuple:
+    """Everything a request could have stored."""
+    snap = app.extensions["sluice"].catalog.core.snapshot
+    return (sorted((o.type.value, o.name, o.owner_role) for o in snap.objects.values()),
+            sorted(snap.held), sorted((u.name, u.enabled, sorted(u.roles))
+                                      for u in snap.users.values()), sorted(snap.roles))
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c[0] for c in CORPUS])
+def test_hostile_request(app, client, auth, case):
+    _, method, path, body, content_type, user, status, code = case
+    before = state(app)
+    kwargs = {"json": body} if content_type is None else {"data": body,
+                                                          "content_type": content_type}
+    response = client.open(path, method=method, headers=auth.headers(user), **kwargs)
+    assert (response.status_code, response.json["error"]["code"]) == (status, code), \
+        response.get_data(as_text=True)[:500]
+    assert state(app) == before
+    assert "Traceback" not in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("event, payload", [
+    ("subscribe", None), ("subscribe", "out1"), ("subscribe", {"output": 1}),
+    ("subscribe", {"output": "out1", "extra": True}), ("ingest", {"stream": "feed"}),
+    ("ingest", {"stream": "feed", "tuples": "x"}), ("unknown", {"output": "out1"})])
+def test_hostile_socket_events(app, auth, event, payload):
+    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    ack = sock.emit(event, payload, callback=True)
+    assert ack is None if event == "unknown" else ack["error"]["code"] == "INVALID_BODY"
+    assert sock.is_connected()
+    sock.disconnect()
+
+
+def test_error_messages_never_echo_a_whole_hostile_name(client, auth):
+    name = "<script>" + "A" * 500 + "</script>"
+    response = client.get(f"/api/v1/schemas/{name}", headers=auth.headers("joe"))
+    assert response.status_code == 404 and len(json.dumps(response.json)) < 300
