@@ -116,6 +116,13 @@ class Objects:
                 found[name] = _schema_of(stream, snapshot)
         return found
 
+    def input_streams(self) -> dict[str, dict]:
+        """Every input stream's schema, for the server to open their ingestion logs at start-up.
+        No session, like ``resumable``."""
+        snapshot = self.core.snapshot
+        return {o.name: _schema_of(o, snapshot) for o in snapshot.objects.values()
+                if o.type is T.STREAM and o.kind == "input"}
+
     def resumable(self) -> list[Resumable]:
         """Diagrams recorded as running, with what it takes to run them: what a restarted
         server deploys again. No session, like ``bootstrap``: only the server process calls it."""

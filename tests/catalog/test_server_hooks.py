@@ -75,3 +75,8 @@ def test_change_system_is_for_administrators_and_audited(cat, world, login):
     assert [(e.allowed, e.details) for e in cat.audit(world, event="system_settings")] == [
         (True, {"setting": "x", "old": 1, "new": 2}),
         (False, {"action": "CHANGE_SYSTEM", "rule": "default_deny"})]
+
+
+def test_input_streams_lists_every_input_with_its_schema(cat, world):
+    cat.objects.add_diagram(world, DiagramSpec("q1", ("in1",), ("m",), ("out1",), ("m",)))
+    assert cat.objects.input_streams() == {"in1": SCHEMA, "in2": SCHEMA}
