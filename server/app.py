@@ -69,6 +69,15 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     return app
 
 
+def close_app(app: Flask) -> None:
+    """Stop the sweeper, the runtime (queries keep their checkpoints) and the catalog."""
+    svc = app.extensions["sluice"]
+    svc.connections.stop()
+    if svc.runtime is not None:
+        svc.runtime.close()
+    svc.catalog.close()
+
+
 def _pages(app: Flask) -> None:
     """The web pages are public files; their API calls are what is guarded."""
     app.view_functions["static"] = guard.public()(app.view_functions["static"])

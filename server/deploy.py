@@ -8,12 +8,13 @@ index), which is how each subscriber's readable set becomes a mask over that out
 from __future__ import annotations
 
 import json
+import logging
 
 import yaml
 from typing import Any, Mapping
 
 from boxes.document import Plan, load_document, validate
-from boxes.errors import InvalidInput
+from boxes.errors import InvalidInput, SluiceError
 from boxes.input import InputBox
 from boxes.output import OutputBox
 from boxes.types import parse_schema
@@ -23,6 +24,7 @@ from server.delivery import Labels
 from server.ingestion import runtime_of
 
 MAX_DOCUMENT_NODES = 100_000
+log = logging.getLogger(__name__)
 
 
 def _bounded(doc: Any) -> Any:
@@ -93,10 +95,18 @@ def run_named(svc, name: str) -> None:
     run(svc, found)
 
 
-def start_runtime(svc) -> None:
-    """Start Spark and the ingestion logs, then every diagram the catalog records as running."""
-    from server.runtime import Runtime
+def start_runtime(svc, runtime=None) -> None:
+    """Start Spark and the ingestion logs (or adopt ``runtime``), open a log for every input
+    stream, then start every diagram the catalog records as running."""
+    if runtime is None:
+        from server.runtime import Runtime
 
-    svc.runtime = Runtime.start(svc.settings)
+        runtime = Runtime.start(svc.settings)
+    svc.runtime = runtime
+    for name, schema in svc.catalog.objects.input_streams().items():
+        runtime.create_stream(name, parse_schema(schema, name)[0])
     for resumable in svc.catalog.objects.resumable():
-        run(svc, resumable)
+        try:
+            run(svc, resumable)
+        except SluiceError:
+            log.exception("diagram %s could not be resumed", resumable.diagram.name)

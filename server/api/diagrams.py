@@ -111,5 +111,5 @@ def delete(name: str):
     svc = services()
     svc.catalog.objects.drop(subject(), D, name)
     if svc.runtime is not None:
-        svc.runtime.stop(name)
+        svc.runtime.remove(name)
     return "", 204

@@ -8,13 +8,14 @@ owns diagram ``q1`` (inputs in1, in2) and its output ``out1``.
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 
 import pytest
 
 from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
-from server.app import create_app
+from server.app import close_app, create_app
 from server.deploy import plan_for, spec_of
 
 T, A = ObjectType, Action
@@ -31,12 +32,6 @@ def overrides(tmp_path, **more):
             **more}
 
 
-def close(app) -> None:
-    svc = app.extensions["sluice"]
-    svc.connections.stop()
-    svc.catalog.close()
-
-
 @pytest.fixture(scope="session")
 def template(tmp_path_factory):
     """The world built once, with a session per user: each test gets a copy of its files."""
@@ -45,7 +40,7 @@ def template(tmp_path_factory):
     passwords = build_world(app.extensions["sluice"].catalog)
     tokens = {user: app.extensions["sluice"].catalog.sessions.login(user, pw)[0]
               for user, pw in passwords.items()}
-    close(app)
+    close_app(app)
     return path, passwords, tokens
 
 
@@ -54,7 +49,7 @@ def app(tmp_path, template):
     shutil.copytree(template[0], tmp_path / "data")
     app = create_app(overrides(tmp_path / "data"))
     yield app
-    close(app)
+    close_app(app)
 
 
 @pytest.fixture
@@ -127,3 +122,58 @@ def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.02)
+
+
+class LiveServer:
+    """The app served on a loopback ephemeral port by Werkzeug (what ``sluice serve`` runs),
+    in a thread of this process so it can share the suite's SparkSession."""
+
+    def __init__(self, app) -> None:
+        from werkzeug.serving import make_server
+
+        self.app = app
+        self._server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._thread.join()
+
+
+class Client:
+    """A user of the live server: one HTTP session (bearer token) and, once asked, one socket."""
+
+    def __init__(self, base: str, user: str, password: str) -> None:
+        import requests
+
+        self.base, self.user = base, user
+        self.http = requests.Session()
+        answer = self.http.post(f"{base}/api/v1/auth/login",
+                                json={"user": user, "password": password})
+        assert answer.status_code == 200, answer.text
+        self.token = answer.json()["token"]
+        self.http.headers["Authorization"] = f"Bearer {self.token}"
+        self.received: list[dict] = []
+        self.sock = None
+
+    def call(self, method: str, path: str, expect: int = 200, **kwargs):
+        answer = self.http.request(method, f"{self.base}/api/v1{path}", timeout=60, **kwargs)
+        assert answer.status_code == expect, f"{method} {path}: {answer.status_code} {answer.text}"
+        return answer.json() if answer.content else None
+
+    def connect(self) -> None:
+        import socketio as sio
+
+        self.sock = sio.Client(reconnection=True, reconnection_delay=0.2)
+        self.sock.on("tuples", lambda data: self.received.extend(data["tuples"]))
+        self.sock.connect(self.base, auth={"token": self.token}, transports=["websocket"],
+                          wait_timeout=10)
+
+    def emit(self, event: str, payload):
+        return self.sock.call(event, payload, timeout=60)
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.disconnect()

@@ -1,0 +1,117 @@
+"""The Borealis paper's scenario (section 4.1), end to end, against a live server with real
+HTTP and socket.io clients and the real Spark runtime: Joe administers, Ed sends New York and
+London prices, Al runs q1 (union -> aggregate), Bob sees only what his permissions allow."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from server.app import close_app, create_app
+from server.deploy import start_runtime
+from server.runtime import Runtime
+from conftest import Q1, Client, LiveServer, overrides, wait_until
+
+PASSWORD = "correct horse battery"
+EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def at(seconds: int) -> str:
+    return (EPOCH + timedelta(seconds=seconds)).isoformat()
+
+
+@pytest.fixture
+def live(tmp_path, spark):
+    app = create_app(overrides(tmp_path, admin_user="joe", admin_password=PASSWORD))
+    start_runtime(app.extensions["sluice"], Runtime(tmp_path / "runtime", session=spark))
+    server = LiveServer(app)
+    yield server
+    server.stop()
+    close_app(app)
+
+
+def prices(ed: Client, start: int) -> None:
+    """One window of prices from t=start: IBM in New York (in1), BP in London (in2), XOM in
+    both; then a tuple on each stream at start+25, which closes the windows before it."""
+    new_york = [{"time": at(start + 1), "symbol": "IBM", "price": 100.0},
+                {"time": at(start + 2), "symbol": "XOM", "price": 50.0}]
+    london = [{"time": at(start + 3), "symbol": "BP", "price": 10.0},
+              {"time": at(start + 4), "symbol": "XOM", "price": 52.0}]
+    for stream, tuples in (("in1", new_york), ("in2", london)):
+        ack = ed.call("POST", f"/streams/{stream}/tuples", json=tuples)
+        assert ack["count"] == len(tuples)
+    ed.emit("ingest", {"stream": "in1", "tuples": [
+        {"time": at(start + 25), "symbol": "IBM", "price": 101.0}]})
+    ed.emit("ingest", {"stream": "in2", "tuples": [
+        {"time": at(start + 25), "symbol": "BP", "price": 11.0}]})
+
+
+def window(client: Client, start: int) -> dict[str, list[str]]:
+    """What ``client`` received for the window starting at ``start``: symbol -> sources."""
+    return {t["symbol"]: t["_sources"] for t in client.received
+            if t["window_start"] == at(start).replace("+00:00", "")
+            or t["window_start"] == at(start)}
+
+
+def test_the_papers_scenario(live):
+    joe = Client(live.url, "joe", PASSWORD)
+    for role in ("INFO_PROVIDER", "CUSTOMER1", "CUSTOMER2"):
+        joe.call("POST", "/roles", 201, json={"name": role})
+    for user, role in (("ed", "INFO_PROVIDER"), ("al", "CUSTOMER1"), ("bob", "CUSTOMER2")):
+        joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
+    # Figure 8: Joe adds s, in1, in2 and grants them to CUSTOMER1 and INFO_PROVIDER.
+    joe.call("POST", "/schemas", 201, json={"name": "s", "event_time": "time", "fields": {
+        "time": "timestamp", "symbol": "string", "price": "double"}})
+    for stream in ("in1", "in2"):
+        joe.call("POST", "/streams", 201, json={"name": stream, "schema": "s"})
+    grants = [("schema", "s", role, "VIEW_OBJECT") for role in ("CUSTOMER1", "INFO_PROVIDER")]
+    for stream in ("in1", "in2"):
+        grants += [("stream", stream, "CUSTOMER1", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
+        grants += [("stream", stream, "INFO_PROVIDER", a) for a in ("VIEW_OBJECT", "WRITE")]
+    grants.append(("system", "system", "CUSTOMER1", "ADD"))
+    for type_, name, role, action in grants:
+        joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
+
+    ed = Client(live.url, "ed", PASSWORD)
+    assert [o["name"] for o in ed.call("GET", "/catalog")["objects"]] == ["s", "in1", "in2"]
+    ed.connect()
+
+    # Figure 9: Al inserts q1, deploys it and subscribes to out1.
+    al = Client(live.url, "al", PASSWORD)
+    assert [o["name"] for o in al.call("GET", "/catalog")["objects"]] == ["s", "in1", "in2"]
+    al.call("POST", "/diagrams", 201, json={"document": Q1})
+    al.call("POST", "/diagrams/q1/deploy")
+    al.connect()
+    assert al.emit("subscribe", {"output": "out1"}) == {"subscribed": "out1"}
+    prices(ed, 0)
+    wait_until(lambda: len(window(al, 0)) == 3, 120, "Al's first window")
+    assert window(al, 0) == {"IBM": ["in1"], "BP": ["in2"], "XOM": ["in1", "in2"]}
+
+    # Figure 10: Bob sees nothing, until Joe grants s and in1 and Al grants out1.
+    bob = Client(live.url, "bob", PASSWORD)
+    assert bob.call("GET", "/catalog")["objects"] == []
+    bob.connect()
+    assert bob.emit("subscribe", {"output": "out1"})["error"]["code"] == "NOT_FOUND"
+    joe.call("PUT", "/permissions/schema/s/CUSTOMER2/VIEW_OBJECT")
+    for action in ("VIEW_OBJECT", "READ_TUPLE"):
+        joe.call("PUT", f"/permissions/stream/in1/CUSTOMER2/{action}")
+    for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+        al.call("PUT", f"/permissions/output/out1/CUSTOMER2/{action}")
+    assert [o["name"] for o in bob.call("GET", "/catalog")["objects"]] == ["s", "in1", "out1"]
+    assert bob.emit("subscribe", {"output": "out1"}) == {"subscribed": "out1"}
+    prices(ed, 30)
+    wait_until(lambda: len(window(al, 30)) == 3, 120, "Al's second window")
+    wait_until(lambda: window(bob, 30), 60, "Bob's window")
+    assert window(bob, 30) == {"IBM": ["in1"]}
+    assert all(t["_sources"] == ["in1"] for t in bob.received)
+
+    # Joe revokes in1 from CUSTOMER2: Bob gets nothing more, Al keeps receiving.
+    joe.call("DELETE", "/permissions/stream/in1/CUSTOMER2/READ_TUPLE")
+    seen_by_bob = len(bob.received)
+    prices(ed, 60)
+    prices(ed, 90)
+    wait_until(lambda: len(window(al, 90)) == 3, 120, "Al's windows after the revocation")
+    assert window(al, 60) == {"IBM": ["in1"], "BP": ["in2"], "XOM": ["in1", "in2"]}
+    assert len(bob.received) == seen_by_bob
+    for client in (ed, al, bob):
+        client.close()
