@@ -1,0 +1,80 @@
+"""Labels as native Spark expressions: literal words, merges, plan-time pruning, no Python UDF."""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+from pyspark.sql import functions as F
+
+from boxes import labels
+from boxes.compiler import compile_plan
+from boxes.document import load_document, validate
+from conftest import at, frames
+
+
+@pytest.mark.parametrize("bits, words, expected", [
+    ([0], 1, [1]), ([63], 1, [-(1 << 63)]), ([64], 2, [0, 1]), ([0, 63, 64, 199], 4, [1 - (1 << 63), 1, 0, 1 << 7]),
+])
+def test_mask_words_are_signed_longs(bits, words, expected):
+    assert labels.mask_words(bits, words) == expected
+
+
+@pytest.mark.parametrize("n, words", [(0, 1), (1, 1), (64, 1), (65, 2), (200, 4)])
+def test_word_count(n, words):
+    assert labels.word_count(n) == words
+
+
+def test_literal_and_merges_on_spark(spark):
+    base = spark.range(2).select(F.col("id").alias("g"))
+    a = base.where("g = 0").withColumn(labels.LABEL_COLUMN, labels.literal(63, 2))
+    b = base.where("g = 1").withColumn(labels.LABEL_COLUMN, labels.literal(64, 2))
+    merged = a.union(b).groupBy().agg(labels.merge_group(2).alias(labels.LABEL_COLUMN))
+    assert merged.first()[labels.LABEL_COLUMN].asDict() == {"w0": -(1 << 63), "w1": 1}
+    pair = a.select(labels.merge_pair(F.col(labels.LABEL_COLUMN), labels.literal(0, 2), 2).alias("x"))
+    assert pair.first()["x"].asDict() == {"w0": 1 - (1 << 63), "w1": 0}
+
+
+FIGURE_6 = """
+version: 1
+name: q1
+schemas:
+  s: {fields: {time: timestamp, symbol: string, price: double}, event_time: time}
+inputs: {in1: {schema: s}, in2: {schema: s}}
+boxes:
+  merged: {type: union, in: [in1, in2]}
+  avg: {type: aggregate, in: merged, window: {size: 10s}, group_by: [symbol], aggregates: {p: avg(price)}}
+  j: {type: join, left: in1, right: in2, on: [symbol], within: 1s}
+  f: {type: filter, in: merged, where: "price > 1 and symbol like 'A%'"}
+  m: {type: map, in: f, fields: {time: time, cents: price * 100}}
+outputs: {o1: {from: avg}, o2: {from: j}, o3: {from: m}}
+"""
+
+
+def _explain(frame, mode: str = "extended") -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        frame.explain(mode)
+    return out.getvalue()
+
+
+def test_no_python_udf_on_the_tuple_path(spark):
+    plan = validate(load_document(FIGURE_6))
+    data = {"in1": [{"time": at(1), "symbol": "A", "price": 2.0}], "in2": []}
+    for name, frame in compile_plan(plan, frames(spark, plan, data)).items():
+        text = _explain(frame)
+        assert "BatchEvalPython" not in text and "ArrowEvalPython" not in text, name
+        assert "PythonUDF" not in text, name
+
+
+def test_a_readable_set_known_at_plan_time_prunes_unreadable_inputs(spark):
+    """Over literal labels, ``label ⊆ readable`` folds to false on in2's branch of the union."""
+    plan = validate(load_document(FIGURE_6))
+    inputs = {n: spark.range(0, 3, 1, 1).select(F.lit(at(1)).alias("time"), F.lit("A").alias("symbol"),
+                                                F.lit(2.0).alias("price")) for n in plan.inputs}
+    frame = compile_plan(plan, inputs)["o3"]
+    only_in1 = frame.where(labels.within([plan.inputs.index("in1")], plan.label_words))
+    both = frame.where(labels.within([0, 1], plan.label_words))
+    assert _explain(only_in1, "simple").count("Range (") == 1
+    assert _explain(both, "simple").count("Range (") == 2
+    assert only_in1.count() == 3 and both.count() == 6
