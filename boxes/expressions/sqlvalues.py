@@ -54,8 +54,18 @@ def compare(left: Any, right: Any) -> int:
     return (a > b) - (a < b)
 
 
+MAX_LIKE_WILDCARDS = 6
+
+
 def like_regex(pattern: str) -> re.Pattern[str] | str:
-    """Translate a LIKE pattern; return an error message when Spark would refuse it."""
+    """Translate a LIKE pattern; return an error message when Spark would refuse it.
+
+    Patterns with many separate '%' are refused too: a regular expression such as
+    ``.*a.*a.*a.*b`` backtracks in time that grows as a power of the text's length, and one
+    user's filter must not be able to stall the executors every user shares.
+    """
+    if len(re.findall(r"(?<!\\)%+", pattern)) > MAX_LIKE_WILDCARDS:
+        return f"a LIKE pattern may hold at most {MAX_LIKE_WILDCARDS} separate '%' wildcards"
     out, i = [], 0
     while i < len(pattern):
         char = pattern[i]

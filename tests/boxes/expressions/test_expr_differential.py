@@ -61,7 +61,8 @@ def expressions(kind: DataType, depth: int):
     x = {k: expressions(k, depth - 1) for k in DataType}
     num = st.one_of(x[L], x[D])
     case = _call("(CASE WHEN {} THEN {} ELSE {} END)", x[B], x[kind], x[kind])
-    shared = [case, _call("coalesce({}, {})", x[kind], x[kind]),
+    simple_case = _call("(CASE {} WHEN {} THEN {} WHEN 2 THEN {} END)", num, num, x[kind], x[kind])
+    shared = [case, simple_case, _call("coalesce({}, {})", x[kind], x[kind]),
               _call("nullif({}, {})", x[kind], x[kind])]
     by_kind = {
         L: [_call("({} " + op + " {})", x[L], x[L]) for op in "+-*%"]

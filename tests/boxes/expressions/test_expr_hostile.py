@@ -66,6 +66,7 @@ HOSTILE_EXPRESSIONS = [
     ("99999999999999999999 > qty", codes.INVALID_LITERAL),
     ("price < 1e999", codes.INVALID_LITERAL),
     ("symbol LIKE 'a\\b'", codes.INVALID_LITERAL),
+    ("symbol LIKE '%a%a%a%a%a%a%a%a%b'", codes.INVALID_LITERAL),
     ("CAST(symbol AS binary) IS NULL", codes.UNKNOWN_TYPE),
     ("'1' + 1", codes.TYPE_MISMATCH),
     ("price \x00 1", codes.EXPR_SYNTAX),
