@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from boxes import registry
-from boxes.base import Box, Operator, check_params
+from boxes.base import Box, Kind, Operator, check_params
 from boxes.errors import DiagramInvalid, Problem
 from boxes.input import InputBox
 from boxes.labels import word_count
@@ -136,6 +136,9 @@ class _Validator:
         self.problems: list[Problem] = []
         self.nodes: dict[str, _Node] = {}
         self.schemas: dict[str, Schema | None] = {}
+        # False once some arrow is unknown (a bad reference or parameter): reachability is
+        # then not reported, since the missing arrow may be the one that reaches an output.
+        self.arrows_known = True
 
     def add(self, code: str, path: str, message: str) -> None:
         self.problems.append(Problem(code, path, message))
@@ -208,6 +211,7 @@ class _Validator:
             raw = {}
         if not isinstance(raw, Mapping):
             self.add("WRONG_TYPE", path, "must be a mapping of parameters")
+            self.arrows_known = False
             return None
         if cls is None:
             node.refs = tuple((v, path) for v in _names_in(raw.values()))
@@ -217,6 +221,8 @@ class _Validator:
         self.problems.extend(found)
         node.refs = tuple(cls.upstream_refs(node.args, path))
         node.sound = not found
+        if any(p.name not in node.args for p in cls.params if p.kind in (Kind.INPUT_REF, Kind.INPUT_REFS)):
+            self.arrows_known = False
         return node
 
     def valid_name(self, name: Any, path: str) -> bool:
@@ -294,6 +300,7 @@ class _Validator:
                     what = "an output, which cannot be read" if target else "nothing"
                     self.add("UNKNOWN_INPUT", path, f"{ref!r} names {what}; expected an input or a box")
                     node.sound = False
+                    self.arrows_known = False
                 else:
                     upstream[node.name].append(ref)
         order = _topological(upstream)
@@ -310,6 +317,8 @@ class _Validator:
 
     def check_reachable(self, cyclic: set[str]) -> None:
         seen = {n for n, node in self.nodes.items() if node.section == "outputs"}
+        if not seen or not self.arrows_known:
+            return
         stack = list(seen)
         while stack:
             for ref, _ in self.nodes[stack.pop()].refs:

@@ -26,7 +26,7 @@ class UnionBox(Operator):
         sources = tuple(args["in"])
         problems = Problems()
         if len(sources) < 2:
-            problems.add("WRONG_TYPE", f"{path}.in", "a union needs two or more inputs")
+            problems.add("TOO_FEW_INPUTS", f"{path}.in", "a union needs two or more inputs")
         elif len(set(sources)) < len(sources):
             problems.add("DUPLICATE_NAME", f"{path}.in", "a union names the same input twice")
         first = upstream[sources[0]] if sources else None
