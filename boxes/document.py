@@ -306,10 +306,13 @@ class _Validator:
         order = _topological(upstream)
         placed = {n for n in order}
         cyclic: set[str] = set()
+        position = {name: i for i, name in enumerate(self.nodes)}
         for name in self.nodes:
             if name not in placed and name not in cyclic:
                 cycle = _find_cycle(name, upstream, placed, cyclic)
                 if cycle:
+                    first = min(range(len(cycle)), key=lambda k: position[cycle[k]])
+                    cycle = cycle[first:] + cycle[:first]   # start where the document does
                     cyclic.update(cycle)
                     self.add("CYCLE", self.nodes[cycle[0]].path,
                              " -> ".join(cycle + [cycle[0]]) + " form a cycle")

@@ -1,0 +1,106 @@
+"""The document loader and validator: what a valid document becomes, and how problems are told."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from boxes.document import load_document, validate
+from boxes.durations import parse_duration
+from boxes.errors import DiagramInvalid
+from boxes.types import parse_schema
+
+Q1 = """
+version: 1
+name: q1
+schemas:
+  s: {fields: {time: timestamp, symbol: string, price: double}, event_time: time}
+inputs:
+  in2: {schema: s, lateness: 2s}
+  in1: {schema: s}
+boxes:
+  merged: {type: union, in: [in1, in2]}
+  avg:    {type: aggregate, in: merged, window: {size: 10s, slide: 10s},
+           group_by: [symbol], aggregates: {avg_price: avg(price), n: count()}}
+  j:      {type: join, left: in1, right: avg, on: [symbol], within: 1m}
+outputs:
+  out1: {from: avg}
+  out2: {from: j}
+"""
+SCHEMA = parse_schema({"fields": {"time": "timestamp", "symbol": "string", "price": "double"},
+                       "event_time": "time"}, "s")[0]
+
+
+def test_a_valid_document_becomes_a_plan():
+    plan = validate(load_document(Q1))
+    assert plan.name == "q1"
+    assert plan.inputs == ("in1", "in2")
+    assert plan.input_schemas == {"in1": SCHEMA, "in2": SCHEMA}
+    assert plan.input_lateness == {"in1": 0.0, "in2": 2.0}
+    assert plan.label_words == 1
+    assert [b.name for b in plan.boxes] == ["in1", "in2", "merged", "avg", "j", "out1", "out2"]
+    assert plan.outputs["out2"].names == ["time", "left_symbol", "price", "window_start", "window_end",
+                                          "right_symbol", "avg_price", "n"]
+    json.dumps(plan.to_dict())
+
+
+def test_json_documents_and_the_yaml_on_key():
+    """YAML 1.1 reads a bare ``on`` as True; the loader keeps it a key, as JSON does."""
+    doc = load_document(Q1)
+    assert doc["boxes"]["j"]["on"] == ["symbol"]
+    assert validate(load_document(json.dumps(doc))).to_dict() == validate(doc).to_dict()
+
+
+def test_server_mode_takes_schemas_from_the_catalog():
+    doc = load_document(Q1)
+    for spec in doc["inputs"].values():
+        spec.pop("schema")
+    del doc["schemas"]
+    plan = validate(doc, streams={"in1": SCHEMA, "in2": SCHEMA, "other": SCHEMA})
+    assert plan.input_schemas == {"in1": SCHEMA, "in2": SCHEMA}
+
+
+def test_every_problem_is_reported_at_once_each_with_its_path():
+    doc = load_document(Q1)
+    doc["boxes"]["avg"]["window"]["size"] = "ten seconds"
+    doc["boxes"]["merged"]["in"] = ["in1", "in3"]
+    doc["outputs"]["out3"] = {"from": "nowhere"}
+    doc["version"] = 7
+    with pytest.raises(DiagramInvalid) as err:
+        validate(doc)
+    assert sorted((p.code, p.path) for p in err.value.problems) == [
+        ("INVALID_DURATION", "boxes.avg.window.size"), ("UNKNOWN_INPUT", "boxes.merged.in.1"),
+        ("UNKNOWN_INPUT", "outputs.out3.from"), ("UNSUPPORTED_VERSION", "version")]
+    assert str(err.value).startswith("[DIAGRAM_INVALID] ")
+
+
+def test_a_broken_box_does_not_flood_its_downstream_boxes():
+    doc = load_document(Q1)
+    doc["boxes"]["merged"] = {"type": "filter", "in": "in1", "where": "nonsense > 1"}
+    del doc["inputs"]["in2"]
+    with pytest.raises(DiagramInvalid) as err:
+        validate(doc)
+    assert err.value.codes == ["UNKNOWN_FIELD"]
+
+
+def test_a_cycle_is_named_in_data_flow_order():
+    doc = load_document(Q1)
+    doc["boxes"]["merged"]["in"] = ["in1", "in2", "j"]
+    with pytest.raises(DiagramInvalid) as err:
+        validate(doc)
+    (problem,) = err.value.problems
+    assert problem.code == "CYCLE"
+    assert problem.message.startswith("merged -> avg -> j -> merged")
+
+
+def test_duplicate_keys_are_found_with_their_path():
+    with pytest.raises(DiagramInvalid) as err:
+        load_document(Q1.replace("  out2: {from: j}", "  out2: {from: j}\n  out1: {from: j}"))
+    assert [(p.code, p.path) for p in err.value.problems] == [("DUPLICATE_NAME", "outputs.out1")]
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("500ms", 0.5), ("10s", 10), ("1.5m", 90), ("2h", 7200), ("1d", 86400), ("0s", 0),
+    ("10", None), ("ten s", None), ("-1s", None), ("400d", None), (10, None), (None, None)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
