@@ -72,7 +72,7 @@ class CheckedAggregate:
         from pyspark.sql import functions as F
 
         argument = self.argument.to_column() if self.argument else F.lit(1)
-        return AGGREGATES[self.function][2](F, argument).cast(self.type.spark_type())
+        return AGGREGATES[self.function].spark(F, argument).cast(self.type.spark_type())
 
     def evaluate(self, rows: Sequence[Mapping[str, Any]]) -> Any:
         values = [self.argument.evaluate(r) for r in rows] if self.argument else [1] * len(rows)
@@ -112,15 +112,15 @@ def check_aggregate(text: str, schema: Schema, path: str) -> CheckedAggregate:
         raise DiagramInvalid([Problem(codes.ARITY, path,
                                        f"{name}() takes {want}; got {len(arguments)}")])
     argument = checker.top(arguments[0]) if arguments else None
-    numeric, result, _, _ = AGGREGATES[name]
-    if argument is not None and numeric and not argument.type.is_numeric:
+    spec = AGGREGATES[name]
+    if argument is not None and spec.numeric and not argument.type.is_numeric:
         checker.report(codes.TYPE_MISMATCH, f"{name}() needs a number; got "
                        f"{argument.type.value} ({checker.snippet(arguments[0])})")
     if checker.problems:
         raise DiagramInvalid(checker.problems)
     kind = argument.type if argument else DataType.LONG
     return CheckedAggregate(text, name, CheckedExpr(checker.snippet(arguments[0]), argument)
-                            if argument else None, result(kind))
+                            if argument else None, spec.result(kind))
 
 
 def _aggregate_name(tree) -> str | None:

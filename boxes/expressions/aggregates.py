@@ -6,6 +6,7 @@ Python versions skip NULLs as SQL does and are the reference the tests compare a
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from boxes.expressions import sqlvalues as sv
@@ -29,18 +30,24 @@ def _extreme(largest: bool) -> Callable[[list[Any], DataType], Any]:
     return pick
 
 
-# name -> (needs a numeric argument, result type from the argument's, Spark builder, Python)
-AGGREGATES: dict[str, tuple[bool, Callable[[DataType], DataType], Callable[..., Any],
-                            Callable[[list[Any], DataType], Any]]] = {
-    "count": (False, lambda kind: DataType.LONG, lambda F, c: F.count(c),
-              lambda values, kind: len(values)),
-    "sum": (True, lambda kind: kind, lambda F, c: F.try_sum(c), _sum),
-    "avg": (True, lambda kind: DataType.DOUBLE, lambda F, c: F.try_avg(c), _avg),
-    "min": (False, lambda kind: kind, lambda F, c: F.min(c), _extreme(False)),
-    "max": (False, lambda kind: kind, lambda F, c: F.max(c), _extreme(True)),
+@dataclass(frozen=True)
+class Aggregate:
+    numeric: bool  # the argument must be a number
+    result: Callable[[DataType], DataType]  # the result type from the argument's
+    spark: Callable[..., Any]  # (F, argument column) -> aggregate column
+    python: Callable[[list[Any], DataType], Any]  # (non-NULL values, argument type) -> value
+
+
+AGGREGATES: dict[str, Aggregate] = {
+    "count": Aggregate(False, lambda kind: DataType.LONG, lambda F, c: F.count(c),
+                       lambda values, kind: len(values)),
+    "sum": Aggregate(True, lambda kind: kind, lambda F, c: F.try_sum(c), _sum),
+    "avg": Aggregate(True, lambda kind: DataType.DOUBLE, lambda F, c: F.try_avg(c), _avg),
+    "min": Aggregate(False, lambda kind: kind, lambda F, c: F.min(c), _extreme(False)),
+    "max": Aggregate(False, lambda kind: kind, lambda F, c: F.max(c), _extreme(True)),
 }
 
 
 def aggregate_values(function: str, values: Sequence[Any], kind: DataType) -> Any:
     """Apply ``function`` to one group's argument values; NULLs are skipped first."""
-    return AGGREGATES[function][3]([v for v in values if v is not None], kind)
+    return AGGREGATES[function].python([v for v in values if v is not None], kind)

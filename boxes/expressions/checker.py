@@ -15,6 +15,7 @@ import lark
 from boxes.errors import Problem
 from boxes.expressions import codes, functions, nodes as n
 from boxes.expressions import sqlvalues as sv
+from boxes.expressions.aggregates import AGGREGATES
 from boxes.types import TYPE_ALIASES, DataType, Schema
 
 L, D, S, B, T = (DataType.LONG, DataType.DOUBLE, DataType.STRING, DataType.BOOLEAN,
@@ -295,7 +296,7 @@ class Checker:
                         "reflect, run code, call UDFs, generate rows or read anything but "
                         "the tuple")
             return None
-        if lowered in functions.AGGREGATES:
+        if lowered in AGGREGATES:
             where = ("inside another aggregate" if self.aggregate_code == codes.NESTED_AGGREGATE
                      else "here; aggregates belong in an aggregate box's 'aggregates'")
             self.report(self.aggregate_code, f"{name}() is an aggregate and is not allowed "

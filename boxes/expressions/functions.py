@@ -32,6 +32,9 @@ TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "sec
 
 @dataclass(frozen=True)
 class Function:
+    """One allow-listed function; ``optional`` trailing parameters may be left out, a
+    ``variadic`` last parameter repeats, and a ``strict`` function is NULL on any NULL argument."""
+
     params: tuple[Any, ...]
     result: Any
     spark: Callable[..., Any]
@@ -108,10 +111,6 @@ def _abs_spark(F, kind, value):
 
 def _round_py(value: Any, digits: int = 0) -> Any:
     return value if isinstance(value, int) else sv.round_half_up(value, digits)
-
-
-def _round_spark(F, value, digits=0):
-    return F.round(value, digits)
 
 
 def _to_long_py(op: Callable[[float], int]) -> Callable[[Any], int | None]:
@@ -223,12 +222,8 @@ def _simple(name: str) -> Callable[..., Any]:
     return lambda F, *args: getattr(F, name)(*args)
 
 
-def _part(name: str) -> Function:
-    return Function((T,), L, _simple(name), lambda ts: getattr(ts, _PARTS[name]))
-
-
-_PARTS = {"year": "year", "month": "month", "dayofmonth": "day", "hour": "hour",
-          "minute": "minute", "second": "second"}
+def _part(spark_name: str, attribute: str) -> Function:
+    return Function((T,), L, _simple(spark_name), lambda ts: getattr(ts, attribute))
 
 FUNCTIONS: dict[str, Function] = {
     # strings
@@ -248,7 +243,7 @@ FUNCTIONS: dict[str, Function] = {
     "rpad": Function((S, L, S), S, _pad_spark("rpad"), _pad_py(left=False)),
     # numbers
     "abs": Function((NUMERIC,), NUMERIC, _abs_spark, _abs_py, typed=True),
-    "round": Function((NUMERIC, L), NUMERIC, _round_spark, _round_py, optional=1,
+    "round": Function((NUMERIC, L), NUMERIC, _simple("round"), _round_py, optional=1,
                       literals=frozenset({1})),
     "floor": Function((NUMERIC,), L, _to_long_spark("floor"), _to_long_py(math.floor),
                       typed=True),
@@ -268,12 +263,12 @@ FUNCTIONS: dict[str, Function] = {
                          strict=False),
     "nullif": Function((SAME, SAME), SAME, _simple("nullif"), _nullif_py, strict=False),
     # date and time (timestamps are UTC)
-    "year": _part("year"),
-    "month": _part("month"),
-    "day": _part("dayofmonth"),
-    "hour": _part("hour"),
-    "minute": _part("minute"),
-    "second": _part("second"),
+    "year": _part("year", "year"),
+    "month": _part("month", "month"),
+    "day": _part("dayofmonth", "day"),
+    "hour": _part("hour", "hour"),
+    "minute": _part("minute", "minute"),
+    "second": _part("second", "second"),
     "date_trunc": Function((S, T), T, _simple("date_trunc"), _trunc_py, literals=frozenset({0})),
     "unix_timestamp": Function((T,), L, _simple("unix_seconds"),
                                lambda ts: sv.to_micros(ts) // 1_000_000),
@@ -282,8 +277,6 @@ FUNCTIONS: dict[str, Function] = {
 }
 ALIASES = {"power": "pow", "ceiling": "ceil", "substr": "substring", "signum": "sign",
            "startswith": "starts_with", "endswith": "ends_with", "dayofmonth": "day"}
-
-AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
 
 # Refused by name with FORBIDDEN_FUNCTION: reflection and code execution, UDFs, generators,
 # side effects and anything whose result is not reproducible from the tuple alone.
@@ -294,7 +287,7 @@ FORBIDDEN = frozenset({
     "raise_error", "assert_true", "input_file_name", "input_file_block_start",
     "input_file_block_length", "spark_partition_id", "monotonically_increasing_id", "now",
     "localtimestamp", "rand", "random", "randn", "randstr", "uniform", "uuid", "shuffle",
-    "version", "user", "session_user", "unix_date", "curdate", "sleep", "xpath",
+    "version", "user", "session_user", "curdate", "sleep", "xpath",
 })
 
 
