@@ -42,9 +42,46 @@ def _run(args: argparse.Namespace) -> int:
     return run_headless(args.diagram, args.input, args.readable, sys.stdout, sys.stderr)
 
 
+def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("serve", help="run the server (REST API, web pages, sockets, Spark)",
+                       description="Run the Sluice server. Settings: embedded defaults, then "
+                       "--config FILE (YAML), then SLUICE_* environment variables, then options.")
+    p.add_argument("--config", metavar="FILE", help="a YAML file of settings")
+    p.add_argument("--demo", action="store_true", default=None,
+                   help="seed the paper's scenario, feed it prices and deploy q1")
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port to listen on (default 8080)")
+    return p
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from server.serve import serve
+
+    given = {k: getattr(args, k) for k in ("demo", "host", "port") if getattr(args, k) is not None}
+    return serve(args.config, given, sys.stdout)
+
+
+def _user_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("user", help="add an administrator directly to the catalog")
+    p.add_argument("action", choices=["add"])
+    p.add_argument("name")
+    p.add_argument("--admin", action="store_true", required=True,
+                   help="make the user an administrator (other users are added over the API)")
+    p.add_argument("--config", metavar="FILE", help="a YAML file of settings")
+    return p
+
+
+def _user(args: argparse.Namespace) -> int:
+    from server.accounts_cli import add_admin_user
+
+    return add_admin_user(args.config, args.name, sys.stdin, sys.stdout)
+
+
 # name -> (add the subparser, the function that runs it and returns the exit status)
 COMMANDS: dict[str, tuple[Callable, Callable[[argparse.Namespace], int]]] = {
     "run": (_run_parser, _run),
+    "serve": (_serve_parser, _serve),
+    "user": (_user_parser, _user),
 }
 
 
