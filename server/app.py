@@ -70,8 +70,10 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
 
 
 def close_app(app: Flask) -> None:
-    """Stop the sweeper, the runtime (queries keep their checkpoints) and the catalog."""
+    """Stop background work (demo feeds), the sweeper, the runtime (queries keep their checkpoints) and the catalog."""
     svc = app.extensions["sluice"]
+    for stop in svc.on_close:
+        stop()
     svc.connections.stop()
     if svc.runtime is not None:
         svc.runtime.close()

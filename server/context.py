@@ -20,6 +20,7 @@ class Services:
     connections: Any = None      # server.subscriptions.Connections
     delivery: Any = None         # server.delivery.Delivery
     extra: dict = field(default_factory=dict)
+    on_close: list = field(default_factory=list)   # callables run by close_app, first to last
 
 
 def services() -> Services:

@@ -95,6 +95,12 @@ def run_named(svc, name: str) -> None:
     run(svc, found)
 
 
+def open_logs(svc) -> None:
+    """Make sure every catalog input stream has its ingestion log (creating one is idempotent)."""
+    for name, schema in svc.catalog.objects.input_streams().items():
+        svc.runtime.create_stream(name, parse_schema(schema, name)[0])
+
+
 def start_runtime(svc, runtime=None) -> None:
     """Start Spark and the ingestion logs (or adopt ``runtime``), open a log for every input
     stream, then start every diagram the catalog records as running."""
@@ -103,8 +109,7 @@ def start_runtime(svc, runtime=None) -> None:
 
         runtime = Runtime.start(svc.settings)
     svc.runtime = runtime
-    for name, schema in svc.catalog.objects.input_streams().items():
-        runtime.create_stream(name, parse_schema(schema, name)[0])
+    open_logs(svc)
     for resumable in svc.catalog.objects.resumable():
         try:
             run(svc, resumable)

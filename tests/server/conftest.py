@@ -163,11 +163,14 @@ class Client:
         assert answer.status_code == expect, f"{method} {path}: {answer.status_code} {answer.text}"
         return answer.json() if answer.content else None
 
-    def connect(self) -> None:
+    def connect(self, resubscribe=()) -> None:
+        """Open the socket; on every (re)connection subscribe again to ``resubscribe``."""
         import socketio as sio
 
         self.sock = sio.Client(reconnection=True, reconnection_delay=0.2)
         self.sock.on("tuples", lambda data: self.received.extend(data["tuples"]))
+        self.sock.on("connect", lambda: [self.sock.emit("subscribe", {"output": o})
+                                         for o in resubscribe])
         self.sock.connect(self.base, auth={"token": self.token}, transports=["websocket"],
                           wait_timeout=10)
 
