@@ -367,9 +367,12 @@ class Checker:
             return None
         kind = _unify(checked)
         if kind is _CLASH:
+            kinds = {c.type for c in checked}
+            hint = ("; write a timestamp as TIMESTAMP 'YYYY-MM-DD HH:MM:SS'"
+                    if {S, T} <= kinds else "")
             self.report(codes.TYPE_MISMATCH, f"{what} values of different types: "
                         + ", ".join(_name(c.type) for c in checked)
-                        + f" ({self.snippet(whole)})")
+                        + f" ({self.snippet(whole)}){hint}")
             return None
         return [_coerce(c, kind or S) for c in checked]
 

@@ -54,6 +54,7 @@ MESSAGES = [
     ("price * 2 AND ok", codes.TYPE_MISMATCH, "AND needs boolean operands; got double (price * 2)"),
     ("symbol + 1", codes.TYPE_MISMATCH, "+ needs numeric operands; got string and long"),
     ("symbol = 1", codes.TYPE_MISMATCH, "= compares values of different types: string, long"),
+    ("time > '2024-01-01'", codes.TYPE_MISMATCH, "write a timestamp as TIMESTAMP 'YYYY-MM-DD"),
     ("lower(qty)", codes.TYPE_MISMATCH, "lower() expects string for argument 1; got long (qty)"),
     ("CASE WHEN ok THEN 'a' ELSE 1 END", codes.TYPE_MISMATCH, "CASE branches must share a type"),
     ("CASE WHEN qty THEN 1 END", codes.TYPE_MISMATCH, "WHEN needs a boolean condition; got long"),
