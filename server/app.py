@@ -70,7 +70,8 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
 
 
 def close_app(app: Flask) -> None:
-    """Stop background work (demo feeds), the sweeper, the runtime (queries keep their checkpoints) and the catalog."""
+    """Stop background work (demo feeds), the sweeper, the runtime (queries keep their
+    checkpoints) and the catalog."""
     svc = app.extensions["sluice"]
     for stop in svc.on_close:
         stop()

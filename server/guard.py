@@ -116,7 +116,8 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
         problems = [{"code": "INVALID_BODY",
                      "path": ".".join(str(p) for p in e.absolute_path),
                      "message": e.message[:200]} for e in errors[:20]]
-        raise InvalidInput("; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3]),
+        summary = "; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3])
+        raise InvalidInput(summary,
                            code="INVALID_BODY", details={"problems": problems})
 
 

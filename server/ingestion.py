@@ -16,7 +16,7 @@ from server.errors import RateLimited, TooLarge, Unavailable
 
 
 class TupleRate:
-    """A token bucket per session: ``per_second`` tuples a second, bursts up to one second's worth."""
+    """A token bucket per session: ``per_second`` tuples a second, bursts of one second's worth."""
 
     def __init__(self, per_second: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_second = per_second

@@ -25,7 +25,8 @@ def _operation(rule, method: str, view) -> dict:
     doc = (view.__doc__ or "").strip()
     summary, _, description = doc.partition("\n")
     op = {"operationId": f"{rule.endpoint.removeprefix('api.')}.{method.lower()}",
-          "summary": summary or rule.endpoint, "tags": [rule.endpoint.split(".")[-2] if "." in rule.endpoint else "meta"],
+          "summary": summary or rule.endpoint,
+          "tags": [rule.endpoint.split(".")[-2] if "." in rule.endpoint else "meta"],
           "responses": {
               "2XX": {"description": "success", "content": {"application/json": {"schema": {}}}},
               "4XX": {"description": "refused", "content": {"application/json": {"schema": {

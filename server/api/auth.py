@@ -19,7 +19,8 @@ LOGIN = obj({"user": {"type": "string", "maxLength": 64},
 
 
 def _me(token: str, who) -> dict:
-    return {"user": who.user_name, "roles": sorted(who.roles), "csrf_token": security.csrf_token(token)}
+    return {"user": who.user_name, "roles": sorted(who.roles),
+            "csrf_token": security.csrf_token(token)}
 
 
 @bp.post("/login")

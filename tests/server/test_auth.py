@@ -5,7 +5,7 @@ import pytest
 
 from boxes.errors import InvalidInput
 from server import guard
-from server.app import create_app
+from server.app import close_app, create_app
 from server.extensions import socketio
 from conftest import overrides, wait_until
 
@@ -17,7 +17,8 @@ def test_login_gives_a_token_and_strict_cookies(client, auth):
     assert response.status_code == 200
     assert response.json["user"] == "al" and response.json["roles"] == ["CUSTOMER1"]
     cookies = {c.split("=")[0]: c for c in response.headers.getlist("Set-Cookie")}
-    assert "HttpOnly" in cookies["sluice_session"] and "SameSite=Strict" in cookies["sluice_session"]
+    session = cookies["sluice_session"]
+    assert "HttpOnly" in session and "SameSite=Strict" in session
     assert "HttpOnly" not in cookies["sluice_csrf"]
     whoami = client.get("/api/v1/auth/whoami",
                         headers={"Authorization": f"Bearer {response.json['token']}"})
@@ -136,3 +137,16 @@ def test_a_cookie_socket_needs_the_csrf_token(app, client, auth):
     csrf = auth.login("al").json["csrf_token"]
     assert not socketio.test_client(app, flask_test_client=client).is_connected()
     assert socketio.test_client(app, flask_test_client=client, auth={"csrf": csrf}).is_connected()
+
+
+def test_an_expired_session_loses_its_socket(tmp_path):
+    app = create_app(overrides(tmp_path, session_ttl_seconds=3, admin_user="root",
+                               admin_password="a long password"))
+    try:
+        token = app.test_client().post(LOGIN, json={"user": "root", "password": "a long password"}
+                                       ).json["token"]
+        sock = socketio.test_client(app, auth={"token": token})
+        assert sock.is_connected()
+        wait_until(lambda: not sock.is_connected(), 15, "the expired session's socket to end")
+    finally:
+        close_app(app)

@@ -100,7 +100,8 @@ CASES = [
 
 
 def test_every_route_is_in_the_matrix(app):
-    routes = {(m, r.rule) for r in app.url_map.iter_rules() for m in r.methods - {"HEAD", "OPTIONS"}}
+    routes = {(m, r.rule) for r in app.url_map.iter_rules()
+              for m in r.methods - {"HEAD", "OPTIONS"}}
     listed = {(case[0], case[1]) for case in CASES}
     assert routes - listed == set(), "routes missing from the authorization matrix"
     assert listed - routes == set(), "matrix rows for routes that do not exist"
