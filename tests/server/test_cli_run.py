@@ -1,0 +1,100 @@
+"""``sluice run`` as a user runs it: the installed console script, real files, a real Spark.
+
+Only the two successful runs start Spark; every invalid diagram, argument or file is
+answered (exit 2, problems on stderr) before Spark starts.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SLUICE = str(Path(sys.executable).with_name("sluice"))
+FIGURE_6 = """
+version: 1
+name: q1
+schemas:
+  s: {fields: {time: timestamp, symbol: string, price: double}, event_time: time}
+inputs:
+  in1: {schema: s}
+  in2: {schema: s}
+boxes:
+  merged: {type: union, in: [in1, in2]}
+  avg:    {type: aggregate, in: merged, window: {size: 10s}, group_by: [symbol],
+           aggregates: {avg_price: avg(price), n: count()}}
+outputs:
+  out1: {from: avg}
+  raw: {from: in1}
+"""
+IN1 = ['{"time": "2024-01-01T00:00:01Z", "symbol": "IBM", "price": 10}',
+       '{"time": "2024-01-01T00:00:03Z", "symbol": "ORCL", "price": 30}']
+IN2 = ['{"time": "2024-01-01T00:00:04", "symbol": "MSFT", "price": 40}',
+       '{"time": 1704067205, "symbol": "ORCL", "price": 50.5}', ""]
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "q1.yaml").write_text(FIGURE_6)
+    (tmp_path / "a.ndjson").write_text("\n".join(IN1) + "\n")
+    (tmp_path / "b.ndjson").write_text("\n".join(IN2) + "\n")
+    return tmp_path
+
+
+def sluice(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([SLUICE, "run", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def problems(done: subprocess.CompletedProcess) -> list[str]:
+    """The ``[CODE] path`` of each problem printed; Spark logs nothing since it never started."""
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Spark" not in done.stderr
+    return [line.split(": ")[0] for line in done.stderr.splitlines()]
+
+
+def test_run_prints_every_output_tuple_with_its_sources(files):
+    done = sluice(files, "q1.yaml", "--input", "in1=a.ndjson", "-i", "in2=b.ndjson")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    results = {(r["_output"], r.get("symbol")): r for r in rows}
+    assert len(rows) == len(results) == 5
+    assert results[("out1", "ORCL")] == {
+        "window_start": "2024-01-01T00:00:00Z", "window_end": "2024-01-01T00:00:10Z", "symbol": "ORCL",
+        "avg_price": 40.25, "n": 2, "_output": "out1", "_sources": ["in1", "in2"]}
+    assert results[("out1", "MSFT")]["_sources"] == ["in2"]
+    assert results[("raw", "IBM")] == {"time": "2024-01-01T00:00:01Z", "symbol": "IBM", "price": 10.0,
+                                       "_output": "raw", "_sources": ["in1"]}
+
+
+def test_readable_applies_the_secfilter(files):
+    done = sluice(files, "q1.yaml", "--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--readable", "in1")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted((r["_output"], r["symbol"]) for r in rows) == [("out1", "IBM"), ("raw", "IBM"), ("raw", "ORCL")]
+    assert {tuple(r["_sources"]) for r in rows} == {("in1",)}
+
+
+def test_a_bad_diagram_prints_every_problem(files):
+    (files / "bad.yaml").write_text(FIGURE_6.replace("size: 10s", "size: 10 parsecs")
+                                    .replace("group_by: [symbol]", "group_by: [sym]").replace("version: 1", "version: 3"))
+    assert problems(sluice(files, "bad.yaml", "--input", "in1=a.ndjson")) == [
+        "[UNSUPPORTED_VERSION] version", "[INVALID_DURATION] boxes.avg.window.size"]
+
+
+def test_bad_lines_are_named_by_file_and_line(files):
+    (files / "c.ndjson").write_text(IN1[0] + "\n{not json\n" + '{"time": "yesterday", "symbol": "X", "price": 1}\n'
+                                    + '{"symbol": "X", "price": "1"}\n' + '{"symbol": "X", "colour": 1}\n')
+    assert problems(sluice(files, "q1.yaml", "--input", "in1=c.ndjson", "--input", "in2=b.ndjson")) == [
+        f"[INVALID_TUPLE] c.ndjson{suffix}" for suffix in (":2", ":3", ":4", ":5")]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--input", "in1=a.ndjson"], ["[INPUT_MISMATCH] in2"]),
+    (["--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--input", "in3=b.ndjson"], ["[INPUT_MISMATCH] in3"]),
+    (["--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--readable", "in1,in7"], ["[INPUT_MISMATCH] --readable"]),
+    (["--input", "in1=a.ndjson", "--input", "in2=missing.ndjson"], ["[FILE_UNREADABLE] missing.ndjson"]),
+])
+def test_bad_arguments_are_refused_before_spark(files, args, expected):
+    assert problems(sluice(files, "q1.yaml", *args)) == expected
