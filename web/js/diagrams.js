@@ -1,5 +1,6 @@
 // The user's diagrams beside the editor: each with its status and, while it runs, small live
-// charts of its progress (rows per second and batch latency), polled from the status endpoint.
+// charts of its progress (rows per second over all its outputs, and the slowest output's last
+// batch duration), polled from the status endpoint.
 import * as api from "./api.js";
 import { Sparkline } from "./charts.js";
 import { el, fill } from "./dom.js";
@@ -62,9 +63,10 @@ export class DiagramList {
   async sample(name) {
     try {
       const { progress } = await api.get(`/diagrams/${api.seg(name)}/status`);
+      const outputs = Object.values(progress?.outputs || {});
       const charts = this.chartsOf(name);
-      charts.rate.push(progress?.rows_per_second);
-      charts.latency.push(progress?.batch_ms);
+      charts.rate.push(outputs.reduce((sum, o) => sum + (o.processed_rows_per_second || 0), 0));
+      charts.latency.push(Math.max(0, ...outputs.map((o) => o.batch_duration_ms || 0)));
     } catch (error) {
       this.charts.delete(name);   // gone or no longer visible: the next refresh redraws the list
     }

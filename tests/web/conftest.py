@@ -1,0 +1,118 @@
+"""The real server on a loopback port, with real Spark, and Debian's Chromium driven by Playwright.
+
+One server serves the whole web session: the paper's world (joe ADMIN, ed INFO_PROVIDER, al
+CUSTOMER1, bob CUSTOMER2; schema ``s``, streams ``in1`` and ``in2``) seeded into a fresh
+catalog, the stream runtime sharing the suite's SparkSession. Each user gets a browser
+context of their own, so their cookies and sockets are as separate as two people's.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+from playwright.sync_api import Page, expect, sync_playwright
+from werkzeug.serving import make_server
+
+from boxes.types import parse_schema
+from catalog.bootstrap import seed_demo
+from server.app import create_app
+from server.runtime import Runtime
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+VIEWPORT = {"width": 1280, "height": 800}
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+# Spark needs a few micro-batches for a window to close; everything else answers at once.
+expect.set_options(timeout=60_000)
+
+
+class Live:
+    """The running server: its address, the users' passwords, and a bearer-token API client."""
+
+    def __init__(self, url: str, passwords: dict[str, str]) -> None:
+        self.url = url
+        self.passwords = passwords
+        self._tokens: dict[str, str] = {}
+
+    def api(self, user: str, method: str, path: str, **kwargs) -> requests.Response:
+        if user not in self._tokens:
+            answer = requests.post(f"{self.url}/api/v1/auth/login",
+                                   json={"user": user, "password": self.passwords[user]}, timeout=30)
+            answer.raise_for_status()
+            self._tokens[user] = answer.json()["token"]
+        headers = {"Authorization": f"Bearer {self._tokens[user]}"}
+        answer = requests.request(method, f"{self.url}/api/v1{path}", headers=headers,
+                                  timeout=60, **kwargs)
+        assert answer.ok, answer.text
+        return answer
+
+
+@pytest.fixture(scope="session")
+def live(spark, tmp_path_factory):
+    data = tmp_path_factory.mktemp("web-server")
+    app = create_app({"data_dir": str(data), "testing": True, "runtime": False, "bcrypt_rounds": 4})
+    svc = app.extensions["sluice"]
+    passwords = seed_demo(svc.catalog)
+    svc.runtime = Runtime(data / "runtime", session=spark)
+    _, joe = svc.catalog.sessions.login("joe", passwords["joe"])
+    # as POST /streams does: the runtime logs a stream with the schema the catalog keeps
+    for name, schema in svc.catalog.objects.stream_schemas(joe, ["in1", "in2"]).items():
+        svc.runtime.create_stream(name, parse_schema(schema, name)[0])
+    svc.catalog.sessions.logout(joe)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)   # one line per request is noise
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="web-test-server", daemon=True)
+    thread.start()
+    yield Live(f"http://127.0.0.1:{server.server_port}", passwords)
+    server.shutdown()
+    svc.runtime.close()
+    svc.connections.stop()
+    svc.catalog.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"the web tests drive Debian's Chromium at {CHROMIUM}: "
+                    "sudo apt-get install -y chromium")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def login(browser, live):
+    """login("al") -> a Page in a fresh browser context, logged in as al at 1280x800."""
+    contexts = []
+
+    def open_as(user: str, roles: list[str] | None = None) -> Page:
+        context = browser.new_context(viewport=VIEWPORT)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(live.url)
+        page.get_by_label("User name").fill(user)
+        page.get_by_label("Password").fill(live.passwords[user])
+        page.get_by_role("button", name="Log in").click()
+        if roles is not None:
+            for box in page.locator("fieldset.roles input").all():
+                box.set_checked(box.get_attribute("value") in roles)
+            page.get_by_role("button", name="Continue").click()
+        expect(page.locator("#app")).to_be_visible()
+        expect(page.locator("#whoami .user")).to_have_text(user)
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+
+
+def screenshot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path

@@ -1,0 +1,97 @@
+"""What a user does with the pages, step by step, as Playwright actions (shared by the tests)."""
+from __future__ import annotations
+
+import datetime as dt
+
+from playwright.sync_api import Locator, Page, expect
+
+from tests.web.conftest import Live
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def box(page: Page, name: str) -> Locator:
+    return page.locator(f'.drawflow-node[data-name="{name}"]')
+
+
+def drop(page: Page, box_type: str, x: int, y: int) -> None:
+    """Drag a palette entry onto the canvas at (x, y) of the canvas."""
+    page.locator(f'.palette-item[data-type="{box_type}"]').drag_to(
+        page.locator("#drawflow"), target_position={"x": x, "y": y})
+
+
+def rename(page: Page, old: str, new: str) -> None:
+    box(page, old).click()
+    name = page.locator(".properties").get_by_label("Name")
+    name.fill(new)
+    name.press("Enter")
+    expect(box(page, new)).to_be_visible()
+
+
+def arrow(page: Page, source: str, target: str, port: int = 1) -> None:
+    """Draw an arrow from a box's output port to another box's input port."""
+    box(page, source).locator(".output_1").drag_to(box(page, target).locator(f".input_{port}"))
+
+
+def set_field(page: Page, box_name: str, label: str, value: str) -> None:
+    box(page, box_name).click()
+    page.locator(".properties").get_by_label(label, exact=True).fill(value)
+
+
+def build_q1(page: Page) -> None:
+    """The paper's q1: in1 and in2 into a union, a 10 s average per symbol, output out1."""
+    drop(page, "input", 40, 40)
+    drop(page, "input", 40, 200)
+    expect(box(page, "in1")).to_be_visible()
+    expect(box(page, "in2")).to_be_visible()
+    drop(page, "union", 250, 120)
+    drop(page, "aggregate", 460, 120)
+    drop(page, "output", 460, 280)
+    rename(page, "union1", "merged")
+    rename(page, "aggregate1", "avg")
+    rename(page, "output1", "out1")
+    arrow(page, "in1", "merged")
+    arrow(page, "in2", "merged")
+    arrow(page, "merged", "avg")
+    arrow(page, "avg", "out1")
+    set_field(page, "avg", "size (required)", "10s")
+    set_field(page, "avg", "group_by", "symbol")
+    set_field(page, "avg", "aggregates (required)", "avg_price: avg(price)\nn: count()")
+
+
+def open_results(page: Page, output: str) -> None:
+    page.get_by_role("link", name="Live results").click()
+    pane = page.locator("#page-results")
+    pane.get_by_label("Output", exact=True).select_option(output)
+    pane.get_by_role("button", name="Subscribe", exact=True).click()
+    expect(page.locator("#page-results .notice")).to_contain_text(f"Subscribed to {output}")
+
+
+def result_rows(page: Page, window_start: str | None = None) -> Locator:
+    rows = page.locator("table.tuples tbody tr")
+    return rows if window_start is None else rows.filter(has_text=window_start)
+
+
+class Feed:
+    """Ed's data: each tick fills the next 10-second window of in1 and in2.
+
+    Symbol A comes only from in1, B only from in2, C from both, and a hostile symbol from in1,
+    so each closed window gives one result labelled {in1}, {in2} and {in1, in2}, plus {in1}.
+    """
+
+    START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+    def __init__(self, live: Live) -> None:
+        self.live = live
+        self.window = 0
+
+    def tick(self) -> str:
+        """Send one window's tuples; return the window's start as the results show it."""
+        at = self.START + dt.timedelta(seconds=10 * self.window)
+        stamp = (at + dt.timedelta(seconds=1)).isoformat()
+        per_stream = {"in1": ["A", "C", HOSTILE], "in2": ["B", "C"]}
+        for stream, symbols in per_stream.items():
+            tuples = [{"time": stamp, "symbol": s, "price": 10.0 + self.window} for s in symbols]
+            self.live.api("ed", "POST", f"/streams/{stream}/tuples", json=tuples)
+        self.window += 1
+        return at.strftime("%Y-%m-%dT%H:%M:%S")
