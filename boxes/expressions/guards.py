@@ -12,7 +12,7 @@ _DATED = r"^\s*[+-]?\d{4}"
 
 
 def timestamp_from_micros(F, micros):
-    """A timestamp, NULL outside the years 1-9999 that results can carry to Python."""
+    """A timestamp, NULL outside the range results can carry to Python (``sqlvalues``)."""
     return F.when(micros.between(sv.MIN_MICROS, sv.MAX_MICROS), F.timestamp_micros(micros))
 
 

@@ -18,14 +18,15 @@ LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 EPOCH = datetime(1970, 1, 1)
 MICROSECOND = timedelta(microseconds=1)
-# Timestamps Python can hold: Spark's wider range would fail when results reach Python.
-MIN_MICROS = (datetime(1, 1, 1) - EPOCH) // MICROSECOND
-MAX_MICROS = (datetime(9999, 12, 31, 23, 59, 59, 999999) - EPOCH) // MICROSECOND
+# Timestamps Python can hold in any local time zone (PySpark converts results to local time):
+# Spark's wider range, or the first and last day of Python's, would fail as results reach Python.
+MIN_MICROS = (datetime(1, 1, 2) - EPOCH) // MICROSECOND
+MAX_MICROS = (datetime(9999, 12, 30, 23, 59, 59, 999999) - EPOCH) // MICROSECOND
 
 _TIMESTAMP = re.compile(
-    r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})"
-    r"(?:[ T](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?)?)?)?"
-    r"(Z|[+-]\d{2}:?\d{2})?")
+    r"([+-]?)([0-9]{4,6})(?:-([0-9]{1,2})(?:-([0-9]{1,2})"
+    r"(?:[ T]([0-9]{1,2})(?::([0-9]{1,2})(?::([0-9]{1,2})(?:\.([0-9]{0,9}))?)?)?)?)?)?"
+    r" ?(Z|(?:UTC|GMT)?(?:[+-][0-9]{1,2}(?::?[0-9]{2})?)?)")
 
 
 def long_or_null(value: int) -> int | None:
@@ -84,25 +85,31 @@ def like_regex(pattern: str) -> re.Pattern[str] | str:
 def parse_timestamp(text: str) -> datetime | None:
     """Spark's string-to-timestamp rules for the forms people write (UTC unless a zone is given).
 
-    Zone names ('Europe/Paris') are not understood here; offsets and 'Z' are.
+    Region names ('Europe/Paris') are not understood here (NULL); offsets, 'Z', 'UTC' and
+    'GMT' are.
     """
     match = _TIMESTAMP.fullmatch(text.strip())
-    if not match:
+    if not match or match.group(1) == "-":
         return None
-    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    year, month, day, hour, minute, second, fraction, zone = match.groups()[1:]
     try:
         value = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0),
                          int(minute or 0), int(second or 0), int((fraction or "").ljust(6, "0")[:6]))
     except ValueError:
         return None
-    if zone and zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        digits = zone[1:].replace(":", "")
-        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        if offset > timedelta(hours=18):
-            return None
-        return from_micros(to_micros(value - sign * offset))
-    return value
+    offset = _zone_offset_micros(zone.lstrip("UTCGM"))
+    return None if offset is None else from_micros(to_micros(value) - offset)
+
+
+def _zone_offset_micros(offset: str) -> int | None:
+    """An offset such as '+02:00', '-0530' or '+1' in microseconds; None beyond Java's 18 hours."""
+    if offset in ("", "Z"):
+        return 0
+    sign = 1 if offset[0] == "+" else -1
+    digits = offset[1:].replace(":", "")
+    hours, minutes = (digits[:-2], digits[-2:]) if len(digits) > 2 else (digits, "0")
+    seconds = int(hours) * 3600 + int(minutes) * 60
+    return None if seconds > 18 * 3600 else sign * seconds * 1_000_000
 
 
 def format_double(value: float) -> str:
@@ -152,7 +159,7 @@ def cast(value: Any, source: DataType, target: DataType) -> Any:
 
 
 def _string_to_long(text: str) -> int | None:
-    match = re.fullmatch(r"\s*([+-]?\d+)\s*", text)
+    match = re.fullmatch(r"\s*([+-]?[0-9]+)\s*", text)
     return long_or_null(int(match.group(1))) if match else None
 
 
@@ -162,9 +169,9 @@ def _string_to_double(text: str) -> float | None:
                "-infinity": -math.inf, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
     if stripped.lower() in special:
         return special[stripped.lower()]
-    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", stripped):
+    if not re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[dDfF]?", stripped):
         return None
-    return float(stripped)
+    return float(stripped.rstrip("dDfF"))
 
 
 def _string_to_boolean(text: str) -> bool | None:

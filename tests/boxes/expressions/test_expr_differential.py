@@ -32,7 +32,8 @@ DOUBLES = st.one_of(st.sampled_from([0.0, -0.0, 0.5, 2.5, -2.5, 2.675, 1e-4, 1e7
 STRINGS = st.one_of(st.text(alphabet="ab %_\\'1 2-:T.", max_size=8),
                     st.sampled_from([" 12 ", "-7", "1.5", "1e3", "NaN", "true", " no ",
                                      "2024-02-29 23:59:59.5", "2024-01-02T03:04:05Z", "2024",
-                                     "9999-12-31 23:59:59", "12:30"]))
+                                     "9999-12-31 23:59:59", "12:30", "1d", "+2024-01-02 UTC",
+                                     "2024-01-02 03:04:05 -05:30"]))
 TIMESTAMPS = st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2100, 1, 1))
 VALUES = {L: LONGS, D: DOUBLES, S: STRINGS, B: st.booleans(), T: TIMESTAMPS}
 LITERALS = {
