@@ -56,3 +56,23 @@ def test_streaming_join_matches_across_micro_batches_and_drops_late_tuples(spark
     result = collect(plan, spark.table("streaming_join"))
     assert [(r["left_sym"], r["right_t"], r["bid"], s) for r, s in result] == \
         [("A", at(12), 9.5, ("quotes", "trades"))]
+
+
+CHAIN = DOC.replace("outputs:\n  out: {from: j}", """  a: {type: aggregate, in: j, window: {size: 10s}, group_by: [left_sym], aggregates: {n: count(), q: sum(qty)}}
+outputs:
+  out: {from: a}""")
+
+
+def test_streaming_aggregate_after_a_join_windows_by_the_left_event_time(spark, stream_files, memory_query):
+    plan = validate(load_document(CHAIN))
+    out = compile_plan(plan, stream_files.frames(spark, plan))["out"]
+    stream_files.write("trades", TRADES + [{"t": at(14), "sym": "A", "qty": 5}])
+    stream_files.write("quotes", [{"t": at(12), "sym": "A", "bid": 9.5}])
+    query = memory_query(out, "join_then_aggregate")
+    query.processAllAvailable()
+    stream_files.write("trades", [{"t": at(60), "sym": "Z", "qty": 1}])
+    stream_files.write("quotes", [{"t": at(60), "sym": "Y", "bid": 1.0}])
+    query.processAllAvailable()
+    result = collect(plan, spark.table("join_then_aggregate"))
+    assert [(r["window_start"], r["left_sym"], r["n"], r["q"], s) for r, s in result] == [
+        (at(10), "A", 2, 6, ("quotes", "trades"))]
