@@ -1,11 +1,11 @@
-"""Diagrams: create from a document, validate, describe, deploy, stop, status, delete."""
+"""Diagrams: create from a document, validate, describe, update, deploy, stop, status, delete."""
 from __future__ import annotations
 
 import json
 
 from flask import Blueprint, g
 
-from boxes.errors import DiagramInvalid
+from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput
 from catalog import Action, ObjectType
 from server.api.schema_parts import ROLE, obj
 from server.context import services
@@ -65,6 +65,39 @@ def check():
 def describe(name: str):
     """One diagram, with its document and status."""
     return _describe(services().catalog.objects.get(subject(), D, name))
+
+
+@bp.put("/<name>")
+@session(body=VALIDATE)
+def update(name: str):
+    """Replace a stopped diagram's document (its owner role; the new objects keep that owner).
+
+    The new document is validated first; the diagram is then dropped and created again, so
+    grants on its outputs start afresh: a changed query may expose other data, and its owner
+    grants it again deliberately. If creating fails, the old diagram is put back.
+    """
+    svc = services()
+    cat, who = svc.catalog, subject()
+    old = cat.objects.get(who, D, name)
+    if old.status == "running":
+        raise Conflict(f"diagram {name} is running; stop it first", code="DIAGRAM_RUNNING")
+    doc = document_of(g.body["document"])
+    if doc.get("name") != name:
+        raise InvalidInput(f"the document's name must stay {name!r}", code="NAME_CHANGED")
+    if old.owner_role not in who.roles:
+        raise Denied(f"only role {old.owner_role} may update diagram {name}", code="NOT_OWNER")
+    new_spec = spec_of(plan_for(cat, who, doc), doc)
+    old_doc = json.loads(old.spec)
+    old_spec = spec_of(plan_for(cat, who, old_doc), old_doc)
+    cat.objects.drop(who, D, name)
+    try:
+        created = cat.objects.add_diagram(who, new_spec, old.owner_role)
+    except Exception:
+        cat.objects.add_diagram(who, old_spec, old.owner_role)
+        raise
+    if svc.runtime is not None:
+        svc.runtime.remove(name)
+    return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}
 
 
 @bp.post("/<name>/deploy")

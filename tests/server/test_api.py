@@ -119,3 +119,31 @@ def test_the_openapi_description_is_valid_and_covers_every_route(app, client):
     assert login["security"] == [] and "password" in \
         login["requestBody"]["content"]["application/json"]["schema"]["required"]
     assert set(spec["x-socketio-events"]) == {"subscribe", "unsubscribe", "ingest"}
+
+
+def test_updating_a_diagram_replaces_it_and_its_grants(client, auth):
+    headers = auth.headers("al")
+    doc = {**Q1, "boxes": {**Q1["boxes"], "avg": {**Q1["boxes"]["avg"], "group_by": []}}}
+    updated = client.put(f"{API}/diagrams/q1", json={"document": doc}, headers=headers)
+    assert updated.status_code == 200 and updated.json["document"]["boxes"]["avg"]["group_by"] == []
+    assert client.get(f"{API}/outputs/out1", headers=auth.headers("ed")).status_code == 404
+    renamed = client.put(f"{API}/diagrams/q1", json={"document": {**doc, "name": "q7"}},
+                         headers=headers)
+    assert renamed.json["error"]["code"] == "NAME_CHANGED"
+
+
+def test_a_running_diagram_is_not_updated_and_a_failed_update_keeps_the_old_one(
+        app, client, auth):
+    headers = auth.headers("al")
+    cat = app.extensions["sluice"].catalog
+    cat.objects.set_query_status(cat.sessions.resolve(auth.token("al")), "q1", "running")
+    assert client.put(f"{API}/diagrams/q1", json={"document": Q1},
+                      headers=headers).json["error"]["code"] == "DIAGRAM_RUNNING"
+    client.post(f"{API}/diagrams/q1/stop", headers=headers)
+    other = {"version": 1, "name": "q2", "inputs": {"in1": {}}, "outputs": {"o2": {"from": "in1"}}}
+    assert client.post(f"{API}/diagrams", json={"document": other}, headers=headers).status_code \
+        == 201
+    clash = {**other, "name": "q1"}
+    refused = client.put(f"{API}/diagrams/q1", json={"document": clash}, headers=headers)
+    assert refused.json["error"]["code"] == "DUPLICATE_NAME"
+    assert client.get(f"{API}/diagrams/q1", headers=headers).json["document"] == Q1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import Q1
 from server.guard import SOCKET_EVENTS
 from server.extensions import socketio
 
@@ -29,7 +30,7 @@ CASES = [
     ("POST", "/api/v1/auth/logout", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/auth/whoami", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/openapi.json", None, None, OBJECT_CALLERS, (200, 200, 200, 200, 200)),
-    ("GET", "/", None, None, OBJECT_CALLERS, (404, 404, 404, 404, 404)),
+    ("GET", "/", None, None, OBJECT_CALLERS, (200, 200, 200, 200, 200)),
     ("GET", "/static/<path:filename>", "/static/missing.js", None, OBJECT_CALLERS,
      (404, 404, 404, 404, 404)),
     ("GET", "/api/v1/box-types", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
@@ -56,6 +57,8 @@ CASES = [
     ("POST", "/api/v1/diagrams/validate", None, DOC, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/diagrams/<name>", "/api/v1/diagrams/q1", None, DIAGRAM_CALLERS,
      (401, 404, 200, 200, 200)),
+    ("PUT", "/api/v1/diagrams/<name>", "/api/v1/diagrams/q1", {"document": Q1}, DIAGRAM_CALLERS,
+     (401, 404, 403, 200, 403)),
     ("DELETE", "/api/v1/diagrams/<name>", "/api/v1/diagrams/q1", None, DIAGRAM_CALLERS,
      (401, 404, 403, 204, 204)),
     ("POST", "/api/v1/diagrams/<name>/deploy", "/api/v1/diagrams/q1/deploy", None,
