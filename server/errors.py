@@ -41,7 +41,9 @@ STATUS = ((Unauthenticated, 401), (Denied, 403), (NotFound, 404), (Conflict, 409
 
 
 def status_of(err: SluiceError) -> int:
-    return next((status for cls, status in STATUS if isinstance(err, cls)), 400)
+    """By class; a bare SluiceError is the server's own failure (a query that cannot start,
+    a log that cannot flush): 503, the caller may retry."""
+    return next((status for cls, status in STATUS if isinstance(err, cls)), 503)
 
 
 def body(code: str, message: str, details: dict | None = None) -> dict:
@@ -49,8 +51,13 @@ def body(code: str, message: str, details: dict | None = None) -> dict:
 
 
 def _sluice(err: SluiceError):
-    response = jsonify(body(err.code, err.message, err.details))
-    response.status_code = status_of(err)
+    status = status_of(err)
+    message = err.message
+    if status == 503:
+        current_app.logger.error("%s", err)
+        message = message.splitlines()[0][:300] if message else err.code
+    response = jsonify(body(err.code, message, err.details))
+    response.status_code = status
     if isinstance(err, RateLimited):
         response.headers["Retry-After"] = str(err.retry_after)
     if isinstance(err, Unauthenticated):

@@ -150,3 +150,27 @@ def test_an_expired_session_loses_its_socket(tmp_path):
         wait_until(lambda: not sock.is_connected(), 15, "the expired session's socket to end")
     finally:
         close_app(app)
+
+
+def test_a_server_failure_is_a_503_with_one_line_of_message(app, client, auth):
+    from boxes.errors import SluiceError
+
+    def broken():
+        raise SluiceError("diagram 'q1' could not start: boom\n\tat org.apache.spark.Secret",
+                          code="DEPLOY_FAILED")
+
+    app.add_url_rule("/api/v1/broken", "broken", guard.public()(broken))
+    response = client.get("/api/v1/broken")
+    assert response.status_code == 503
+    assert response.json["error"] == {"code": "DEPLOY_FAILED", "details": {},
+                                      "message": "diagram 'q1' could not start: boom"}
+
+
+def test_an_unexpected_exception_is_a_bare_500(app, client):
+    def broken():
+        raise KeyError("/srv/secret/path")
+
+    app.add_url_rule("/api/v1/broken", "broken", guard.public()(broken))
+    response = client.get("/api/v1/broken")
+    assert response.status_code == 500 and "secret" not in response.get_data(as_text=True)
+    assert response.json["error"]["code"] == "INTERNAL_ERROR"
