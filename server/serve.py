@@ -8,6 +8,8 @@ it is fine for this single-process design, and TLS is offered by ``tls_cert``/``
 """
 from __future__ import annotations
 
+import signal
+import sys
 from typing import Any
 
 from server.app import close_app, create_app
@@ -15,6 +17,8 @@ from server.extensions import socketio
 
 
 def serve(config_file: str | None, overrides: dict[str, Any], out) -> int:
+    """Run until interrupted; SIGTERM, like Ctrl-C, stops queries cleanly (checkpoints stay)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     app = create_app({"config_file": config_file, **overrides})
     svc = app.extensions["sluice"]
     settings = svc.settings
