@@ -58,7 +58,7 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     _pages(app)
     socketio.init_app(app, async_mode=ASYNC_MODE, max_http_buffer_size=settings.max_request_bytes)
     subscriptions.init_app(app, svc)
-    changes.init_app(svc, subscriptions.NAMESPACE)
+    svc.on_close.append(changes.init_app(svc, subscriptions.NAMESPACE).stop)
     missing = guard.unguarded(app)
     if missing:
         raise RuntimeError(f"endpoints without an access rule: {', '.join(missing)}")
