@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from boxes.errors import SluiceError
+
 HEADER = struct.Struct("<4sIQI I")  # magic, payload length, first row, row count, CRC32
 MAGIC = b"SLG1"
 SUFFIX = ".seg"
@@ -71,17 +73,32 @@ def scan(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[F
         yield Frame(first_seq, count, payload), start + offset
 
 
+class LogGap(SluiceError):
+    """Rows a reader was promised are not in the log (deleted or damaged segments)."""
+
+    code = "LOG_GAP"
+
+
 def read_range(directory: Path, start: Position, end: Position) -> Iterator[Frame]:
-    """The frames between two positions of the log in ``directory`` (any process may call this)."""
-    if end.seq <= start.seq:
-        return
+    """The frames between two positions of the log in ``directory`` (any process may call this).
+
+    Raises ``LogGap`` unless the frames cover exactly rows ``start.seq`` to ``end.seq``: a
+    query must fail loudly rather than skip rows it was promised.
+    """
+    expected = start.seq
     for base in list_segments(directory):
         if base < start.seg or base > end.seg:
             continue
         first = start.pos if base == start.seg else 0
         last = end.pos if base == end.seg else None
         for frame, _ in scan(segment_path(directory, base), first, last):
+            if frame.first_seq != expected:
+                break
+            expected += frame.count
             yield frame
+    if expected != end.seq:
+        raise LogGap(f"log {directory}: rows {expected} to {end.seq - 1} are missing",
+                     details={"log": str(directory), "from": expected, "to": end.seq})
 
 
 class SegmentLog:

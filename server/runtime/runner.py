@@ -233,7 +233,7 @@ class Runtime:
         """Called by Spark's listener thread: mark the diagram failed, stop it elsewhere."""
         for deployment in list(self._deployments.values()):
             if any(str(q.id) == query_id for q in list(deployment.queries.values())):
-                deployment.error = error.strip().splitlines()[0][:2000]
+                deployment.error = _summary(error)
                 threading.Thread(target=self._fail, args=(deployment,), daemon=True).start()
 
     def _fail(self, deployment: _Deployment) -> None:
@@ -308,6 +308,15 @@ class Runtime:
         self.log.close()
         if self._owns_session:
             self.spark.stop()
+
+
+def _summary(error: str) -> str:
+    """The line that says what went wrong: a Python traceback's last line, else the first."""
+    lines = [line for line in error.strip().splitlines() if line and not line[0].isspace()]
+    if any(line.startswith("Traceback") for line in lines):
+        lines = [line for line in lines[1:] if not line.startswith(("Traceback", "SQLSTATE"))]
+        return lines[-1][:2000]
+    return lines[0][:2000]
 
 
 def _progress(progress: Mapping[str, Any] | None, delivered: Mapping[str, Any]) -> dict[str, Any]:

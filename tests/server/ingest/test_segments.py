@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import os
 
-from server.ingest.segments import Position, SegmentLog, list_segments, read_range, segment_path
+import pytest
+
+from server.ingest.segments import (LogGap, Position, SegmentLog, list_segments, read_range,
+                                     segment_path)
 
 
 def fill(log: SegmentLog, frames: int, rows: int = 3) -> list[Position]:
@@ -52,3 +55,12 @@ def test_truncation_deletes_only_segments_wholly_before_the_claim(tmp_path):
     assert [f.first_seq for f in read_range(tmp_path, positions[9], positions[-1])] == \
         [3 * i for i in range(10, 20)]
     assert log.oldest().seq > 0
+
+
+def test_reading_a_range_whose_rows_are_gone_fails_loudly(tmp_path):
+    log = SegmentLog(tmp_path, segment_bytes=200)
+    positions = fill(log, 20)
+    segment_path(tmp_path, list_segments(tmp_path)[1]).unlink()
+    with pytest.raises(LogGap) as caught:
+        list(read_range(tmp_path, positions[0], positions[-1]))
+    assert caught.value.details["to"] == positions[-1].seq

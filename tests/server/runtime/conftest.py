@@ -1,0 +1,13 @@
+"""A Runtime over the suite's one SparkSession."""
+from __future__ import annotations
+
+import pytest
+
+from server.runtime import Runtime, RuntimeSettings
+
+
+@pytest.fixture
+def runtime(spark, tmp_path):
+    rt = Runtime(tmp_path / "rt", session=spark, settings=RuntimeSettings(compact_every=3600))
+    yield rt
+    rt.close()

@@ -1,0 +1,58 @@
+"""What the runtime tests share: a schema, diagram documents, and ways to await results."""
+from __future__ import annotations
+
+import threading
+import time
+
+from boxes.document import validate
+from boxes.types import parse_schema
+
+TRADE, _ = parse_schema({"fields": {"time": "timestamp", "symbol": "string", "price": "double"},
+                         "event_time": "time"}, "trade")
+WAIT = 240  # seconds; generous because the machine's two cores are shared
+
+
+def union_doc(name: str, inputs: list[str], where: str | None = None) -> dict:
+    boxes = {"merged": {"type": "union", "in": inputs}} if len(inputs) > 1 else {}
+    source = "merged" if boxes else inputs[0]
+    if where:
+        boxes["kept"] = {"type": "filter", "in": source, "where": where}
+        source = "kept"
+    return {"version": 1, "name": name, "inputs": {i: {} for i in inputs}, "boxes": boxes,
+            "outputs": {f"{name}_out": {"from": source}}}
+
+
+def plan_of(doc: dict):
+    return validate(doc, {name: TRADE for name in doc["inputs"]})
+
+
+class Collector:
+    """An ``on_batch`` callback that keeps every row and lets a test wait for a condition."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+        self._changed = threading.Condition()
+
+    def __call__(self, output: str, table) -> None:
+        with self._changed:
+            self.rows.extend(table.to_pylist())
+            self._changed.notify_all()
+
+    def wait_for_rows(self, count: int, timeout: float = WAIT) -> list[dict]:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while len(self.rows) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"{len(self.rows)} rows after {timeout}s; wanted {count}")
+                self._changed.wait(left)
+            return list(self.rows)
+
+
+def wait_until(condition, timeout: float = WAIT, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not met after {timeout}s")
+        time.sleep(0.05)
+    return result

@@ -1,0 +1,51 @@
+"""A diagram over 200 input streams: one source process, correct labels, bounded memory."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from runtime_helpers import TRADE, Collector, plan_of, union_doc
+
+STREAMS = 200
+MEMORY_LIMIT = 4 << 30
+
+
+def tree_rss(pid: int) -> int:
+    """Resident memory of a process and all its descendants (the JVM, Python workers)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        proc = int(entry.name)
+        children.setdefault(int(fields["PPid"]), []).append(proc)
+        rss[proc] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+    total, stack = 0, [pid]
+    while stack:
+        proc = stack.pop()
+        total += rss.get(proc, 0)
+        stack.extend(children.get(proc, []))
+    return total
+
+
+def test_a_union_of_200_streams_labels_each_tuple_with_its_own_stream(runtime):
+    names = [f"s{i:03d}" for i in range(STREAMS)]
+    for name in names:
+        runtime.create_stream(name, TRADE)
+    plan = plan_of(union_doc("wide", names))
+    results = Collector()
+    runtime.deploy("wide", plan, results)
+    for name in names:
+        runtime.append(name, [{"symbol": name, "price": 1.0}])
+    rows = results.wait_for_rows(STREAMS)
+    for row in rows:
+        bit = plan.inputs.index(row["symbol"])
+        words = [row["_label"][f"w{k}"] & (2**64 - 1) for k in range(plan.label_words)]
+        assert words == [1 << (bit % 64) if k == bit // 64 else 0 for k in range(plan.label_words)]
+    assert sorted(r["symbol"] for r in rows) == names
+    assert tree_rss(os.getpid()) < MEMORY_LIMIT

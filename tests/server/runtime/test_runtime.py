@@ -1,0 +1,88 @@
+"""Diagrams as real Spark streaming queries over the ingestion log."""
+from __future__ import annotations
+
+import pytest
+
+from boxes.errors import InvalidInput, NotFound
+from runtime_helpers import Collector, TRADE, plan_of, union_doc, wait_until
+
+
+def trade(symbol: str, price: float) -> dict:
+    return {"symbol": symbol, "price": price}
+
+
+def test_results_carry_their_labels_and_a_rejected_batch_reaches_no_diagram(runtime):
+    for name in ("in1", "in2"):
+        runtime.create_stream(name, TRADE)
+    everything, cheap = Collector(), Collector()
+    runtime.deploy("all", plan_of(union_doc("all", ["in1", "in2"])), everything)
+    runtime.deploy("cheap", plan_of(union_doc("cheap", ["in1", "in2"], "price < 100")), cheap)
+    runtime.append("in1", [trade("a", 1.0), trade("b", 500.0)])
+    with pytest.raises(InvalidInput):
+        runtime.append("in2", [trade("bad1", 2.0), {"symbol": "bad2", "price": "oops"}])
+    with pytest.raises(NotFound):
+        runtime.append("in3", [trade("lost", 2.0)])
+    runtime.append("in2", [trade("c", 3.0)])
+    rows = everything.wait_for_rows(3)
+    assert sorted((r["symbol"], r["_label"]["w0"]) for r in rows) == [("a", 1), ("b", 1), ("c", 2)]
+    assert sorted(r["symbol"] for r in cheap.wait_for_rows(2)) == ["a", "c"]
+    assert runtime.recent("all_out", 2).num_rows == 2
+    status = runtime.status("all")
+    assert status["state"] == "running"
+    assert status["outputs"]["all_out"]["rows"] == 3
+
+
+def test_a_stopped_diagram_resumes_where_it_stopped_while_the_other_runs_on(runtime):
+    for name in ("in1", "in2"):
+        runtime.create_stream(name, TRADE)
+    steady, paused = Collector(), Collector()
+    runtime.deploy("steady", plan_of(union_doc("steady", ["in1", "in2"])), steady)
+    paused_plan = plan_of(union_doc("paused", ["in1", "in2"]))
+    runtime.deploy("paused", paused_plan, paused)
+    runtime.append("in1", [trade("before", 1.0)])
+    paused.wait_for_rows(1)
+    runtime.stop("paused")
+    assert runtime.status("paused")["state"] == "stopped"
+    runtime.append("in2", [trade("while1", 2.0)])
+    runtime.append("in1", [trade("while2", 3.0)])
+    assert sorted(r["symbol"] for r in steady.wait_for_rows(3)) == ["before", "while1", "while2"]
+    runtime.deploy("paused", paused_plan, paused)
+    runtime.append("in1", [trade("after", 4.0)])
+    rows = paused.wait_for_rows(4)
+    assert sorted(r["symbol"] for r in rows) == ["after", "before", "while1", "while2"]
+    assert runtime.status("paused")["state"] == "running"
+
+
+def test_a_failing_diagram_reports_its_error_and_disturbs_no_other(runtime):
+    runtime.create_stream("doomed", TRADE)
+    runtime.create_stream("fine", TRADE)
+    doomed_plan = plan_of(union_doc("doomed", ["doomed"]))
+    runtime.deploy("doomed", doomed_plan, Collector())
+    survivor = Collector()
+    runtime.deploy("survivor", plan_of(union_doc("survivor", ["fine"])), survivor)
+    runtime.stop("doomed")
+    runtime.append("doomed", [trade("x", 1.0)])
+    for segment in runtime.log.directory("doomed").glob("*.seg"):
+        segment.unlink()  # the rows the stopped diagram still needs are lost
+    runtime.deploy("doomed", doomed_plan, Collector())
+    status = wait_until(lambda: (s := runtime.status("doomed"))["state"] == "failed" and s,
+                        what="the diagram to fail")
+    assert "LOG_GAP" in status["error"]
+    runtime.append("fine", [trade("y", 2.0)])
+    assert [r["symbol"] for r in survivor.wait_for_rows(1)] == ["y"]
+    assert runtime.status("survivor")["state"] == "running"
+
+
+def test_a_changed_diagram_starts_afresh_and_compaction_keeps_what_a_stopped_one_needs(runtime):
+    runtime.create_stream("in1", TRADE)
+    first = Collector()
+    old = runtime.deploy("q", plan_of(union_doc("q", ["in1"])), first)
+    runtime.append("in1", [trade("one", 1.0)])
+    first.wait_for_rows(1)
+    runtime.stop("q")
+    runtime.append("in1", [trade("two", 2.0)])
+    runtime.compact()
+    changed = Collector()
+    assert runtime.deploy("q", plan_of(union_doc("q", ["in1"], "price > 0")), changed) != old
+    runtime.append("in1", [trade("three", 3.0)])
+    assert [r["symbol"] for r in changed.wait_for_rows(1)] == ["three"]
