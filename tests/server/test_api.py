@@ -147,3 +147,12 @@ def test_a_running_diagram_is_not_updated_and_a_failed_update_keeps_the_old_one(
     refused = client.put(f"{API}/diagrams/q1", json={"document": clash}, headers=headers)
     assert refused.json["error"]["code"] == "DUPLICATE_NAME"
     assert client.get(f"{API}/diagrams/q1", headers=headers).json["document"] == Q1
+
+
+def test_ingestion_is_rate_limited_per_session(client, auth):
+    client.patch(f"{API}/system/settings", json={"ingest_tuples_per_second": 2},
+                 headers=auth.headers("joe"))
+    refused = client.post(f"{API}/streams/feed/tuples", json=[{"x": 1}] * 3,
+                          headers=auth.headers("ed"))
+    assert refused.status_code == 429 and refused.json["error"]["code"] == "INGEST_RATE_LIMITED"
+    assert int(refused.headers["Retry-After"]) >= 1

@@ -174,3 +174,14 @@ def test_an_unexpected_exception_is_a_bare_500(app, client):
     response = client.get("/api/v1/broken")
     assert response.status_code == 500 and "secret" not in response.get_data(as_text=True)
     assert response.json["error"]["code"] == "INTERNAL_ERROR"
+
+
+def test_with_tls_the_cookies_are_secure(tmp_path):
+    app = create_app(overrides(tmp_path, tls_cert="cert.pem", tls_key="key.pem",
+                               admin_user="root", admin_password="a long password"))
+    try:
+        response = app.test_client().post(LOGIN, json={"user": "root",
+                                                       "password": "a long password"})
+        assert all("Secure" in c for c in response.headers.getlist("Set-Cookie"))
+    finally:
+        close_app(app)
