@@ -28,7 +28,11 @@ MAX_ROUND_DIGITS = 15
 
 
 class Checker:
-    """Checks one expression's parse tree; ``aggregate_code`` is what an aggregate call earns."""
+    """Checks one expression's parse tree; ``aggregate_code`` is what an aggregate call earns.
+
+    Each grammar rule (or alias) ``r`` has a handler ``_r(tree, operands)``, where ``operands``
+    are the rule's sub-trees without its keyword tokens.
+    """
 
     def __init__(self, text: str, schema: Schema, path: str, aggregate_code: str) -> None:
         self.text, self.schema, self.path = text, schema, path

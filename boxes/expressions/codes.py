@@ -15,8 +15,8 @@
 | TYPE_MISMATCH | an operand, argument or result of the wrong type |
 | UNKNOWN_TYPE | a CAST to a type that does not exist (the schema code for the same mistake) |
 | ARITY | a function called with the wrong number of arguments |
-| INVALID_LITERAL | a literal that cannot be used: an integer beyond 64 bits, a bad timestamp, a bad |
-|  | LIKE pattern, an unknown interval or date_trunc unit, a non-literal where one is needed |
+| INVALID_LITERAL | an unusable literal: an integer beyond 64 bits, a bad timestamp, a bad LIKE |
+|  | pattern, an unknown interval or date_trunc unit, a non-literal where one is needed |
 | AGGREGATE_NOT_ALLOWED | count/sum/avg/min/max inside a filter or map expression |
 | NESTED_AGGREGATE | an aggregate inside an aggregate's argument |
 | NOT_AN_AGGREGATE | an aggregate slot whose top is not exactly one of count/sum/avg/min/max |

@@ -8,9 +8,10 @@ division by zero or a string that does not convert raises at run time and would 
 streaming query for one bad tuple. So long arithmetic uses ``try_add``/``try_subtract``/
 ``try_multiply``, ``/`` and ``%`` use ``try_divide``/``try_mod`` (NULL on zero, as non-ANSI
 Spark did), CAST uses ``Column.try_cast``, and results that could leave the range Python can
-represent (timestamps at or beyond the years 1 and 9999) are guarded to NULL, as are time-only strings cast
-to timestamps (Spark would date them today, so results would not be reproducible). The Python evaluator in
-``evaluate.py`` gives the same answers, and the tests compare the two.
+represent (timestamps at or beyond the years 1 and 9999) are guarded to NULL, as are time-only
+strings cast to timestamps (Spark would date them today, so results would not be
+reproducible). The Python evaluator in ``evaluate.py`` gives the same answers, and the tests
+compare the two.
 """
 from __future__ import annotations
 

@@ -92,9 +92,10 @@ def parse_timestamp(text: str) -> datetime | None:
     if not match or match.group(1) == "-":
         return None
     year, month, day, hour, minute, second, fraction, zone = match.groups()[1:]
+    micros = int((fraction or "").ljust(6, "0")[:6])
     try:
         value = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0),
-                         int(minute or 0), int(second or 0), int((fraction or "").ljust(6, "0")[:6]))
+                         int(minute or 0), int(second or 0), micros)
     except ValueError:
         return None
     offset = _zone_offset_micros(zone.lstrip("UTCGM"))

@@ -39,7 +39,8 @@ def test_spark_matches_the_reference_per_group(spark):
     checked = [check_aggregate(text, SCHEMA, "a") for text in TEXTS]
     frame = spark.createDataFrame(
         [tuple(_aware(r[f.name]) for f in SCHEMA.fields) for r in ROWS], SCHEMA.spark_type())
-    grouped = frame.groupBy("key").agg(*[c.to_column().alias(f"a{i}") for i, c in enumerate(checked)])
+    grouped = frame.groupBy("key").agg(*[c.to_column().alias(f"a{i}")
+                                         for i, c in enumerate(checked)])
     got = {row["key"]: [_utc(row[f"a{i}"]) for i in range(len(TEXTS))]
            for row in grouped.collect()}
     assert got == EXPECTED

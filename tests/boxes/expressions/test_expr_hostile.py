@@ -114,7 +114,7 @@ def test_corpus_is_large_and_covers_every_code():
 
 
 def test_refusing_the_corpus_never_loads_spark():
-    """Checking is pure: the whole corpus is refused in a process where pyspark is never imported."""
+    """Checking is pure: the corpus is refused in a process where pyspark is never imported."""
     script = (
         "import json, sys\n"
         "from boxes.errors import DiagramInvalid\n"
