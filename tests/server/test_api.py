@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from openapi_spec_validator import validate
 
-from conftest import Q1
+from serverkit import Q1
 
 API = "/api/v1"
 

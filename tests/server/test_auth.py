@@ -7,7 +7,7 @@ from boxes.errors import InvalidInput
 from server import guard
 from server.app import close_app, create_app
 from server.extensions import socketio
-from conftest import overrides, wait_until
+from serverkit import overrides, wait_until
 
 LOGIN = "/api/v1/auth/login"
 

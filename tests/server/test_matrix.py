@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Q1
+from serverkit import Q1
 from server.guard import SOCKET_EVENTS
 from server.extensions import socketio
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 import pytest
 import yaml
 
-from conftest import Client, wait_until
+from serverkit import Client, wait_until
 
 STARTUP = 180
 

@@ -11,7 +11,7 @@ import pytest
 from server.app import close_app, create_app
 from server.deploy import start_runtime
 from server.runtime import Runtime
-from conftest import Q1, Client, LiveServer, overrides, wait_until
+from serverkit import Q1, Client, LiveServer, overrides, wait_until
 
 PASSWORD = "correct horse battery"
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)

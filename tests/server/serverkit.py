@@ -1,0 +1,146 @@
+"""Helpers for the server tests: the world they share, settings, and live-server clients.
+
+``build_world`` seeds the paper's users and roles (joe ADMIN, ed INFO_PROVIDER, al CUSTOMER1, bob
+CUSTOMER2) through the catalog, plus objects owned by non-administrators so that "owner" and
+"administrator" can be told apart: ed owns schema ``fs``, ``spare`` and stream ``feed``; al
+owns diagram ``q1`` (inputs in1, in2) and its output ``out1``.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from catalog import Action, ObjectType
+from catalog.bootstrap import seed_demo
+from server.deploy import plan_for, spec_of
+
+T, A = ObjectType, Action
+Q1 = {"version": 1, "name": "q1", "inputs": {"in1": {}, "in2": {}},
+      "boxes": {"merged": {"type": "union", "in": ["in1", "in2"]},
+                "avg": {"type": "aggregate", "in": "merged",
+                        "window": {"size": "10s", "slide": "10s"}, "group_by": ["symbol"],
+                        "aggregates": {"avg_price": "avg(price)", "n": "count()"}}},
+      "outputs": {"out1": {"from": "avg"}}}
+
+
+def overrides(tmp_path, **more):
+    return {"data_dir": str(tmp_path), "testing": True, "runtime": False, "bcrypt_rounds": 4,
+            **more}
+
+
+class Auth:
+    """Logs users in through the API and hands out their bearer headers."""
+
+    def __init__(self, client, passwords: dict[str, str]) -> None:
+        self.client = client
+        self.passwords = passwords
+        self.tokens: dict[str, str] = {}
+
+    def login(self, user: str, roles=None):
+        body = {"user": user, "password": self.passwords[user]}
+        if roles is not None:
+            body["roles"] = roles
+        return self.client.post("/api/v1/auth/login", json=body)
+
+    def token(self, user: str) -> str:
+        if user not in self.tokens:
+            response = self.login(user)
+            assert response.status_code == 200, response.json
+            self.tokens[user] = response.json["token"]
+        return self.tokens[user]
+
+    def headers(self, user: str | None) -> dict:
+        return {} if user is None else {"Authorization": f"Bearer {self.token(user)}"}
+
+
+def build_world(cat) -> dict[str, str]:
+    """The seeded scenario plus non-administrator owners; returns each user's password."""
+    passwords = seed_demo(cat)
+    joe = cat.sessions.login("joe", passwords["joe"])[1]
+    cat.grants.grant(joe, "INFO_PROVIDER", A.ADD, T.SYSTEM, "system")
+    ed = cat.sessions.login("ed", passwords["ed"])[1]
+    for schema in ("fs", "spare"):
+        cat.objects.add_schema(ed, schema, {"fields": {"x": "long"}})
+        cat.grants.grant(ed, "CUSTOMER1", A.VIEW_OBJECT, T.SCHEMA, schema)
+    cat.objects.add_stream(ed, "feed", "fs")
+    for action in (A.VIEW_OBJECT, A.WRITE, A.READ_TUPLE):
+        cat.grants.grant(ed, "CUSTOMER1", action, T.STREAM, "feed")
+    al = cat.sessions.login("al", passwords["al"])[1]
+    cat.objects.add_diagram(al, spec_of(plan_for(cat, al, Q1), Q1))
+    for action, type_, name in ((A.VIEW_OBJECT, T.DIAGRAM, "q1"),
+                                (A.SET_QUERY_STATUS, T.DIAGRAM, "q1"),
+                                (A.VIEW_OBJECT, T.OUTPUT, "out1"), (A.SUBSCRIBE, T.OUTPUT, "out1")):
+        cat.grants.grant(al, "INFO_PROVIDER", action, type_, name)
+    for who in (joe, ed, al):
+        cat.sessions.logout(who)
+    return passwords
+
+
+def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
+    """Wait for ``condition()`` to be truthy, up to a deadline; return its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+class LiveServer:
+    """The app served on a loopback ephemeral port by Werkzeug (what ``sluice serve`` runs),
+    in a thread of this process so it can share the suite's SparkSession."""
+
+    def __init__(self, app) -> None:
+        from werkzeug.serving import make_server
+
+        self.app = app
+        self._server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._thread.join()
+
+
+class Client:
+    """A user of the live server: one HTTP session (bearer token) and, once asked, one socket."""
+
+    def __init__(self, base: str, user: str, password: str) -> None:
+        import requests
+
+        self.base, self.user = base, user
+        self.http = requests.Session()
+        answer = self.http.post(f"{base}/api/v1/auth/login",
+                                json={"user": user, "password": password})
+        assert answer.status_code == 200, answer.text
+        self.token = answer.json()["token"]
+        self.http.headers["Authorization"] = f"Bearer {self.token}"
+        self.received: list[dict] = []
+        self.sock = None
+
+    def call(self, method: str, path: str, expect: int = 200, **kwargs):
+        answer = self.http.request(method, f"{self.base}/api/v1{path}", timeout=60, **kwargs)
+        assert answer.status_code == expect, f"{method} {path}: {answer.status_code} {answer.text}"
+        return answer.json() if answer.content else None
+
+    def connect(self, resubscribe=()) -> None:
+        """Open the socket; on every (re)connection subscribe again to ``resubscribe``."""
+        import socketio as sio
+
+        self.sock = sio.Client(reconnection=True, reconnection_delay=0.2)
+        self.sock.on("tuples", lambda data: self.received.extend(data["tuples"]))
+        self.sock.on("connect", lambda: [self.sock.emit("subscribe", {"output": o})
+                                         for o in resubscribe])
+        self.sock.connect(self.base, auth={"token": self.token}, transports=["websocket"],
+                          wait_timeout=10)
+
+    def emit(self, event: str, payload):
+        return self.sock.call(event, payload, timeout=60)
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.disconnect()
