@@ -107,7 +107,7 @@ def reference(nodes: list[Node], data: dict) -> dict[str, list[tuple]]:
     return out
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(diagrams())
 def test_labels_are_the_contributing_input_streams(spark, diagram):
     nodes, data = diagram
