@@ -126,14 +126,15 @@ def _check_value(value: Any, param: Param, path: str) -> tuple[Any, list[Problem
     if param.kind is Kind.WINDOW:
         return check_params(value, param.params, path)
     if param.kind in (Kind.EXPRESSIONS, Kind.AGGREGATES):
-        return value, [Problem("INVALID_NAME", f"{path}.{name}", bad_field_name(name))
+        return value, [Problem("INVALID_NAME", f"{path}.{name}", bad_name(name))
                        for name in value if not FIELD_NAME.match(name)]
     return value, []
 
 
-def bad_field_name(name: str) -> str:
-    return (f"field name {name!r} must start with a letter and contain only letters, "
-            "digits and '_' (at most 64 characters)")
+def bad_name(name: Any) -> str:
+    """Why a field or box name is refused (one wording for every name)."""
+    return (f"{name!r} is not a valid name: start with a letter, then letters, digits or '_', "
+            "at most 64 characters")
 
 
 class Box:

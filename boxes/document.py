@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from boxes import registry
-from boxes.base import Box, Kind, Operator, check_params
+from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.errors import DiagramInvalid, Problem
 from boxes.input import InputBox
 from boxes.labels import word_count
@@ -175,7 +175,7 @@ class _Validator:
         elif not isinstance(name, str):
             self.add("WRONG_TYPE", "name", "'name' must be text")
         elif not FIELD_NAME.match(name):
-            self.add("INVALID_NAME", "name", _bad_name(name))
+            self.add("INVALID_NAME", "name", bad_name(name))
 
     def section(self, doc: Mapping, key: str) -> Mapping:
         value = doc.get(key)
@@ -228,7 +228,7 @@ class _Validator:
     def valid_name(self, name: Any, path: str) -> bool:
         if isinstance(name, str) and FIELD_NAME.match(name):
             return True
-        self.add("INVALID_NAME", path, _bad_name(name))
+        self.add("INVALID_NAME", path, bad_name(name))
         return False
 
     def read_inputs(self, raw: Mapping) -> None:
@@ -372,11 +372,6 @@ def _names_in(values: Iterable[Any]) -> list[str]:
 
 def _operator_types() -> list[str]:
     return [n for n in registry.names() if n not in ("input", "output")]
-
-
-def _bad_name(name: Any) -> str:
-    return (f"{name!r} is not a valid name: start with a letter, then letters, digits or '_', "
-            "at most 64 characters")
 
 
 def _topological(upstream: Mapping[str, list[str]]) -> list[str]:
