@@ -68,7 +68,7 @@ class AggregateBox(Operator):
         for i, field in enumerate(group_by):
             dtype = schema.type_of(field)
             if dtype is None:
-                problems.add("UNKNOWN_FIELD", f"{path}.group_by.{i}",
+                problems.add(labels.missing_field_code(field), f"{path}.group_by.{i}",
                              f"no field {field!r} in {args['in']!r}; fields: {', '.join(schema.names)}")
             else:
                 out.append(Field(field, dtype))

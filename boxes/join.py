@@ -57,7 +57,7 @@ class JoinBox(Operator):
         for i, field in enumerate(args["on"]):
             for side, schema in (("left", left), ("right", right)):
                 if schema.get(field) is None:
-                    problems.add("UNKNOWN_FIELD", f"{path}.on.{i}",
+                    problems.add(labels.missing_field_code(field), f"{path}.on.{i}",
                                  f"no field {field!r} in the {side} input {args[side]!r}")
             if left.get(field) and right.get(field) and left.type_of(field) != right.type_of(field):
                 problems.add("TYPE_MISMATCH", f"{path}.on.{i}",

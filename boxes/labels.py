@@ -19,6 +19,11 @@ LABEL_COLUMN = "_label"
 WORD_BITS = 64
 
 
+def missing_field_code(name: str) -> str:
+    """The code for naming a field that is not there: the label column has its own."""
+    return "LABEL_REFERENCE" if name == LABEL_COLUMN else "UNKNOWN_FIELD"
+
+
 def word_count(n_inputs: int) -> int:
     """Words needed for ``n_inputs`` sources (at least one, so an empty label still has a shape)."""
     return max(1, -(-n_inputs // WORD_BITS))

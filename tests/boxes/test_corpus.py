@@ -94,6 +94,10 @@ CASES: list[tuple[str, str, list[str]]] = [
      ["MISSING_PARAMETER"]),
     ("group by unknown field", doc("f: {type: aggregate, in: in1, window: {size: 10s}, group_by: [sym], "
                                    "aggregates: {n: count()}}"), ["UNKNOWN_FIELD"]),
+    ("group by the label", doc("f: {type: aggregate, in: in1, window: {size: 10s}, group_by: [_label], "
+                               "aggregates: {n: count()}}"), ["LABEL_REFERENCE"]),
+    ("join on the label", doc("f: {type: join, left: in1, right: in2, on: [_label], within: 5s}", inputs=TWO),
+     ["LABEL_REFERENCE", "LABEL_REFERENCE"]),
     ("not an aggregate", doc("f: {type: aggregate, in: in1, window: {size: 10s}, aggregates: {n: v + 1}}"),
      ["NOT_AN_AGGREGATE"]),
     ("sum of text", doc("f: {type: aggregate, in: in1, window: {size: 10s}, aggregates: {n: sum(k)}}"),
