@@ -26,6 +26,9 @@ S, L, D, B, T = (DataType.STRING, DataType.LONG, DataType.DOUBLE, DataType.BOOLE
 NUMERIC = "numeric"
 SAME = "same"
 MAX_PAD = 10_000
+# concat and replace can multiply a string's length at every level of nesting; a result that
+# could pass this many characters is NULL, so no expression can exhaust an executor's memory.
+MAX_STRING = 1_000_000
 TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second",
                "millisecond", "microsecond")
 
@@ -97,8 +100,25 @@ def _pad_spark(name: str) -> Callable[..., Any]:
     return build
 
 
-def _replace_py(text: str, search: str, replacement: str) -> str:
+def _replace_py(text: str, search: str, replacement: str) -> str | None:
+    if len(text) * len(replacement) / max(len(search), 1) > MAX_STRING:
+        return None
     return text.replace(search, replacement) if search else text
+
+
+def _replace_spark(F, text, search, replacement):
+    longest = (F.length(text).cast("double") * F.length(replacement).cast("double")
+               / F.greatest(F.length(search), F.lit(1)).cast("double"))
+    return F.when(longest <= MAX_STRING, F.replace(text, search, replacement))
+
+
+def _concat_py(*parts: str) -> str | None:
+    return None if sum(len(p) for p in parts) > MAX_STRING else "".join(parts)
+
+
+def _concat_spark(F, *parts):
+    total = sum(F.length(p).cast("double") for p in parts)
+    return F.when(total <= MAX_STRING, F.concat(*parts))
 
 
 def _abs_py(value: Any) -> Any:
@@ -234,8 +254,8 @@ FUNCTIONS: dict[str, Function] = {
     "ltrim": Function((S,), S, _simple("ltrim"), lambda s: s.lstrip(" ")),
     "rtrim": Function((S,), S, _simple("rtrim"), lambda s: s.rstrip(" ")),
     "substring": Function((S, L, L), S, _substring_spark, _substring_py, optional=1),
-    "concat": Function((S,), S, _simple("concat"), lambda *parts: "".join(parts), variadic=True),
-    "replace": Function((S, S, S), S, _simple("replace"), _replace_py),
+    "concat": Function((S,), S, _concat_spark, _concat_py, variadic=True),
+    "replace": Function((S, S, S), S, _replace_spark, _replace_py),
     "starts_with": Function((S, S), B, _simple("startswith"), str.startswith),
     "ends_with": Function((S, S), B, _simple("endswith"), str.endswith),
     "contains": Function((S, S), B, _simple("contains"), lambda s, part: part in s),

@@ -140,6 +140,8 @@ CASES = [
     ("concat(s, NULL)", {"s": "a"}, _),
     ("replace(s, '', 'x')", {"s": "ab"}, "ab"),
     ("replace(s, 'b', '')", {"s": "abba"}, "aa"),
+    ("replace(replace(replace(s, 'a', s), 'a', s), 'a', s)", {"s": "a" * 20}, "a" * 160_000),
+    ("replace(replace(replace(replace(s, 'a', s), 'a', s), 'a', s), 'a', s)", {"s": "a" * 20}, _),
     ("starts_with(s, 'ab')", {"s": "abc"}, True),
     ("endswith(s, 'ab')", {"s": "abc"}, False),
     ("contains(s, '')", {"s": "abc"}, True),
