@@ -39,14 +39,20 @@ def index():
 @bp.post("")
 @session(body=CREATE)
 def create():
-    """Add an input stream of a schema the session may view; it gets a new source index."""
+    """Add an input stream of a schema the session may view; it gets a new source index.
+
+    Its ingestion log is created with it; if that fails, the stream is dropped again."""
     svc = services()
     created = svc.catalog.objects.add_stream(subject(), g.body["name"], g.body["schema"],
                                              g.body.get("role"))
     if svc.runtime is not None:
         schema, _ = parse_schema(svc.catalog.objects.stream_schemas(subject(), [created.name])
                                  [created.name], created.name)
-        svc.runtime.create_stream(created.name, schema)
+        try:
+            svc.runtime.create_stream(created.name, schema)
+        except Exception:
+            svc.catalog.objects.drop(subject(), ObjectType.STREAM, created.name)
+            raise
     return _describe(created), 201
 
 
