@@ -38,8 +38,9 @@ def create():
 @bp.patch("/<name>")
 @session(body=CHANGE)
 def change(name: str):
-    """Enable or disable a user, or set its password; either ends the user's sessions
-    (disabling also disconnects its sockets)."""
+    """Enable or disable a user, or set its password.
+
+    Disabling and a new password both end the user's sessions and disconnect its sockets."""
     accounts = services().catalog.accounts
     if "password" in g.body:
         accounts.set_password(subject(), name, g.body["password"])
