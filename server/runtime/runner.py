@@ -42,6 +42,8 @@ class RuntimeSettings:
     segment_bytes: int = 64 << 20
     limits: Limits = field(default_factory=Limits)
     compact_every: float = 60.0        # seconds between ingestion-log compactions
+    max_restarts: int = 3              # automatic restarts of a failed diagram from its checkpoint
+    restart_backoff: float = 2.0       # seconds before the first restart, doubled for each next
 
 
 def fingerprint(plan: Plan) -> str:
@@ -57,6 +59,9 @@ class _Deployment:
     version: str
     plan: Plan
     directory: checkpoints.DiagramDir
+    on_batch: Callback | None = None
+    restarts: int = 0
+    retry: threading.Timer | None = None
     sinks: dict[str, OutputSink] = field(default_factory=dict)
     queries: dict[str, Any] = field(default_factory=dict)
     state: str = RUNNING
@@ -153,16 +158,20 @@ class Runtime:
                 if old.version != version:
                     checkpoints.remove(old)
             directory = checkpoints.DiagramDir(self._diagrams_root, diagram_id, version)
-            start = directory.fix_start(self.log.heads(list(plan.inputs)))
-            deployment = _Deployment(diagram_id, version, plan, directory)
+            directory.fix_start(self.log.heads(list(plan.inputs)))
+            deployment = _Deployment(diagram_id, version, plan, directory, on_batch)
             self._deployments[diagram_id] = deployment
-            try:
-                self._start_queries(deployment, start, on_batch)
-            except Exception as exc:
-                self._halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
-                raise SluiceError(f"diagram {diagram_id!r} could not start: {exc}",
-                                  code="DEPLOY_FAILED") from exc
+            self._launch(deployment)
         return version
+
+    def _launch(self, deployment: _Deployment) -> None:
+        try:
+            self._start_queries(deployment, deployment.directory.start(), deployment.on_batch)
+        except Exception as exc:
+            self._halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
+            raise SluiceError(f"diagram {deployment.diagram_id!r} could not start: {exc}",
+                              code="DEPLOY_FAILED") from exc
+        deployment.state, deployment.error = RUNNING, None
 
     def _check_inputs(self, plan: Plan) -> None:
         streams = self.log.schemas()
@@ -208,7 +217,7 @@ class Runtime:
         """Stop a diagram's queries; its checkpoint stays, so ``deploy`` resumes where it was."""
         with self._lock:
             deployment = self._deployments.get(diagram_id)
-            if deployment is not None and deployment.state == RUNNING:
+            if deployment is not None and deployment.state != STOPPED:
                 self._halt(deployment, STOPPED)
 
     def remove(self, diagram_id: str) -> None:
@@ -220,6 +229,9 @@ class Runtime:
                 checkpoints.remove(directory)
 
     def _halt(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
+        if deployment.retry is not None:
+            deployment.retry.cancel()
+            deployment.retry = None
         for query in deployment.queries.values():
             query.stop()
         for sink in deployment.sinks.values():
@@ -237,10 +249,32 @@ class Runtime:
                 threading.Thread(target=self._fail, args=(deployment,), daemon=True).start()
 
     def _fail(self, deployment: _Deployment) -> None:
+        """Stop the failed diagram's outputs; restart it from its checkpoint a few times, since
+        a failure may be passing (e.g. a Python process that started too slowly)."""
         with self._lock:
-            if self._deployments.get(deployment.diagram_id) is deployment:
+            if self._deployments.get(deployment.diagram_id) is not deployment:
+                return
+            if deployment.state == RUNNING:
                 self._halt(deployment, FAILED)
                 log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
+            if (deployment.retry is None and not self._closed.is_set()
+                    and deployment.restarts < self.settings.max_restarts):
+                delay = self.settings.restart_backoff * 2 ** deployment.restarts
+                deployment.restarts += 1
+                deployment.retry = threading.Timer(delay, self._restart, args=(deployment,))
+                deployment.retry.daemon = True
+                deployment.retry.start()
+
+    def _restart(self, deployment: _Deployment) -> None:
+        with self._lock:
+            if (self._deployments.get(deployment.diagram_id) is not deployment
+                    or deployment.state != FAILED or self._closed.is_set()):
+                return
+            deployment.retry = None
+            try:
+                self._launch(deployment)
+            except SluiceError:
+                threading.Thread(target=self._fail, args=(deployment,), daemon=True).start()
 
     # -- observing -------------------------------------------------------------------------
     def status(self, diagram_id: str) -> dict[str, Any]:
@@ -252,7 +286,8 @@ class Runtime:
             outputs = {name: _progress(query.lastProgress, deployment.sinks[name].stats())
                        for name, query in deployment.queries.items()}
             return {"diagram": diagram_id, "version": deployment.version,
-                    "state": deployment.state, "error": deployment.error, "outputs": outputs}
+                    "state": deployment.state, "error": deployment.error,
+                    "restarts": deployment.restarts, "outputs": outputs}
 
     def _sink(self, output: str) -> OutputSink:
         with self._lock:
@@ -300,7 +335,7 @@ class Runtime:
         self._closed.set()
         with self._lock:
             for deployment in self._deployments.values():
-                if deployment.state == RUNNING:
+                if deployment.state != STOPPED:
                     self._halt(deployment, STOPPED)
         self._maintenance.join()
         self.spark.streams.removeListener(self._listener)
@@ -312,9 +347,9 @@ class Runtime:
 
 def _summary(error: str) -> str:
     """The line that says what went wrong: a Python traceback's last line, else the first."""
-    lines = [line for line in error.strip().splitlines() if line and not line[0].isspace()]
-    if any(line.startswith("Traceback") for line in lines):
-        lines = [line for line in lines[1:] if not line.startswith(("Traceback", "SQLSTATE"))]
+    lines = [line for line in error.strip().splitlines()
+             if line and not line[0].isspace() and not line.startswith("SQLSTATE")]
+    if "Traceback (most recent call last)" in error and len(lines) > 1:
         return lines[-1][:2000]
     return lines[0][:2000]
 

@@ -65,8 +65,9 @@ def test_a_failing_diagram_reports_its_error_and_disturbs_no_other(runtime):
     for segment in runtime.log.directory("doomed").glob("*.seg"):
         segment.unlink()  # the rows the stopped diagram still needs are lost
     runtime.deploy("doomed", doomed_plan, Collector())
-    status = wait_until(lambda: (s := runtime.status("doomed"))["state"] == "failed" and s,
-                        what="the diagram to fail")
+    status = wait_until(lambda: (s := runtime.status("doomed"))["state"] == "failed"
+                        and s["restarts"] == runtime.settings.max_restarts and s,
+                        what="the diagram to fail after its automatic restarts")
     assert "LOG_GAP" in status["error"]
     runtime.append("fine", [trade("y", 2.0)])
     assert [r["symbol"] for r in survivor.wait_for_rows(1)] == ["y"]
