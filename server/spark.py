@@ -23,6 +23,10 @@ DEFAULT_CONF: dict[str, str] = {
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.adaptive.enabled": "false",
+    # Checkpoint writes without Hadoop's .crc side files: offset and commit log writes drop
+    # from ~45-50 ms to ~20-30 ms per micro-batch (measured, docs/architecture.md).
+    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
 }
 
 
