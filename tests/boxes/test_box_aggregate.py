@@ -92,3 +92,33 @@ def test_streaming_chained_aggregates_emit_once_the_watermark_passes(spark, stre
     result = collect(plan, spark.table("chained_aggregates"))
     assert sorted((r["window_start"], r["windows"], r["n"], s) for r, s in result) == [
         (at(0), 3, 3, ("in1", "in2")), (at(30), 1, 1, ("in2",))]
+
+
+AGGREGATE_THEN_JOIN = """
+version: 1
+name: aj
+schemas:
+  s: {fields: {t: timestamp, k: string, v: long}, event_time: t}
+inputs: {in1: {schema: s}, in2: {schema: s}}
+boxes:
+  a: {type: aggregate, in: in1, window: {size: 10s}, group_by: [k], aggregates: {n: count()}}
+  j: {type: join, left: a, right: in2, on: [k], within: 5s}
+outputs:
+  out: {from: j}
+"""
+
+
+def test_streaming_join_after_an_aggregate_matches_on_window_end(spark, stream_files, memory_query):
+    """The result of window [0,10) is an event at 10 s: it meets in2's tuple at 12 s, not the one at 16 s."""
+    plan = validate(load_document(AGGREGATE_THEN_JOIN))
+    out = compile_plan(plan, stream_files.frames(spark, plan))["out"]
+    stream_files.write("in1", [{"t": at(1), "k": "a", "v": 1}, {"t": at(2), "k": "a", "v": 1}])
+    stream_files.write("in2", [{"t": at(12), "k": "a", "v": 7}, {"t": at(16), "k": "a", "v": 8}])
+    query = memory_query(out, "aggregate_then_join")
+    query.processAllAvailable()
+    stream_files.write("in1", [{"t": at(40), "k": "b", "v": 1}])
+    stream_files.write("in2", [{"t": at(40), "k": "b", "v": 1}])
+    query.processAllAvailable()
+    result = collect(plan, spark.table("aggregate_then_join"))
+    assert [(r["window_end"], r["n"], r["t"], r["v"], s) for r, s in result] == [
+        (at(10), 2, at(12), 7, ("in1", "in2"))]
