@@ -2,6 +2,8 @@
 object descriptions, permission tables, audit, settings, and the OpenAPI description."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from openapi_spec_validator import validate
 
@@ -156,3 +158,17 @@ def test_ingestion_is_rate_limited_per_session(client, auth):
                           headers=auth.headers("ed"))
     assert refused.status_code == 429 and refused.json["error"]["code"] == "INGEST_RATE_LIMITED"
     assert int(refused.headers["Retry-After"]) >= 1
+
+
+def test_an_invisible_output_answers_exactly_like_a_missing_one(app, client, auth):
+    from server.extensions import socketio
+
+    def answers(name):
+        rest = client.get(f"{API}/outputs/{name}/recent", headers=auth.headers("bob"))
+        sock = socketio.test_client(app, auth={"token": auth.token("bob")})
+        ack = sock.emit("subscribe", {"output": name}, callback=True)
+        sock.disconnect()
+        text = json.dumps([rest.status_code, rest.json, ack])
+        return text.replace(name, "NAME")
+
+    assert answers("out1") == answers("out9")
