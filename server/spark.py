@@ -23,9 +23,10 @@ DEFAULT_CONF: dict[str, str] = {
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.adaptive.enabled": "false",
-    # Checkpoint writes without Hadoop's .crc side files: offset and commit log writes drop
-    # from ~45-50 ms to ~20-30 ms per micro-batch (measured, docs/architecture.md).
-    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    # Offset and commit logs (written through Hadoop's FileContext) without .crc side files:
+    # ~45-50 ms -> ~20-30 ms per micro-batch (docs/architecture.md). Only the FileContext
+    # binding changes: RocksDB's state store casts the FileSystem to LocalFileSystem, so
+    # replacing fs.file.impl as well kills every aggregate and join at its first commit.
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
 }
 
