@@ -46,7 +46,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def rows(table: pa.Table, inputs: Sequence[str], picked) -> list[dict]:
-    """The picked rows as JSON-ready dicts with ``_sources``, without the label."""
+    """The picked rows (indexes) as JSON-ready dicts with ``_sources``, without the label."""
     sources = label_sources(table, inputs)
     fields = table.drop_columns([LABEL_COLUMN]).take(pa.array(picked, pa.int64())).to_pylist()
     return [{**{k: _jsonable(v) for k, v in row.items()}, "_sources": sources[i]}
@@ -111,9 +111,14 @@ class Delivery:
             return
         subscribers = [(sid, who) for sid, who in subscribers
                        if self._still_subscribed(sid, who, output)]
+        if not subscribers:
+            return
         readable = self.catalog.sessions.readable_sources
         picks = deliveries(table, [labels.mask(readable(who)) for _, who in subscribers])
+        if not any(len(picked) for picked in picks):
+            return
+        decoded = rows(table, labels.inputs, range(table.num_rows))   # once for everyone
         for (sid, _), picked in zip(subscribers, picks):
             if len(picked):
                 self.emit(TUPLES_EVENT, {"output": output,
-                                         "tuples": rows(table, labels.inputs, picked)}, to=sid)
+                                         "tuples": [decoded[i] for i in picked]}, to=sid)
