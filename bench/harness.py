@@ -1,0 +1,83 @@
+"""The one way every experiment compares secured and unsecured work.
+
+Both variants run in the same process, interleaved (A B, then B A, ...) so that drift in
+the machine's load hits both alike; each repetition yields a pair, and the result is the
+median of the per-pair ratios with their spread, not a ratio of means that one noisy run
+can swing.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+Work = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Costs (seconds, or whatever the work returns) of each repetition, paired by index."""
+
+    secured: tuple[float, ...]
+    unsecured: tuple[float, ...]
+
+    @property
+    def ratios(self) -> list[float]:
+        return [s / u for s, u in zip(self.secured, self.unsecured)]
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """Interquartile range of the ratios (min-max below four repetitions)."""
+        ratios = sorted(self.ratios)
+        if len(ratios) < 4:
+            return ratios[0], ratios[-1]
+        q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
+        return q1, q3
+
+    @property
+    def secured_median(self) -> float:
+        return statistics.median(self.secured)
+
+    @property
+    def unsecured_median(self) -> float:
+        return statistics.median(self.unsecured)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ratio": self.ratio, "spread": list(self.spread),
+                "secured_median": self.secured_median, "unsecured_median": self.unsecured_median}
+
+
+def timed(work: Callable[[], object]) -> Work:
+    """Wrap work that returns nothing into work that returns its wall-clock seconds."""
+    def run() -> float:
+        start = time.perf_counter()
+        work()
+        return time.perf_counter() - start
+    return run
+
+
+def repeat(work: Work, reps: int, warmup: int = 1) -> list[float]:
+    """Costs of ``reps`` runs of work that has no unsecured twin, after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        work()
+    return [work() for _ in range(reps)]
+
+
+def compare(secured: Work, unsecured: Work, reps: int, warmup: int = 1) -> Comparison:
+    """Run both variants ``warmup`` times untimed, then ``reps`` interleaved pairs."""
+    for _ in range(warmup):
+        secured()
+        unsecured()
+    pairs = []
+    for i in range(reps):
+        if i % 2:
+            u, s = unsecured(), secured()
+        else:
+            s, u = secured(), unsecured()
+        pairs.append((s, u))
+    return Comparison(tuple(s for s, _ in pairs), tuple(u for _, u in pairs))

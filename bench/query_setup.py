@@ -1,0 +1,98 @@
+"""Query set-up (the paper's Figures 11-12): deploy time of Queries 1-6 with and without the
+authorization and ownership work.
+
+Secured deploy = validate against the input schemas the session may view, ``add_diagram``
+(the recursive authorization, then one transaction recording every object with its owner
+role) and ``compile_plan``. Unsecured = the same validation against the schemas handed over
+directly, and the same ``compile_plan``: no catalog work at all, which charges the whole
+catalog transaction to security. The catalog part is what differs, so it is what runs in
+interleaved pairs, many times; ``compile_plan`` (identical in both, slow and noisy: Spark
+analyses each box) is timed apart and added to both sides. Starting the Spark streaming
+query, which follows in both and takes seconds, is left out so that the fraction is not
+flattered by it. The catalog and the queries' shapes come from ``bench.catalog_setup``.
+"""
+from __future__ import annotations
+
+import statistics
+import tempfile
+from pathlib import Path
+
+from bench import spark_batch
+from bench.catalog_setup import QUERIES, check_only, setup
+from bench.harness import Comparison, compare, repeat, timed
+from bench.report import Goal, Result, Row
+from boxes.compiler import compile_plan
+from catalog import Catalog, ObjectType
+from server.deploy import plan_for, plan_of, spec_of
+
+NAME = "query setup"
+SCHEMA = {"fields": {"x": "long"}}   # what bench.catalog_setup gives every stream
+GOAL_FRACTION, GOAL_MS = 0.01, 5.0
+
+
+def document(q: int) -> dict:
+    """Query ``q``: its inputs into one union (if several), then a chain of filters."""
+    inputs, boxes = QUERIES[q]
+    names = [f"in{i}" for i in range(inputs)]
+    chain = {}
+    previous = names[0]
+    if inputs > 1:
+        chain["merged"] = {"type": "union", "in": names}
+        previous = "merged"
+    for k in range(boxes - len(chain)):
+        chain[f"f{k}"] = {"type": "filter", "in": previous, "where": f"x >= -{k + 1}"}
+        previous = f"f{k}"
+    return {"version": 1, "name": f"q{q}", "inputs": {n: {} for n in names}, "boxes": chain,
+            "outputs": {f"out{q}": {"from": previous}}}
+
+
+def run(quick: bool) -> Result:
+    spark = spark_batch.session()
+    reps, compile_reps = (15, 2) if quick else (41, 5)
+    empty = spark.range(0).select("id").withColumnRenamed("id", "x")
+    result = Result()
+    with tempfile.TemporaryDirectory() as tmp:
+        cat = Catalog.open(f"sqlite:///{Path(tmp) / 'bench.db'}", bcrypt_rounds=4)
+        try:
+            _, al = setup(cat, background=0)
+            for q, (inputs, boxes) in QUERIES.items():
+                doc = document(q)
+                schemas = {name: SCHEMA for name in doc["inputs"]}
+
+                def secured() -> float:
+                    cost = timed(lambda: _registered(cat, al, doc))()
+                    cat.objects.drop(al, ObjectType.DIAGRAM, doc["name"])
+                    return cost
+
+                control = compare(secured, timed(lambda: plan_of(doc, schemas)), reps)
+                plan = plan_of(doc, schemas)
+                frames = {name: empty for name in doc["inputs"]}
+                spark_s = statistics.median(
+                    repeat(timed(lambda: compile_plan(plan, frames)), compile_reps))
+                deploy = Comparison(tuple(s + spark_s for s in control.secured),
+                                    tuple(u + spark_s for u in control.unsecured))
+                result.rows += [
+                    Row(NAME, f"Query {q} ({2 * inputs + boxes} objects), deploy", "ms",
+                        1e3 * deploy.secured_median, 1e3 * deploy.unsecured_median, deploy),
+                    Row(NAME, f"Query {q}, of which validation + catalog", "ms",
+                        1e3 * control.secured_median, 1e3 * control.unsecured_median, control)]
+            decisions = 1e3 * statistics.median(
+                repeat(timed(lambda: check_only(cat, al, inputs)), reps))
+        finally:
+            cat.close()
+    extra_ms = 1e3 * (control.secured_median - control.unsecured_median)
+    fraction = extra_ms / (1e3 * deploy.secured_median)
+    result.rows.append(Row(NAME, f"Query {q}, authorization decisions alone", "ms", decisions))
+    result.goals.append(Goal(NAME, f"Query {q}: security work < {GOAL_FRACTION:.0%} of deploy",
+                             f"{fraction:.2%}", fraction < GOAL_FRACTION))
+    result.goals.append(Goal(NAME, f"Query {q}: security work < {GOAL_MS:g} ms",
+                             f"{extra_ms:.2f} ms (decisions alone {decisions:.2f} ms)",
+                             extra_ms < GOAL_MS))
+    return result
+
+
+def _registered(cat: Catalog, subject, doc: dict):
+    """Validate as the session sees the catalog, then authorize and record the diagram."""
+    plan = plan_for(cat, subject, doc)
+    cat.objects.add_diagram(subject, spec_of(plan, doc))
+    return plan

@@ -1,0 +1,65 @@
+"""One micro-batch through a compiled diagram, done as the runtime's output sink does it.
+
+The runtime's ``foreachBatch`` turns each micro-batch into Arrow (``coalesce`` to the
+cores, ``toArrow``) and the delivery path runs the SecFilter over it. Here the same plan
+runs on an in-memory batch DataFrame, so what is timed is plan execution, the Arrow hand-over
+and the filter, without ingestion or trigger scheduling (the end-to-end experiment has those).
+
+"Unsecured" is the same compiled plan with the label column dropped before the sink:
+Catalyst's column pruning then removes every label expression (literals, copies, ORs), so
+the plan is what Sluice would run without labels, and no SecFilter runs.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from boxes.compiler import compile_plan
+from boxes.document import Plan, validate
+from boxes.labels import LABEL_COLUMN
+from boxes.secfilter import deliveries, readable_mask
+from boxes.types import parse_schema
+
+FIELDS = {"x": "long", "price": "double", "symbol": "string"}
+SCHEMA, _ = parse_schema({"fields": FIELDS}, "bench")
+CORES = 2
+
+
+def session():
+    """The bench process's one SparkSession (Sluice's settings, two local cores)."""
+    from server.spark import build_session
+
+    return build_session(f"local[{CORES}]", app_name="sluice-bench")
+
+
+def rows(spark, count: int, streams: int = 1):
+    """``count`` generated rows of ``SCHEMA``, made in the JVM; with ``_stream`` numbering
+    ``streams`` contiguous blocks when several inputs are to be cut out of it."""
+    from pyspark.sql import functions as F
+
+    base = spark.range(count)
+    columns = [base.id.alias("x"), (base.id % 1000 * 0.5).alias("price"),
+               F.concat(F.lit("s"), (base.id % 100).cast("string")).alias("symbol")]
+    if streams > 1:
+        columns.append((base.id * streams / max(count, 1)).cast("int").alias("_stream"))
+    return base.select(*columns)
+
+
+def plan_of(doc: Mapping) -> Plan:
+    return validate(doc, {name: SCHEMA for name in doc["inputs"]})
+
+
+class Variants:
+    """A plan compiled once, runnable secured (labels + SecFilter) or unsecured (neither)."""
+
+    def __init__(self, plan: Plan, inputs: Mapping) -> None:
+        (self.secured_frame,) = compile_plan(plan, inputs).values()
+        self.unsecured_frame = self.secured_frame.drop(LABEL_COLUMN)
+        self.mask = readable_mask(plan.inputs, plan.inputs)
+
+    def secured(self) -> int:
+        table = self.secured_frame.coalesce(CORES).toArrow()
+        (delivered,) = deliveries(table, [self.mask])
+        return len(delivered)
+
+    def unsecured(self) -> int:
+        return self.unsecured_frame.coalesce(CORES).toArrow().num_rows
