@@ -35,7 +35,7 @@ RUNNING, STOPPED, FAILED = "running", "stopped", "failed"
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    poll_seconds: float = 0.2          # long-poll of an idle source: latency vs. idle CPU
+    poll_seconds: float = 1.0          # an idle source wakes Spark this often (data ends it at once)
     recent_rows: int = 200             # last-N cache per output
     retain_result_rows: int = 100_000  # result rows kept on disk per output
     subscriber_queue: int = 64         # batches a slow subscriber may fall behind before losing some
