@@ -11,7 +11,8 @@ COPY boxes ./boxes
 COPY catalog ./catalog
 COPY server ./server
 COPY web ./web
-RUN pip install --no-cache-dir .
+# Editable, so the server finds web/ beside its package, as it does in a checkout.
+RUN pip install --no-cache-dir -e .
 
 ENV SLUICE_DATA_DIR=/data
 VOLUME /data
