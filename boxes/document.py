@@ -33,7 +33,16 @@ SECTIONS = ("version", "name", "description", "schemas", "inputs", "boxes", "out
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML with only true/false as booleans: YAML 1.1 reads a join's ``on:`` key as True."""
+    """YAML with only true/false as booleans (YAML 1.1 reads a join's ``on:`` key as True)
+    and without aliases: nested aliases expand exponentially (the "billion laughs") and no
+    diagram needs them, so they are refused before anything walks the document."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "YAML anchors and aliases are not accepted in diagram documents",
+                self.peek_event().start_mark)
+        return super().compose_node(parent, index)
 
 
 _BOOL = "tag:yaml.org,2002:bool"

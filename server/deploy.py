@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 
-import yaml
 from typing import Any, Mapping
 
 from boxes.document import Plan, load_document, validate
@@ -49,21 +48,9 @@ def _bounded(doc: Any) -> Any:
     return doc
 
 
-def _no_aliases(text: str) -> str:
-    """Refuse YAML anchors and aliases before anything walks the document: nested aliases
-    expand exponentially (the "billion laughs"), and no diagram needs them."""
-    try:
-        if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=yaml.SafeLoader)):
-            raise InvalidInput("YAML anchors and aliases are not accepted in diagram documents",
-                               code="DOCUMENT_TOO_LARGE")
-    except yaml.YAMLError:
-        pass  # load_document reports the syntax error with its position
-    return text
-
-
 def document_of(raw: Any) -> dict:
     """A document sent as YAML/JSON text or as a JSON object."""
-    return _bounded(load_document(_no_aliases(raw)) if isinstance(raw, str) else raw)
+    return _bounded(load_document(raw) if isinstance(raw, str) else raw)
 
 
 def plan_of(doc: Mapping, schemas: Mapping[str, dict]) -> Plan:

@@ -41,6 +41,9 @@ CATALOG = {"in1": parse_schema({"fields": {"t": "timestamp", "k": "string", "v":
 CASES: list[tuple[str, str, list[str]]] = [
     ("yaml syntax", "version: 1\nname: [q\n", ["DOCUMENT_SYNTAX"]),
     ("not a mapping", "- a\n- b\n", ["DOCUMENT_SYNTAX"]),
+    ("yaml alias bomb", "a: &a [x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefghij", "bcdefghijk")),
+     ["DOCUMENT_SYNTAX"]),
     ("duplicate yaml key", doc(FILTER + "\n" + FILTER), ["DUPLICATE_NAME"]),
     ("version 2", doc(FILTER).replace("version: 1", "version: 2"), ["UNSUPPORTED_VERSION"]),
     ("version missing", doc(FILTER).replace("version: 1\n", ""), ["MISSING_PARAMETER"]),

@@ -102,7 +102,7 @@ CORPUS = [
     ("document as number", "POST", "/api/v1/diagrams", {"document": 42}, None, "al", 400,
      "INVALID_BODY"),
     ("yaml bomb", "POST", "/api/v1/diagrams", {"document": BOMB}, None, "al", 400,
-     "DOCUMENT_TOO_LARGE"),
+     "DIAGRAM_INVALID"),
     ("yaml python tag", "POST", "/api/v1/diagrams",
      {"document": "version: 1\nname: !!python/object/apply:os.system ['id']\n"}, None, "al", 400,
      "DIAGRAM_INVALID"),
