@@ -11,7 +11,10 @@ the plan is what Sluice would run without labels, and no SecFilter runs.
 """
 from __future__ import annotations
 
+import time
 from typing import Mapping
+
+import numpy as np
 
 from boxes.compiler import compile_plan
 from boxes.document import Plan, validate
@@ -51,15 +54,23 @@ def plan_of(doc: Mapping) -> Plan:
 class Variants:
     """A plan compiled once, runnable secured (labels + SecFilter) or unsecured (neither)."""
 
-    def __init__(self, plan: Plan, inputs: Mapping) -> None:
+    def __init__(self, plan: Plan, inputs: Mapping, mask: np.ndarray | None = None) -> None:
+        """``mask``: the subscriber's readable set (default: every input of the plan)."""
         (self.secured_frame,) = compile_plan(plan, inputs).values()
         self.unsecured_frame = self.secured_frame.drop(LABEL_COLUMN)
-        self.mask = readable_mask(plan.inputs, plan.inputs)
+        self.mask = readable_mask(plan.inputs, plan.inputs) if mask is None else mask
+        self.filter_seconds: list[float] = []
 
     def secured(self) -> int:
         table = self.secured_frame.coalesce(CORES).toArrow()
+        start = time.perf_counter()
         (delivered,) = deliveries(table, [self.mask])
+        self.filter_seconds.append(time.perf_counter() - start)
         return len(delivered)
+
+    def filter_ms(self) -> float:
+        """Median milliseconds the SecFilter took of the secured runs so far."""
+        return 1e3 * float(np.median(self.filter_seconds))
 
     def unsecured(self) -> int:
         return self.unsecured_frame.coalesce(CORES).toArrow().num_rows
