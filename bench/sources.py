@@ -40,7 +40,7 @@ def widened(width: int):
 
 def run(quick: bool) -> Result:
     spark = spark_batch.session()
-    count, reps = (200_000, 5) if quick else (2_000_000, 11)
+    count, reps = (200_000, 5) if quick else (1_000_000, 9)
     result = Result()
     label_ns = {}
     for width in WIDTHS:

@@ -31,7 +31,7 @@ def chain(boxes: int) -> dict:
 
 def run(quick: bool) -> Result:
     spark = spark_batch.session()
-    count, reps = (200_000, 5) if quick else (2_000_000, 11)
+    count, reps = (200_000, 7) if quick else (1_000_000, 9)
     result = Result()
     for boxes in SIZES:
         plan = spark_batch.plan_of(chain(boxes))
