@@ -23,9 +23,13 @@ MAX_WAIT = 5.0
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         log: IngestLog = self.server.log  # type: ignore[attr-defined]
+        first = True
         for line in self.rfile:
             try:
                 request = json.loads(line)
+                if first:
+                    self.server.arrived(request.get("client", ""))  # type: ignore[attr-defined]
+                    first = False
                 wait = min(float(request.get("wait", 0)), MAX_WAIT)
                 heads = log.wait_for_change({k: int(v) for k, v in request["known"].items()}, wait)
                 reply = {"heads": {name: pos.to_list() for name, pos in heads.items()}}
@@ -41,15 +45,34 @@ class _Server(socketserver.ThreadingTCPServer):
 
 
 class HeadServer:
-    """Serves ``log``'s heads on 127.0.0.1 at an ephemeral port (``address``)."""
+    """Serves ``log``'s heads on 127.0.0.1 at an ephemeral port (``address``).
+
+    It also counts the sources that have connected per client name: a source's first request
+    proves Spark has started its Python process, which the runner waits for (see
+    ``wait_for_clients``).
+    """
 
     def __init__(self, log: IngestLog) -> None:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.log = log  # type: ignore[attr-defined]
+        self._server.arrived = self._arrived  # type: ignore[attr-defined]
+        self._clients: dict[str, int] = {}
+        self._connected = threading.Condition()
         self.address = "%s:%d" % self._server.server_address
         self._thread = threading.Thread(target=self._server.serve_forever, name="head-server",
                                         daemon=True)
         self._thread.start()
+
+    def _arrived(self, client: str) -> None:
+        with self._connected:
+            self._clients[client] = self._clients.get(client, 0) + 1
+            self._connected.notify_all()
+
+    def wait_for_clients(self, client: str, count: int, ready, timeout: float) -> bool:
+        """Wait until ``count`` sources named ``client`` have connected or ``ready()`` is false."""
+        with self._connected:
+            return self._connected.wait_for(
+                lambda: self._clients.get(client, 0) >= count or not ready(), timeout)
 
     def close(self) -> None:
         self._server.shutdown()
@@ -59,8 +82,9 @@ class HeadServer:
 class HeadClient:
     """The source's side: one connection, reopened if it breaks."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, client: str = "") -> None:
         host, port = address.rsplit(":", 1)
+        self._client = client
         self._address = (host, int(port))
         self._sock: socket.socket | None = None
         self._file = None
@@ -70,7 +94,7 @@ class HeadClient:
             self._sock = socket.create_connection(self._address)
             self._file = self._sock.makefile("rwb")
         try:
-            self._file.write(json.dumps({"known": known, "wait": wait}).encode() + b"\n")
+            self._file.write(json.dumps({"known": known, "wait": wait, "client": self._client}).encode() + b"\n")
             self._file.flush()
             reply = json.loads(self._file.readline())
         except (OSError, ValueError):

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import threading
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -44,6 +45,7 @@ class RuntimeSettings:
     compact_every: float = 60.0        # seconds between ingestion-log compactions
     max_restarts: int = 3              # automatic restarts of a failed diagram from its checkpoint
     restart_backoff: float = 2.0       # seconds before the first restart, doubled for each next
+    source_start_timeout: float = 120.0  # how long deploy waits for its sources to come up
 
 
 def fingerprint(plan: Plan) -> str:
@@ -191,13 +193,18 @@ class Runtime:
                                f"diagram {other.diagram_id!r}", code="OUTPUT_IN_USE")
 
     def _start_queries(self, deployment: _Deployment, start, on_batch) -> None:
+        """Start every output's query, then wait until each has its source process up.
+
+        Spark gives a new Python process 10 s to connect back (not configurable); starting
+        many at once on a busy machine misses that, so deploys are taken one at a time."""
+        client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
         by_schema: dict[Schema, list[str]] = {}
         for name in deployment.plan.inputs:
             by_schema.setdefault(deployment.plan.input_schemas[name], []).append(name)
         frames = {}
         for schema, names in by_schema.items():
             options = {"root": str(self.log.root), "heads": self._heads.address,
-                       "poll": str(self.settings.poll_seconds),
+                       "poll": str(self.settings.poll_seconds), "client": client,
                        "start": json.dumps({n: start[n].to_list() for n in names})}
             frames.update(input_frames(self.spark, options, names, schema))
         tasks = self.spark.sparkContext.defaultParallelism
@@ -212,6 +219,10 @@ class Runtime:
                 .option("checkpointLocation", str(deployment.directory.checkpoint(output)))
                 .queryName(f"{deployment.diagram_id}.{output}")
                 .start())
+        queries = list(deployment.queries.values())
+        self._heads.wait_for_clients(client, len(queries) * len(by_schema),
+                                     lambda: all(q.isActive for q in queries),
+                                     self.settings.source_start_timeout)
 
     def stop(self, diagram_id: str) -> None:
         """Stop a diagram's queries; its checkpoint stays, so ``deploy`` resumes where it was."""

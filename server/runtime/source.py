@@ -67,6 +67,7 @@ class LogReader(SimpleDataSourceStreamReader):
         self.start = {name: Position.from_list(p) for name, p in json.loads(options["start"]).items()}
         self.heads_address = options["heads"]
         self.poll = float(options.get("poll", "0.2"))
+        self.client_name = options.get("client", "")
         self._client = None
 
     def initialOffset(self) -> dict:
@@ -77,7 +78,7 @@ class LogReader(SimpleDataSourceStreamReader):
         from server.runtime.heads import HeadClient
 
         if self._client is None:
-            self._client = HeadClient(self.heads_address)
+            self._client = HeadClient(self.heads_address, self.client_name)
         heads = self._client.wait({name: start[name]["seq"] for name in self.streams}, self.poll)
         end = {name: _offset(Position.from_list(heads[name])) for name in self.streams}
         return iter(list(self.readBetweenOffsets(start, end))), end
