@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from bench import spark_batch
 from bench.harness import compare, timed
 from bench.report import Goal, Result, Row
 from boxes.input import InputBox
 from boxes.labels import mask_words, word_count
-
-import numpy as np
 
 NAME = "sources"
 WIDTHS = (2, 64, 200, 4096)
