@@ -32,16 +32,15 @@ def chain(boxes: int) -> dict:
 def run(quick: bool) -> Result:
     spark = spark_batch.session()
     count, reps = (200_000, 7) if quick else (1_000_000, 9)
-    # (case, tuples per batch, repetitions): small batches are cheap and noisy, so more pairs
-    kinds = (("throughput", count, reps), ("latency", LATENCY_ROWS, 2 * reps + 1))
+    kinds = (("throughput", count), ("latency", LATENCY_ROWS))
     result = Result()
     for boxes in SIZES:
         plan = spark_batch.plan_of(chain(boxes))
         idle = spark_batch.rows(spark, 0)
-        for kind, rows, pairs in kinds:
+        for kind, rows in kinds:
             variants = spark_batch.Variants(plan, {"data": spark_batch.rows(spark, rows),
                                                    "idle": idle})
-            c = compare(timed(variants.secured), timed(variants.unsecured), pairs, warmup=2)
+            c = compare(timed(variants.secured), timed(variants.unsecured), reps, warmup=2)
             case = f"{boxes} boxes, {kind}"
             if kind == "throughput":
                 row = Row(NAME, case, "tuples/s", rows / c.secured_median,
