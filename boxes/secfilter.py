@@ -84,8 +84,12 @@ def distinct_labels(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Word by word with 1-D sorts (``np.unique(axis=0)`` is many times slower): each word's
     codes are folded into one code per row and re-compressed, so codes stay below the row count.
+    A batch whose rows all share one label (the common case: one source, or one combination)
+    is answered by a single comparison instead of the sorts.
     """
     codes = np.zeros(len(labels), dtype=np.int64)
+    if len(labels) and (labels == labels[0]).all():
+        return labels[:1], codes
     for k in range(labels.shape[1]):
         values, word_codes = np.unique(labels[:, k], return_inverse=True)
         codes = codes * len(values) + word_codes.reshape(-1)

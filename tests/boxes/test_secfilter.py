@@ -61,3 +61,13 @@ def test_deliveries_for_many_subscribers_equal_the_subset_test(labels, readers):
         expected = [i for i, label in enumerate(labels) if label <= reader]
         assert rows.tolist() == expected
         assert secfilter(table, mask).column("row").to_pylist() == expected
+
+
+@pytest.mark.parametrize("label", [set(), {0}, {1, 64, 129}])
+def test_a_batch_of_one_label_is_delivered_whole_or_not_at_all(label):
+    table = batch([label] * 50)
+    allowed, refused = readable_mask(INPUTS, [INPUTS[i] for i in label | {5}]), readable_mask(INPUTS, [INPUTS[7]])
+    whole, other = deliveries(table, [allowed, refused])
+    assert whole.tolist() == list(range(50))
+    assert other.tolist() == ([] if label else list(range(50)))
+    assert label_sources(table, INPUTS) == [sorted(INPUTS[i] for i in label)] * 50
