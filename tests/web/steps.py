@@ -67,9 +67,36 @@ def open_results(page: Page, output: str) -> None:
     expect(page.locator("#page-results .notice")).to_contain_text(f"Subscribed to {output}")
 
 
+def grant(pane: Locator, role: str, action: str, object_label: str | None = None) -> None:
+    """Fill a grant form (the admin console's names the object; the catalog's has one)."""
+    form = pane.get_by_role("form", name="Grant a permission")
+    if object_label is not None:
+        form.get_by_label("Object").select_option(label=object_label)
+    form.get_by_label("Role").fill(role)
+    form.get_by_label("Action").select_option(action)
+    form.get_by_role("button", name="Grant").click()
+    expect(pane.locator(".notice.ok")).to_contain_text(f"Granted {action}")
+
+
+def admin_permissions(page: Page) -> Locator:
+    page.get_by_role("link", name="Admin").click()
+    page.get_by_role("tab", name="Permissions").click()
+    return page.locator("#admin-permissions")
+
+
+def catalog_object(page: Page, type_: str, name: str) -> Locator:
+    """Open an object's permissions in the catalog browser; return the detail pane."""
+    page.get_by_role("link", name="Catalog").click()
+    page.locator(f'tr[data-object="{type_}/{name}"]').get_by_role("button", name=name).click()
+    return page.locator("#page-catalog .detail")
+
+
 def result_rows(page: Page, window_start: str | None = None) -> Locator:
+    """The rows of the live results table, or those of the window that starts at ``window_start``."""
     rows = page.locator("table.tuples tbody tr")
-    return rows if window_start is None else rows.filter(has_text=window_start)
+    if window_start is None:
+        return rows
+    return rows.filter(has=page.locator("td:first-child", has_text=window_start))
 
 
 class Feed:

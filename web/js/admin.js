@@ -45,7 +45,7 @@ export class AdminConsole {
 
   async refresh() {
     await this.accounts.refresh();
-    this.permissions.roles = this.accounts.roles;
+    this.permissions.setRoles(this.accounts.roles);
     await Promise.all([this.permissions.refresh(), this.audit.refresh(), this.settings.refresh()]);
   }
 }

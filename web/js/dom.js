@@ -9,7 +9,7 @@ export function el(tag, attrs = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else if (key === "class") node.className = value;
-    else if (key in node && key !== "list" && key !== "for") node[key] = value;
+    else if (key in node) node[key] = value;
     else node.setAttribute(key, value === true ? "" : String(value));
   }
   return node;

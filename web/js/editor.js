@@ -61,9 +61,11 @@ export class Editor {
 
   /** Something in the catalog changed: streams and diagrams may have appeared or gone. */
   async refresh() {
-    const streams = await api.get("/streams");
-    this.streams = streams.streams.map((s) => s.name);
-    this.refreshProperties();
+    const streams = (await api.get("/streams")).streams.map((s) => s.name);
+    if (streams.join() !== this.streams.join()) {
+      this.streams = streams;
+      this.refreshProperties();   // only then: redrawing the form would take the focus away
+    }
     await this.list.refresh();
   }
 

@@ -1,11 +1,19 @@
 // Who holds what on objects, with grant and revoke. The catalog browser shows it for one object
 // (its owner, CHANGE_PERM holders and administrators may look); the admin console shows the
-// whole table. A row's actions come from the server, so are the actions a grant may name: the
-// owner row of an object lists every action that applies to it.
+// whole table. A row's actions come from the server, and so do the actions a grant may name:
+// the owner row of an object lists every action that applies to it. The grant form is built
+// once and only its choices follow refreshes, so a change elsewhere never wipes what is typed.
 import * as api from "./api.js";
-import { el, field, fill, freshId, notice, select } from "./dom.js";
+import { el, field, fill, freshId, notice } from "./dom.js";
 
 const key = (o) => `${o.type}/${o.name}`;
+
+/** Refill a <select>, keeping its choice when that is still offered. */
+function offer(control, options) {
+  const kept = control.value;
+  fill(control, options.map((o) => el("option", { value: o.value }, o.label)));
+  if (options.some((o) => o.value === kept)) control.value = kept;
+}
 
 /**
  * @param root where to draw
@@ -14,30 +22,60 @@ const key = (o) => `${o.type}/${o.name}`;
  */
 export class PermissionPanel {
   constructor(root, load, roles = []) {
-    this.root = root;
     this.load = load;
-    this.roles = roles;
+    this.targets = new Map();
+    this.body = el("tbody");
     this.message = el("p", { class: "notice", role: "status" });
+    this.objects = el("select", { name: "object" });
+    this.actions = el("select", { name: "action" });
+    this.role = el("input", { name: "role", autocomplete: "off", required: true });
+    this.roleList = el("datalist", { id: freshId("roles") });
+    this.role.setAttribute("list", this.roleList.id);
+    this.objectField = field("Object", this.objects);
+    this.objects.addEventListener("change", () => this.offerActions());
+    this.form = el("form", { class: "grant inline-form", "aria-label": "Grant a permission" },
+      this.objectField, field("Role", this.role), this.roleList, field("Action", this.actions),
+      el("button", { type: "submit", class: "primary" }, "Grant"));
+    this.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.change("PUT", this.targets.get(this.objects.value), this.role.value.trim(), this.actions.value);
+    });
+    this.error = el("p", { class: "notice error" });
+    fill(root, this.error,
+      el("table", { class: "permissions" },
+        el("thead", {}, el("tr", {}, ["object", "role", "actions", "held as"].map((h) => el("th", { scope: "col" }, h)))),
+        this.body),
+      this.form, this.message);
+    this.setRoles(roles);
+  }
+
+  setRoles(roles) {
+    fill(this.roleList, roles.map((r) => el("option", { value: r })));
   }
 
   async refresh() {
     let rows;
     try {
       rows = await this.load();
+      this.error.textContent = "";
     } catch (error) {
-      fill(this.root, el("p", { class: "notice error" }, error.message));
-      return;
+      this.error.textContent = error.message;
+      rows = [];
     }
-    const targets = new Map(rows.filter((r) => r.via === "owner").map((r) => [key(r), r]));
-    fill(this.root,
-      el("table", { class: "permissions" },
-        el("thead", {}, el("tr", {}, ["object", "role", "actions", "held as"].map((h) => el("th", { scope: "col" }, h)))),
-        el("tbody", {}, rows.map((r) => el("tr", {},
-          el("td", {}, `${r.type} ${r.name}`), el("td", {}, r.role),
-          el("td", { class: "actions" }, r.actions.map((a) => this.chip(r, a))),
-          el("td", {}, r.via))))),
-      targets.size ? this.grantForm(targets) : null,
-      this.message);
+    fill(this.body, rows.map((r) => el("tr", {},
+      el("td", {}, `${r.type} ${r.name}`), el("td", {}, r.role),
+      el("td", { class: "actions" }, r.actions.map((a) => this.chip(r, a))),
+      el("td", {}, r.via))));
+    this.targets = new Map(rows.filter((r) => r.via === "owner").map((r) => [key(r), r]));
+    offer(this.objects, [...this.targets.values()].map((t) => ({ value: key(t), label: `${t.type} ${t.name}` })));
+    this.objectField.hidden = this.targets.size < 2;
+    this.form.hidden = this.targets.size === 0;
+    this.offerActions();
+  }
+
+  offerActions() {
+    const target = this.targets.get(this.objects.value);
+    offer(this.actions, (target ? target.actions : []).map((a) => ({ value: a, label: a })));
   }
 
   chip(row, action) {
@@ -47,26 +85,6 @@ export class PermissionPanel {
       "aria-label": `Revoke ${action} on ${row.type} ${row.name} from ${row.role}`,
       onclick: () => this.change("DELETE", row, row.role, action),
     }, "×"));
-  }
-
-  grantForm(targets) {
-    const objects = select([...targets.values()].map((t) => ({ value: key(t), label: `${t.type} ${t.name}` })), { name: "object" });
-    const actions = select([], { name: "action" });
-    const showActions = () => fill(actions, targets.get(objects.value).actions.map((a) => el("option", { value: a }, a)));
-    objects.addEventListener("change", showActions);
-    showActions();
-    const listId = freshId("roles");
-    const role = el("input", { name: "role", list: listId, autocomplete: "off", required: true });
-    const form = el("form", { class: "grant inline-form", "aria-label": "Grant a permission" },
-      targets.size > 1 ? field("Object", objects) : null,
-      field("Role", role), el("datalist", { id: listId }, this.roles.map((r) => el("option", { value: r }))),
-      field("Action", actions),
-      el("button", { type: "submit", class: "primary" }, "Grant"));
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      this.change("PUT", targets.get(objects.value), role.value.trim(), actions.value);
-    });
-    return form;
   }
 
   async change(method, object, role, action) {

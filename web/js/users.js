@@ -1,32 +1,40 @@
 // Admin console, users and roles: create, disable or enable, reset a password, and say who may
-// play which role.
+// play which role. The forms are built once; refreshes redraw only the tables and the role
+// choices, so a change made elsewhere never wipes what an administrator is typing.
 import * as api from "./api.js";
 import { el, field, fill, notice, select } from "./dom.js";
 
 export class Accounts {
   constructor(usersRoot, rolesRoot) {
-    this.usersRoot = usersRoot;
-    this.rolesRoot = rolesRoot;
-    this.message = el("p", { class: "notice", role: "status" });
     this.roles = [];
+    this.message = el("p", { class: "notice", role: "status" });
+    this.roleMessage = el("p", { class: "notice", role: "status" });
+    this.users = el("tbody");
+    this.roleRows = el("tbody");
+    this.newRoles = el("div");
+    const heads = (names) => el("thead", {}, el("tr", {}, names.map((h) => el("th", { scope: "col" }, h))));
+    fill(usersRoot, el("h2", {}, "Users"), this.message,
+      el("table", { class: "users" }, heads(["user", "state", "roles", "password"]), this.users),
+      this.createForm());
+    fill(rolesRoot, el("h2", {}, "Roles"), this.roleMessage,
+      el("table", { class: "roles" }, heads(["role", "played by", ""]), this.roleRows),
+      this.roleForm());
   }
 
   async refresh() {
     const [{ users }, { roles }] = await Promise.all([api.get("/users"), api.get("/roles")]);
     this.roles = roles;
-    fill(this.usersRoot, el("h2", {}, "Users"), this.message,
-      el("table", { class: "users" },
-        el("thead", {}, el("tr", {}, ["user", "state", "roles", "password"].map((h) => el("th", { scope: "col" }, h)))),
-        el("tbody", {}, users.map((u) => this.userRow(u)))),
-      this.createForm());
-    fill(this.rolesRoot, el("h2", {}, "Roles"),
-      el("table", { class: "roles" },
-        el("thead", {}, el("tr", {}, ["role", "played by", ""].map((h) => el("th", { scope: "col" }, h)))),
-        el("tbody", {}, roles.map((r) => el("tr", { "data-role": r },
-          el("td", {}, r),
-          el("td", {}, users.filter((u) => u.roles.includes(r)).map((u) => u.name).join(", ")),
-          el("td", {}, el("button", { type: "button", class: "danger", onclick: () => this.act(`Deleted role ${r}.`, () => api.del(`/roles/${api.seg(r)}`)) }, "Delete")))))),
-      this.roleForm());
+    fill(this.users, users.map((u) => this.userRow(u)));
+    fill(this.roleRows, roles.map((r) => el("tr", { "data-role": r },
+      el("td", {}, r),
+      el("td", {}, users.filter((u) => u.roles.includes(r)).map((u) => u.name).join(", ")),
+      el("td", {}, el("button", {
+        type: "button", class: "danger", "aria-label": `Delete role ${r}`,
+        onclick: () => this.act(`Deleted role ${r}.`, () => api.del(`/roles/${api.seg(r)}`), this.roleMessage),
+      }, "Delete")))));
+    const checked = new Set([...this.newRoles.querySelectorAll("input:checked")].map((b) => b.value));
+    fill(this.newRoles, roles.map((r) => el("label", { class: "check" },
+      el("input", { type: "checkbox", value: r, name: "roles", checked: checked.has(r) }), " ", r)));
   }
 
   userRow(user) {
@@ -55,15 +63,17 @@ export class Accounts {
   createForm() {
     const name = el("input", { name: "name", autocomplete: "off", required: true });
     const password = el("input", { name: "password", type: "password", autocomplete: "new-password", required: true });
-    const boxes = this.roles.map((r) => el("input", { type: "checkbox", value: r, name: "roles" }));
     const form = el("form", { class: "inline-form", "aria-label": "Create a user" },
       el("h3", {}, "Create a user"), field("Name", name), field("Password", password),
-      el("fieldset", { class: "roles" }, el("legend", {}, "Roles"), boxes.map((b) => el("label", { class: "check" }, b, " ", b.value))),
+      el("fieldset", { class: "roles" }, el("legend", {}, "Roles"), this.newRoles),
       el("button", { type: "submit", class: "primary" }, "Create user"));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      const roles = boxes.filter((b) => b.checked).map((b) => b.value);
-      this.act(`Created ${name.value}.`, () => api.post("/users", { name: name.value.trim(), password: password.value, roles }));
+      const roles = [...this.newRoles.querySelectorAll("input:checked")].map((b) => b.value);
+      this.act(`Created ${name.value}.`, async () => {
+        await api.post("/users", { name: name.value.trim(), password: password.value, roles });
+        form.reset();
+      });
     });
     return form;
   }
@@ -74,19 +84,22 @@ export class Accounts {
       field("New role", name), el("button", { type: "submit", class: "primary" }, "Add role"));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      this.act(`Added role ${name.value}.`, () => api.post("/roles", { name: name.value.trim() }));
+      this.act(`Added role ${name.value}.`, async () => {
+        await api.post("/roles", { name: name.value.trim() });
+        form.reset();
+      }, this.roleMessage);
     });
     return form;
   }
 
-  /** Do a change, redraw, then say how it went (redrawing keeps the message element). */
-  async act(done, change) {
+  /** Do a change, redraw, then say how it went. */
+  async act(done, change, message = this.message) {
     try {
       await change();
       await this.refresh();
-      notice(this.message, done, "ok");
+      notice(message, done, "ok");
     } catch (error) {
-      notice(this.message, error.message, "error");
+      notice(message, error.message, "error");
     }
   }
 }
