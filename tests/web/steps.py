@@ -59,6 +59,37 @@ def build_q1(page: Page) -> None:
     set_field(page, "avg", "aggregates (required)", "avg_price: avg(price)\nn: count()")
 
 
+def watch_scripts(page: Page) -> list[str]:
+    """Every dialog (dismissed) and uncaught script error of the page, as it happens.
+
+    An injected ``<img src=x onerror=alert(1)>`` that ran would show up here as ``alert: 1``.
+    """
+    seen: list[str] = []
+
+    def on_dialog(dialog) -> None:
+        seen.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.on("pageerror", lambda error: seen.append(f"error: {error}"))
+    return seen
+
+
+def palette_types(page: Page) -> list[str]:
+    return page.locator(".palette-item").evaluate_all("els => els.map(e => e.dataset.type)")
+
+
+def editor_notice(page: Page) -> Locator:
+    return page.locator("#page-editor .toolbar .notice")
+
+
+def admin_tab(page: Page, tab: str) -> Locator:
+    """Open a tab of the admin console; return its pane."""
+    page.get_by_role("link", name="Admin").click()
+    page.get_by_role("tab", name=tab).click()
+    return page.locator(f"#admin-{tab.lower()}")
+
+
 def open_results(page: Page, output: str) -> None:
     page.get_by_role("link", name="Live results").click()
     pane = page.locator("#page-results")
@@ -79,9 +110,7 @@ def grant(pane: Locator, role: str, action: str, object_label: str | None = None
 
 
 def admin_permissions(page: Page) -> Locator:
-    page.get_by_role("link", name="Admin").click()
-    page.get_by_role("tab", name="Permissions").click()
-    return page.locator("#admin-permissions")
+    return admin_tab(page, "Permissions")
 
 
 def catalog_object(page: Page, type_: str, name: str) -> Locator:
