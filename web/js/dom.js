@@ -49,6 +49,36 @@ export function field(labelText, control, hint) {
   return wrap;
 }
 
+/** An empty slot for a field's errors (role=alert, so it is announced when it fills). */
+export function errorSlot() {
+  return el("p", { class: "field-error", id: freshId("err"), role: "alert", hidden: true });
+}
+
+/**
+ * Show messages in a field's error slot and tie the slot to the control: aria-describedby is
+ * what screen readers read with the field (aria-errormessage alone is not yet widely read).
+ */
+export function showFieldError(slot, control, messages) {
+  slot.hidden = false;
+  append(slot, messages.map((m) => el("span", {}, m)));
+  if (!control) return;
+  control.setAttribute("aria-invalid", "true");
+  control.setAttribute("aria-errormessage", slot.id);
+  const described = (control.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+  if (!described.includes(slot.id)) control.setAttribute("aria-describedby", [slot.id, ...described].join(" "));
+}
+
+/** Undo showFieldError. */
+export function clearFieldError(slot, control) {
+  fill(slot);
+  slot.hidden = true;
+  control.removeAttribute("aria-invalid");
+  control.removeAttribute("aria-errormessage");
+  const described = (control.getAttribute("aria-describedby") || "").split(" ").filter((id) => id && id !== slot.id);
+  if (described.length) control.setAttribute("aria-describedby", described.join(" "));
+  else control.removeAttribute("aria-describedby");
+}
+
 /** A table whose cells are text or nodes. */
 export function table(headers, rows, caption) {
   return el("table", {},

@@ -4,7 +4,7 @@ import * as api from "./api.js";
 import { Canvas } from "./canvas.js";
 import { DiagramList } from "./diagrams.js";
 import { depths, fromDocument, pathOf, sectionOf, toDocument } from "./document.js";
-import { el, field, fill, notice } from "./dom.js";
+import { append, clearFieldError, el, errorSlot, field, fill, notice, showFieldError } from "./dom.js";
 import { acceptDrops, renderPalette } from "./palette.js";
 import { renderProperties } from "./properties.js";
 
@@ -16,6 +16,7 @@ export class Editor {
     this.problems = [];
     this.selected = null;
     this.nameInput = el("input", { name: "diagram", value: "q1", autocomplete: "off", spellcheck: false });
+    this.nameError = errorSlot();
     this.message = el("p", { class: "notice", role: "status" });
     this.paletteBox = el("div", { class: "palette-box" });
     this.propertiesBox = el("aside", { class: "properties-box", "aria-label": "Properties" });
@@ -26,7 +27,7 @@ export class Editor {
       el("button", { type: "button", class: cls, "data-action": label.toLowerCase(), onclick: () => this.run(action) }, label);
     fill(root,
       el("div", { class: "toolbar" },
-        field("Diagram name", this.nameInput),
+        append(field("Diagram name", this.nameInput), [this.nameError]),
         button("New", () => this.reset()),
         button("Validate", () => this.validate()),
         button("Save", () => this.save(), "primary"),
@@ -194,6 +195,9 @@ export class Editor {
 
   setProblems(problems) {
     this.problems = problems;
+    clearFieldError(this.nameError, this.nameInput);
+    const named = problems.filter((p) => p.path === "name").map((p) => p.message);
+    if (named.length) showFieldError(this.nameError, this.nameInput, named);
     const paths = new Map(this.canvas.nodes().map((n) => [pathOf(n), n.id]));
     const owner = (p) => [...paths.keys()].find((k) => p.path === k || p.path.startsWith(`${k}.`));
     this.canvas.mark(new Set(problems.map(owner).filter(Boolean).map((k) => paths.get(k))));

@@ -2,7 +2,7 @@
 // for a string, a comma-separated list for an array, one "name: expression" line per entry for
 // an object, and a group of fields for an object that declares its own parameters (a window).
 // Every field carries its document path, so the server's problems land next to their field.
-import { el, field, fill, freshId, select } from "./dom.js";
+import { el, errorSlot, field, fill, select, showFieldError } from "./dom.js";
 import { fieldsOf, pathOf, portsOf, sectionOf } from "./document.js";
 
 const CODECS = {
@@ -89,8 +89,7 @@ function portsSummary(box, decl) {
 
 function withError(wrap, path) {
   wrap.dataset.path = path;
-  const id = freshId("err");
-  wrap.append(el("p", { class: "field-error", id, role: "alert", hidden: true }));
+  wrap.append(errorSlot());
   return wrap;
 }
 
@@ -109,12 +108,7 @@ function showProblems(form, problems) {
       .filter((w) => w.dataset.path === "" || problem.path === w.dataset.path
         || problem.path.startsWith(`${w.dataset.path}.`))
       .sort((a, b) => b.dataset.path.length - a.dataset.path.length)[0];
-    const slot = owner.querySelector(":scope > .field-error");
-    slot.hidden = false;
-    slot.append(el("span", {}, problem.message));
-    const control = owner.querySelector("input, select, textarea");
-    if (!control) continue;
-    control.setAttribute("aria-invalid", "true");
-    control.setAttribute("aria-errormessage", slot.id);
+    showFieldError(owner.querySelector(":scope > .field-error"), owner.querySelector("input, select, textarea"),
+      [problem.message]);
   }
 }
