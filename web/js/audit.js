@@ -23,7 +23,7 @@ export class AuditLog {
     });
     fill(root, el("h2", {}, "Audit log"), form, this.message,
       el("div", { class: "scroll" }, el("table", { class: "audit" },
-        el("thead", {}, el("tr", {}, ["time", "user", "roles", "event", "object", "outcome", "reason"].map((h) => el("th", { scope: "col" }, h)))),
+        el("thead", {}, el("tr", {}, ["time", "user", "roles", "event", "object", "outcome", "reason", "details"].map((h) => el("th", { scope: "col" }, h)))),
         this.body)));
   }
 
@@ -36,10 +36,17 @@ export class AuditLog {
         el("td", {}, new Date(e.at * 1000).toLocaleString()), el("td", {}, e.user || ""),
         el("td", {}, e.roles.join(", ")), el("td", {}, e.event), el("td", {}, e.object || ""),
         el("td", { class: e.allowed ? "ok" : "denied" }, e.allowed ? "allowed" : "denied"),
-        el("td", {}, e.reason))));
-      notice(this.message, `${entries.length} entries.`);
+        el("td", {}, e.reason), el("td", { class: "details" }, details(e.details)))));
+      notice(this.message, entries.length === 1 ? "1 entry." : `${entries.length} entries.`);
     } catch (error) {
       notice(this.message, error.message, "error");
     }
   }
+}
+
+/** {role: "CUSTOMER2", action: "READ_TUPLE"} -> "role CUSTOMER2, action READ_TUPLE" (a failed
+ * login's attempted name is shown here too, as text like every other value). */
+function details(values) {
+  return Object.entries(values || {}).map(([key, value]) =>
+    `${key} ${typeof value === "object" ? JSON.stringify(value) : value}`).join(", ");
 }
