@@ -40,7 +40,7 @@ export class PermissionPanel {
       event.preventDefault();
       this.change("PUT", this.targets.get(this.objects.value), this.role.value.trim(), this.actions.value);
     });
-    this.error = el("p", { class: "notice error" });
+    this.error = el("p", { class: "notice error", hidden: true });
     fill(root, this.error,
       el("table", { class: "permissions" },
         el("thead", {}, el("tr", {}, ["object", "role", "actions", "held as"].map((h) => el("th", { scope: "col" }, h)))),
@@ -57,11 +57,12 @@ export class PermissionPanel {
     let rows;
     try {
       rows = await this.load();
-      this.error.textContent = "";
+      fill(this.error);
     } catch (error) {
-      this.error.textContent = error.message;
+      fill(this.error, error.message);
       rows = [];
     }
+    this.error.hidden = !this.error.textContent;
     fill(this.body, rows.map((r) => el("tr", {},
       el("td", {}, `${r.type} ${r.name}`), el("td", {}, r.role),
       el("td", { class: "actions" }, r.actions.map((a) => this.chip(r, a))),
