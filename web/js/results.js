@@ -20,7 +20,7 @@ export class Results {
     this.counter = el("span", { class: "counter", "aria-live": "off" }, "0 tuples");
     this.head = el("thead");
     this.body = el("tbody");
-    this.chart = new Sparkline("value", { width: 420, height: 90, capacity: 120 });
+    this.chart = new Sparkline("value", { width: 318, height: 90, capacity: 120 });
     this.fieldPicker.addEventListener("change", () => this.chart.reset());
     const form = el("form", { class: "toolbar", "aria-label": "Subscribe to an output" },
       field("Output", this.picker),
