@@ -2,15 +2,32 @@
 from playwright.sync_api import expect
 
 from tests.web.conftest import screenshot
-from tests.web.steps import palette_types
+from tests.web.steps import admin_tab, palette_types, watch_scripts
+
+PAGES = {"Editor": "#page-editor", "Live results": "#page-results", "Catalog": "#page-catalog",
+         "Admin": "#page-admin"}
+ADMIN_TABS = ("Users", "Roles", "Permissions", "Audit", "Settings")
 
 
 def test_al_sees_the_editor_with_the_declared_palette(login, live):
     page = login("al")
-    errors = []
-    page.on("pageerror", lambda error: errors.append(error))
+    scripts = watch_scripts(page)
     declared = [d["type"] for d in live.api("al", "GET", "/box-types").json()["box_types"]]
     expect(page.locator(".palette-item")).to_have_count(len(declared))
     assert palette_types(page) == declared
     screenshot(page, "smoke-editor")
-    assert errors == []
+    assert scripts == []
+
+
+def test_every_page_and_admin_tab_opens_for_an_administrator(login):
+    page = login("joe")
+    scripts = watch_scripts(page)
+    for link, section in PAGES.items():
+        page.get_by_role("link", name=link, exact=True).click()
+        expect(page.locator(section)).to_be_visible()
+        expect(page.get_by_role("link", name=link, exact=True)).to_have_attribute("aria-current", "page")
+    for tab in ADMIN_TABS:
+        expect(admin_tab(page, tab)).to_be_visible()
+        expect(page.get_by_role("tab", name=tab)).to_have_attribute("aria-selected", "true")
+        screenshot(page, f"smoke-admin-{tab.lower()}")
+    assert scripts == []

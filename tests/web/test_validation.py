@@ -5,6 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.web.conftest import screenshot
 from tests.web.steps import arrow, box, editor_notice, set_field
 
 
@@ -43,3 +44,4 @@ def test_a_predicate_error_shows_beside_the_predicate(login, live, where, code):
                           error.element_handle())
     # the other fields of the box carry no error
     expect(page.locator(".properties .field-error:visible")).to_have_count(1)
+    screenshot(page, f"validation-{code.lower()}")
