@@ -40,13 +40,13 @@ def set_field(page: Page, box_name: str, label: str, value: str) -> None:
 
 def build_q1(page: Page) -> None:
     """The paper's q1: in1 and in2 into a union, a 10 s average per symbol, output out1."""
-    drop(page, "input", 40, 40)
-    drop(page, "input", 40, 200)
+    drop(page, "input", 15, 40)
+    drop(page, "input", 15, 200)
     expect(box(page, "in1")).to_be_visible()
     expect(box(page, "in2")).to_be_visible()
-    drop(page, "union", 250, 120)
-    drop(page, "aggregate", 460, 120)
-    drop(page, "output", 460, 280)
+    drop(page, "union", 190, 120)
+    drop(page, "aggregate", 365, 120)
+    drop(page, "output", 540, 120)
     rename(page, "union1", "merged")
     rename(page, "aggregate1", "avg")
     rename(page, "output1", "out1")

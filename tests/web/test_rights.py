@@ -2,6 +2,7 @@
 the admin console is neither offered nor reachable, and the palette is what the server declares."""
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.web.steps import admin_tab, editor_notice, palette_types, watch_scripts
@@ -12,9 +13,14 @@ PRIVATE = {"version": 1, "name": "al_private", "inputs": {"in1": {}},
            "outputs": {"al_private_out": {"from": "in1"}}}
 
 
-def test_a_user_without_rights_sees_nothing_of_others(login, live):
+@pytest.fixture
+def private_diagram(live):
     live.api("al", "POST", "/diagrams", json={"document": PRIVATE})
+    yield
+    live.api("al", "DELETE", "/diagrams/al_private")
 
+
+def test_a_user_without_rights_sees_nothing_of_others(login, live, private_diagram):
     # Joe makes the role and the user in the admin console.
     joe = login("joe")
     roles = admin_tab(joe, "Roles")

@@ -4,6 +4,7 @@ into the editor, the server's messages that quote them, a tuple's values in the 
 role and user names quoted back by the catalog browser and the admin console, and a failed
 login's attempted name in the audit log. No dialog may open, no element may be injected, and
 the payload must show literally wherever it lands."""
+import pytest
 import requests
 from playwright.sync_api import Page, expect
 
@@ -27,11 +28,17 @@ def try_grant(pane, role: str) -> None:
     form.get_by_role("button", name="Grant").click()
 
 
-def test_hostile_text_stays_text_on_every_page(login, live):
-    # Joe owns a stream and an output that carries it as it comes.
+@pytest.fixture
+def echo(live):
+    """Joe's stream and a running diagram whose output carries it as it comes."""
     live.api("joe", "POST", "/streams", json={"name": "hostile_in", "schema": "s"})
     live.api("joe", "POST", "/diagrams", json={"document": ECHO})
     live.api("joe", "POST", "/diagrams/echo/deploy")
+    yield
+    live.api("joe", "POST", "/diagrams/echo/stop")
+
+
+def test_hostile_text_stays_text_on_every_page(login, live, echo):
     # someone tries to log in with the payload as their name: the audit log keeps the attempt
     requests.post(f"{live.url}/api/v1/auth/login", json={"user": HOSTILE, "password": "x"},
                   timeout=30)
