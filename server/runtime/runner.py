@@ -8,6 +8,7 @@ and stops that diagram's other outputs; other diagrams carry on.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -137,6 +138,10 @@ class Runtime:
 
     def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
         return self.log.append(name, tuples)
+
+    def set_max_tuples(self, count: int) -> None:
+        """Follow the server's batch limit when an administrator changes it."""
+        self.log.limits = dataclasses.replace(self.log.limits, max_tuples=count)
 
     # -- diagrams --------------------------------------------------------------------------
     def deploy(self, diagram_id: str, plan: Plan, on_batch: Callback | None = None,

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from server.app import close_app, create_app
-from serverkit import Auth, build_world, overrides
+from serverkit import Auth, Server, build_world, overrides
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +43,19 @@ def auth(client, template):
     auth = Auth(client, template[1])
     auth.tokens.update(template[2])
     return auth
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """``serve(demo=False, **settings)``: a ``sluice serve`` process (not yet started), killed
+    at the end of the test if still running."""
+    made = []
+
+    def make(demo: bool = False, **settings) -> Server:
+        made.append(Server(tmp_path, demo, **settings))
+        return made[-1]
+
+    yield make
+    for server in made:
+        if server.running():
+            server.kill()

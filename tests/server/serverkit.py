@@ -7,6 +7,11 @@ owns diagram ``q1`` (inputs in1, in2) and its output ``out1``.
 """
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -86,6 +91,57 @@ def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.02)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``sluice serve`` as a child process in its own process group (Spark's JVM included),
+    running this tree's code, with a config file of ``settings`` in ``tmp_path``."""
+
+    STARTUP = 180
+
+    def __init__(self, tmp_path, demo: bool = False, **settings) -> None:
+        import yaml
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.data = tmp_path / "data"
+        self.config = tmp_path / "sluice.yaml"
+        self.config.write_text(yaml.safe_dump({"data_dir": str(self.data), "port": self.port,
+                                               "bcrypt_rounds": 4, **settings}))
+        self.log_path = tmp_path / "server.log"
+        self.demo = demo
+        self.process = None
+
+    def start(self) -> None:
+        import requests
+
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--config", str(self.config)]
+            + (["--demo"] if self.demo else []),
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+        def up() -> bool:
+            assert self.process.poll() is None, open(self.log_path).read()[-3000:]
+            try:
+                return requests.get(f"{self.url}/api/v1/openapi.json", timeout=2).ok
+            except requests.ConnectionError:
+                return False
+
+        wait_until(up, self.STARTUP, "the server to start")
+
+    def kill(self) -> None:
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
 
 class LiveServer:
