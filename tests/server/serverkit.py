@@ -20,6 +20,7 @@ from catalog.bootstrap import seed_demo
 from server.deploy import plan_for, spec_of
 
 T, A = ObjectType, Action
+PASSWORD = "correct horse battery"   # of the administrator the live servers are configured with
 Q1 = {"version": 1, "name": "q1", "inputs": {"in1": {}, "in2": {}},
       "boxes": {"merged": {"type": "union", "in": ["in1", "in2"]},
                 "avg": {"type": "aggregate", "in": "merged",
@@ -176,6 +177,7 @@ class Client:
         self.token = answer.json()["token"]
         self.http.headers["Authorization"] = f"Bearer {self.token}"
         self.received: list[dict] = []
+        self.arrivals: list[float] = []   # time.monotonic() of each tuples event
         self.sock = None
 
     def call(self, method: str, path: str, expect: int = 200, **kwargs):
@@ -188,11 +190,15 @@ class Client:
         import socketio as sio
 
         self.sock = sio.Client(reconnection=True, reconnection_delay=0.2)
-        self.sock.on("tuples", lambda data: self.received.extend(data["tuples"]))
+        self.sock.on("tuples", self._tuples)
         self.sock.on("connect", lambda: [self.sock.emit("subscribe", {"output": o})
                                          for o in resubscribe])
         self.sock.connect(self.base, auth={"token": self.token}, transports=["websocket"],
                           wait_timeout=10)
+
+    def _tuples(self, data) -> None:
+        self.arrivals.append(time.monotonic())
+        self.received.extend(data["tuples"])
 
     def emit(self, event: str, payload):
         return self.sock.call(event, payload, timeout=60)

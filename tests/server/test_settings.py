@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import requests
 
-from serverkit import Client
-
-PASSWORD = "correct horse battery"
+from serverkit import PASSWORD, Client
 
 
 def test_changed_settings_are_in_force_after_a_restart_until_reset(serve):
@@ -42,3 +40,11 @@ def test_changed_settings_are_in_force_after_a_restart_until_reset(serve):
     server.start()
     settings = joe.call("GET", "/system/settings")["settings"]
     assert (settings["max_batch_tuples"], settings["login_attempts_per_minute"]) == (100, 2)
+
+
+def test_a_raised_batch_limit_reaches_the_runtime(live):
+    joe = Client(live.url, "joe", PASSWORD)
+    joe.call("POST", "/schemas", 201, json={"name": "s", "fields": {"x": "long"}})
+    joe.call("POST", "/streams", 201, json={"name": "in1", "schema": "s"})
+    joe.call("PATCH", "/system/settings", json={"max_batch_tuples": 10_001})
+    assert joe.call("POST", "/streams/in1/tuples", json=[{"x": 1}] * 10_001)["count"] == 10_001
