@@ -132,7 +132,11 @@ class OutputSink:
         self._results.append(table.num_rows, encode_batch(table, batch_id))
         self._results.sync()
         self._results.truncate_before(self._results.head.seq - self.retain_rows)
-        acked = self.acked(batch_id)
+        try:
+            acked = self.acked(batch_id)
+        except Exception:  # measuring the latency must never cost a delivery
+            log.exception("output %s: batch %d's latency is unknown", self.name, batch_id)
+            acked = None
         handed = time.monotonic()
         with self._lock:
             self.latency_ms = None if acked is None else round((handed - acked) * 1000, 1)
