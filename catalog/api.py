@@ -1,4 +1,4 @@
-"""The catalog's front door: open a database and get the four parts the server uses.
+"""The catalog's front door: open a database and get the parts the server uses.
 
 >>> cat = Catalog.open("sqlite:///data/catalog.db", bcrypt_rounds=12)
 >>> token, me = cat.sessions.login("al", "secret-password", roles=["CUSTOMER1"])
@@ -18,6 +18,7 @@ from catalog.model import Subject
 from catalog.objects import Objects
 from catalog.sessions import Sessions
 from catalog.store import Store
+from catalog.system import SystemSettings
 
 
 class Catalog:
@@ -28,6 +29,7 @@ class Catalog:
         self.accounts = Accounts(self.core)
         self.objects = Objects(self.core)
         self.grants = Grants(self.core)
+        self.system = SystemSettings(self.core)
 
     @classmethod
     def open(cls, url: str, *, bcrypt_rounds: int = 12, session_ttl: float = 8 * 3600.0,
@@ -38,12 +40,6 @@ class Catalog:
     def on_change(self, listener: Callable[[], None]) -> None:
         """See :meth:`catalog.core.Core.on_change`."""
         self.core.on_change(listener)
-
-    def change_system(self, subject: Subject, event: str, **details) -> None:
-        """Authorize a change of a system setting (CHANGE_SYSTEM) and audit it; the caller
-        applies the change only if this returns."""
-        self.core.require_admin(subject, event)
-        self.core.log(subject, event, "system:system", True, "CHANGE_SYSTEM", **details)
 
     def audit(self, subject: Subject, **filters) -> list[Entry]:
         """Audit entries, newest first, for administrators (filters: ``audit.query``)."""

@@ -12,7 +12,7 @@ from flask import Flask
 
 from catalog import Catalog
 from catalog.bootstrap import ensure_admin
-from server import api, changes, errors, guard, openapi, security, subscriptions
+from server import api, changes, errors, guard, limits, openapi, security, subscriptions
 from server.config import Settings, load_settings
 from server.context import Services
 from server.delivery import Delivery
@@ -46,6 +46,7 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
         ensure_admin(catalog, settings.admin_user, settings.admin_password)
     svc = Services(settings, catalog, security.Throttle(settings.login_attempts_per_minute))
     svc.extra["rate"] = TupleRate(settings.ingest_tuples_per_second)
+    limits.init_app(svc)
     svc.delivery = Delivery(catalog, lambda event, data, to: socketio.emit(
         event, data, to=to, namespace=subscriptions.NAMESPACE))
     app.extensions["sluice"] = svc

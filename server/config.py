@@ -4,6 +4,8 @@ Every setting has a default that works on a laptop (SQLite and logs under ``./da
 ``local[*]``). The one thing never defaulted is the secret that signs sessions: when none is
 configured, the server makes a random one on first start and keeps it in the data directory
 (mode 0600), so no two installations share a secret and restarts keep sessions valid.
+Three limits may also be changed by an administrator while the server runs; such a change is
+kept in the catalog and wins over these layers until reset (see ``server.limits``).
 """
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ class Services:
     runtime: Any = None          # server.runtime.Runtime once started; None without Spark
     connections: Any = None      # server.subscriptions.Connections
     delivery: Any = None         # server.delivery.Delivery
+    configured_limits: dict = field(default_factory=dict)  # server.limits: before changes
     extra: dict = field(default_factory=dict)
     on_close: list = field(default_factory=list)   # callables run by close_app, first to last
 

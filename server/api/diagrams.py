@@ -130,7 +130,13 @@ def stop(name: str):
 @bp.get("/<name>/status")
 @session()
 def status(name: str):
-    """Whether the diagram runs, and its query's progress."""
+    """Whether the diagram runs, and its query's progress.
+
+    Per output: the last batch's id, input rows and duration, input and processed rows per
+    second, delivered batches and rows, subscribers' backlog and losses, and latency_ms: for the
+    last batch that delivered results, the milliseconds from the acknowledgement of the newest
+    input tuple it read to the handoff of its results to delivery; null while the output has
+    delivered nothing since it started, or when unknown (a batch replayed after a restart)."""
     svc = services()
     o = svc.catalog.objects.get(subject(), D, name)
     progress = svc.runtime.status(name) if svc.runtime is not None else None

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, Mapping
 
 from boxes.errors import Conflict, InvalidInput, NotFound, SluiceError
 from boxes.types import Schema, parse_schema
+from server.ingest.acks import AckTimes
 from server.ingest.encode import Limits, encode
 from server.ingest.segments import Position, SegmentLog
 
@@ -71,6 +73,7 @@ class IngestLog:
         self._schemas: dict[str, Schema] = {}
         self._logs: dict[str, SegmentLog] = {}
         self._heads: dict[str, Position] = {}
+        self._acks: dict[str, AckTimes] = {}    # when each recent head was acknowledged
         self._lock = threading.Lock()            # guards the dicts above and the segment logs
         self._changed = threading.Condition()    # notified whenever heads move
         self._queue: list[_Pending] = []
@@ -94,6 +97,7 @@ class IngestLog:
     def _open_stream(self, name: str, schema: Schema) -> None:
         log = SegmentLog(self.root / name, self.segment_bytes)
         self._schemas[name], self._logs[name], self._heads[name] = schema, log, log.head
+        self._acks[name] = AckTimes()
 
     # -- streams ---------------------------------------------------------------------------
     def create_stream(self, name: str, schema: Schema) -> None:
@@ -118,7 +122,7 @@ class IngestLog:
         with self._lock:
             self._require(name)
             self._logs.pop(name).close()
-            del self._schemas[name], self._heads[name]
+            del self._schemas[name], self._heads[name], self._acks[name]
             shutil.rmtree(self.root / name)
 
     def schemas(self) -> dict[str, Schema]:
@@ -184,8 +188,10 @@ class IngestLog:
                 for item in batch:
                     item.error, item.receipt = item.error or failure, None
             else:
+                acked = time.monotonic()
                 for name, log in touched.items():
                     self._heads[name] = log.head
+                    self._acks[name].record(log.head.seq, acked)
             self.commits += 1
         with self._changed:
             self._changed.notify_all()
@@ -199,6 +205,13 @@ class IngestLog:
             for name in names:
                 self._require(name)
             return {name: self._heads[name] for name in names}
+
+    def acked_at(self, name: str, seq: int) -> float | None:
+        """The ``time.monotonic()`` at which the append ending at row ``seq`` of ``name`` was
+        acknowledged; None unless it was recent and made by this process."""
+        with self._lock:
+            acks = self._acks.get(name)
+            return acks.at(seq) if acks is not None else None
 
     def wait_for_change(self, known: Mapping[str, int], timeout: float) -> dict[str, Position]:
         """Return the heads as soon as one stream is past ``known[stream]``, or after ``timeout``."""

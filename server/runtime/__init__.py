@@ -6,6 +6,7 @@ The server's whole view of Spark::
                  settings=RuntimeSettings(), session=None)   # or Runtime.start(server_settings)
     rt.create_stream(name, schema); rt.drop_stream(name)
     rt.append(name, tuples) -> AppendReceipt(stream, first_seq, count)   # durable on return
+    rt.set_max_tuples(count)  # the batch limit, when an administrator changes it
     rt.deploy(diagram_id, plan, on_batch=None, version=None) -> version  # resumes its checkpoint
     rt.stop(diagram_id)      # queries stop; checkpoint and retention claim stay
     rt.remove(diagram_id)    # stop and forget (checkpoints, results, claim)

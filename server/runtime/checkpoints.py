@@ -74,11 +74,20 @@ def committed_offsets(checkpoint: Path) -> dict[str, int] | None:
     commits = [int(p.name) for p in (checkpoint / "commits").glob("[0-9]*") if p.name.isdigit()]
     if not commits:
         return None
-    lines = (checkpoint / "offsets" / str(max(commits))).read_text().splitlines()[2:]
+    return _end_seqs(checkpoint / "offsets" / str(max(commits)))
+
+
+def batch_offsets(checkpoint: Path, batch_id: int) -> dict[str, int] | None:
+    """The end ``seq`` per stream of batch ``batch_id``, which Spark records before running it."""
+    path = checkpoint / "offsets" / str(batch_id)
+    return _end_seqs(path) if path.exists() else None
+
+
+def _end_seqs(offsets: Path) -> dict[str, int]:
+    """Spark's offsets file: two header lines, then one JSON offset per source."""
     seqs: dict[str, int] = {}
-    for line in lines:
-        offset = json.loads(line)
-        for name, pos in offset.items():
+    for line in offsets.read_text().splitlines()[2:]:
+        for name, pos in json.loads(line).items():
             seqs[name] = min(seqs.get(name, pos["seq"]), pos["seq"])
     return seqs
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import Callable
@@ -22,6 +23,7 @@ from server.ingest.segments import SegmentLog, list_segments, scan, segment_path
 log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
 Callback = Callable[[str, pa.Table], None]
+Acked = Callable[[int], float | None]   # batch id -> when its newest input was acknowledged
 
 
 def encode_batch(table: pa.Table, batch_id: int) -> bytes:
@@ -88,8 +90,10 @@ class OutputSink:
     """Receives one output's micro-batches (``handle`` is the ``foreachBatch`` function)."""
 
     def __init__(self, name: str, directory: Path, recent_rows: int, retain_rows: int,
-                 tasks: int = 2, segment_bytes: int = 4 << 20) -> None:
+                 tasks: int = 2, segment_bytes: int = 4 << 20,
+                 acked: Acked = lambda batch_id: None) -> None:
         self.name = name
+        self.acked = acked
         self.tasks = tasks
         self.recent_rows = recent_rows
         self.retain_rows = max(retain_rows, recent_rows)
@@ -101,6 +105,7 @@ class OutputSink:
         self.last_batch_id = -1
         self.batches = 0
         self.rows = 0
+        self.latency_ms: float | None = None   # of the last batch delivered, when known
         self._reload()
 
     def _reload(self) -> None:
@@ -127,7 +132,14 @@ class OutputSink:
         self._results.append(table.num_rows, encode_batch(table, batch_id))
         self._results.sync()
         self._results.truncate_before(self._results.head.seq - self.retain_rows)
+        try:
+            acked = self.acked(batch_id)
+        except Exception:  # measuring the latency must never cost a delivery
+            log.exception("output %s: batch %d's latency is unknown", self.name, batch_id)
+            acked = None
+        handed = time.monotonic()
         with self._lock:
+            self.latency_ms = None if acked is None else round((handed - acked) * 1000, 1)
             self.last_batch_id = batch_id
             self.batches += 1
             self.rows += table.num_rows
@@ -161,6 +173,7 @@ class OutputSink:
         with self._lock:
             subscribers = [s.stats() for s in self._subscribers]
         return {"batches": self.batches, "rows": self.rows, "last_batch_id": self.last_batch_id,
+                "latency_ms": self.latency_ms,
                 "subscribers": subscribers,
                 "dropped_batches": sum(s["dropped_batches"] for s in subscribers),
                 "dropped_rows": sum(s["dropped_rows"] for s in subscribers)}

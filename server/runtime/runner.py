@@ -8,6 +8,8 @@ and stops that diagram's other outputs; other diagrams carry on.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -138,6 +140,10 @@ class Runtime:
     def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
         return self.log.append(name, tuples)
 
+    def set_max_tuples(self, count: int) -> None:
+        """Follow the server's batch limit when an administrator changes it."""
+        self.log.limits = dataclasses.replace(self.log.limits, max_tuples=count)
+
     # -- diagrams --------------------------------------------------------------------------
     def deploy(self, diagram_id: str, plan: Plan, on_batch: Callback | None = None,
                version: str | int | None = None) -> str:
@@ -209,20 +215,29 @@ class Runtime:
             frames.update(input_frames(self.spark, options, names, schema))
         tasks = self.spark.sparkContext.defaultParallelism
         for output, frame in compile_plan(deployment.plan, frames).items():
+            checkpoint = deployment.directory.checkpoint(output)
             sink = OutputSink(output, deployment.directory.results(output),
-                              self.settings.recent_rows, self.settings.retain_result_rows, tasks)
+                              self.settings.recent_rows, self.settings.retain_result_rows, tasks,
+                              acked=functools.partial(self._acked, checkpoint))
             deployment.sinks[output] = sink
             if on_batch is not None:
                 sink.subscribe(on_batch, self.settings.subscriber_queue)
             deployment.queries[output] = (
                 frame.writeStream.foreachBatch(sink.handle)
-                .option("checkpointLocation", str(deployment.directory.checkpoint(output)))
+                .option("checkpointLocation", str(checkpoint))
                 .queryName(f"{deployment.diagram_id}.{output}")
                 .start())
         queries = list(deployment.queries.values())
         self._heads.wait_for_clients(client, len(queries) * len(by_schema),
                                      lambda: all(q.isActive for q in queries),
                                      self.settings.source_start_timeout)
+
+    def _acked(self, checkpoint: Path, batch_id: int) -> float | None:
+        """When the newest input row of an output's batch was acknowledged: the latest
+        acknowledgement among the log heads the batch read up to (Spark's offsets for it)."""
+        ends = checkpoints.batch_offsets(checkpoint, batch_id) or {}
+        return max((t for name, seq in ends.items()
+                    if (t := self.log.acked_at(name, seq)) is not None), default=None)
 
     def stop(self, diagram_id: str) -> None:
         """Stop a diagram's queries; its checkpoint stays, so ``deploy`` resumes where it was."""

@@ -68,15 +68,6 @@ def test_resumable_lists_running_diagrams_with_their_input_schemas(cat, world):
     assert running.sources == {"in1": 0, "in2": 1}
 
 
-def test_change_system_is_for_administrators_and_audited(cat, world, login):
-    with pytest.raises(Denied):
-        cat.change_system(login("al"), "system_settings", setting="x", old=1, new=2)
-    cat.change_system(world, "system_settings", setting="x", old=1, new=2)
-    assert [(e.allowed, e.details) for e in cat.audit(world, event="system_settings")] == [
-        (True, {"setting": "x", "old": 1, "new": 2}),
-        (False, {"action": "CHANGE_SYSTEM", "rule": "default_deny"})]
-
-
 def test_input_streams_lists_every_input_with_its_schema(cat, world):
     cat.objects.add_diagram(world, DiagramSpec("q1", ("in1",), ("m",), ("out1",), ("m",)))
     assert cat.objects.input_streams() == {"in1": SCHEMA, "in2": SCHEMA}

@@ -10,7 +10,9 @@ import shutil
 import pytest
 
 from server.app import close_app, create_app
-from serverkit import Auth, build_world, overrides
+from server.deploy import start_runtime
+from server.runtime import Runtime
+from serverkit import PASSWORD, Auth, LiveServer, Server, build_world, overrides
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +45,31 @@ def auth(client, template):
     auth = Auth(client, template[1])
     auth.tokens.update(template[2])
     return auth
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """``serve(demo=False, **settings)``: a ``sluice serve`` process (not yet started), killed
+    at the end of the test if still running."""
+    made = []
+
+    def make(demo: bool = False, **settings) -> Server:
+        made.append(Server(tmp_path, demo, **settings))
+        return made[-1]
+
+    yield make
+    for server in made:
+        if server.running():
+            server.kill()
+
+
+@pytest.fixture
+def live(tmp_path, spark):
+    """The app with the Spark runtime (the suite's session) on a loopback port; joe, with
+    PASSWORD, is its only user and administrator."""
+    app = create_app(overrides(tmp_path, admin_user="joe", admin_password=PASSWORD))
+    start_runtime(app.extensions["sluice"], Runtime(tmp_path / "runtime", session=spark))
+    server = LiveServer(app)
+    yield server
+    server.stop()
+    close_app(app)

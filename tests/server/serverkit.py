@@ -7,6 +7,11 @@ owns diagram ``q1`` (inputs in1, in2) and its output ``out1``.
 """
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -15,6 +20,7 @@ from catalog.bootstrap import seed_demo
 from server.deploy import plan_for, spec_of
 
 T, A = ObjectType, Action
+PASSWORD = "correct horse battery"   # of the administrator the live servers are configured with
 Q1 = {"version": 1, "name": "q1", "inputs": {"in1": {}, "in2": {}},
       "boxes": {"merged": {"type": "union", "in": ["in1", "in2"]},
                 "avg": {"type": "aggregate", "in": "merged",
@@ -88,6 +94,57 @@ def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
         time.sleep(0.02)
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``sluice serve`` as a child process in its own process group (Spark's JVM included),
+    running this tree's code, with a config file of ``settings`` in ``tmp_path``."""
+
+    STARTUP = 180
+
+    def __init__(self, tmp_path, demo: bool = False, **settings) -> None:
+        import yaml
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.data = tmp_path / "data"
+        self.config = tmp_path / "sluice.yaml"
+        self.config.write_text(yaml.safe_dump({"data_dir": str(self.data), "port": self.port,
+                                               "bcrypt_rounds": 4, **settings}))
+        self.log_path = tmp_path / "server.log"
+        self.demo = demo
+        self.process = None
+
+    def start(self) -> None:
+        import requests
+
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--config", str(self.config)]
+            + (["--demo"] if self.demo else []),
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+        def up() -> bool:
+            assert self.process.poll() is None, open(self.log_path).read()[-3000:]
+            try:
+                return requests.get(f"{self.url}/api/v1/openapi.json", timeout=2).ok
+            except requests.ConnectionError:
+                return False
+
+        wait_until(up, self.STARTUP, "the server to start")
+
+    def kill(self) -> None:
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
 class LiveServer:
     """The app served on a loopback ephemeral port by Werkzeug (what ``sluice serve`` runs),
     in a thread of this process so it can share the suite's SparkSession."""
@@ -120,6 +177,7 @@ class Client:
         self.token = answer.json()["token"]
         self.http.headers["Authorization"] = f"Bearer {self.token}"
         self.received: list[dict] = []
+        self.arrivals: list[float] = []   # time.monotonic() of each tuples event
         self.sock = None
 
     def call(self, method: str, path: str, expect: int = 200, **kwargs):
@@ -132,11 +190,15 @@ class Client:
         import socketio as sio
 
         self.sock = sio.Client(reconnection=True, reconnection_delay=0.2)
-        self.sock.on("tuples", lambda data: self.received.extend(data["tuples"]))
+        self.sock.on("tuples", self._tuples)
         self.sock.on("connect", lambda: [self.sock.emit("subscribe", {"output": o})
                                          for o in resubscribe])
         self.sock.connect(self.base, auth={"token": self.token}, transports=["websocket"],
                           wait_timeout=10)
+
+    def _tuples(self, data) -> None:
+        self.arrivals.append(time.monotonic())
+        self.received.extend(data["tuples"])
 
     def emit(self, event: str, payload):
         return self.sock.call(event, payload, timeout=60)

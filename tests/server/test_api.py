@@ -93,15 +93,27 @@ def test_users_and_roles(client, auth):
         "ROLE_OWNS_OBJECTS"
 
 
-def test_settings_changes_are_audited(client, auth):
+def test_settings_change_all_at_once_or_not_at_all_and_are_audited(client, auth):
     headers = auth.headers("joe")
-    changed = client.patch(f"{API}/system/settings", json={"max_batch_tuples": 5}, headers=headers)
+    url = f"{API}/system/settings"
+    changed = client.patch(url, json={"max_batch_tuples": 5, "login_attempts_per_minute": 4},
+                           headers=headers)
     assert changed.json["settings"]["max_batch_tuples"] == 5
-    (entry,) = client.get(f"{API}/audit?event=system_settings", headers=headers).json["entries"]
-    assert entry["details"] == {"setting": "max_batch_tuples", "old": 10_000, "new": 5}
-    refused = client.post(f"{API}/streams/feed/tuples", json=[{"x": 1}] * 6,
-                          headers=auth.headers("ed"))
-    assert refused.status_code == 413
+    assert changed.json["configured"]["max_batch_tuples"] == 10_000
+    refused = client.patch(url, json={"max_batch_tuples": 7, "ingest_tuples_per_second": 0},
+                           headers=headers)
+    assert refused.json["error"]["code"] == "INVALID_BODY"
+    assert client.get(url, headers=headers).json["settings"] == changed.json["settings"]
+    reset = client.patch(url, json={"login_attempts_per_minute": None}, headers=headers)
+    assert reset.json["settings"]["login_attempts_per_minute"] == 10
+    entries = client.get(f"{API}/audit?event=system_settings", headers=headers).json["entries"]
+    assert [e["details"] for e in reversed(entries)] == [
+        {"setting": "login_attempts_per_minute", "old": 10, "new": 4},
+        {"setting": "max_batch_tuples", "old": 10_000, "new": 5},
+        {"setting": "login_attempts_per_minute", "old": 4, "new": 10, "reset": True}]
+    too_many = client.post(f"{API}/streams/feed/tuples", json=[{"x": 1}] * 6,
+                           headers=auth.headers("ed"))
+    assert too_many.status_code == 413
 
 
 def test_box_types_come_from_the_registry(client, auth):

@@ -6,29 +6,13 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-import pytest
+from serverkit import PASSWORD, Q1, Client, wait_until
 
-from server.app import close_app, create_app
-from server.deploy import start_runtime
-from server.runtime import Runtime
-from serverkit import Q1, Client, LiveServer, overrides, wait_until
-
-PASSWORD = "correct horse battery"
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def at(seconds: int) -> str:
     return (EPOCH + timedelta(seconds=seconds)).isoformat()
-
-
-@pytest.fixture
-def live(tmp_path, spark):
-    app = create_app(overrides(tmp_path, admin_user="joe", admin_password=PASSWORD))
-    start_runtime(app.extensions["sluice"], Runtime(tmp_path / "runtime", session=spark))
-    server = LiveServer(app)
-    yield server
-    server.stop()
-    close_app(app)
 
 
 def prices(ed: Client, start: int) -> None:

@@ -1,6 +1,6 @@
 // The user's diagrams beside the editor: each with its status and, while it runs, small live
 // charts of its progress (rows per second over all its outputs, and the slowest output's last
-// batch duration), polled from the status endpoint.
+// end-to-end latency), polled from the status endpoint.
 import * as api from "./api.js";
 import { Sparkline } from "./charts.js";
 import { el, fill } from "./dom.js";
@@ -44,7 +44,7 @@ export class DiagramList {
     if (!this.charts.has(name)) {
       this.charts.set(name, {
         rate: new Sparkline("rows/s", { width: 120, height: 28 }),
-        latency: new Sparkline("batch", { width: 120, height: 28, unit: " ms" }),
+        latency: new Sparkline("latency", { width: 120, height: 28, unit: " ms" }),
       });
     }
     return this.charts.get(name);
@@ -66,7 +66,7 @@ export class DiagramList {
       const outputs = Object.values(progress?.outputs || {});
       const charts = this.chartsOf(name);
       charts.rate.push(outputs.reduce((sum, o) => sum + (o.processed_rows_per_second || 0), 0));
-      charts.latency.push(Math.max(0, ...outputs.map((o) => o.batch_duration_ms || 0)));
+      charts.latency.push(Math.max(...outputs.map((o) => o.latency_ms).filter(Number.isFinite)));
     } catch (error) {
       this.charts.delete(name);   // gone or no longer visible: the next refresh redraws the list
     }

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import datetime, timezone
 
 import pyarrow as pa
@@ -10,6 +11,7 @@ import pytest
 from boxes.errors import Conflict, InvalidInput, NotFound
 from boxes.types import parse_schema
 from server.ingest import IngestLog, Limits
+from server.ingest.acks import AckTimes
 from server.ingest.segments import Position, read_range
 
 SCHEMA, _ = parse_schema({"fields": {"time": "timestamp", "symbol": "string", "price": "double",
@@ -139,3 +141,20 @@ def test_waiting_for_change_returns_when_a_stream_grows(log):
     heads = log.wait_for_change(known, timeout=60)
     appended.join()
     assert heads["quotes"].seq == 1 and heads["trades"].seq == 0
+
+
+def test_the_acknowledgement_time_of_each_recent_head_is_kept(log):
+    before = time.monotonic()
+    receipt = log.append("trades", [GOOD, GOOD])
+    after = time.monotonic()
+    head = receipt.first_seq + receipt.count
+    assert before <= log.acked_at("trades", head) <= after
+    assert log.acked_at("trades", head - 1) is None     # inside a frame: never a head
+    assert log.acked_at("nowhere", head) is None
+
+
+def test_only_recent_heads_are_kept():
+    acks = AckTimes(keep=2)
+    for seq in range(1, 5):
+        acks.record(seq, float(seq))
+    assert [acks.at(seq) for seq in range(1, 5)] == [None, None, 3.0, 4.0]

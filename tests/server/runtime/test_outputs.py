@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from runtime_helpers import Collector
@@ -67,4 +68,19 @@ def test_a_slow_subscriber_loses_batches_counted_while_others_get_all_in_order(t
     assert [r["v"] for r in fast.wait_for_rows(6)] == [0, 1, 2, 3, 4, 5]
     sink.unsubscribe(slow_subscription)
     assert slow_rows == [0, 1, 2]
+    sink.close()
+
+
+def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery(tmp_path,
+                                                                                 frames):
+    acked = {0: time.monotonic() - 0.5}
+    seen = Collector()
+    sink = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100, acked=acked.__getitem__)
+    sink.subscribe(seen)
+    assert sink.stats()["latency_ms"] is None
+    sink.handle(frames(1), 0)
+    assert sink.stats()["latency_ms"] >= 500
+    sink.handle(frames(2), 1)   # no acknowledgement time known: the lookup raises
+    assert [r["v"] for r in seen.wait_for_rows(2)] == [1, 2]
+    assert sink.stats()["latency_ms"] is None
     sink.close()

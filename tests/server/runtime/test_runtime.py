@@ -87,3 +87,13 @@ def test_a_changed_diagram_starts_afresh_and_compaction_keeps_what_a_stopped_one
     assert runtime.deploy("q", plan_of(union_doc("q", ["in1"], "price > 0")), changed) != old
     runtime.append("in1", [trade("three", 3.0)])
     assert [r["symbol"] for r in changed.wait_for_rows(1)] == ["three"]
+
+
+def test_the_batch_limit_follows_an_administrators_change(runtime):
+    runtime.create_stream("in1", TRADE)
+    runtime.set_max_tuples(2)
+    with pytest.raises(InvalidInput) as refused:
+        runtime.append("in1", [trade("a", 1.0)] * 3)
+    assert refused.value.code == "BATCH_TOO_LARGE"
+    runtime.set_max_tuples(3)
+    assert runtime.append("in1", [trade("a", 1.0)] * 3).count == 3
