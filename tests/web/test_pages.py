@@ -31,3 +31,23 @@ def test_every_page_and_admin_tab_opens_for_an_administrator(login):
         expect(page.get_by_role("tab", name=tab)).to_have_attribute("aria-selected", "true")
         screenshot(page, f"smoke-admin-{tab.lower()}")
     assert scripts == []
+
+
+def test_an_administrator_changes_a_setting_and_resets_it(login, live):
+    """The settings form says which values an administrator changed and gives each back."""
+    configured = live.api("joe", "GET", "/system/settings").json()["configured"]["login_attempts_per_minute"]
+    page = login("joe")
+    pane = admin_tab(page, "Settings")
+    attempts = pane.get_by_label("login attempts per minute", exact=True)
+    reset = pane.get_by_role("button", name="Reset login attempts per minute to its configured value")
+    expect(reset).to_be_hidden()
+    attempts.fill(str(configured + 7))
+    pane.get_by_role("button", name="Save settings").click()
+    expect(pane.get_by_role("status")).to_have_text("Settings saved.")
+    expect(pane.get_by_text(f"changed by an administrator; configured value {configured}")).to_be_visible()
+    screenshot(page, "admin-settings-changed")
+    assert live.api("joe", "GET", "/system/settings").json()["settings"]["login_attempts_per_minute"] == configured + 7
+    reset.click()
+    expect(reset).to_be_hidden()
+    expect(attempts).to_have_value(str(configured))
+    assert live.api("joe", "GET", "/system/settings").json()["settings"]["login_attempts_per_minute"] == configured

@@ -1,6 +1,6 @@
 // Admin console, system settings: the limits an administrator may change while the server runs
-// (the server lists them; each change is audited). A refresh updates only the fields the
-// administrator has not touched.
+// (the server lists them with their configured values; each change is audited and kept across
+// restarts until it is reset). A refresh updates only the fields the administrator has not touched.
 import * as api from "./api.js";
 import { el, field, fill, notice } from "./dom.js";
 
@@ -9,42 +9,64 @@ export class SystemSettings {
     this.root = root;
     this.shown = null;   // setting -> the value last shown
     this.inputs = [];
+    this.resets = new Map();   // setting -> its "Reset" button
     this.message = el("p", { class: "notice", role: "status" });
   }
 
   async refresh() {
-    const { settings } = await api.get("/system/settings");
-    if (!this.shown) this.build(settings);
+    const answer = await api.get("/system/settings");
+    if (!this.shown) this.build(answer.settings);
     for (const input of this.inputs) {
-      if (input.value === String(this.shown[input.name])) input.value = String(settings[input.name]);
+      if (input.value === String(this.shown[input.name])) input.value = String(answer.settings[input.name]);
     }
-    this.shown = settings;
+    this.show(answer);
   }
 
   build(settings) {
     this.inputs = Object.keys(settings).map((name) => el("input", { type: "number", min: 1, name }));
-    const form = el("form", { class: "settings", "aria-label": "System settings" },
-      this.inputs.map((input) => field(input.name.replaceAll("_", " "), input)),
+    const fields = this.inputs.map((input) => {
+      const reset = el("button", { type: "button", class: "reset", hidden: true,
+        "aria-label": `Reset ${input.name.replaceAll("_", " ")} to its configured value`,
+        onclick: () => this.save({ [input.name]: null }) }, "Reset");
+      this.resets.set(input.name, reset);
+      return el("div", { class: "setting" }, field(input.name.replaceAll("_", " "), input, " "), reset);
+    });
+    const form = el("form", { class: "settings", "aria-label": "System settings" }, fields,
       el("button", { type: "submit", class: "primary" }, "Save settings"));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      this.save();
+      this.save(this.changed());
     });
     this.shown = Object.fromEntries(Object.keys(settings).map((name) => [name, ""]));
     fill(this.root, el("h2", {}, "System settings"), form, this.message);
   }
 
-  async save() {
-    const changed = Object.fromEntries(this.inputs.filter((i) => Number(i.value) !== this.shown[i.name])
+  /** Remember what is in force; say per field whether it is the configured value. */
+  show({ settings, configured }) {
+    this.shown = settings;
+    for (const input of this.inputs) {
+      const own = settings[input.name] === configured[input.name];
+      const hint = document.getElementById(input.getAttribute("aria-describedby"));
+      hint.textContent = own ? "the configured value"
+        : `changed by an administrator; configured value ${configured[input.name]}`;
+      this.resets.get(input.name).hidden = own;
+    }
+  }
+
+  changed() {
+    return Object.fromEntries(this.inputs.filter((i) => Number(i.value) !== this.shown[i.name])
       .map((i) => [i.name, Number(i.value)]));
-    if (!Object.keys(changed).length) {
+  }
+
+  async save(changes) {
+    if (!Object.keys(changes).length) {
       notice(this.message, "Nothing changed.");
       return;
     }
     try {
-      const { settings } = await api.patch("/system/settings", changed);
-      for (const input of this.inputs) input.value = String(settings[input.name]);
-      this.shown = settings;
+      const answer = await api.patch("/system/settings", changes);
+      for (const input of this.inputs) input.value = String(answer.settings[input.name]);
+      this.show(answer);
       notice(this.message, "Settings saved.", "ok");
     } catch (error) {
       notice(this.message, error.message, "error");
