@@ -5,6 +5,7 @@ of them into one atomic change.
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from typing import Iterable
@@ -45,9 +46,19 @@ def load_subjects(conn: sqlite3.Connection) -> SubjectRows:
     return SubjectRows(users, roles, sessions)
 
 
-def load_objects(conn: sqlite3.Connection) -> ObjectRows:
+def load_objects(conn: sqlite3.Connection, ids: Iterable[int] | None = None) -> ObjectRows:
+    """Every object and grant, or only those of the objects ``ids`` (the ones that still exist).
+
+    The ids travel as one JSON parameter, so any number of them fits one statement.
+    """
+    params = () if ids is None else (json.dumps(sorted(ids)),)
+
+    def of(column: str) -> str:
+        return "" if ids is None else f" WHERE {column} IN (SELECT value FROM json_each(?))"
+
     refs: dict[int, list[int]] = {}
-    for from_id, to_id in conn.execute("SELECT from_id, to_id FROM object_refs ORDER BY to_id"):
+    for from_id, to_id in conn.execute(
+            f"SELECT from_id, to_id FROM object_refs{of('from_id')} ORDER BY to_id", params):
         refs.setdefault(from_id, []).append(to_id)
     types = {t.value: t for t in ObjectType}
     objects = tuple(
@@ -56,9 +67,10 @@ def load_objects(conn: sqlite3.Connection) -> ObjectRows:
                       refs=tuple(refs.get(i, ())))
         for i, t, n, k, p, ou, orole, si, spec, st, at in conn.execute(
             "SELECT id, type, name, kind, parent_id, owner_user, owner_role, source_index, spec,"
-            " status, created_at FROM objects"))
+            f" status, created_at FROM objects{of('id')} ORDER BY id", params))
     grants = tuple(Grant(r, Action(a), o, by) for r, a, o, by in conn.execute(
-        "SELECT role, action, object_id, granted_by FROM permissions"))
+        f"SELECT role, action, object_id, granted_by FROM permissions{of('object_id')}"
+        " ORDER BY object_id, role, action", params))
     return ObjectRows(objects, grants)
 
 
