@@ -103,8 +103,9 @@ def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) 
     copy of the indexes, instead of re-reading and re-indexing the whole catalog."""
     gone = [previous.objects[i] for i in touched if i in previous.objects]
     gone_grants = [g for i in touched for g in previous.grants.get(i, ())]
-    objects, by_name, grants = dict(previous.objects), dict(previous.by_name), \
-        dict(previous.grants)
+    objects = dict(previous.objects)
+    by_name = dict(previous.by_name)
+    grants = dict(previous.grants)
     for obj in gone:
         del objects[obj.id], by_name[obj.type, obj.name]
     for i in touched:
