@@ -95,7 +95,7 @@ class World:
             _, name, inputs, boxes = args
             cat.objects.add_diagram(who, DiagramSpec(
                 name, tuple(inputs), tuple(f"b{i}" for i in range(boxes)), (f"{name}_out",),
-                streams=("mid",) if boxes else ()), role=sorted(who.roles)[0])
+                streams=("mid",) if boxes else ()), role=min(who.roles, default=None))
         elif kind == "drop":
             cat.objects.drop(who, *args[1])
         elif kind == "grant":
