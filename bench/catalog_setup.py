@@ -4,7 +4,8 @@ Queries 1 to 6 have the paper's sizes (Query 6: 6 schemas, 6 input streams, 128 
 objects). For each, two numbers in milliseconds: the recursive check alone (pure decisions on
 the snapshot) and the whole ``add_diagram`` (check, one transaction creating the diagram, its
 boxes and output, and the new snapshot). ``--background N`` first fills the catalog with N
-unrelated objects, since every change rebuilds the snapshot.
+unrelated objects: a change's cost should not grow with them (it did while every change
+re-read the whole catalog into its snapshot).
 
     python -m bench.catalog_setup [--repeat 20] [--background 0]
 """

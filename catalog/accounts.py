@@ -80,7 +80,7 @@ class Accounts:
                      "wrong old password")
             raise Unauthenticated(INVALID_CREDENTIALS)
         hashed = passwords.hash_password(new, core.settings.bcrypt_rounds)
-        with core.change(objects=False) as conn:
+        with core.change() as conn:
             repository.set_password_hash(conn, row[0], hashed)
             repository.end_sessions_of(conn, row[0], keep=subject.session_id)
             core.log(subject, "password_change", f"user:{subject.user_name}", True,

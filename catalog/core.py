@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
-from catalog import audit, repository
+from catalog import audit, changelog, repository
 from catalog.authorizer import Decision, decide
 from catalog.model import Action, CatalogObject, ObjectType, Subject, parse_type
-from catalog.snapshot import Snapshot, build, with_subjects
+from catalog.snapshot import Snapshot, build, with_objects, with_subjects
 from catalog.store import Store
 
 INVALID_SESSION = "no valid session; log in again"
@@ -39,7 +39,21 @@ class Settings:
 
 
 def load(conn) -> Snapshot:
+    """A snapshot of every row; what the change log noted so far is in it, so forget it."""
+    changelog.take(conn)
     return build(repository.load_subjects(conn), repository.load_objects(conn))
+
+
+def advance(previous: Snapshot, conn) -> Snapshot:
+    """``previous`` with what this connection changed since it was made (see ``changelog``)."""
+    touched = changelog.take(conn)
+    snapshot = previous
+    if touched.subjects:
+        snapshot = with_subjects(snapshot, repository.load_subjects(conn))
+    if touched.objects:
+        snapshot = with_objects(snapshot, touched.objects,
+                                repository.load_objects(conn, touched.objects))
+    return snapshot
 
 
 class Core:
@@ -48,6 +62,7 @@ class Core:
         self.settings = settings
         self.clock = clock
         self._seen_data = store.data_version()
+        changelog.install(store.conn)
         with store.transaction() as conn:
             self._snapshot, self._version = load(conn), repository.catalog_version(conn)
         self._listeners: list[Callable[[], None]] = []
@@ -81,21 +96,18 @@ class Core:
         return self._snapshot
 
     @contextmanager
-    def change(self, objects: bool = True) -> Iterator:
+    def change(self) -> Iterator:
         """A transaction whose commit also replaces the snapshot, or which leaves no trace.
 
-        ``objects=False`` promises the change touches only users, roles and sessions (a login),
-        so the new snapshot keeps the current objects and grants instead of re-reading them.
+        The new snapshot is the current one with the rows the transaction touched read again,
+        unless another process committed in between: then every row is.
         """
         with self.store.lock:
             with self.store.transaction() as conn:
                 yield conn
                 current = repository.catalog_version(conn) == self._version
                 version = repository.bump_catalog_version(conn)
-                if objects or not current:
-                    snapshot = load(conn)
-                else:
-                    snapshot = with_subjects(self._snapshot, repository.load_subjects(conn))
+                snapshot = advance(self._snapshot, conn) if current else load(conn)
                 if snapshot.system is not None and not snapshot.administrators():
                     raise Conflict("the change would leave no enabled administrator",
                                    code="LAST_ADMINISTRATOR")

@@ -8,7 +8,8 @@ its boxes, derived streams and outputs are created in one transaction.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound
@@ -178,7 +179,7 @@ class Objects:
                 obj = _new(core, subject, role, T.STREAM, name, kind="input",
                            source_index=repository.next_source_index(conn))
                 stream_id = repository.insert_object(conn, obj)
-                repository.insert_ref(conn, stream_id, schema_obj.id)
+                repository.insert_refs(conn, stream_id, [schema_obj.id])
                 core.log(subject, "stream_add", f"stream:{name}", True, "ADD on system", conn,
                          schema=schema, source_index=obj.source_index)
         return core.snapshot.find(T.STREAM, name)
@@ -200,13 +201,11 @@ class Objects:
             with core.change() as conn:
                 diagram = _new(core, subject, role, T.DIAGRAM, spec.name, spec=document,
                                status="stopped")
-                diagram_id = repository.insert_object(conn, diagram)
-                for stream in inputs:
-                    repository.insert_ref(conn, diagram_id, stream.id)
-                for type_, name in news[1:]:
-                    kind = "derived" if type_ is T.STREAM else None
-                    repository.insert_object(conn, _new(core, subject, role, type_, name,
-                                                        kind=kind, parent_id=diagram_id))
+                diagram = replace(diagram, id=repository.insert_object(conn, diagram))
+                repository.insert_refs(conn, diagram.id, [stream.id for stream in inputs])
+                repository.insert_members(conn, diagram, (
+                    (type_, name, "derived" if type_ is T.STREAM else None)
+                    for type_, name in news[1:]))
                 core.log(subject, "diagram_add", f"diagram:{spec.name}", True,
                          "ADD on system; VIEW_OBJECT and READ_TUPLE on every input", conn,
                          inputs=list(spec.inputs), objects=len(news))
@@ -222,7 +221,7 @@ class Objects:
         news += [(T.OUTPUT, check_name(n, "output")) for n in spec.outputs]
         for name in spec.inputs:
             check_name(name, "input")
-        repeated = sorted({n for t, n in news if news.count((t, n)) > 1})
+        repeated = sorted({n for (_, n), count in Counter(news).items() if count > 1})
         if repeated:
             raise InvalidInput(f"names used twice in the diagram: {', '.join(repeated)}",
                                code="DUPLICATE_NAME")

@@ -53,7 +53,7 @@ class Sessions:
         rehashed = passwords.hash_password(password, rounds) \
             if passwords.weaker_than(row[1], rounds) else None
         at = core.clock()
-        with core.change(objects=False) as conn:
+        with core.change() as conn:
             repository.purge_expired_sessions(conn, at)
             if rehashed:
                 repository.set_password_hash(conn, user.id, rehashed)
@@ -76,7 +76,7 @@ class Sessions:
     def logout(self, subject: Subject) -> None:
         core = self.core
         core.valid(subject, core.snapshot)
-        with core.change(objects=False) as conn:
+        with core.change() as conn:
             repository.delete_session(conn, subject.session_id)
             core.log(subject, "logout", f"session:{subject.session_id}", True, "logged out", conn)
 

@@ -1,7 +1,9 @@
 """An immutable, indexed picture of the catalog: what every decision reads.
 
-A snapshot is built whole from one transaction's rows and replaced whole after each change, so
-a decision sees either all of a change or none of it (the pycasbin pattern).
+A snapshot is never changed: each catalog change makes a new one, inside the change's transaction,
+and swaps it in whole, so a decision sees either all of a change or none of it (the pycasbin
+pattern). The new one is built from every row (``build``), or from the previous one and the rows
+of just the objects the change touched (``with_objects``), which must come out the same.
 """
 from __future__ import annotations
 
@@ -87,3 +89,38 @@ def build(subjects: SubjectRows, objects: ObjectRows) -> Snapshot:
 def with_subjects(previous: Snapshot, subjects: SubjectRows) -> Snapshot:
     """A new snapshot sharing ``previous``'s objects: logins need not re-read the whole catalog."""
     return replace(previous, **_subject_fields(subjects))
+
+
+def _touches_reads(objects, grants) -> bool:
+    """Whether these objects or grants can change a read mask."""
+    return any(o.source_index is not None for o in objects) or \
+        any(g.action is Action.READ_TUPLE for g in grants)
+
+
+def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) -> Snapshot:
+    """``previous`` with the objects ``touched`` replaced by ``rows`` (their current rows, with
+    their grants); a touched id without a row was deleted. Costs the size of the change plus a
+    copy of the indexes, instead of re-reading and re-indexing the whole catalog."""
+    gone = [previous.objects[i] for i in touched if i in previous.objects]
+    gone_grants = [g for i in touched for g in previous.grants.get(i, ())]
+    objects = dict(previous.objects)
+    by_name = dict(previous.by_name)
+    grants = dict(previous.grants)
+    for obj in gone:
+        del objects[obj.id], by_name[obj.type, obj.name]
+    for i in touched:
+        grants.pop(i, None)
+    for obj in rows.objects:
+        objects[obj.id] = by_name[obj.type, obj.name] = obj
+    for g in rows.grants:
+        grants[g.object_id] = grants.get(g.object_id, ()) + (g,)
+    held = previous.held
+    if gone_grants or rows.grants:
+        held = (held - {(g.role, g.action, g.object_id) for g in gone_grants}) | \
+            {(g.role, g.action, g.object_id) for g in rows.grants}
+    read_masks = previous.read_masks
+    if _touches_reads(gone, gone_grants) or _touches_reads(rows.objects, rows.grants):
+        read_masks = MappingProxyType(_read_masks(objects, held))
+    return replace(previous, objects=MappingProxyType(objects),
+                   by_name=MappingProxyType(by_name),
+                   grants=MappingProxyType(grants), held=held, read_masks=read_masks)
