@@ -1,8 +1,10 @@
 """Source labels: which input streams a tuple derives from, as a bit vector in a reserved column.
 
 Bit ``i`` stands for ``plan.inputs[i]``; it lives in word ``i // 64`` at bit ``i % 64`` (bit 63
-is the sign bit of a long). The column ``_label`` is ``struct<w0: bigint, w1: bigint, ...>``
-with ``ceil(n / 64)`` words (at least one), so the number of sources is not capped.
+is the sign bit of a long). With ``ceil(n / 64)`` words (at least one) the number of sources is
+not capped. A one-word label (up to 64 sources, the common case) is a plain ``bigint`` column;
+only a wider one is ``struct<w0: bigint, w1: bigint, ...>``: a struct costs every box, the
+shuffle and the Arrow hand-over noticeably more than a long, even with one field.
 
 Every box gets its label from here: an input attaches a literal, filter/map/union copy it,
 an aggregate ORs the labels of its group word by word, a join ORs left and right. Everything
@@ -48,26 +50,31 @@ def mask_words(bits: Iterable[int], words: int) -> list[int]:
     return [_signed(w) for w in out]
 
 
-def _struct(parts: Sequence):
+def _compose(parts: Sequence):
+    """One label column from its words: the word itself, or a struct of several."""
     from pyspark.sql import functions as F
 
+    if len(parts) == 1:
+        return parts[0]
     return F.struct(*[part.alias(word_name(k)) for k, part in enumerate(parts)])
 
 
-def _word(label, k: int):
-    return label.getField(word_name(k))
+def _words(label, words: int) -> list:
+    """The ``words`` word columns of a label column (the inverse of ``_compose``)."""
+    return [label] if words == 1 else [label.getField(word_name(k)) for k in range(words)]
 
 
 def literal(bit: int, words: int):
     """The label of an input stream's tuples: only its own bit set."""
     from pyspark.sql import functions as F
 
-    return _struct([F.lit(w).cast("long") for w in mask_words([bit], words)])
+    return _compose([F.lit(w).cast("long") for w in mask_words([bit], words)])
 
 
 def words_of(frame) -> int:
     """How many label words a labelled DataFrame carries."""
-    return len(frame.schema[LABEL_COLUMN].dataType.fields)
+    fields = getattr(frame.schema[LABEL_COLUMN].dataType, "fields", None)
+    return 1 if fields is None else len(fields)
 
 
 def label_column():
@@ -80,12 +87,12 @@ def merge_group(words: int):
     """Aggregate expression: the OR of the labels of every tuple in the group."""
     from pyspark.sql import functions as F
 
-    return _struct([F.bit_or(_word(label_column(), k)) for k in range(words)])
+    return _compose([F.bit_or(word) for word in _words(label_column(), words)])
 
 
 def merge_pair(left, right, words: int):
     """The label of a joined tuple: left OR right, word by word."""
-    return _struct([_word(left, k).bitwiseOR(_word(right, k)) for k in range(words)])
+    return _compose([a.bitwiseOR(b) for a, b in zip(_words(left, words), _words(right, words))])
 
 
 def within(readable_bits: Iterable[int], words: int):
@@ -97,8 +104,8 @@ def within(readable_bits: Iterable[int], words: int):
     from pyspark.sql import functions as F
 
     outside = [~m for m in mask_words(readable_bits, words)]
-    tests = [_word(label_column(), k).bitwiseAND(F.lit(m).cast("long")) == 0
-             for k, m in enumerate(outside)]
+    tests = [word.bitwiseAND(F.lit(m).cast("long")) == 0
+             for word, m in zip(_words(label_column(), words), outside)]
     result = tests[0]
     for test in tests[1:]:
         result = result & test

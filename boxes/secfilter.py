@@ -2,8 +2,9 @@
 
 Pure NumPy/Arrow (no Spark, no per-row Python): the server calls it in the driver for every
 result batch and every subscriber, with the readable set as it is *now*, so a revoked
-permission takes effect on the next batch. Labels arrive as the ``_label`` struct of signed
-64-bit words (see ``boxes.labels``); here they are read as unsigned words.
+permission takes effect on the next batch. Labels arrive as signed 64-bit words (a ``bigint``
+column, or a struct of them above 64 sources; see ``boxes.labels``); here they are read as
+unsigned words, one array per word, without copying.
 
 >>> mask = readable_mask(["in1", "in2"], ["in1"])
 >>> delivered = secfilter(batch, mask)        # rows labelled {in1} only
@@ -13,11 +14,23 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
-from boxes.labels import LABEL_COLUMN, WORD_BITS, word_count
+from boxes.labels import LABEL_COLUMN, WORD_BITS, word_count, word_name
 
 Batch = pa.Table | pa.RecordBatch
+Words = list[np.ndarray]   # one uint64 array per label word, with an entry per row
+
+# Rough nanoseconds per row on the bench machine, to choose how to answer many readable sets:
+# testing a row's label against one mask costs about ``_PER_WORD`` per word plus the picking
+# of rows; finding the distinct labels first costs ``_FACTORIZE`` plus ``_PER_WORD_DISTINCT``
+# per word (hash and verify), after which each mask costs ``_PER_MASK_DISTINCT``.
+_PER_WORD, _PICK = 0.8, 1.5
+_FACTORIZE, _PER_WORD_DISTINCT, _PER_MASK_DISTINCT = 15.0, 7.0, 2.5
+# Odd multipliers (each permutes the 64-bit words) of MurmurHash3's 64-bit finaliser.
+_MIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
+_SAMPLE = 1024                         # rows looked at before a full check for one label
 
 
 def readable_mask(inputs: Sequence[str], readable: Iterable[str]) -> np.ndarray:
@@ -30,80 +43,151 @@ def readable_mask(inputs: Sequence[str], readable: Iterable[str]) -> np.ndarray:
     return mask
 
 
-def label_words(batch: Batch) -> np.ndarray:
-    """The labels of a batch as an ``(rows, words)`` array of unsigned 64-bit words."""
+def label_words(batch: Batch) -> Words:
+    """The labels of a batch as unsigned 64-bit words, one array per word (views, no copy
+    unless the column comes in several chunks)."""
     column = batch.column(LABEL_COLUMN)
     if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+        column = (column.chunk(0) if column.num_chunks == 1 else
+                  column.combine_chunks() if column.num_chunks else pa.array([], column.type))
     if column.null_count:
         raise ValueError("a result batch has a NULL label; labels are never NULL")
-    words = [np.asarray(column.field(k).to_numpy(zero_copy_only=False), dtype=np.int64)
-             for k in range(column.type.num_fields)]
-    return np.stack(words, axis=1).view(np.uint64) if words else np.zeros((len(column), 0), np.uint64)
+    parts = column.flatten() if pa.types.is_struct(column.type) else [column]
+    return [np.asarray(part.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
+            for part in parts]
 
 
-def _readable_rows(labels: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Boolean per row: no label bit outside ``mask``."""
-    if labels.shape[1] != len(mask):
-        raise ValueError(f"labels have {labels.shape[1]} words but the mask has {len(mask)}")
-    return ~np.any(labels & ~mask, axis=1)
+def label_array(words: Words) -> pa.Array:
+    """Labels (one array per word) shaped as Spark hands them over, for batches made outside
+    Spark: a ``bigint`` column for one word, a struct of words above."""
+    columns = [pa.array(np.asarray(word, dtype=np.uint64).view(np.int64)) for word in words]
+    if len(columns) == 1:
+        return columns[0]
+    return pa.StructArray.from_arrays(columns, names=[word_name(k) for k in range(len(words))])
+
+
+def _mask(words: Words, mask) -> np.ndarray:
+    """A readable set as unsigned words, refused if it does not fit the labels' width."""
+    mask = np.asarray(mask, dtype=np.uint64)
+    if len(mask) != len(words):
+        raise ValueError(f"labels have {len(words)} words but the mask has {len(mask)}")
+    return mask
+
+
+def _within(words: Words, mask: np.ndarray) -> np.ndarray:
+    """Boolean per row: no label bit outside ``mask`` (only words with outside bits are read)."""
+    outside = None
+    for word, out in zip(words, ~mask):
+        if out:
+            bits = word & out
+            outside = bits if outside is None else np.bitwise_or(outside, bits, out=outside)
+    return np.ones(len(words[0]), dtype=bool) if outside is None else outside == 0
 
 
 def secfilter(batch: Batch, mask: np.ndarray) -> pa.Table:
     """The rows of ``batch`` whose label is a subset of ``mask``."""
     table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-    keep = _readable_rows(label_words(table), np.asarray(mask, dtype=np.uint64))
+    words = label_words(table)
+    keep = _within(words, _mask(words, mask))
     return table.filter(pa.array(keep, type=pa.bool_()))
 
 
 def deliveries(batch: Batch, masks: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Row indexes to deliver to each of many subscribers, testing each distinct label once.
+    """Row indexes (ascending) to deliver to each of many subscribers.
 
-    A batch usually carries few distinct labels and subscribers share few distinct readable
-    sets, so the subset test runs once per (distinct label, distinct mask) and the answer is
-    spread back to the rows; a subscriber who may read every label (or none) costs O(1).
+    Subscribers share few distinct readable sets, so each distinct mask is answered once.
+    A batch whose rows share one label (the common case) is answered whole or not at all per
+    mask. Otherwise each mask tests every row directly (about a nanosecond per row and word),
+    unless there are enough masks that finding the batch's distinct labels first, testing those
+    and spreading the answer back to the rows, is cheaper.
     """
-    labels = label_words(batch)
-    distinct, inverse = distinct_labels(labels)
-    everything = np.arange(len(labels))
-    answers: dict[bytes, np.ndarray] = {}
-    out = []
+    words = label_words(batch)
+    keys: dict[bytes, int] = {}
+    distinct_masks, slot = [], []
     for mask in masks:
-        mask = np.asarray(mask, dtype=np.uint64)
+        mask = _mask(words, mask)
         key = mask.tobytes()
-        if key not in answers:
-            ok = _readable_rows(distinct, mask)
-            answers[key] = (everything if ok.all() else
-                            np.flatnonzero(ok[inverse]) if ok.any() else everything[:0])
-        out.append(answers[key])
-    return out
+        if key not in keys:
+            keys[key] = len(distinct_masks)
+            distinct_masks.append(mask)
+        slot.append(keys[key])
+    answers = _answer(words, batch.num_rows, distinct_masks)
+    return [answers[i] for i in slot]
 
 
-def distinct_labels(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of ``labels`` and, per row, the index of its distinct label.
+def _answer(words: Words, rows: int, masks: list[np.ndarray]) -> list[np.ndarray]:
+    if rows == 0:
+        return [np.arange(0)] * len(masks)
+    if _one_label(words):
+        first = [word[:1] for word in words]
+        return [_spread(_within(first, mask), None, rows) for mask in masks]
+    if _distinct_first_is_cheaper(len(words), len(masks)):
+        labels, codes = distinct_labels(words)
+        return [_spread(_within(labels, mask), codes, rows) for mask in masks]
+    return [np.flatnonzero(_within(words, mask)) for mask in masks]
 
-    Word by word with 1-D sorts (``np.unique(axis=0)`` is many times slower): each word's
-    codes are folded into one code per row and re-compressed, so codes stay below the row count.
-    A batch whose rows all share one label (the common case: one source, or one combination)
-    is answered by a single comparison instead of the sorts.
+
+def _spread(ok: np.ndarray, codes: np.ndarray | None, rows: int) -> np.ndarray:
+    """The rows whose label (its index in ``ok``: ``codes``) passed; no work per row when all
+    or none did (then ``codes`` is not needed: one label)."""
+    if ok.all():
+        return np.arange(rows)
+    return np.flatnonzero(ok[codes]) if ok.any() else np.arange(0)
+
+
+def _distinct_first_is_cheaper(words: int, masks: int) -> bool:
+    direct = masks * (_PER_WORD * words + _PICK)
+    setup = _FACTORIZE + (_PER_WORD_DISTINCT * words if words > 1 else 0.0)
+    return setup + masks * _PER_MASK_DISTINCT < direct
+
+
+def _one_label(words: Words) -> bool:
+    """Whether every row has the first row's label (a sample first: mixed batches show it soon)."""
+    for part in (slice(0, _SAMPLE), slice(None)):
+        if not all((word[part] == word[0]).all() for word in words):
+            return False
+    return True
+
+
+def _row_hashes(words: Words) -> np.ndarray:
+    """A 64-bit hash per row: each word is xored into the state, which is then mixed by
+    multiply and xor-shift rounds. One round is not enough: label words are mostly single
+    bits, and a multiply only carries a bit upwards, so two labels can cancel exactly."""
+    state = np.zeros(len(words[0]), dtype=np.uint64)
+    for word in words:
+        state ^= word
+        for multiplier in _MIX:
+            state ^= state >> np.uint64(33)
+            state *= multiplier
+        state ^= state >> np.uint64(33)
+    return state
+
+
+def distinct_labels(words: Words) -> tuple[Words, np.ndarray]:
+    """The distinct labels of a batch (one array per word) and, per row, its label's index.
+
+    One hash-based factorisation, O(rows): of the word itself for one-word labels; of a
+    64-bit hash of the words otherwise, after which every row is checked against its code's
+    representative, so a hash collision cannot merge two labels (it falls back to an exact,
+    slower sort of the rows).
     """
-    codes = np.zeros(len(labels), dtype=np.int64)
-    if len(labels) and (labels == labels[0]).all():
-        return labels[:1], codes
-    for k in range(labels.shape[1]):
-        values, word_codes = np.unique(labels[:, k], return_inverse=True)
-        codes = codes * len(values) + word_codes.reshape(-1)
-        if k:
-            codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
-    count = int(codes.max()) + 1 if len(codes) else 0
-    representative = np.zeros(count, dtype=np.int64)
+    if len(words) == 1:
+        codes, values = pd.factorize(words[0].view(np.int64))
+        return [values.view(np.uint64)], codes
+    codes, hashes = pd.factorize(_row_hashes(words).view(np.int64))
+    representative = np.empty(len(hashes), dtype=np.intp)
     representative[codes] = np.arange(len(codes))   # any row of a code will do
-    return labels[representative], codes
+    labels = [word[representative] for word in words]
+    if all(np.array_equal(word, label[codes]) for word, label in zip(words, labels)):
+        return labels, codes
+    values, codes = np.unique(np.stack(words, axis=1), axis=0, return_inverse=True)
+    return list(values.T), codes.reshape(-1)
 
 
 def label_sources(batch: Batch, inputs: Sequence[str]) -> list[list[str]]:
     """The sorted input names in each row's label (decoded once per distinct label)."""
-    distinct, inverse = distinct_labels(label_words(batch))
-    bits = np.unpackbits(distinct.astype("<u8").view(np.uint8), axis=1, bitorder="little")
+    labels, codes = distinct_labels(label_words(batch))
+    stacked = np.stack(labels, axis=1).astype("<u8")
+    bits = np.unpackbits(stacked.view(np.uint8), axis=1, bitorder="little")
     names = [sorted(inputs[i] for i in np.flatnonzero(row) if i < len(inputs)) for row in bits]
-    return [names[i] for i in inverse]
+    return [names[i] for i in codes]

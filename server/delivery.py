@@ -3,9 +3,10 @@
 The runtime calls :meth:`Delivery.on_batch` (in a Spark callback thread) with an Arrow table of
 user fields plus the ``_label`` column. For each subscriber the session's readable set is read
 from the catalog *at that moment* (``readable_sources``), so a revoked READ_TUPLE, a logout or
-a disabled user filters the very next batch; a lost SUBSCRIBE ends the subscription. Labels are
-tested once per distinct label (``boxes.secfilter.deliveries``), and each delivered tuple
-carries ``_sources``, the sorted names of the inputs in its label. Labels never leave the server.
+a disabled user filters the very next batch; a lost SUBSCRIBE ends the subscription.
+Subscribers who share a readable set share one answer (``boxes.secfilter.deliveries``), and each
+delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
+leave the server.
 """
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def test_figure_6_results_carry_the_labels_of_the_paper(run_diagram):
 def test_figure_6_labels_are_the_bit_vectors_1_2_and_3(spark):
     """As in the scenario: in1 has ID ...01, in2 ...10, their combination ...11 (= 3)."""
     _, table = _run(spark, FIGURE_6, FIGURE_6_DATA)
-    words = {row["symbol"]: row["_label"]["w0"] for row in table.to_pylist()}
+    words = {row["symbol"]: row["_label"] for row in table.to_pylist()}
     assert words == {"IBM": 1, "MSFT": 2, "ORCL": 3}
 
 

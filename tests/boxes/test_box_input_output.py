@@ -27,8 +27,8 @@ def test_bits_follow_sorted_input_names_and_outputs_keep_schema_order(spark):
     zeta = spark.createDataFrame([(at(1), 1)], "t timestamp, v long")
     outs = compile_plan(plan, {"alpha": alpha, "zeta": zeta})
     assert outs["a"].columns == ["v", "w", "_label"]
-    assert [row["_label"]["w0"] for row in outs["a"].collect()] == [1]
-    assert [row["_label"]["w0"] for row in outs["z"].collect()] == [2]
+    assert [row["_label"] for row in outs["a"].collect()] == [1]
+    assert [row["_label"] for row in outs["z"].collect()] == [2]
     assert collect(plan, outs["a"]) == [({"v": 7, "w": "x"}, ("alpha",))]
 
 

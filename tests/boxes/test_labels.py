@@ -6,6 +6,7 @@ import io
 
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
 
 from boxes import labels
 from boxes.compiler import compile_plan
@@ -33,6 +34,28 @@ def test_literal_and_merges_on_spark(spark):
     assert merged.first()[labels.LABEL_COLUMN].asDict() == {"w0": -(1 << 63), "w1": 1}
     pair = a.select(labels.merge_pair(F.col(labels.LABEL_COLUMN), labels.literal(0, 2), 2).alias("x"))
     assert pair.first()["x"].asDict() == {"w0": 1 - (1 << 63), "w1": 0}
+
+
+def test_a_label_of_up_to_64_sources_is_a_plain_bigint(spark):
+    """One word needs no struct: literal, merges and the subset test work on the long itself."""
+    label = F.col(labels.LABEL_COLUMN)
+    base = spark.range(2).select(F.col("id").alias("g"))
+    a = base.where("g = 0").withColumn(labels.LABEL_COLUMN, labels.literal(0, 1))
+    b = base.where("g = 1").withColumn(labels.LABEL_COLUMN, labels.literal(63, 1))
+    assert a.schema[labels.LABEL_COLUMN].dataType == LongType() and labels.words_of(a) == 1
+    both = a.union(b)
+    merged = both.groupBy().agg(labels.merge_group(1).alias(labels.LABEL_COLUMN))
+    assert merged.first()[labels.LABEL_COLUMN] == 1 - (1 << 63)
+    assert a.select(labels.merge_pair(label, labels.literal(5, 1), 1).alias("x")).first()["x"] == 33
+    assert [r["g"] for r in both.where(labels.within([0], 1)).collect()] == [0]
+    assert [r["g"] for r in both.where(labels.within([63], 1)).collect()] == [1]
+    assert both.where(labels.within([0, 63], 1)).count() == 2
+
+
+def test_a_wider_label_is_a_struct_of_words(spark):
+    frame = spark.range(1).withColumn(labels.LABEL_COLUMN, labels.literal(64, 2))
+    assert labels.words_of(frame) == 2
+    assert frame.first()[labels.LABEL_COLUMN].asDict() == {"w0": 0, "w1": 1}
 
 
 FIGURE_6 = """

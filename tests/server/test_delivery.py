@@ -2,9 +2,11 @@
 subscriber's permissions as they are when the batch arrives (the paper's Figure 10)."""
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
+from boxes.secfilter import label_array
 from catalog import Action, ObjectType
 from server.delivery import ENDED_EVENT, TUPLES_EVENT, Delivery, Labels
 
@@ -14,9 +16,8 @@ LABELS = {"in1": 1, "in2": 2, "both": 3}
 
 def batch(*labels: str) -> pa.Table:
     """One aggregate row per label, named after it."""
-    words = pa.array([LABELS[name] for name in labels], pa.int64())
     return pa.table({"symbol": list(labels), "n": list(range(len(labels))),
-                     "_label": pa.StructArray.from_arrays([words], ["w0"])})
+                     "_label": label_array([np.array([LABELS[name] for name in labels], np.uint64)])})
 
 
 class Sent:

@@ -24,7 +24,7 @@ def test_results_carry_their_labels_and_a_rejected_batch_reaches_no_diagram(runt
         runtime.append("in3", [trade("lost", 2.0)])
     runtime.append("in2", [trade("c", 3.0)])
     rows = everything.wait_for_rows(3)
-    assert sorted((r["symbol"], r["_label"]["w0"]) for r in rows) == [("a", 1), ("b", 1), ("c", 2)]
+    assert sorted((r["symbol"], r["_label"]) for r in rows) == [("a", 1), ("b", 1), ("c", 2)]
     assert sorted(r["symbol"] for r in cheap.wait_for_rows(2)) == ["a", "c"]
     assert runtime.recent("all_out", 2).num_rows == 2
     status = runtime.status("all")
