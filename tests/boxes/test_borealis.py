@@ -8,7 +8,7 @@ streams, so it is labelled {in1, in2} and an in1-only reader receives nothing.
 """
 from __future__ import annotations
 
-from conftest import at, collect, frames
+from tests.boxes.conftest import at, collect, frames
 from pyspark.sql import functions as F
 
 from boxes.compiler import compile_plan

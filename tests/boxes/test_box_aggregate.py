@@ -1,7 +1,7 @@
 """The aggregate box on real Spark: windows, groups, aggregates, the OR of labels, streaming."""
 from __future__ import annotations
 
-from conftest import at, collect
+from tests.boxes.conftest import at, collect
 
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate

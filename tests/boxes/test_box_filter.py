@@ -1,7 +1,7 @@
 """The filter box against real Spark: the predicate decides, NULL drops, the label is copied."""
 from __future__ import annotations
 
-from conftest import at
+from tests.boxes.conftest import at
 
 DOC = """
 version: 1

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import at, collect
+from tests.boxes.conftest import at, collect
 
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate

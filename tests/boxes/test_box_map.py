@@ -1,7 +1,7 @@
 """The map box on real Spark: only the named fields come out, the label and event time pass through."""
 from __future__ import annotations
 
-from conftest import at
+from tests.boxes.conftest import at
 
 from boxes.document import load_document, validate
 

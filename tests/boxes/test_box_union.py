@@ -1,7 +1,7 @@
 """The union box on real Spark: every tuple of every branch, each keeping its own label."""
 from __future__ import annotations
 
-from conftest import at
+from tests.boxes.conftest import at
 
 DOC = """
 version: 1

@@ -11,7 +11,7 @@ from pyspark.sql.types import LongType
 from boxes import labels
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
-from conftest import at, frames
+from tests.boxes.conftest import at, frames
 
 
 @pytest.mark.parametrize("bits, words, expected", [

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from boxes.compiler import compile_plan
 from boxes.document import validate
-from conftest import T0, at, collect, frames
+from tests.boxes.conftest import T0, at, collect, frames
 
 # (where text, the same predicate in Python)
 PREDICATES = [("v > 0", lambda r: r["v"] > 0), ("k = 'a'", lambda r: r["k"] == "a"),

@@ -7,7 +7,7 @@ from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import decide
 from catalog.bootstrap import add_admin
 from catalog.model import APPLICABLE
-from conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
 # One object of each kind, by (type, name) and the key of APPLICABLE it falls under.

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from catalog import Action, Catalog, ObjectType
 from catalog.authorizer import decide
 from catalog.bootstrap import add_admin
-from conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
 ROLES = ("R0", "R1", "R2")

@@ -5,7 +5,7 @@ import pytest
 
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound
 from catalog import Action, DiagramSpec, ObjectType
-from conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
 BAD_NAMES = ["o'brien", 'say "hi"', "x; DROP TABLE users", "café", "\u0430dmin", "a" * 65,

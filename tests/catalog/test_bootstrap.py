@@ -6,7 +6,7 @@ import pytest
 import borealis_figures as fig
 from boxes.errors import Conflict
 from catalog.bootstrap import DEMO_USERS, add_admin, ensure_admin, seed_demo
-from conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD
 
 
 def test_the_first_admin_creates_the_system_object(cat):

@@ -6,7 +6,7 @@ import pytest
 
 from boxes.errors import Denied, NotFound
 from catalog import Action, Catalog, DiagramSpec, ObjectType
-from conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
 SCHEMA = {"fields": {"x": "long"}}

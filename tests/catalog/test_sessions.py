@@ -5,7 +5,7 @@ import pytest
 
 from boxes.errors import Denied, Unauthenticated
 from catalog import Action, Catalog, ObjectType
-from conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
 

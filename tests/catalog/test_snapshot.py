@@ -16,7 +16,7 @@ from boxes.errors import SluiceError
 from catalog import Action, Catalog, DiagramSpec, ObjectType, repository
 from catalog.bootstrap import add_admin
 from catalog.snapshot import build
-from conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
 ROLES = ("R0", "R1")

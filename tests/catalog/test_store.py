@@ -9,7 +9,7 @@ from boxes.errors import InvalidInput
 from catalog import Catalog, ObjectType
 from catalog.bootstrap import add_admin
 from catalog.store import Store, migrations
-from conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD
 
 
 def test_a_new_file_is_migrated_to_the_latest_version(db_url):
