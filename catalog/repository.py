@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
 
@@ -202,3 +202,20 @@ def insert_grant(conn, grant: Grant, at: float) -> bool:
 def delete_grant(conn, role: str, action: Action, object_id: int) -> bool:
     return conn.execute("DELETE FROM permissions WHERE role = ? AND action = ? AND object_id = ?",
                         (role, action.value, object_id)).rowcount == 1
+
+
+def load_system_settings(conn) -> dict[str, Any]:
+    """The system settings an administrator changed (values are stored as JSON)."""
+    return {name: json.loads(value)
+            for name, value in conn.execute("SELECT name, value FROM system_settings")}
+
+
+def set_system_setting(conn, name: str, value: Any, by: str, at: float) -> None:
+    conn.execute("INSERT INTO system_settings (name, value, changed_by, changed_at)"
+                 " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
+                 " changed_by = excluded.changed_by, changed_at = excluded.changed_at",
+                 (name, json.dumps(value), by, at))
+
+
+def delete_system_setting(conn, name: str) -> None:
+    conn.execute("DELETE FROM system_settings WHERE name = ?", (name,))

@@ -10,20 +10,15 @@ is one transaction: each is stored and audited with its old and new value, or no
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping
 
 from boxes.errors import InvalidInput
+from catalog import repository
 from catalog.core import Core
 from catalog.model import Subject
 
 EVENT = "system_settings"
 RESET = None   # the value that gives a setting back to its default
-
-
-def _stored(conn) -> dict[str, Any]:
-    return {name: json.loads(value)
-            for name, value in conn.execute("SELECT name, value FROM system_settings")}
 
 
 class SystemSettings:
@@ -34,7 +29,7 @@ class SystemSettings:
         """Every setting an administrator changed and did not reset: what the server applies
         over its defaults when it starts (it reads its own configuration, so no session)."""
         with self.core.store.reader() as conn:
-            return _stored(conn)
+            return repository.load_system_settings(conn)
 
     def change(self, subject: Subject, changes: Mapping[str, Any],
                defaults: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,23 +44,18 @@ class SystemSettings:
         with core.store.lock:
             core.require_admin(subject, EVENT)
             with core.store.transaction() as conn:
-                stored = _stored(conn)
+                stored = repository.load_system_settings(conn)
                 for name, value in sorted(changes.items()):
                     old = stored.get(name, defaults[name])
                     if value is RESET:
                         stored.pop(name, None)
-                        conn.execute("DELETE FROM system_settings WHERE name = ?", (name,))
+                        repository.delete_system_setting(conn, name)
+                        marks = {"reset": True}
                     else:
                         stored[name] = value
-                        conn.execute(
-                            "INSERT INTO system_settings (name, value, changed_by, changed_at)"
-                            " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
-                            " value = excluded.value, changed_by = excluded.changed_by,"
-                            " changed_at = excluded.changed_at",
-                            (name, json.dumps(value), subject.user_name, core.clock()))
-                    details = {"setting": name, "old": old, "new": stored.get(name, defaults[name])}
-                    if value is RESET:
-                        details["reset"] = True
+                        repository.set_system_setting(conn, name, value, subject.user_name,
+                                                      core.clock())
+                        marks = {}
                     core.log(subject, EVENT, "system:system", True, "CHANGE_SYSTEM", conn,
-                             **details)
+                             setting=name, old=old, new=stored.get(name, defaults[name]), **marks)
         return {name: stored.get(name, default) for name, default in defaults.items()}
