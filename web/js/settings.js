@@ -9,7 +9,7 @@ export class SystemSettings {
     this.root = root;
     this.shown = null;   // setting -> the value last shown
     this.inputs = [];
-    this.resets = new Map();   // setting -> its "Reset" button
+    this.status = new Map();   // setting -> {hint, reset}: whether it is the configured value
     this.message = el("p", { class: "notice", role: "status" });
   }
 
@@ -28,8 +28,9 @@ export class SystemSettings {
       const reset = el("button", { type: "button", class: "reset", hidden: true,
         "aria-label": `Reset ${input.name.replaceAll("_", " ")} to its configured value`,
         onclick: () => this.save({ [input.name]: null }) }, "Reset");
-      this.resets.set(input.name, reset);
-      return el("div", { class: "setting" }, field(input.name.replaceAll("_", " "), input, " "), reset);
+      const wrap = field(input.name.replaceAll("_", " "), input, " ");
+      this.status.set(input.name, { hint: wrap.querySelector(".hint"), reset });
+      return el("div", { class: "setting" }, wrap, reset);
     });
     const form = el("form", { class: "settings", "aria-label": "System settings" }, fields,
       el("button", { type: "submit", class: "primary" }, "Save settings"));
@@ -46,10 +47,10 @@ export class SystemSettings {
     this.shown = settings;
     for (const input of this.inputs) {
       const own = settings[input.name] === configured[input.name];
-      const hint = document.getElementById(input.getAttribute("aria-describedby"));
+      const { hint, reset } = this.status.get(input.name);
       hint.textContent = own ? "the configured value"
         : `changed by an administrator; configured value ${configured[input.name]}`;
-      this.resets.get(input.name).hidden = own;
+      reset.hidden = own;
     }
   }
 
