@@ -39,7 +39,7 @@ class Server:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)   # not a line per request
 
         from server.app import create_app
-        from server.deploy import start_runtime
+        from server.control.diagrams import start_runtime
         from server.runtime import Runtime
 
         self.app = create_app({"data_dir": str(data_dir), "runtime": False, "bcrypt_rounds": 4,

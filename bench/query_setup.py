@@ -26,7 +26,7 @@ from bench.harness import Comparison, compare, repeat, timed
 from bench.report import Goal, Result, Row
 from boxes.compiler import compile_plan
 from catalog import Action, Catalog, ObjectType
-from server.deploy import plan_for, plan_of, spec_of
+from server.control.diagrams import plan_for, plan_of, spec_of
 
 NAME = "query setup"
 SCHEMA = {"fields": {"x": "long"}}   # what bench.catalog_setup gives every stream

@@ -1,8 +1,8 @@
 """Sluice's catalog: subjects, owned objects, OxRBAC permissions, sessions and the audit log.
 
-No Flask here: the server wires these to HTTP. Start from :class:`catalog.api.Catalog`.
+No Flask here: the server wires these to HTTP. Start from :class:`catalog.front.Catalog`.
 """
-from catalog.api import Catalog
+from catalog.front import Catalog
 from catalog.model import Action, CatalogObject, ObjectType, Subject
 from catalog.objects import DiagramSpec
 

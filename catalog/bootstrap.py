@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from boxes.errors import Conflict
 from catalog import passwords, repository
-from catalog.api import Catalog
+from catalog.front import Catalog
 from catalog.model import USER_NAME, Action, CatalogObject, ObjectType, check_name
 
 ADMIN_ROLE = "ADMIN"

@@ -12,12 +12,14 @@ from flask import Flask
 
 from catalog import Catalog
 from catalog.bootstrap import ensure_admin
-from server import api, changes, errors, guard, limits, openapi, security, subscriptions
-from server.config import Settings, load_settings
-from server.context import Services
-from server.delivery import Delivery
-from server.extensions import ASYNC_MODE, socketio
-from server.ingestion import TupleRate
+from server.control.services import Services
+from server.http import api, errors, guard, openapi, security
+from server.ingest.admission import TupleRate
+from server.realtime import changes, sockets
+from server.realtime.delivery import Delivery
+from server.realtime.extension import ASYNC_MODE, socketio
+from server.settings import limits
+from server.settings.config import Settings, load_settings
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 
@@ -48,7 +50,7 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     svc.extra["rate"] = TupleRate(settings.ingest_tuples_per_second)
     limits.init_app(svc)
     svc.delivery = Delivery(catalog, lambda event, data, to: socketio.emit(
-        event, data, to=to, namespace=subscriptions.NAMESPACE))
+        event, data, to=to, namespace=sockets.NAMESPACE))
     app.extensions["sluice"] = svc
 
     errors.init_app(app)
@@ -58,13 +60,13 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     openapi.init_app(app)
     _pages(app)
     socketio.init_app(app, async_mode=ASYNC_MODE, max_http_buffer_size=settings.max_request_bytes)
-    subscriptions.init_app(app, svc)
-    svc.on_close.append(changes.init_app(svc, subscriptions.NAMESPACE).stop)
+    sockets.init_app(app, svc)
+    svc.on_close.append(changes.init_app(svc, sockets.NAMESPACE).stop)
     missing = guard.unguarded(app)
     if missing:
         raise RuntimeError(f"endpoints without an access rule: {', '.join(missing)}")
     if settings.runtime:
-        from server.deploy import start_runtime
+        from server.control.diagrams import start_runtime
 
         start_runtime(svc)
     return app

@@ -11,7 +11,7 @@ def spark():
     """The suite's one local SparkSession (starting one costs 10-15 s; never start two)."""
     if shutil.which("java") is None:
         pytest.fail("Java 17 is required for Spark tests: sudo apt-get install -y openjdk-17-jre-headless")
-    from server.spark import build_session
+    from server.runtime.spark import build_session
 
     session = build_session("local[2]")
     yield session

@@ -96,7 +96,7 @@ class Runtime:
     def __init__(self, data_dir: Path, spark_master: str = "local[*]",
                  spark_conf: Mapping[str, str] | None = None,
                  settings: RuntimeSettings = RuntimeSettings(), session=None) -> None:
-        from server.spark import build_session
+        from server.runtime.spark import build_session
 
         self.data_dir = Path(data_dir)
         self.settings = settings

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from server.app import close_app, create_app
-from server.deploy import start_runtime
+from server.control.diagrams import start_runtime
 from server.runtime import Runtime
 from serverkit import PASSWORD, Auth, LiveServer, Server, build_world, overrides
 

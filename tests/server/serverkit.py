@@ -17,7 +17,7 @@ import time
 
 from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
-from server.deploy import plan_for, spec_of
+from server.control.diagrams import plan_for, spec_of
 
 T, A = ObjectType, Action
 PASSWORD = "correct horse battery"   # of the administrator the live servers are configured with
@@ -124,7 +124,7 @@ class Server:
 
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--config", str(self.config)]
+            [sys.executable, "-m", "server.cli.main", "serve", "--config", str(self.config)]
             + (["--demo"] if self.demo else []),
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 

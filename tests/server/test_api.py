@@ -173,7 +173,7 @@ def test_ingestion_is_rate_limited_per_session(client, auth):
 
 
 def test_an_invisible_output_answers_exactly_like_a_missing_one(app, client, auth):
-    from server.extensions import socketio
+    from server.realtime.extension import socketio
 
     def answers(name):
         rest = client.get(f"{API}/outputs/{name}/recent", headers=auth.headers("bob"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from boxes.errors import InvalidInput
-from server import guard
+from server.http import guard
 from server.app import close_app, create_app
-from server.extensions import socketio
+from server.realtime.extension import socketio
 from serverkit import overrides, wait_until
 
 LOGIN = "/api/v1/auth/login"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from server.extensions import socketio
+from server.realtime.extension import socketio
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from serverkit import Q1
-from server.guard import SOCKET_EVENTS
-from server.extensions import socketio
+from server.http.guard import SOCKET_EVENTS
+from server.realtime.extension import socketio
 
 CALLERS = ("anon", "wrong", "right", "owner", "admin")
 OBJECT_CALLERS = {"anon": None, "wrong": "bob", "right": "al", "owner": "ed", "admin": "joe"}

@@ -1,0 +1,1 @@
+"""The ``sluice`` command line: ``serve`` (and the demo), ``run`` (headless), ``user``."""

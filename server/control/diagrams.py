@@ -1,0 +1,104 @@
+"""From a stored diagram to a running query, and back; shared by the REST API and start-up.
+
+A diagram's document is validated again at every deploy, against the catalog's schemas of its
+inputs, so a document stored by an older server is never run unchecked. Deployed outputs are
+registered with the delivery path together with their label layout (input name -> source
+index), which is how each subscriber's readable set becomes a mask over that output's labels.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+from typing import Any, Mapping
+
+from boxes.document import Plan, load_document, validate
+from boxes.errors import InvalidInput, SluiceError
+from boxes.input import InputBox
+from boxes.output import OutputBox
+from boxes.types import parse_schema
+from catalog import DiagramSpec, Subject
+from catalog.objects import Resumable
+from server.realtime.delivery import Labels
+from server.ingest.admission import runtime_of
+
+MAX_DOCUMENT_NODES = 100_000
+log = logging.getLogger(__name__)
+
+
+def _bounded(doc: Any) -> Any:
+    """Refuse documents that expand hugely (YAML aliases nested into a "billion laughs")."""
+    stack, seen = [doc], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > MAX_DOCUMENT_NODES:
+            raise InvalidInput(f"the document has more than {MAX_DOCUMENT_NODES} values",
+                               code="DOCUMENT_TOO_LARGE")
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    try:
+        json.dumps(doc)
+    except (TypeError, ValueError):
+        raise InvalidInput("the document holds values JSON cannot carry (YAML dates or tags); "
+                           "write them as text", code="DOCUMENT_SYNTAX") from None
+    return doc
+
+
+def document_of(raw: Any) -> dict:
+    """A document sent as YAML/JSON text or as a JSON object."""
+    return _bounded(load_document(raw) if isinstance(raw, str) else raw)
+
+
+def plan_of(doc: Mapping, schemas: Mapping[str, dict]) -> Plan:
+    streams = {name: parse_schema(schema, name)[0] for name, schema in schemas.items()}
+    return validate(doc, streams)
+
+
+def plan_for(catalog, subject: Subject, doc: Mapping) -> Plan:
+    """Validate against the input streams the session may view; unseen ones look missing."""
+    inputs = doc.get("inputs") if isinstance(doc, Mapping) else None
+    names = list(inputs) if isinstance(inputs, Mapping) else []
+    return plan_of(doc, catalog.objects.stream_schemas(subject, names))
+
+
+def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
+    boxes = tuple(b.name for b in plan.boxes if not isinstance(b, (InputBox, OutputBox)))
+    return DiagramSpec(plan.name, plan.inputs, boxes, tuple(plan.outputs), document=doc)
+
+
+def run(svc, resumable: Resumable) -> None:
+    """Start one running diagram's query and route its outputs to the delivery path."""
+    plan = plan_of(json.loads(resumable.diagram.spec), resumable.schemas)
+    svc.delivery.register(plan.outputs, Labels(plan.inputs, dict(resumable.sources)))
+    runtime_of(svc).deploy(resumable.diagram.name, plan, svc.delivery.on_batch)
+
+
+def run_named(svc, name: str) -> None:
+    (found,) = [r for r in svc.catalog.objects.resumable() if r.diagram.name == name]
+    run(svc, found)
+
+
+def open_logs(svc) -> None:
+    """Make sure every catalog input stream has its ingestion log (creating one is idempotent)."""
+    for name, schema in svc.catalog.objects.input_streams().items():
+        svc.runtime.create_stream(name, parse_schema(schema, name)[0])
+
+
+def start_runtime(svc, runtime=None) -> None:
+    """Start Spark and the ingestion logs (or adopt ``runtime``), open a log for every input
+    stream, then start every diagram the catalog records as running."""
+    if runtime is None:
+        from server.runtime import Runtime
+
+        runtime = Runtime.start(svc.settings)
+    svc.runtime = runtime
+    open_logs(svc)
+    for resumable in svc.catalog.objects.resumable():
+        try:
+            run(svc, resumable)
+        except SluiceError:
+            log.exception("diagram %s could not be resumed", resumable.diagram.name)

@@ -1,0 +1,42 @@
+"""Permissions: the whole table (administrators), one object's grants, grant and revoke."""
+from __future__ import annotations
+
+from flask import Blueprint
+
+from catalog.model import parse_type
+from server.control.services import services
+from server.http.guard import session, subject
+
+bp = Blueprint("permissions", __name__, url_prefix="/permissions")
+GRANT = "/<type_>/<name>/<role>/<action>"
+
+
+@bp.get("")
+@session()
+def table():
+    """The whole permission table, as the paper's figures show it (administrators)."""
+    return {"permissions": [r.to_dict() for r in services().catalog.grants.table(subject())]}
+
+
+@bp.get("/<type_>/<name>")
+@session()
+def of(type_: str, name: str):
+    """Who holds what on one object (its owner role, CHANGE_PERM holders, administrators)."""
+    rows = services().catalog.grants.of(subject(), parse_type(type_), name)
+    return {"permissions": [r.to_dict() for r in rows]}
+
+
+@bp.put(GRANT)
+@session()
+def grant(type_: str, name: str, role: str, action: str):
+    """Grant ``action`` on an object to ``role``; only what the granter holds may be granted."""
+    added = services().catalog.grants.grant(subject(), role, action, parse_type(type_), name)
+    return {"granted": added}
+
+
+@bp.delete(GRANT)
+@session()
+def revoke(type_: str, name: str, role: str, action: str):
+    """Revoke a grant; the next result batch is filtered by the new permissions."""
+    removed = services().catalog.grants.revoke(subject(), role, action, parse_type(type_), name)
+    return {"revoked": removed}

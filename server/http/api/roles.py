@@ -1,0 +1,33 @@
+"""Roles (administrators): list, add, delete."""
+from __future__ import annotations
+
+from flask import Blueprint, g
+
+from server.http.api.schema_parts import NAME, obj
+from server.control.services import services
+from server.http.guard import session, subject
+
+bp = Blueprint("roles", __name__, url_prefix="/roles")
+
+
+@bp.get("")
+@session()
+def index():
+    """Every role."""
+    return {"roles": services().catalog.accounts.roles(subject())}
+
+
+@bp.post("")
+@session(body=obj({"name": NAME}, ("name",)))
+def create():
+    """Add a role."""
+    services().catalog.accounts.add_role(subject(), g.body["name"])
+    return {"name": g.body["name"]}, 201
+
+
+@bp.delete("/<name>")
+@session()
+def delete(name: str):
+    """Delete a role that owns nothing."""
+    services().catalog.accounts.delete_role(subject(), name)
+    return "", 204

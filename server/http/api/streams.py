@@ -1,0 +1,96 @@
+"""Input streams: create, list, describe, delete, and ingestion of tuples into them."""
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, g, request
+
+from boxes.errors import InvalidInput
+from boxes.types import parse_schema
+from catalog import ObjectType
+from server.http.api.schema_parts import NAME, ROLE, obj
+from server.control.services import services
+from server.http.guard import session, subject
+from server.ingest.admission import ingest
+
+bp = Blueprint("streams", __name__, url_prefix="/streams")
+
+CREATE = obj({"name": NAME, "schema": NAME, "role": ROLE}, ("name", "schema"))
+NDJSON = "application/x-ndjson"
+
+
+def _describe(o) -> dict:
+    out = o.to_dict()
+    schemas = services().catalog.objects.stream_schemas(subject(), [o.name])
+    if o.name in schemas:
+        out["schema"] = schemas[o.name]
+    return out
+
+
+@bp.get("")
+@session()
+def index():
+    """The input streams the session may view."""
+    seen = services().catalog.objects.lookup(subject())
+    return {"streams": [_describe(o) for o in seen
+                        if o.type is ObjectType.STREAM and o.kind == "input"]}
+
+
+@bp.post("")
+@session(body=CREATE)
+def create():
+    """Add an input stream of a schema the session may view; it gets a new source index.
+
+    Its ingestion log is created with it; if that fails, the stream is dropped again."""
+    svc = services()
+    created = svc.catalog.objects.add_stream(subject(), g.body["name"], g.body["schema"],
+                                             g.body.get("role"))
+    if svc.runtime is not None:
+        schema, _ = parse_schema(svc.catalog.objects.stream_schemas(subject(), [created.name])
+                                 [created.name], created.name)
+        try:
+            svc.runtime.create_stream(created.name, schema)
+        except Exception:
+            svc.catalog.objects.drop(subject(), ObjectType.STREAM, created.name)
+            raise
+    return _describe(created), 201
+
+
+@bp.get("/<name>")
+@session()
+def describe(name: str):
+    """One stream, with its schema."""
+    return _describe(services().catalog.objects.get(subject(), ObjectType.STREAM, name))
+
+
+@bp.delete("/<name>")
+@session()
+def delete(name: str):
+    """Drop an input stream no diagram reads (its owner or an administrator); its log goes too."""
+    svc = services()
+    svc.catalog.objects.drop(subject(), ObjectType.STREAM, name)
+    if svc.runtime is not None:
+        svc.runtime.drop_stream(name)
+    return "", 204
+
+
+def _tuples() -> list:
+    """A JSON array, or NDJSON (one object a line) when sent as ``application/x-ndjson``."""
+    raw = request.get_data(cache=True)
+    try:
+        if request.mimetype == NDJSON:
+            return [json.loads(line) for line in raw.splitlines() if line.strip()]
+        if request.is_json:
+            return json.loads(raw or b"null")
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
+        raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
+                           code="BAD_JSON") from None
+    raise InvalidInput(f"send a JSON array (application/json) or NDJSON ({NDJSON})",
+                       code="BAD_JSON")
+
+
+@bp.post("/<name>/tuples")
+@session(content=("application/json", NDJSON))
+def append(name: str):
+    """Append tuples (WRITE on the stream); answered once they are durable."""
+    return ingest(services(), subject(), name, _tuples)

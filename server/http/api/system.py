@@ -1,0 +1,42 @@
+"""System settings an administrator may change while the server runs (CHANGE_SYSTEM, audited).
+
+Only limits are changeable here (``server.settings.limits``); where data lives, the secret and TLS stay
+in the config file. A change is kept in the catalog and outlasts restarts until reset.
+"""
+from __future__ import annotations
+
+from flask import Blueprint, g
+
+from server.settings import limits
+from server.http.api.schema_parts import obj
+from server.control.services import services
+from server.http.guard import session, subject
+
+bp = Blueprint("system", __name__, url_prefix="/system")
+
+CHANGE_ONE = {**limits.LIMIT, "type": ["integer", "null"],
+              "description": "the new limit; null gives the setting back to its configured value"}
+CHANGE = {**obj({name: CHANGE_ONE for name in limits.CHANGEABLE}), "minProperties": 1}
+
+
+def _answer(values: dict) -> dict:
+    return {"settings": values, "configured": services().configured_limits}
+
+
+@bp.get("/settings")
+@session()
+def show():
+    """The changeable settings in force, and their configured values (administrators)."""
+    svc = services()
+    svc.catalog.core.require_admin(subject(), "system_settings_read")
+    return _answer(limits.configured(svc.settings))
+
+
+@bp.patch("/settings")
+@session(body=CHANGE)
+def change():
+    """Change settings: all or none, each audited with its old and new value.
+
+    A change is kept in the catalog and stays in force across restarts, over the config file
+    and environment, until it is reset with null."""
+    return _answer(limits.change(services(), subject(), g.body))

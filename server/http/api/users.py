@@ -1,0 +1,73 @@
+"""Users (administrators): list, add, enable or disable, set a password, delete, assign roles."""
+from __future__ import annotations
+
+from flask import Blueprint, g
+
+from server.http.api.schema_parts import NAME, obj
+from server.control.services import services
+from server.http.guard import session, subject
+
+bp = Blueprint("users", __name__, url_prefix="/users")
+
+PASSWORD = {"type": "string", "maxLength": 256}
+CREATE = obj({"name": NAME, "password": PASSWORD,
+              "roles": {"type": "array", "items": NAME, "maxItems": 64}}, ("name", "password"))
+CHANGE = {**obj({"enabled": {"type": "boolean"}, "password": PASSWORD}), "minProperties": 1}
+
+
+def _user(u) -> dict:
+    return {"name": u.name, "enabled": u.enabled, "roles": sorted(u.roles)}
+
+
+@bp.get("")
+@session()
+def index():
+    """Every user, with its roles."""
+    return {"users": [_user(u) for u in services().catalog.accounts.users(subject())]}
+
+
+@bp.post("")
+@session(body=CREATE)
+def create():
+    """Add a user with the given roles."""
+    user = services().catalog.accounts.add_user(subject(), g.body["name"], g.body["password"],
+                                                g.body.get("roles", ()))
+    return _user(user), 201
+
+
+@bp.patch("/<name>")
+@session(body=CHANGE)
+def change(name: str):
+    """Enable or disable a user, or set its password.
+
+    Disabling and a new password both end the user's sessions and disconnect its sockets."""
+    accounts = services().catalog.accounts
+    if "password" in g.body:
+        accounts.set_password(subject(), name, g.body["password"])
+    if "enabled" in g.body:
+        accounts.set_enabled(subject(), name, g.body["enabled"])
+    return {"name": name, "changed": sorted(g.body)}
+
+
+@bp.delete("/<name>")
+@session()
+def delete(name: str):
+    """Delete a user; the objects it created stay with their owner role."""
+    services().catalog.accounts.delete_user(subject(), name)
+    return "", 204
+
+
+@bp.put("/<name>/roles/<role>")
+@session()
+def assign(name: str, role: str):
+    """Let a user play a role."""
+    services().catalog.accounts.assign_role(subject(), name, role)
+    return {"user": name, "role": role, "assigned": True}
+
+
+@bp.delete("/<name>/roles/<role>")
+@session()
+def unassign(name: str, role: str):
+    """Take a role from a user, and from its open sessions."""
+    services().catalog.accounts.unassign_role(subject(), name, role)
+    return {"user": name, "role": role, "assigned": False}

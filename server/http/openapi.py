@@ -1,0 +1,81 @@
+"""``/api/v1/openapi.json``, generated from the routes and the guard's declarations.
+
+Nothing here is written by hand per route: paths and methods come from the URL map, the
+summary from the view's docstring, the request body and query schemas and the security
+requirement from the view's access rule. A route therefore cannot be undocumented, and its
+documentation cannot drift from what the guard enforces.
+"""
+from __future__ import annotations
+
+import re
+
+from flask import Flask, current_app
+
+from server.http.guard import PUBLIC, SOCKET_EVENTS, public
+
+ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
+    "type": "object", "required": ["code", "message", "details"],
+    "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+                   "details": {"type": "object"}}}}}
+PARAM = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+
+
+def _operation(rule, method: str, view) -> dict:
+    access = view.sluice_access
+    doc = (view.__doc__ or "").strip()
+    summary, _, description = doc.partition("\n")
+    op = {"operationId": f"{rule.endpoint.removeprefix('api.')}.{method.lower()}",
+          "summary": summary or rule.endpoint,
+          "tags": [rule.endpoint.split(".")[-2] if "." in rule.endpoint else "meta"],
+          "responses": {
+              "2XX": {"description": "success", "content": {"application/json": {"schema": {}}}},
+              "4XX": {"description": "refused", "content": {"application/json": {"schema": {
+                  "$ref": "#/components/schemas/Error"}}}}}}
+    if description.strip():
+        op["description"] = " ".join(description.split())
+    params = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+              for name in sorted(rule.arguments)]
+    for name, schema in ((access.query or {}).get("properties") or {}).items():
+        params.append({"name": name, "in": "query", "required": False, "schema": schema})
+    if params:
+        op["parameters"] = params
+    op["security"] = [] if access.kind == PUBLIC else [{"bearer": []}, {"cookie": []}]
+    if method in ("POST", "PUT", "PATCH") and (access.body or len(access.content) > 1):
+        schema = access.body or {"type": "array", "items": {"type": "object"}}
+        op["requestBody"] = {"required": True,
+                             "content": {c: {"schema": schema} for c in access.content}}
+    return op
+
+
+def spec(app: Flask) -> dict:
+    paths: dict[str, dict] = {}
+    for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
+        if not rule.rule.startswith("/api/"):
+            continue
+        view = app.view_functions[rule.endpoint]
+        item = paths.setdefault(PARAM.sub(r"{\1}", rule.rule), {})
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+            item[method.lower()] = _operation(rule, method, view)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Sluice API", "version": "1",
+                 "description": "Secure multi-user stream processing. Errors always have the "
+                                "shape {error: {code, message, details}}."},
+        "paths": paths,
+        "components": {
+            "schemas": {"Error": ERROR},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "the token returned by POST /api/v1/auth/login"},
+                "cookie": {"type": "apiKey", "in": "cookie", "name": "sluice_session",
+                           "description": "set by login; unsafe methods also need X-CSRF-Token"}}},
+        "x-socketio-events": {name: {"payload": a.body} for name, a in SOCKET_EVENTS.items()},
+    }
+
+
+def init_app(app: Flask) -> None:
+    @app.get("/api/v1/openapi.json")
+    @public()
+    def openapi_json():
+        """This description of the API."""
+        return spec(current_app)

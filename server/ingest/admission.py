@@ -1,0 +1,61 @@
+"""The one ingestion path: HTTP batches, socket.io ``ingest`` events and the demo feeds all
+come through :func:`ingest`, so WRITE, the size limit and the rate limit are checked alike.
+
+A batch is answered only after the runtime's log has made it durable; the answer carries the
+arrival sequence number of its first tuple.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+from boxes.errors import InvalidInput
+from catalog import Action, ObjectType, Subject
+from server.http.errors import RateLimited, TooLarge, Unavailable
+
+
+class TupleRate:
+    """A token bucket per session: ``per_second`` tuples a second, bursts of one second's worth."""
+
+    def __init__(self, per_second: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_second = per_second
+        self.clock = clock
+        self._buckets: dict[int, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, session_id: int, count: int) -> None:
+        now = self.clock()
+        with self._lock:
+            tokens, at = self._buckets.get(session_id, (float(self.per_second), now))
+            tokens = min(float(self.per_second), tokens + (now - at) * self.per_second)
+            if count > tokens:
+                self._buckets[session_id] = (tokens, now)
+                wait = max(1, int((count - tokens) / self.per_second + 1))
+                raise RateLimited(f"this session may send {self.per_second} tuples a second; "
+                                  "slow down", wait, code="INGEST_RATE_LIMITED")
+            self._buckets[session_id] = (tokens - count, now)
+
+
+def runtime_of(svc) -> Any:
+    if svc.runtime is None:
+        raise Unavailable("the stream runtime is not running on this server",
+                          code="RUNTIME_UNAVAILABLE")
+    return svc.runtime
+
+
+def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
+    """Append the tuples ``read()`` gives to input ``stream`` for a holder of WRITE on it,
+    durably. The body is read only once WRITE is known, so a caller without it learns nothing
+    from how its body would have been judged."""
+    svc.catalog.objects.require(subject, Action.WRITE, ObjectType.STREAM, stream)
+    tuples = read()
+    if not isinstance(tuples, list):
+        raise InvalidInput("tuples must be a list of objects", code="INVALID_BODY")
+    limit = svc.settings.max_batch_tuples
+    if len(tuples) > limit:
+        raise TooLarge(f"{len(tuples)} tuples in one batch; at most {limit} are accepted",
+                       code="BATCH_TOO_LARGE", details={"limit": limit})
+    svc.extra["rate"].take(subject.session_id, len(tuples))
+    receipt = runtime_of(svc).append(stream, tuples)
+    return {"stream": receipt.stream, "first_seq": receipt.first_seq, "count": receipt.count}

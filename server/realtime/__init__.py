@@ -1,0 +1,1 @@
+"""Real-time delivery: socket.io connections and events, the SecFilter per subscriber, catalog-change notices."""

@@ -1,0 +1,161 @@
+"""The socket.io side: authenticated connections, result subscriptions and fast ingestion.
+
+A connection authenticates once, at connect, with ``auth={"token": ...}`` or with the session
+cookie plus ``auth={"csrf": ...}`` (a cross-site page can make the browser send the cookie but
+cannot read the CSRF token). Every event then re-checks the session through the guard, and a
+sweeper disconnects the sockets of sessions that ended (logout, expiry, disabled or deleted
+user, a password reset) as soon as the catalog changes, or when a session's time runs out.
+
+Events (each answered by an ack, ``{"error": {...}}`` on failure):
+``subscribe {output}``, ``unsubscribe {output}`` and ``ingest {stream, tuples}``. Results
+arrive as ``tuples {output, tuples: [...]}``; ``subscription_ended {output, error}`` tells a
+subscriber it lost SUBSCRIBE.
+"""
+from __future__ import annotations
+
+import hmac
+import threading
+
+from flask import request
+from flask_socketio import ConnectionRefusedError
+
+from boxes.errors import NotFound, SluiceError, Unauthenticated
+from catalog import Action, Catalog, ObjectType, Subject
+from catalog.core import INVALID_SESSION
+from server.http import security
+from server.control.services import services
+from server.http.errors import body
+from server.realtime.extension import socketio
+from server.http.guard import socket_event
+from server.ingest.admission import ingest
+
+NAMESPACE = "/"
+SWEEP_AT_LEAST_EVERY = 5.0
+OUTPUT = {"type": "object", "properties": {"output": {"type": "string", "maxLength": 64}},
+          "required": ["output"], "additionalProperties": False}
+INGEST = {"type": "object", "properties": {"stream": {"type": "string", "maxLength": 64},
+                                           "tuples": {"type": "array"}},
+          "required": ["stream", "tuples"], "additionalProperties": False}
+
+
+class Connections:
+    """Which session each socket belongs to; ends the sockets of sessions that ended."""
+
+    def __init__(self, catalog: Catalog, disconnect_sid) -> None:
+        self.catalog = catalog
+        self.disconnect_sid = disconnect_sid
+        self._tokens: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._changed = threading.Event()
+        self._stopped = threading.Event()
+        catalog.on_change(self._changed.set)
+
+    def add(self, sid: str, token: str) -> Subject:
+        subject = self.catalog.sessions.resolve(token)
+        with self._lock:
+            self._tokens[sid] = token
+        return subject
+
+    def remove(self, sid: str) -> None:
+        with self._lock:
+            self._tokens.pop(sid, None)
+
+    def subject(self, sid: str) -> Subject:
+        """The socket's subject, if its session is still valid now."""
+        with self._lock:
+            token = self._tokens.get(sid)
+        if token is None:
+            raise Unauthenticated(INVALID_SESSION)
+        return self.catalog.sessions.resolve(token)
+
+    def sweep(self) -> list[str]:
+        """Disconnect every socket whose session is no longer valid; return their ids."""
+        with self._lock:
+            tokens = list(self._tokens.items())
+        ended = []
+        for sid, token in tokens:
+            try:
+                self.catalog.sessions.resolve(token)
+            except Unauthenticated:
+                ended.append(sid)
+                self.remove(sid)
+                self.disconnect_sid(sid)
+        return ended
+
+    def run(self) -> None:
+        """The sweeper loop: wake on every catalog change, and now and then for expiries."""
+        while True:
+            self._changed.wait(SWEEP_AT_LEAST_EVERY)
+            self._changed.clear()
+            if self._stopped.is_set():
+                return
+            self.sweep()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="socket-sweeper", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End the sweeper and wait for it, so the catalog can be closed after."""
+        self._stopped.set()
+        self._changed.set()
+        self._thread.join()
+
+
+def _token(auth) -> str:
+    """The connection's session token: from ``auth``, or the cookie plus its CSRF token."""
+    auth = auth if isinstance(auth, dict) else {}
+    if isinstance(auth.get("token"), str):
+        return auth["token"]
+    token = request.cookies.get(security.SESSION_COOKIE)
+    csrf = auth.get("csrf")
+    if token is None or not isinstance(csrf, str) or \
+            not hmac.compare_digest(csrf.encode(), security.csrf_token(token).encode()):
+        raise Unauthenticated(INVALID_SESSION)
+    return token
+
+
+@socketio.on("connect", namespace=NAMESPACE)
+def on_connect(auth=None):
+    try:
+        services().connections.add(request.sid, _token(auth))
+    except SluiceError as err:
+        raise ConnectionRefusedError(body(err.code, err.message)["error"]) from None
+
+
+@socketio.on("disconnect", namespace=NAMESPACE)
+def on_disconnect(*_):
+    svc = services()
+    svc.connections.remove(request.sid)
+    svc.delivery.forget(request.sid)
+
+
+@socketio.on("subscribe", namespace=NAMESPACE)
+@socket_event("subscribe", OUTPUT)
+def on_subscribe(subject: Subject, payload: dict):
+    svc = services()
+    output = payload["output"]
+    svc.catalog.objects.require(subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output)
+    svc.delivery.subscribe(request.sid, subject, output)
+    return {"subscribed": output}
+
+
+@socketio.on("unsubscribe", namespace=NAMESPACE)
+@socket_event("unsubscribe", OUTPUT)
+def on_unsubscribe(subject: Subject, payload: dict):
+    if not services().delivery.unsubscribe(request.sid, payload["output"]):
+        raise NotFound(f"not subscribed to {payload['output']!r}", code="NOT_SUBSCRIBED")
+    return {"unsubscribed": payload["output"]}
+
+
+@socketio.on("ingest", namespace=NAMESPACE)
+@socket_event("ingest", INGEST)
+def on_ingest(subject: Subject, payload: dict):
+    return ingest(services(), subject, payload["stream"], lambda: payload["tuples"])
+
+
+def init_app(app, svc) -> None:
+    """Wire the connection registry and the sweeper to this app's socket server."""
+    svc.connections = Connections(
+        svc.catalog, lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE))
+    svc.connections.start()
