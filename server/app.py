@@ -19,6 +19,7 @@ from server.realtime import changes, sockets
 from server.realtime.delivery import Delivery
 from server.realtime.extension import ASYNC_MODE, socketio
 from server.settings import limits
+from server.settings.limits import LiveLimits
 from server.settings.config import Settings, load_settings
 
 WEB = Path(__file__).resolve().parent.parent / "web"
@@ -30,7 +31,7 @@ def _settings(config: Mapping[str, Any] | Settings | None) -> Settings:
         return config
     overrides = dict(config or {})
     config_file = overrides.pop("config_file", None)
-    return load_settings(config_file, None, overrides)
+    return load_settings(config_file, overrides)
 
 
 def catalog_url(settings: Settings) -> str:
@@ -45,12 +46,14 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     catalog = Catalog.open(catalog_url(settings), bcrypt_rounds=settings.bcrypt_rounds,
                            session_ttl=settings.session_ttl_seconds)
     if settings.admin_user and settings.admin_password:
-        ensure_admin(catalog, settings.admin_user, settings.admin_password)
-    svc = Services(settings, catalog, security.Throttle(settings.login_attempts_per_minute))
-    svc.extra["rate"] = TupleRate(settings.ingest_tuples_per_second)
-    limits.init_app(svc)
-    svc.delivery = Delivery(catalog, lambda event, data, to: socketio.emit(
-        event, data, to=to, namespace=sockets.NAMESPACE))
+        ensure_admin(catalog, settings.admin_user, settings.admin_password.get_secret_value())
+    live = LiveLimits(settings)
+    svc = Services(settings, catalog, live,
+                   security.Throttle(lambda: live.login_attempts_per_minute),
+                   TupleRate(lambda: live.ingest_tuples_per_second),
+                   Delivery(catalog, lambda event, data, to: socketio.emit(
+                       event, data, to=to, namespace=sockets.NAMESPACE)))
+    live.update(limits.stored_changes(catalog))
     app.extensions["sluice"] = svc
 
     errors.init_app(app)

@@ -79,8 +79,9 @@ class Throttle:
 
     WINDOW = 60.0
 
-    def __init__(self, limit: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit = limit
+    def __init__(self, limit: Callable[[], int], clock: Callable[[], float] = time.monotonic
+                 ) -> None:
+        self.limit = limit   # the limit in force now (an administrator may change it)
         self.clock = clock
         self._failures: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
@@ -92,11 +93,11 @@ class Throttle:
         return times
 
     def check(self, user: str, address: str) -> None:
-        now = self.clock()
+        now, limit = self.clock(), self.limit()
         with self._lock:
             for key in (f"user:{user}", f"addr:{address}"):
                 times = self._recent(key, now)
-                if len(times) >= self.limit:
+                if len(times) >= limit:
                     wait = max(1, int(times[0] + self.WINDOW - now + 1))
                     raise RateLimited("too many failed logins; try again later", wait,
                                       code="TOO_MANY_LOGINS")

@@ -20,7 +20,7 @@ CHANGE = {**obj({name: CHANGE_ONE for name in limits.CHANGEABLE}), "minPropertie
 
 
 def _answer(values: dict) -> dict:
-    return {"settings": values, "configured": services().configured_limits}
+    return {"settings": values, "configured": services().limits.configured}
 
 
 @bp.get("/settings")
@@ -29,7 +29,7 @@ def show():
     """The changeable settings in force, and their configured values (administrators)."""
     svc = services()
     svc.catalog.core.require_admin(subject(), "system_settings_read")
-    return _answer(limits.configured(svc.settings))
+    return _answer(svc.limits.values())
 
 
 @bp.patch("/settings")
