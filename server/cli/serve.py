@@ -8,20 +8,26 @@ it is fine for this single-process design, and TLS is offered by ``tls_cert``/``
 """
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 from typing import Any
 
 from server.app import close_app, create_app
 from server.realtime.extension import socketio
+from server.settings import logs
+from server.settings.config import load_settings
+
+log = logging.getLogger(__name__)
 
 
 def serve(config_file: str | None, overrides: dict[str, Any], out) -> int:
     """Run until interrupted; SIGTERM, like Ctrl-C, stops queries cleanly (checkpoints stay)."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    app = create_app({"config_file": config_file, **overrides})
+    settings = load_settings(config_file, overrides)
+    logs.configure(settings.log_level, settings.log_format)
+    app = create_app(settings)
     svc = app.extensions["sluice"]
-    settings = svc.settings
     try:
         if settings.demo:
             from server.cli.demo import start_demo
@@ -33,6 +39,8 @@ def serve(config_file: str | None, overrides: dict[str, Any], out) -> int:
         tls = (str(settings.tls_cert), str(settings.tls_key)) if settings.tls_cert else None
         scheme = "https" if tls else "http"
         print(f"Sluice on {scheme}://{settings.host}:{settings.port}/", file=out, flush=True)
+        log.info("serving on %s://%s:%s/ (Spark runtime %s)", scheme, settings.host,
+                 settings.port, "on" if settings.runtime else "off")
         socketio.run(app, host=settings.host, port=settings.port, ssl_context=tls,
                      allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)
     finally:
