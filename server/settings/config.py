@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import SecretStr, ValidationError, field_validator
@@ -118,9 +118,6 @@ class Settings(BaseSettings):
         return path.read_text().strip()
 
 
-S = TypeVar("S", bound=Settings)
-
-
 def _problem(error: Mapping[str, Any], kind: type[Settings]) -> tuple[str, str]:
     """One validation error as (setting, sentence); a secret's value is never repeated."""
     name = str(error["loc"][0]) if error["loc"] else "settings"
@@ -133,7 +130,8 @@ def _problem(error: Mapping[str, Any], kind: type[Settings]) -> tuple[str, str]:
 
 
 def load_settings(config_file: str | Path | None = None,
-                  overrides: Mapping[str, Any] | None = None, kind: type[S] = Settings) -> S:
+                  overrides: Mapping[str, Any] | None = None,
+                  kind: type[Settings] = Settings) -> Settings:
     """Build settings (of ``kind``, a subclass in tests) from the layers, strictly: an unknown key
     is an error, not a silent typo."""
     for var in sorted(os.environ):
