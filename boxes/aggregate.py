@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Mapping
 
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
-from boxes.durations import parse_duration, spark_interval
+from boxes.durations import duration_of, spark_interval
 from boxes.expressions import CheckedAggregate, check_aggregate
 from boxes.types import DataType, Field, Schema
 
@@ -58,8 +58,8 @@ class AggregateBox(Operator):
         if schema.event_time is None:
             problems.add("NO_EVENT_TIME", f"{path}.in",
                          f"{args['in']!r} has no event time; windows need one")
-        size = parse_duration(args["window"]["size"])
-        slide = parse_duration(args["window"].get("slide") or args["window"]["size"])
+        size = duration_of(args["window"]["size"])
+        slide = duration_of(args["window"].get("slide") or args["window"]["size"])
         if size == 0 or slide == 0 or slide > size:
             problems.add("INVALID_DURATION", f"{path}.window",
                          "a window's size and slide must be positive, with slide <= size")
@@ -82,6 +82,7 @@ class AggregateBox(Operator):
             problems.add("MISSING_PARAMETER", f"{path}.aggregates", "an aggregate needs at least one aggregate")
         _check_unique(out, f"{path}.aggregates", problems)
         problems.raise_any()
+        assert schema.event_time is not None   # NO_EVENT_TIME otherwise
         return cls(name, Schema(tuple(out), "window_end"), args["in"], schema.event_time,
                    size, slide, group_by, tuple(aggregates))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
+from boxes.base import Operator
 from boxes.document import Plan
 from boxes.errors import InvalidInput
 from boxes.input import InputBox
@@ -28,6 +29,7 @@ def compile_plan(plan: Plan, inputs: Mapping[str, "DataFrame"]) -> dict[str, "Da
         elif isinstance(box, OutputBox):
             outputs[box.name] = box.compile(frames)
         else:
+            assert isinstance(box, Operator)
             frames[box.name] = box.compile(frames)
     return outputs
 

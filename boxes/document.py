@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 import yaml
@@ -23,7 +23,7 @@ from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.errors import DiagramInvalid, Problem
 from boxes.input import InputBox
 from boxes.labels import word_count
-from boxes.durations import parse_duration
+from boxes.durations import duration_of
 from boxes.output import OutputBox
 from boxes.types import FIELD_NAME, Schema, parse_schema
 
@@ -128,15 +128,27 @@ class _Node:
     name: str
     section: str
     cls: type[Box] | None = None
-    raw: Mapping | None = None
-    args: dict | None = None
+    raw: Mapping = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
     refs: tuple[tuple[str, str], ...] = ()
     schema: Schema | None = None
     sound: bool = False       # parameters and references checked without a problem
+    box: Operator | None = None   # a box built against its inputs' schemas
 
     @property
     def path(self) -> str:
         return f"{self.section}.{self.name}"
+
+    @property
+    def checked_schema(self) -> Schema:
+        """The schema, once the whole document is known to be without problems."""
+        assert self.schema is not None, "only a document without problems is planned"
+        return self.schema
+
+    @property
+    def checked_box(self) -> Operator:
+        assert self.box is not None, "only a document without problems is planned"
+        return self.box
 
 
 class _Validator:
@@ -275,7 +287,7 @@ class _Validator:
         for name, spec in raw.items():
             self.declare(name, "boxes", spec, self.box_class(name, spec))
 
-    def box_class(self, name: Any, spec: Any) -> type[Operator] | None:
+    def box_class(self, name: Any, spec: Any) -> type[Box] | None:
         path = f"boxes.{name}.type"
         if not isinstance(spec, Mapping):
             return None
@@ -346,26 +358,28 @@ class _Validator:
         for node in order:
             if node.section == "inputs" or not node.sound:
                 continue
-            upstream = {ref: self.nodes[ref].schema for ref, _ in node.refs}
-            if any(schema is None for schema in upstream.values()):
+            upstream = {ref: schema for ref, _ in node.refs
+                        if (schema := self.nodes[ref].schema) is not None}
+            if len(upstream) < len({ref for ref, _ in node.refs}):
                 continue
             if node.section == "outputs":
                 node.schema = upstream[node.args["from"]]
                 continue
+            assert node.cls is not None and issubclass(node.cls, Operator)   # a sound box's type
             try:
-                node.args = node.cls.build(node.name, node.args, upstream, node.path)
-                node.schema = node.args.schema
+                node.box = node.cls.build(node.name, node.args, upstream, node.path)
+                node.schema = node.box.schema
             except DiagramInvalid as err:
                 self.problems.extend(err.problems)
 
     def plan(self, name: str, order: list[_Node]) -> Plan:
         inputs = tuple(sorted(n.name for n in self.nodes.values() if n.section == "inputs"))
         words = word_count(len(inputs))
-        lateness = {n: parse_duration(self.nodes[n].args["lateness"]) for n in inputs}
-        input_boxes = tuple(InputBox(n, self.nodes[n].schema, i, words, lateness[n])
+        lateness = {n: duration_of(self.nodes[n].args["lateness"]) for n in inputs}
+        input_boxes = tuple(InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n])
                             for i, n in enumerate(inputs))
-        operators = tuple(node.args for node in order if node.section == "boxes")
-        outputs = tuple(OutputBox(node.name, node.schema, node.args["from"])
+        operators = tuple(node.checked_box for node in order if node.section == "boxes")
+        outputs = tuple(OutputBox(node.name, node.checked_schema, node.args["from"])
                         for node in order if node.section == "outputs")
         return Plan(name, inputs, {b.name: b.schema for b in input_boxes}, lateness,
                     {o.name: o.schema for o in outputs}, words, input_boxes + operators + outputs)

@@ -40,5 +40,5 @@ class InputBox(Box):
             frame = frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
         return frame.withColumn(labels.LABEL_COLUMN, labels.literal(self.bit, self.words))
 
-    def describe(self) -> Mapping[str, Any]:
+    def describe(self) -> dict[str, Any]:
         return {**super().describe(), "bit": self.bit, "lateness": self.lateness}

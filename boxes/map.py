@@ -53,6 +53,7 @@ class MapBox(Operator):
         from pyspark.sql import functions as F
 
         # The event time is selected as the column itself so its watermark metadata survives.
-        columns = [(F.col(self.time_source) if field == self.schema.event_time else e.to_column())
+        columns = [(F.col(self.time_source) if self.time_source and field == self.schema.event_time
+                    else e.to_column())
                    .alias(field) for field, e in self.exprs]
         return frames[self.source].select(*columns, F.col(LABEL_COLUMN))

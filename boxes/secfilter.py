@@ -11,7 +11,7 @@ unsigned words, one array per word, without copying.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from boxes.labels import LABEL_COLUMN, WORD_BITS, word_count, word_name
 
-Batch = pa.Table | pa.RecordBatch
+Batch: TypeAlias = pa.Table | pa.RecordBatch
 Words = list[np.ndarray]   # one uint64 array per label word, with an entry per row
 
 # Rough nanoseconds per row on the bench machine, to choose how to answer many readable sets:
@@ -103,7 +103,8 @@ def deliveries(batch: Batch, masks: Sequence[np.ndarray]) -> list[np.ndarray]:
     """
     words = label_words(batch)
     keys: dict[bytes, int] = {}
-    distinct_masks, slot = [], []
+    distinct_masks: list[np.ndarray] = []
+    slot: list[int] = []
     for mask in masks:
         mask = _mask(words, mask)
         key = mask.tobytes()
@@ -189,5 +190,6 @@ def label_sources(batch: Batch, inputs: Sequence[str]) -> list[list[str]]:
     labels, codes = distinct_labels(label_words(batch))
     stacked = np.stack(labels, axis=1).astype("<u8")
     bits = np.unpackbits(stacked.view(np.uint8), axis=1, bitorder="little")
-    names = [sorted(inputs[i] for i in np.flatnonzero(row) if i < len(inputs)) for row in bits]
+    names = [sorted(inputs[int(i)] for i in np.flatnonzero(row) if i < len(inputs))
+             for row in bits]
     return [names[i] for i in codes]

@@ -34,8 +34,9 @@ class UnionBox(Operator):
             if upstream[source] != first:
                 problems.add("SCHEMA_MISMATCH", f"{path}.in.{i}",
                              f"{source!r} has schema {_show(upstream[source])} but "
-                             f"{sources[0]!r} has {_show(first)}; a union needs one schema")
+                             f"{sources[0]!r} has {_show(upstream[sources[0]])}; a union needs one schema")
         problems.raise_any()
+        assert first is not None   # TOO_FEW_INPUTS otherwise
         return cls(name, first, sources)
 
     @property

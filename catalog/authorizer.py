@@ -46,7 +46,7 @@ def decide(subject: Subject | None, action: Action, obj: CatalogObject | None,
     if roles is None:
         return Decision(False, "no open session of an enabled user", "no_session")
     current = snapshot.objects.get(obj.id) if obj is not None else None
-    if current is None or (current.type, current.name) != (obj.type, obj.name):
+    if obj is None or current is None or (current.type, current.name) != (obj.type, obj.name):
         return Decision(False, "no such object", "no_object")
     obj = current
     what = f"{obj.type.value} {obj.name}"

@@ -35,6 +35,10 @@ class Snapshot:
     def find(self, type_: ObjectType, name: str) -> CatalogObject | None:
         return self.by_name.get((type_, name))
 
+    def stored(self, type_: ObjectType, name: str) -> CatalogObject:
+        """An object a change just stored: its absence is a bug (KeyError), not a user's error."""
+        return self.by_name[(type_, name)]
+
     def role_holds(self, role: str, action: Action, obj: CatalogObject) -> bool:
         """Ownership or an explicit grant; no session or user is involved."""
         return obj.owner_role == role or (role, action, obj.id) in self.held

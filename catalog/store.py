@@ -19,7 +19,7 @@ from boxes.errors import InvalidInput
 def migrations() -> list[tuple[int, str]]:
     """The numbered migration scripts shipped in ``catalog/migrations``, in order."""
     folder = resources.files("catalog") / "migrations"
-    scripts = sorted(p for p in folder.iterdir() if p.name.endswith(".sql"))
+    scripts = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
     return [(int(p.name.split("_", 1)[0]), p.read_text(encoding="utf-8")) for p in scripts]
 
 

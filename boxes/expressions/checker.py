@@ -366,8 +366,9 @@ class Checker:
         return n.Call(result, name, tuple(typed))
 
     def _unified(self, trees, what: str, whole) -> list[n.Node] | None:
-        checked = [self.check(t) for t in trees]
-        if None in checked:
+        maybe = [self.check(t) for t in trees]
+        checked = [c for c in maybe if c is not None]
+        if len(checked) < len(maybe):
             return None
         kind = _unify(checked)
         if kind is _CLASH:

@@ -156,7 +156,9 @@ def _(node: n.Like, row):
     value = _eval(node.operand, row)
     if value is None:
         return None
-    return (sv.like_regex(node.pattern).fullmatch(value) is not None) != node.negated
+    regex = sv.like_regex(node.pattern)
+    assert not isinstance(regex, str), regex   # the checker refuses such a pattern
+    return (regex.fullmatch(value) is not None) != node.negated
 
 
 @_eval.register

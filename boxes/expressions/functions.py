@@ -219,8 +219,9 @@ def _trunc_py(unit: str, ts: datetime) -> datetime:
     order = ("year", "month", "day", "hour", "minute", "second")
     reset = {"month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0}
     keep = order.index(unit)
-    return ts.replace(microsecond=0,
-                      **{name: value for name, value in reset.items() if order.index(name) > keep})
+    smaller: dict[str, Any] = {name: value for name, value in reset.items()
+                               if order.index(name) > keep}
+    return ts.replace(microsecond=0, **smaller)
 
 
 def _timestamp_seconds_spark(F, seconds):

@@ -10,7 +10,7 @@ import math
 import re
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Context, Decimal
-from typing import Any
+from typing import Any, Callable
 
 from boxes.types import DataType
 
@@ -199,7 +199,7 @@ def _seconds_to_timestamp(seconds: float) -> datetime | None:
     return from_micros(int(seconds * 1_000_000))
 
 
-_CASTS = {
+_CASTS: dict[tuple[DataType, DataType], Callable[[Any], Any]] = {
     (DataType.STRING, DataType.LONG): _string_to_long,
     (DataType.STRING, DataType.DOUBLE): _string_to_double,
     (DataType.STRING, DataType.BOOLEAN): _string_to_boolean,
