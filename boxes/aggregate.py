@@ -9,8 +9,9 @@ timed at ``window_start``. A window [20s, 30s) chained into 30 s windows lands i
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
@@ -52,7 +53,7 @@ class AggregateBox(Operator):
 
     @classmethod
     def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "AggregateBox":
+              path: str) -> AggregateBox:
         schema = upstream[args["in"]]
         problems = Problems()
         if schema.event_time is None:
@@ -69,7 +70,8 @@ class AggregateBox(Operator):
             dtype = schema.type_of(field)
             if dtype is None:
                 problems.add(labels.missing_field_code(field), f"{path}.group_by.{i}",
-                             f"no field {field!r} in {args['in']!r}; fields: {', '.join(schema.names)}")
+                             f"no field {field!r} in {args['in']!r}; "
+                             f"fields: {', '.join(schema.names)}")
             else:
                 out.append(Field(field, dtype))
         aggregates = []
@@ -79,7 +81,8 @@ class AggregateBox(Operator):
                 aggregates.append((field, checked))
                 out.append(Field(field, checked.type))
         if not args["aggregates"]:
-            problems.add("MISSING_PARAMETER", f"{path}.aggregates", "an aggregate needs at least one aggregate")
+            problems.add("MISSING_PARAMETER", f"{path}.aggregates",
+                         "an aggregate needs at least one aggregate")
         _check_unique(out, f"{path}.aggregates", problems)
         problems.raise_any()
         assert schema.event_time is not None   # NO_EVENT_TIME otherwise
@@ -107,5 +110,6 @@ def _check_unique(fields: list[Field], path: str, problems: Problems) -> None:
     seen: set[str] = set()
     for f in fields:
         if f.name in seen:
-            problems.add("DUPLICATE_FIELD", path, f"the output would have two fields named {f.name!r}")
+            problems.add("DUPLICATE_FIELD", path,
+                         f"the output would have two fields named {f.name!r}")
         seen.add(f.name)

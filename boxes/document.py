@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import yaml
 
 from boxes import registry
 from boxes.base import Box, Kind, Operator, bad_name, check_params
+from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
 from boxes.input import InputBox
 from boxes.labels import word_count
-from boxes.durations import duration_of
 from boxes.output import OutputBox
 from boxes.types import FIELD_NAME, Schema, parse_schema
 
@@ -68,11 +69,13 @@ def load_document(text: str) -> dict:
         finally:
             loader.dispose()
     except yaml.YAMLError as err:
-        raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "", f"not valid YAML or JSON: {err}")]) from None
+        raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "",
+                                      f"not valid YAML or JSON: {err}")]) from None
     if duplicates:
         raise DiagramInvalid(duplicates)
     if not isinstance(doc, dict):
-        raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "", "a diagram document must be a mapping")])
+        raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "",
+                                      "a diagram document must be a mapping")])
     return doc
 
 
@@ -103,7 +106,7 @@ class Plan:
     input_lateness: Mapping[str, float]
     outputs: Mapping[str, Schema]
     label_words: int
-    boxes: tuple[Box, ...]                # inputs, then operators in topological order, then outputs
+    boxes: tuple[Box, ...]   # inputs, then operators in topological order, then outputs
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "inputs": list(self.inputs), "label_words": self.label_words,
@@ -166,7 +169,8 @@ class _Validator:
 
     def run(self, doc: Mapping) -> Plan:
         if not isinstance(doc, Mapping):
-            raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "", "a diagram document must be a mapping")])
+            raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "",
+                                          "a diagram document must be a mapping")])
         self.check_header(doc)
         sections = {s: self.section(doc, s) for s in ("schemas", "inputs", "boxes", "outputs")}
         self.read_schemas(sections["schemas"])
@@ -186,10 +190,12 @@ class _Validator:
                 self.add("UNKNOWN_PARAMETER", str(key), f"unknown section {key!r}; expected "
                          + ", ".join(SECTIONS))
         if "version" not in doc:
-            self.add("MISSING_PARAMETER", "version", f"missing 'version' (this server reads version {VERSION})")
+            self.add("MISSING_PARAMETER", "version",
+                     f"missing 'version' (this server reads version {VERSION})")
         elif doc["version"] != VERSION or isinstance(doc["version"], bool):
             self.add("UNSUPPORTED_VERSION", "version",
-                     f"version {doc['version']!r} is not supported; this server reads version {VERSION}")
+                     f"version {doc['version']!r} is not supported; "
+                     f"this server reads version {VERSION}")
         name = doc.get("name")
         if name is None:
             self.add("MISSING_PARAMETER", "name", "missing 'name' (the diagram's name)")
@@ -225,7 +231,8 @@ class _Validator:
             return None
         if name in self.nodes:
             self.add("DUPLICATE_NAME", path, f"{name!r} is already the name of "
-                     f"{self.nodes[name].section}.{name}; names are shared by inputs, boxes and outputs")
+                     f"{self.nodes[name].section}.{name}; "
+                     "names are shared by inputs, boxes and outputs")
             return None
         node = self.nodes[name] = _Node(name, section)
         if raw is None and nullable:
@@ -242,7 +249,8 @@ class _Validator:
         self.problems.extend(found)
         node.refs = tuple(cls.upstream_refs(node.args, path))
         node.sound = not found
-        if any(p.name not in node.args for p in cls.params if p.kind in (Kind.INPUT_REF, Kind.INPUT_REFS)):
+        if any(p.name not in node.args for p in cls.params
+               if p.kind in (Kind.INPUT_REF, Kind.INPUT_REFS)):
             self.arrows_known = False
         return node
 
@@ -270,7 +278,8 @@ class _Validator:
             self.problems.extend(found)
         if self.streams is None:
             if node.raw.get("schema") is None:
-                self.add("MISSING_PARAMETER", path, "an input run outside the server declares its schema")
+                self.add("MISSING_PARAMETER", path,
+                         "an input run outside the server declares its schema")
             return schema
         catalog = self.streams.get(node.name)
         if catalog is None:
@@ -283,7 +292,8 @@ class _Validator:
 
     def read_boxes(self, raw: Mapping) -> None:
         if len(raw) > MAX_BOXES:
-            self.add("TOO_MANY_BOXES", "boxes", f"{len(raw)} boxes; a diagram may have at most {MAX_BOXES}")
+            self.add("TOO_MANY_BOXES", "boxes",
+                     f"{len(raw)} boxes; a diagram may have at most {MAX_BOXES}")
         for name, spec in raw.items():
             self.declare(name, "boxes", spec, self.box_class(name, spec))
 
@@ -293,7 +303,8 @@ class _Validator:
             return None
         kind = spec.get("type")
         if kind is None:
-            self.add("MISSING_PARAMETER", path, "missing 'type'; one of " + ", ".join(_operator_types()))
+            self.add("MISSING_PARAMETER", path,
+                     "missing 'type'; one of " + ", ".join(_operator_types()))
         elif not isinstance(kind, str):
             self.add("WRONG_TYPE", path, "'type' must be text")
         elif kind not in _operator_types():
@@ -319,7 +330,8 @@ class _Validator:
                     continue
                 if target is None or target.section == "outputs":
                     what = "an output, which cannot be read" if target else "nothing"
-                    self.add("UNKNOWN_INPUT", path, f"{ref!r} names {what}; expected an input or a box")
+                    self.add("UNKNOWN_INPUT", path,
+                             f"{ref!r} names {what}; expected an input or a box")
                     node.sound = False
                     self.arrows_known = False
                 else:
@@ -389,7 +401,8 @@ def _names_in(values: Iterable[Any]) -> list[str]:
     """Names a box of unknown type seems to read: only so its inputs do not look unreachable."""
     found: list[str] = []
     for value in values:
-        found.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
+        found.extend(v for v in (value if isinstance(value, list) else [value])
+                     if isinstance(v, str))
     return found
 
 

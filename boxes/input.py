@@ -7,7 +7,7 @@ event time (so windows and joins downstream can close) and attaches the stream's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import labels
 from boxes.base import Box, Kind, Param

@@ -9,8 +9,9 @@ both sides readable (strong semantic). The output's event time is the left event
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
@@ -45,7 +46,7 @@ class JoinBox(Operator):
 
     @classmethod
     def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "JoinBox":
+              path: str) -> JoinBox:
         left, right = upstream[args["left"]], upstream[args["right"]]
         problems = Problems()
         for side, schema in (("left", left), ("right", right)):
@@ -53,7 +54,8 @@ class JoinBox(Operator):
                 problems.add("NO_EVENT_TIME", f"{path}.{side}",
                              f"{args[side]!r} has no event time; a join bounds event time")
         if not args["on"]:
-            problems.add("MISSING_PARAMETER", f"{path}.on", "a join needs at least one field in 'on'")
+            problems.add("MISSING_PARAMETER", f"{path}.on",
+                         "a join needs at least one field in 'on'")
         for i, field in enumerate(args["on"]):
             for side, schema in (("left", left), ("right", right)):
                 if schema.get(field) is None:
@@ -69,11 +71,13 @@ class JoinBox(Operator):
         right_names = tuple((n, f"right_{n}" if n in shared else n) for n in right.names)
         out_names = [o for _, o in left_names + right_names]
         for clash in sorted({n for n in out_names if out_names.count(n) > 1}):
-            problems.add("DUPLICATE_FIELD", path, f"the output would have two fields named {clash!r}")
+            problems.add("DUPLICATE_FIELD", path,
+                         f"the output would have two fields named {clash!r}")
         problems.raise_any()
         assert left.event_time is not None and right.event_time is not None  # NO_EVENT_TIME
-        fields = tuple(Field(o, f.type) for f, (_, o) in zip(left.fields, left_names, strict=True)) \
-            + tuple(Field(o, f.type) for f, (_, o) in zip(right.fields, right_names, strict=True))
+        fields = tuple(Field(o, f.type) for f, (_, o) in zip(left.fields, left_names, strict=True))
+        fields += tuple(Field(o, f.type)
+                        for f, (_, o) in zip(right.fields, right_names, strict=True))
         times = (dict(left_names)[left.event_time], dict(right_names)[right.event_time])
         return cls(name, Schema(fields, times[0]), args["left"], args["right"], tuple(args["on"]),
                    duration_of(args["within"]), left_names, right_names, times)

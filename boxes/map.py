@@ -5,8 +5,9 @@ through unchanged (``t: time``), so windows and joins can still follow a map.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.expressions import CheckedExpr, check_expression
@@ -17,21 +18,23 @@ from boxes.types import Field, Schema
 @dataclass(frozen=True)
 class MapBox(Operator):
     type_name: ClassVar[str] = "map"
-    description: ClassVar[str] = "Compute named fields from each tuple (a projection); the label is unchanged"
+    description: ClassVar[str] = ("Compute named fields from each tuple (a projection); "
+                                  "the label is unchanged")
     params: ClassVar[tuple[Param, ...]] = (
         Param("in", Kind.INPUT_REF, "the input or box to read"),
-        Param("fields", Kind.EXPRESSIONS, "output field name: expression, e.g. {cents: price * 100}"),
+        Param("fields", Kind.EXPRESSIONS,
+              "output field name: expression, e.g. {cents: price * 100}"),
     )
 
     name: str
     schema: Schema
     source: str
     exprs: tuple[tuple[str, CheckedExpr], ...]
-    time_source: str | None    # the input's event-time field, if passed through as schema.event_time
+    time_source: str | None   # the input's event-time field, if passed on as schema.event_time
 
     @classmethod
     def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "MapBox":
+              path: str) -> MapBox:
         schema = upstream[args["in"]]
         problems = Problems()
         if not args["fields"]:

@@ -11,7 +11,8 @@ unsigned words, one array per word, without copying.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence, TypeAlias
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -77,7 +78,7 @@ def _mask(words: Words, mask) -> np.ndarray:
 def _within(words: Words, mask: np.ndarray) -> np.ndarray:
     """Boolean per row: no label bit outside ``mask`` (only words with outside bits are read)."""
     outside = None
-    for word, out in zip(words, ~mask):
+    for word, out in zip(words, ~mask, strict=True):
         if out:
             bits = word & out
             outside = bits if outside is None else np.bitwise_or(outside, bits, out=outside)
@@ -179,7 +180,7 @@ def distinct_labels(words: Words) -> tuple[Words, np.ndarray]:
     representative = np.empty(len(hashes), dtype=np.intp)
     representative[codes] = np.arange(len(codes))   # any row of a code will do
     labels = [word[representative] for word in words]
-    if all(np.array_equal(word, label[codes]) for word, label in zip(words, labels)):
+    if all(np.array_equal(word, label[codes]) for word, label in zip(words, labels, strict=True)):
         return labels, codes
     values, codes = np.unique(np.stack(words, axis=1), axis=0, return_inverse=True)
     return list(values.T), codes.reshape(-1)

@@ -16,7 +16,6 @@ from catalog.model import Action, CatalogObject, Subject
 from catalog.snapshot import Snapshot
 
 
-
 @dataclass(frozen=True)
 class Decision:
     allowed: bool

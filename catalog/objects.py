@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound
 from boxes.types import parse_schema

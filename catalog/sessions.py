@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from typing import Iterable
+from collections.abc import Iterable
 
 from boxes.errors import Denied, Unauthenticated
 from catalog import passwords, repository

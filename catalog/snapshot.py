@@ -7,9 +7,9 @@ of just the objects the change touched (``with_objects``), which must come out t
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping
 
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
 from catalog.repository import ObjectRows, SubjectRows

@@ -5,8 +5,9 @@
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from flask import Flask
 
@@ -19,8 +20,8 @@ from server.realtime import changes, sockets
 from server.realtime.delivery import Delivery
 from server.realtime.extension import ASYNC_MODE, socketio
 from server.settings import limits
-from server.settings.limits import LiveLimits
 from server.settings.config import Settings, load_settings
+from server.settings.limits import LiveLimits
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 

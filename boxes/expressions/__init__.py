@@ -9,8 +9,9 @@ Columns are built from the checked tree with ``pyspark.sql.functions`` only, nev
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from boxes.errors import DiagramInvalid, Problem
 from boxes.expressions import codes

@@ -18,7 +18,8 @@ from __future__ import annotations
 from functools import singledispatch
 from typing import Any
 
-from boxes.expressions import functions, guards, nodes as n
+from boxes.expressions import functions, guards
+from boxes.expressions import nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.types import DataType
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Mapping
 from datetime import timezone
 from functools import singledispatch
-from typing import Any, Mapping
+from typing import Any
 
-from boxes.expressions import functions, nodes as n
+from boxes.expressions import functions
+from boxes.expressions import nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.types import DataType
 

@@ -13,9 +13,10 @@ Parameter kinds: a DataType; ``NUMERIC`` (long or double, all such arguments uni
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from boxes.expressions import guards
 from boxes.expressions import sqlvalues as sv

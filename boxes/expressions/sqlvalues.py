@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Context, Decimal
-from typing import Any, Callable
+from typing import Any
 
 from boxes.types import DataType
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from boxes.document import Plan, load_document, validate
 from boxes.errors import InvalidInput, SluiceError
@@ -19,8 +19,8 @@ from boxes.output import OutputBox
 from boxes.types import parse_schema
 from catalog import DiagramSpec, Subject
 from catalog.objects import Resumable
-from server.realtime.delivery import Labels
 from server.ingest.admission import runtime_of
+from server.realtime.delivery import Labels
 
 MAX_DOCUMENT_NODES = 100_000
 log = logging.getLogger(__name__)

@@ -3,6 +3,7 @@
 The settings are the frozen configuration; what changes at run time has its own object
 (``limits``) or is started later (``runtime``, ``connections``, ``changes``: ``None`` until then).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from server.ingest.admission import TupleRate
 from server.settings.config import Settings
 from server.settings.limits import LiveLimits
 
-if TYPE_CHECKING:   # the layers above and Spark's runtime import this module
+if TYPE_CHECKING:  # the layers above and Spark's runtime import this module
     from server.realtime.changes import ChangeNotices
     from server.realtime.delivery import Delivery
     from server.realtime.sockets import Connections
@@ -32,9 +33,9 @@ class Services:
     throttle: Throttle
     rate: TupleRate
     delivery: Delivery
-    runtime: Runtime | None = None          # None without Spark (``runtime: false``)
+    runtime: Runtime | None = None  # None without Spark (``runtime: false``)
     connections: Connections | None = None  # set by server.realtime.sockets.init_app
-    changes: ChangeNotices | None = None    # set by server.realtime.changes.init_app
+    changes: ChangeNotices | None = None  # set by server.realtime.changes.init_app
     on_close: list[Callable[[], None]] = field(default_factory=list)  # run by close_app, in order
 
 

@@ -14,7 +14,7 @@ import hmac
 import threading
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from flask import Flask, Response, current_app, request
 

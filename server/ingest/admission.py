@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from boxes.errors import InvalidInput
 from catalog import Action, ObjectType, Subject

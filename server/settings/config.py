@@ -1,4 +1,4 @@
-"""Server settings: embedded defaults, then a YAML file, then ``SLUICE_*`` variables, then overrides.
+"""Server settings: defaults, then a YAML file, then ``SLUICE_*`` variables, then overrides.
 
 Every setting has a default that works on a laptop (SQLite and logs under ``./data``, Spark
 ``local[*]``). The one thing never defaulted is the secret that signs sessions: when none is
@@ -15,6 +15,7 @@ server runs; those live in ``server.settings.limits.LiveLimits``, never here.
 >>> settings.port, settings.secret_key
 (9000, SecretStr('**********'))
 """
+
 from __future__ import annotations
 
 import os
@@ -52,14 +53,15 @@ class _Environment(EnvSettingsSource):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True,
-                                      validate_default=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="forbid", frozen=True, validate_default=True
+    )
 
     data_dir: Path = Path("data")
     host: str = "127.0.0.1"
     port: int = 8080
     secret_key: SecretStr | None = None
-    catalog_url: str | None = None          # default: sqlite file in data_dir
+    catalog_url: str | None = None  # default: sqlite file in data_dir
     spark_master: str = "local[*]"
     spark_conf: dict[str, str] = {}
     bcrypt_rounds: int = 12
@@ -74,21 +76,26 @@ class Settings(BaseSettings):
     admin_password: SecretStr | None = None
     demo: bool = False
     testing: bool = False
-    runtime: bool = True                    # start Spark and the ingestion logs (off: REST only)
+    runtime: bool = True  # start Spark and the ingestion logs (off: REST only)
     ingest_tuples_per_second: int = 50_000  # per session, for HTTP and socket ingestion together
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
-    log_format: Literal["text", "json"] = "text"   # json: one object a line, for log collectors
+    log_format: Literal["text", "json"] = "text"  # json: one object a line, for log collectors
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls: type[BaseSettings],
-                                   init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource,
-                                   dotenv_settings: PydanticBaseSettingsSource,
-                                   file_secret_settings: PydanticBaseSettingsSource
-                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         """First wins: overrides, then ``SLUICE_*`` variables, then the YAML file."""
-        return (init_settings, _Environment(settings_cls),
-                YamlConfigSettingsSource(settings_cls, yaml_file=_config_file.get()))
+        return (
+            init_settings,
+            _Environment(settings_cls),
+            YamlConfigSettingsSource(settings_cls, yaml_file=_config_file.get()),
+        )
 
     @field_validator("spark_conf", mode="before")
     @classmethod
@@ -96,8 +103,9 @@ class Settings(BaseSettings):
         """Spark takes every conf value as text; YAML reads ``partitions: 4`` as a number and
         ``enabled: true`` as a bool (Spark spells it ``true``)."""
         if isinstance(value, Mapping):
-            return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
-                    for k, v in value.items()}
+            return {
+                str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()
+            }
         return value
 
     def ensure_secret(self) -> str:
@@ -105,9 +113,11 @@ class Settings(BaseSettings):
         if self.secret_key is not None:
             secret = self.secret_key.get_secret_value()
             if secret.lower() in WEAK_SECRETS and not self.testing:
-                raise InvalidInput("secret_key is a well-known default; set SLUICE_SECRET_KEY to a "
-                                   "long random value or leave it unset to generate one",
-                                   code="WEAK_SECRET")
+                raise InvalidInput(
+                    "secret_key is a well-known default; set SLUICE_SECRET_KEY to a "
+                    "long random value or leave it unset to generate one",
+                    code="WEAK_SECRET",
+                )
             return secret
         path = self.data_dir / "secret_key"
         if not path.exists():
@@ -129,16 +139,21 @@ def _problem(error: Mapping[str, Any], kind: type[Settings]) -> tuple[str, str]:
     return name, f"setting {name!r} has an invalid value{value}: {error['msg']}"
 
 
-def load_settings(config_file: str | Path | None = None,
-                  overrides: Mapping[str, Any] | None = None,
-                  kind: type[Settings] = Settings) -> Settings:
+def load_settings(
+    config_file: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    kind: type[Settings] = Settings,
+) -> Settings:
     """Build settings (of ``kind``, a subclass in tests) from the layers, strictly: an unknown key
     is an error, not a silent typo."""
     for var in sorted(os.environ):
-        name = var[len(ENV_PREFIX):].lower()
+        name = var[len(ENV_PREFIX) :].lower()
         if var.startswith(ENV_PREFIX) and name not in kind.model_fields:
-            raise InvalidInput(f"unknown setting {name!r} in {var}", code="UNKNOWN_SETTING",
-                               details={"setting": name})
+            raise InvalidInput(
+                f"unknown setting {name!r} in {var}",
+                code="UNKNOWN_SETTING",
+                details={"setting": name},
+            )
     path = None if config_file is None else Path(config_file)
     if path is not None and not isinstance(yaml.safe_load(path.read_text()) or {}, Mapping):
         raise InvalidInput(f"{path} must hold a mapping of settings", code="INVALID_SETTING")
@@ -147,10 +162,14 @@ def load_settings(config_file: str | Path | None = None,
         return kind(**dict(overrides or {}))
     except ValidationError as exc:
         problems = [_problem(error, kind) for error in exc.errors()]
-        code = ("UNKNOWN_SETTING" if all(m.startswith("unknown") for _, m in problems)
-                else "INVALID_SETTING")
+        code = (
+            "UNKNOWN_SETTING"
+            if all(m.startswith("unknown") for _, m in problems)
+            else "INVALID_SETTING"
+        )
         # from None: pydantic's own message repeats every input value, secrets included.
-        raise InvalidInput("; ".join(m for _, m in problems), code=code,
-                           details={"setting": problems[0][0]}) from None
+        raise InvalidInput(
+            "; ".join(m for _, m in problems), code=code, details={"setting": problems[0][0]}
+        ) from None
     finally:
         _config_file.reset(token)

@@ -10,6 +10,7 @@ The configuration stays frozen; the values in force live in one :class:`LiveLimi
 tells a holder of a copy (the runtime's log) when they change; the login throttle and the
 ingestion rate read it at each use.
 """
+
 from __future__ import annotations
 
 import logging
@@ -88,8 +89,9 @@ class LiveLimits:
 
 def change(svc: Services, subject: Subject, changes: Mapping[str, int | None]) -> dict[str, int]:
     """Store an administrator's changes (all or none) and put them in force."""
-    return svc.limits.change(lambda configured: svc.catalog.system.change(subject, changes,
-                                                                          configured))
+    return svc.limits.change(
+        lambda configured: svc.catalog.system.change(subject, changes, configured)
+    )
 
 
 def stored_changes(catalog: Catalog) -> dict[str, int]:
@@ -101,6 +103,7 @@ def stored_changes(catalog: Catalog) -> dict[str, int]:
             stored[name] = value
             log.info("system setting %s=%r, changed by an administrator, is in force", name, value)
         else:
-            log.warning("ignoring the stored system setting %s=%r: not a valid limit here",
-                        name, value)
+            log.warning(
+                "ignoring the stored system setting %s=%r: not a valid limit here", name, value
+            )
     return stored

@@ -8,6 +8,7 @@ and every request at INFO; they are held at WARNING unless the level is DEBUG.
 ``sluice serve`` calls ``configure(settings.log_level, settings.log_format)`` before anything
 else, so the app factory's own lines are seen too.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,17 +17,21 @@ import sys
 from datetime import datetime, timezone
 from typing import TextIO
 
-HANDLER = "sluice"   # the name of the one handler this module installs on the root logger
+HANDLER = "sluice"  # the name of the one handler this module installs on the root logger
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 CHATTY = ("py4j", "werkzeug")
 
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"time": datetime.fromtimestamp(record.created, timezone.utc)
-                 .isoformat(timespec="milliseconds"),
-                 "level": record.levelname, "logger": record.name,
-                 "message": record.getMessage()}
+        entry = {
+            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(
+                timespec="milliseconds"
+            ),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)

@@ -1,16 +1,16 @@
 """System settings an administrator may change while the server runs (CHANGE_SYSTEM, audited).
 
-Only limits are changeable here (``server.settings.limits``); where data lives, the secret and TLS stay
-in the config file. A change is kept in the catalog and outlasts restarts until reset.
+Only limits are changeable here (``server.settings.limits``); where data lives, the secret and
+TLS stay in the config file. A change is kept in the catalog and outlasts restarts until reset.
 """
 from __future__ import annotations
 
 from flask import Blueprint, g
 
-from server.settings import limits
-from server.http.api.schema_parts import obj
 from server.control.services import services
+from server.http.api.schema_parts import obj
 from server.http.guard import session, subject
+from server.settings import limits
 
 bp = Blueprint("system", __name__, url_prefix="/system")
 

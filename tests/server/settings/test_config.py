@@ -1,5 +1,6 @@
 """Settings from their layers (embedded defaults, a YAML file, ``SLUICE_*`` variables,
 overrides): every value parsed by its declared type, secrets hidden, bad values named."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,10 +27,10 @@ def write(tmp_path, values: dict):
     return path
 
 
-def test_a_float_and_a_list_setting_parse_as_such_from_file_and_environment(tmp_path,
-                                                                            monkeypatch):
-    from_file = load_settings(write(tmp_path, {"ratio": "0.25", "hosts": ["a", "b"]}),
-                              kind=Extended)
+def test_a_float_and_a_list_setting_parse_as_such_from_file_and_environment(tmp_path, monkeypatch):
+    from_file = load_settings(
+        write(tmp_path, {"ratio": "0.25", "hosts": ["a", "b"]}), kind=Extended
+    )
     assert (from_file.ratio, from_file.hosts) == (0.25, ["a", "b"])
     monkeypatch.setenv("SLUICE_RATIO", "1.5")
     monkeypatch.setenv("SLUICE_HOSTS", "[c, d]")
@@ -38,8 +39,15 @@ def test_a_float_and_a_list_setting_parse_as_such_from_file_and_environment(tmp_
 
 
 def test_layers_apply_in_order_file_then_environment_then_overrides(tmp_path, monkeypatch):
-    path = write(tmp_path, {"port": 1001, "host": "0.0.0.0", "bcrypt_rounds": 5,
-                            "spark_conf": {"spark.sql.shuffle.partitions": 4}})
+    path = write(
+        tmp_path,
+        {
+            "port": 1001,
+            "host": "0.0.0.0",
+            "bcrypt_rounds": 5,
+            "spark_conf": {"spark.sql.shuffle.partitions": 4},
+        },
+    )
     monkeypatch.setenv("SLUICE_HOST", "10.0.0.1")
     monkeypatch.setenv("SLUICE_BCRYPT_ROUNDS", "6")
     settings = load_settings(path, {"bcrypt_rounds": 7})
@@ -61,13 +69,16 @@ def test_secrets_never_show_in_repr_or_errors(tmp_path, monkeypatch):
     assert err.value.__cause__ is None and err.value.__suppress_context__
 
 
-@pytest.mark.parametrize("layer, setting, value", [
-    ("environment", "port", "eighty"),
-    ("file", "max_batch_tuples", "many"),
-    ("file", "runtime", "perhaps"),
-    ("overrides", "log_level", "LOUD"),
-    ("environment", "log_format", "xml"),
-])
+@pytest.mark.parametrize(
+    "layer, setting, value",
+    [
+        ("environment", "port", "eighty"),
+        ("file", "max_batch_tuples", "many"),
+        ("file", "runtime", "perhaps"),
+        ("overrides", "log_level", "LOUD"),
+        ("environment", "log_format", "xml"),
+    ],
+)
 def test_a_bad_value_is_an_error_naming_the_setting(tmp_path, monkeypatch, layer, setting, value):
     config_file, overrides = None, {}
     if layer == "environment":
@@ -106,5 +117,7 @@ def test_settings_are_immutable():
 def test_the_command_reports_a_bad_setting_and_exits_2(tmp_path, capsys):
     config = write(tmp_path, {"data_dir": str(tmp_path), "bcrypt_rounds": "twelve"})
     assert main(["user", "add", "root", "--admin", "--config", str(config)]) == 2
-    assert ("[INVALID_SETTING] setting 'bcrypt_rounds' has an invalid value 'twelve'"
-            in capsys.readouterr().err)
+    assert (
+        "[INVALID_SETTING] setting 'bcrypt_rounds' has an invalid value 'twelve'"
+        in capsys.readouterr().err
+    )

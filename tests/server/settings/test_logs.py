@@ -1,5 +1,6 @@
 """Logging as an operator sets it: INFO lines are written at INFO, and the JSON format gives
 one parseable object a line, in a unit and from a real ``sluice serve`` process."""
+
 from __future__ import annotations
 
 import io
@@ -24,11 +25,14 @@ def root():
         logging.getLogger(name).setLevel(old)
 
 
-@pytest.mark.parametrize("level, written", [
-    ("DEBUG", ["debug", "info", "warning"]),
-    ("INFO", ["info", "warning"]),
-    ("WARNING", ["warning"]),
-])
+@pytest.mark.parametrize(
+    "level, written",
+    [
+        ("DEBUG", ["debug", "info", "warning"]),
+        ("INFO", ["info", "warning"]),
+        ("WARNING", ["warning"]),
+    ],
+)
 def test_lines_at_and_above_the_level_are_written(root, level, written):
     out = io.StringIO()
     logs.configure(level, "text", out)
@@ -51,7 +55,10 @@ def test_json_lines_parse_with_level_logger_and_message(root):
         logging.getLogger("server.elsewhere").exception("it failed")
     first, second = (json.loads(line) for line in out.getvalue().splitlines())
     assert {k: first[k] for k in ("level", "logger", "message")} == {
-        "level": "INFO", "logger": "server.somewhere", "message": "applied max_batch_tuples=5"}
+        "level": "INFO",
+        "logger": "server.somewhere",
+        "message": "applied max_batch_tuples=5",
+    }
     assert first["time"].endswith("+00:00")
     assert (second["level"], second["message"]) == ("ERROR", "it failed")
     assert "ValueError: boom" in second["exception"]
@@ -74,9 +81,13 @@ def test_sluice_serve_writes_json_info_lines(serve):
     server.start()
     server.kill()
     # The log file also holds stdout: our start line and Flask's banner (" * Serving ...").
-    lines = [line for line in server.log_path.read_text().splitlines()
-             if not line.startswith(("Sluice on ", " * "))]
+    lines = [
+        line
+        for line in server.log_path.read_text().splitlines()
+        if not line.startswith(("Sluice on ", " * "))
+    ]
     records = [json.loads(line) for line in lines]
     assert {"level": "INFO", "logger": "server.cli.serve"} in [
-        {k: r[k] for k in ("level", "logger")} for r in records]
+        {k: r[k] for k in ("level", "logger")} for r in records
+    ]
     assert all(r.keys() >= {"time", "level", "logger", "message"} for r in records)
