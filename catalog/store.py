@@ -66,11 +66,6 @@ class Store:
                         self.conn.execute("ROLLBACK")
                     raise
 
-    @property
-    def version(self) -> int:
-        with self.lock:
-            return self.conn.execute("PRAGMA user_version").fetchone()[0]
-
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """All or nothing: commit if the block returns, roll back if it raises."""
