@@ -6,8 +6,17 @@ one problem. Order of checks: document shape, names, each section's parameters a
 registry's declarations, references, cycles, reachability, then schemas and expressions box by
 box in data-flow order.
 
->>> plan = validate(load_document(text))                # headless: the document's own schemas
->>> plan = validate(doc, streams={"in1": schema, ...})  # server: inputs are catalog streams
+>>> plan = validate(load_document('''
+... version: 1
+... name: cheap
+... inputs: {in1: {schema: {fields: {symbol: string, price: double}}}}
+... boxes: {low: {type: filter, in: in1, where: "price < 10"}}
+... outputs: {out: {from: low}}
+... '''))
+>>> plan.inputs, list(plan.outputs)
+(('in1',), ['out'])
+
+On the server the inputs are catalog streams: ``validate(doc, streams={"in1": schema})``.
 """
 from __future__ import annotations
 
