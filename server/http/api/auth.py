@@ -39,6 +39,7 @@ def login():
     except Unauthenticated:
         svc.throttle.failed(name, address)
         raise
+    svc.throttle.succeeded(name, address)
     ttl = svc.settings.session_ttl_seconds
     response = jsonify({**_me(token, who), "token": token, "expires_in": ttl})
     security.set_session_cookies(response, token, ttl)
