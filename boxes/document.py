@@ -39,19 +39,32 @@ from boxes.types import FIELD_NAME, Schema, parse_schema
 VERSION = 1
 MAX_BOXES = 1000
 SECTIONS = ("version", "name", "description", "schemas", "inputs", "boxes", "outputs")
+# A diagram needs about six levels (boxes > name > window > size); the rest is headroom.
+MAX_DEPTH = 64
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML with only true/false as booleans (YAML 1.1 reads a join's ``on:`` key as True)
-    and without aliases: nested aliases expand exponentially (the "billion laughs") and no
-    diagram needs them, so they are refused before anything walks the document."""
+    """YAML with only true/false as booleans (YAML 1.1 reads a join's ``on:`` key as True),
+    without aliases (nested aliases expand exponentially, the "billion laughs", and no diagram
+    needs them) and at most ``MAX_DEPTH`` levels deep (PyYAML composes recursively, so deeper
+    nesting would exhaust Python's stack); both are refused before anything walks the
+    document."""
+
+    depth = 0
 
     def compose_node(self, parent, index):
+        mark = self.peek_event().start_mark
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(
-                None, None, "YAML anchors and aliases are not accepted in diagram documents",
-                self.peek_event().start_mark)
-        return super().compose_node(parent, index)
+                None, None, "YAML anchors and aliases are not accepted in diagram documents", mark)
+        if self.depth >= MAX_DEPTH:
+            raise yaml.composer.ComposerError(
+                None, None, f"the document nests deeper than {MAX_DEPTH} levels", mark)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 _BOOL = "tag:yaml.org,2002:bool"
