@@ -77,6 +77,13 @@ def test_an_attacker_hammering_a_user_does_not_lock_him_out_elsewhere(client, au
                        environ_base=joes_desk).status_code == 200
 
 
+def test_an_empty_role_list_is_refused_not_a_session_without_roles(client, auth):
+    refused = client.post(LOGIN, json={"user": "al", "password": auth.passwords["al"],
+                                       "roles": []})
+    assert refused.status_code == 400 and refused.json["error"]["code"] == "INVALID_BODY"
+    assert "roles" in refused.json["error"]["message"]
+
+
 def test_cookie_sessions_need_the_csrf_header_for_writes(client, auth):
     csrf = auth.login("al").json["csrf_token"]
     assert client.get("/api/v1/auth/whoami").status_code == 200

@@ -14,7 +14,8 @@ bp = Blueprint("auth", __name__, url_prefix="/auth")
 LOGIN = obj({"user": {"type": "string", "maxLength": 64},
              "password": {"type": "string", "maxLength": 256},
              "roles": {"type": "array", "items": {"type": "string", "maxLength": 64},
-                       "maxItems": 64}},
+                       "minItems": 1, "maxItems": 64,
+                       "description": "the roles to activate; leave out for all the user's"}},
             ("user", "password"))
 
 
