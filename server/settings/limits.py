@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import jsonschema
@@ -42,8 +43,10 @@ class LiveLimits:
     """
 
     def __init__(self, settings: Settings) -> None:
-        self.configured: Mapping[str, int] = {name: getattr(settings, name) for name in CHANGEABLE}
-        self._values: Mapping[str, int] = dict(self.configured)
+        self.configured: Mapping[str, int] = MappingProxyType(
+            {name: getattr(settings, name) for name in CHANGEABLE}
+        )
+        self._values: Mapping[str, int] = self.configured
         self._followers: list[Follower] = []
         self._lock = threading.Lock()
 
@@ -82,7 +85,7 @@ class LiveLimits:
         return dict(values)
 
     def _update(self, values: Mapping[str, int]) -> None:
-        self._values = {**self._values, **values}
+        self._values = MappingProxyType({**self._values, **values})
         for follower in self._followers:
             follower(self._values)
 

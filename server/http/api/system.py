@@ -20,7 +20,7 @@ CHANGE = {**obj({name: CHANGE_ONE for name in limits.CHANGEABLE}), "minPropertie
 
 
 def _answer(values: dict) -> dict:
-    return {"settings": values, "configured": services().limits.configured}
+    return {"settings": values, "configured": dict(services().limits.configured)}
 
 
 @bp.get("/settings")
