@@ -97,6 +97,12 @@ class Settings(BaseSettings):
             YamlConfigSettingsSource(settings_cls, yaml_file=_config_file.get()),
         )
 
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level_in_capitals(cls, value: Any) -> Any:
+        """``debug`` and ``DEBUG`` alike, as operators write both."""
+        return value.upper() if isinstance(value, str) else value
+
     @field_validator("spark_conf", mode="before")
     @classmethod
     def _conf_as_text(cls, value: Any) -> Any:

@@ -50,7 +50,9 @@ def test_layers_apply_in_order_file_then_environment_then_overrides(tmp_path, mo
     )
     monkeypatch.setenv("SLUICE_HOST", "10.0.0.1")
     monkeypatch.setenv("SLUICE_BCRYPT_ROUNDS", "6")
+    monkeypatch.setenv("SLUICE_LOG_LEVEL", "debug")
     settings = load_settings(path, {"bcrypt_rounds": 7})
+    assert settings.log_level == "DEBUG"
     assert (settings.port, settings.host, settings.bcrypt_rounds) == (1001, "10.0.0.1", 7)
     assert settings.spark_conf == {"spark.sql.shuffle.partitions": "4"}
     assert settings.max_batch_tuples == Settings().max_batch_tuples == 10_000
