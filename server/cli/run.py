@@ -22,8 +22,6 @@ from boxes.secfilter import label_sources, readable_mask, secfilter
 from boxes.types import DataType, Schema
 
 MAX_PROBLEMS_PER_FILE = 20
-_ARROW = {DataType.STRING: pa.string(), DataType.LONG: pa.int64(), DataType.DOUBLE: pa.float64(),
-          DataType.BOOLEAN: pa.bool_(), DataType.TIMESTAMP: pa.timestamp("us", tz="UTC")}
 
 
 def run_headless(diagram: str, input_specs: Sequence[str], readable: str | None,
@@ -141,7 +139,7 @@ def read_ndjson(path: str, schema: Schema) -> tuple[pa.Table, list[Problem]]:
             continue
         for field, value in zip(schema.fields, row):
             columns[field.name].append(value)
-    table = pa.table({f.name: pa.array(columns[f.name], _ARROW[f.type]) for f in schema.fields})
+    table = pa.table({f.name: pa.array(columns[f.name], f.type.arrow) for f in schema.fields})
     return table, problems
 
 

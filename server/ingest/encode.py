@@ -19,13 +19,6 @@ from boxes.types import DataType, Schema
 
 MAX_REPORTED = 100
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
-ARROW_TYPES = {
-    DataType.STRING: pa.string(),
-    DataType.LONG: pa.int64(),
-    DataType.DOUBLE: pa.float64(),
-    DataType.BOOLEAN: pa.bool_(),
-    DataType.TIMESTAMP: pa.timestamp("us", tz="UTC"),
-}
 
 
 @dataclass(frozen=True)
@@ -35,10 +28,6 @@ class Limits:
     max_tuples: int = 10_000
     max_bytes: int = 8 << 20
     max_string_bytes: int = 64 << 10
-
-
-def arrow_schema(schema: Schema) -> pa.Schema:
-    return pa.schema([pa.field(f.name, ARROW_TYPES[f.type]) for f in schema.fields])
 
 
 def _micros(dt: datetime) -> int:
@@ -118,7 +107,7 @@ def encode(stream: str, schema: Schema, tuples: Any, arrival: datetime,
             f"accepted ({shown})",
             code="TUPLE_INVALID",
             details={"stream": stream, "invalid": bad_count, "errors": errors[:MAX_REPORTED]})
-    table = pa.Table.from_pydict(columns, schema=arrow_schema(schema))
+    table = pa.Table.from_pydict(columns, schema=schema.arrow_schema())
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
