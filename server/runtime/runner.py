@@ -146,6 +146,8 @@ class Runtime:
         version = str(version) if version is not None else fingerprint(plan)
         with self._lock:
             current = self._deployments.get(diagram_id)
+            if current is not None:
+                self._reconcile(current)  # a dead query is not "already running"
             if current is not None and current.state == RUNNING and current.version == version:
                 return version
             if current is not None:

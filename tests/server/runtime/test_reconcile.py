@@ -124,6 +124,16 @@ def test_every_status_call_checks_the_queries_and_racing_callers_restart_once(ma
     assert runtime.status("d")["restarts"] == 1
 
 
+def test_deploying_again_a_diagram_whose_query_died_starts_it_afresh(make_runtime, spark):
+    runtime = make_runtime(reconcile_every=3600)  # only deploy itself may notice
+    rows = deploy_delivering(runtime, "d")
+    query_of(spark, "d.d_out").stop()
+    runtime.deploy("d", plan_of(union_doc("d", ["d_in"])), rows)
+    assert [q.name for q in spark.streams.active if q.name == "d.d_out"] == ["d.d_out"]
+    runtime.append("d_in", [{"symbol": "after", "price": 2.0}])
+    assert [r["symbol"] for r in rows.wait_for_rows(2)] == ["before", "after"]
+
+
 def test_close_stops_the_reconciler_at_once(spark, tmp_path):
     runtime = Runtime(tmp_path / "rt", session=spark,
                       settings=RuntimeSettings(reconcile_every=3600, compact_every=3600))
