@@ -5,8 +5,11 @@ roles and whether the user is enabled are all read from it, so a ``Subject`` res
 revocation or a logout cannot outlive it. ``rule`` names what decided (``owner``, ``grant``,
 ``catalog`` or why not), which is what the audit log records.
 
->>> decide(None, Action.VIEW_OBJECT, obj, snap)
+>>> in1 = cat.core.find(joe, "stream", "in1")       # ``cat`` and ``joe`` as in ``catalog.front``
+>>> decide(None, Action.VIEW_OBJECT, in1, cat.core.snapshot)
 Decision(allowed=False, reason='no open session of an enabled user', rule='no_session')
+>>> decide(joe, Action.READ_TUPLE, in1, cat.core.snapshot)
+Decision(allowed=True, reason='role ADMIN owns stream in1', rule='owner')
 """
 from __future__ import annotations
 

@@ -7,9 +7,11 @@ route can never be left open by forgetting a check. ``@session`` authenticates t
 subject may do is then decided by the catalog inside each operation, never by hand here.
 The same declaration validates the JSON body and feeds the OpenAPI description.
 
->>> @bp.post("/schemas")
-... @session(body=SCHEMA_BODY)
-... def create(): ...
+A route declares what it needs, for example::
+
+    @bp.post("/schemas")
+    @session(body=SCHEMA_BODY)
+    def create(): ...
 """
 from __future__ import annotations
 
