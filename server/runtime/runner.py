@@ -353,7 +353,8 @@ class Runtime:
         try:
             counters = (self.spark.sparkContext._jsc.sc().listenerBus().metrics()
                         .metricRegistry().getCounters())
-            dropped = {name.split(".")[1]: counters[name].getCount() for name in list(counters)
+            dropped = {name[len("queue."):-len(".numDroppedEvents")]: counters[name].getCount()
+                       for name in list(counters)
                        if name.startswith("queue.") and name.endswith(".numDroppedEvents")}
             return {"events_posted": counters["numEventsPosted"].getCount(),
                     "dropped_events": dropped}

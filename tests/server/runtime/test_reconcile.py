@@ -10,8 +10,7 @@ import threading
 import time
 
 import pytest
-
-from runtime_helpers import WAIT, Collector, TRADE, plan_of, union_doc
+from runtime_helpers import TRADE, WAIT, Collector, plan_of, union_doc
 
 from server.runtime import Runtime, RuntimeSettings
 
