@@ -23,6 +23,19 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def make_dirs_durably(path: Path) -> None:
+    """Create ``path`` and its missing parents, each new name flushed into its parent: a log
+    or checkpoint directory that a crash could forget would take acknowledged rows with it."""
+    path = Path(path)
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        directory.mkdir(exist_ok=True)
+        fsync_dir(directory.parent)
+
+
 def write_durably(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically and durably (write, fsync, rename, fsync dir)."""
     path = Path(path)

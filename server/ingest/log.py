@@ -21,7 +21,7 @@ from typing import Any, Mapping
 from boxes.errors import Conflict, InvalidInput, NotFound, SluiceError
 from boxes.types import Schema, parse_schema
 from server.ingest.acks import AckTimes
-from server.ingest.durable import write_durably
+from server.ingest.durable import make_dirs_durably, write_durably
 from server.ingest.encode import Limits, encode
 from server.ingest.segments import Position, SegmentLog
 
@@ -55,7 +55,7 @@ class IngestLog:
         self.root = Path(root)
         self.limits = limits
         self.segment_bytes = segment_bytes
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_dirs_durably(self.root)
         self._schemas: dict[str, Schema] = {}
         self._logs: dict[str, SegmentLog] = {}
         self._heads: dict[str, Position] = {}
@@ -100,7 +100,7 @@ class IngestLog:
                                    code="STREAM_EXISTS")
                 return
             directory = self.root / name
-            directory.mkdir()
+            make_dirs_durably(directory)
             write_durably(directory / SCHEMA_FILE, json.dumps(schema.to_dict()))
             self._open_stream(name, schema)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from boxes.errors import SluiceError
-from server.ingest.durable import fsync_dir
+from server.ingest.durable import fsync_dir, make_dirs_durably
 
 HEADER = struct.Struct("<4sIQI I")  # magic, payload length, first row, row count, CRC32
 MAGIC = b"SLG1"
@@ -108,7 +108,7 @@ class SegmentLog:
     def __init__(self, directory: Path, segment_bytes: int = 64 << 20) -> None:
         self.directory = Path(directory)
         self.segment_bytes = segment_bytes
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_dirs_durably(self.directory)
         self._fd: int | None = None
         self._dir_dirty = False
         self._recover()

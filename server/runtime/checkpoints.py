@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from boxes.errors import InvalidInput
-from server.ingest.durable import write_durably
+from server.ingest.durable import make_dirs_durably, write_durably
 from server.ingest.segments import Position
 
 DIAGRAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -50,7 +50,7 @@ class DiagramDir:
         recorded = self.start()
         if recorded is not None:
             return recorded
-        self.path.mkdir(parents=True, exist_ok=True)
+        make_dirs_durably(self.path)
         write_durably(self.path / START_FILE,
                       json.dumps({name: pos.to_list() for name, pos in heads.items()}))
         return heads

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from boxes.types import parse_schema
-from server.ingest.durable import write_durably
+from server.ingest.durable import make_dirs_durably, write_durably
 from server.ingest.log import IngestLog
 from server.ingest.segments import Position
 from server.runtime.checkpoints import DiagramDir
@@ -83,3 +83,17 @@ def test_every_durable_file_has_its_directory_flushed_after_its_rename(tmp_path,
     renamed = events.index(("replace", str(path)))
     assert ("fsync", str(path.parent)) in events[renamed:]
     assert not path.with_name(path.name + ".tmp").exists()
+
+
+def test_new_directories_are_flushed_into_their_parents(tmp_path, events):
+    make_dirs_durably(tmp_path / "a" / "b")
+    make_dirs_durably(tmp_path / "a" / "b")   # existing: nothing to flush
+    assert events == [("fsync", str(tmp_path)), ("fsync", str(tmp_path / "a"))]
+
+
+@pytest.mark.parametrize("write", [_schema_file, _start_file], ids=["stream", "diagram version"])
+def test_a_new_stream_or_diagram_directory_is_flushed_before_its_first_file(tmp_path, events,
+                                                                             write):
+    path = write(tmp_path)
+    created = events.index(("fsync", str(path.parent.parent)))
+    assert created < events.index(("replace", str(path)))
