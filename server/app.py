@@ -86,10 +86,10 @@ def close_app(app: Flask) -> None:
 
 def _pages(app: Flask) -> None:
     """The web pages are public files; their API calls are what is guarded."""
-    app.view_functions["static"] = guard.public()(app.view_functions["static"])
+    app.view_functions["static"] = guard.guarded()(app.view_functions["static"])
 
     @app.get("/")
-    @guard.public()
+    @guard.guarded()
     def index():
         """The web console's start page."""
         return app.send_static_file("index.html")

@@ -10,7 +10,7 @@ from flask import Blueprint, g
 from server.settings import limits
 from server.http.api.schema_parts import obj
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("system", __name__, url_prefix="/system")
 
@@ -24,16 +24,14 @@ def _answer(values: dict) -> dict:
 
 
 @bp.get("/settings")
-@session()
+@guarded()
 def show():
     """The changeable settings in force, and their configured values (administrators)."""
-    svc = services()
-    svc.catalog.core.require_admin(subject(), "system_settings_read")
-    return _answer(limits.configured(svc.settings))
+    return _answer(limits.configured(services().settings))
 
 
 @bp.patch("/settings")
-@session(body=CHANGE)
+@guarded(body=CHANGE)
 def change():
     """Change settings: all or none, each audited with its old and new value.
 
