@@ -3,7 +3,8 @@
 Deny by default. Only the snapshot is trusted: the session's active roles, the user's current
 roles and whether the user is enabled are all read from it, so a ``Subject`` resolved before a
 revocation or a logout cannot outlive it. ``rule`` names what decided (``owner``, ``grant``,
-``catalog`` or why not), which is what the audit log records.
+``catalog`` or why not), which is what the audit log records. What each operation needs is
+data, in ``catalog.policy``; :func:`decide_any` decides one group of its needs.
 
 >>> decide(None, Action.VIEW_OBJECT, obj, snap)
 Decision(allowed=False, reason='no open session of an enabled user', rule='no_session')
