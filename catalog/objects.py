@@ -16,10 +16,10 @@ from boxes.errors import Conflict, Denied, InvalidInput, NotFound
 from boxes.types import parse_schema
 from catalog import repository
 from catalog.accounts import role_named
-from catalog.authorizer import active_roles, decide, owns
+from catalog.authorizer import active_roles, decide
 from catalog.core import Core
 from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
-from catalog.policy import OPERATIONS
+from catalog import policy
 from catalog.snapshot import Snapshot
 
 QUERY_STATUSES = ("running", "stopped")
@@ -216,7 +216,7 @@ class Objects:
         core = self.core
         news = self._diagram_names(spec)
         with core.store.lock:
-            core.authorize(subject, OPERATIONS["diagrams.update"], {"name": spec.name},
+            core.authorize(subject, policy.OPERATIONS["diagrams.update"], {"name": spec.name},
                            "diagram_replace")
             snapshot = core.snapshot
             old = core.find(subject, T.DIAGRAM, spec.name, snapshot)
@@ -299,7 +299,8 @@ class Objects:
         return inputs
 
     def drop(self, subject: Subject, type_: ObjectType, name: str) -> None:
-        """The owner role (or an administrator) drops an object no other object uses.
+        """The owner role (or an administrator: ``policy.drop``) drops an object no other
+        object uses.
 
         Dropping a diagram drops its boxes, derived streams and outputs with it.
         """
@@ -310,9 +311,8 @@ class Objects:
             if obj.type is T.SYSTEM or obj.parent_id is not None:
                 raise InvalidInput(f"{obj.type.value} {obj.name} cannot be dropped on its own",
                                    code="NOT_DROPPABLE")
-            if not owns(subject, obj, snapshot):
-                core.require(subject, Action.CHANGE_SYSTEM, snapshot.system, snapshot,
-                             event=f"{obj.type.value}_drop")
+            core.authorize(subject, policy.drop(obj.type), {"name": name},
+                           f"{obj.type.value}_drop")
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
                 raise Conflict(f"{obj.type.value} {obj.name} is used by other objects",

@@ -76,9 +76,9 @@ ADMIN = Need(A.CHANGE_SYSTEM, SYSTEM)
 ANY = On(None)     # the object named by the arguments ``type_`` and ``name``
 
 
-def owner_or_admin(on: On) -> tuple[Need, ...]:
-    """Dropping: the owner role, or an administrator (to stop a leak)."""
-    return Need(OWNER, on), ADMIN
+def drop(type_: ObjectType) -> Rule:
+    """Dropping an object: its owner role, or an administrator (to stop a leak)."""
+    return needs((Need(OWNER, On(type_)), ADMIN))
 
 
 SCHEMA, STREAM, DIAGRAM, OUTPUT = On(T.SCHEMA), On(T.STREAM), On(T.DIAGRAM), On(T.OUTPUT)
@@ -99,11 +99,11 @@ OPERATIONS: Mapping[str, Rule] = {
     "schemas.index": SESSION,
     "schemas.create": needs(Need(A.ADD, SYSTEM)),
     "schemas.describe": needs(Need(A.VIEW_OBJECT, SCHEMA)),
-    "schemas.delete": needs(owner_or_admin(SCHEMA)),
+    "schemas.delete": drop(T.SCHEMA),
     "streams.index": SESSION,
     "streams.create": needs(Need(A.VIEW_OBJECT, On(T.SCHEMA, "schema")), Need(A.ADD, SYSTEM)),
     "streams.describe": needs(Need(A.VIEW_OBJECT, STREAM)),
-    "streams.delete": needs(owner_or_admin(STREAM)),
+    "streams.delete": drop(T.STREAM),
     "streams.append": needs(Need(A.WRITE, STREAM)),
     # diagrams: the catalog also checks READ_TUPLE on every input the document reads
     "diagrams.index": SESSION,
@@ -111,7 +111,7 @@ OPERATIONS: Mapping[str, Rule] = {
     "diagrams.check": SESSION,                 # validates against the streams it may view
     "diagrams.describe": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
     "diagrams.update": needs(Need(OWNER, DIAGRAM), Need(A.ADD, SYSTEM)),
-    "diagrams.delete": needs(owner_or_admin(DIAGRAM)),
+    "diagrams.delete": drop(T.DIAGRAM),
     "diagrams.deploy": needs(Need(A.SET_QUERY_STATUS, DIAGRAM)),
     "diagrams.stop": needs(Need(A.SET_QUERY_STATUS, DIAGRAM)),
     "diagrams.status": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
