@@ -75,7 +75,7 @@ def guarded(body=None, content=("application/json",), query=None) -> Callable:
                 g.subject = authenticate()
             if body is not None:
                 g.body = json_body(body)
-            if not rule.public:
+            if not rule.public:   # after the body: a rule may name an object in it
                 named = {**(g.body if isinstance(g.get("body"), dict) else {}),
                          **(request.view_args or {})}
                 services().catalog.authorize(g.subject, operation(request.endpoint), named)
