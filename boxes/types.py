@@ -86,10 +86,6 @@ class Schema:
             out["event_time"] = self.event_time
         return out
 
-    def same_shape(self, other: "Schema") -> bool:
-        """Same field names, in the same order, with the same types (what union needs)."""
-        return self.fields == other.fields
-
 
 def parse_schema(raw: Any, path: str) -> tuple[Schema | None, list[Problem]]:
     """Read ``{fields: {name: type, ...}, event_time: name}``; return the schema or the problems."""

@@ -6,8 +6,11 @@ revocation or a logout cannot outlive it. ``rule`` names what decided (``owner``
 ``catalog`` or why not), which is what the audit log records. What each operation needs is
 data, in ``catalog.policy``; :func:`decide_any` decides one group of its needs.
 
->>> decide(None, Action.VIEW_OBJECT, obj, snap)
+>>> in1 = cat.core.find(joe, "stream", "in1")       # ``cat`` and ``joe`` as in ``catalog.front``
+>>> decide(None, Action.VIEW_OBJECT, in1, cat.core.snapshot)
 Decision(allowed=False, reason='no open session of an enabled user', rule='no_session')
+>>> decide(joe, Action.READ_TUPLE, in1, cat.core.snapshot)
+Decision(allowed=True, reason='role ADMIN owns stream in1', rule='owner')
 """
 from __future__ import annotations
 

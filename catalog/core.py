@@ -1,7 +1,10 @@
 """The shared heart of the catalog: the store, the current snapshot, and the one way to change both.
 
-Every change runs through :meth:`Core.change`: one transaction, the new snapshot built from the
-same transaction and checked (there must stay an administrator), then swapped in whole. Reads
+Every change to what the snapshot holds (accounts, roles, objects, grants, sessions) runs
+through :meth:`Core.change`: one transaction, the new snapshot built from the same transaction
+and checked (there must stay an administrator), then swapped in whole. The audit trail
+(:meth:`Core.log`) and the system settings (``system.py``), which no snapshot holds, are
+written in plain transactions of their own. Reads
 take the current snapshot without waiting for a writer; a commit by another process (``sluice
 user disable`` while the server runs) is noticed through SQLite's ``data_version`` and reloaded.
 """

@@ -1,9 +1,14 @@
 """The catalog's front door: open a database and get the parts the server uses.
 
->>> cat = Catalog.open("sqlite:///data/catalog.db", bcrypt_rounds=12)
->>> token, me = cat.sessions.login("al", "secret-password", roles=["CUSTOMER1"])
->>> [o.name for o in cat.objects.lookup(me)]
-['s', 'in1', 'in2']
+>>> from catalog.bootstrap import add_admin
+>>> cat = Catalog.open("sqlite:///:memory:", bcrypt_rounds=4)
+>>> add_admin(cat, "joe", "correct horse battery")
+True
+>>> token, joe = cat.sessions.login("joe", "correct horse battery")
+>>> _ = cat.objects.add_schema(joe, "trade", {"fields": {"price": "double"}})
+>>> _ = cat.objects.add_stream(joe, "in1", "trade")
+>>> [o.name for o in cat.objects.lookup(joe)]
+['system', 'trade', 'in1']
 """
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """The app factory: settings, catalog, security, the API, sockets and (optionally) the runtime.
 
->>> app = create_app({"data_dir": tmp, "testing": True, "runtime": False})
->>> socketio.run(app)          # what ``sluice serve`` does, with TLS if configured
+``sluice serve`` (``server/cli/serve.py``) does, in effect::
+
+    app = create_app({"config_file": "sluice.yaml"})
+    socketio.run(app, host=..., port=...)
+    close_app(app)
 """
 from __future__ import annotations
 

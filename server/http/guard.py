@@ -11,9 +11,11 @@ token), puts the subject in ``g.subject``, validates the JSON body, then asks th
 authorize the operation with the objects its path and body name. The same declarations feed
 the OpenAPI description.
 
->>> @bp.post("/schemas")
-... @guarded(body=SCHEMA_BODY)
-... def create(): ...
+A route declares what it reads; its rule in the table says what it needs, for example::
+
+    @bp.post("/schemas")
+    @guarded(body=SCHEMA_BODY)
+    def create(): ...
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from server.ingest.segments import SegmentLog, list_segments, scan, segment_path
+from server.ingest.segments import SegmentLog
 
 log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
@@ -39,14 +39,6 @@ def decode_batch(payload: bytes) -> tuple[int, pa.Table]:
     table = pa.ipc.open_stream(payload).read_all()
     batch_id = int(table.schema.metadata[BATCH_KEY])
     return batch_id, table.replace_schema_metadata(None)
-
-
-def read_results(directory: Path) -> list[tuple[int, pa.Table]]:
-    """Every retained ``(batch id, table)`` of a result log, oldest first; read-only, so tools
-    and tests may read it while the server writes."""
-    return [decode_batch(frame.payload)
-            for base in list_segments(directory)
-            for frame, _ in scan(segment_path(directory, base))]
 
 
 class Tap:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from boxes.document import load_document, validate
+from boxes.document import MAX_DEPTH, load_document, validate
 from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid
 from boxes.types import parse_schema
@@ -105,3 +105,20 @@ def test_duplicate_keys_are_found_with_their_path():
     ("10", None), ("ten s", None), ("-1s", None), ("400d", None), (10, None), (None, None)])
 def test_durations(text, seconds):
     assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["- " * 3000 + "1", "a: " + "{b: " * 3000 + "1" + "}" * 3000,
+                                  '{"a": ' * 5000 + "1" + "}" * 5000])
+def test_deep_nesting_is_a_syntax_problem_not_a_crash(text):
+    with pytest.raises(DiagramInvalid) as refused:
+        load_document(text)
+    assert [p.code for p in refused.value.problems] == ["DOCUMENT_SYNTAX"]
+    assert f"deeper than {MAX_DEPTH} levels" in refused.value.problems[0].message
+
+
+def test_nesting_up_to_the_limit_loads():
+    value = load_document("a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1))["a"]
+    depth = 0
+    while value is not None:
+        depth, value = depth + 1, value[0] if value else None
+    assert depth == MAX_DEPTH - 1

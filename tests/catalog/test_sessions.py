@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from boxes.errors import Denied, Unauthenticated
+from boxes.errors import Denied, InvalidInput, Unauthenticated
 from catalog import Action, Catalog, ObjectType
 from tests.catalog.conftest import PASSWORD
 
@@ -50,6 +50,9 @@ def test_a_session_activates_only_the_chosen_roles(cat, al):
     with pytest.raises(Denied) as err:
         cat.sessions.login("al", PASSWORD, ["ADMIN"])
     assert err.value.code == "ROLE_NOT_PLAYABLE"
+    with pytest.raises(InvalidInput) as empty:
+        cat.sessions.login("al", PASSWORD, [])
+    assert empty.value.code == "ROLE_NOT_PLAYABLE" and "at least one role" in str(empty.value)
 
 
 @pytest.mark.parametrize("end", ["logout", "disable", "delete", "expire", "new_password"])

@@ -6,6 +6,7 @@ import pytest
 from boxes.errors import InvalidInput
 from catalog import policy
 from server.http import guard
+from server.http.security import Throttle
 from server.app import close_app, create_app
 from server.realtime.extension import socketio
 from serverkit import Client, LiveServer, overrides, wait_until
@@ -46,7 +47,8 @@ def test_role_activation(auth):
     assert auth.login("al", roles=["ADMIN"]).json["error"]["code"] == "ROLE_NOT_PLAYABLE"
 
 
-def test_failed_logins_are_throttled_per_user_even_with_the_right_password(client, auth):
+def test_failed_logins_are_throttled_per_user_and_address_even_with_the_right_password(
+        client, auth):
     client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 3},
                  headers=auth.headers("joe"))
     for _ in range(3):
@@ -59,9 +61,29 @@ def test_failed_logins_are_throttled_per_user_even_with_the_right_password(clien
 def test_failed_logins_are_throttled_per_address_across_users(client, auth):
     client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 2},
                  headers=auth.headers("joe"))
-    for user in ("u1", "u2"):
-        client.post(LOGIN, json={"user": user, "password": "guess guess"})
+    for n in range(2 * Throttle.ADDRESS_FACTOR):
+        client.post(LOGIN, json={"user": f"u{n}", "password": "guess guess"})
     assert auth.login("bob").status_code == 429
+
+
+def test_an_attacker_hammering_a_user_does_not_lock_him_out_elsewhere(client, auth):
+    attacker, joes_desk = {"REMOTE_ADDR": "203.0.113.9"}, {"REMOTE_ADDR": "198.51.100.7"}
+    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 3},
+                 headers=auth.headers("joe"))
+    answers = [client.post(LOGIN, json={"user": "joe", "password": "guess guess"},
+                           environ_base=attacker).status_code for _ in range(12)]
+    assert answers[:3] == [401] * 3 and set(answers[3:]) == {429}
+    assert client.post(LOGIN, json={"user": "joe", "password": auth.passwords["joe"]},
+                       environ_base=attacker).status_code == 429
+    assert client.post(LOGIN, json={"user": "joe", "password": auth.passwords["joe"]},
+                       environ_base=joes_desk).status_code == 200
+
+
+def test_an_empty_role_list_is_refused_not_a_session_without_roles(client, auth):
+    refused = client.post(LOGIN, json={"user": "al", "password": auth.passwords["al"],
+                                       "roles": []})
+    assert refused.status_code == 400 and refused.json["error"]["code"] == "INVALID_BODY"
+    assert "roles" in refused.json["error"]["message"]
 
 
 def test_cookie_sessions_need_the_csrf_header_for_writes(client, auth):

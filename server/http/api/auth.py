@@ -14,7 +14,8 @@ bp = Blueprint("auth", __name__, url_prefix="/auth")
 LOGIN = obj({"user": {"type": "string", "maxLength": 64},
              "password": {"type": "string", "maxLength": 256},
              "roles": {"type": "array", "items": {"type": "string", "maxLength": 64},
-                       "maxItems": 64}},
+                       "minItems": 1, "maxItems": 64,
+                       "description": "the roles to activate; leave out for all the user's"}},
             ("user", "password"))
 
 
@@ -44,6 +45,7 @@ def login():
     except Unauthenticated:
         svc.throttle.failed(name, address)
         raise
+    svc.throttle.succeeded(name, address)
     ttl = svc.settings.session_ttl_seconds
     response = jsonify({**_me(token, who), "token": token, "expires_in": ttl})
     security.set_session_cookies(response, token, ttl)
@@ -84,4 +86,5 @@ def change_password():
     except Denied:
         svc.throttle.failed(who.user_name, address)
         raise
+    svc.throttle.succeeded(who.user_name, address)
     return {"user": who.user_name, "changed": True}

@@ -5,9 +5,9 @@ import threading
 import time
 
 import pytest
-from runtime_helpers import Collector
+from runtime_helpers import Collector, read_results
 
-from server.runtime.outputs import OutputSink, read_results
+from server.runtime.outputs import OutputSink
 
 
 @pytest.fixture
