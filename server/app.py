@@ -67,7 +67,8 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     svc.on_close.append(changes.init_app(svc, sockets.NAMESPACE).stop)
     missing = guard.unguarded(app)
     if missing:
-        raise RuntimeError(f"endpoints without an access rule: {', '.join(missing)}")
+        raise RuntimeError("endpoints without the guard or a rule in catalog.policy: "
+                           f"{', '.join(missing)}")
     if settings.runtime:
         from server.control.diagrams import start_runtime
 

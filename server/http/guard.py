@@ -146,9 +146,11 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
 
 
 def unguarded(app: Flask) -> list[str]:
-    """Endpoints without the guard or without a rule in the policy table: there must be none."""
-    return sorted(e for e, view in app.view_functions.items()
-                  if getattr(view, "sluice_access", None) is None or rule_of(e) is None)
+    """Endpoints without the guard or without a rule in the policy table, and socket events
+    without a rule: there must be none."""
+    return sorted([e for e, view in app.view_functions.items()
+                   if getattr(view, "sluice_access", None) is None or rule_of(e) is None] +
+                  [SOCKET + name for name in SOCKET_EVENTS if SOCKET + name not in OPERATIONS])
 
 
 def _deny_unguarded() -> None:

@@ -188,6 +188,7 @@ def test_a_socket_event_the_policy_table_does_not_list_is_refused(app, auth, mon
     ran = []
     socketio.on("unlisted")(guard.socket_event("unlisted", {"type": "object"})(
         lambda who, payload: ran.append(payload) or {"ok": True}))
+    assert guard.unguarded(app) == ["socket.unlisted"]
     sock = socketio.test_client(app, auth={"token": auth.token("joe")})
     ack = sock.emit("unlisted", {}, callback=True)
     sock.disconnect()
