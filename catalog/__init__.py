@@ -7,4 +7,5 @@ from catalog.front import Catalog
 from catalog.model import Action, CatalogObject, ObjectType, Subject
 from catalog.objects import DiagramSpec
 
-__all__ = ["INVALID_SESSION", "Action", "Catalog", "CatalogObject", "DiagramSpec", "ObjectType", "Subject"]
+__all__ = ["INVALID_SESSION", "Action", "Catalog", "CatalogObject", "DiagramSpec", "ObjectType",
+           "Subject"]

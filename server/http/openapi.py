@@ -3,7 +3,8 @@
 Nothing here is written by hand per route: paths and methods come from the URL map, the
 summary from the view's docstring, the request body and query schemas from the guard's
 declaration, and the security requirement and needed permissions (``x-permissions``) from the
-operation's rule in the policy table (``catalog.policy``). A route therefore cannot be undocumented, and its
+operation's rule in the policy table (``catalog.policy``). A route therefore cannot be
+undocumented, and its
 documentation cannot drift from what the guard enforces.
 """
 from __future__ import annotations

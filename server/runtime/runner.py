@@ -41,7 +41,7 @@ class RuntimeSettings:
     poll_seconds: float = 1.0          # an idle source wakes Spark this often (data ends it at once)
     recent_rows: int = 200             # last-N cache per output
     retain_result_rows: int = 100_000  # result rows kept on disk per output
-    tap_queue: int = 64                # batches a slow tap (delivery) may fall behind before losing some
+    tap_queue: int = 64                # batches a slow tap (delivery) may fall behind, then loses
     segment_bytes: int = 64 << 20
     limits: Limits = field(default_factory=Limits)
     compact_every: float = 60.0        # seconds between ingestion-log compactions
