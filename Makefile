@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench bench-full setup check-java clean
+.PHONY: run test bench bench-full soak setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
@@ -17,6 +17,9 @@ bench: setup
 
 bench-full: setup
 	$(BIN)/python -m bench
+
+soak: setup
+	$(BIN)/python -m bench.soak
 
 setup: check-java $(STAMP)
 

@@ -134,6 +134,7 @@ OPERATIONS: Mapping[str, Rule] = {
     "roles.create": needs(ADMIN),
     "roles.delete": needs(ADMIN),
     "audit.index": needs(ADMIN),
+    "system.status": needs(ADMIN),
     "system.show": needs(ADMIN),
     "system.change": needs(ADMIN),
     # socket events

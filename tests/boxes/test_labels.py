@@ -12,6 +12,7 @@ from boxes import labels
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
 from tests.boxes.conftest import at, frames
+from tests.paper import as_yaml, q1
 
 
 def within(readable_bits, words: int):
@@ -74,20 +75,11 @@ def test_a_wider_label_is_a_struct_of_words(spark):
     assert frame.first()[labels.LABEL_COLUMN].asDict() == {"w0": 0, "w1": 1}
 
 
-FIGURE_6 = """
-version: 1
-name: q1
-schemas:
-  s: {fields: {time: timestamp, symbol: string, price: double}, event_time: time}
-inputs: {in1: {schema: s}, in2: {schema: s}}
-boxes:
-  merged: {type: union, in: [in1, in2]}
-  avg: {type: aggregate, in: merged, window: {size: 10s}, group_by: [symbol], aggregates: {p: avg(price)}}
-  j: {type: join, left: in1, right: in2, on: [symbol], within: 1s}
-  f: {type: filter, in: merged, where: "price > 1 and symbol like 'A%'"}
-  m: {type: map, in: f, fields: {time: time, cents: price * 100}}
-outputs: {o1: {from: avg}, o2: {from: j}, o3: {from: m}}
-"""
+FIGURE_6 = as_yaml(q1(headless=True, boxes={
+    "j": {"type": "join", "left": "in1", "right": "in2", "on": ["symbol"], "within": "1s"},
+    "f": {"type": "filter", "in": "merged", "where": "price > 1 and symbol like 'A%'"},
+    "m": {"type": "map", "in": "f", "fields": {"time": "time", "cents": "price * 100"}}},
+    outputs={"o2": {"from": "j"}, "o3": {"from": "m"}}))
 
 
 def _explain(frame, mode: str = "extended") -> str:

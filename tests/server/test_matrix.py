@@ -101,6 +101,7 @@ CASES = [
     ("DELETE", "/api/v1/roles/<name>", "/api/v1/roles/CUSTOMER2", None, ADMIN_CALLERS,
      (401, 403, 403, 403, 204)),
     ("GET", "/api/v1/audit", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    ("GET", "/api/v1/system/status", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
     ("GET", "/api/v1/system/settings", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
     ("PATCH", "/api/v1/system/settings", None, {"max_batch_tuples": 5}, ADMIN_CALLERS,
      (401, 403, 403, 403, 200)),

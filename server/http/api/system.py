@@ -1,4 +1,5 @@
-"""System settings an administrator may change while the server runs (CHANGE_SYSTEM, audited).
+"""The system's health, and settings an administrator may change while the server runs
+(CHANGE_SYSTEM, audited).
 
 Only limits are changeable here (``server.settings.limits``); where data lives, the secret and TLS stay
 in the config file. A change is kept in the catalog and outlasts restarts until reset.
@@ -21,6 +22,17 @@ CHANGE = {**obj({name: CHANGE_ONE for name in limits.CHANGEABLE}), "minPropertie
 
 def _answer(values: dict) -> dict:
     return {"settings": values, "configured": services().configured_limits}
+
+
+@bp.get("/status")
+@guarded()
+def status():
+    """How the stream runtime fares (administrators): Spark's listener-bus counters, among them
+    the events each queue dropped (``null`` without the runtime)."""
+    svc = services()
+    if svc.runtime is None:
+        return {"runtime": None}
+    return {"runtime": {"listener_bus": svc.runtime.listener_bus()}}
 
 
 @bp.get("/settings")
