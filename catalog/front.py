@@ -13,14 +13,16 @@ True
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable, Mapping
 
+from boxes.errors import Denied
 from catalog.accounts import Accounts
 from catalog.audit import Entry, query
 from catalog.core import Core, Settings
 from catalog.grants import Grants
 from catalog.model import Subject
 from catalog.objects import Objects
+from catalog.policy import OPERATIONS
 from catalog.sessions import Sessions
 from catalog.store import Store
 from catalog.system import SystemSettings
@@ -45,6 +47,16 @@ class Catalog:
     def on_change(self, listener: Callable[[], None]) -> None:
         """See :meth:`catalog.core.Core.on_change`."""
         self.core.on_change(listener)
+
+    def authorize(self, subject: Subject | None, operation: str,
+                  args: Mapping[str, Any] | None = None) -> None:
+        """Allow ``operation`` as ``catalog.policy.OPERATIONS`` says, with the objects its
+        ``args`` name; an operation missing from the table is refused (deny by default)."""
+        rule = OPERATIONS.get(operation)
+        if rule is None:
+            self.core.log(subject, str(operation)[:64], None, False, "not in the policy table")
+            raise Denied("this operation is not allowed to anyone")
+        self.core.authorize(subject, rule, args or {}, operation)
 
     def audit(self, subject: Subject, **filters) -> list[Entry]:
         """Audit entries, newest first, for administrators (filters: ``audit.query``)."""

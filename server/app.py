@@ -71,7 +71,8 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     svc.on_close.append(changes.init_app(svc, sockets.NAMESPACE).stop)
     missing = guard.unguarded(app)
     if missing:
-        raise RuntimeError(f"endpoints without an access rule: {', '.join(missing)}")
+        raise RuntimeError("endpoints without the guard or a rule in catalog.policy: "
+                           f"{', '.join(missing)}")
     if settings.runtime:
         from server.control.diagrams import start_runtime
 
@@ -93,10 +94,10 @@ def close_app(app: Flask) -> None:
 
 def _pages(app: Flask) -> None:
     """The web pages are public files; their API calls are what is guarded."""
-    app.view_functions["static"] = guard.public()(app.view_functions["static"])
+    app.view_functions["static"] = guard.guarded()(app.view_functions["static"])
 
     @app.get("/")
-    @guard.public()
+    @guard.guarded()
     def index():
         """The web console's start page."""
         return app.send_static_file("index.html")

@@ -35,7 +35,7 @@ from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.runtime import checkpoints
 from server.runtime.heads import HeadServer
-from server.runtime.outputs import Callback, OutputSink, Subscription
+from server.runtime.outputs import Callback, OutputSink
 from server.runtime.source import LogSource, input_frames
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class RuntimeSettings:
     poll_seconds: float = 1.0          # an idle source wakes Spark this often (data ends it at once)
     recent_rows: int = 200             # last-N cache per output
     retain_result_rows: int = 100_000  # result rows kept on disk per output
-    subscriber_queue: int = 64         # batches a slow subscriber may fall behind before losing some
+    tap_queue: int = 64                # batches a slow tap (delivery) may fall behind, then loses
     segment_bytes: int = 64 << 20
     limits: Limits = field(default_factory=Limits)
     compact_every: float = 60.0        # seconds between ingestion-log compactions
@@ -213,7 +213,7 @@ class Runtime:
                               acked=functools.partial(self._acked, checkpoint))
             deployment.sinks[output] = sink
             if on_batch is not None:
-                sink.subscribe(on_batch, self.settings.subscriber_queue)
+                sink.tap(on_batch, self.settings.tap_queue)
             deployment.queries[output] = (
                 frame.writeStream.foreachBatch(sink.handle)
                 .option("checkpointLocation", str(checkpoint))
@@ -376,14 +376,6 @@ class Runtime:
             return self._sink(output).recent(n)
         except NotFound:
             return None
-
-    def subscribe(self, output: str, callback: Callback,
-                  max_pending: int | None = None) -> Subscription:
-        """One more consumer of a running output, with its own bounded queue and thread."""
-        return self._sink(output).subscribe(callback, max_pending or self.settings.subscriber_queue)
-
-    def unsubscribe(self, output: str, subscription: Subscription) -> None:
-        self._sink(output).unsubscribe(subscription)
 
     # -- housekeeping ----------------------------------------------------------------------
     def compact(self) -> dict[str, int]:

@@ -117,8 +117,9 @@ def test_neither_password_nor_token_is_stored(cat, al, tmp_path):
 def test_a_user_changes_its_own_password_and_its_other_sessions_end(cat, admin, al):
     other_token, _ = cat.sessions.login("al", PASSWORD)
     token, me = cat.sessions.login("al", PASSWORD)
-    with pytest.raises(Unauthenticated):
+    with pytest.raises(Denied) as wrong:
         cat.accounts.change_own_password(me, "not the old one", "a brand new password")
+    assert wrong.value.code == "WRONG_PASSWORD"
     cat.accounts.change_own_password(me, PASSWORD, "a brand new password")
     assert cat.sessions.resolve(token) == me
     with pytest.raises(Unauthenticated):

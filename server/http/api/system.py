@@ -10,7 +10,7 @@ from flask import Blueprint, g
 
 from server.control.services import services
 from server.http.api.schema_parts import obj
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 from server.settings import limits
 
 bp = Blueprint("system", __name__, url_prefix="/system")
@@ -25,28 +25,25 @@ def _answer(values: dict) -> dict:
 
 
 @bp.get("/status")
-@session()
+@guarded()
 def status():
     """How the stream runtime fares (administrators): Spark's listener-bus counters, among them
     the events each queue dropped (``null`` without the runtime)."""
     svc = services()
-    svc.catalog.core.require_admin(subject(), "system_status_read")
     if svc.runtime is None:
         return {"runtime": None}
     return {"runtime": {"listener_bus": svc.runtime.listener_bus()}}
 
 
 @bp.get("/settings")
-@session()
+@guarded()
 def show():
     """The changeable settings in force, and their configured values (administrators)."""
-    svc = services()
-    svc.catalog.core.require_admin(subject(), "system_settings_read")
-    return _answer(svc.limits.values())
+    return _answer(services().limits.values())
 
 
 @bp.patch("/settings")
-@session(body=CHANGE)
+@guarded(body=CHANGE)
 def change():
     """Change settings: all or none, each audited with its old and new value.
 
