@@ -16,6 +16,7 @@ from flask import Flask
 
 from catalog import Catalog
 from catalog.bootstrap import ensure_admin
+from server.control import datadir
 from server.control.services import Services
 from server.http import api, errors, guard, openapi, security
 from server.ingest.admission import TupleRate
@@ -42,8 +43,22 @@ def catalog_url(settings: Settings) -> str:
     return settings.catalog_url or f"sqlite:///{settings.data_dir / 'catalog.sqlite'}"
 
 
-def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
+def create_app(config: Mapping[str, Any] | Settings | None = None,
+               claimed: datadir.DataDir | None = None) -> Flask:
+    """The app on ``settings.data_dir``, claimed here unless the caller holds the claim
+    (``sluice serve`` claims it before gunicorn forks the worker that builds the app)."""
     settings = _settings(config)
+    if claimed is not None:
+        return _build(settings, claimed)
+    claimed = datadir.claim(settings.data_dir)
+    try:
+        return _build(settings, claimed)
+    except BaseException:
+        claimed.release()
+        raise
+
+
+def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     app = Flask(__name__, static_folder=str(WEB), static_url_path="/static")
     app.config.update(SECRET_KEY=settings.ensure_secret(), TESTING=settings.testing,
                       JSON_SORT_KEYS=False)
@@ -52,7 +67,7 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     if settings.admin_user and settings.admin_password:
         ensure_admin(catalog, settings.admin_user, settings.admin_password.get_secret_value())
     live = LiveLimits(settings)
-    svc = Services(settings, catalog, live,
+    svc = Services(settings, claimed, catalog, live,
                    security.Throttle(lambda: live.login_attempts_per_minute),
                    TupleRate(lambda: live.ingest_tuples_per_second),
                    Delivery(catalog, lambda event, data, to: socketio.emit(
@@ -90,6 +105,7 @@ def close_app(app: Flask) -> None:
     if svc.runtime is not None:
         svc.runtime.close()
     svc.catalog.close()
+    svc.data_dir.release()
 
 
 def _pages(app: Flask) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from flask import current_app
 
 from catalog import Catalog
+from server.control.datadir import DataDir
 from server.http.security import Throttle
 from server.ingest.admission import TupleRate
 from server.settings.config import Settings
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # the layers above and Spark's runtime import this module
 @dataclass
 class Services:
     settings: Settings
+    data_dir: DataDir  # this process's exclusive claim on ``settings.data_dir``
     catalog: Catalog
     limits: LiveLimits
     throttle: Throttle

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 import yaml
-from pydantic import SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -60,6 +60,7 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     host: str = "127.0.0.1"
     port: int = 8080
+    server_threads: int = Field(256, ge=1)  # connections served at once (a websocket holds one)
     secret_key: SecretStr | None = None
     catalog_url: str | None = None  # default: sqlite file in data_dir
     spark_master: str = "local[*]"
@@ -70,6 +71,7 @@ class Settings(BaseSettings):
     max_batch_tuples: int = 10_000
     login_attempts_per_minute: int = 10
     recent_tuples: int = 200
+    reconcile_seconds: float = Field(2.0, gt=0)  # how often running queries are checked
     tls_cert: Path | None = None
     tls_key: Path | None = None
     admin_user: str | None = None
@@ -96,6 +98,13 @@ class Settings(BaseSettings):
             _Environment(settings_cls),
             YamlConfigSettingsSource(settings_cls, yaml_file=_config_file.get()),
         )
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        """Absolute from the start: Spark executors read the logs by path from their own
+        working directory, which need not be the server's."""
+        return value.expanduser().resolve()
 
     @field_validator("log_level", mode="before")
     @classmethod

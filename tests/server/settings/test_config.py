@@ -123,3 +123,9 @@ def test_the_command_reports_a_bad_setting_and_exits_2(tmp_path, capsys):
         "[INVALID_SETTING] setting 'bcrypt_rounds' has an invalid value 'twelve'"
         in capsys.readouterr().err
     )
+
+
+def test_a_relative_data_directory_becomes_absolute_at_load(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(overrides={"data_dir": "data"})
+    assert settings.data_dir == tmp_path / "data" and settings.data_dir.is_absolute()
