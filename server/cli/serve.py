@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from flask import Flask
 from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger
 
 from server.app import close_app, create_app
 from server.control.datadir import DataDir, claim
@@ -30,6 +31,16 @@ log = logging.getLogger(__name__)
 WORKER_TIMEOUT = 600
 # How long open requests (each websocket is one) may take to finish at shutdown.
 GRACEFUL_SECONDS = 10
+
+
+class _ThroughOurLogging(Logger):
+    """gunicorn's own lines (start, worker births and deaths) go to the root logger, so they
+    take ``log_format`` like ours instead of gunicorn's private stderr format."""
+
+    def setup(self, cfg: Any) -> None:
+        self.error_log.setLevel(self.LOG_LEVELS.get(cfg.loglevel.lower(), logging.INFO))
+        self.error_log.propagate = True
+        self.access_log.propagate = True
 
 
 class _Gunicorn(BaseApplication):
@@ -51,6 +62,7 @@ class _Gunicorn(BaseApplication):
             "graceful_timeout": GRACEFUL_SECONDS,
             "keepalive": 5,
             "accesslog": None,
+            "logger_class": _ThroughOurLogging,
             "loglevel": settings.log_level.lower(),
             "proc_name": "sluice",
             "control_socket_disable": True,
