@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
+from boxes import codes
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import parse_duration, spark_interval
@@ -56,12 +57,12 @@ class AggregateBox(Operator):
         schema = upstream[args["in"]]
         problems = Problems()
         if schema.event_time is None:
-            problems.add("NO_EVENT_TIME", f"{path}.in",
+            problems.add(codes.NO_EVENT_TIME, f"{path}.in",
                          f"{args['in']!r} has no event time; windows need one")
         size = parse_duration(args["window"]["size"])
         slide = parse_duration(args["window"].get("slide") or args["window"]["size"])
         if size == 0 or slide == 0 or slide > size:
-            problems.add("INVALID_DURATION", f"{path}.window",
+            problems.add(codes.INVALID_DURATION, f"{path}.window",
                          "a window's size and slide must be positive, with slide <= size")
         group_by = tuple(args["group_by"])
         out: list[Field] = [Field(n, DataType.TIMESTAMP) for n in WINDOW_FIELDS]
@@ -79,7 +80,7 @@ class AggregateBox(Operator):
                 aggregates.append((field, checked))
                 out.append(Field(field, checked.type))
         if not args["aggregates"]:
-            problems.add("MISSING_PARAMETER", f"{path}.aggregates", "an aggregate needs at least one aggregate")
+            problems.add(codes.MISSING_PARAMETER, f"{path}.aggregates", "an aggregate needs at least one aggregate")
         _check_unique(out, f"{path}.aggregates", problems)
         problems.raise_any()
         return cls(name, Schema(tuple(out), "window_end"), args["in"], schema.event_time,
@@ -106,5 +107,5 @@ def _check_unique(fields: list[Field], path: str, problems: Problems) -> None:
     seen: set[str] = set()
     for f in fields:
         if f.name in seen:
-            problems.add("DUPLICATE_FIELD", path, f"the output would have two fields named {f.name!r}")
+            problems.add(codes.DUPLICATE_FIELD, path, f"the output would have two fields named {f.name!r}")
         seen.add(f.name)

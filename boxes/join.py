@@ -12,6 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
+from boxes import codes
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import parse_duration
@@ -50,17 +51,17 @@ class JoinBox(Operator):
         problems = Problems()
         for side, schema in (("left", left), ("right", right)):
             if schema.event_time is None:
-                problems.add("NO_EVENT_TIME", f"{path}.{side}",
+                problems.add(codes.NO_EVENT_TIME, f"{path}.{side}",
                              f"{args[side]!r} has no event time; a join bounds event time")
         if not args["on"]:
-            problems.add("MISSING_PARAMETER", f"{path}.on", "a join needs at least one field in 'on'")
+            problems.add(codes.MISSING_PARAMETER, f"{path}.on", "a join needs at least one field in 'on'")
         for i, field in enumerate(args["on"]):
             for side, schema in (("left", left), ("right", right)):
                 if schema.get(field) is None:
                     problems.add(labels.missing_field_code(field), f"{path}.on.{i}",
                                  f"no field {field!r} in the {side} input {args[side]!r}")
             if left.get(field) and right.get(field) and left.type_of(field) != right.type_of(field):
-                problems.add("TYPE_MISMATCH", f"{path}.on.{i}",
+                problems.add(codes.TYPE_MISMATCH, f"{path}.on.{i}",
                              f"{field!r} is {left.type_of(field).value} on the left but "
                              f"{right.type_of(field).value} on the right")
         shared = set(left.names) & set(right.names)
@@ -68,7 +69,7 @@ class JoinBox(Operator):
         right_names = tuple((n, f"right_{n}" if n in shared else n) for n in right.names)
         out_names = [o for _, o in left_names + right_names]
         for clash in sorted({n for n in out_names if out_names.count(n) > 1}):
-            problems.add("DUPLICATE_FIELD", path, f"the output would have two fields named {clash!r}")
+            problems.add(codes.DUPLICATE_FIELD, path, f"the output would have two fields named {clash!r}")
         problems.raise_any()
         fields = tuple(Field(o, left.type_of(n)) for n, o in left_names) + \
             tuple(Field(o, right.type_of(n)) for n, o in right_names)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
+from boxes import codes
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.expressions import CheckedExpr, check_expression
 from boxes.labels import LABEL_COLUMN
@@ -35,7 +36,7 @@ class MapBox(Operator):
         schema = upstream[args["in"]]
         problems = Problems()
         if not args["fields"]:
-            problems.add("MISSING_PARAMETER", f"{path}.fields", "a map needs at least one field")
+            problems.add(codes.MISSING_PARAMETER, f"{path}.fields", "a map needs at least one field")
         exprs = [(field, problems.collect(check_expression, text, schema, f"{path}.fields.{field}"))
                  for field, text in args["fields"].items()]
         problems.raise_any()

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
 from catalog import audit, changelog, repository
 from catalog.authorizer import Decision, decide
@@ -32,10 +33,10 @@ class Settings:
     def __post_init__(self) -> None:
         if not (isinstance(self.bcrypt_rounds, int) and 4 <= self.bcrypt_rounds <= 31):
             raise InvalidInput("bcrypt_rounds must be a whole number from 4 to 31",
-                               code="INVALID_SETTING")
+                               code=codes.INVALID_SETTING)
         if not self.session_ttl > 0:
             raise InvalidInput("session_ttl must be a positive number of seconds",
-                               code="INVALID_SETTING")
+                               code=codes.INVALID_SETTING)
 
 
 def load(conn) -> Snapshot:
@@ -110,7 +111,7 @@ class Core:
                 snapshot = advance(self._snapshot, conn) if current else load(conn)
                 if snapshot.system is not None and not snapshot.administrators():
                     raise Conflict("the change would leave no enabled administrator",
-                                   code="LAST_ADMINISTRATOR")
+                                   code=codes.LAST_ADMINISTRATOR)
             self._snapshot, self._version = snapshot, version
         self._changed()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput
 from catalog import repository
 from catalog.accounts import role_named
@@ -53,7 +54,7 @@ class Grants:
         action = parse_action(action)
         if action not in obj.applicable:
             raise InvalidInput(f"{action.value} does not apply to {obj.type.value} {obj.name}",
-                               code="ACTION_NOT_APPLICABLE")
+                               code=codes.ACTION_NOT_APPLICABLE)
         return snapshot, obj, action, role_named(snapshot, role)
 
     def grant(self, subject: Subject, role: str, action: Action | str, type_: ObjectType,
@@ -67,7 +68,7 @@ class Grants:
                 core.log(subject, "grant", f"{obj.type.value}:{obj.name}", False, held.reason,
                          role=role, action=action.value)
                 raise Denied(f"you cannot grant {action.value} on {obj.type.value} {obj.name!r}: "
-                             "you do not hold it", code="NOT_HELD")
+                             "you do not hold it", code=codes.NOT_HELD)
             if not owns(subject, obj, snapshot):
                 core.require(subject, Action.CHANGE_PERM, obj, snapshot, event="grant")
             with core.change() as conn:
@@ -91,7 +92,7 @@ class Grants:
                              event="revoke")
             if role == obj.owner_role:
                 raise Conflict(f"role {role} owns {obj.type.value} {obj.name}; ownership is not "
-                               "a grant and cannot be revoked", code="OWNER_NOT_REVOCABLE")
+                               "a grant and cannot be revoked", code=codes.OWNER_NOT_REVOCABLE)
             with core.change() as conn:
                 removed = repository.delete_grant(conn, role, action, obj.id)
                 if removed:

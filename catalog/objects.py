@@ -12,7 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from boxes.errors import Conflict, Denied, InvalidInput, NotFound
+from boxes import codes
+from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound, Problem
 from boxes.types import parse_schema
 from catalog import repository
 from catalog.accounts import role_named
@@ -47,11 +48,11 @@ def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
     if role is None:
         if len(active) != 1:
             raise InvalidInput("this session has several roles active, or none; say which one "
-                               "owns the new object", code="OWNER_ROLE_REQUIRED")
+                               "owns the new object", code=codes.OWNER_ROLE_REQUIRED)
         (role,) = active
     if role not in active:
         raise InvalidInput(f"role {str(role)[:64]!r} is not active in this session",
-                           code="ROLE_NOT_ACTIVE")
+                           code=codes.ROLE_NOT_ACTIVE)
     return role
 
 
@@ -143,7 +144,7 @@ class Objects:
         self.core.require(subject, Action.ADD, system, snapshot, event=f"{type_.value}_add")
         if snapshot.find(type_, name) is not None:
             raise Conflict(f"a {type_.value} named {name!r} exists already",
-                           code="DUPLICATE_NAME")
+                           code=codes.DUPLICATE_NAME)
 
     def add_schema(self, subject: Subject, name: str, fields: Mapping[str, Any],
                    role: str | None = None) -> CatalogObject:
@@ -152,7 +153,7 @@ class Objects:
         check_name(name, "schema")
         schema, problems = parse_schema(fields, f"schemas.{name}")
         if schema is None:
-            raise InvalidInput("; ".join(str(p) for p in problems), code="SCHEMA_INVALID",
+            raise InvalidInput("; ".join(str(p) for p in problems), code=codes.SCHEMA_INVALID,
                                details={"problems": [p.to_dict() for p in problems]})
         with core.store.lock:
             snapshot = core.snapshot
@@ -196,7 +197,7 @@ class Objects:
             inputs = self._check_inputs(snapshot, subject, spec)
             taken = [f"{t.value} {n}" for t, n in news if snapshot.find(t, n) is not None]
             if taken:
-                raise Conflict(f"names in use already: {', '.join(taken)}", code="DUPLICATE_NAME")
+                raise Conflict(f"names in use already: {', '.join(taken)}", code=codes.DUPLICATE_NAME)
             document = json.dumps(spec.document, sort_keys=True) if spec.document else None
             with core.change() as conn:
                 diagram = _new(core, subject, role, T.DIAGRAM, spec.name, spec=document,
@@ -222,12 +223,12 @@ class Objects:
         for name in spec.inputs:
             check_name(name, "input")
         repeated = sorted({n for (_, n), count in Counter(news).items() if count > 1})
-        if repeated:
-            raise InvalidInput(f"names used twice in the diagram: {', '.join(repeated)}",
-                               code="DUPLICATE_NAME")
+        if repeated:   # a document's own mistake (400), not a clash with the catalog (409)
+            raise DiagramInvalid([Problem(codes.DUPLICATE_NAME, name, f"{name!r} is used twice "
+                                          "in the diagram") for name in repeated])
         if not spec.inputs or not spec.outputs:
             raise InvalidInput("a diagram needs at least one input and one output",
-                               code="DIAGRAM_INCOMPLETE")
+                               code=codes.DIAGRAM_INCOMPLETE)
         return news
 
     def _check_inputs(self, snapshot: Snapshot, subject: Subject,
@@ -267,14 +268,14 @@ class Objects:
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
                 raise InvalidInput(f"{obj.type.value} {obj.name} cannot be dropped on its own",
-                                   code="NOT_DROPPABLE")
+                                   code=codes.NOT_DROPPABLE)
             if not owns(subject, obj, snapshot):
                 core.require(subject, Action.CHANGE_SYSTEM, snapshot.system, snapshot,
                              event=f"{obj.type.value}_drop")
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
                 raise Conflict(f"{obj.type.value} {obj.name} is used by other objects",
-                               code="IN_USE")
+                               code=codes.IN_USE)
             with core.change() as conn:
                 repository.delete_object(conn, obj.id)
                 core.log(subject, f"{obj.type.value}_drop", f"{obj.type.value}:{obj.name}",
@@ -290,7 +291,7 @@ class Objects:
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
                 raise InvalidInput(f"{obj.type.value} {obj.name} cannot change hands on its own",
-                                   code="NOT_TRANSFERABLE")
+                                   code=codes.NOT_TRANSFERABLE)
             role_named(snapshot, role)
             with core.change() as conn:
                 repository.set_owner(conn, obj.id, subject.user_name, role)
@@ -303,7 +304,7 @@ class Objects:
         core = self.core
         if status not in QUERY_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(QUERY_STATUSES)}",
-                               code="INVALID_STATUS")
+                               code=codes.INVALID_STATUS)
         with core.store.lock:
             obj = core.find(subject, T.DIAGRAM, diagram)
             core.require(subject, Action.SET_QUERY_STATUS, obj)

@@ -11,6 +11,7 @@ import hashlib
 import secrets
 from typing import Iterable
 
+from boxes import codes
 from boxes.errors import Denied, Unauthenticated
 from catalog import passwords, repository
 from catalog.authorizer import active_roles
@@ -47,7 +48,7 @@ class Sessions:
                      attempted=user.name, roles=sorted(str(r)[:64] for r in wanted - user.roles))
             raise Denied(f"user {user.name} cannot play the roles "
                          f"{', '.join(sorted(str(r)[:64] for r in wanted - user.roles))}",
-                         code="ROLE_NOT_PLAYABLE")
+                         code=codes.ROLE_NOT_PLAYABLE)
         token = secrets.token_urlsafe(32)
         rounds = core.settings.bcrypt_rounds
         rehashed = passwords.hash_password(password, rounds) \

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterator
 
+from boxes import codes
 from boxes.errors import InvalidInput
 
 
@@ -28,7 +29,7 @@ def sqlite_path(url: str) -> str:
     prefix = "sqlite:///"
     if not url.startswith(prefix) or len(url) == len(prefix):
         raise InvalidInput(f"unsupported catalog database URL {url[:60]!r}; only "
-                           "'sqlite:///PATH' is supported for now", code="UNSUPPORTED_DATABASE")
+                           "'sqlite:///PATH' is supported for now", code=codes.UNSUPPORTED_DATABASE)
     return url[len(prefix):]
 
 

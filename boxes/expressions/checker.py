@@ -12,8 +12,9 @@ from typing import Iterable
 
 import lark
 
+from boxes import codes
 from boxes.errors import Problem
-from boxes.expressions import codes, functions, nodes as n
+from boxes.expressions import functions, nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.expressions.aggregates import AGGREGATES
 from boxes.types import TYPE_ALIASES, DataType, Schema

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 import jsonschema
 from flask import Flask, current_app, g, request
 
+from boxes import codes
 from boxes.errors import InvalidInput, NotFound, SluiceError, Unauthenticated
 from catalog import Subject
 from catalog.core import INVALID_SESSION
@@ -99,12 +100,12 @@ def json_body(schema: Mapping[str, Any]) -> Any:
     """The request's JSON, checked against ``schema``; every problem reported with its path."""
     if not request.is_json:
         raise InvalidInput("expected a JSON body (Content-Type: application/json)",
-                           code="BAD_JSON")
+                           code=codes.BAD_JSON)
     try:
         value = json.loads(request.get_data(cache=True) or b"null")
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
-                           code="BAD_JSON") from None
+                           code=codes.BAD_JSON) from None
     check(value, schema)
     return value
 
@@ -118,7 +119,7 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
                      "message": e.message[:200]} for e in errors[:20]]
         summary = "; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3])
         raise InvalidInput(summary,
-                           code="INVALID_BODY", details={"problems": problems})
+                           code=codes.INVALID_BODY, details={"problems": problems})
 
 
 def unguarded(app: Flask) -> list[str]:

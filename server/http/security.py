@@ -18,8 +18,8 @@ from typing import Callable
 
 from flask import Flask, Response, current_app, request
 
-from boxes.errors import Denied
-from server.http.errors import RateLimited
+from boxes import codes
+from boxes.errors import Denied, RateLimited
 
 SESSION_COOKIE = "sluice_session"
 CSRF_COOKIE = "sluice_csrf"
@@ -52,8 +52,7 @@ def check_csrf(session_token: str) -> None:
         return
     sent = request.headers.get(CSRF_HEADER, "")
     if not hmac.compare_digest(sent.encode(), csrf_token(session_token).encode()):
-        raise Denied(f"a request authenticated by cookie must carry the {CSRF_HEADER} header "
-                     "returned at login", code="CSRF_FAILED")
+        raise Denied(code=codes.CSRF_FAILED, header=CSRF_HEADER)
 
 
 def set_session_cookies(response: Response, token: str, max_age: int) -> None:
@@ -98,8 +97,7 @@ class Throttle:
                 times = self._recent(key, now)
                 if len(times) >= self.limit:
                     wait = max(1, int(times[0] + self.WINDOW - now + 1))
-                    raise RateLimited("too many failed logins; try again later", wait,
-                                      code="TOO_MANY_LOGINS")
+                    raise RateLimited(code=codes.TOO_MANY_LOGINS, retry_after=wait)
 
     def failed(self, user: str, address: str) -> None:
         now = self.clock()

@@ -10,9 +10,9 @@ import threading
 import time
 from typing import Any, Callable
 
-from boxes.errors import InvalidInput
+from boxes import codes
+from boxes.errors import InvalidInput, RateLimited, TooLarge, Unavailable
 from catalog import Action, ObjectType, Subject
-from server.http.errors import RateLimited, TooLarge, Unavailable
 
 
 class TupleRate:
@@ -32,15 +32,14 @@ class TupleRate:
             if count > tokens:
                 self._buckets[session_id] = (tokens, now)
                 wait = max(1, int((count - tokens) / self.per_second + 1))
-                raise RateLimited(f"this session may send {self.per_second} tuples a second; "
-                                  "slow down", wait, code="INGEST_RATE_LIMITED")
+                raise RateLimited(code=codes.INGEST_RATE_LIMITED, retry_after=wait,
+                                  per_second=self.per_second)
             self._buckets[session_id] = (tokens - count, now)
 
 
 def runtime_of(svc) -> Any:
     if svc.runtime is None:
-        raise Unavailable("the stream runtime is not running on this server",
-                          code="RUNTIME_UNAVAILABLE")
+        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     return svc.runtime
 
 
@@ -51,11 +50,11 @@ def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
     svc.catalog.objects.require(subject, Action.WRITE, ObjectType.STREAM, stream)
     tuples = read()
     if not isinstance(tuples, list):
-        raise InvalidInput("tuples must be a list of objects", code="INVALID_BODY")
+        raise InvalidInput("tuples must be a list of objects", code=codes.INVALID_BODY)
     limit = svc.settings.max_batch_tuples
     if len(tuples) > limit:
         raise TooLarge(f"{len(tuples)} tuples in one batch; at most {limit} are accepted",
-                       code="BATCH_TOO_LARGE", details={"limit": limit})
+                       code=codes.BATCH_TOO_LARGE, details={"limit": limit})
     svc.extra["rate"].take(subject.session_id, len(tuples))
     receipt = runtime_of(svc).append(stream, tuples)
     return {"stream": receipt.stream, "first_seq": receipt.first_seq, "count": receipt.count}

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from boxes import codes
 from boxes.errors import Conflict, InvalidInput, NotFound, SluiceError
 from boxes.types import Schema, parse_schema
 from server.ingest.acks import AckTimes
@@ -91,7 +92,7 @@ class IngestLog:
                                         directory.name)
         if schema is None:
             raise SluiceError(f"stream log {directory}: bad schema file: {problems}",
-                              code="LOG_CORRUPT")
+                              code=codes.LOG_CORRUPT)
         return schema
 
     def _open_stream(self, name: str, schema: Schema) -> None:
@@ -105,13 +106,13 @@ class IngestLog:
         if not isinstance(name, str) or not STREAM_NAME.match(name):
             raise InvalidInput(f"stream name {name!r} must start with a letter and contain only "
                                "letters, digits and '_' (at most 64 characters)",
-                               code="INVALID_NAME")
+                               code=codes.INVALID_NAME)
         with self._lock:
             existing = self._schemas.get(name)
             if existing is not None:
                 if existing != schema:
                     raise Conflict(f"stream {name!r} exists with another schema",
-                                   code="STREAM_EXISTS")
+                                   code=codes.STREAM_EXISTS)
                 return
             directory = self.root / name
             directory.mkdir()
@@ -136,7 +137,7 @@ class IngestLog:
     def _require(self, name: str) -> Schema:
         schema = self._schemas.get(name)
         if schema is None:
-            raise NotFound(f"no input stream named {name!r}", code="STREAM_NOT_FOUND",
+            raise NotFound(f"no input stream named {name!r}", code=codes.NOT_FOUND,
                            details={"stream": name})
         return schema
 
@@ -148,7 +149,7 @@ class IngestLog:
         pending = _Pending(name, count, payload)
         with self._queued:
             if self._closing:
-                raise SluiceError("the ingestion log is closed", code="UNAVAILABLE")
+                raise SluiceError("the ingestion log is closed", code=codes.UNAVAILABLE)
             self._queue.append(pending)
             self._queued.notify()
         pending.done.wait()
@@ -173,7 +174,7 @@ class IngestLog:
                 log = self._logs.get(item.stream)
                 if log is None:
                     item.error = NotFound(f"no input stream named {item.stream!r}",
-                                          code="STREAM_NOT_FOUND", details={"stream": item.stream})
+                                          code=codes.NOT_FOUND, details={"stream": item.stream})
                     continue
                 first = log.head.seq
                 log.append(item.count, item.payload)
@@ -184,7 +185,7 @@ class IngestLog:
                     log.sync()
             except OSError as exc:
                 failure = SluiceError(f"the ingestion log could not be flushed: {exc}",
-                                      code="LOG_WRITE_FAILED")
+                                      code=codes.LOG_WRITE_FAILED)
                 for item in batch:
                     item.error, item.receipt = item.error or failure, None
             else:

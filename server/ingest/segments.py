@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from boxes import codes
 from boxes.errors import SluiceError
 
 HEADER = struct.Struct("<4sIQI I")  # magic, payload length, first row, row count, CRC32
@@ -76,7 +77,7 @@ def scan(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[F
 class LogGap(SluiceError):
     """Rows a reader was promised are not in the log (deleted or damaged segments)."""
 
-    code = "LOG_GAP"
+    code = codes.LOG_GAP
 
 
 def read_range(directory: Path, start: Position, end: Position) -> Iterator[Frame]:

@@ -19,6 +19,7 @@ import threading
 from flask import request
 from flask_socketio import ConnectionRefusedError
 
+from boxes import codes
 from boxes.errors import NotFound, SluiceError, Unauthenticated
 from catalog import Action, Catalog, ObjectType, Subject
 from catalog.core import INVALID_SESSION
@@ -144,7 +145,7 @@ def on_subscribe(subject: Subject, payload: dict):
 @socket_event("unsubscribe", OUTPUT)
 def on_unsubscribe(subject: Subject, payload: dict):
     if not services().delivery.unsubscribe(request.sid, payload["output"]):
-        raise NotFound(f"not subscribed to {payload['output']!r}", code="NOT_SUBSCRIBED")
+        raise NotFound(f"not subscribed to {payload['output']!r}", code=codes.NOT_SUBSCRIBED)
     return {"unsubscribed": payload["output"]}
 
 

@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping
 import pyarrow as pa
 from pyspark.sql.streaming import StreamingQueryListener
 
+from boxes import codes
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError
@@ -134,7 +135,7 @@ class Runtime:
                           if name in (d.start() or {})})
         if readers:
             raise Conflict(f"stream {name!r} is read by deployed diagram(s) {', '.join(readers)}",
-                           code="STREAM_IN_USE", details={"diagrams": readers})
+                           code=codes.STREAM_IN_USE, details={"diagrams": readers})
         self.log.drop_stream(name)
 
     def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
@@ -178,25 +179,25 @@ class Runtime:
         except Exception as exc:
             self._halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
             raise SluiceError(f"diagram {deployment.diagram_id!r} could not start: {exc}",
-                              code="DEPLOY_FAILED") from exc
+                              code=codes.DEPLOY_FAILED) from exc
         deployment.state, deployment.error = RUNNING, None
 
     def _check_inputs(self, plan: Plan) -> None:
         streams = self.log.schemas()
         for name in plan.inputs:
             if name not in streams:
-                raise NotFound(f"no input stream named {name!r}", code="STREAM_NOT_FOUND",
+                raise NotFound(f"no input stream named {name!r}", code=codes.NOT_FOUND,
                                details={"stream": name})
             if streams[name] != plan.input_schemas[name]:
                 raise Conflict(f"input {name!r}: the diagram expects another schema than the "
-                               "stream has", code="SCHEMA_MISMATCH", details={"stream": name})
+                               "stream has", code=codes.SCHEMA_MISMATCH, details={"stream": name})
 
     def _check_outputs_free(self, diagram_id: str, plan: Plan) -> None:
         for other in self._deployments.values():
             clash = set(other.plan.outputs) & set(plan.outputs)
             if other.diagram_id != diagram_id and other.state == RUNNING and clash:
                 raise Conflict(f"output(s) {', '.join(sorted(clash))} already belong to running "
-                               f"diagram {other.diagram_id!r}", code="OUTPUT_IN_USE")
+                               f"diagram {other.diagram_id!r}", code=codes.OUTPUT_IN_USE)
 
     def _start_queries(self, deployment: _Deployment, start, on_batch) -> None:
         """Start every output's query, then wait until each has its source process up.
@@ -320,7 +321,7 @@ class Runtime:
             for deployment in self._deployments.values():
                 if output in deployment.sinks:
                     return deployment.sinks[output]
-        raise NotFound(f"no running output named {output!r}", code="OUTPUT_NOT_FOUND",
+        raise NotFound(f"no running output named {output!r}", code=codes.NOT_FOUND,
                        details={"output": output})
 
     def recent(self, output: str, n: int | None = None) -> pa.Table | None:

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from boxes import codes
 from boxes.errors import InvalidInput
 
 ENV_PREFIX = "SLUICE_"
@@ -59,7 +60,7 @@ class Settings:
             if self.secret_key.lower() in WEAK_SECRETS and not self.testing:
                 raise InvalidInput("secret_key is a well-known default; set SLUICE_SECRET_KEY to a "
                                    "long random value or leave it unset to generate one",
-                                   code="WEAK_SECRET")
+                                   code=codes.WEAK_SECRET)
             return self.secret_key
         path = self.data_dir / "secret_key"
         if not path.exists():
@@ -93,7 +94,7 @@ def _coerce(name: str, raw: Any, kind: Any) -> Any:
         return text
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"setting {name!r} has an invalid value {text[:40]!r}",
-                           code="INVALID_SETTING", details={"setting": name}) from exc
+                           code=codes.INVALID_SETTING, details={"setting": name}) from exc
 
 
 def load_settings(config_file: str | Path | None = None, environ: Mapping[str, str] | None = None,
@@ -104,14 +105,14 @@ def load_settings(config_file: str | Path | None = None, environ: Mapping[str, s
 
     def take(source: str, key: str, raw: Any) -> None:
         if key not in kinds:
-            raise InvalidInput(f"unknown setting {key!r} in {source}", code="UNKNOWN_SETTING",
+            raise InvalidInput(f"unknown setting {key!r} in {source}", code=codes.UNKNOWN_SETTING,
                                details={"setting": key})
         values[key] = raw if raw is None else _coerce(key, raw, kinds[key])
 
     if config_file is not None:
         loaded = yaml.safe_load(Path(config_file).read_text()) or {}
         if not isinstance(loaded, Mapping):
-            raise InvalidInput(f"{config_file} must hold a mapping of settings", code="INVALID_SETTING")
+            raise InvalidInput(f"{config_file} must hold a mapping of settings", code=codes.INVALID_SETTING)
         for key, raw in loaded.items():
             take(str(config_file), str(key), raw)
     env = os.environ if environ is None else environ

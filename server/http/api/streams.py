@@ -5,6 +5,7 @@ import json
 
 from flask import Blueprint, g, request
 
+from boxes import codes
 from boxes.errors import InvalidInput
 from boxes.types import parse_schema
 from catalog import ObjectType
@@ -84,9 +85,9 @@ def _tuples() -> list:
             return json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
-                           code="BAD_JSON") from None
+                           code=codes.BAD_JSON) from None
     raise InvalidInput(f"send a JSON array (application/json) or NDJSON ({NDJSON})",
-                       code="BAD_JSON")
+                       code=codes.BAD_JSON)
 
 
 @bp.post("/<name>/tuples")

@@ -87,7 +87,7 @@ def test_bad_lines_are_named_by_file_and_line(files):
     (files / "c.ndjson").write_text(IN1[0] + "\n{not json\n" + '{"time": "yesterday", "symbol": "X", "price": 1}\n'
                                     + '{"symbol": "X", "price": "1"}\n' + '{"symbol": "X", "colour": 1}\n')
     assert problems(sluice(files, "q1.yaml", "--input", "in1=c.ndjson", "--input", "in2=b.ndjson")) == [
-        f"[INVALID_TUPLE] c.ndjson{suffix}" for suffix in (":2", ":3", ":4", ":5")]
+        f"[TUPLE_INVALID] c.ndjson{suffix}" for suffix in (":2", ":3", ":4", ":5")]
 
 
 @pytest.mark.parametrize("args, expected", [
