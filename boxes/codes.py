@@ -12,6 +12,7 @@ one problem of a document (``Problem``) travels inside ``DIAGRAM_INVALID`` (400)
 """
 from __future__ import annotations
 
+import re
 import string
 from typing import Any
 
@@ -52,6 +53,7 @@ class Code(str):
 
 
 REGISTRY: dict[str, Code] = {}
+_QUOTED = re.compile(r"\{(\w+)!r\}")
 
 
 def define(name: str, status: int, template: str, group: str) -> Code:
@@ -76,6 +78,25 @@ def in_group(group: str) -> list[Code]:
     return [code for code in REGISTRY.values() if code.group == group]
 
 
+def _shown(template: str) -> str:
+    return _QUOTED.sub(r"'{\1}'", template)
+
+
+def markdown() -> str:
+    """``docs/errors.md``: every code with its status and template, group by group."""
+    out = ["# Error codes", "",
+           "Generated from `boxes/codes.py` by `make errors-doc`; a test fails when the two differ.",
+           "", "Every error answers `{\"error\": {\"code\", \"message\", \"details\"}}`, over HTTP "
+           "and in socket.io", "acks alike. The status is the HTTP status of an answer whose code it "
+           "is; a code that names", "one problem of a diagram comes inside `DIAGRAM_INVALID` (400), in "
+           "`details.problems`.", "`{name}` in a message is a parameter.", ""]
+    for group, title in GROUPS.items():
+        out += [f"## {title}", "", "| code | status | message |", "|---|---|---|"]
+        out += [f"| `{c}` | {c.status} | {_shown(c.template)} |" for c in in_group(group)]
+        out.append("")
+    return "\n".join(out)
+
+
 # General: the defaults of the error classes (boxes/errors.py) and the server's own failures.
 SLUICE_ERROR = define("SLUICE_ERROR", 503, "the server cannot do this now: {reason}", "general")
 INVALID_INPUT = define("INVALID_INPUT", 400, "the request is malformed: {reason}", "general")
@@ -98,7 +119,7 @@ INVALID_BODY = define("INVALID_BODY", 400, "the body does not match the request'
                       "{summary}", "http")
 UNKNOWN_PARAMETER = define("UNKNOWN_PARAMETER", 400, "unknown parameter or section {name!r}; "
                            "expected one of {expected}", "http")
-INVALID_PARAMETER = define("INVALID_PARAMETER", 400, "parameter {name} has an invalid value",
+INVALID_PARAMETER = define("INVALID_PARAMETER", 400, "filter {name} has an invalid value",
                            "http")
 CSRF_FAILED = define("CSRF_FAILED", 403, "a request authenticated by cookie must carry the "
                      "{header} header returned at login", "http")
@@ -108,7 +129,8 @@ NOT_SUBSCRIBED = define("NOT_SUBSCRIBED", 404, "not subscribed to {output!r}", "
 NOT_OWNER = define("NOT_OWNER", 403, "only role {role} may update diagram {name}", "http")
 NAME_CHANGED = define("NAME_CHANGED", 400, "the document's name must stay {name!r}", "http")
 WEAK_SECRET = define("WEAK_SECRET", 400, "secret_key is a well-known default; set "
-                     "SLUICE_SECRET_KEY to a long random value", "http")
+                     "SLUICE_SECRET_KEY to a long random value or leave it unset to generate "
+                     "one", "http")
 INVALID_SETTING = define("INVALID_SETTING", 400, "setting {setting} has an invalid value: "
                          "{reason}", "http")
 UNKNOWN_SETTING = define("UNKNOWN_SETTING", 400, "unknown setting(s) {settings} in {source}",
@@ -167,7 +189,8 @@ MISSING_PARAMETER = define("MISSING_PARAMETER", 400, "a required section or para
 WRONG_TYPE = define("WRONG_TYPE", 400, "{name!r} must be {shape}", "document")
 UNKNOWN_SCHEMA = define("UNKNOWN_SCHEMA", 400, "no schema {name!r} under 'schemas'", "document")
 SCHEMA_INVALID = define("SCHEMA_INVALID", 400, "not a valid schema: {reason}", "document")
-SCHEMA_MISMATCH = define("SCHEMA_MISMATCH", 409, "input {name!r}: the schemas differ",
+SCHEMA_MISMATCH = define("SCHEMA_MISMATCH", 409, "input {name!r}: the diagram expects another "
+                          "schema than the stream has",
                          "document")
 TOO_MANY_BOXES = define("TOO_MANY_BOXES", 400, "{count} boxes; a diagram may have at most "
                         "{limit}", "document")
@@ -244,3 +267,7 @@ STREAM_IN_USE = define("STREAM_IN_USE", 409, "stream {name!r} is read by deploye
                        "{diagrams}", "runtime")
 OUTPUT_IN_USE = define("OUTPUT_IN_USE", 409, "output(s) {outputs} already belong to running "
                        "diagram {diagram!r}", "runtime")
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

@@ -110,8 +110,7 @@ class Core:
                 version = repository.bump_catalog_version(conn)
                 snapshot = advance(self._snapshot, conn) if current else load(conn)
                 if snapshot.system is not None and not snapshot.administrators():
-                    raise Conflict("the change would leave no enabled administrator",
-                                   code=codes.LAST_ADMINISTRATOR)
+                    raise Conflict(code=codes.LAST_ADMINISTRATOR)
             self._snapshot, self._version = snapshot, version
         self._changed()
 
@@ -145,7 +144,7 @@ class Core:
         obj = snapshot.find(type_, name) if isinstance(name, str) else None
         if obj is None or (obj.type is not ObjectType.SYSTEM and
                            not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed):
-            raise NotFound(f"no {type_.value} named {str(name)[:64]!r}")
+            raise NotFound(what=type_.value, name=str(name)[:64])
         return obj
 
     def require(self, subject: Subject | None, action: Action, obj: CatalogObject,
@@ -163,9 +162,9 @@ class Core:
             raise Unauthenticated(INVALID_SESSION)
         if obj.type is not ObjectType.SYSTEM and \
                 not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed:
-            raise NotFound(f"no {obj.type.value} named {obj.name!r}")
-        raise Denied(f"{action.value} on {obj.type.value} {obj.name!r} is not allowed: "
-                     f"{decision.reason}", details={"action": action.value})
+            raise NotFound(what=obj.type.value, name=obj.name)
+        raise Denied(details={"action": action.value}, action=action.value,
+                     object=f"{obj.type.value} {obj.name!r}", reason=decision.reason)
 
     def require_admin(self, subject: Subject | None, event: str) -> Snapshot:
         """CHANGE_SYSTEM on the system object: what user, role and audit administration need."""

@@ -53,8 +53,8 @@ class Grants:
         obj = self.core.find(subject, type_, name, snapshot)
         action = parse_action(action)
         if action not in obj.applicable:
-            raise InvalidInput(f"{action.value} does not apply to {obj.type.value} {obj.name}",
-                               code=codes.ACTION_NOT_APPLICABLE)
+            raise InvalidInput(code=codes.ACTION_NOT_APPLICABLE, action=action.value,
+                               object=f"{obj.type.value} {obj.name}")
         return snapshot, obj, action, role_named(snapshot, role)
 
     def grant(self, subject: Subject, role: str, action: Action | str, type_: ObjectType,
@@ -67,8 +67,8 @@ class Grants:
             if not held.allowed:
                 core.log(subject, "grant", f"{obj.type.value}:{obj.name}", False, held.reason,
                          role=role, action=action.value)
-                raise Denied(f"you cannot grant {action.value} on {obj.type.value} {obj.name!r}: "
-                             "you do not hold it", code=codes.NOT_HELD)
+                raise Denied(code=codes.NOT_HELD, action=action.value,
+                             object=f"{obj.type.value} {obj.name!r}")
             if not owns(subject, obj, snapshot):
                 core.require(subject, Action.CHANGE_PERM, obj, snapshot, event="grant")
             with core.change() as conn:
@@ -91,8 +91,8 @@ class Grants:
                 core.require(subject, Action.CHANGE_SYSTEM, snapshot.system, snapshot,
                              event="revoke")
             if role == obj.owner_role:
-                raise Conflict(f"role {role} owns {obj.type.value} {obj.name}; ownership is not "
-                               "a grant and cannot be revoked", code=codes.OWNER_NOT_REVOCABLE)
+                raise Conflict(code=codes.OWNER_NOT_REVOCABLE, role=role,
+                               object=f"{obj.type.value} {obj.name}")
             with core.change() as conn:
                 removed = repository.delete_grant(conn, role, action, obj.id)
                 if removed:

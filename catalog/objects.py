@@ -47,12 +47,10 @@ def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
     active = active_roles(subject, snapshot) or frozenset()
     if role is None:
         if len(active) != 1:
-            raise InvalidInput("this session has several roles active, or none; say which one "
-                               "owns the new object", code=codes.OWNER_ROLE_REQUIRED)
+            raise InvalidInput(code=codes.OWNER_ROLE_REQUIRED)
         (role,) = active
     if role not in active:
-        raise InvalidInput(f"role {str(role)[:64]!r} is not active in this session",
-                           code=codes.ROLE_NOT_ACTIVE)
+        raise InvalidInput(code=codes.ROLE_NOT_ACTIVE, role=str(role)[:64])
     return role
 
 
@@ -143,8 +141,7 @@ class Objects:
             raise NotFound("the catalog has no system object yet; bootstrap an administrator")
         self.core.require(subject, Action.ADD, system, snapshot, event=f"{type_.value}_add")
         if snapshot.find(type_, name) is not None:
-            raise Conflict(f"a {type_.value} named {name!r} exists already",
-                           code=codes.DUPLICATE_NAME)
+            raise Conflict(code=codes.DUPLICATE_NAME, what=type_.value, name=name)
 
     def add_schema(self, subject: Subject, name: str, fields: Mapping[str, Any],
                    role: str | None = None) -> CatalogObject:
@@ -227,8 +224,7 @@ class Objects:
             raise DiagramInvalid([Problem(codes.DUPLICATE_NAME, name, f"{name!r} is used twice "
                                           "in the diagram") for name in repeated])
         if not spec.inputs or not spec.outputs:
-            raise InvalidInput("a diagram needs at least one input and one output",
-                               code=codes.DIAGRAM_INCOMPLETE)
+            raise InvalidInput(code=codes.DIAGRAM_INCOMPLETE)
         return news
 
     def _check_inputs(self, snapshot: Snapshot, subject: Subject,
@@ -267,15 +263,13 @@ class Objects:
             snapshot = core.snapshot
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
-                raise InvalidInput(f"{obj.type.value} {obj.name} cannot be dropped on its own",
-                                   code=codes.NOT_DROPPABLE)
+                raise InvalidInput(code=codes.NOT_DROPPABLE, object=f"{obj.type.value} {obj.name}")
             if not owns(subject, obj, snapshot):
                 core.require(subject, Action.CHANGE_SYSTEM, snapshot.system, snapshot,
                              event=f"{obj.type.value}_drop")
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
-                raise Conflict(f"{obj.type.value} {obj.name} is used by other objects",
-                               code=codes.IN_USE)
+                raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.name}")
             with core.change() as conn:
                 repository.delete_object(conn, obj.id)
                 core.log(subject, f"{obj.type.value}_drop", f"{obj.type.value}:{obj.name}",
@@ -290,8 +284,8 @@ class Objects:
             snapshot = core.require_admin(subject, "transfer")
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
-                raise InvalidInput(f"{obj.type.value} {obj.name} cannot change hands on its own",
-                                   code=codes.NOT_TRANSFERABLE)
+                raise InvalidInput(code=codes.NOT_TRANSFERABLE,
+                                   object=f"{obj.type.value} {obj.name}")
             role_named(snapshot, role)
             with core.change() as conn:
                 repository.set_owner(conn, obj.id, subject.user_name, role)
@@ -303,8 +297,7 @@ class Objects:
         """Record that a diagram should run or stop; the runner acts on it."""
         core = self.core
         if status not in QUERY_STATUSES:
-            raise InvalidInput(f"status must be one of {', '.join(QUERY_STATUSES)}",
-                               code=codes.INVALID_STATUS)
+            raise InvalidInput(code=codes.INVALID_STATUS, expected=", ".join(QUERY_STATUSES))
         with core.store.lock:
             obj = core.find(subject, T.DIAGRAM, diagram)
             core.require(subject, Action.SET_QUERY_STATUS, obj)

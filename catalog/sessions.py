@@ -46,9 +46,8 @@ class Sessions:
         if not wanted <= user.roles:
             core.log(None, "login_failed", None, False, "asked for roles it cannot play",
                      attempted=user.name, roles=sorted(str(r)[:64] for r in wanted - user.roles))
-            raise Denied(f"user {user.name} cannot play the roles "
-                         f"{', '.join(sorted(str(r)[:64] for r in wanted - user.roles))}",
-                         code=codes.ROLE_NOT_PLAYABLE)
+            raise Denied(code=codes.ROLE_NOT_PLAYABLE, user=user.name,
+                         roles=", ".join(sorted(str(r)[:64] for r in wanted - user.roles)))
         token = secrets.token_urlsafe(32)
         rounds = core.settings.bcrypt_rounds
         rehashed = passwords.hash_password(password, rounds) \

@@ -28,8 +28,7 @@ def sqlite_path(url: str) -> str:
     """The file a ``sqlite:///path`` URL names (``sqlite:///:memory:`` for tests of one process)."""
     prefix = "sqlite:///"
     if not url.startswith(prefix) or len(url) == len(prefix):
-        raise InvalidInput(f"unsupported catalog database URL {url[:60]!r}; only "
-                           "'sqlite:///PATH' is supported for now", code=codes.UNSUPPORTED_DATABASE)
+        raise InvalidInput(code=codes.UNSUPPORTED_DATABASE, url=url[:60])
     return url[len(prefix):]
 
 

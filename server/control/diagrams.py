@@ -34,8 +34,7 @@ def _bounded(doc: Any) -> Any:
         node = stack.pop()
         seen += 1
         if seen > MAX_DOCUMENT_NODES:
-            raise InvalidInput(f"the document has more than {MAX_DOCUMENT_NODES} values",
-                               code=codes.DOCUMENT_TOO_LARGE)
+            raise InvalidInput(code=codes.DOCUMENT_TOO_LARGE, limit=MAX_DOCUMENT_NODES)
         if isinstance(node, dict):
             stack.extend(node.keys())
             stack.extend(node.values())

@@ -22,7 +22,7 @@ import jsonschema
 from flask import Flask, current_app, g, request
 
 from boxes import codes
-from boxes.errors import InvalidInput, NotFound, SluiceError, Unauthenticated
+from boxes.errors import InvalidInput, NotFound, Problem, SluiceError, Unauthenticated
 from catalog import Subject
 from catalog.core import INVALID_SESSION
 from server.http import security
@@ -104,8 +104,7 @@ def json_body(schema: Mapping[str, Any]) -> Any:
     try:
         value = json.loads(request.get_data(cache=True) or b"null")
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
-                           code=codes.BAD_JSON) from None
+        raise InvalidInput(code=codes.BAD_JSON, reason=str(err)[:120]) from None
     check(value, schema)
     return value
 
@@ -114,9 +113,8 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value),
                     key=lambda e: list(e.absolute_path))
     if errors:
-        problems = [{"code": "INVALID_BODY",
-                     "path": ".".join(str(p) for p in e.absolute_path),
-                     "message": e.message[:200]} for e in errors[:20]]
+        problems = [Problem(codes.INVALID_BODY, ".".join(str(p) for p in e.absolute_path),
+                            e.message[:200]).to_dict() for e in errors[:20]]
         summary = "; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3])
         raise InvalidInput(summary,
                            code=codes.INVALID_BODY, details={"problems": problems})

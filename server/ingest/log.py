@@ -91,8 +91,7 @@ class IngestLog:
         schema, problems = parse_schema(json.loads((directory / SCHEMA_FILE).read_text()),
                                         directory.name)
         if schema is None:
-            raise SluiceError(f"stream log {directory}: bad schema file: {problems}",
-                              code=codes.LOG_CORRUPT)
+            raise SluiceError(code=codes.LOG_CORRUPT, directory=directory, problems=problems)
         return schema
 
     def _open_stream(self, name: str, schema: Schema) -> None:
@@ -111,8 +110,7 @@ class IngestLog:
             existing = self._schemas.get(name)
             if existing is not None:
                 if existing != schema:
-                    raise Conflict(f"stream {name!r} exists with another schema",
-                                   code=codes.STREAM_EXISTS)
+                    raise Conflict(code=codes.STREAM_EXISTS, name=name)
                 return
             directory = self.root / name
             directory.mkdir()
@@ -137,8 +135,7 @@ class IngestLog:
     def _require(self, name: str) -> Schema:
         schema = self._schemas.get(name)
         if schema is None:
-            raise NotFound(f"no input stream named {name!r}", code=codes.NOT_FOUND,
-                           details={"stream": name})
+            raise NotFound(details={"stream": name}, what="input stream", name=name)
         return schema
 
     # -- appending -------------------------------------------------------------------------
@@ -173,8 +170,8 @@ class IngestLog:
             for item in batch:
                 log = self._logs.get(item.stream)
                 if log is None:
-                    item.error = NotFound(f"no input stream named {item.stream!r}",
-                                          code=codes.NOT_FOUND, details={"stream": item.stream})
+                    item.error = NotFound(details={"stream": item.stream}, what="input stream",
+                                          name=item.stream)
                     continue
                 first = log.head.seq
                 log.append(item.count, item.payload)
@@ -184,8 +181,7 @@ class IngestLog:
                 for log in touched.values():
                     log.sync()
             except OSError as exc:
-                failure = SluiceError(f"the ingestion log could not be flushed: {exc}",
-                                      code=codes.LOG_WRITE_FAILED)
+                failure = SluiceError(code=codes.LOG_WRITE_FAILED, reason=exc)
                 for item in batch:
                     item.error, item.receipt = item.error or failure, None
             else:

@@ -98,7 +98,7 @@ def read_range(directory: Path, start: Position, end: Position) -> Iterator[Fram
             expected += frame.count
             yield frame
     if expected != end.seq:
-        raise LogGap(f"log {directory}: rows {expected} to {end.seq - 1} are missing",
+        raise LogGap(directory=directory, first=expected, last=end.seq - 1,
                      details={"log": str(directory), "from": expected, "to": end.seq})
 
 

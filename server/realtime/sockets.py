@@ -145,7 +145,7 @@ def on_subscribe(subject: Subject, payload: dict):
 @socket_event("unsubscribe", OUTPUT)
 def on_unsubscribe(subject: Subject, payload: dict):
     if not services().delivery.unsubscribe(request.sid, payload["output"]):
-        raise NotFound(f"not subscribed to {payload['output']!r}", code=codes.NOT_SUBSCRIBED)
+        raise NotFound(code=codes.NOT_SUBSCRIBED, output=payload["output"])
     return {"unsubscribed": payload["output"]}
 
 

@@ -58,9 +58,7 @@ class Settings:
         """Return the signing secret, creating and persisting one when none is configured."""
         if self.secret_key is not None:
             if self.secret_key.lower() in WEAK_SECRETS and not self.testing:
-                raise InvalidInput("secret_key is a well-known default; set SLUICE_SECRET_KEY to a "
-                                   "long random value or leave it unset to generate one",
-                                   code=codes.WEAK_SECRET)
+                raise InvalidInput(code=codes.WEAK_SECRET)
             return self.secret_key
         path = self.data_dir / "secret_key"
         if not path.exists():

@@ -29,7 +29,7 @@ def _filters() -> dict:
         try:
             out[key] = FILTERS[key](value)
         except (KeyError, ValueError):
-            raise InvalidInput(f"filter {key} has an invalid value", code=codes.INVALID_PARAMETER,
+            raise InvalidInput(code=codes.INVALID_PARAMETER, name=key,
                                details={"parameter": key}) from None
     return out
 

@@ -81,12 +81,12 @@ def update(name: str):
     cat, who = svc.catalog, subject()
     old = cat.objects.get(who, D, name)
     if old.status == "running":
-        raise Conflict(f"diagram {name} is running; stop it first", code=codes.DIAGRAM_RUNNING)
+        raise Conflict(code=codes.DIAGRAM_RUNNING, name=name)
     doc = document_of(g.body["document"])
     if doc.get("name") != name:
-        raise InvalidInput(f"the document's name must stay {name!r}", code=codes.NAME_CHANGED)
+        raise InvalidInput(code=codes.NAME_CHANGED, name=name)
     if old.owner_role not in who.roles:
-        raise Denied(f"only role {old.owner_role} may update diagram {name}", code=codes.NOT_OWNER)
+        raise Denied(code=codes.NOT_OWNER, role=old.owner_role, name=name)
     new_spec = spec_of(plan_for(cat, who, doc), doc)
     old_doc = json.loads(old.spec)
     old_spec = spec_of(plan_for(cat, who, old_doc), old_doc)

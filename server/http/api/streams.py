@@ -84,8 +84,7 @@ def _tuples() -> list:
         if request.is_json:
             return json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
-                           code=codes.BAD_JSON) from None
+        raise InvalidInput(code=codes.BAD_JSON, reason=str(err)[:120]) from None
     raise InvalidInput(f"send a JSON array (application/json) or NDJSON ({NDJSON})",
                        code=codes.BAD_JSON)
 
