@@ -49,9 +49,14 @@ def _http(err: HTTPException):
     return response
 
 
-def _unexpected(err: Exception):
+def unexpected() -> dict:
+    """Log the exception being handled; the bare answer that says nothing about it."""
     current_app.logger.exception("unexpected error")
-    response = jsonify(body(codes.INTERNAL_ERROR, codes.INTERNAL_ERROR.render()))
+    return body(codes.INTERNAL_ERROR, codes.INTERNAL_ERROR.render())
+
+
+def _unexpected(err: Exception):
+    response = jsonify(unexpected())
     response.status_code = codes.INTERNAL_ERROR.status
     return response
 

@@ -11,11 +11,13 @@ import re
 
 from flask import Flask, current_app
 
+from boxes import codes
 from server.http.guard import PUBLIC, SOCKET_EVENTS, public
 
 ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
     "type": "object", "required": ["code", "message", "details"],
-    "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+    "properties": {"code": {"type": "string", "enum": sorted(codes.REGISTRY)},
+                   "message": {"type": "string"},
                    "details": {"type": "object"}}}}}
 PARAM = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 

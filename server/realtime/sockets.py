@@ -25,7 +25,7 @@ from catalog import Action, Catalog, ObjectType, Subject
 from catalog.core import INVALID_SESSION
 from server.http import security
 from server.control.services import services
-from server.http.errors import body
+from server.http.errors import body, unexpected
 from server.realtime.extension import socketio
 from server.http.guard import socket_event
 from server.ingest.admission import ingest
@@ -122,6 +122,12 @@ def on_connect(auth=None):
         services().connections.add(request.sid, _token(auth))
     except SluiceError as err:
         raise ConnectionRefusedError(body(err.code, err.message)["error"]) from None
+
+
+@socketio.on_error_default
+def on_unexpected(err: Exception):
+    """A bug in a handler: its ack is HTTP's bare ``INTERNAL_ERROR``, so no client waits."""
+    return unexpected()
 
 
 @socketio.on("disconnect", namespace=NAMESPACE)
