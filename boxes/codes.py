@@ -39,6 +39,10 @@ class Code(str):
         code.status, code.template, code.group = status, template, group
         return code
 
+    def __reduce__(self):
+        """Pickled (an error crossing to a Spark worker) as its name, unpickled as the one entry."""
+        return lookup, (str(self),)
+
     @property
     def parameters(self) -> list[str]:
         """The template's named parameters, in order (``{name!r}`` gives ``name``)."""

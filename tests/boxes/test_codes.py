@@ -7,6 +7,7 @@ on the paths a test happens to run).
 from __future__ import annotations
 
 import ast
+import pickle
 import re
 from pathlib import Path
 
@@ -66,6 +67,12 @@ def test_the_message_comes_from_the_template_and_needs_every_parameter():
         NotFound(code=codes.UNKNOWN_USER)
 
 
+def test_an_error_survives_pickling_with_its_registered_code():
+    error = pickle.loads(pickle.dumps(NotFound(code=codes.UNKNOWN_ROLE, name="R")))
+    assert error.code is codes.UNKNOWN_ROLE and error.status == 404
+    assert pickle.loads(pickle.dumps(Problem(codes.ARITY, "p", "m"))) == Problem("ARITY", "p", "m")
+
+
 def test_a_code_is_declared_once():
     with pytest.raises(ValueError, match="declared twice"):
         codes.define("NOT_FOUND", 410, "gone", "general")
@@ -98,8 +105,8 @@ def _free_codes(path: Path, root: Path = ROOT) -> list[str]:
         elif isinstance(node, ast.Constant) and node.value in codes.REGISTRY:
             found.append(f"{where} {node.value!r}")
         elif isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "codes" \
-                and CODE_SHAPE.match(node.attr) and node.attr not in codes.REGISTRY:
-            found.append(f"{where} codes.{node.attr} is not registered")
+                and CODE_SHAPE.match(node.attr) and node.attr not in vars(codes):
+            found.append(f"{where} codes.{node.attr} is not declared")
     return found
 
 
@@ -114,7 +121,7 @@ def test_the_scan_finds_free_codes(tmp_path):
                       'Problem(codes.UNKNOWN_STREAM, "p", "m")\n')
     hits = {hit.split(" ", 1)[1] for hit in _free_codes(sample, tmp_path)}
     assert hits == {"code='NOPE'", "problem 'CYCLE'", "code = 'X'", "'NOT_FOUND'",
-                    "codes.UNKNOWN_STREAM is not registered"}
+                    "codes.UNKNOWN_STREAM is not declared"}
 
 
 EXPECTED = re.compile(r"""code\W{0,4}\s*===?\s*["']([A-Z][A-Z0-9_]+)["']""")
