@@ -152,8 +152,9 @@ UNKNOWN_ACTION = define("UNKNOWN_ACTION", 400, "unknown action {value!r}; expect
                         "{expected}", "catalog")
 ROLE_OWNS_OBJECTS = define("ROLE_OWNS_OBJECTS", 409, "role {role} owns {count} objects "
                            "({objects}); drop them first", "catalog")
-INVALID_PASSWORD = define("INVALID_PASSWORD", 400, "a password is a string of {min} to {max} "
-                          "characters", "catalog")
+INVALID_PASSWORD = define("INVALID_PASSWORD", 400, "a password needs at least {min_length} "
+                          "characters, at most {max_bytes} bytes in UTF-8, and no NUL character",
+                          "catalog")
 ROLE_NOT_PLAYABLE = define("ROLE_NOT_PLAYABLE", 403, "user {user} cannot play the roles "
                            "{roles}", "catalog")
 ROLE_NOT_ACTIVE = define("ROLE_NOT_ACTIVE", 400, "role {role!r} is not active in this session",

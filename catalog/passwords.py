@@ -22,9 +22,7 @@ def check_password(password: object) -> bytes:
         raise InvalidInput("the password must be a string", code=codes.INVALID_PASSWORD)
     raw = password.encode("utf-8")
     if len(password) < MIN_LENGTH or len(raw) > MAX_BYTES or b"\0" in raw:
-        raise InvalidInput(f"a password needs at least {MIN_LENGTH} characters, at most "
-                           f"{MAX_BYTES} bytes in UTF-8, and no NUL character",
-                           code=codes.INVALID_PASSWORD)
+        raise InvalidInput(code=codes.INVALID_PASSWORD, min_length=MIN_LENGTH, max_bytes=MAX_BYTES)
     return raw
 
 
