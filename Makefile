@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench bench-full errors-doc setup check-java clean
+.PHONY: run test bench bench-full soak errors-doc setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
@@ -17,6 +17,9 @@ bench: setup
 
 bench-full: setup
 	$(BIN)/python -m bench
+
+soak: setup
+	$(BIN)/python -m bench.soak
 
 # docs/errors.md is generated from the error-code registry; tests/boxes/test_codes.py checks it.
 errors-doc: setup

@@ -127,8 +127,8 @@ INVALID_PARAMETER = define("INVALID_PARAMETER", 400, "filter {name} has an inval
                            "http")
 CSRF_FAILED = define("CSRF_FAILED", 403, "a request authenticated by cookie must carry the "
                      "{header} header returned at login", "http")
-TOO_MANY_LOGINS = define("TOO_MANY_LOGINS", 429, "too many failed logins; try again later",
-                         "http")
+TOO_MANY_LOGINS = define("TOO_MANY_LOGINS", 429, "too many failed logins from this address; "
+                         "try again later", "http")
 NOT_SUBSCRIBED = define("NOT_SUBSCRIBED", 404, "not subscribed to {output!r}", "http")
 NOT_OWNER = define("NOT_OWNER", 403, "only role {role} may update diagram {name}", "http")
 NAME_CHANGED = define("NAME_CHANGED", 400, "the document's name must stay {name!r}", "http")
@@ -157,6 +157,9 @@ INVALID_PASSWORD = define("INVALID_PASSWORD", 400, "a password needs at least {m
                           "catalog")
 ROLE_NOT_PLAYABLE = define("ROLE_NOT_PLAYABLE", 403, "user {user} cannot play the roles "
                            "{roles}", "catalog")
+ROLES_EMPTY = define("ROLES_EMPTY", 400, "name at least one role to activate, or leave roles out "
+                     "to activate all of the user's", "catalog")
+WRONG_PASSWORD = define("WRONG_PASSWORD", 403, "the current password is not right", "catalog")
 ROLE_NOT_ACTIVE = define("ROLE_NOT_ACTIVE", 400, "role {role!r} is not active in this session",
                          "catalog")
 OWNER_ROLE_REQUIRED = define("OWNER_ROLE_REQUIRED", 400, "this session has several roles "

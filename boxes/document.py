@@ -6,8 +6,17 @@ one problem. Order of checks: document shape, names, each section's parameters a
 registry's declarations, references, cycles, reachability, then schemas and expressions box by
 box in data-flow order.
 
->>> plan = validate(load_document(text))                # headless: the document's own schemas
->>> plan = validate(doc, streams={"in1": schema, ...})  # server: inputs are catalog streams
+>>> plan = validate(load_document('''
+... version: 1
+... name: cheap
+... inputs: {in1: {schema: {fields: {symbol: string, price: double}}}}
+... boxes: {low: {type: filter, in: in1, where: "price < 10"}}
+... outputs: {out: {from: low}}
+... '''))
+>>> plan.inputs, list(plan.outputs)
+(('in1',), ['out'])
+
+On the server the inputs are catalog streams: ``validate(doc, streams={"in1": schema})``.
 """
 from __future__ import annotations
 
@@ -31,19 +40,32 @@ from boxes.types import FIELD_NAME, Schema, parse_schema
 VERSION = 1
 MAX_BOXES = 1000
 SECTIONS = ("version", "name", "description", "schemas", "inputs", "boxes", "outputs")
+# A diagram needs about six levels (boxes > name > window > size); the rest is headroom.
+MAX_DEPTH = 64
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML with only true/false as booleans (YAML 1.1 reads a join's ``on:`` key as True)
-    and without aliases: nested aliases expand exponentially (the "billion laughs") and no
-    diagram needs them, so they are refused before anything walks the document."""
+    """YAML with only true/false as booleans (YAML 1.1 reads a join's ``on:`` key as True),
+    without aliases (nested aliases expand exponentially, the "billion laughs", and no diagram
+    needs them) and at most ``MAX_DEPTH`` levels deep (PyYAML composes recursively, so deeper
+    nesting would exhaust Python's stack); both are refused before anything walks the
+    document."""
+
+    depth = 0
 
     def compose_node(self, parent, index):
+        mark = self.peek_event().start_mark
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(
-                None, None, "YAML anchors and aliases are not accepted in diagram documents",
-                self.peek_event().start_mark)
-        return super().compose_node(parent, index)
+                None, None, "YAML anchors and aliases are not accepted in diagram documents", mark)
+        if self.depth >= MAX_DEPTH:
+            raise yaml.composer.ComposerError(
+                None, None, f"the document nests deeper than {MAX_DEPTH} levels", mark)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 _BOOL = "tag:yaml.org,2002:bool"

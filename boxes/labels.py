@@ -8,10 +8,11 @@ shuffle and the Arrow hand-over noticeably more than a long, even with one field
 
 Every box gets its label from here: an input attaches a literal, filter/map/union copy it,
 an aggregate ORs the labels of its group word by word, a join ORs left and right. Everything
-is a native Spark expression (no Python UDF), and an input's label stays a plain literal so
-the optimiser can fold a readable-set test ``(label & ~mask) = 0`` to ``false`` on the
-branches of a union that a subscriber may not read. A label is never NULL: ``bit_or``
-skips NULLs and would silently drop a source.
+is a native Spark expression (no Python UDF), and an input's label stays a plain literal (so
+Spark could fold a readable-set test on it; ``tests/boxes/test_labels.py`` shows it). Outputs
+check labels against a subscriber's rights on the Arrow batches instead (``secfilter.py``),
+where the rights of the moment are known. A label is never NULL: ``bit_or`` skips NULLs and
+would silently drop a source.
 """
 from __future__ import annotations
 
@@ -95,20 +96,3 @@ def merge_group(words: int):
 def merge_pair(left, right, words: int):
     """The label of a joined tuple: left OR right, word by word."""
     return _compose([a.bitwiseOR(b) for a, b in zip(_words(left, words), _words(right, words))])
-
-
-def within(readable_bits: Iterable[int], words: int):
-    """Predicate ``label ⊆ readable``: true iff no bit outside the readable set is set.
-
-    Written as ``(w_k & ~mask_k) = 0`` per word, so that over literal labels Spark folds it at
-    plan time and prunes unreadable inputs before reading them.
-    """
-    from pyspark.sql import functions as F
-
-    outside = [~m for m in mask_words(readable_bits, words)]
-    tests = [word.bitwiseAND(F.lit(m).cast("long")) == 0
-             for word, m in zip(_words(label_column(), words), outside)]
-    result = tests[0]
-    for test in tests[1:]:
-        result = result & test
-    return result

@@ -6,8 +6,10 @@ permission takes effect on the next batch. Labels arrive as signed 64-bit words 
 column, or a struct of them above 64 sources; see ``boxes.labels``); here they are read as
 unsigned words, one array per word, without copying.
 
->>> mask = readable_mask(["in1", "in2"], ["in1"])
->>> delivered = secfilter(batch, mask)        # rows labelled {in1} only
+>>> import pyarrow as pa
+>>> batch = pa.table({"x": [1, 2, 3], "_label": [0b01, 0b10, 0b11]})  # {in1}, {in2}, both
+>>> secfilter(batch, readable_mask(["in1", "in2"], ["in1"])).to_pydict()
+{'x': [1], '_label': [1]}
 """
 from __future__ import annotations
 

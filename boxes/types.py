@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Mapping
 
+import pyarrow as pa
+
 from boxes import codes
 from boxes.errors import Problem
 
@@ -19,6 +21,8 @@ FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
 
 class DataType(str, Enum):
+    """A Sluice type; its value is the name schemas and results use. See ``TYPES``."""
+
     STRING = "string"
     LONG = "long"
     DOUBLE = "double"
@@ -29,26 +33,40 @@ class DataType(str, Enum):
     def is_numeric(self) -> bool:
         return self in (DataType.LONG, DataType.DOUBLE)
 
+    @property
+    def arrow(self) -> pa.DataType:
+        return TYPES[self].arrow
+
+    @property
+    def ddl(self) -> str:
+        return TYPES[self].ddl
+
     def spark_type(self):
         from pyspark.sql import types as T  # Spark is imported only where it is used.
 
-        return {
-            DataType.STRING: T.StringType(),
-            DataType.LONG: T.LongType(),
-            DataType.DOUBLE: T.DoubleType(),
-            DataType.BOOLEAN: T.BooleanType(),
-            DataType.TIMESTAMP: T.TimestampType(),
-        }[self]
+        return getattr(T, TYPES[self].spark)()
 
 
+@dataclass(frozen=True)
+class TypeInfo:
+    """Every representation of one type: the other tables derive from ``TYPES``."""
+
+    spellings: tuple[str, ...]   # what a person may write in a schema or a cast, besides the name
+    arrow: pa.DataType           # in the ingestion log's frames and in results
+    ddl: str                     # Spark SQL DDL (a source's row schema)
+    spark: str                   # the pyspark.sql.types class
+
+
+TYPES: dict[DataType, TypeInfo] = {
+    DataType.STRING: TypeInfo(("str", "text"), pa.string(), "STRING", "StringType"),
+    DataType.LONG: TypeInfo(("int", "integer", "bigint"), pa.int64(), "BIGINT", "LongType"),
+    DataType.DOUBLE: TypeInfo(("float", "real"), pa.float64(), "DOUBLE", "DoubleType"),
+    DataType.BOOLEAN: TypeInfo(("bool",), pa.bool_(), "BOOLEAN", "BooleanType"),
+    DataType.TIMESTAMP: TypeInfo((), pa.timestamp("us", tz="UTC"), "TIMESTAMP", "TimestampType"),
+}
 # Spellings a person may write for each type.
 TYPE_ALIASES: dict[str, DataType] = {
-    "string": DataType.STRING, "str": DataType.STRING, "text": DataType.STRING,
-    "long": DataType.LONG, "int": DataType.LONG, "integer": DataType.LONG, "bigint": DataType.LONG,
-    "double": DataType.DOUBLE, "float": DataType.DOUBLE, "real": DataType.DOUBLE,
-    "boolean": DataType.BOOLEAN, "bool": DataType.BOOLEAN,
-    "timestamp": DataType.TIMESTAMP,
-}
+    spelling: dtype for dtype, info in TYPES.items() for spelling in (dtype.value, *info.spellings)}
 
 
 @dataclass(frozen=True)
@@ -81,15 +99,14 @@ class Schema:
 
         return T.StructType([T.StructField(f.name, f.type.spark_type(), True) for f in self.fields])
 
+    def arrow_schema(self) -> pa.Schema:
+        return pa.schema([pa.field(f.name, f.type.arrow) for f in self.fields])
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"fields": {f.name: f.type.value for f in self.fields}}
         if self.event_time:
             out["event_time"] = self.event_time
         return out
-
-    def same_shape(self, other: "Schema") -> bool:
-        """Same field names, in the same order, with the same types (what union needs)."""
-        return self.fields == other.fields
 
 
 def parse_schema(raw: Any, path: str) -> tuple[Schema | None, list[Problem]]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from boxes import codes
-from boxes.errors import Conflict, NotFound, Unauthenticated
+from boxes.errors import Conflict, Denied, NotFound
 from catalog import passwords, repository
-from catalog.core import INVALID_CREDENTIALS, Core
+from catalog.core import Core
 from catalog.model import USER_NAME, Subject, User, check_name
 from catalog.snapshot import Snapshot
 
@@ -70,7 +70,10 @@ class Accounts:
         return passwords.hash_password(password, self.core.settings.bcrypt_rounds)
 
     def change_own_password(self, subject: Subject, old: str, new: str) -> None:
-        """A user changes its own password, proving the old one; its other sessions end."""
+        """A user changes its own password, proving the old one; its other sessions end.
+
+        A wrong old password is WRONG_PASSWORD (403), not UNAUTHENTICATED: the session is
+        still good, only the proof failed."""
         core = self.core
         snapshot = core.snapshot
         core.valid(subject, snapshot)
@@ -79,7 +82,7 @@ class Accounts:
         if row is None or not passwords.verify(old, row[1]):
             core.log(subject, "password_change", f"user:{subject.user_name}", False,
                      "wrong old password")
-            raise Unauthenticated(INVALID_CREDENTIALS)
+            raise Denied(code=codes.WRONG_PASSWORD)
         hashed = passwords.hash_password(new, core.settings.bcrypt_rounds)
         with core.change() as conn:
             repository.set_password_hash(conn, row[0], hashed)

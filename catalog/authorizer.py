@@ -3,18 +3,24 @@
 Deny by default. Only the snapshot is trusted: the session's active roles, the user's current
 roles and whether the user is enabled are all read from it, so a ``Subject`` resolved before a
 revocation or a logout cannot outlive it. ``rule`` names what decided (``owner``, ``grant``,
-``catalog`` or why not), which is what the audit log records.
+``catalog`` or why not), which is what the audit log records. What each operation needs is
+data, in ``catalog.policy``; :func:`decide_any` decides one group of its needs.
 
->>> decide(None, Action.VIEW_OBJECT, obj, snap)
+>>> in1 = cat.core.find(joe, "stream", "in1")       # ``cat`` and ``joe`` as in ``catalog.front``
+>>> decide(None, Action.VIEW_OBJECT, in1, cat.core.snapshot)
 Decision(allowed=False, reason='no open session of an enabled user', rule='no_session')
+>>> decide(joe, Action.READ_TUPLE, in1, cat.core.snapshot)
+Decision(allowed=True, reason='role ADMIN owns stream in1', rule='owner')
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
-from catalog.model import Action, CatalogObject, Subject
+from catalog.model import Action, CatalogObject, ObjectType, Subject
 from catalog.snapshot import Snapshot
 
+OWNER = "OWNER"   # a need no grant gives: the object's owner role must be active
 
 
 @dataclass(frozen=True)
@@ -62,3 +68,38 @@ def decide(subject: Subject | None, action: Action, obj: CatalogObject | None,
                 snapshot.role_holds(role, Action.VIEW_CATALOG, system):
             return Decision(True, f"role {role} may view the whole catalog", "catalog")
     return Decision(False, f"no active role holds {action.value} on {what}", "default_deny")
+
+
+def sees(subject: Subject | None, obj: CatalogObject, snapshot: Snapshot) -> Decision:
+    """VIEW_OBJECT, except that every session sees the one system object."""
+    if obj.type is ObjectType.SYSTEM and active_roles(subject, snapshot) is not None:
+        return Decision(True, "every session sees the system", "system")
+    return decide(subject, Action.VIEW_OBJECT, obj, snapshot)
+
+
+def decide_need(subject: Subject | None, action: Action | str, obj: CatalogObject,
+                snapshot: Snapshot) -> Decision:
+    """One need of an operation (see ``catalog.policy``): an action, or ``OWNER``."""
+    if action == OWNER:
+        what = f"{obj.type.value} {obj.name}"
+        if owns(subject, obj, snapshot):
+            return Decision(True, f"role {obj.owner_role} owns {what}", "owner")
+        if active_roles(subject, snapshot) is None:
+            return Decision(False, "no open session of an enabled user", "no_session")
+        return Decision(False, f"only its owner role {obj.owner_role} may do this to {what}",
+                        "not_owner")
+    if action is Action.VIEW_OBJECT:
+        return sees(subject, obj, snapshot)
+    return decide(subject, action, obj, snapshot)
+
+
+def decide_any(subject: Subject | None, needs: Iterable[tuple[Action | str, CatalogObject]],
+               snapshot: Snapshot) -> Decision:
+    """The first of ``needs`` the subject meets, or else the refusal of the first one."""
+    refusal = None
+    for action, obj in needs:
+        decision = decide_need(subject, action, obj, snapshot)
+        if decision.allowed:
+            return decision
+        refusal = refusal or decision
+    return refusal or Decision(False, "nothing allows it", "default_deny")

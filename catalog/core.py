@@ -1,7 +1,10 @@
 """The shared heart of the catalog: the store, the current snapshot, and the one way to change both.
 
-Every change runs through :meth:`Core.change`: one transaction, the new snapshot built from the
-same transaction and checked (there must stay an administrator), then swapped in whole. Reads
+Every change to what the snapshot holds (accounts, roles, objects, grants, sessions) runs
+through :meth:`Core.change`: one transaction, the new snapshot built from the same transaction
+and checked (there must stay an administrator), then swapped in whole. The audit trail
+(:meth:`Core.log`) and the system settings (``system.py``), which no snapshot holds, are
+written in plain transactions of their own. Reads
 take the current snapshot without waiting for a writer; a commit by another process (``sluice
 user disable`` while the server runs) is noticed through SQLite's ``data_version`` and reloaded.
 """
@@ -9,12 +12,12 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
 from catalog import audit, changelog, repository
-from catalog.authorizer import Decision, decide
+from catalog.authorizer import Decision, decide, decide_any, sees
 from catalog.model import Action, CatalogObject, ObjectType, Subject, parse_type
 from catalog.snapshot import Snapshot, build, with_objects, with_subjects
 from catalog.store import Store
@@ -142,8 +145,7 @@ class Core:
         self.valid(subject, snapshot)
         type_ = parse_type(type_)
         obj = snapshot.find(type_, name) if isinstance(name, str) else None
-        if obj is None or (obj.type is not ObjectType.SYSTEM and
-                           not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed):
+        if obj is None or not sees(subject, obj, snapshot).allowed:
             raise NotFound(what=type_.value, name=str(name)[:64])
         return obj
 
@@ -165,6 +167,41 @@ class Core:
             raise NotFound(what=obj.type.value, name=obj.name)
         raise Denied(details={"action": action.value}, action=action.value,
                      object=f"{obj.type.value} {obj.name!r}", reason=decision.reason)
+
+    def authorize(self, subject: Subject | None, rule, args: Mapping[str, Any],
+                  event: str) -> None:
+        """Allow an operation by its ``catalog.policy.Rule``, or audit the denial and raise.
+
+        Every object the rule names is found first, so one the session may not view answers
+        NOT_FOUND (exactly like a missing one) before any PERMISSION_DENIED.
+        """
+        if rule.public:
+            return
+        snapshot = self.snapshot
+        self.valid(subject, snapshot)
+        groups = [[(need, self._named(subject, need.on, args, snapshot)) for need in group]
+                  for group in rule.all_of]
+        for group in groups:
+            decision = decide_any(subject, [(need.action, obj) for need, obj in group], snapshot)
+            if decision.allowed:
+                continue
+            obj = group[0][1]
+            needs = [str(need) for need, _ in group]
+            self.log(subject, event, f"{obj.type.value}:{obj.name}", False, decision.reason,
+                     rule=decision.rule, needs=needs)
+            if decision.rule == "no_session":
+                raise Unauthenticated(INVALID_SESSION)
+            raise Denied(f"{event} needs {' or '.join(needs)}: {decision.reason}",
+                         details={"needs": needs})
+
+    def _named(self, subject: Subject | None, on, args: Mapping[str, Any],
+               snapshot: Snapshot) -> CatalogObject:
+        """The object a need is about, if the session may view it (see ``policy.On``)."""
+        if on.type is ObjectType.SYSTEM:
+            if snapshot.system is None:
+                raise NotFound("the catalog has no system object yet; bootstrap an administrator")
+            return snapshot.system
+        return self.find(subject, on.type or args.get("type_"), args.get(on.name), snapshot)
 
     def require_admin(self, subject: Subject | None, event: str) -> Snapshot:
         """CHANGE_SYSTEM on the system object: what user, role and audit administration need."""

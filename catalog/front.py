@@ -1,21 +1,28 @@
 """The catalog's front door: open a database and get the parts the server uses.
 
->>> cat = Catalog.open("sqlite:///data/catalog.db", bcrypt_rounds=12)
->>> token, me = cat.sessions.login("al", "secret-password", roles=["CUSTOMER1"])
->>> [o.name for o in cat.objects.lookup(me)]
-['s', 'in1', 'in2']
+>>> from catalog.bootstrap import add_admin
+>>> cat = Catalog.open("sqlite:///:memory:", bcrypt_rounds=4)
+>>> add_admin(cat, "joe", "correct horse battery")
+True
+>>> token, joe = cat.sessions.login("joe", "correct horse battery")
+>>> _ = cat.objects.add_schema(joe, "trade", {"fields": {"price": "double"}})
+>>> _ = cat.objects.add_stream(joe, "in1", "trade")
+>>> [o.name for o in cat.objects.lookup(joe)]
+['system', 'trade', 'in1']
 """
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable, Mapping
 
+from boxes.errors import Denied
 from catalog.accounts import Accounts
 from catalog.audit import Entry, query
 from catalog.core import Core, Settings
 from catalog.grants import Grants
 from catalog.model import Subject
 from catalog.objects import Objects
+from catalog.policy import OPERATIONS
 from catalog.sessions import Sessions
 from catalog.store import Store
 from catalog.system import SystemSettings
@@ -40,6 +47,16 @@ class Catalog:
     def on_change(self, listener: Callable[[], None]) -> None:
         """See :meth:`catalog.core.Core.on_change`."""
         self.core.on_change(listener)
+
+    def authorize(self, subject: Subject | None, operation: str,
+                  args: Mapping[str, Any] | None = None) -> None:
+        """Allow ``operation`` as ``catalog.policy.OPERATIONS`` says, with the objects its
+        ``args`` name; an operation missing from the table is refused (deny by default)."""
+        rule = OPERATIONS.get(operation)
+        if rule is None:
+            self.core.log(subject, str(operation)[:64], None, False, "not in the policy table")
+            raise Denied("this operation is not allowed to anyone")
+        self.core.authorize(subject, rule, args or {}, operation)
 
     def audit(self, subject: Subject, **filters) -> list[Entry]:
         """Audit entries, newest first, for administrators (filters: ``audit.query``)."""

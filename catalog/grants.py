@@ -1,5 +1,8 @@
 """Granting and revoking permissions, and reading the permission table.
 
+Who may do each is the ``permissions.*`` rule of ``catalog.policy``, checked again here under
+the store's lock; that a granter holds what it grants is checked here only.
+
 Owners may grant anything on what they own; holders of CHANGE_PERM on an object may grant and
 revoke on it; nobody grants an action they do not hold themselves. Administrators (CHANGE_SYSTEM)
 may revoke any grant, to stop a leak, but gain no data access that way. Revocation does not
@@ -16,6 +19,7 @@ from catalog.accounts import role_named
 from catalog.authorizer import decide, owns
 from catalog.core import Core
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Subject, parse_action
+from catalog.policy import OPERATIONS
 from catalog.snapshot import Snapshot
 
 
@@ -69,8 +73,8 @@ class Grants:
                          role=role, action=action.value)
                 raise Denied(code=codes.NOT_HELD, action=action.value,
                              object=f"{obj.type.value} {obj.name!r}")
-            if not owns(subject, obj, snapshot):
-                core.require(subject, Action.CHANGE_PERM, obj, snapshot, event="grant")
+            core.authorize(subject, OPERATIONS["permissions.grant"],
+                           {"type_": obj.type, "name": obj.name}, "grant")
             with core.change() as conn:
                 added = repository.insert_grant(
                     conn, Grant(role, action, obj.id, subject.user_name), core.clock())
@@ -86,10 +90,8 @@ class Grants:
         core = self.core
         with core.store.lock:
             snapshot, obj, action, role = self._target(subject, role, action, type_, name)
-            if not owns(subject, obj, snapshot) and \
-                    not decide(subject, Action.CHANGE_PERM, obj, snapshot).allowed:
-                core.require(subject, Action.CHANGE_SYSTEM, snapshot.system, snapshot,
-                             event="revoke")
+            core.authorize(subject, OPERATIONS["permissions.revoke"],
+                           {"type_": obj.type, "name": obj.name}, "revoke")
             if role == obj.owner_role:
                 raise Conflict(code=codes.OWNER_NOT_REVOCABLE, role=role,
                                object=f"{obj.type.value} {obj.name}")
@@ -106,9 +108,8 @@ class Grants:
         core = self.core
         snapshot = core.snapshot
         obj = core.find(subject, type_, name, snapshot)
-        if not decide(subject, Action.CHANGE_PERM, obj, snapshot).allowed:
-            core.require(subject, Action.CHANGE_SYSTEM, snapshot.system, snapshot,
-                         event="grants_list")
+        core.authorize(subject, OPERATIONS["permissions.of"], {"type_": obj.type, "name": name},
+                       "grants_list")
         return rows_for(obj, snapshot)
 
     def table(self, subject: Subject) -> list[Row]:

@@ -17,9 +17,10 @@ from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFoun
 from boxes.types import parse_schema
 from catalog import repository
 from catalog.accounts import role_named
-from catalog.authorizer import active_roles, decide, owns
+from catalog.authorizer import active_roles, decide
 from catalog.core import Core
 from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
+from catalog import policy
 from catalog.snapshot import Snapshot
 
 QUERY_STATUSES = ("running", "stopped")
@@ -192,23 +193,64 @@ class Objects:
             role = owner_role(core.valid(subject, snapshot), role, snapshot)
             self._check_new(snapshot, subject, T.DIAGRAM, spec.name)
             inputs = self._check_inputs(snapshot, subject, spec)
-            taken = [f"{t.value} {n}" for t, n in news if snapshot.find(t, n) is not None]
-            if taken:
-                raise Conflict(f"names in use already: {', '.join(taken)}", code=codes.DUPLICATE_NAME)
-            document = json.dumps(spec.document, sort_keys=True) if spec.document else None
+            self._check_free(snapshot, news)
             with core.change() as conn:
-                diagram = _new(core, subject, role, T.DIAGRAM, spec.name, spec=document,
-                               status="stopped")
-                diagram = replace(diagram, id=repository.insert_object(conn, diagram))
-                repository.insert_refs(conn, diagram.id, [stream.id for stream in inputs])
-                repository.insert_members(conn, diagram, (
-                    (type_, name, "derived" if type_ is T.STREAM else None)
-                    for type_, name in news[1:]))
+                self._insert_diagram(conn, subject, role, spec, news, inputs)
                 core.log(subject, "diagram_add", f"diagram:{spec.name}", True,
                          "ADD on system; VIEW_OBJECT and READ_TUPLE on every input", conn,
                          inputs=list(spec.inputs), objects=len(news))
         snapshot = core.snapshot
         return [snapshot.find(t, n) for t, n in news]
+
+    def replace_diagram(self, subject: Subject, spec: DiagramSpec) -> list[CatalogObject]:
+        """Replace a stopped diagram by a new version of the same name, in one transaction.
+
+        Its owner role keeps it (the ``diagrams.update`` rule of ``catalog.policy``). The old
+        objects go and the new ones come in the same transaction, so a failure leaves the old
+        version whole and its name is never free for someone else to take. Grants on the
+        diagram and its outputs start afresh: a changed query may expose other data, and its
+        owner grants it again deliberately.
+        """
+        core = self.core
+        news = self._diagram_names(spec)
+        with core.store.lock:
+            core.authorize(subject, policy.OPERATIONS["diagrams.update"], {"name": spec.name},
+                           "diagram_replace")
+            snapshot = core.snapshot
+            old = core.find(subject, T.DIAGRAM, spec.name, snapshot)
+            if old.status == "running":
+                raise Conflict(f"diagram {old.name} is running; stop it first",
+                               code=codes.DIAGRAM_RUNNING)
+            inputs = self._check_inputs(snapshot, subject, spec)
+            self._check_free(snapshot, news, replacing=old)
+            with core.change() as conn:
+                repository.delete_object(conn, old.id)
+                self._insert_diagram(conn, subject, old.owner_role, spec, news, inputs)
+                core.log(subject, "diagram_replace", f"diagram:{spec.name}", True,
+                         "owner; VIEW_OBJECT and READ_TUPLE on every input", conn,
+                         inputs=list(spec.inputs), objects=len(news))
+        snapshot = core.snapshot
+        return [snapshot.find(t, n) for t, n in news]
+
+    @staticmethod
+    def _check_free(snapshot: Snapshot, news, replacing: CatalogObject | None = None) -> None:
+        """No new name may be in use, except by the diagram being replaced and its members."""
+        mine = {replacing.id} if replacing is not None else set()
+        taken = [f"{t.value} {n}" for t, n in news
+                 if (o := snapshot.find(t, n)) is not None and
+                 o.id not in mine and o.parent_id not in mine]
+        if taken:
+            raise Conflict(f"names in use already: {', '.join(taken)}", code=codes.DUPLICATE_NAME)
+
+    def _insert_diagram(self, conn, subject: Subject, role: str, spec: DiagramSpec, news,
+                        inputs: list[CatalogObject]) -> None:
+        document = json.dumps(spec.document, sort_keys=True) if spec.document else None
+        diagram = _new(self.core, subject, role, T.DIAGRAM, spec.name, spec=document,
+                       status="stopped")
+        diagram = replace(diagram, id=repository.insert_object(conn, diagram))
+        repository.insert_refs(conn, diagram.id, [stream.id for stream in inputs])
+        repository.insert_members(conn, diagram, (
+            (type_, name, "derived" if type_ is T.STREAM else None) for type_, name in news[1:]))
 
     @staticmethod
     def _diagram_names(spec: DiagramSpec) -> list[tuple[ObjectType, str]]:
@@ -254,7 +296,8 @@ class Objects:
         return inputs
 
     def drop(self, subject: Subject, type_: ObjectType, name: str) -> None:
-        """The owner role (or an administrator) drops an object no other object uses.
+        """The owner role (or an administrator: ``policy.drop``) drops an object no other
+        object uses.
 
         Dropping a diagram drops its boxes, derived streams and outputs with it.
         """
@@ -264,9 +307,8 @@ class Objects:
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
                 raise InvalidInput(code=codes.NOT_DROPPABLE, object=f"{obj.type.value} {obj.name}")
-            if not owns(subject, obj, snapshot):
-                core.require(subject, Action.CHANGE_SYSTEM, snapshot.system, snapshot,
-                             event=f"{obj.type.value}_drop")
+            core.authorize(subject, policy.drop(obj.type), {"name": name},
+                           f"{obj.type.value}_drop")
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
                 raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.name}")

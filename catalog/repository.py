@@ -1,4 +1,7 @@
-"""Every SQL statement the catalog runs, each with parameters and never with user text inside.
+"""The SQL over the catalog's tables, each statement with parameters and never with user text.
+
+The audit trail (``audit.py``), the change tracking triggers (``changelog.py``) and the
+migrations and pragmas (``store.py``) keep their own few statements next to what they do.
 
 Functions take an open connection (inside a ``Store.transaction``) so a caller composes several
 of them into one atomic change.

@@ -12,7 +12,7 @@ import secrets
 from typing import Iterable
 
 from boxes import codes
-from boxes.errors import Denied, Unauthenticated
+from boxes.errors import Denied, InvalidInput, Unauthenticated
 from catalog import passwords, repository
 from catalog.authorizer import active_roles
 from catalog.core import INVALID_CREDENTIALS, INVALID_SESSION, Core
@@ -43,6 +43,8 @@ class Sessions:
             raise Unauthenticated(INVALID_CREDENTIALS)
         wanted = user.roles if roles is None else \
             frozenset((roles,) if isinstance(roles, str) else roles)
+        if not wanted:
+            raise InvalidInput(code=codes.ROLES_EMPTY)
         if not wanted <= user.roles:
             core.log(None, "login_failed", None, False, "asked for roles it cannot play",
                      attempted=user.name, roles=sorted(str(r)[:64] for r in wanted - user.roles))

@@ -1,8 +1,11 @@
 """Where the catalog lives: one database connection, its migrations, and its transactions.
 
-Only SQLite is implemented; the URL (``sqlite:///data/catalog.db``) leaves room for PostgreSQL,
-which would need its own ``Store`` with the same three methods. Every write runs in one
-``BEGIN IMMEDIATE`` transaction, so a failed change leaves nothing behind.
+Only SQLite is implemented (``sqlite:///data/catalog.db``); any other URL is refused with
+``UNSUPPORTED_DATABASE``. The rest of the catalog uses SQLite directly (``sqlite3``
+connections, its SQL dialect, ``PRAGMA data_version`` to notice other processes' commits,
+the change-tracking triggers of ``changelog.py``), so PostgreSQL needs more than another
+``Store``. Every write runs in one ``BEGIN IMMEDIATE`` transaction, so a failed change leaves
+nothing behind.
 """
 from __future__ import annotations
 
@@ -65,11 +68,6 @@ class Store:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
                     raise
-
-    @property
-    def version(self) -> int:
-        with self.lock:
-            return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -1,7 +1,10 @@
 """The app factory: settings, catalog, security, the API, sockets and (optionally) the runtime.
 
->>> app = create_app({"data_dir": tmp, "testing": True, "runtime": False})
->>> socketio.run(app)          # what ``sluice serve`` does, with TLS if configured
+``sluice serve`` (``server/cli/serve.py``) does, in effect::
+
+    app = create_app({"config_file": "sluice.yaml"})
+    socketio.run(app, host=..., port=...)
+    close_app(app)
 """
 from __future__ import annotations
 
@@ -64,7 +67,8 @@ def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
     svc.on_close.append(changes.init_app(svc, sockets.NAMESPACE).stop)
     missing = guard.unguarded(app)
     if missing:
-        raise RuntimeError(f"endpoints without an access rule: {', '.join(missing)}")
+        raise RuntimeError("endpoints without the guard or a rule in catalog.policy: "
+                           f"{', '.join(missing)}")
     if settings.runtime:
         from server.control.diagrams import start_runtime
 
@@ -86,10 +90,10 @@ def close_app(app: Flask) -> None:
 
 def _pages(app: Flask) -> None:
     """The web pages are public files; their API calls are what is guarded."""
-    app.view_functions["static"] = guard.public()(app.view_functions["static"])
+    app.view_functions["static"] = guard.guarded()(app.view_functions["static"])
 
     @app.get("/")
-    @guard.public()
+    @guard.guarded()
     def index():
         """The web console's start page."""
         return app.send_static_file("index.html")

@@ -1,7 +1,10 @@
 """The expression language of filter, map and aggregate boxes.
 
-    >>> e = check_expression("price * 2", schema, "boxes.m.fields.double_price")
-    >>> e.type, e.fields, e.to_column(), e.evaluate({"price": 1.5})
+    >>> from boxes.types import parse_schema
+    >>> schema, _ = parse_schema({"fields": {"price": "double", "qty": "long"}}, "s")
+    >>> e = check_expression("price * qty", schema, "boxes.m.fields.total")
+    >>> e.type.value, sorted(e.fields)
+    ('double', ['price', 'qty'])
 
 Checking is pure Python (lark and the schema) and needs no Spark; every problem is reported
 at once as a ``DiagramInvalid`` whose problems carry the codes of group ``expression`` in
@@ -11,14 +14,12 @@ Columns are built from the checked tree with ``pyspark.sql.functions`` only, nev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
 
 from boxes import codes
 from boxes.errors import DiagramInvalid, Problem
 from boxes.expressions import nodes as n
-from boxes.expressions.aggregates import AGGREGATES, aggregate_values
+from boxes.expressions.aggregates import AGGREGATES
 from boxes.expressions.checker import Checker
-from boxes.expressions.evaluate import evaluate as _evaluate
 from boxes.expressions.parser import parse
 from boxes.types import DataType, Schema
 
@@ -28,7 +29,7 @@ __all__ = ["CheckedAggregate", "CheckedExpr", "check_aggregate", "check_expressi
 
 @dataclass(frozen=True)
 class CheckedExpr:
-    """An expression that passed every check, ready to become a Column or to be evaluated."""
+    """An expression that passed every check, ready to become a Column."""
 
     text: str
     node: n.Node = field(repr=False)
@@ -52,9 +53,6 @@ class CheckedExpr:
 
         return to_column(self.node)
 
-    def evaluate(self, row: Mapping[str, Any]) -> Any:
-        return _evaluate(self.node, row)
-
 
 @dataclass(frozen=True)
 class CheckedAggregate:
@@ -74,10 +72,6 @@ class CheckedAggregate:
 
         argument = self.argument.to_column() if self.argument else F.lit(1)
         return AGGREGATES[self.function].spark(F, argument).cast(self.type.spark_type())
-
-    def evaluate(self, rows: Sequence[Mapping[str, Any]]) -> Any:
-        values = [self.argument.evaluate(r) for r in rows] if self.argument else [1] * len(rows)
-        return aggregate_values(self.function, values, self.type)
 
 
 def check_expression(text: str, schema: Schema, path: str) -> CheckedExpr:

@@ -10,8 +10,8 @@ streaming query for one bad tuple. So long arithmetic uses ``try_add``/``try_sub
 Spark did), CAST uses ``Column.try_cast``, and results that could leave the range Python can
 represent (timestamps at or beyond the years 1 and 9999) are guarded to NULL, as are time-only
 strings cast to timestamps (Spark would date them today, so results would not be
-reproducible). The Python evaluator in ``evaluate.py`` gives the same answers, and the tests
-compare the two.
+reproducible). The tests compare every result with a plain-Python reference
+(``tests/boxes/expressions/reference``).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The checked expression tree: every node is typed, every implicit conversion is explicit.
 
-The checker builds these; the Spark builder and the Python evaluator read them. Because
+The checker builds these; the Spark builder (and the tests' Python reference) read them. Because
 promotions (long to double) and NULL typing are made explicit here, the two back ends need
 no type rules of their own and so cannot disagree about them.
 """

@@ -20,11 +20,10 @@ from boxes.document import Plan, load_document, validate
 from boxes.errors import DiagramInvalid, Problem
 from boxes.labels import LABEL_COLUMN
 from boxes.secfilter import label_sources, readable_mask, secfilter
-from boxes.types import DataType, Schema
+from boxes.types import Schema
+from server.ingest.tuples import TupleCoercion, micros
 
 MAX_PROBLEMS_PER_FILE = 20
-_ARROW = {DataType.STRING: pa.string(), DataType.LONG: pa.int64(), DataType.DOUBLE: pa.float64(),
-          DataType.BOOLEAN: pa.bool_(), DataType.TIMESTAMP: pa.timestamp("us", tz="UTC")}
 
 
 def run_headless(diagram: str, input_specs: Sequence[str], readable: str | None,
@@ -117,8 +116,9 @@ def _readable(plan: Plan, readable: str | None) -> list[str] | None:
 def _read_inputs(plan: Plan, files: dict[str, str]) -> dict[str, pa.Table]:
     tables: dict[str, pa.Table] = {}
     problems: list[Problem] = []
+    arrival = dt.datetime.now(dt.timezone.utc)
     for name, path in files.items():
-        table, found = read_ndjson(path, plan.input_schemas[name])
+        table, found = read_ndjson(path, plan.input_schemas[name], arrival)
         tables[name] = table
         problems += found
     if problems:
@@ -126,61 +126,29 @@ def _read_inputs(plan: Plan, files: dict[str, str]) -> dict[str, pa.Table]:
     return tables
 
 
-def read_ndjson(path: str, schema: Schema) -> tuple[pa.Table, list[Problem]]:
-    """The file as an Arrow table of ``schema``, and a problem per bad line (``file:line``)."""
-    columns: dict[str, list] = {f.name: [] for f in schema.fields}
+def read_ndjson(path: str, schema: Schema, arrival: dt.datetime) -> tuple[pa.Table, list[Problem]]:
+    """The file as an Arrow table of ``schema``, and a problem per bad line (``file:line``).
+
+    Lines are judged as the server judges a tuple sent to a stream (one rule, in
+    ``server.ingest.tuples``); a tuple without its event time arrives at ``arrival``.
+    """
+    coerce = TupleCoercion(schema)
+    arrival_us = micros(arrival)
+    columns: dict[str, list] = {name: [] for name in schema.names}
     problems: list[Problem] = []
     for number, line in enumerate(_read(path, "input").splitlines(), start=1):
+        if len(problems) >= MAX_PROBLEMS_PER_FILE:
+            break
         if not line.strip():
             continue
         try:
-            row = _tuple(json.loads(line), schema)
-        except (ValueError, TypeError) as error:
-            problems.append(Problem(codes.TUPLE_INVALID, f"{path}:{number}", str(error)))
-            if len(problems) >= MAX_PROBLEMS_PER_FILE:
-                break
+            item = json.loads(line)
+        except (ValueError, RecursionError) as err:
+            problems.append(Problem(codes.BAD_JSON, f"{path}:{number}",
+                                    f"the line is not valid JSON: {str(err)[:120]}"))
             continue
-        for field, value in zip(schema.fields, row):
-            columns[field.name].append(value)
-    table = pa.table({f.name: pa.array(columns[f.name], _ARROW[f.type]) for f in schema.fields})
-    return table, problems
-
-
-def _tuple(obj: Any, schema: Schema) -> list[Any]:
-    if not isinstance(obj, dict):
-        raise ValueError("a line must be a JSON object")
-    unknown = [k for k in obj if schema.get(k) is None]
-    if unknown:
-        raise ValueError(f"unknown field(s) {', '.join(map(repr, unknown))}; fields: "
-                         f"{', '.join(schema.names)}")
-    return [_value(obj.get(f.name), f.type, f.name) for f in schema.fields]
-
-
-def _value(value: Any, dtype: DataType, name: str) -> Any:
-    if value is None:
-        return None
-    ok = {DataType.STRING: isinstance(value, str),
-          DataType.LONG: isinstance(value, int) and not isinstance(value, bool),
-          DataType.DOUBLE: isinstance(value, (int, float)) and not isinstance(value, bool),
-          DataType.BOOLEAN: isinstance(value, bool),
-          DataType.TIMESTAMP: isinstance(value, (str, int, float)) and not isinstance(value, bool)}[dtype]
-    if not ok:
-        raise ValueError(f"field {name!r} must be a {dtype.value}, not {json.dumps(value)}")
-    if dtype is DataType.LONG and not -2**63 <= value < 2**63:
-        raise ValueError(f"field {name!r} does not fit in a long: {value}")
-    if dtype is DataType.DOUBLE:
-        return float(value)
-    if dtype is DataType.TIMESTAMP:
-        return _timestamp(value, name)
-    return value
-
-
-def _timestamp(value: Any, name: str) -> dt.datetime:
-    try:
-        if isinstance(value, str):
-            parsed = dt.datetime.fromisoformat(value)
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
-        return dt.datetime.fromtimestamp(value, dt.timezone.utc)
-    except (ValueError, OverflowError, OSError):
-        raise ValueError(f"field {name!r} must be an ISO-8601 timestamp or epoch seconds, "
-                         f"not {json.dumps(value)}") from None
+        values, found = coerce(number, item, arrival_us)
+        problems += [Problem(codes.TUPLE_INVALID, f"{path}:{number}", str(p)) for p in found]
+        for name, value in (values or {}).items():
+            columns[name].append(value)
+    return pa.table({f.name: pa.array(columns[f.name], f.type.arrow) for f in schema.fields}), problems

@@ -1,15 +1,21 @@
-"""The one way a view or socket handler is reached: through a declared, checked access rule.
+"""The one way a view or socket handler is reached: through its rule in the policy table.
 
-Deny by default. Every view is decorated ``@public(...)`` or ``@session(...)``; a view with
-neither is refused before it runs (and ``create_app`` refuses to start with one), so a new
-route can never be left open by forgetting a check. ``@session`` authenticates the caller
-(bearer token, or cookie plus CSRF token) and puts the subject in ``g.subject``; what the
-subject may do is then decided by the catalog inside each operation, never by hand here.
-The same declaration validates the JSON body and feeds the OpenAPI description.
+Deny by default. Every view is decorated ``@guarded(...)`` and every socket handler
+``@socket_event(...)``; what each operation needs (a session or none, and which permissions on
+which objects) is its entry in ``catalog.policy.OPERATIONS``, keyed by the endpoint's name
+(``schemas.create``) or ``socket.EVENT``. A view without the decorator, or whose operation the
+table does not list, is refused before it runs (and ``create_app`` refuses to start with one),
+so a new route can never be left open by forgetting a check, and nothing checks permissions
+by hand in a view. The guard authenticates the caller (bearer token, or cookie plus CSRF
+token), puts the subject in ``g.subject``, validates the JSON body, then asks the catalog to
+authorize the operation with the objects its path and body name. The same declarations feed
+the OpenAPI description.
 
->>> @bp.post("/schemas")
-... @session(body=SCHEMA_BODY)
-... def create(): ...
+A route declares what it reads; its rule in the table says what it needs, for example::
+
+    @bp.post("/schemas")
+    @guarded(body=SCHEMA_BODY)
+    def create(): ...
 """
 from __future__ import annotations
 
@@ -23,47 +29,65 @@ from flask import Flask, current_app, g, request
 
 from boxes import codes
 from boxes.errors import InvalidInput, NotFound, Problem, SluiceError, Unauthenticated
-from catalog import Subject
-from catalog.core import INVALID_SESSION
+from catalog import INVALID_SESSION, Subject
+from catalog.policy import OPERATIONS, Rule
 from server.http import security
 from server.control.services import services
 from server.http.errors import body as error_body
 
-PUBLIC, SESSION = "public", "session"
+SOCKET = "socket."   # socket event NAME is operation ``socket.NAME``
 
 
 @dataclass(frozen=True)
 class Access:
-    """What a view or socket event requires, and what it reads (for validation and OpenAPI)."""
+    """What a view or socket event reads (for validation and OpenAPI); what it needs is its
+    operation's rule in the policy table."""
 
-    kind: str
     body: Mapping[str, Any] | None = None
     content: tuple[str, ...] = ("application/json",)
     query: Mapping[str, Any] | None = None
 
 
-def _rule(kind: str, body=None, content=("application/json",), query=None) -> Callable:
-    access = Access(kind, body, tuple(content), query)
+def operation(endpoint: str | None) -> str | None:
+    """The policy table's name for an endpoint: ``api.diagrams.update`` -> ``diagrams.update``."""
+    return endpoint.removeprefix("api.") if endpoint else None
+
+
+def rule_of(endpoint: str | None) -> Rule | None:
+    return OPERATIONS.get(operation(endpoint))
+
+
+def _refuse_unlisted() -> None:
+    current_app.logger.error("refused %s: the policy table does not list it", request.endpoint)
+    raise NotFound("no such resource")
+
+
+def guarded(body=None, content=("application/json",), query=None) -> Callable:
+    """Reach the view only as its operation's rule in the policy table allows."""
+    access = Access(body, tuple(content), query)
     if body is not None:
         jsonschema.Draft202012Validator.check_schema(body)
 
     def mark(view: Callable) -> Callable:
         @functools.wraps(view)
-        def guarded(*args, **kwargs):
-            if kind == SESSION:
+        def run(*args, **kwargs):
+            rule = rule_of(request.endpoint)
+            if rule is None:
+                _refuse_unlisted()
+            if not rule.public:
                 g.subject = authenticate()
             if body is not None:
                 g.body = json_body(body)
+            if not rule.public:   # after the body: a rule may name an object in it
+                named = {**(g.body if isinstance(g.get("body"), dict) else {}),
+                         **(request.view_args or {})}
+                services().catalog.authorize(g.subject, operation(request.endpoint), named)
             return view(*args, **kwargs)
 
-        guarded.sluice_access = access
-        return guarded
+        run.sluice_access = access
+        return run
 
     return mark
-
-
-public = functools.partial(_rule, PUBLIC)
-session = functools.partial(_rule, SESSION)
 
 
 def bearer_token() -> str | None:
@@ -121,18 +145,19 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
 
 
 def unguarded(app: Flask) -> list[str]:
-    """Endpoints with no declared access rule: there must be none."""
-    return sorted(e for e, view in app.view_functions.items()
-                  if getattr(view, "sluice_access", None) is None)
+    """Endpoints without the guard or without a rule in the policy table, and socket events
+    without a rule: there must be none."""
+    return sorted([e for e, view in app.view_functions.items()
+                   if getattr(view, "sluice_access", None) is None or rule_of(e) is None] +
+                  [SOCKET + name for name in SOCKET_EVENTS if SOCKET + name not in OPERATIONS])
 
 
-def _deny_unmarked() -> None:
+def _deny_unguarded() -> None:
     if request.endpoint is None:
         return
     view = current_app.view_functions.get(request.endpoint)
-    if getattr(view, "sluice_access", None) is None:
-        current_app.logger.error("refused %s: the endpoint has no access rule", request.endpoint)
-        raise NotFound("no such resource")
+    if getattr(view, "sluice_access", None) is None or rule_of(request.endpoint) is None:
+        _refuse_unlisted()
 
 
 # Socket events: name -> Access, for the authorization matrix and the documentation.
@@ -141,24 +166,27 @@ SOCKET_EVENTS: dict[str, Access] = {}
 
 def socket_event(name: str, body: Mapping[str, Any]) -> Callable:
     """Guard a socket.io handler: the connection's session is re-checked on every event, the
-    payload validated, and any error comes back as the ack ``{"error": ...}``."""
-    SOCKET_EVENTS[name] = Access(SESSION, body)
+    payload validated, operation ``socket.NAME`` authorized with the objects the payload names,
+    and any error comes back as the ack ``{"error": ...}``."""
+    SOCKET_EVENTS[name] = Access(body)
 
     def mark(handler: Callable) -> Callable:
         @functools.wraps(handler)
-        def guarded(*args):
+        def run(*args):
             try:
                 who = services().connections.subject(request.sid)
                 payload = args[0] if len(args) == 1 else list(args)
                 check(payload, body)
+                services().catalog.authorize(who, SOCKET + name,
+                                               payload if isinstance(payload, dict) else {})
                 return handler(who, payload)
             except SluiceError as err:
                 return error_body(err.code, err.message, err.details)
 
-        return guarded
+        return run
 
     return mark
 
 
 def init_app(app: Flask) -> None:
-    app.before_request(_deny_unmarked)
+    app.before_request(_deny_unguarded)

@@ -1,8 +1,10 @@
 """``/api/v1/openapi.json``, generated from the routes and the guard's declarations.
 
 Nothing here is written by hand per route: paths and methods come from the URL map, the
-summary from the view's docstring, the request body and query schemas and the security
-requirement from the view's access rule. A route therefore cannot be undocumented, and its
+summary from the view's docstring, the request body and query schemas from the guard's
+declaration, and the security requirement and needed permissions (``x-permissions``) from the
+operation's rule in the policy table (``catalog.policy``). A route therefore cannot be
+undocumented, and its
 documentation cannot drift from what the guard enforces.
 """
 from __future__ import annotations
@@ -12,7 +14,8 @@ import re
 from flask import Flask, current_app
 
 from boxes import codes
-from server.http.guard import PUBLIC, SOCKET_EVENTS, public
+from catalog.policy import OPERATIONS
+from server.http.guard import SOCKET, SOCKET_EVENTS, guarded, rule_of
 
 ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
     "type": "object", "required": ["code", "message", "details"],
@@ -41,7 +44,9 @@ def _operation(rule, method: str, view) -> dict:
         params.append({"name": name, "in": "query", "required": False, "schema": schema})
     if params:
         op["parameters"] = params
-    op["security"] = [] if access.kind == PUBLIC else [{"bearer": []}, {"cookie": []}]
+    needs = rule_of(rule.endpoint)
+    op["security"] = [] if needs.public else [{"bearer": []}, {"cookie": []}]
+    op["x-permissions"] = str(needs)
     if method in ("POST", "PUT", "PATCH") and (access.body or len(access.content) > 1):
         schema = access.body or {"type": "array", "items": {"type": "object"}}
         op["requestBody"] = {"required": True,
@@ -71,13 +76,15 @@ def spec(app: Flask) -> dict:
                            "description": "the token returned by POST /api/v1/auth/login"},
                 "cookie": {"type": "apiKey", "in": "cookie", "name": "sluice_session",
                            "description": "set by login; unsafe methods also need X-CSRF-Token"}}},
-        "x-socketio-events": {name: {"payload": a.body} for name, a in SOCKET_EVENTS.items()},
+        "x-socketio-events": {
+            name: {"payload": a.body, "x-permissions": str(OPERATIONS[SOCKET + name])}
+            for name, a in SOCKET_EVENTS.items()},
     }
 
 
 def init_app(app: Flask) -> None:
     @app.get("/api/v1/openapi.json")
-    @public()
+    @guarded()
     def openapi_json():
         """This description of the API."""
         return spec(current_app)

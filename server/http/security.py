@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import threading
 import time
 from collections import deque
@@ -52,7 +53,8 @@ def check_csrf(session_token: str) -> None:
         return
     sent = request.headers.get(CSRF_HEADER, "")
     if not hmac.compare_digest(sent.encode(), csrf_token(session_token).encode()):
-        raise Denied(code=codes.CSRF_FAILED, header=CSRF_HEADER)
+        raise Denied(f"a request authenticated by cookie must carry the {CSRF_HEADER} header "
+                     "returned at login", code=codes.CSRF_FAILED)
 
 
 def set_session_cookies(response: Response, token: str, max_age: int) -> None:
@@ -69,41 +71,84 @@ def clear_session_cookies(response: Response) -> None:
 
 
 class Throttle:
-    """At most ``limit`` failed logins a minute per user name and per client address.
+    """Failed logins slow down the address that makes them, never the account they aim at.
 
-    Checked before the password is, so a guessing run costs the server no bcrypt work once
-    it is refused; both keys are counted so that neither one user nor one address can be
-    sprayed. Kept in memory: a restart forgets it, which only ever lets more through.
+    OWASP's guidance: no lockout an attacker can trigger against a user. Failures are counted
+    per (user, address), limited to ``limit`` a minute, and per client address, limited to
+    ``ADDRESS_FACTOR`` times that (one address may be a shared gateway). From the limit-th
+    failure within a minute on, each failure makes its key wait before the next attempt, twice
+    as long each time (1 s, 2 s, 4 s ... up to ``MAX_DELAY``), until the key stays quiet for
+    ``QUIET``. So
+    someone guessing joe's password from one address is slowed to a crawl there, while joe
+    logs in from his own address at once. A success clears its (user, address) key. Checked
+    before the password is, so a refused guess costs no bcrypt work. Kept in memory: a restart
+    forgets it, which only ever lets more through.
     """
 
     WINDOW = 60.0
+    ADDRESS_FACTOR = 5
+    MAX_DELAY = 900.0
+    QUIET = 900.0
 
     def __init__(self, limit: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.limit = limit
         self.clock = clock
-        self._failures: dict[str, deque[float]] = {}
+        self._keys: dict[tuple[str, ...], _Failures] = {}
         self._lock = threading.Lock()
 
-    def _recent(self, key: str, now: float) -> deque[float]:
-        times = self._failures.setdefault(key, deque())
-        while times and times[0] <= now - self.WINDOW:
-            times.popleft()
-        return times
+    @staticmethod
+    def _keys_of(user: str, address: str) -> tuple[tuple[str, ...], ...]:
+        return ("address", address), ("user at address", user, address)
+
+    def _limit(self, key: tuple[str, ...]) -> int:
+        return self.limit * self.ADDRESS_FACTOR if key[0] == "address" else self.limit
 
     def check(self, user: str, address: str) -> None:
         now = self.clock()
         with self._lock:
-            for key in (f"user:{user}", f"addr:{address}"):
-                times = self._recent(key, now)
-                if len(times) >= self.limit:
-                    wait = max(1, int(times[0] + self.WINDOW - now + 1))
-                    raise RateLimited(code=codes.TOO_MANY_LOGINS, retry_after=wait)
+            waits = [self._keys[key].blocked_until - now for key in self._keys_of(user, address)
+                     if key in self._keys]
+        wait = max(waits, default=0.0)
+        if wait > 0:
+            raise RateLimited(code=codes.TOO_MANY_LOGINS, retry_after=max(1, math.ceil(wait)))
 
     def failed(self, user: str, address: str) -> None:
         now = self.clock()
         with self._lock:
-            for key in (f"user:{user}", f"addr:{address}"):
-                self._recent(key, now).append(now)
+            self._forget_quiet(now)
+            for key in self._keys_of(user, address):
+                self._keys.setdefault(key, _Failures()).add(now, self._limit(key), self.WINDOW,
+                                                            self.MAX_DELAY)
+
+    def succeeded(self, user: str, address: str) -> None:
+        with self._lock:
+            self._keys.pop(self._keys_of(user, address)[1], None)
+
+    def _forget_quiet(self, now: float) -> None:
+        """Drop keys quiet for ``QUIET`` after their last delay ended, so memory stays bounded
+        by recent attackers and an attacker who waits out each delay keeps doubling it."""
+        for key in [k for k, f in self._keys.items()
+                    if now - max(f.last, f.blocked_until) >= self.QUIET]:
+            del self._keys[key]
+
+
+class _Failures:
+    """One key's failures: times within the last window, and the over-limit streak."""
+
+    def __init__(self) -> None:
+        self.recent: deque[float] = deque()
+        self.streak = 0
+        self.last = 0.0
+        self.blocked_until = 0.0
+
+    def add(self, now: float, limit: int, window: float, max_delay: float) -> None:
+        while self.recent and self.recent[0] <= now - window:
+            self.recent.popleft()
+        self.recent.append(now)
+        self.last = now
+        if len(self.recent) >= limit or self.streak:
+            self.blocked_until = now + min(max_delay, 2.0 ** self.streak)
+            self.streak += 1
 
 
 def _headers(response: Response) -> Response:

@@ -9,7 +9,6 @@ durable data. Readers (the Spark source) learn heads through ``heads``/``wait_fo
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import threading
@@ -23,6 +22,7 @@ from boxes import codes
 from boxes.errors import Conflict, InvalidInput, NotFound, SluiceError
 from boxes.types import Schema, parse_schema
 from server.ingest.acks import AckTimes
+from server.ingest.durable import make_dirs_durably, write_durably
 from server.ingest.encode import Limits, encode
 from server.ingest.segments import Position, SegmentLog
 
@@ -49,20 +49,6 @@ class _Pending:
         self.error: BaseException | None = None
 
 
-def _write_durably(path: Path, text: str) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
 class IngestLog:
     """Every input stream's log under ``root`` (``root/<stream>/``)."""
 
@@ -70,7 +56,7 @@ class IngestLog:
         self.root = Path(root)
         self.limits = limits
         self.segment_bytes = segment_bytes
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_dirs_durably(self.root)
         self._schemas: dict[str, Schema] = {}
         self._logs: dict[str, SegmentLog] = {}
         self._heads: dict[str, Position] = {}
@@ -113,8 +99,8 @@ class IngestLog:
                     raise Conflict(code=codes.STREAM_EXISTS, name=name)
                 return
             directory = self.root / name
-            directory.mkdir()
-            _write_durably(directory / SCHEMA_FILE, json.dumps(schema.to_dict()))
+            make_dirs_durably(directory)
+            write_durably(directory / SCHEMA_FILE, json.dumps(schema.to_dict()))
             self._open_stream(name, schema)
 
     def drop_stream(self, name: str) -> None:

@@ -20,6 +20,7 @@ from typing import Iterator
 
 from boxes import codes
 from boxes.errors import SluiceError
+from server.ingest.durable import fsync_dir, make_dirs_durably
 
 HEADER = struct.Struct("<4sIQI I")  # magic, payload length, first row, row count, CRC32
 MAGIC = b"SLG1"
@@ -108,7 +109,7 @@ class SegmentLog:
     def __init__(self, directory: Path, segment_bytes: int = 64 << 20) -> None:
         self.directory = Path(directory)
         self.segment_bytes = segment_bytes
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_dirs_durably(self.directory)
         self._fd: int | None = None
         self._dir_dirty = False
         self._recover()
@@ -151,11 +152,7 @@ class SegmentLog:
     def sync(self) -> None:
         os.fdatasync(self._fd)
         if self._dir_dirty:
-            dir_fd = os.open(self.directory, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+            fsync_dir(self.directory)
             self._dir_dirty = False
 
     def oldest(self) -> Position:

@@ -7,6 +7,10 @@ a disabled user filters the very next batch; a lost SUBSCRIBE ends the subscript
 Subscribers who share a readable set share one answer (``boxes.secfilter.deliveries``), and each
 delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
 leave the server.
+
+A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
+checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
+one tap (``server.runtime.outputs.Tap``).
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 A connection authenticates once, at connect, with ``auth={"token": ...}`` or with the session
 cookie plus ``auth={"csrf": ...}`` (a cross-site page can make the browser send the cookie but
-cannot read the CSRF token). Every event then re-checks the session through the guard, and a
+cannot read the CSRF token). Every event then re-checks the session through the guard, which
+also authorizes it by its rule in the policy table (``socket.EVENT``), and a
 sweeper disconnects the sockets of sessions that ended (logout, expiry, disabled or deleted
 user, a password reset) as soon as the catalog changes, or when a session's time runs out.
 
@@ -21,8 +22,7 @@ from flask_socketio import ConnectionRefusedError
 
 from boxes import codes
 from boxes.errors import NotFound, SluiceError, Unauthenticated
-from catalog import Action, Catalog, ObjectType, Subject
-from catalog.core import INVALID_SESSION
+from catalog import INVALID_SESSION, Catalog, Subject
 from server.http import security
 from server.control.services import services
 from server.http.errors import body, unexpected
@@ -140,11 +140,8 @@ def on_disconnect(*_):
 @socketio.on("subscribe", namespace=NAMESPACE)
 @socket_event("subscribe", OUTPUT)
 def on_subscribe(subject: Subject, payload: dict):
-    svc = services()
-    output = payload["output"]
-    svc.catalog.objects.require(subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output)
-    svc.delivery.subscribe(request.sid, subject, output)
-    return {"subscribed": output}
+    services().delivery.subscribe(request.sid, subject, payload["output"])
+    return {"subscribed": payload["output"]}
 
 
 @socketio.on("unsubscribe", namespace=NAMESPACE)

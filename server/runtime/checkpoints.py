@@ -9,13 +9,13 @@ claim: the ingestion log keeps every row a stopped diagram has not yet consumed.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
 
 from boxes import codes
 from boxes.errors import InvalidInput
+from server.ingest.durable import make_dirs_durably, write_durably
 from server.ingest.segments import Position
 
 DIAGRAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -51,13 +51,9 @@ class DiagramDir:
         recorded = self.start()
         if recorded is not None:
             return recorded
-        self.path.mkdir(parents=True, exist_ok=True)
-        tmp = self.path / (START_FILE + ".tmp")
-        with open(tmp, "w") as f:
-            json.dump({name: pos.to_list() for name, pos in heads.items()}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path / START_FILE)
+        make_dirs_durably(self.path)
+        write_durably(self.path / START_FILE,
+                      json.dumps({name: pos.to_list() for name, pos in heads.items()}))
         return heads
 
     def claims(self) -> dict[str, int]:

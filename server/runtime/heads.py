@@ -1,9 +1,10 @@
 """A loopback service that tells Spark sources where each stream's durable log ends.
 
-Spark runs a Python source's ``latestOffset`` in a process of its own, so the source cannot
-share memory with the ingestion log. It asks here instead, over one kept-open connection,
-and the answer is a long poll: it comes back as soon as a stream grows, or after the wait
-expires. That gives low latency without spinning when a query is idle.
+Spark runs the Python source's ``read`` (``source.LogReader``, a
+``SimpleDataSourceStreamReader``) in a driver-side Python process of its own, so the source
+cannot share memory with the ingestion log. It asks here instead, over one kept-open
+connection, and the answer is a long poll: it comes back as soon as a stream grows, or after
+the wait expires. That gives low latency without spinning when a query is idle.
 
 Protocol, one JSON line each way: ``{"known": {stream: seq}, "wait": seconds}`` ->
 ``{"heads": {stream: [seq, seg, pos]}}`` or ``{"error": message}``.

@@ -1,10 +1,11 @@
-"""One output of a deployed diagram: its durable result log, last-N cache and subscribers.
+"""One output of a deployed diagram: its durable result log, last-N cache and taps.
 
 Spark re-runs a micro-batch that was not committed before a crash. The result log makes
 delivery exactly-once across crashes: every non-empty batch is written (with its batch id)
 and flushed *before* anyone sees it, and a batch whose id is already in the log is skipped.
-Subscribers each get a bounded queue and a thread of their own, so a slow one loses batches
-(counted in ``stats``) instead of stalling the query; each sees batches in order.
+A tap (the server has one per output: the delivery path, where each socket's subscription is
+kept) gets a bounded queue and a thread of its own, so a slow one loses batches (counted in
+``stats``) instead of stalling the query; each sees batches in order.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from server.ingest.segments import SegmentLog, list_segments, scan, segment_path
+from server.ingest.segments import SegmentLog
 
 log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
@@ -40,16 +41,8 @@ def decode_batch(payload: bytes) -> tuple[int, pa.Table]:
     return batch_id, table.replace_schema_metadata(None)
 
 
-def read_results(directory: Path) -> list[tuple[int, pa.Table]]:
-    """Every retained ``(batch id, table)`` of a result log, oldest first; read-only, so tools
-    and tests may read it while the server writes."""
-    return [decode_batch(frame.payload)
-            for base in list_segments(directory)
-            for frame, _ in scan(segment_path(directory, base))]
-
-
-class Subscription:
-    """A consumer's bounded queue and the thread that feeds its callback."""
+class Tap:
+    """A reader of one output: a bounded queue and the thread that feeds its callback."""
 
     def __init__(self, output: str, callback: Callback, max_pending: int) -> None:
         self.output = output
@@ -74,7 +67,7 @@ class Subscription:
                 self.callback(self.output, table)
             except Exception:  # a consumer's bug must not stop delivery to the others
                 self.failures += 1
-                log.exception("output %s: a subscriber's callback failed", self.output)
+                log.exception("output %s: a tap's callback failed", self.output)
 
     def close(self) -> None:
         """Deliver what is queued, then stop the thread."""
@@ -101,7 +94,7 @@ class OutputSink:
         self._recent: deque[pa.Table] = deque()
         self._recent_count = 0
         self._lock = threading.Lock()
-        self._subscribers: list[Subscription] = []
+        self._taps: list[Tap] = []
         self.last_batch_id = -1
         self.batches = 0
         self.rows = 0
@@ -144,20 +137,21 @@ class OutputSink:
             self.batches += 1
             self.rows += table.num_rows
             self._remember(table)
-            subscribers = list(self._subscribers)
-        for subscriber in subscribers:
-            subscriber.offer(table)
+            taps = list(self._taps)
+        for tap in taps:
+            tap.offer(table)
 
-    def subscribe(self, callback: Callback, max_pending: int = 64) -> Subscription:
-        subscription = Subscription(self.name, callback, max_pending)
+    def tap(self, callback: Callback, max_pending: int = 64) -> Tap:
+        """Feed every batch delivered from now on to ``callback``, from a thread of its own."""
+        tap = Tap(self.name, callback, max_pending)
         with self._lock:
-            self._subscribers.append(subscription)
-        return subscription
+            self._taps.append(tap)
+        return tap
 
-    def unsubscribe(self, subscription: Subscription) -> None:
+    def untap(self, tap: Tap) -> None:
         with self._lock:
-            self._subscribers.remove(subscription)
-        subscription.close()
+            self._taps.remove(tap)
+        tap.close()
 
     def recent(self, n: int | None = None) -> pa.Table | None:
         """The last ``n`` (default: all kept) result tuples, oldest first; None before any."""
@@ -171,16 +165,17 @@ class OutputSink:
 
     def stats(self) -> dict:
         with self._lock:
-            subscribers = [s.stats() for s in self._subscribers]
+            taps = [t.stats() for t in self._taps]
+        # "subscribers" is the status API's name for the taps (the server's one is delivery)
         return {"batches": self.batches, "rows": self.rows, "last_batch_id": self.last_batch_id,
                 "latency_ms": self.latency_ms,
-                "subscribers": subscribers,
-                "dropped_batches": sum(s["dropped_batches"] for s in subscribers),
-                "dropped_rows": sum(s["dropped_rows"] for s in subscribers)}
+                "subscribers": taps,
+                "dropped_batches": sum(t["dropped_batches"] for t in taps),
+                "dropped_rows": sum(t["dropped_rows"] for t in taps)}
 
     def close(self) -> None:
         with self._lock:
-            subscribers, self._subscribers = self._subscribers, []
-        for subscription in subscribers:
-            subscription.close()
+            taps, self._taps = self._taps, []
+        for tap in taps:
+            tap.close()
         self._results.close()

@@ -2,9 +2,14 @@
 
 Each output of a diagram is one streaming query (foreachBatch into an ``OutputSink``) with
 its own checkpoint under the diagram's versioned directory. All of a diagram's input
-streams that share a schema are read by one source instance. Failures are caught by a
-``StreamingQueryListener``: a failed output marks its diagram ``failed`` (with the error)
-and stops that diagram's other outputs; other diagrams carry on.
+streams that share a schema are read by one source instance.
+
+Failures are found by asking the queries themselves (``isActive``, ``exception()``), every
+``reconcile_every`` seconds and on every ``status`` call, never by a ``StreamingQueryListener``:
+Spark drops listener events when its bus is busy, and a lost termination event would leave a
+dead diagram "running" forever. A PySpark listener would also take every progress event over
+py4j. A failed output marks its diagram ``failed`` (with the error's one telling line) and
+stops that diagram's other outputs; other diagrams carry on.
 """
 from __future__ import annotations
 
@@ -13,14 +18,15 @@ import functools
 import hashlib
 import json
 import logging
+import re
 import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import pyarrow as pa
-from pyspark.sql.streaming import StreamingQueryListener
+from py4j.protocol import Py4JError
 
 from boxes import codes
 from boxes.compiler import compile_plan
@@ -30,7 +36,7 @@ from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.runtime import checkpoints
 from server.runtime.heads import HeadServer
-from server.runtime.outputs import Callback, OutputSink, Subscription
+from server.runtime.outputs import Callback, OutputSink
 from server.runtime.source import LogSource, input_frames
 
 log = logging.getLogger(__name__)
@@ -42,13 +48,14 @@ class RuntimeSettings:
     poll_seconds: float = 1.0          # an idle source wakes Spark this often (data ends it at once)
     recent_rows: int = 200             # last-N cache per output
     retain_result_rows: int = 100_000  # result rows kept on disk per output
-    subscriber_queue: int = 64         # batches a slow subscriber may fall behind before losing some
+    tap_queue: int = 64                # batches a slow tap (delivery) may fall behind, then loses
     segment_bytes: int = 64 << 20
     limits: Limits = field(default_factory=Limits)
     compact_every: float = 60.0        # seconds between ingestion-log compactions
     max_restarts: int = 3              # automatic restarts of a failed diagram from its checkpoint
     restart_backoff: float = 2.0       # seconds before the first restart, doubled for each next
     source_start_timeout: float = 120.0  # how long deploy waits for its sources to come up
+    reconcile_every: float = 2.0       # seconds between checks that every running query is alive
 
 
 def fingerprint(plan: Plan) -> str:
@@ -73,24 +80,6 @@ class _Deployment:
     error: str | None = None
 
 
-class _Listener(StreamingQueryListener):
-    def __init__(self, on_failure: Callable[[str, str], None]) -> None:
-        self.on_failure = on_failure
-
-    def onQueryStarted(self, event) -> None:
-        pass
-
-    def onQueryProgress(self, event) -> None:
-        pass
-
-    def onQueryIdle(self, event) -> None:
-        pass
-
-    def onQueryTerminated(self, event) -> None:
-        if event.exception:
-            self.on_failure(str(event.id), event.exception)
-
-
 class Runtime:
     """See the package docstring for the API; every method is safe to call from any thread."""
 
@@ -109,12 +98,13 @@ class Runtime:
         self._diagrams_root = self.data_dir / "diagrams"
         self._deployments: dict[str, _Deployment] = {}
         self._lock = threading.RLock()
-        self._listener = _Listener(self._on_failure)
-        self.spark.streams.addListener(self._listener)
+        self._changed = threading.Condition(self._lock)  # notified when a diagram changes state
         self._closed = threading.Event()
-        self._maintenance = threading.Thread(target=self._maintain, name="runtime-maintenance",
-                                             daemon=True)
-        self._maintenance.start()
+        self._threads = [threading.Thread(target=target, name=name, daemon=True)
+                         for target, name in ((self._maintain, "runtime-maintenance"),
+                                              (self._reconcile_all, "runtime-reconciler"))]
+        for thread in self._threads:
+            thread.start()
 
     @classmethod
     def start(cls, config: Any) -> "Runtime":
@@ -157,6 +147,8 @@ class Runtime:
         version = str(version) if version is not None else fingerprint(plan)
         with self._lock:
             current = self._deployments.get(diagram_id)
+            if current is not None:
+                self._reconcile(current)  # a dead query is not "already running"
             if current is not None and current.state == RUNNING and current.version == version:
                 return version
             if current is not None:
@@ -180,7 +172,7 @@ class Runtime:
             self._halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
             raise SluiceError(code=codes.DEPLOY_FAILED, diagram=deployment.diagram_id,
                               reason=exc) from exc
-        deployment.state, deployment.error = RUNNING, None
+        self._set_state(deployment, RUNNING)
 
     def _check_inputs(self, plan: Plan) -> None:
         streams = self.log.schemas()
@@ -220,7 +212,7 @@ class Runtime:
                               acked=functools.partial(self._acked, checkpoint))
             deployment.sinks[output] = sink
             if on_batch is not None:
-                sink.subscribe(on_batch, self.settings.subscriber_queue)
+                sink.tap(on_batch, self.settings.tap_queue)
             deployment.queries[output] = (
                 frame.writeStream.foreachBatch(sink.handle)
                 .option("checkpointLocation", str(checkpoint))
@@ -263,25 +255,44 @@ class Runtime:
             sink.close()
         deployment.queries.clear()
         deployment.sinks.clear()
-        deployment.state = state
-        deployment.error = error or deployment.error
+        self._set_state(deployment, state, error or deployment.error)
 
-    def _on_failure(self, query_id: str, error: str) -> None:
-        """Called by Spark's listener thread: mark the diagram failed, stop it elsewhere."""
-        for deployment in list(self._deployments.values()):
-            if any(str(q.id) == query_id for q in list(deployment.queries.values())):
-                deployment.error = _summary(error)
-                threading.Thread(target=self._fail, args=(deployment,), daemon=True).start()
+    def _set_state(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
+        with self._changed:
+            deployment.state, deployment.error = state, error
+            self._changed.notify_all()
 
-    def _fail(self, deployment: _Deployment) -> None:
-        """Stop the failed diagram's outputs; restart it from its checkpoint a few times, since
-        a failure may be passing (e.g. a Python process that started too slowly)."""
+    def _reconcile(self, deployment: _Deployment) -> None:
+        """Fail a running diagram one of whose queries has ended, however Spark's listener
+        bus fared. Idempotent: only a ``running`` diagram's current queries are looked at, and
+        failing stops and forgets them, so a second look (another thread, the next round)
+        finds nothing to do."""
         with self._lock:
             if self._deployments.get(deployment.diagram_id) is not deployment:
                 return
-            if deployment.state == RUNNING:
-                self._halt(deployment, FAILED)
-                log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
+            if deployment.state != RUNNING:
+                return
+            for output, query in list(deployment.queries.items()):
+                if not query.isActive:
+                    self._halt(deployment, FAILED, _ended(output, query))
+                    log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
+                    self._retry_later(deployment)
+                    return
+
+    def _reconcile_all(self) -> None:
+        while not self._closed.wait(self.settings.reconcile_every):
+            with self._lock:
+                deployments = list(self._deployments.values())
+            for deployment in deployments:
+                try:
+                    self._reconcile(deployment)
+                except Exception:  # Spark unreachable for a moment: the next round looks again
+                    log.exception("checking diagram %s failed", deployment.diagram_id)
+
+    def _retry_later(self, deployment: _Deployment) -> None:
+        """Restart a failed diagram from its checkpoint a few times, since a failure may be
+        passing (e.g. a Python process that started too slowly)."""
+        with self._changed:
             if (deployment.retry is None and not self._closed.is_set()
                     and deployment.restarts < self.settings.max_restarts):
                 delay = self.settings.restart_backoff * 2 ** deployment.restarts
@@ -289,6 +300,7 @@ class Runtime:
                 deployment.retry = threading.Timer(delay, self._restart, args=(deployment,))
                 deployment.retry.daemon = True
                 deployment.retry.start()
+                self._changed.notify_all()
 
     def _restart(self, deployment: _Deployment) -> None:
         with self._lock:
@@ -299,20 +311,55 @@ class Runtime:
             try:
                 self._launch(deployment)
             except SluiceError:
-                threading.Thread(target=self._fail, args=(deployment,), daemon=True).start()
+                self._retry_later(deployment)
 
     # -- observing -------------------------------------------------------------------------
     def status(self, diagram_id: str) -> dict[str, Any]:
-        """State (``running``/``stopped``/``failed`` + error) and per-output progress."""
+        """State (``running``/``stopped``/``failed`` + error) and per-output progress, checked
+        against the queries themselves at the call."""
         with self._lock:
             deployment = self._deployments.get(diagram_id)
             if deployment is None:
                 return {"diagram": diagram_id, "state": STOPPED, "error": None, "outputs": {}}
+            self._reconcile(deployment)
             outputs = {name: _progress(query.lastProgress, deployment.sinks[name].stats())
                        for name, query in deployment.queries.items()}
             return {"diagram": diagram_id, "version": deployment.version,
                     "state": deployment.state, "error": deployment.error,
                     "restarts": deployment.restarts, "outputs": outputs}
+
+    def wait_for_state(self, diagram_id: str, state: str, restarts: int | None = None,
+                       timeout: float | None = None) -> dict[str, Any] | None:
+        """Wait until a diagram is in ``state`` (after ``restarts`` automatic restarts, if given)
+        and return ``{state, error, restarts}`` as they were then; None after ``timeout``.
+        Its queries are not checked here: this is what the runtime's own threads found."""
+        def reached() -> bool:
+            deployment = self._deployments.get(diagram_id)
+            return (deployment is not None and deployment.state == state
+                    and restarts in (None, deployment.restarts))
+
+        with self._changed:
+            if not self._changed.wait_for(reached, timeout):
+                return None
+            deployment = self._deployments[diagram_id]
+            return {"state": deployment.state, "error": deployment.error,
+                    "restarts": deployment.restarts}
+
+    def listener_bus(self) -> dict[str, Any] | None:
+        """Spark's listener-bus counters: events posted, and events each queue dropped because
+        a listener was too slow (``streams`` carries query events). None if Spark does not
+        expose them (e.g. a Spark Connect session)."""
+        try:
+            counters = (self.spark.sparkContext._jsc.sc().listenerBus().metrics()
+                        .metricRegistry().getCounters())
+            dropped = {name[len("queue."):-len(".numDroppedEvents")]: counters[name].getCount()
+                       for name in list(counters)
+                       if name.startswith("queue.") and name.endswith(".numDroppedEvents")}
+            return {"events_posted": counters["numEventsPosted"].getCount(),
+                    "dropped_events": dropped}
+        except (Py4JError, AttributeError, KeyError, TypeError):
+            log.warning("Spark's listener-bus metrics are not reachable", exc_info=True)
+            return None
 
     def _sink(self, output: str) -> OutputSink:
         with self._lock:
@@ -327,14 +374,6 @@ class Runtime:
             return self._sink(output).recent(n)
         except NotFound:
             return None
-
-    def subscribe(self, output: str, callback: Callback,
-                  max_pending: int | None = None) -> Subscription:
-        """One more consumer of a running output, with its own bounded queue and thread."""
-        return self._sink(output).subscribe(callback, max_pending or self.settings.subscriber_queue)
-
-    def unsubscribe(self, output: str, subscription: Subscription) -> None:
-        self._sink(output).unsubscribe(subscription)
 
     # -- housekeeping ----------------------------------------------------------------------
     def compact(self) -> dict[str, int]:
@@ -361,8 +400,8 @@ class Runtime:
             for deployment in self._deployments.values():
                 if deployment.state != STOPPED:
                     self._halt(deployment, STOPPED)
-        self._maintenance.join()
-        self.spark.streams.removeListener(self._listener)
+        for thread in self._threads:
+            thread.join()
         self._heads.close()
         self.log.close()
         if self._owns_session:
@@ -370,12 +409,31 @@ class Runtime:
 
 
 def _summary(error: str) -> str:
-    """The line that says what went wrong: a Python traceback's last line, else the first."""
-    lines = [line for line in error.strip().splitlines()
-             if line and not line[0].isspace() and not line.startswith("SQLSTATE")]
-    if "Traceback (most recent call last)" in error and len(lines) > 1:
-        return lines[-1][:2000]
-    return lines[0][:2000]
+    """The line that says what went wrong, without Spark's wrapping, stack or the query's plan:
+    a Python traceback's last line, else the innermost cause, each without its class's module.
+
+    >>> _summary("[STREAM_FAILED] Query [id = 1] terminated with exception: "
+    ...          "[X] Failed: Traceback (most recent call last):\\n  File ...\\n"
+    ...          "server.ingest.segments.LogGap: [LOG_GAP] rows 0 to 0 are missing\\n"
+    ...          " SQLSTATE: 38000\\n=== Streaming Query ===\\nIdentifier: q")
+    '[LOG_GAP] rows 0 to 0 are missing'
+    """
+    text = error.split("\n=== Streaming Query ===", 1)[0]
+    lines = [line for line in text.strip().splitlines()
+             if line.strip() and not line[0].isspace() and not line.startswith("SQLSTATE")]
+    if not lines:
+        return "the query failed"
+    line = lines[-1] if "Traceback (most recent call last)" in text else lines[0]
+    line = line.rsplit(" terminated with exception: ", 1)[-1]
+    return re.sub(r"^[\w.]+\.(?=\w+: )", "", re.sub(r"^[\w.]+: (?=\[[A-Z_]+\])", "", line))[:500]
+
+
+def _ended(output: str, query: Any) -> str:
+    """Why an output's query ended: its error's telling line, or that something stopped it."""
+    error = query.exception()
+    if error is None:
+        return f"output {output!r} stopped unexpectedly"
+    return _summary(str(error))
 
 
 def _progress(progress: Mapping[str, Any] | None, delivered: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,18 +21,16 @@ from typing import Iterator, Mapping
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
-from boxes.types import DataType, Schema
+from boxes.types import Schema
 from server.ingest.segments import Position, read_range
 
 FORMAT = "sluice"
 STREAM_COLUMN = "_stream"
-DDL_TYPES = {DataType.STRING: "STRING", DataType.LONG: "BIGINT", DataType.DOUBLE: "DOUBLE",
-             DataType.BOOLEAN: "BOOLEAN", DataType.TIMESTAMP: "TIMESTAMP"}
 
 
 def ddl(schema: Schema) -> str:
     return ", ".join([f"{STREAM_COLUMN} INT"]
-                     + [f"`{f.name}` {DDL_TYPES[f.type]}" for f in schema.fields])
+                     + [f"`{f.name}` {f.type.ddl}" for f in schema.fields])
 
 
 def _offset(position: Position) -> dict[str, int]:

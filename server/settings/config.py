@@ -50,10 +50,6 @@ class Settings:
     runtime: bool = True                    # start Spark and the ingestion logs (off: REST only)
     ingest_tuples_per_second: int = 50_000  # per session, for HTTP and socket ingestion together
 
-    @property
-    def catalog_path(self) -> str:
-        return self.catalog_url or str(self.data_dir / "catalog.sqlite")
-
     def ensure_secret(self) -> str:
         """Return the signing secret, creating and persisting one when none is configured."""
         if self.secret_key is not None:

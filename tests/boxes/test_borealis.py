@@ -14,22 +14,9 @@ from pyspark.sql import functions as F
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
 from boxes.secfilter import label_sources, readable_mask, secfilter
+from tests.paper import as_yaml, q1
 
-FIGURE_6 = """
-version: 1
-name: q1
-schemas:
-  s: {fields: {time: timestamp, symbol: string, price: double}, event_time: time}
-inputs:
-  in1: {schema: s}
-  in2: {schema: s}
-boxes:
-  merged: {type: union, in: [in1, in2]}
-  avg:    {type: aggregate, in: merged, window: {size: 10s, slide: 10s},
-           group_by: [symbol], aggregates: {avg_price: avg(price), n: count()}}
-outputs:
-  out1: {from: avg}
-"""
+FIGURE_6 = as_yaml(q1(headless=True))
 # Window [0s,10s): IBM only from in1, MSFT only from in2, ORCL from both.
 FIGURE_6_DATA = {
     "in1": [{"time": at(1), "symbol": "IBM", "price": 10.0}, {"time": at(2), "symbol": "IBM", "price": 20.0},

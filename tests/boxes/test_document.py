@@ -5,30 +5,24 @@ import json
 
 import pytest
 
-from boxes.document import load_document, validate
+from boxes.document import MAX_DEPTH, load_document, validate
 from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid
 from boxes.types import parse_schema
+from catalog.bootstrap import DEMO_SCHEMA
+from tests.paper import as_yaml, q1
 
-Q1 = """
-version: 1
-name: q1
-schemas:
-  s: {fields: {time: timestamp, symbol: string, price: double}, event_time: time}
-inputs:
-  in2: {schema: s, lateness: 2s}
-  in1: {schema: s}
-boxes:
-  merged: {type: union, in: [in1, in2]}
-  avg:    {type: aggregate, in: merged, window: {size: 10s, slide: 10s},
-           group_by: [symbol], aggregates: {avg_price: avg(price), n: count()}}
-  j:      {type: join, left: in1, right: avg, on: [symbol], within: 1m}
-outputs:
-  out1: {from: avg}
-  out2: {from: j}
-"""
-SCHEMA = parse_schema({"fields": {"time": "timestamp", "symbol": "string", "price": "double"},
-                       "event_time": "time"}, "s")[0]
+
+def _q1_text() -> str:
+    """The paper's q1 plus a join, its inputs out of order (a plan sorts them), as YAML text."""
+    doc = q1(headless=True, outputs={"out2": {"from": "j"}}, boxes={
+        "j": {"type": "join", "left": "in1", "right": "avg", "on": ["symbol"], "within": "1m"}})
+    doc["inputs"] = {"in2": {"schema": "s", "lateness": "2s"}, "in1": {"schema": "s"}}
+    return as_yaml(doc).replace("'on':", "on:")   # a bare `on`, as people write it
+
+
+Q1 = _q1_text()
+SCHEMA = parse_schema(DEMO_SCHEMA, "s")[0]
 
 
 def test_a_valid_document_becomes_a_plan():
@@ -46,6 +40,7 @@ def test_a_valid_document_becomes_a_plan():
 
 def test_json_documents_and_the_yaml_on_key():
     """YAML 1.1 reads a bare ``on`` as True; the loader keeps it a key, as JSON does."""
+    assert "\n    on: [symbol]\n" in Q1
     doc = load_document(Q1)
     assert doc["boxes"]["j"]["on"] == ["symbol"]
     compact = json.dumps(doc, separators=(",", ":"))   # as a browser's JSON.stringify writes it
@@ -105,3 +100,20 @@ def test_duplicate_keys_are_found_with_their_path():
     ("10", None), ("ten s", None), ("-1s", None), ("400d", None), (10, None), (None, None)])
 def test_durations(text, seconds):
     assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["- " * 3000 + "1", "a: " + "{b: " * 3000 + "1" + "}" * 3000,
+                                  '{"a": ' * 5000 + "1" + "}" * 5000])
+def test_deep_nesting_is_a_syntax_problem_not_a_crash(text):
+    with pytest.raises(DiagramInvalid) as refused:
+        load_document(text)
+    assert [p.code for p in refused.value.problems] == ["DOCUMENT_SYNTAX"]
+    assert f"deeper than {MAX_DEPTH} levels" in refused.value.problems[0].message
+
+
+def test_nesting_up_to_the_limit_loads():
+    value = load_document("a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1))["a"]
+    depth = 0
+    while value is not None:
+        depth, value = depth + 1, value[0] if value else None
+    assert depth == MAX_DEPTH - 1

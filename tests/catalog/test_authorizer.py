@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from catalog import Action, Catalog, DiagramSpec, ObjectType
-from catalog.authorizer import decide
+from boxes.errors import Denied
+from catalog.authorizer import OWNER, decide, decide_any
 from catalog.bootstrap import add_admin
 from catalog.model import APPLICABLE
 from tests.catalog.conftest import PASSWORD
@@ -112,3 +113,37 @@ def test_decide_refuses_an_object_from_elsewhere(cat, admin):
                                       owner_role="ADMIN")
     assert decide(admin, A.VIEW_OBJECT, ghost, snapshot).rule == "no_object"
     assert decide(admin, A.VIEW_OBJECT, None, snapshot).rule == "no_object"
+
+
+@pytest.mark.parametrize("who, rule", [
+    ("owner", "owner"), ("granted", "not_owner"), ("ungranted", "not_owner"),
+    ("inactive", "not_owner"), ("disabled", "no_session"), ("none", "no_session")])
+def test_owning_is_a_need_no_grant_meets(world, who, rule):
+    cat, subjects, _, olga = world
+    subject = olga if who == "owner" else subjects[who]
+    snapshot = cat.core.snapshot
+    diagram = snapshot.find(T.DIAGRAM, "q")
+    decision = decide_any(subject, [(OWNER, diagram)], snapshot)
+    assert (decision.allowed, decision.rule) == (who == "owner", rule)
+
+
+def test_any_one_need_allows_and_the_first_refusal_explains(world):
+    cat, subjects, admin, olga = world
+    snapshot = cat.core.snapshot
+    diagram, system = snapshot.find(T.DIAGRAM, "q"), snapshot.system
+    owner_or_admin = [(OWNER, diagram), (A.CHANGE_SYSTEM, system)]
+    assert decide_any(olga, owner_or_admin, snapshot).rule == "owner"
+    assert decide_any(subjects["granted"], owner_or_admin, snapshot).rule == "grant"
+    assert decide_any(admin, owner_or_admin, snapshot).reason == "role ADMIN owns system system"
+    refused = decide_any(subjects["ungranted"], owner_or_admin, snapshot)
+    assert not refused.allowed and refused.rule == "not_owner"
+    assert decide_any(olga, [], snapshot).rule == "default_deny"
+
+
+def test_an_operation_missing_from_the_policy_table_is_refused_and_audited(world):
+    cat, _, admin, _ = world
+    with pytest.raises(Denied):
+        cat.authorize(admin, "diagrams.launch_missiles", {"name": "q"})
+    cat.authorize(admin, "permissions.table")
+    (entry,) = cat.audit(admin, event="diagrams.launch_missiles")
+    assert (entry.allowed, entry.reason) == (False, "not in the policy table")

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from boxes.errors import Denied, InvalidInput, NotFound
+from boxes.errors import Conflict, Denied, InvalidInput, NotFound
 from catalog import Action, DiagramSpec, ObjectType
 
 T, A = ObjectType, Action
@@ -119,3 +119,68 @@ def test_an_administrator_hands_a_diagram_to_another_role(cat, admin, al, login)
         ("q1", "joe", "CUSTOMER2"), ("q1.f", "joe", "CUSTOMER2"), ("out1", "joe", "CUSTOMER2")]
     assert [o.name for o in cat.objects.lookup(al)] == ["s", "in1"]
     cat.accounts.delete_role(admin, "CUSTOMER1")
+
+
+def test_replacing_a_diagram_keeps_its_owner_and_names_and_starts_its_grants_afresh(
+        cat, admin, al, login):
+    cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    cat.grants.grant(al, "CUSTOMER2", A.SUBSCRIBE, T.OUTPUT, "out1")
+    made = cat.objects.replace_diagram(al, DiagramSpec("q1", ("in1",), ("g",), ("out1", "out2")))
+    assert [(o.name, o.owner_role) for o in made] == [
+        ("q1", "CUSTOMER1"), ("q1.g", "CUSTOMER1"), ("out1", "CUSTOMER1"), ("out2", "CUSTOMER1")]
+    assert cat.objects.lookup(login("bob")) == []
+    (entry,) = cat.audit(admin, event="diagram_replace")
+    assert entry.allowed and entry.details == {"inputs": ["in1"], "objects": 4}
+
+
+@pytest.mark.parametrize("who, sees, code", [
+    ("bob", False, "NOT_FOUND"), ("bob", True, "PERMISSION_DENIED"),
+    ("joe", True, "PERMISSION_DENIED")])
+def test_only_the_owner_role_replaces_a_diagram(cat, admin, al, login, who, sees, code):
+    cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    if sees:
+        cat.grants.grant(al, "CUSTOMER2", A.VIEW_OBJECT, T.DIAGRAM, "q1")
+    subject = admin if who == "joe" else login(who)
+    with pytest.raises((NotFound, Denied)) as err:
+        cat.objects.replace_diagram(subject, DiagramSpec("q1", ("in1",), ("g",), ("out1",)))
+    assert err.value.code == code
+    assert [o.name for o in cat.objects.lookup(al)] == ["s", "in1", "q1", "q1.f", "out1"]
+
+
+def test_a_running_diagram_is_not_replaced(cat, al):
+    cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    cat.objects.set_query_status(al, "q1", "running")
+    with pytest.raises(Conflict) as err:
+        cat.objects.replace_diagram(al, DiagramSpec("q1", ("in1",), ("g",), ("out1",)))
+    assert err.value.code == "DIAGRAM_RUNNING"
+
+
+def test_a_replace_that_fails_halfway_leaves_the_old_version_and_its_name(
+        cat, admin, al, login, db_url, clock, monkeypatch):
+    from catalog import Catalog, repository
+
+    cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    cat.grants.grant(al, "CUSTOMER2", A.SUBSCRIBE, T.OUTPUT, "out1")
+    before = [(o.type, o.name, o.owner_role) for o in cat.objects.lookup(al)]
+    real_insert = repository.insert_members
+
+    def fail_after_the_old_version_is_gone(conn, diagram, members):
+        assert conn.execute("SELECT count(*) FROM objects WHERE name = 'q1.f'").fetchone() == (0,)
+        raise OSError("disk full")   # between removing the old version and adding the new
+
+    monkeypatch.setattr(repository, "insert_members", fail_after_the_old_version_is_gone)
+    with pytest.raises(OSError):
+        cat.objects.replace_diagram(al, DiagramSpec("q1", ("in1",), ("g",), ("out2",)))
+    monkeypatch.setattr(repository, "insert_members", real_insert)
+    for catalog in (cat, Catalog.open(db_url, bcrypt_rounds=4, clock=clock)):   # and on disk
+        assert [(o.type, o.name, o.owner_role) for o in catalog.objects.lookup(al)] == before
+    assert [(r.role, r.actions) for r in cat.grants.of(al, T.OUTPUT, "out1")] == [
+        ("CUSTOMER1", tuple(sorted(cat.objects.get(al, T.OUTPUT, "out1").applicable))),
+        ("CUSTOMER2", (A.SUBSCRIBE,))]
+    bob = login("bob")
+    cat.grants.grant(admin, "CUSTOMER2", A.ADD, T.SYSTEM, "system")
+    cat.grants.grant(admin, "CUSTOMER2", A.VIEW_OBJECT, T.STREAM, "in1")
+    cat.grants.grant(admin, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
+    with pytest.raises(Conflict) as err:
+        cat.objects.add_diagram(bob, DiagramSpec("q1", ("in1",), ("h",), ("out3",)))
+    assert err.value.code == "DUPLICATE_NAME"

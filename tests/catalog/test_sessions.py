@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from boxes.errors import Denied, Unauthenticated
+from boxes.errors import Denied, InvalidInput, Unauthenticated
 from catalog import Action, Catalog, ObjectType
 from tests.catalog.conftest import PASSWORD
 
@@ -50,6 +50,9 @@ def test_a_session_activates_only_the_chosen_roles(cat, al):
     with pytest.raises(Denied) as err:
         cat.sessions.login("al", PASSWORD, ["ADMIN"])
     assert err.value.code == "ROLE_NOT_PLAYABLE"
+    with pytest.raises(InvalidInput) as empty:
+        cat.sessions.login("al", PASSWORD, [])
+    assert empty.value.code == "ROLES_EMPTY" and "at least one role" in str(empty.value)
 
 
 @pytest.mark.parametrize("end", ["logout", "disable", "delete", "expire", "new_password"])
@@ -114,8 +117,9 @@ def test_neither_password_nor_token_is_stored(cat, al, tmp_path):
 def test_a_user_changes_its_own_password_and_its_other_sessions_end(cat, admin, al):
     other_token, _ = cat.sessions.login("al", PASSWORD)
     token, me = cat.sessions.login("al", PASSWORD)
-    with pytest.raises(Unauthenticated):
+    with pytest.raises(Denied) as wrong:
         cat.accounts.change_own_password(me, "not the old one", "a brand new password")
+    assert wrong.value.code == "WRONG_PASSWORD"
     cat.accounts.change_own_password(me, PASSWORD, "a brand new password")
     assert cat.sessions.resolve(token) == me
     with pytest.raises(Unauthenticated):

@@ -18,15 +18,11 @@ import time
 from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
 from server.control.diagrams import plan_for, spec_of
+from tests.paper import Q1
 
 T, A = ObjectType, Action
 PASSWORD = "correct horse battery"   # of the administrator the live servers are configured with
-Q1 = {"version": 1, "name": "q1", "inputs": {"in1": {}, "in2": {}},
-      "boxes": {"merged": {"type": "union", "in": ["in1", "in2"]},
-                "avg": {"type": "aggregate", "in": "merged",
-                        "window": {"size": "10s", "slide": "10s"}, "group_by": ["symbol"],
-                        "aggregates": {"avg_price": "avg(price)", "n": "count()"}}},
-      "outputs": {"out1": {"from": "avg"}}}
+
 
 
 def overrides(tmp_path, **more):

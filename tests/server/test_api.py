@@ -55,6 +55,17 @@ def test_diagram_validation_reports_every_problem_with_its_path(client, auth):
     assert ok["valid"] and ok["plan"]["inputs"] == ["in1", "in2"]
 
 
+def test_an_input_the_session_cannot_see_looks_missing(client, auth):
+    def problems(name):
+        doc = {**Q1, "name": "q9", "inputs": {name: {}}, "boxes": {},
+               "outputs": {"o9": {"from": name}}}
+        body = client.post(f"{API}/diagrams/validate", json={"document": doc},
+                           headers=auth.headers("bob")).json
+        return json.dumps(body).replace(name, "NAME")
+
+    assert '"valid": false' in problems("in1") and problems("in1") == problems("in9")
+
+
 def test_a_diagram_from_yaml_text(client, auth):
     text = ("version: 1\nname: q3\ninputs: {in1: {}}\n"
             "boxes: {hi: {type: filter, in: in1, where: 'price > 100'}}\n"
@@ -133,6 +144,13 @@ def test_the_openapi_description_is_valid_and_covers_every_route(app, client):
     assert login["security"] == [] and "password" in \
         login["requestBody"]["content"]["application/json"]["schema"]["required"]
     assert set(spec["x-socketio-events"]) == {"subscribe", "unsubscribe", "ingest"}
+    change = spec["paths"]["/api/v1/auth/password"]["post"]
+    assert change["x-permissions"] == "a session" and change["security"] and \
+        change["requestBody"]["content"]["application/json"]["schema"]["required"] == [
+            "old_password", "new_password"]
+    assert spec["paths"]["/api/v1/diagrams/{name}"]["put"]["x-permissions"] == \
+        "OWNER of diagram <name>; ADD on the system"
+    assert spec["x-socketio-events"]["subscribe"]["x-permissions"] == "SUBSCRIBE on output <output>"
 
 
 def test_updating_a_diagram_replaces_it_and_its_grants(client, auth):

@@ -4,12 +4,15 @@ from __future__ import annotations
 import pytest
 
 from boxes.errors import InvalidInput
+from catalog import policy
 from server.http import guard
+from server.http.security import Throttle
 from server.app import close_app, create_app
 from server.realtime.extension import socketio
-from serverkit import overrides, wait_until
+from serverkit import Client, LiveServer, overrides, wait_until
 
 LOGIN = "/api/v1/auth/login"
+NEW = "a brand new password"
 
 
 def test_login_gives_a_token_and_strict_cookies(client, auth):
@@ -44,7 +47,8 @@ def test_role_activation(auth):
     assert auth.login("al", roles=["ADMIN"]).json["error"]["code"] == "ROLE_NOT_PLAYABLE"
 
 
-def test_failed_logins_are_throttled_per_user_even_with_the_right_password(client, auth):
+def test_failed_logins_are_throttled_per_user_and_address_even_with_the_right_password(
+        client, auth):
     client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 3},
                  headers=auth.headers("joe"))
     for _ in range(3):
@@ -57,9 +61,29 @@ def test_failed_logins_are_throttled_per_user_even_with_the_right_password(clien
 def test_failed_logins_are_throttled_per_address_across_users(client, auth):
     client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 2},
                  headers=auth.headers("joe"))
-    for user in ("u1", "u2"):
-        client.post(LOGIN, json={"user": user, "password": "guess guess"})
+    for n in range(2 * Throttle.ADDRESS_FACTOR):
+        client.post(LOGIN, json={"user": f"u{n}", "password": "guess guess"})
     assert auth.login("bob").status_code == 429
+
+
+def test_an_attacker_hammering_a_user_does_not_lock_him_out_elsewhere(client, auth):
+    attacker, joes_desk = {"REMOTE_ADDR": "203.0.113.9"}, {"REMOTE_ADDR": "198.51.100.7"}
+    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 3},
+                 headers=auth.headers("joe"))
+    answers = [client.post(LOGIN, json={"user": "joe", "password": "guess guess"},
+                           environ_base=attacker).status_code for _ in range(12)]
+    assert answers[:3] == [401] * 3 and set(answers[3:]) == {429}
+    assert client.post(LOGIN, json={"user": "joe", "password": auth.passwords["joe"]},
+                       environ_base=attacker).status_code == 429
+    assert client.post(LOGIN, json={"user": "joe", "password": auth.passwords["joe"]},
+                       environ_base=joes_desk).status_code == 200
+
+
+def test_an_empty_role_list_is_refused_not_a_session_without_roles(client, auth):
+    refused = client.post(LOGIN, json={"user": "al", "password": auth.passwords["al"],
+                                       "roles": []})
+    assert refused.status_code == 400 and refused.json["error"]["code"] == "INVALID_BODY"
+    assert "roles" in refused.json["error"]["message"]
 
 
 def test_cookie_sessions_need_the_csrf_header_for_writes(client, auth):
@@ -152,25 +176,34 @@ def test_an_expired_session_loses_its_socket(tmp_path):
         close_app(app)
 
 
-def test_a_server_failure_is_a_503_with_one_line_of_message(app, client, auth):
+@pytest.fixture
+def broken_route(app, monkeypatch):
+    """Add a public route ``/api/v1/broken`` (listed in the policy table) running ``view``."""
+    def add(view):
+        monkeypatch.setitem(policy.OPERATIONS, "broken", policy.PUBLIC)
+        app.add_url_rule("/api/v1/broken", "broken", guard.guarded()(view))
+    return add
+
+
+def test_a_server_failure_is_a_503_with_one_line_of_message(client, broken_route):
     from boxes.errors import SluiceError
 
     def broken():
         raise SluiceError("diagram 'q1' could not start: boom\n\tat org.apache.spark.Secret",
                           code="DEPLOY_FAILED")
 
-    app.add_url_rule("/api/v1/broken", "broken", guard.public()(broken))
+    broken_route(broken)
     response = client.get("/api/v1/broken")
     assert response.status_code == 503
     assert response.json["error"] == {"code": "DEPLOY_FAILED", "details": {},
                                       "message": "diagram 'q1' could not start: boom"}
 
 
-def test_an_unexpected_exception_is_a_bare_500(app, client):
+def test_an_unexpected_exception_is_a_bare_500(client, broken_route):
     def broken():
         raise KeyError("/srv/secret/path")
 
-    app.add_url_rule("/api/v1/broken", "broken", guard.public()(broken))
+    broken_route(broken)
     response = client.get("/api/v1/broken")
     assert response.status_code == 500 and "secret" not in response.get_data(as_text=True)
     assert response.json["error"]["code"] == "INTERNAL_ERROR"
@@ -185,3 +218,56 @@ def test_with_tls_the_cookies_are_secure(tmp_path):
         assert all("Secure" in c for c in response.headers.getlist("Set-Cookie"))
     finally:
         close_app(app)
+
+
+@pytest.fixture
+def served(app):
+    """The test world's app on a loopback port (no Spark: passwords need none)."""
+    server = LiveServer(app)
+    yield server
+    server.stop()
+
+
+def test_a_user_changes_its_own_password_on_a_real_server(served, auth):
+    import requests
+
+    old = auth.passwords["al"]
+    al, other = Client(served.url, "al", old), Client(served.url, "al", old)
+    wrong = al.call("POST", "/auth/password", 403,
+                    json={"old_password": "not the one at all", "new_password": NEW})
+    assert wrong["error"]["code"] == "WRONG_PASSWORD"
+    assert al.call("POST", "/auth/password", json={"old_password": old, "new_password": NEW}) \
+        == {"user": "al", "changed": True}
+    assert al.call("GET", "/auth/whoami")["user"] == "al"      # this session stays open
+    other.call("GET", "/auth/whoami", 401)                      # the others end
+
+    def login(user, password):
+        return requests.post(served.url + LOGIN, json={"user": user, "password": password},
+                             timeout=30).status_code
+
+    assert (login("al", old), login("al", NEW)) == (401, 200)
+    assert all(login(u, auth.passwords[u]) == 200 for u in ("joe", "ed", "bob"))
+    joe = Client(served.url, "joe", auth.passwords["joe"])
+    entries = joe.call("GET", "/audit?event=password_change")["entries"]
+    assert [(e["user"], e["allowed"]) for e in reversed(entries)] == [("al", False), ("al", True)]
+
+
+def test_a_wrong_old_password_is_throttled_like_a_login(client, auth):
+    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 2},
+                 headers=auth.headers("joe"))
+    guess = {"old_password": "guess guess", "new_password": NEW}
+    codes = [client.post("/api/v1/auth/password", json=guess, headers=auth.headers("al"))
+             .json["error"]["code"] for _ in range(3)]
+    assert codes == ["WRONG_PASSWORD", "WRONG_PASSWORD", "TOO_MANY_LOGINS"]
+    right = {"old_password": auth.passwords["al"], "new_password": NEW}
+    assert client.post("/api/v1/auth/password", json=right,
+                       headers=auth.headers("al")).status_code == 429
+
+
+def test_changing_a_password_with_the_session_cookie_needs_the_csrf_header(client, auth):
+    csrf = auth.login("al").json["csrf_token"]
+    body = {"old_password": auth.passwords["al"], "new_password": NEW}
+    refused = client.post("/api/v1/auth/password", json=body)
+    assert refused.json["error"]["code"] == "CSRF_FAILED"
+    assert client.post("/api/v1/auth/password", json=body,
+                       headers={"X-CSRF-Token": csrf}).status_code == 200

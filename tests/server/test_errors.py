@@ -6,6 +6,7 @@ import pytest
 from boxes import codes
 from boxes.errors import (Conflict, Denied, InvalidInput, NotFound, RateLimited, SluiceError,
                           TooLarge, Unauthenticated)
+from catalog import policy
 from server.http import guard
 from server.http.errors import body
 
@@ -19,13 +20,14 @@ def test_every_status_a_code_answers_has_its_error_class():
     assert {c.status for c in codes.REGISTRY.values() if c not in NOT_RAISED} == set(CLASS_OF)
 
 
-def test_a_raised_code_answers_its_registered_status(app, client):
+def test_a_raised_code_answers_its_registered_status(app, client, monkeypatch):
     def refuse(name):
         code = codes.lookup(name)
         cls = CLASS_OF[code.status]
         raise cls("the message", code=code, **({"retry_after": 3} if cls is RateLimited else {}))
 
-    app.add_url_rule("/api/v1/refuse/<name>", "refuse", guard.public()(refuse))
+    monkeypatch.setitem(policy.OPERATIONS, "refuse", policy.PUBLIC)
+    app.add_url_rule("/api/v1/refuse/<name>", "refuse", guard.guarded()(refuse))
     answered = {}
     for code in sorted(set(codes.REGISTRY.values()) - NOT_RAISED):
         response = client.get(f"/api/v1/refuse/{code}")

@@ -6,7 +6,7 @@ from flask import Blueprint, request
 from boxes import codes
 from boxes.errors import InvalidInput
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("audit", __name__, url_prefix="/audit")
 
@@ -35,7 +35,7 @@ def _filters() -> dict:
 
 
 @bp.get("")
-@session(query=QUERY)
+@guarded(query=QUERY)
 def index():
     """Audit entries: every permission change, login and denial."""
     entries = services().catalog.audit(subject(), **_filters())

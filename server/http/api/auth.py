@@ -1,21 +1,27 @@
-"""Log in with role activation, log out, and who am I."""
+"""Log in with role activation, log out, who am I, and change one's own password."""
 from __future__ import annotations
 
 from flask import Blueprint, g, jsonify, request
 
-from boxes.errors import Unauthenticated
+from boxes.errors import Denied, Unauthenticated
 from server.http import security
 from server.http.api.schema_parts import obj
 from server.control.services import services
-from server.http.guard import public, session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 
 LOGIN = obj({"user": {"type": "string", "maxLength": 64},
              "password": {"type": "string", "maxLength": 256},
              "roles": {"type": "array", "items": {"type": "string", "maxLength": 64},
-                       "maxItems": 64}},
+                       "minItems": 1, "maxItems": 64,
+                       "description": "the roles to activate; leave out for all the user's"}},
             ("user", "password"))
+
+
+PASSWORD = {"type": "string", "maxLength": 256}
+CHANGE_PASSWORD = obj({"old_password": PASSWORD, "new_password": PASSWORD},
+                      ("old_password", "new_password"))
 
 
 def _me(token: str, who) -> dict:
@@ -24,7 +30,7 @@ def _me(token: str, who) -> dict:
 
 
 @bp.post("/login")
-@public(body=LOGIN)
+@guarded(body=LOGIN)
 def login():
     """Open a session with the given roles active (all of the user's roles if none are named).
 
@@ -39,6 +45,7 @@ def login():
     except Unauthenticated:
         svc.throttle.failed(name, address)
         raise
+    svc.throttle.succeeded(name, address)
     ttl = svc.settings.session_ttl_seconds
     response = jsonify({**_me(token, who), "token": token, "expires_in": ttl})
     security.set_session_cookies(response, token, ttl)
@@ -46,7 +53,7 @@ def login():
 
 
 @bp.post("/logout")
-@session()
+@guarded()
 def logout():
     """End the session; its sockets are disconnected."""
     services().catalog.sessions.logout(subject())
@@ -56,7 +63,28 @@ def logout():
 
 
 @bp.get("/whoami")
-@session()
+@guarded()
 def whoami():
     """The session's user, its active roles and its CSRF token."""
     return _me(g.token, subject())
+
+
+@bp.post("/password")
+@guarded(body=CHANGE_PASSWORD)
+def change_password():
+    """Change the session's own password, proving the current one; other sessions end.
+
+    A wrong current password answers WRONG_PASSWORD (403) and counts as a failed login for the
+    login throttle (TOO_MANY_LOGINS, 429, once over the limit); this session stays open. The
+    change, or the failed attempt, is audited as ``password_change``."""
+    svc, who = services(), subject()
+    address = request.remote_addr or "?"
+    svc.throttle.check(who.user_name, address)
+    try:
+        svc.catalog.accounts.change_own_password(who, g.body["old_password"],
+                                                 g.body["new_password"])
+    except Denied:
+        svc.throttle.failed(who.user_name, address)
+        raise
+    svc.throttle.succeeded(who.user_name, address)
+    return {"user": who.user_name, "changed": True}

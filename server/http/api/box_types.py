@@ -4,13 +4,13 @@ from __future__ import annotations
 from flask import Blueprint
 
 from boxes import registry
-from server.http.guard import session
+from server.http.guard import guarded
 
 bp = Blueprint("box_types", __name__, url_prefix="/box-types")
 
 
 @bp.get("")
-@session()
+@guarded()
 def index():
     """Every box type's declaration, in palette order."""
     return {"box_types": registry.declarations()}

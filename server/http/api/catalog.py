@@ -5,20 +5,20 @@ from flask import Blueprint
 
 from catalog.model import parse_type
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("catalog", __name__, url_prefix="/catalog")
 
 
 @bp.get("")
-@session()
+@guarded()
 def lookup():
     """Every object the session may view (the paper's ``lookup()``)."""
     return {"objects": [o.to_dict() for o in services().catalog.objects.lookup(subject())]}
 
 
 @bp.get("/<type_>/<name>")
-@session()
+@guarded()
 def describe(type_: str, name: str):
     """One object; one the session may not view answers exactly like a missing one."""
     obj = services().catalog.objects.get(subject(), parse_type(type_), name)

@@ -6,12 +6,12 @@ import json
 from flask import Blueprint, g
 
 from boxes import codes
-from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput
-from catalog import Action, ObjectType
+from boxes.errors import DiagramInvalid, InvalidInput
+from catalog import ObjectType
 from server.http.api.schema_parts import ROLE, obj
 from server.control.services import services
 from server.control.diagrams import document_of, plan_for, run_named, spec_of
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 from server.ingest.admission import runtime_of
 
 bp = Blueprint("diagrams", __name__, url_prefix="/diagrams")
@@ -31,7 +31,7 @@ def _describe(o) -> dict:
 
 
 @bp.get("")
-@session()
+@guarded()
 def index():
     """The diagrams the session may view, with their status."""
     seen = services().catalog.objects.lookup(subject())
@@ -39,7 +39,7 @@ def index():
 
 
 @bp.post("")
-@session(body=CREATE)
+@guarded(body=CREATE)
 def create():
     """Add a diagram (ADD on the system, READ_TUPLE on every input); it starts stopped."""
     svc = services()
@@ -50,7 +50,7 @@ def create():
 
 
 @bp.post("/validate")
-@session(body=VALIDATE)
+@guarded(body=VALIDATE)
 def check():
     """Check a document against the streams the session may view, without storing it."""
     svc = services()
@@ -62,51 +62,37 @@ def check():
 
 
 @bp.get("/<name>")
-@session()
+@guarded()
 def describe(name: str):
     """One diagram, with its document and status."""
     return _describe(services().catalog.objects.get(subject(), D, name))
 
 
 @bp.put("/<name>")
-@session(body=VALIDATE)
+@guarded(body=VALIDATE)
 def update(name: str):
     """Replace a stopped diagram's document (its owner role; the new objects keep that owner).
 
-    The new document is validated first; the diagram is then dropped and created again, so
-    grants on its outputs start afresh: a changed query may expose other data, and its owner
-    grants it again deliberately. If creating fails, the old diagram is put back.
+    The new document is validated first; the old version is then replaced in one catalog
+    transaction, so a failure keeps it. Grants on its outputs start afresh: a changed query may
+    expose other data, and its owner grants it again deliberately.
     """
     svc = services()
-    cat, who = svc.catalog, subject()
-    old = cat.objects.get(who, D, name)
-    if old.status == "running":
-        raise Conflict(code=codes.DIAGRAM_RUNNING, name=name)
     doc = document_of(g.body["document"])
     if doc.get("name") != name:
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
-    if old.owner_role not in who.roles:
-        raise Denied(code=codes.NOT_OWNER, role=old.owner_role, name=name)
-    new_spec = spec_of(plan_for(cat, who, doc), doc)
-    old_doc = json.loads(old.spec)
-    old_spec = spec_of(plan_for(cat, who, old_doc), old_doc)
-    cat.objects.drop(who, D, name)
-    try:
-        created = cat.objects.add_diagram(who, new_spec, old.owner_role)
-    except Exception:
-        cat.objects.add_diagram(who, old_spec, old.owner_role)
-        raise
+    created = svc.catalog.objects.replace_diagram(
+        subject(), spec_of(plan_for(svc.catalog, subject(), doc), doc))
     if svc.runtime is not None:
         svc.runtime.remove(name)
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}
 
 
 @bp.post("/<name>/deploy")
-@session()
+@guarded()
 def deploy(name: str):
     """Start the diagram's query (SET_QUERY_STATUS); it resumes after a server restart."""
     svc = services()
-    svc.catalog.objects.require(subject(), Action.SET_QUERY_STATUS, D, name)
     runtime_of(svc)
     obj_ = svc.catalog.objects.set_query_status(subject(), name, "running")
     try:
@@ -118,7 +104,7 @@ def deploy(name: str):
 
 
 @bp.post("/<name>/stop")
-@session()
+@guarded()
 def stop(name: str):
     """Stop the diagram's query (SET_QUERY_STATUS)."""
     svc = services()
@@ -129,7 +115,7 @@ def stop(name: str):
 
 
 @bp.get("/<name>/status")
-@session()
+@guarded()
 def status(name: str):
     """Whether the diagram runs, and its query's progress.
 
@@ -145,7 +131,7 @@ def status(name: str):
 
 
 @bp.delete("/<name>")
-@session()
+@guarded()
 def delete(name: str):
     """Drop the diagram with its boxes and outputs (its owner or an administrator)."""
     svc = services()

@@ -5,21 +5,21 @@ from flask import Blueprint
 
 from catalog.model import parse_type
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("permissions", __name__, url_prefix="/permissions")
 GRANT = "/<type_>/<name>/<role>/<action>"
 
 
 @bp.get("")
-@session()
+@guarded()
 def table():
     """The whole permission table, as the paper's figures show it (administrators)."""
     return {"permissions": [r.to_dict() for r in services().catalog.grants.table(subject())]}
 
 
 @bp.get("/<type_>/<name>")
-@session()
+@guarded()
 def of(type_: str, name: str):
     """Who holds what on one object (its owner role, CHANGE_PERM holders, administrators)."""
     rows = services().catalog.grants.of(subject(), parse_type(type_), name)
@@ -27,7 +27,7 @@ def of(type_: str, name: str):
 
 
 @bp.put(GRANT)
-@session()
+@guarded()
 def grant(type_: str, name: str, role: str, action: str):
     """Grant ``action`` on an object to ``role``; only what the granter holds may be granted."""
     added = services().catalog.grants.grant(subject(), role, action, parse_type(type_), name)
@@ -35,7 +35,7 @@ def grant(type_: str, name: str, role: str, action: str):
 
 
 @bp.delete(GRANT)
-@session()
+@guarded()
 def revoke(type_: str, name: str, role: str, action: str):
     """Revoke a grant; the next result batch is filtered by the new permissions."""
     removed = services().catalog.grants.revoke(subject(), role, action, parse_type(type_), name)

@@ -5,20 +5,20 @@ from flask import Blueprint, g
 
 from server.http.api.schema_parts import NAME, obj
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("roles", __name__, url_prefix="/roles")
 
 
 @bp.get("")
-@session()
+@guarded()
 def index():
     """Every role."""
     return {"roles": services().catalog.accounts.roles(subject())}
 
 
 @bp.post("")
-@session(body=obj({"name": NAME}, ("name",)))
+@guarded(body=obj({"name": NAME}, ("name",)))
 def create():
     """Add a role."""
     services().catalog.accounts.add_role(subject(), g.body["name"])
@@ -26,7 +26,7 @@ def create():
 
 
 @bp.delete("/<name>")
-@session()
+@guarded()
 def delete(name: str):
     """Delete a role that owns nothing."""
     services().catalog.accounts.delete_role(subject(), name)

@@ -8,7 +8,7 @@ from flask import Blueprint, g
 from catalog import ObjectType
 from server.http.api.schema_parts import NAME, ROLE, obj
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("schemas", __name__, url_prefix="/schemas")
 
@@ -24,7 +24,7 @@ def _describe(o) -> dict:
 
 
 @bp.get("")
-@session()
+@guarded()
 def index():
     """The schemas the session may view."""
     seen = services().catalog.objects.lookup(subject())
@@ -32,7 +32,7 @@ def index():
 
 
 @bp.post("")
-@session(body=CREATE)
+@guarded(body=CREATE)
 def create():
     """Add a schema (ADD on the system); its owner is the creating role."""
     spec = {"fields": g.body["fields"]}
@@ -44,14 +44,14 @@ def create():
 
 
 @bp.get("/<name>")
-@session()
+@guarded()
 def describe(name: str):
     """One schema's fields."""
     return _describe(services().catalog.objects.get(subject(), ObjectType.SCHEMA, name))
 
 
 @bp.delete("/<name>")
-@session()
+@guarded()
 def delete(name: str):
     """Drop a schema no stream uses (its owner or an administrator)."""
     services().catalog.objects.drop(subject(), ObjectType.SCHEMA, name)

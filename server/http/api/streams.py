@@ -11,7 +11,7 @@ from boxes.types import parse_schema
 from catalog import ObjectType
 from server.http.api.schema_parts import NAME, ROLE, obj
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 from server.ingest.admission import ingest
 
 bp = Blueprint("streams", __name__, url_prefix="/streams")
@@ -29,7 +29,7 @@ def _describe(o) -> dict:
 
 
 @bp.get("")
-@session()
+@guarded()
 def index():
     """The input streams the session may view."""
     seen = services().catalog.objects.lookup(subject())
@@ -38,7 +38,7 @@ def index():
 
 
 @bp.post("")
-@session(body=CREATE)
+@guarded(body=CREATE)
 def create():
     """Add an input stream of a schema the session may view; it gets a new source index.
 
@@ -58,14 +58,14 @@ def create():
 
 
 @bp.get("/<name>")
-@session()
+@guarded()
 def describe(name: str):
     """One stream, with its schema."""
     return _describe(services().catalog.objects.get(subject(), ObjectType.STREAM, name))
 
 
 @bp.delete("/<name>")
-@session()
+@guarded()
 def delete(name: str):
     """Drop an input stream no diagram reads (its owner or an administrator); its log goes too."""
     svc = services()
@@ -90,7 +90,7 @@ def _tuples() -> list:
 
 
 @bp.post("/<name>/tuples")
-@session(content=("application/json", NDJSON))
+@guarded(content=("application/json", NDJSON))
 def append(name: str):
     """Append tuples (WRITE on the stream); answered once they are durable."""
     return ingest(services(), subject(), name, _tuples)

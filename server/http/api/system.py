@@ -1,4 +1,5 @@
-"""System settings an administrator may change while the server runs (CHANGE_SYSTEM, audited).
+"""The system's health, and settings an administrator may change while the server runs
+(CHANGE_SYSTEM, audited).
 
 Only limits are changeable here (``server.settings.limits``); where data lives, the secret and TLS stay
 in the config file. A change is kept in the catalog and outlasts restarts until reset.
@@ -10,7 +11,7 @@ from flask import Blueprint, g
 from server.settings import limits
 from server.http.api.schema_parts import obj
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("system", __name__, url_prefix="/system")
 
@@ -23,17 +24,26 @@ def _answer(values: dict) -> dict:
     return {"settings": values, "configured": services().configured_limits}
 
 
+@bp.get("/status")
+@guarded()
+def status():
+    """How the stream runtime fares (administrators): Spark's listener-bus counters, among them
+    the events each queue dropped (``null`` without the runtime)."""
+    svc = services()
+    if svc.runtime is None:
+        return {"runtime": None}
+    return {"runtime": {"listener_bus": svc.runtime.listener_bus()}}
+
+
 @bp.get("/settings")
-@session()
+@guarded()
 def show():
     """The changeable settings in force, and their configured values (administrators)."""
-    svc = services()
-    svc.catalog.core.require_admin(subject(), "system_settings_read")
-    return _answer(limits.configured(svc.settings))
+    return _answer(limits.configured(services().settings))
 
 
 @bp.patch("/settings")
-@session(body=CHANGE)
+@guarded(body=CHANGE)
 def change():
     """Change settings: all or none, each audited with its old and new value.
 

@@ -5,7 +5,7 @@ from flask import Blueprint, g
 
 from server.http.api.schema_parts import NAME, obj
 from server.control.services import services
-from server.http.guard import session, subject
+from server.http.guard import guarded, subject
 
 bp = Blueprint("users", __name__, url_prefix="/users")
 
@@ -20,14 +20,14 @@ def _user(u) -> dict:
 
 
 @bp.get("")
-@session()
+@guarded()
 def index():
     """Every user, with its roles."""
     return {"users": [_user(u) for u in services().catalog.accounts.users(subject())]}
 
 
 @bp.post("")
-@session(body=CREATE)
+@guarded(body=CREATE)
 def create():
     """Add a user with the given roles."""
     user = services().catalog.accounts.add_user(subject(), g.body["name"], g.body["password"],
@@ -36,7 +36,7 @@ def create():
 
 
 @bp.patch("/<name>")
-@session(body=CHANGE)
+@guarded(body=CHANGE)
 def change(name: str):
     """Enable or disable a user, or set its password.
 
@@ -50,7 +50,7 @@ def change(name: str):
 
 
 @bp.delete("/<name>")
-@session()
+@guarded()
 def delete(name: str):
     """Delete a user; the objects it created stay with their owner role."""
     services().catalog.accounts.delete_user(subject(), name)
@@ -58,7 +58,7 @@ def delete(name: str):
 
 
 @bp.put("/<name>/roles/<role>")
-@session()
+@guarded()
 def assign(name: str, role: str):
     """Let a user play a role."""
     services().catalog.accounts.assign_role(subject(), name, role)
@@ -66,7 +66,7 @@ def assign(name: str, role: str):
 
 
 @bp.delete("/<name>/roles/<role>")
-@session()
+@guarded()
 def unassign(name: str, role: str):
     """Take a role from a user, and from its open sessions."""
     services().catalog.accounts.unassign_role(subject(), name, role)

@@ -8,6 +8,7 @@ import pytest
 from boxes.expressions import check_aggregate
 from boxes.expressions.sqlvalues import LONG_MAX
 from boxes.types import DataType, Field, Schema
+from tests.boxes.expressions.reference.evaluate import aggregate
 
 SCHEMA = Schema((Field("key", DataType.STRING), Field("qty", DataType.LONG),
                  Field("price", DataType.DOUBLE), Field("time", DataType.TIMESTAMP)))
@@ -31,7 +32,7 @@ EXPECTED = {  # by key, in TEXTS order
 @pytest.mark.parametrize("key", sorted(EXPECTED))
 def test_python_reference(key):
     group = [r for r in ROWS if r["key"] == key]
-    got = [check_aggregate(text, SCHEMA, "a").evaluate(group) for text in TEXTS]
+    got = [aggregate(check_aggregate(text, SCHEMA, "a"), group) for text in TEXTS]
     assert got == EXPECTED[key]
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from boxes.expressions import check_expression
 from boxes.expressions.sqlvalues import LONG_MAX, LONG_MIN
 from boxes.types import DataType, Field, Schema
+from tests.boxes.expressions.reference.evaluate import evaluate
 
 L, D, S, B, T = (DataType.LONG, DataType.DOUBLE, DataType.STRING, DataType.BOOLEAN,
                  DataType.TIMESTAMP)
@@ -159,9 +160,9 @@ def test_spark_columns_agree_with_the_python_evaluator(spark, data):
         [tuple(_aware(row[f.name]) for f in schema.fields) for row in rows], schema.spark_type())
     results = frame.select(*[c.to_column().alias(f"e{i}") for i, c in enumerate(checked)]).collect()
     disagreements = [
-        (c.text, row, _utc(result[i]), c.evaluate(row))
+        (c.text, row, _utc(result[i]), evaluate(c, row))
         for result, row in zip(results, rows) for i, c in enumerate(checked)
-        if not _same(_utc(result[i]), c.evaluate(row))]
+        if not _same(_utc(result[i]), evaluate(c, row))]
     assert not disagreements, disagreements[:5]
 
 

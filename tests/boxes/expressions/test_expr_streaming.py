@@ -6,6 +6,7 @@ import json
 from boxes.expressions import check_expression, check_predicate
 from boxes.expressions.sqlvalues import LONG_MAX
 from boxes.types import DataType, Field, Schema
+from tests.boxes.expressions.reference.evaluate import evaluate
 
 SCHEMA = Schema((Field("qty", DataType.LONG), Field("code", DataType.STRING)))
 ROWS = [
@@ -37,7 +38,7 @@ def test_bad_values_become_null_and_the_query_finishes(spark, tmp_path):
         got = sorted((tuple(r) for r in spark.table("expr_bad_values").collect()), key=repr)
     finally:
         query.stop()
-    want = sorted((tuple(e.evaluate(r) for e in fields.values()) for r in ROWS
-                  if where.evaluate(r)), key=repr)
+    want = sorted((tuple(evaluate(e, r) for e in fields.values()) for r in ROWS
+                  if evaluate(where, r)), key=repr)
     assert got == want
     assert (None, 0, None, None) in got  # the zero divisor and the non-number, as NULLs

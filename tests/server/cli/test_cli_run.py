@@ -12,23 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.paper import as_yaml, q1
+
 SLUICE = str(Path(sys.executable).with_name("sluice"))
-FIGURE_6 = """
-version: 1
-name: q1
-schemas:
-  s: {fields: {time: timestamp, symbol: string, price: double}, event_time: time}
-inputs:
-  in1: {schema: s}
-  in2: {schema: s}
-boxes:
-  merged: {type: union, in: [in1, in2]}
-  avg:    {type: aggregate, in: merged, window: {size: 10s}, group_by: [symbol],
-           aggregates: {avg_price: avg(price), n: count()}}
-outputs:
-  out1: {from: avg}
-  raw: {from: in1}
-"""
+FIGURE_6 = as_yaml(q1(headless=True, outputs={"raw": {"from": "in1"}}))
 IN1 = ['{"time": "2024-01-01T00:00:01Z", "symbol": "IBM", "price": 10}',
        '{"time": "2024-01-01T00:00:03Z", "symbol": "ORCL", "price": 30}']
 IN2 = ['{"time": "2024-01-01T00:00:04", "symbol": "MSFT", "price": 40}',
@@ -87,7 +74,7 @@ def test_bad_lines_are_named_by_file_and_line(files):
     (files / "c.ndjson").write_text(IN1[0] + "\n{not json\n" + '{"time": "yesterday", "symbol": "X", "price": 1}\n'
                                     + '{"symbol": "X", "price": "1"}\n' + '{"symbol": "X", "colour": 1}\n')
     assert problems(sluice(files, "q1.yaml", "--input", "in1=c.ndjson", "--input", "in2=b.ndjson")) == [
-        f"[TUPLE_INVALID] c.ndjson{suffix}" for suffix in (":2", ":3", ":4", ":5")]
+        "[BAD_JSON] c.ndjson:2"] + [f"[TUPLE_INVALID] c.ndjson{line}" for line in (":3", ":4", ":5", ":5")]
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -45,6 +45,14 @@ def test_append_gives_arrival_order_and_fills_missing_event_time(log):
     assert {k: stored[0][k] for k in GOOD} == GOOD
 
 
+@pytest.mark.parametrize("given", ["1969-12-31T23:59:59.5+00:00", -0.5,
+                                   datetime(1969, 12, 31, 23, 59, 59, 500_000)])
+def test_a_time_before_1970_keeps_its_fraction_of_a_second(log, given):
+    log.append("trades", [{**GOOD, "time": given}])
+    assert rows(log, "trades")[0]["time"] == datetime(1969, 12, 31, 23, 59, 59, 500_000,
+                                                      tzinfo=timezone.utc)
+
+
 def test_acknowledged_tuples_survive_reopening(tmp_path, log):
     for i in range(10):
         log.append("trades", [{**GOOD, "qty": i}])

@@ -3,9 +3,14 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
+
+import pyarrow as pa
 
 from boxes.document import validate
 from boxes.types import parse_schema
+from server.ingest.segments import list_segments, scan, segment_path
+from server.runtime.outputs import decode_batch
 
 TRADE, _ = parse_schema({"fields": {"time": "timestamp", "symbol": "string", "price": "double"},
                          "event_time": "time"}, "trade")
@@ -56,3 +61,11 @@ def wait_until(condition, timeout: float = WAIT, what: str = "condition"):
             raise AssertionError(f"{what} not met after {timeout}s")
         time.sleep(0.05)
     return result
+
+
+def read_results(directory: Path) -> list[tuple[int, pa.Table]]:
+    """Every retained ``(batch id, table)`` of a result log, oldest first; read-only, so a test
+    may read it while the server writes."""
+    return [decode_batch(frame.payload)
+            for base in list_segments(directory)
+            for frame, _ in scan(segment_path(directory, base))]

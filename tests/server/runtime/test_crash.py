@@ -16,10 +16,9 @@ from collections import Counter
 from pathlib import Path
 
 from crash_child import DIAGRAM, STREAMS
-from runtime_helpers import WAIT, plan_of, wait_until
+from runtime_helpers import WAIT, plan_of, read_results, wait_until
 
 from server.runtime.checkpoints import DiagramDir
-from server.runtime.outputs import read_results
 from server.runtime.runner import fingerprint
 
 KILLS = 5

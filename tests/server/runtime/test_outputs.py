@@ -5,9 +5,9 @@ import threading
 import time
 
 import pytest
-from runtime_helpers import Collector
+from runtime_helpers import Collector, read_results
 
-from server.runtime.outputs import OutputSink, read_results
+from server.runtime.outputs import OutputSink
 
 
 @pytest.fixture
@@ -20,12 +20,12 @@ def frames(spark):
 def test_a_batch_already_logged_is_not_delivered_again_after_reopening(tmp_path, frames):
     seen = Collector()
     sink = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100)
-    sink.subscribe(seen)
+    sink.tap(seen)
     sink.handle(frames(1, 2), 0)
     sink.handle(frames(3), 1)
     sink.close()
     reopened = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100)
-    reopened.subscribe(seen)
+    reopened.tap(seen)
     reopened.handle(frames(3), 1)   # Spark re-runs the uncommitted batch after a crash
     reopened.handle(frames(4), 2)
     reopened.close()
@@ -45,7 +45,7 @@ def test_recent_keeps_the_last_rows_across_reopening(tmp_path, frames):
     reopened.close()
 
 
-def test_a_slow_subscriber_loses_batches_counted_while_others_get_all_in_order(tmp_path, frames):
+def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(tmp_path, frames):
     entered, release = threading.Event(), threading.Event()
     slow_rows = []
 
@@ -56,8 +56,8 @@ def test_a_slow_subscriber_loses_batches_counted_while_others_get_all_in_order(t
 
     fast = Collector()
     sink = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100)
-    slow_subscription = sink.subscribe(slow, max_pending=2)
-    sink.subscribe(fast)
+    slow_tap = sink.tap(slow, max_pending=2)
+    sink.tap(fast)
     sink.handle(frames(0), 0)
     assert entered.wait(60)
     for batch_id in range(1, 6):
@@ -66,7 +66,7 @@ def test_a_slow_subscriber_loses_batches_counted_while_others_get_all_in_order(t
     assert (stats["dropped_batches"], stats["dropped_rows"]) == (3, 3)
     release.set()
     assert [r["v"] for r in fast.wait_for_rows(6)] == [0, 1, 2, 3, 4, 5]
-    sink.unsubscribe(slow_subscription)
+    sink.untap(slow_tap)
     assert slow_rows == [0, 1, 2]
     sink.close()
 
@@ -76,7 +76,7 @@ def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery
     acked = {0: time.monotonic() - 0.5}
     seen = Collector()
     sink = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100, acked=acked.__getitem__)
-    sink.subscribe(seen)
+    sink.tap(seen)
     assert sink.stats()["latency_ms"] is None
     sink.handle(frames(1), 0)
     assert sink.stats()["latency_ms"] >= 500

@@ -1,6 +1,7 @@
-"""A plain-Python evaluator of checked trees: the independent reference for the Spark columns.
+"""A plain-Python evaluator of checked expressions: the independent reference for the Spark columns.
 
-Rows map field names to Python values; timestamps may be naive (meaning UTC) or aware.
+``evaluate(check_expression(...), row)`` computes one value, ``aggregate(check_aggregate(...),
+rows)`` one group's. Rows map field names to Python values; timestamps may be naive (meaning UTC) or aware.
 
 It follows SQL as Spark does it: NULL propagates, AND/OR/NOT are three-valued, ``/`` and
 ``%`` by zero give NULL, ``%`` takes the dividend's sign, integer overflow gives NULL (as the
@@ -12,15 +13,46 @@ import math
 import operator
 from datetime import timezone
 from functools import singledispatch
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from boxes.expressions import functions, nodes as n
-from boxes.expressions import sqlvalues as sv
+from boxes.expressions import CheckedAggregate, CheckedExpr, functions
+from boxes.expressions import nodes as n
+from boxes.expressions.sqlvalues import from_micros, like_regex, to_micros
 from boxes.types import DataType
+from tests.boxes.expressions.reference.functions import PYTHON
+from tests.boxes.expressions.reference.values import cast, compare, long_or_null, order_key
 
 
-def evaluate(node: n.Node, row: Mapping[str, Any]) -> Any:
-    return _eval(node, row)
+def evaluate(checked: CheckedExpr, row: Mapping[str, Any]) -> Any:
+    return _eval(checked.node, row)
+
+
+def aggregate(checked: CheckedAggregate, rows: Sequence[Mapping[str, Any]]) -> Any:
+    """One group's value; NULL arguments are skipped first, as SQL does."""
+    values = [evaluate(checked.argument, r) for r in rows] if checked.argument else [1] * len(rows)
+    present = [v for v in values if v is not None]
+    return _AGGREGATES[checked.function](present, checked.type)
+
+
+def _sum(values: list[Any], kind: DataType) -> Any:
+    if not values:
+        return None
+    total = sum(values)
+    return long_or_null(total) if kind is DataType.LONG else total
+
+
+def _avg(values: list[Any], kind: DataType) -> Any:
+    return sum(float(v) for v in values) / len(values) if values else None
+
+
+def _extreme(largest: bool):
+    def pick(values: list[Any], kind: DataType) -> Any:
+        return (max if largest else min)(values, key=order_key) if values else None
+    return pick
+
+
+_AGGREGATES = {"count": lambda values, kind: len(values), "sum": _sum, "avg": _avg,
+               "min": _extreme(False), "max": _extreme(True)}
 
 
 @singledispatch
@@ -53,7 +85,7 @@ def _(node: n.Arith, row):
     if node.op in "/%" and right == 0:
         return None
     result = _ARITH[node.op](left, right)
-    return sv.long_or_null(result) if node.type is DataType.LONG else result
+    return long_or_null(result) if node.type is DataType.LONG else result
 
 
 def _remainder(left: Any, right: Any) -> Any:
@@ -75,13 +107,13 @@ def _(node: n.Neg, row):
     value = _eval(node.operand, row)
     if value is None:
         return None
-    return sv.long_or_null(-value) if node.type is DataType.LONG else -value
+    return long_or_null(-value) if node.type is DataType.LONG else -value
 
 
 @_eval.register
 def _(node: n.Shift, row):
     value = _eval(node.operand, row)
-    return None if value is None else sv.from_micros(sv.to_micros(value) + node.micros)
+    return None if value is None else from_micros(to_micros(value) + node.micros)
 
 
 _ORDER = {"=": lambda c: c == 0, "!=": lambda c: c != 0, "<": lambda c: c < 0,
@@ -93,10 +125,10 @@ def _(node: n.Compare, row):
     left, right = _eval(node.left, row), _eval(node.right, row)
     if node.op == "<=>":
         return (left is None and right is None) or (
-            left is not None and right is not None and sv.compare(left, right) == 0)
+            left is not None and right is not None and compare(left, right) == 0)
     if left is None or right is None:
         return None
-    return _ORDER[node.op](sv.compare(left, right))
+    return _ORDER[node.op](compare(left, right))
 
 
 @_eval.register
@@ -127,7 +159,7 @@ def _(node: n.In, row):
     if value is None:
         return None
     items = [_eval(item, row) for item in node.items]
-    if any(item is not None and sv.compare(value, item) == 0 for item in items):
+    if any(item is not None and compare(value, item) == 0 for item in items):
         found = True
     elif None in items:
         return None
@@ -139,8 +171,8 @@ def _(node: n.In, row):
 @_eval.register
 def _(node: n.Between, row):
     value, low, high = (_eval(x, row) for x in (node.operand, node.low, node.high))
-    above = None if value is None or low is None else sv.compare(value, low) >= 0
-    below = None if value is None or high is None else sv.compare(value, high) <= 0
+    above = None if value is None or low is None else compare(value, low) >= 0
+    below = None if value is None or high is None else compare(value, high) <= 0
     result = _and(above, below)
     return None if result is None else result != node.negated
 
@@ -156,7 +188,7 @@ def _(node: n.Like, row):
     value = _eval(node.operand, row)
     if value is None:
         return None
-    return (sv.like_regex(node.pattern).fullmatch(value) is not None) != node.negated
+    return (like_regex(node.pattern).fullmatch(value) is not None) != node.negated
 
 
 @_eval.register
@@ -169,13 +201,12 @@ def _(node: n.Case, row):
 
 @_eval.register
 def _(node: n.Cast, row):
-    return sv.cast(_eval(node.operand, row), node.operand.type, node.type)
+    return cast(_eval(node.operand, row), node.operand.type, node.type)
 
 
 @_eval.register
 def _(node: n.Call, row):
-    spec = functions.FUNCTIONS[node.name]
     args = [_eval(arg, row) for arg in node.args]
-    if spec.strict and None in args:
+    if functions.FUNCTIONS[node.name].strict and None in args:
         return None
-    return spec.python(*args)
+    return PYTHON[node.name](*args)

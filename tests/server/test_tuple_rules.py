@@ -1,0 +1,131 @@
+"""One tuple rule: the same lines, sent to a live server's stream and given to ``sluice run``,
+are refused with the same code, field and reason, and the same good lines are accepted.
+(In the same order up to the schema's field order, which the catalog keeps sorted.)
+
+Each line goes to the server as an NDJSON body of one tuple (``POST /streams/in1/tuples``)
+and to ``sluice run``'s entry function as the only line of an input file. A refused file is
+answered before Spark starts, so only the server side needs the runtime.
+"""
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from server.cli.run import run_headless
+from serverkit import PASSWORD, Client
+
+FIELDS = {"time": "timestamp", "symbol": "string", "price": "double", "qty": "long", "open": "boolean"}
+DIAGRAM = json.dumps({"version": 1, "name": "rules",
+                      "schemas": {"s": {"fields": FIELDS, "event_time": "time"}},
+                      "inputs": {"in1": {"schema": "s"}}, "outputs": {"out": {"from": "in1"}}})
+GOOD = {"time": "2024-01-01T00:00:01Z", "symbol": "IBM", "price": 1.5, "qty": 3, "open": True}
+
+
+def line(**changes) -> str:
+    """GOOD with ``changes`` (a value of ``...`` drops the field), as one JSON line."""
+    tuple_ = {k: v for k, v in {**GOOD, **changes}.items() if v is not ...}
+    return json.dumps(tuple_)
+
+
+BAD = {
+    "missing field": line(symbol=...),
+    "null field": line(qty=None),
+    "extra field": line(colour="red"),
+    "string for double": line(price="1.5"),
+    "string for long": line(qty="3"),
+    "float for long": line(qty=1.5),
+    "bool for long": line(qty=True),
+    "bool for double": line(price=False),
+    "string for boolean": line(open="yes"),
+    "long too large": line(qty=1 << 63),
+    "long too small": line(qty=-(1 << 63) - 1),
+    "NaN": line(price=float("nan")),
+    "infinity": line(price=float("inf")),
+    "minus infinity": line(price=float("-inf")),
+    "string too long": line(symbol="x" * (64 * 1024 + 1)),
+    "multibyte string too long": line(symbol="é" * (32 * 1024 + 1)),
+    "unpaired surrogate": line(symbol="\udc80"),
+    "nested object": line(symbol={"a": 1}),
+    "list for string": line(symbol=["IBM"]),
+    "time not ISO": line(time="yesterday"),
+    "time after 9999": line(time=1e12),
+    "time before year 1": line(time=-1e11),
+    "time far out": line(time=1e300),
+    "time as bool": line(time=True),
+    "time as object": line(time={"s": 1}),
+    "several fields": line(symbol=..., price="x", qty=True, colour=1),
+    "not an object": "[1, 2]",
+    "a bare number": "7",
+}
+GOOD_LINES = {
+    "every field": line(),
+    "no event time (arrival time)": line(time=...),
+    "null event time": line(time=None),
+    "epoch seconds": line(time=1704067201.25),
+    "naive ISO time": line(time="2024-01-01T00:00:01"),
+    "integer for double": line(price=2),
+    "longest string": line(symbol="x" * (64 * 1024)),
+    "extreme longs": line(qty=-(1 << 63)),
+}
+
+
+def server_answer(client: Client, text: str) -> tuple[int, list[tuple[str, str | None, str]]]:
+    answer = client.http.post(f"{client.base}/api/v1/streams/in1/tuples", data=text.encode(),
+                              headers={"Content-Type": "application/x-ndjson"}, timeout=60)
+    if answer.status_code == 200:
+        return 200, []
+    error = answer.json()["error"]
+    return answer.status_code, [(error["code"], e["field"], e["reason"])
+                                for e in error["details"]["errors"]]
+
+
+def run_answer(tmp_path, text: str) -> list[str]:
+    (tmp_path / "rules.json").write_text(DIAGRAM)
+    (tmp_path / "in1.ndjson").write_text(text + "\n")
+    out, err = io.StringIO(), io.StringIO()
+    status = run_headless(str(tmp_path / "rules.json"), [f"in1={tmp_path / 'in1.ndjson'}"], None,
+                          out, err)
+    assert status == 2 and out.getvalue() == ""
+    prefix = f"{tmp_path / 'in1.ndjson'}:1: "
+    return [problem.replace(prefix, "", 1) for problem in err.getvalue().splitlines()]
+
+
+@pytest.fixture
+def joe(live):
+    """Joe, the administrator, owns schema s and stream in1, so he may WRITE to it."""
+    joe = Client(live.url, "joe", PASSWORD)
+    joe.call("POST", "/schemas", 201, json={"name": "s", "event_time": "time", "fields": FIELDS})
+    joe.call("POST", "/streams", 201, json={"name": "in1", "schema": "s"})
+    return joe
+
+
+def test_the_server_and_sluice_run_judge_every_tuple_alike(joe, tmp_path, monkeypatch):
+    import server.cli.run as run
+
+    def no_spark(*args):
+        raise AssertionError("sluice run started Spark for an input it should refuse")
+
+    monkeypatch.setattr(run, "run_plan", no_spark)
+    for case, text in BAD.items():
+        status, refused = server_answer(joe, text)
+        assert status == 400 and refused, case
+        assert {code for code, _, _ in refused} == {"TUPLE_INVALID"}, case
+        expected = [f"[{code}] " + (f"field {field!r}: " if field else "") + reason
+                    for code, field, reason in refused]
+        assert sorted(run_answer(tmp_path, text)) == sorted(expected), case
+
+
+def test_both_accept_the_same_good_tuples(joe, tmp_path):
+    from boxes.document import load_document, validate
+    from server.cli.run import read_ndjson
+
+    schema = validate(load_document(DIAGRAM)).input_schemas["in1"]
+    for case, text in GOOD_LINES.items():
+        assert server_answer(joe, text) == (200, []), case
+        (tmp_path / "good.ndjson").write_text(text + "\n")
+        table, problems = read_ndjson(str(tmp_path / "good.ndjson"), schema, datetime.now(timezone.utc))
+        assert problems == [] and table.num_rows == 1, case
+
