@@ -6,6 +6,9 @@ message is rendered from the template's named parameters (``{name!r}``). A code 
 ``group``. :func:`lookup` refuses a name nobody declared, and ``SluiceError`` calls it when an
 error is built, so an unregistered code fails where it is raised, not in a client.
 
+>>> NOT_FOUND == "NOT_FOUND", NOT_FOUND.status, NOT_FOUND.render(what="stream", name="in1")
+(True, 404, "no stream named 'in1'")
+
 The status is the answer's HTTP status when the code is an error's own code. A code that names
 one problem of a document (``Problem``) travels inside ``DIAGRAM_INVALID`` (400).
 ``docs/errors.md`` is generated from this table: ``make errors-doc``.
