@@ -4,13 +4,20 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench bench-full soak errors-doc setup check-java clean
+.PHONY: run test lint bench bench-full soak errors-doc setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
 
 test: setup
 	$(BIN)/python -m pytest
+
+# Lint, format check and types (configured in pyproject.toml); fix with `ruff check --fix` and
+# `ruff format` on the files you change.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python -m bench --quick
@@ -30,7 +37,7 @@ setup: check-java $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
 
 check-java:

@@ -9,13 +9,14 @@ timed at ``window_start``. A window [20s, 30s) chained into 30 s windows lands i
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import codes
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
-from boxes.durations import parse_duration, spark_interval
+from boxes.durations import duration_of, spark_interval
 from boxes.expressions import CheckedAggregate, check_aggregate
 from boxes.types import DataType, Field, Schema
 
@@ -53,14 +54,14 @@ class AggregateBox(Operator):
 
     @classmethod
     def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "AggregateBox":
+              path: str) -> AggregateBox:
         schema = upstream[args["in"]]
         problems = Problems()
         if schema.event_time is None:
             problems.add(codes.NO_EVENT_TIME, f"{path}.in",
                          f"{args['in']!r} has no event time; windows need one")
-        size = parse_duration(args["window"]["size"])
-        slide = parse_duration(args["window"].get("slide") or args["window"]["size"])
+        size = duration_of(args["window"]["size"])
+        slide = duration_of(args["window"].get("slide") or args["window"]["size"])
         if size == 0 or slide == 0 or slide > size:
             problems.add(codes.INVALID_DURATION, f"{path}.window",
                          "a window's size and slide must be positive, with slide <= size")
@@ -70,7 +71,8 @@ class AggregateBox(Operator):
             dtype = schema.type_of(field)
             if dtype is None:
                 problems.add(labels.missing_field_code(field), f"{path}.group_by.{i}",
-                             f"no field {field!r} in {args['in']!r}; fields: {', '.join(schema.names)}")
+                             f"no field {field!r} in {args['in']!r}; "
+                             f"fields: {', '.join(schema.names)}")
             else:
                 out.append(Field(field, dtype))
         aggregates = []
@@ -80,9 +82,11 @@ class AggregateBox(Operator):
                 aggregates.append((field, checked))
                 out.append(Field(field, checked.type))
         if not args["aggregates"]:
-            problems.add(codes.MISSING_PARAMETER, f"{path}.aggregates", "an aggregate needs at least one aggregate")
+            problems.add(codes.MISSING_PARAMETER, f"{path}.aggregates",
+                         "an aggregate needs at least one aggregate")
         _check_unique(out, f"{path}.aggregates", problems)
         problems.raise_any()
+        assert schema.event_time is not None   # NO_EVENT_TIME otherwise
         return cls(name, Schema(tuple(out), "window_end"), args["in"], schema.event_time,
                    size, slide, group_by, tuple(aggregates))
 
@@ -107,5 +111,6 @@ def _check_unique(fields: list[Field], path: str, problems: Problems) -> None:
     seen: set[str] = set()
     for f in fields:
         if f.name in seen:
-            problems.add(codes.DUPLICATE_FIELD, path, f"the output would have two fields named {f.name!r}")
+            problems.add(codes.DUPLICATE_FIELD, path,
+                         f"the output would have two fields named {f.name!r}")
         seen.add(f.name)

@@ -21,7 +21,7 @@ from typing import Any
 
 GROUPS = {
     "general": "General",
-    "http": "Requests and sessions",
+    "http": "Requests, sessions and the server's set-up",
     "catalog": "Catalog: users, roles, objects and permissions",
     "document": "Diagram documents and boxes",
     "expression": "Expressions (see docs/expressions.md)",
@@ -142,6 +142,8 @@ INVALID_SETTING = define("INVALID_SETTING", 400, "setting {setting} has an inval
                          "{reason}", "http")
 UNKNOWN_SETTING = define("UNKNOWN_SETTING", 400, "unknown setting(s) {settings} in {source}",
                          "http")
+DATA_DIR_IN_USE = define("DATA_DIR_IN_USE", 409, "the data directory {path} is in use by another "
+                         "Sluice process (pid {pid}); stop it or choose another data_dir", "http")
 NOT_EMPTY = define("NOT_EMPTY", 409, "{what} must be empty (or one a demo seeded)", "http")
 
 # Catalog (catalog/).

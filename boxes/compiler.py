@@ -6,9 +6,11 @@ It only checks what the caller supplies: one DataFrame per input with the schema
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from boxes import codes
+from boxes.base import Operator
 from boxes.document import Plan
 from boxes.errors import InvalidInput
 from boxes.input import InputBox
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 
-def compile_plan(plan: Plan, inputs: Mapping[str, "DataFrame"]) -> dict[str, "DataFrame"]:
+def compile_plan(plan: Plan, inputs: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
     """Per output name, a DataFrame of the output's user fields in order, then ``_label``."""
     _check_inputs(plan, inputs)
     frames: dict[str, DataFrame] = {}
@@ -29,11 +31,12 @@ def compile_plan(plan: Plan, inputs: Mapping[str, "DataFrame"]) -> dict[str, "Da
         elif isinstance(box, OutputBox):
             outputs[box.name] = box.compile(frames)
         else:
+            assert isinstance(box, Operator)
             frames[box.name] = box.compile(frames)
     return outputs
 
 
-def _check_inputs(plan: Plan, inputs: Mapping[str, "DataFrame"]) -> None:
+def _check_inputs(plan: Plan, inputs: Mapping[str, DataFrame]) -> None:
     missing = [n for n in plan.inputs if n not in inputs]
     extra = [n for n in inputs if n not in plan.input_schemas]
     if missing or extra:

@@ -22,18 +22,19 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import yaml
 
 from boxes import codes
 from boxes import registry
 from boxes.base import Box, Kind, Operator, bad_name, check_params
+from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
 from boxes.input import InputBox
 from boxes.labels import word_count
-from boxes.durations import parse_duration
 from boxes.output import OutputBox
 from boxes.types import FIELD_NAME, Schema, parse_schema
 
@@ -91,11 +92,13 @@ def load_document(text: str) -> dict:
         finally:
             loader.dispose()
     except yaml.YAMLError as err:
-        raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "", f"not valid YAML or JSON: {err}")]) from None
+        raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
+                                      f"not valid YAML or JSON: {err}")]) from None
     if duplicates:
         raise DiagramInvalid(duplicates)
     if not isinstance(doc, dict):
-        raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "", "a diagram document must be a mapping")])
+        raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
+                                      "a diagram document must be a mapping")])
     return doc
 
 
@@ -126,7 +129,7 @@ class Plan:
     input_lateness: Mapping[str, float]
     outputs: Mapping[str, Schema]
     label_words: int
-    boxes: tuple[Box, ...]                # inputs, then operators in topological order, then outputs
+    boxes: tuple[Box, ...]   # inputs, then operators in topological order, then outputs
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "inputs": list(self.inputs), "label_words": self.label_words,
@@ -151,15 +154,27 @@ class _Node:
     name: str
     section: str
     cls: type[Box] | None = None
-    raw: Mapping | None = None
-    args: dict | None = None
+    raw: Mapping = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
     refs: tuple[tuple[str, str], ...] = ()
     schema: Schema | None = None
     sound: bool = False       # parameters and references checked without a problem
+    box: Operator | None = None   # a box built against its inputs' schemas
 
     @property
     def path(self) -> str:
         return f"{self.section}.{self.name}"
+
+    @property
+    def checked_schema(self) -> Schema:
+        """The schema, once the whole document is known to be without problems."""
+        assert self.schema is not None, "only a document without problems is planned"
+        return self.schema
+
+    @property
+    def checked_box(self) -> Operator:
+        assert self.box is not None, "only a document without problems is planned"
+        return self.box
 
 
 class _Validator:
@@ -177,7 +192,8 @@ class _Validator:
 
     def run(self, doc: Mapping) -> Plan:
         if not isinstance(doc, Mapping):
-            raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "", "a diagram document must be a mapping")])
+            raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
+                                          "a diagram document must be a mapping")])
         self.check_header(doc)
         sections = {s: self.section(doc, s) for s in ("schemas", "inputs", "boxes", "outputs")}
         self.read_schemas(sections["schemas"])
@@ -197,10 +213,12 @@ class _Validator:
                 self.add(codes.UNKNOWN_PARAMETER, str(key), f"unknown section {key!r}; expected "
                          + ", ".join(SECTIONS))
         if "version" not in doc:
-            self.add(codes.MISSING_PARAMETER, "version", f"missing 'version' (this server reads version {VERSION})")
+            self.add(codes.MISSING_PARAMETER, "version",
+                     f"missing 'version' (this server reads version {VERSION})")
         elif doc["version"] != VERSION or isinstance(doc["version"], bool):
             self.add(codes.UNSUPPORTED_VERSION, "version",
-                     f"version {doc['version']!r} is not supported; this server reads version {VERSION}")
+                     f"version {doc['version']!r} is not supported; "
+                     f"this server reads version {VERSION}")
         name = doc.get("name")
         if name is None:
             self.add(codes.MISSING_PARAMETER, "name", "missing 'name' (the diagram's name)")
@@ -236,7 +254,8 @@ class _Validator:
             return None
         if name in self.nodes:
             self.add(codes.DUPLICATE_NAME, path, f"{name!r} is already the name of "
-                     f"{self.nodes[name].section}.{name}; names are shared by inputs, boxes and outputs")
+                     f"{self.nodes[name].section}.{name}; "
+                     "names are shared by inputs, boxes and outputs")
             return None
         node = self.nodes[name] = _Node(name, section)
         if raw is None and nullable:
@@ -253,7 +272,8 @@ class _Validator:
         self.problems.extend(found)
         node.refs = tuple(cls.upstream_refs(node.args, path))
         node.sound = not found
-        if any(p.name not in node.args for p in cls.params if p.kind in (Kind.INPUT_REF, Kind.INPUT_REFS)):
+        if any(p.name not in node.args for p in cls.params
+               if p.kind in (Kind.INPUT_REF, Kind.INPUT_REFS)):
             self.arrows_known = False
         return node
 
@@ -281,7 +301,8 @@ class _Validator:
             self.problems.extend(found)
         if self.streams is None:
             if node.raw.get("schema") is None:
-                self.add(codes.MISSING_PARAMETER, path, "an input run outside the server declares its schema")
+                self.add(codes.MISSING_PARAMETER, path,
+                         "an input run outside the server declares its schema")
             return schema
         catalog = self.streams.get(node.name)
         if catalog is None:
@@ -294,17 +315,19 @@ class _Validator:
 
     def read_boxes(self, raw: Mapping) -> None:
         if len(raw) > MAX_BOXES:
-            self.add(codes.TOO_MANY_BOXES, "boxes", f"{len(raw)} boxes; a diagram may have at most {MAX_BOXES}")
+            self.add(codes.TOO_MANY_BOXES, "boxes",
+                     f"{len(raw)} boxes; a diagram may have at most {MAX_BOXES}")
         for name, spec in raw.items():
             self.declare(name, "boxes", spec, self.box_class(name, spec))
 
-    def box_class(self, name: Any, spec: Any) -> type[Operator] | None:
+    def box_class(self, name: Any, spec: Any) -> type[Box] | None:
         path = f"boxes.{name}.type"
         if not isinstance(spec, Mapping):
             return None
         kind = spec.get("type")
         if kind is None:
-            self.add(codes.MISSING_PARAMETER, path, "missing 'type'; one of " + ", ".join(_operator_types()))
+            self.add(codes.MISSING_PARAMETER, path,
+                     "missing 'type'; one of " + ", ".join(_operator_types()))
         elif not isinstance(kind, str):
             self.add(codes.WRONG_TYPE, path, "'type' must be text")
         elif kind not in _operator_types():
@@ -330,7 +353,8 @@ class _Validator:
                     continue
                 if target is None or target.section == "outputs":
                     what = "an output, which cannot be read" if target else "nothing"
-                    self.add(codes.UNKNOWN_INPUT, path, f"{ref!r} names {what}; expected an input or a box")
+                    self.add(codes.UNKNOWN_INPUT, path,
+                             f"{ref!r} names {what}; expected an input or a box")
                     node.sound = False
                     self.arrows_known = False
                 else:
@@ -369,26 +393,28 @@ class _Validator:
         for node in order:
             if node.section == "inputs" or not node.sound:
                 continue
-            upstream = {ref: self.nodes[ref].schema for ref, _ in node.refs}
-            if any(schema is None for schema in upstream.values()):
+            upstream = {ref: schema for ref, _ in node.refs
+                        if (schema := self.nodes[ref].schema) is not None}
+            if len(upstream) < len({ref for ref, _ in node.refs}):
                 continue
             if node.section == "outputs":
                 node.schema = upstream[node.args["from"]]
                 continue
+            assert node.cls is not None and issubclass(node.cls, Operator)   # a sound box's type
             try:
-                node.args = node.cls.build(node.name, node.args, upstream, node.path)
-                node.schema = node.args.schema
+                node.box = node.cls.build(node.name, node.args, upstream, node.path)
+                node.schema = node.box.schema
             except DiagramInvalid as err:
                 self.problems.extend(err.problems)
 
     def plan(self, name: str, order: list[_Node]) -> Plan:
         inputs = tuple(sorted(n.name for n in self.nodes.values() if n.section == "inputs"))
         words = word_count(len(inputs))
-        lateness = {n: parse_duration(self.nodes[n].args["lateness"]) for n in inputs}
-        input_boxes = tuple(InputBox(n, self.nodes[n].schema, i, words, lateness[n])
+        lateness = {n: duration_of(self.nodes[n].args["lateness"]) for n in inputs}
+        input_boxes = tuple(InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n])
                             for i, n in enumerate(inputs))
-        operators = tuple(node.args for node in order if node.section == "boxes")
-        outputs = tuple(OutputBox(node.name, node.schema, node.args["from"])
+        operators = tuple(node.checked_box for node in order if node.section == "boxes")
+        outputs = tuple(OutputBox(node.name, node.checked_schema, node.args["from"])
                         for node in order if node.section == "outputs")
         return Plan(name, inputs, {b.name: b.schema for b in input_boxes}, lateness,
                     {o.name: o.schema for o in outputs}, words, input_boxes + operators + outputs)
@@ -398,7 +424,8 @@ def _names_in(values: Iterable[Any]) -> list[str]:
     """Names a box of unknown type seems to read: only so its inputs do not look unreachable."""
     found: list[str] = []
     for value in values:
-        found.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
+        found.extend(v for v in (value if isinstance(value, list) else [value])
+                     if isinstance(v, str))
     return found
 
 

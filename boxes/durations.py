@@ -24,6 +24,14 @@ def parse_duration(text: object) -> float | None:
     return seconds if seconds <= MAX_SECONDS else None
 
 
+def duration_of(text: object) -> float:
+    """Seconds for a duration that the document's parameter checks accepted already."""
+    seconds = parse_duration(text)
+    if seconds is None:
+        raise ValueError(f"not a duration: {str(text)[:40]!r}")
+    return seconds
+
+
 def spark_interval(seconds: float) -> str:
     """The interval string Spark's ``window`` and ``withWatermark`` accept, in milliseconds."""
     return f"{round(seconds * 1000)} milliseconds"

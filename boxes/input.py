@@ -7,7 +7,7 @@ event time (so windows and joins downstream can close) and attaches the stream's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import labels
 from boxes.base import Box, Kind, Param
@@ -40,5 +40,5 @@ class InputBox(Box):
             frame = frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
         return frame.withColumn(labels.LABEL_COLUMN, labels.literal(self.bit, self.words))
 
-    def describe(self) -> Mapping[str, Any]:
+    def describe(self) -> dict[str, Any]:
         return {**super().describe(), "bit": self.bit, "lateness": self.lateness}

@@ -9,13 +9,14 @@ both sides readable (strong semantic). The output's event time is the left event
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import codes
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
-from boxes.durations import parse_duration
+from boxes.durations import duration_of
 from boxes.types import Field, Schema
 
 _LEFT_LABEL, _RIGHT_LABEL = "_label_left", "_label_right"
@@ -46,7 +47,7 @@ class JoinBox(Operator):
 
     @classmethod
     def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "JoinBox":
+              path: str) -> JoinBox:
         left, right = upstream[args["left"]], upstream[args["right"]]
         problems = Problems()
         for side, schema in (("left", left), ("right", right)):
@@ -54,28 +55,33 @@ class JoinBox(Operator):
                 problems.add(codes.NO_EVENT_TIME, f"{path}.{side}",
                              f"{args[side]!r} has no event time; a join bounds event time")
         if not args["on"]:
-            problems.add(codes.MISSING_PARAMETER, f"{path}.on", "a join needs at least one field in 'on'")
+            problems.add(codes.MISSING_PARAMETER, f"{path}.on",
+                         "a join needs at least one field in 'on'")
         for i, field in enumerate(args["on"]):
             for side, schema in (("left", left), ("right", right)):
                 if schema.get(field) is None:
                     problems.add(labels.missing_field_code(field), f"{path}.on.{i}",
                                  f"no field {field!r} in the {side} input {args[side]!r}")
-            if left.get(field) and right.get(field) and left.type_of(field) != right.type_of(field):
+            left_type, right_type = left.type_of(field), right.type_of(field)
+            if left_type and right_type and left_type != right_type:
                 problems.add(codes.TYPE_MISMATCH, f"{path}.on.{i}",
-                             f"{field!r} is {left.type_of(field).value} on the left but "
-                             f"{right.type_of(field).value} on the right")
+                             f"{field!r} is {left_type.value} on the left but "
+                             f"{right_type.value} on the right")
         shared = set(left.names) & set(right.names)
         left_names = tuple((n, f"left_{n}" if n in shared else n) for n in left.names)
         right_names = tuple((n, f"right_{n}" if n in shared else n) for n in right.names)
         out_names = [o for _, o in left_names + right_names]
         for clash in sorted({n for n in out_names if out_names.count(n) > 1}):
-            problems.add(codes.DUPLICATE_FIELD, path, f"the output would have two fields named {clash!r}")
+            problems.add(codes.DUPLICATE_FIELD, path,
+                         f"the output would have two fields named {clash!r}")
         problems.raise_any()
-        fields = tuple(Field(o, left.type_of(n)) for n, o in left_names) + \
-            tuple(Field(o, right.type_of(n)) for n, o in right_names)
+        assert left.event_time is not None and right.event_time is not None  # NO_EVENT_TIME
+        fields = tuple(Field(o, f.type) for f, (_, o) in zip(left.fields, left_names, strict=True))
+        fields += tuple(Field(o, f.type)
+                        for f, (_, o) in zip(right.fields, right_names, strict=True))
         times = (dict(left_names)[left.event_time], dict(right_names)[right.event_time])
         return cls(name, Schema(fields, times[0]), args["left"], args["right"], tuple(args["on"]),
-                   parse_duration(args["within"]), left_names, right_names, times)
+                   duration_of(args["within"]), left_names, right_names, times)
 
     @property
     def upstream(self) -> tuple[str, ...]:

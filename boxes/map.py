@@ -5,8 +5,9 @@ through unchanged (``t: time``), so windows and joins can still follow a map.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import codes
 from boxes.base import Kind, Operator, Param, Problems
@@ -18,21 +19,23 @@ from boxes.types import Field, Schema
 @dataclass(frozen=True)
 class MapBox(Operator):
     type_name: ClassVar[str] = "map"
-    description: ClassVar[str] = "Compute named fields from each tuple (a projection); the label is unchanged"
+    description: ClassVar[str] = ("Compute named fields from each tuple (a projection); "
+                                  "the label is unchanged")
     params: ClassVar[tuple[Param, ...]] = (
         Param("in", Kind.INPUT_REF, "the input or box to read"),
-        Param("fields", Kind.EXPRESSIONS, "output field name: expression, e.g. {cents: price * 100}"),
+        Param("fields", Kind.EXPRESSIONS,
+              "output field name: expression, e.g. {cents: price * 100}"),
     )
 
     name: str
     schema: Schema
     source: str
     exprs: tuple[tuple[str, CheckedExpr], ...]
-    time_source: str | None    # the input's event-time field, if passed through as schema.event_time
+    time_source: str | None   # the input's event-time field, if passed on as schema.event_time
 
     @classmethod
     def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "MapBox":
+              path: str) -> MapBox:
         schema = upstream[args["in"]]
         problems = Problems()
         if not args["fields"]:
@@ -54,6 +57,7 @@ class MapBox(Operator):
         from pyspark.sql import functions as F
 
         # The event time is selected as the column itself so its watermark metadata survives.
-        columns = [(F.col(self.time_source) if field == self.schema.event_time else e.to_column())
+        columns = [(F.col(self.time_source) if self.time_source and field == self.schema.event_time
+                    else e.to_column())
                    .alias(field) for field, e in self.exprs]
         return frames[self.source].select(*columns, F.col(LABEL_COLUMN))

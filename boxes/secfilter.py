@@ -13,7 +13,8 @@ unsigned words, one array per word, without copying.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ import pyarrow as pa
 
 from boxes.labels import LABEL_COLUMN, WORD_BITS, word_count, word_name
 
-Batch = pa.Table | pa.RecordBatch
+Batch: TypeAlias = pa.Table | pa.RecordBatch
 Words = list[np.ndarray]   # one uint64 array per label word, with an entry per row
 
 # Rough nanoseconds per row on the bench machine, to choose how to answer many readable sets:
@@ -79,7 +80,7 @@ def _mask(words: Words, mask) -> np.ndarray:
 def _within(words: Words, mask: np.ndarray) -> np.ndarray:
     """Boolean per row: no label bit outside ``mask`` (only words with outside bits are read)."""
     outside = None
-    for word, out in zip(words, ~mask):
+    for word, out in zip(words, ~mask, strict=True):
         if out:
             bits = word & out
             outside = bits if outside is None else np.bitwise_or(outside, bits, out=outside)
@@ -105,7 +106,8 @@ def deliveries(batch: Batch, masks: Sequence[np.ndarray]) -> list[np.ndarray]:
     """
     words = label_words(batch)
     keys: dict[bytes, int] = {}
-    distinct_masks, slot = [], []
+    distinct_masks: list[np.ndarray] = []
+    slot: list[int] = []
     for mask in masks:
         mask = _mask(words, mask)
         key = mask.tobytes()
@@ -180,7 +182,7 @@ def distinct_labels(words: Words) -> tuple[Words, np.ndarray]:
     representative = np.empty(len(hashes), dtype=np.intp)
     representative[codes] = np.arange(len(codes))   # any row of a code will do
     labels = [word[representative] for word in words]
-    if all(np.array_equal(word, label[codes]) for word, label in zip(words, labels)):
+    if all(np.array_equal(word, label[codes]) for word, label in zip(words, labels, strict=True)):
         return labels, codes
     values, codes = np.unique(np.stack(words, axis=1), axis=0, return_inverse=True)
     return list(values.T), codes.reshape(-1)
@@ -191,5 +193,6 @@ def label_sources(batch: Batch, inputs: Sequence[str]) -> list[list[str]]:
     labels, codes = distinct_labels(label_words(batch))
     stacked = np.stack(labels, axis=1).astype("<u8")
     bits = np.unpackbits(stacked.view(np.uint8), axis=1, bitorder="little")
-    names = [sorted(inputs[i] for i in np.flatnonzero(row) if i < len(inputs)) for row in bits]
+    names = [sorted(inputs[int(i)] for i in np.flatnonzero(row) if i < len(inputs))
+             for row in bits]
     return [names[i] for i in codes]

@@ -1,8 +1,9 @@
 """The ``union`` box: merges two or more streams of one schema; each tuple keeps its label."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import codes
 from boxes.base import Kind, Operator, Param, Problems
@@ -23,7 +24,7 @@ class UnionBox(Operator):
 
     @classmethod
     def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "UnionBox":
+              path: str) -> UnionBox:
         sources = tuple(args["in"])
         problems = Problems()
         if len(sources) < 2:
@@ -35,8 +36,10 @@ class UnionBox(Operator):
             if upstream[source] != first:
                 problems.add(codes.SCHEMA_MISMATCH, f"{path}.in.{i}",
                              f"{source!r} has schema {_show(upstream[source])} but "
-                             f"{sources[0]!r} has {_show(first)}; a union needs one schema")
+                             f"{sources[0]!r} has {_show(upstream[sources[0]])}; "
+                             "a union needs one schema")
         problems.raise_any()
+        assert first is not None   # TOO_FEW_INPUTS otherwise
         return cls(name, first, sources)
 
     @property
@@ -48,7 +51,7 @@ class UnionBox(Operator):
         # the positional union is right; pairing branches keeps the plan shallow for wide unions.
         branches = [frames[s] for s in self.sources]
         while len(branches) > 1:
-            pairs = zip(branches[0::2], branches[1::2])
+            pairs = zip(branches[0::2], branches[1::2], strict=False)
             branches = [a.union(b) for a, b in pairs] + branches[len(branches) - len(branches) % 2:]
         return branches[0]
 

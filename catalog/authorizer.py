@@ -14,14 +14,13 @@ Decision(allowed=True, reason='role ADMIN owns stream in1', rule='owner')
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from catalog.model import Action, CatalogObject, ObjectType, Subject
 from catalog.snapshot import Snapshot
 
 OWNER = "OWNER"   # a need no grant gives: the object's owner role must be active
-
 
 @dataclass(frozen=True)
 class Decision:
@@ -52,7 +51,7 @@ def decide(subject: Subject | None, action: Action, obj: CatalogObject | None,
     if roles is None:
         return Decision(False, "no open session of an enabled user", "no_session")
     current = snapshot.objects.get(obj.id) if obj is not None else None
-    if current is None or (current.type, current.name) != (obj.type, obj.name):
+    if obj is None or current is None or (current.type, current.name) != (obj.type, obj.name):
         return Decision(False, "no such object", "no_object")
     obj = current
     what = f"{obj.type.value} {obj.name}"
@@ -88,6 +87,7 @@ def decide_need(subject: Subject | None, action: Action | str, obj: CatalogObjec
             return Decision(False, "no open session of an enabled user", "no_session")
         return Decision(False, f"only its owner role {obj.owner_role} may do this to {what}",
                         "not_owner")
+    assert isinstance(action, Action), action   # OWNER is the one need that is not an action
     if action is Action.VIEW_OBJECT:
         return sees(subject, obj, snapshot)
     return decide(subject, action, obj, snapshot)

@@ -10,9 +10,10 @@ user disable`` while the server runs) is noticed through SQLite's ``data_version
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
@@ -120,7 +121,7 @@ class Core:
     def log(self, subject: Subject | None, event: str, obj: str | None, allowed: bool,
             reason: str, conn=None, **details) -> None:
         """Append an audit entry, in ``conn``'s transaction if given, else in its own."""
-        entry = dict(at=self.clock(), user=subject.user_name if subject else None,
+        entry: dict[str, Any] = dict(at=self.clock(), user=subject.user_name if subject else None,
                      roles=subject.roles if subject else (), event=event, object=obj,
                      allowed=allowed, reason=reason, details=details)
         if conn is not None:
@@ -133,14 +134,15 @@ class Core:
         """The subject if its session is open, unexpired and its user enabled."""
         session = snapshot.sessions.get(subject.session_id) if subject else None
         user = snapshot.users.get(subject.user_id) if subject else None
-        if session is None or user is None or not user.enabled or \
+        if subject is None or session is None or user is None or not user.enabled or \
                 session.expires_at <= self.clock():
             raise Unauthenticated(INVALID_SESSION)
         return subject
 
-    def find(self, subject: Subject | None, type_: ObjectType | str, name: str,
+    def find(self, subject: Subject | None, type_: object, name: object,
              snapshot: Snapshot | None = None) -> CatalogObject:
-        """The object if the subject may view it; otherwise exactly what a missing one gives."""
+        """The object if the subject may view it; otherwise exactly what a missing one gives
+        (a request's type and name are checked here, so they may be anything)."""
         snapshot = snapshot or self.snapshot
         self.valid(subject, snapshot)
         type_ = parse_type(type_)
@@ -149,7 +151,7 @@ class Core:
             raise NotFound(what=type_.value, name=str(name)[:64])
         return obj
 
-    def require(self, subject: Subject | None, action: Action, obj: CatalogObject,
+    def require(self, subject: Subject | None, action: Action, obj: CatalogObject | None,
                 snapshot: Snapshot | None = None, event: str | None = None) -> Decision:
         """Allow, or audit the denial and raise: NOT_FOUND if unseen, PERMISSION_DENIED if seen."""
         snapshot = snapshot or self.snapshot
@@ -157,11 +159,13 @@ class Core:
         decision = decide(subject, action, obj, snapshot)
         if decision.allowed:
             return decision
-        where = f"{obj.type.value}:{obj.name}"
+        where = f"{obj.type.value}:{obj.name}" if obj is not None else None
         self.log(subject, event or action.value, where, False, decision.reason,
                  action=action.value, rule=decision.rule)
         if decision.rule == "no_session":
             raise Unauthenticated(INVALID_SESSION)
+        if obj is None:
+            raise NotFound("no such object")
         if obj.type is not ObjectType.SYSTEM and \
                 not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed:
             raise NotFound(what=obj.type.value, name=obj.name)

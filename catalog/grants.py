@@ -52,36 +52,37 @@ class Grants:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    def _target(self, subject, role, action, type_, name):
+    def _target(self, subject: Subject, role: str, action: Action | str, type_: ObjectType,
+                name: str) -> tuple[Snapshot, CatalogObject, Action, str]:
         snapshot = self.core.snapshot
         obj = self.core.find(subject, type_, name, snapshot)
-        action = parse_action(action)
-        if action not in obj.applicable:
-            raise InvalidInput(code=codes.ACTION_NOT_APPLICABLE, action=action.value,
-                               object=f"{obj.type.value} {obj.name}")
-        return snapshot, obj, action, role_named(snapshot, role)
+        parsed = parse_action(action)
+        if parsed not in obj.applicable:
+            raise InvalidInput(f"{parsed.value} does not apply to {obj.type.value} {obj.name}",
+                               code=codes.ACTION_NOT_APPLICABLE)
+        return snapshot, obj, parsed, role_named(snapshot, role)
 
     def grant(self, subject: Subject, role: str, action: Action | str, type_: ObjectType,
               name: str) -> bool:
         """Give ``role`` the ``action`` on an object; False if it held that grant already."""
         core = self.core
         with core.store.lock:
-            snapshot, obj, action, role = self._target(subject, role, action, type_, name)
-            held = decide(subject, action, obj, snapshot)
+            snapshot, obj, wanted, role = self._target(subject, role, action, type_, name)
+            held = decide(subject, wanted, obj, snapshot)
             if not held.allowed:
                 core.log(subject, "grant", f"{obj.type.value}:{obj.name}", False, held.reason,
-                         role=role, action=action.value)
-                raise Denied(code=codes.NOT_HELD, action=action.value,
-                             object=f"{obj.type.value} {obj.name!r}")
+                         role=role, action=wanted.value)
+                raise Denied(f"you cannot grant {wanted.value} on {obj.type.value} {obj.name!r}: "
+                             "you do not hold it", code=codes.NOT_HELD)
             core.authorize(subject, OPERATIONS["permissions.grant"],
                            {"type_": obj.type, "name": obj.name}, "grant")
             with core.change() as conn:
                 added = repository.insert_grant(
-                    conn, Grant(role, action, obj.id, subject.user_name), core.clock())
+                    conn, Grant(role, wanted, obj.id, subject.user_name), core.clock())
                 if added:
                     core.log(subject, "grant", f"{obj.type.value}:{obj.name}", True,
                              "owner" if owns(subject, obj, snapshot) else "CHANGE_PERM", conn,
-                             role=role, action=action.value)
+                             role=role, action=wanted.value)
         return added
 
     def revoke(self, subject: Subject, role: str, action: Action | str, type_: ObjectType,
@@ -89,18 +90,18 @@ class Grants:
         """Take a grant away; False if there was none. Ownership cannot be revoked."""
         core = self.core
         with core.store.lock:
-            snapshot, obj, action, role = self._target(subject, role, action, type_, name)
+            snapshot, obj, wanted, role = self._target(subject, role, action, type_, name)
             core.authorize(subject, OPERATIONS["permissions.revoke"],
                            {"type_": obj.type, "name": obj.name}, "revoke")
             if role == obj.owner_role:
-                raise Conflict(code=codes.OWNER_NOT_REVOCABLE, role=role,
-                               object=f"{obj.type.value} {obj.name}")
+                raise Conflict(f"role {role} owns {obj.type.value} {obj.name}; ownership is not "
+                               "a grant and cannot be revoked", code=codes.OWNER_NOT_REVOCABLE)
             with core.change() as conn:
-                removed = repository.delete_grant(conn, role, action, obj.id)
+                removed = repository.delete_grant(conn, role, wanted, obj.id)
                 if removed:
                     core.log(subject, "revoke", f"{obj.type.value}:{obj.name}", True,
                              "owner, CHANGE_PERM or administrator", conn,
-                             role=role, action=action.value)
+                             role=role, action=wanted.value)
         return removed
 
     def of(self, subject: Subject, type_: ObjectType, name: str) -> list[Row]:

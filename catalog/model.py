@@ -72,7 +72,10 @@ class CatalogObject:
     @property
     def category(self) -> str:
         """The key of :data:`APPLICABLE` for this object."""
-        return self.kind if self.type is ObjectType.STREAM else self.type.value
+        if self.type is ObjectType.STREAM:
+            assert self.kind is not None, "every stream is an input or a derived stream"
+            return self.kind
+        return self.type.value
 
     @property
     def applicable(self) -> frozenset[Action]:

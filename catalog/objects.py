@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from boxes import codes
 from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound, Problem
 from boxes.types import parse_schema
-from catalog import repository
+from catalog import policy, repository
 from catalog.accounts import role_named
 from catalog.authorizer import active_roles, decide
 from catalog.core import Core
 from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
-from catalog import policy
 from catalog.snapshot import Snapshot
 
 QUERY_STATUSES = ("running", "stopped")
@@ -70,7 +70,14 @@ def _schema_object(stream: CatalogObject, snapshot: Snapshot) -> CatalogObject:
 
 
 def _schema_of(stream: CatalogObject, snapshot: Snapshot) -> dict:
-    return json.loads(_schema_object(stream, snapshot).spec)
+    spec = _schema_object(stream, snapshot).spec
+    assert spec is not None, "a schema object keeps its fields"
+    return json.loads(spec)
+
+
+def _source_index(stream: CatalogObject) -> int:
+    assert stream.source_index is not None, "every input stream has a source index"
+    return stream.source_index
 
 
 def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):
@@ -133,7 +140,7 @@ class Objects:
             if obj.type is T.DIAGRAM and obj.status == "running":
                 inputs = [snapshot.objects[i] for i in obj.refs]
                 out.append(Resumable(obj, {s.name: _schema_of(s, snapshot) for s in inputs},
-                                     {s.name: s.source_index for s in inputs}))
+                                     {s.name: _source_index(s) for s in inputs}))
         return out
 
     def _check_new(self, snapshot: Snapshot, subject: Subject, type_: ObjectType, name: str):
@@ -162,7 +169,7 @@ class Objects:
             with core.change() as conn:
                 repository.insert_object(conn, obj)
                 core.log(subject, "schema_add", f"schema:{name}", True, "ADD on system", conn)
-        return core.snapshot.find(T.SCHEMA, name)
+        return core.snapshot.stored(T.SCHEMA, name)
 
     def add_stream(self, subject: Subject, name: str, schema: str,
                    role: str | None = None) -> CatalogObject:
@@ -181,7 +188,7 @@ class Objects:
                 repository.insert_refs(conn, stream_id, [schema_obj.id])
                 core.log(subject, "stream_add", f"stream:{name}", True, "ADD on system", conn,
                          schema=schema, source_index=obj.source_index)
-        return core.snapshot.find(T.STREAM, name)
+        return core.snapshot.stored(T.STREAM, name)
 
     def add_diagram(self, subject: Subject, spec: DiagramSpec,
                     role: str | None = None) -> list[CatalogObject]:
@@ -200,7 +207,7 @@ class Objects:
                          "ADD on system; VIEW_OBJECT and READ_TUPLE on every input", conn,
                          inputs=list(spec.inputs), objects=len(news))
         snapshot = core.snapshot
-        return [snapshot.find(t, n) for t, n in news]
+        return [snapshot.stored(t, n) for t, n in news]
 
     def replace_diagram(self, subject: Subject, spec: DiagramSpec) -> list[CatalogObject]:
         """Replace a stopped diagram by a new version of the same name, in one transaction.
@@ -230,7 +237,7 @@ class Objects:
                          "owner; VIEW_OBJECT and READ_TUPLE on every input", conn,
                          inputs=list(spec.inputs), objects=len(news))
         snapshot = core.snapshot
-        return [snapshot.find(t, n) for t, n in news]
+        return [snapshot.stored(t, n) for t, n in news]
 
     @staticmethod
     def _check_free(snapshot: Snapshot, news, replacing: CatalogObject | None = None) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from typing import Iterable
+from collections.abc import Iterable
 
 from boxes import codes
 from boxes.errors import Denied, InvalidInput, Unauthenticated
@@ -36,7 +36,7 @@ class Sessions:
         ok = passwords.verify(password, row[1] if row else passwords.dummy_hash(
             core.settings.bcrypt_rounds))
         user = core.snapshot.users.get(row[0]) if row else None
-        if not ok or user is None or not user.enabled:
+        if not ok or row is None or user is None or not user.enabled:
             why = ("unknown user" if row is None else
                    "wrong password" if not ok else "user disabled")
             core.log(None, "login_failed", None, False, why, attempted=str(name)[:64])
@@ -89,7 +89,8 @@ class Sessions:
         """
         snapshot = self.core.snapshot
         roles = active_roles(subject, snapshot)
-        if not roles or snapshot.sessions[subject.session_id].expires_at <= self.core.clock():
+        if subject is None or not roles or \
+                snapshot.sessions[subject.session_id].expires_at <= self.core.clock():
             return 0
         mask = 0
         for role in roles:

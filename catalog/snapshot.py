@@ -7,9 +7,9 @@ of just the objects the change touched (``with_objects``), which must come out t
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping
 
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
 from catalog.repository import ObjectRows, SubjectRows
@@ -34,6 +34,10 @@ class Snapshot:
 
     def find(self, type_: ObjectType, name: str) -> CatalogObject | None:
         return self.by_name.get((type_, name))
+
+    def stored(self, type_: ObjectType, name: str) -> CatalogObject:
+        """An object a change just stored: its absence is a bug (KeyError), not a user's error."""
+        return self.by_name[(type_, name)]
 
     def role_holds(self, role: str, action: Action, obj: CatalogObject) -> bool:
         """Ownership or an explicit grant; no session or user is involved."""

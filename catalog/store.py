@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Iterator
 
 from boxes import codes
 from boxes.errors import InvalidInput
@@ -23,7 +23,7 @@ from boxes.errors import InvalidInput
 def migrations() -> list[tuple[int, str]]:
     """The numbered migration scripts shipped in ``catalog/migrations``, in order."""
     folder = resources.files("catalog") / "migrations"
-    scripts = sorted(p for p in folder.iterdir() if p.name.endswith(".sql"))
+    scripts = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
     return [(int(p.name.split("_", 1)[0]), p.read_text(encoding="utf-8")) for p in scripts]
 
 

@@ -8,13 +8,15 @@
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from flask import Flask
 
 from catalog import Catalog
 from catalog.bootstrap import ensure_admin
+from server.control import datadir
 from server.control.services import Services
 from server.http import api, errors, guard, openapi, security
 from server.ingest.admission import TupleRate
@@ -23,6 +25,7 @@ from server.realtime.delivery import Delivery
 from server.realtime.extension import ASYNC_MODE, socketio
 from server.settings import limits
 from server.settings.config import Settings, load_settings
+from server.settings.limits import LiveLimits
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 
@@ -33,27 +36,43 @@ def _settings(config: Mapping[str, Any] | Settings | None) -> Settings:
         return config
     overrides = dict(config or {})
     config_file = overrides.pop("config_file", None)
-    return load_settings(config_file, None, overrides)
+    return load_settings(config_file, overrides)
 
 
 def catalog_url(settings: Settings) -> str:
     return settings.catalog_url or f"sqlite:///{settings.data_dir / 'catalog.sqlite'}"
 
 
-def create_app(config: Mapping[str, Any] | Settings | None = None) -> Flask:
+def create_app(config: Mapping[str, Any] | Settings | None = None,
+               claimed: datadir.DataDir | None = None) -> Flask:
+    """The app on ``settings.data_dir``, claimed here unless the caller holds the claim
+    (``sluice serve`` claims it before gunicorn forks the worker that builds the app)."""
     settings = _settings(config)
+    if claimed is not None:
+        return _build(settings, claimed)
+    claimed = datadir.claim(settings.data_dir)
+    try:
+        return _build(settings, claimed)
+    except BaseException:
+        claimed.release()
+        raise
+
+
+def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     app = Flask(__name__, static_folder=str(WEB), static_url_path="/static")
     app.config.update(SECRET_KEY=settings.ensure_secret(), TESTING=settings.testing,
                       JSON_SORT_KEYS=False)
     catalog = Catalog.open(catalog_url(settings), bcrypt_rounds=settings.bcrypt_rounds,
                            session_ttl=settings.session_ttl_seconds)
     if settings.admin_user and settings.admin_password:
-        ensure_admin(catalog, settings.admin_user, settings.admin_password)
-    svc = Services(settings, catalog, security.Throttle(settings.login_attempts_per_minute))
-    svc.extra["rate"] = TupleRate(settings.ingest_tuples_per_second)
-    limits.init_app(svc)
-    svc.delivery = Delivery(catalog, lambda event, data, to: socketio.emit(
-        event, data, to=to, namespace=sockets.NAMESPACE))
+        ensure_admin(catalog, settings.admin_user, settings.admin_password.get_secret_value())
+    live = LiveLimits(settings)
+    svc = Services(settings, claimed, catalog, live,
+                   security.Throttle(lambda: live.login_attempts_per_minute),
+                   TupleRate(lambda: live.ingest_tuples_per_second),
+                   Delivery(catalog, lambda event, data, to: socketio.emit(
+                       event, data, to=to, namespace=sockets.NAMESPACE)))
+    live.update(limits.stored_changes(catalog))
     app.extensions["sluice"] = svc
 
     errors.init_app(app)
@@ -86,6 +105,7 @@ def close_app(app: Flask) -> None:
     if svc.runtime is not None:
         svc.runtime.close()
     svc.catalog.close()
+    svc.data_dir.release()
 
 
 def _pages(app: Flask) -> None:

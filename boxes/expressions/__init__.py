@@ -92,7 +92,7 @@ def check_predicate(text: str, schema: Schema, path: str) -> CheckedExpr:
 def check_aggregate(text: str, schema: Schema, path: str) -> CheckedAggregate:
     """Check ``count()``, ``count(x)``, ``sum(x)``, ``avg(x)``, ``min(x)`` or ``max(x)``."""
     tree, problems = parse(text, path)
-    if problems:
+    if problems or tree is None:
         raise DiagramInvalid(problems)
     checker = Checker(text, schema, path, codes.NESTED_AGGREGATE)
     name = _aggregate_name(tree)
@@ -127,10 +127,10 @@ def _aggregate_name(tree) -> str | None:
 
 def _check(text: str, schema: Schema, path: str, aggregate_code: str) -> n.Node:
     tree, problems = parse(text, path)
-    if problems:
+    if problems or tree is None:
         raise DiagramInvalid(problems)
     checker = Checker(text, schema, path, aggregate_code)
     node = checker.top(tree)
-    if checker.problems:
+    if checker.problems or node is None:
         raise DiagramInvalid(checker.problems)
     return node

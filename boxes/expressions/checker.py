@@ -8,13 +8,14 @@ operands meeting doubles are wrapped in explicit casts, so the checked tree is f
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 import lark
 
 from boxes import codes
 from boxes.errors import Problem
-from boxes.expressions import functions, nodes as n
+from boxes.expressions import functions
+from boxes.expressions import nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.expressions.aggregates import AGGREGATES
 from boxes.types import TYPE_ALIASES, DataType, Schema
@@ -271,7 +272,7 @@ class Checker:
             return None
         kind = values[0].type
         default = values[-1] if default_tree else n.Lit(kind, None)
-        return n.Case(kind, tuple(zip(conditions, values[:len(whens)])), default)
+        return n.Case(kind, tuple(zip(conditions, values[:len(whens)], strict=True)), default)
 
     def _cast(self, tree, operands):
         type_token = tree.children[3].children[0]
@@ -356,7 +357,7 @@ class Checker:
                 return None
             groups[kind] = unified or (L if kind == functions.NUMERIC else S)
         typed = []
-        for i, (arg, arg_tree) in enumerate(zip(args, arg_trees)):
+        for i, (arg, arg_tree) in enumerate(zip(args, arg_trees, strict=True)):
             want = groups.get(spec.param(i), spec.param(i))
             if not _fits(arg.type, want):
                 self.report(codes.TYPE_MISMATCH, f"{name}() expects {want.value} for argument "
@@ -367,8 +368,9 @@ class Checker:
         return n.Call(result, name, tuple(typed))
 
     def _unified(self, trees, what: str, whole) -> list[n.Node] | None:
-        checked = [self.check(t) for t in trees]
-        if None in checked:
+        maybe = [self.check(t) for t in trees]
+        checked = [c for c in maybe if c is not None]
+        if len(checked) < len(maybe):
             return None
         kind = _unify(checked)
         if kind is _CLASH:

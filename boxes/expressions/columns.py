@@ -18,7 +18,8 @@ from __future__ import annotations
 from functools import singledispatch
 from typing import Any
 
-from boxes.expressions import functions, guards, nodes as n
+from boxes.expressions import functions, guards
+from boxes.expressions import nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.types import DataType
 
@@ -139,10 +140,16 @@ def _(node: n.Cast, F):
     return operand.try_cast(node.type.spark_type())
 
 
+def _literal(node: n.Node) -> Any:
+    assert isinstance(node, n.Lit), node   # the checker takes only a constant there
+    return node.value
+
+
 @_build.register
 def _(node: n.Call, F):
     spec = functions.FUNCTIONS[node.name]
-    args = [arg.value if i in spec.literals else _build(arg, F) for i, arg in enumerate(node.args)]
+    args = [_literal(arg) if i in spec.literals else _build(arg, F)
+            for i, arg in enumerate(node.args)]
     if spec.typed:
         args.insert(0, node.args[0].type)
     return spec.spark(F, *args).cast(node.type.spark_type())

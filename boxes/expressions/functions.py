@@ -14,8 +14,9 @@ Parameter kinds: a DataType; ``NUMERIC`` (long or double, all such arguments uni
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from boxes.expressions import guards
 from boxes.expressions import sqlvalues as sv

@@ -99,7 +99,8 @@ def _syntax_problem(text: str, exc: lark.exceptions.UnexpectedInput, path: str) 
         expected = sorted({_TOKEN_NAMES.get(name, name) for name in exc.expected})
         return Problem(codes.EXPR_SYNTAX, path,
                        f"unexpected {found}; expected {', '.join(expected)}")
-    char = text[exc.pos_in_stream:exc.pos_in_stream + 1]
+    pos = exc.pos_in_stream or 0
+    char = text[pos:pos + 1]
     hint = " (unterminated string?)" if char == "'" else ""
     return Problem(codes.EXPR_SYNTAX, path, f"unexpected character {char!r} {where}{hint}")
 

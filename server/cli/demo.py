@@ -9,6 +9,7 @@ directory, so a restarted demo prints the same logins.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -84,7 +85,7 @@ class Feeds:
         while not self._stop.wait(PERIOD):
             try:
                 for stream in MARKETS:
-                    ingest(self.svc, ed, stream, lambda s=stream: self._batch(s))
+                    ingest(self.svc, ed, stream, functools.partial(self._batch, stream))
             except Unauthenticated:
                 ed = self.svc.catalog.sessions.login("ed", self.password)[1]
             except Exception:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from boxes.errors import SluiceError
 
@@ -51,13 +51,18 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="seed the paper's scenario, feed it prices and deploy q1")
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port to listen on (default 8080)")
+    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="the least severe log records written to stderr (default INFO)")
+    p.add_argument("--log-format", choices=["text", "json"],
+                   help="json: one object a line, for log collectors (default text)")
     return p
 
 
 def _serve(args: argparse.Namespace) -> int:
     from server.cli.serve import serve
 
-    given = {k: getattr(args, k) for k in ("demo", "host", "port") if getattr(args, k) is not None}
+    given = {k: getattr(args, k) for k in ("demo", "host", "port", "log_level", "log_format")
+             if getattr(args, k) is not None}
     return serve(args.config, given, sys.stdout)
 
 

@@ -1,40 +1,93 @@
-"""``sluice serve``: the app on Werkzeug's threaded server, with WebSocket and optional TLS.
+"""``sluice serve``: the app on gunicorn, one worker process with a thread per connection.
 
 Threads, not eventlet or gevent: PySpark's py4j callback threads (``foreachBatch``, where
 results are delivered) do not survive their monkey-patching, so Flask-SocketIO runs in its
-``threading`` async mode; WebSocket transport comes from simple-websocket. Werkzeug is
-therefore the server, which Flask-SocketIO would refuse as "unsafe" for production unless told:
-it is fine for this single-process design, and TLS is offered by ``tls_cert``/``tls_key``.
+``threading`` mode, whose production server (its documentation's choice) is gunicorn's
+``gthread`` worker, WebSocket coming from simple-websocket. One worker, because socket.io
+sessions must stay in the process that holds them and the data directory is one process's
+alone. The worker builds the app after gunicorn forks it (Spark's JVM must not be forked), and
+gunicorn starts a new worker if that one dies; SIGTERM or Ctrl-C stops the queries cleanly
+(checkpoints stay) before the worker exits. The data directory is claimed in the first
+process, so a second server on it exits at once; the worker inherits the claim.
 """
+
 from __future__ import annotations
 
-import signal
-import sys
-from typing import Any
+import logging
+from typing import IO, Any
+
+from flask import Flask
+from gunicorn.app.base import BaseApplication
 
 from server.app import close_app, create_app
-from server.realtime.extension import socketio
+from server.control.datadir import DataDir, claim
+from server.settings import logs
+from server.settings.config import Settings, load_settings
+
+log = logging.getLogger(__name__)
+# Spark's session can take minutes to start on a loaded machine; a worker is only declared hung
+# when it stops answering gunicorn's heartbeat for this long after that.
+WORKER_TIMEOUT = 600
+# How long open requests (each websocket is one) may take to finish at shutdown.
+GRACEFUL_SECONDS = 10
 
 
-def serve(config_file: str | None, overrides: dict[str, Any], out) -> int:
-    """Run until interrupted; SIGTERM, like Ctrl-C, stops queries cleanly (checkpoints stay)."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    app = create_app({"config_file": config_file, **overrides})
-    svc = app.extensions["sluice"]
-    settings = svc.settings
-    try:
+class _Gunicorn(BaseApplication):
+    def __init__(self, settings: Settings, claimed: DataDir, out: IO[str]) -> None:
+        self.settings = settings
+        self.claimed = claimed
+        self.out = out
+        self.app: Flask | None = None
+        super().__init__()
+
+    def load_config(self) -> None:
+        settings = self.settings
+        options: dict[str, Any] = {
+            "bind": f"{settings.host}:{settings.port}",
+            "workers": 1,
+            "worker_class": "gthread",
+            "threads": settings.server_threads,
+            "timeout": WORKER_TIMEOUT,
+            "graceful_timeout": GRACEFUL_SECONDS,
+            "keepalive": 5,
+            "accesslog": None,
+            "loglevel": settings.log_level.lower(),
+            "proc_name": "sluice",
+            "control_socket_disable": True,
+            "limit_request_line": 8190,
+            "worker_exit": self._worker_exit,
+        }
+        if settings.tls_cert:
+            options.update(certfile=str(settings.tls_cert), keyfile=str(settings.tls_key))
+        for name, value in options.items():
+            self.cfg.set(name, value)
+
+    def load(self) -> Flask:
+        """In the worker: build the app (and start Spark), then announce it."""
+        settings = self.settings
+        self.app = create_app(settings, self.claimed)
         if settings.demo:
             from server.cli.demo import start_demo
 
-            logins = start_demo(svc)
-            print("Demo logins (the paper's users):", file=out)
+            logins = start_demo(self.app.extensions["sluice"])
+            print("Demo logins (the paper's users):", file=self.out)
             for user, password in logins.items():
-                print(f"  {user:4} {password}", file=out)
-        tls = (str(settings.tls_cert), str(settings.tls_key)) if settings.tls_cert else None
-        scheme = "https" if tls else "http"
-        print(f"Sluice on {scheme}://{settings.host}:{settings.port}/", file=out, flush=True)
-        socketio.run(app, host=settings.host, port=settings.port, ssl_context=tls,
-                     allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)
-    finally:
-        close_app(app)
+                print(f"  {user:4} {password}", file=self.out)
+        scheme = "https" if settings.tls_cert else "http"
+        print(f"Sluice on {scheme}://{settings.host}:{settings.port}/", file=self.out, flush=True)
+        log.info("serving on %s://%s:%s/ (Spark runtime %s)", scheme, settings.host,
+                 settings.port, "on" if settings.runtime else "off")
+        return self.app
+
+    def _worker_exit(self, server: Any, worker: Any) -> None:
+        if self.app is not None:
+            close_app(self.app)
+
+
+def serve(config_file: str | None, overrides: dict[str, Any], out: IO[str]) -> int:
+    """Run until SIGTERM or Ctrl-C."""
+    settings = load_settings(config_file, overrides)
+    logs.configure(settings.log_level, settings.log_format)
+    claimed = claim(settings.data_dir)  # a second server on it stops here, before any work
+    _Gunicorn(settings, claimed, out).run()
     return 0

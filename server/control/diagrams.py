@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from boxes import codes
 from boxes.document import Plan, load_document, validate
@@ -20,8 +20,8 @@ from boxes.output import OutputBox
 from boxes.types import parse_schema
 from catalog import DiagramSpec, Subject
 from catalog.objects import Resumable
-from server.realtime.delivery import Labels
 from server.ingest.admission import runtime_of
+from server.realtime.delivery import Labels
 
 MAX_DOCUMENT_NODES = 100_000
 log = logging.getLogger(__name__)
@@ -96,6 +96,7 @@ def start_runtime(svc, runtime=None) -> None:
 
         runtime = Runtime.start(svc.settings)
     svc.runtime = runtime
+    svc.limits.follow(lambda values: runtime.set_max_tuples(values["max_batch_tuples"]))
     open_logs(svc)
     for resumable in svc.catalog.objects.resumable():
         try:

@@ -1,27 +1,44 @@
-"""What one app instance works with, kept in ``app.extensions["sluice"]``."""
+"""What one app instance works with, kept in ``app.extensions["sluice"]``.
+
+The settings are the frozen configuration; what changes at run time has its own object
+(``limits``) or is started later (``runtime``, ``connections``, ``changes``: ``None`` until then).
+"""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flask import current_app
 
 from catalog import Catalog
-from server.settings.config import Settings
+from server.control.datadir import DataDir
 from server.http.security import Throttle
+from server.ingest.admission import TupleRate
+from server.settings.config import Settings
+from server.settings.limits import LiveLimits
+
+if TYPE_CHECKING:  # the layers above and Spark's runtime import this module
+    from server.realtime.changes import ChangeNotices
+    from server.realtime.delivery import Delivery
+    from server.realtime.sockets import Connections
+    from server.runtime import Runtime
 
 
 @dataclass
 class Services:
     settings: Settings
+    data_dir: DataDir  # this process's exclusive claim on ``settings.data_dir``
     catalog: Catalog
+    limits: LiveLimits
     throttle: Throttle
-    runtime: Any = None          # server.runtime.Runtime once started; None without Spark
-    connections: Any = None      # server.realtime.sockets.Connections
-    delivery: Any = None         # server.realtime.delivery.Delivery
-    configured_limits: dict = field(default_factory=dict)  # server.settings.limits: before changes
-    extra: dict = field(default_factory=dict)
-    on_close: list = field(default_factory=list)   # callables run by close_app, first to last
+    rate: TupleRate
+    delivery: Delivery
+    runtime: Runtime | None = None  # None without Spark (``runtime: false``)
+    connections: Connections | None = None  # set by server.realtime.sockets.init_app
+    changes: ChangeNotices | None = None  # set by server.realtime.changes.init_app
+    on_close: list[Callable[[], None]] = field(default_factory=list)  # run by close_app, in order
 
 
 def services() -> Services:

@@ -15,7 +15,7 @@ import math
 import threading
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from flask import Flask, Response, current_app, request
 
@@ -90,8 +90,9 @@ class Throttle:
     MAX_DELAY = 900.0
     QUIET = 900.0
 
-    def __init__(self, limit: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit = limit
+    def __init__(self, limit: Callable[[], int], clock: Callable[[], float] = time.monotonic
+                 ) -> None:
+        self.limit = limit   # the limit in force now (an administrator may change it)
         self.clock = clock
         self._keys: dict[tuple[str, ...], _Failures] = {}
         self._lock = threading.Lock()
@@ -101,7 +102,8 @@ class Throttle:
         return ("address", address), ("user at address", user, address)
 
     def _limit(self, key: tuple[str, ...]) -> int:
-        return self.limit * self.ADDRESS_FACTOR if key[0] == "address" else self.limit
+        limit = self.limit()
+        return limit * self.ADDRESS_FACTOR if key[0] == "address" else limit
 
     def check(self, user: str, address: str) -> None:
         now = self.clock()

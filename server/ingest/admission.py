@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from boxes import codes
 from boxes.errors import InvalidInput, RateLimited, TooLarge, Unavailable
@@ -16,24 +17,25 @@ from catalog import Action, ObjectType, Subject
 
 
 class TupleRate:
-    """A token bucket per session: ``per_second`` tuples a second, bursts of one second's worth."""
+    """A token bucket per session: ``per_second()`` tuples a second (the limit in force, which an
+    administrator may change), bursts of one second's worth."""
 
-    def __init__(self, per_second: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, per_second: Callable[[], int],
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.per_second = per_second
         self.clock = clock
         self._buckets: dict[int, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
     def take(self, session_id: int, count: int) -> None:
-        now = self.clock()
+        now, rate = self.clock(), self.per_second()
         with self._lock:
-            tokens, at = self._buckets.get(session_id, (float(self.per_second), now))
-            tokens = min(float(self.per_second), tokens + (now - at) * self.per_second)
+            tokens, at = self._buckets.get(session_id, (float(rate), now))
+            tokens = min(float(rate), tokens + (now - at) * rate)
             if count > tokens:
                 self._buckets[session_id] = (tokens, now)
-                wait = max(1, int((count - tokens) / self.per_second + 1))
-                raise RateLimited(code=codes.INGEST_RATE_LIMITED, retry_after=wait,
-                                  per_second=self.per_second)
+                wait = max(1, int((count - tokens) / rate + 1))
+                raise RateLimited(code=codes.INGEST_RATE_LIMITED, retry_after=wait, per_second=rate)
             self._buckets[session_id] = (tokens - count, now)
 
 
@@ -51,10 +53,10 @@ def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
     tuples = read()
     if not isinstance(tuples, list):
         raise InvalidInput("tuples must be a list of objects", code=codes.INVALID_BODY)
-    limit = svc.settings.max_batch_tuples
+    limit = svc.limits.max_batch_tuples
     if len(tuples) > limit:
         raise TooLarge(f"{len(tuples)} tuples in one batch; at most {limit} are accepted",
                        code=codes.BATCH_TOO_LARGE, details={"limit": limit})
-    svc.extra["rate"].take(subject.session_id, len(tuples))
+    svc.rate.take(subject.session_id, len(tuples))
     receipt = runtime_of(svc).append(stream, tuples)
     return {"stream": receipt.stream, "first_seq": receipt.first_seq, "count": receipt.count}

@@ -46,6 +46,6 @@ class ChangeNotices:
 def init_app(svc, namespace: str) -> ChangeNotices:
     notices = ChangeNotices(lambda event, data: socketio.emit(event, data, namespace=namespace))
     svc.catalog.on_change(notices.signal)
-    svc.extra["changes"] = notices
+    svc.changes = notices
     notices.start()
     return notices

@@ -109,9 +109,10 @@ class Runtime:
     @classmethod
     def start(cls, config: Any) -> "Runtime":
         """Build from the server's settings (``data_dir``, ``spark_master``, ``spark_conf``,
-        ``recent_tuples``, ``max_batch_tuples``)."""
+        ``recent_tuples``, ``max_batch_tuples``, ``reconcile_seconds``)."""
         settings = RuntimeSettings(recent_rows=config.recent_tuples,
-                                   limits=Limits(max_tuples=config.max_batch_tuples))
+                                   limits=Limits(max_tuples=config.max_batch_tuples),
+                                   reconcile_every=config.reconcile_seconds)
         return cls(Path(config.data_dir) / "runtime", config.spark_master,
                    config.spark_conf, settings)
 

@@ -1,1 +1,2 @@
-"""Configuration: the layered settings a server starts with and the limits an administrator may change while it runs."""
+"""Configuration: the layered settings a server starts with (frozen), the limits an administrator
+may change while it runs, and logging."""

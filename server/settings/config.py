@@ -1,22 +1,40 @@
-"""Server settings: embedded defaults, then a YAML file, then ``SLUICE_*`` variables, then overrides.
+"""Server settings: defaults, then a YAML file, then ``SLUICE_*`` variables, then overrides.
 
 Every setting has a default that works on a laptop (SQLite and logs under ``./data``, Spark
 ``local[*]``). The one thing never defaulted is the secret that signs sessions: when none is
 configured, the server makes a random one on first start and keeps it in the data directory
 (mode 0600), so no two installations share a secret and restarts keep sessions valid.
-Three limits may also be changed by an administrator while the server runs; such a change is
-kept in the catalog and wins over these layers until reset (see ``server.settings.limits``).
+
+The settings are a frozen pydantic model: each value is parsed by its declared type (a new
+``float`` or ``list[str]`` setting parses as one, with no table to extend), a bad value is an
+``INVALID_SETTING`` error naming the setting, and secrets are ``SecretStr`` so they never show
+in a ``repr`` or a log line. Three limits may also be changed by an administrator while the
+server runs; those live in ``server.settings.limits.LiveLimits``, never here.
+
+>>> settings = load_settings(overrides={"port": "9000", "secret_key": "x" * 32})
+>>> settings.port, settings.secret_key
+(9000, SecretStr('**********'))
 """
+
 from __future__ import annotations
 
-import dataclasses
 import os
 import secrets
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, get_args
 
 import yaml
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from boxes import codes
 from boxes.errors import InvalidInput
@@ -24,95 +42,146 @@ from boxes.errors import InvalidInput
 ENV_PREFIX = "SLUICE_"
 # Secrets copied from tutorials; refusing them keeps a forgotten setting from reaching production.
 WEAK_SECRETS = frozenset({"", "dev", "secret", "secret!", "changeme", "change-me", "test"})
+# The YAML file of the load in progress (settings sources are chosen per class, files per load).
+_config_file: ContextVar[Path | None] = ContextVar("sluice_config_file", default=None)
 
 
-@dataclass
-class Settings:
+class _Environment(EnvSettingsSource):
+    """``SLUICE_*`` variables; a structured value (``SLUICE_SPARK_CONF``) may be YAML or JSON."""
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        return yaml.safe_load(value)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="forbid", frozen=True, validate_default=True
+    )
+
     data_dir: Path = Path("data")
     host: str = "127.0.0.1"
     port: int = 8080
-    secret_key: str | None = None
-    catalog_url: str | None = None          # default: sqlite file in data_dir
+    server_threads: int = Field(256, ge=1)  # connections served at once (a websocket holds one)
+    secret_key: SecretStr | None = None
+    catalog_url: str | None = None  # default: sqlite file in data_dir
     spark_master: str = "local[*]"
-    spark_conf: dict[str, str] = field(default_factory=dict)
+    spark_conf: dict[str, str] = {}
     bcrypt_rounds: int = 12
     session_ttl_seconds: int = 8 * 3600
     max_request_bytes: int = 4 * 1024 * 1024
     max_batch_tuples: int = 10_000
     login_attempts_per_minute: int = 10
     recent_tuples: int = 200
+    reconcile_seconds: float = Field(2.0, gt=0)  # how often running queries are checked
     tls_cert: Path | None = None
     tls_key: Path | None = None
     admin_user: str | None = None
-    admin_password: str | None = None
+    admin_password: SecretStr | None = None
     demo: bool = False
     testing: bool = False
-    runtime: bool = True                    # start Spark and the ingestion logs (off: REST only)
+    runtime: bool = True  # start Spark and the ingestion logs (off: REST only)
     ingest_tuples_per_second: int = 50_000  # per session, for HTTP and socket ingestion together
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    log_format: Literal["text", "json"] = "text"  # json: one object a line, for log collectors
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """First wins: overrides, then ``SLUICE_*`` variables, then the YAML file."""
+        return (
+            init_settings,
+            _Environment(settings_cls),
+            YamlConfigSettingsSource(settings_cls, yaml_file=_config_file.get()),
+        )
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        """Absolute from the start: Spark executors read the logs by path from their own
+        working directory, which need not be the server's."""
+        return value.expanduser().resolve()
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level_in_capitals(cls, value: Any) -> Any:
+        """``debug`` and ``DEBUG`` alike, as operators write both."""
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("spark_conf", mode="before")
+    @classmethod
+    def _conf_as_text(cls, value: Any) -> Any:
+        """Spark takes every conf value as text; YAML reads ``partitions: 4`` as a number and
+        ``enabled: true`` as a bool (Spark spells it ``true``)."""
+        if isinstance(value, Mapping):
+            return {
+                str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()
+            }
+        return value
 
     def ensure_secret(self) -> str:
         """Return the signing secret, creating and persisting one when none is configured."""
         if self.secret_key is not None:
-            if self.secret_key.lower() in WEAK_SECRETS and not self.testing:
+            secret = self.secret_key.get_secret_value()
+            if secret.lower() in WEAK_SECRETS and not self.testing:
                 raise InvalidInput(code=codes.WEAK_SECRET)
-            return self.secret_key
+            return secret
         path = self.data_dir / "secret_key"
         if not path.exists():
             self.data_dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as out:
                 out.write(secrets.token_urlsafe(48))
-        self.secret_key = path.read_text().strip()
-        return self.secret_key
+        return path.read_text().strip()
 
 
-def _coerce(name: str, raw: Any, kind: Any) -> Any:
-    """Turn a YAML or environment value into the declared type of setting ``name``."""
-    text = str(raw).strip()
+def _problem(error: Mapping[str, Any], kind: type[Settings]) -> tuple[str, str]:
+    """One validation error as (setting, sentence); a secret's value is never repeated."""
+    name = str(error["loc"][0]) if error["loc"] else "settings"
+    if error["type"] == "extra_forbidden":
+        return name, f"unknown setting {name!r}"
+    declared = kind.model_fields[name].annotation if name in kind.model_fields else None
+    secret = SecretStr in (declared, *get_args(declared))
+    value = "" if secret else f" {str(error['input'])[:40]!r}"
+    return name, f"setting {name!r} has an invalid value{value}: {error['msg']}"
+
+
+def load_settings(
+    config_file: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    kind: type[Settings] = Settings,
+) -> Settings:
+    """Build settings (of ``kind``, a subclass in tests) from the layers, strictly: an unknown key
+    is an error, not a silent typo."""
+    for var in sorted(os.environ):
+        name = var[len(ENV_PREFIX) :].lower()
+        if var.startswith(ENV_PREFIX) and name not in kind.model_fields:
+            raise InvalidInput(
+                f"unknown setting {name!r} in {var}",
+                code=codes.UNKNOWN_SETTING,
+                details={"setting": name},
+            )
+    path = None if config_file is None else Path(config_file)
+    if path is not None and not isinstance(yaml.safe_load(path.read_text()) or {}, Mapping):
+        raise InvalidInput(f"{path} must hold a mapping of settings", code=codes.INVALID_SETTING)
+    token = _config_file.set(path)
     try:
-        if kind == "int":
-            return int(raw)
-        if kind == "bool":
-            if isinstance(raw, bool):
-                return raw
-            if text.lower() in ("1", "true", "yes", "on"):
-                return True
-            if text.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(text)
-        if kind in ("Path", "Path | None"):
-            return Path(text)
-        if kind == "dict[str, str]":
-            value = raw if isinstance(raw, Mapping) else yaml.safe_load(text)
-            return {str(k): str(v) for k, v in dict(value).items()}
-        return text
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"setting {name!r} has an invalid value {text[:40]!r}",
-                           code=codes.INVALID_SETTING, details={"setting": name}) from exc
-
-
-def load_settings(config_file: str | Path | None = None, environ: Mapping[str, str] | None = None,
-                  overrides: Mapping[str, Any] | None = None) -> Settings:
-    """Build settings from the layers, strictly: an unknown key is an error, not a silent typo."""
-    kinds = {f.name: f.type for f in dataclasses.fields(Settings)}
-    values: dict[str, Any] = {}
-
-    def take(source: str, key: str, raw: Any) -> None:
-        if key not in kinds:
-            raise InvalidInput(f"unknown setting {key!r} in {source}", code=codes.UNKNOWN_SETTING,
-                               details={"setting": key})
-        values[key] = raw if raw is None else _coerce(key, raw, kinds[key])
-
-    if config_file is not None:
-        loaded = yaml.safe_load(Path(config_file).read_text()) or {}
-        if not isinstance(loaded, Mapping):
-            raise InvalidInput(f"{config_file} must hold a mapping of settings", code=codes.INVALID_SETTING)
-        for key, raw in loaded.items():
-            take(str(config_file), str(key), raw)
-    env = os.environ if environ is None else environ
-    for var, raw in env.items():
-        if var.startswith(ENV_PREFIX):
-            take(var, var[len(ENV_PREFIX):].lower(), raw)
-    for key, raw in (overrides or {}).items():
-        take("overrides", key, raw)
-    return Settings(**values)
+        return kind(**dict(overrides or {}))
+    except ValidationError as exc:
+        problems = [_problem(error, kind) for error in exc.errors()]
+        code = (
+            codes.UNKNOWN_SETTING
+            if all(m.startswith("unknown") for _, m in problems)
+            else codes.INVALID_SETTING
+        )
+        # from None: pydantic's own message repeats every input value, secrets included.
+        raise InvalidInput(
+            "; ".join(m for _, m in problems), code=code, details={"setting": problems[0][0]}
+        ) from None
+    finally:
+        _config_file.reset(token)

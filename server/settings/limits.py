@@ -5,57 +5,108 @@ its configured value; an administrator's change (``PATCH /api/v1/system/settings
 the catalog and wins over it, from then on and at every start, until the administrator resets
 it with ``null`` and the configured value applies again. Where data lives, the secret and TLS
 are never changed at run time: they stay in the config file.
+
+The configuration stays frozen; the values in force live in one :class:`LiveLimits`, which
+tells a holder of a copy (the runtime's log) when they change; the login throttle and the
+ingestion rate read it at each use.
 """
+
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Mapping
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import jsonschema
 
-from catalog import Subject
+from catalog import Catalog, Subject
+
+if TYPE_CHECKING:
+    from server.control.services import Services
+    from server.settings.config import Settings
 
 log = logging.getLogger(__name__)
 
 CHANGEABLE = ("max_batch_tuples", "login_attempts_per_minute", "ingest_tuples_per_second")
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 10_000_000}
-_changing = threading.Lock()   # a change is stored and put in force before the next one
+
+Follower = Callable[[Mapping[str, int]], None]
 
 
-def configured(settings) -> dict[str, Any]:
-    return {name: getattr(settings, name) for name in CHANGEABLE}
+class LiveLimits:
+    """The changeable limits in force: their configured values, then administrators' changes.
+
+    Readers take a value without locking (each update swaps in a new mapping); a change is
+    stored and put in force before the next one starts.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.configured: Mapping[str, int] = MappingProxyType(
+            {name: getattr(settings, name) for name in CHANGEABLE}
+        )
+        self._values: Mapping[str, int] = self.configured
+        self._followers: list[Follower] = []
+        self._lock = threading.Lock()
+
+    @property
+    def max_batch_tuples(self) -> int:
+        return self._values["max_batch_tuples"]
+
+    @property
+    def login_attempts_per_minute(self) -> int:
+        return self._values["login_attempts_per_minute"]
+
+    @property
+    def ingest_tuples_per_second(self) -> int:
+        return self._values["ingest_tuples_per_second"]
+
+    def values(self) -> dict[str, int]:
+        return dict(self._values)
+
+    def follow(self, follower: Follower) -> None:
+        """Call ``follower(values)`` now and after every update."""
+        with self._lock:
+            self._followers.append(follower)
+            follower(self._values)
+
+    def update(self, values: Mapping[str, int]) -> None:
+        """Put ``values`` (some or all limits) in force and tell every follower."""
+        with self._lock:
+            self._update(values)
+
+    def change(self, store: Callable[[Mapping[str, int]], Mapping[str, int]]) -> dict[str, int]:
+        """Run ``store(configured) -> values in force`` and put its answer in force, one change
+        at a time, so two administrators' changes cannot be applied out of order."""
+        with self._lock:
+            values = store(self.configured)
+            self._update(values)
+        return dict(values)
+
+    def _update(self, values: Mapping[str, int]) -> None:
+        self._values = MappingProxyType({**self._values, **values})
+        for follower in self._followers:
+            follower(self._values)
 
 
-def _apply(svc, values: Mapping[str, Any]) -> None:
-    """Put values in force everywhere they are read: the settings, the login throttle, the
-    ingestion rate and the runtime's log."""
-    for name, value in values.items():
-        setattr(svc.settings, name, value)
-    svc.throttle.limit = svc.settings.login_attempts_per_minute
-    svc.extra["rate"].per_second = svc.settings.ingest_tuples_per_second
-    if svc.runtime is not None:
-        svc.runtime.set_max_tuples(svc.settings.max_batch_tuples)
-
-
-def change(svc, subject: Subject, changes: Mapping[str, Any]) -> dict[str, Any]:
+def change(svc: Services, subject: Subject, changes: Mapping[str, int | None]) -> dict[str, int]:
     """Store an administrator's changes (all or none) and put them in force."""
-    with _changing:
-        values = svc.catalog.system.change(subject, changes, svc.configured_limits)
-        _apply(svc, values)
-    return values
+    return svc.limits.change(
+        lambda configured: svc.catalog.system.change(subject, changes, configured)
+    )
 
 
-def init_app(svc) -> None:
-    """Remember the configured values, then put the stored changes in force. A stored value
-    this server no longer accepts is skipped with a warning rather than refusing to start,
-    since only a running server can reset it."""
-    svc.configured_limits = configured(svc.settings)
+def stored_changes(catalog: Catalog) -> dict[str, int]:
+    """The changes kept in the catalog. A stored value this server no longer accepts is skipped
+    with a warning rather than refusing to start, since only a running server can reset it."""
     stored = {}
-    for name, value in svc.catalog.system.stored().items():
+    for name, value in catalog.system.stored().items():
         if name in CHANGEABLE and jsonschema.Draft202012Validator(LIMIT).is_valid(value):
             stored[name] = value
+            log.info("system setting %s=%r, changed by an administrator, is in force", name, value)
         else:
-            log.warning("ignoring the stored system setting %s=%r: not a valid limit here",
-                        name, value)
-    _apply(svc, stored)
+            log.warning(
+                "ignoring the stored system setting %s=%r: not a valid limit here", name, value
+            )
+    return stored

@@ -25,7 +25,7 @@ def _wait(throttle: Throttle, user: str = "joe", address: str = "a") -> int:
 
 def test_the_delay_doubles_with_each_failure_past_the_limit():
     clock = Clock()
-    throttle = Throttle(3, clock)
+    throttle = Throttle(lambda: 3, clock)
     for _ in range(2):
         throttle.failed("joe", "a")
         assert _wait(throttle) == 0
@@ -40,7 +40,7 @@ def test_the_delay_doubles_with_each_failure_past_the_limit():
 
 def test_the_delay_is_capped_and_forgotten_after_a_quiet_spell():
     clock = Clock()
-    throttle = Throttle(1, clock)
+    throttle = Throttle(lambda: 1, clock)
     for _ in range(20):
         throttle.failed("joe", "a")
         clock.now += _wait(throttle)
@@ -58,7 +58,7 @@ def test_the_delay_is_capped_and_forgotten_after_a_quiet_spell():
 
 def test_other_addresses_and_a_success_are_not_held_back():
     clock = Clock()
-    throttle = Throttle(2, clock)
+    throttle = Throttle(lambda: 2, clock)
     for _ in range(5):
         throttle.failed("joe", "attacker")
     assert _wait(throttle, "joe", "attacker") > 0
@@ -71,7 +71,7 @@ def test_other_addresses_and_a_success_are_not_held_back():
 
 @pytest.mark.parametrize("limit", [1, 10])
 def test_the_address_counts_across_users_with_a_larger_allowance(limit):
-    throttle = Throttle(limit, Clock())
+    throttle = Throttle(lambda: limit, Clock())
     allowance = limit * Throttle.ADDRESS_FACTOR
     for n in range(allowance - 1):
         throttle.failed(f"u{n}", "a")

@@ -16,9 +16,9 @@ import requests
 from playwright.sync_api import Page, expect, sync_playwright
 from werkzeug.serving import make_server
 
-from boxes.types import parse_schema
 from catalog.bootstrap import seed_demo
-from server.app import create_app
+from server.app import close_app, create_app
+from server.control.diagrams import start_runtime
 from server.runtime import Runtime
 
 CHROMIUM = "/usr/bin/chromium"
@@ -62,21 +62,16 @@ def live(spark, tmp_path_factory):
     app = create_app({"data_dir": str(data), "testing": True, "runtime": False, "bcrypt_rounds": 4})
     svc = app.extensions["sluice"]
     passwords = seed_demo(svc.catalog)
-    svc.runtime = Runtime(data / "runtime", session=spark)
-    _, joe = svc.catalog.sessions.login("joe", passwords["joe"])
-    # as POST /streams does: the runtime logs a stream with the schema the catalog keeps
-    for name, schema in svc.catalog.objects.stream_schemas(joe, ["in1", "in2"]).items():
-        svc.runtime.create_stream(name, parse_schema(schema, name)[0])
-    svc.catalog.sessions.logout(joe)
+    # as the server starts it, but on the suite's SparkSession: logs for every input stream,
+    # and administrators' limit changes reach the runtime
+    start_runtime(svc, Runtime(data / "runtime", session=spark))
     logging.getLogger("werkzeug").setLevel(logging.WARNING)   # one line per request is noise
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="web-test-server", daemon=True)
     thread.start()
     yield Live(f"http://127.0.0.1:{server.server_port}", passwords)
     server.shutdown()
-    svc.runtime.close()
-    svc.connections.stop()
-    svc.catalog.close()
+    close_app(app)
 
 
 @pytest.fixture(scope="session")

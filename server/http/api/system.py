@@ -1,17 +1,17 @@
 """The system's health, and settings an administrator may change while the server runs
 (CHANGE_SYSTEM, audited).
 
-Only limits are changeable here (``server.settings.limits``); where data lives, the secret and TLS stay
-in the config file. A change is kept in the catalog and outlasts restarts until reset.
+Only limits are changeable here (``server.settings.limits``); where data lives, the secret and
+TLS stay in the config file. A change is kept in the catalog and outlasts restarts until reset.
 """
 from __future__ import annotations
 
 from flask import Blueprint, g
 
-from server.settings import limits
-from server.http.api.schema_parts import obj
 from server.control.services import services
+from server.http.api.schema_parts import obj
 from server.http.guard import guarded, subject
+from server.settings import limits
 
 bp = Blueprint("system", __name__, url_prefix="/system")
 
@@ -21,7 +21,7 @@ CHANGE = {**obj({name: CHANGE_ONE for name in limits.CHANGEABLE}), "minPropertie
 
 
 def _answer(values: dict) -> dict:
-    return {"settings": values, "configured": services().configured_limits}
+    return {"settings": values, "configured": dict(services().limits.configured)}
 
 
 @bp.get("/status")
@@ -39,7 +39,7 @@ def status():
 @guarded()
 def show():
     """The changeable settings in force, and their configured values (administrators)."""
-    return _answer(limits.configured(services().settings))
+    return _answer(services().limits.values())
 
 
 @bp.patch("/settings")

@@ -23,4 +23,4 @@ def test_a_grant_is_announced_with_a_counter_only(app, template):
 
 
 def test_the_app_wires_notices_to_the_socket_server(app):
-    assert isinstance(app.extensions["sluice"].extra["changes"], ChangeNotices)
+    assert isinstance(app.extensions["sluice"].changes, ChangeNotices)
