@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-full soak setup check-java clean
+.PHONY: run test lint bench bench-full soak errors-doc setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
@@ -27,6 +27,10 @@ bench-full: setup
 
 soak: setup
 	$(BIN)/python -m bench.soak
+
+# docs/errors.md is generated from the error-code registry; tests/boxes/test_codes.py checks it.
+errors-doc: setup
+	$(BIN)/python -m boxes.codes > docs/errors.md
 
 setup: check-java $(STAMP)
 

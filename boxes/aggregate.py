@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from boxes import codes
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import duration_of, spark_interval
@@ -57,12 +58,12 @@ class AggregateBox(Operator):
         schema = upstream[args["in"]]
         problems = Problems()
         if schema.event_time is None:
-            problems.add("NO_EVENT_TIME", f"{path}.in",
+            problems.add(codes.NO_EVENT_TIME, f"{path}.in",
                          f"{args['in']!r} has no event time; windows need one")
         size = duration_of(args["window"]["size"])
         slide = duration_of(args["window"].get("slide") or args["window"]["size"])
         if size == 0 or slide == 0 or slide > size:
-            problems.add("INVALID_DURATION", f"{path}.window",
+            problems.add(codes.INVALID_DURATION, f"{path}.window",
                          "a window's size and slide must be positive, with slide <= size")
         group_by = tuple(args["group_by"])
         out: list[Field] = [Field(n, DataType.TIMESTAMP) for n in WINDOW_FIELDS]
@@ -81,7 +82,7 @@ class AggregateBox(Operator):
                 aggregates.append((field, checked))
                 out.append(Field(field, checked.type))
         if not args["aggregates"]:
-            problems.add("MISSING_PARAMETER", f"{path}.aggregates",
+            problems.add(codes.MISSING_PARAMETER, f"{path}.aggregates",
                          "an aggregate needs at least one aggregate")
         _check_unique(out, f"{path}.aggregates", problems)
         problems.raise_any()
@@ -110,6 +111,6 @@ def _check_unique(fields: list[Field], path: str, problems: Problems) -> None:
     seen: set[str] = set()
     for f in fields:
         if f.name in seen:
-            problems.add("DUPLICATE_FIELD", path,
+            problems.add(codes.DUPLICATE_FIELD, path,
                          f"the output would have two fields named {f.name!r}")
         seen.add(f.name)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Mapping, Sequence
 
+from boxes import codes
 from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid, Problem
 from boxes.types import FIELD_NAME, Schema
@@ -91,14 +92,14 @@ def check_params(raw: Mapping[str, Any], declared: Sequence[Param], path: str,
     for key in raw:
         if key not in by_name and key not in ignore:
             expected = ", ".join(repr(p.name) for p in declared)
-            problems.append(Problem("UNKNOWN_PARAMETER", f"{path}.{key}",
+            problems.append(Problem(codes.UNKNOWN_PARAMETER, f"{path}.{key}",
                                     f"unknown parameter {key!r}; expected {expected}"))
     args: dict[str, Any] = {}
     for param in declared:
         ppath = f"{path}.{param.name}"
         if param.name not in raw or raw[param.name] is None:
             if param.required:
-                problems.append(Problem("MISSING_PARAMETER", ppath,
+                problems.append(Problem(codes.MISSING_PARAMETER, ppath,
                                         f"missing parameter {param.name!r} ({param.description})"))
             elif param.default is not None:
                 args[param.name] = param.default
@@ -115,18 +116,18 @@ def _check_value(value: Any, param: Param, path: str) -> tuple[Any, list[Problem
     """The value (a WINDOW with its defaults filled in) and its problems."""
     if param.kind is Kind.DURATION:
         if parse_duration(value) is None:
-            return value, [Problem("INVALID_DURATION", path,
+            return value, [Problem(codes.INVALID_DURATION, path,
                                    f"{value!r} is not a duration; write a number and a unit "
                                    "(ms, s, m, h, d), such as '10s' or '500ms'")]
         return value, []
     accepts, shape = _SHAPES[param.kind]
     if not accepts(value):
-        return value, [Problem("WRONG_TYPE", path, f"{param.name!r} must be {shape}, "
+        return value, [Problem(codes.WRONG_TYPE, path, f"{param.name!r} must be {shape}, "
                                                    f"not {type(value).__name__}")]
     if param.kind is Kind.WINDOW:
         return check_params(value, param.params, path)
     if param.kind in (Kind.EXPRESSIONS, Kind.AGGREGATES):
-        return value, [Problem("INVALID_NAME", f"{path}.{name}", bad_name(name))
+        return value, [Problem(codes.INVALID_NAME, f"{path}.{name}", bad_name(name))
                        for name in value if not FIELD_NAME.match(name)]
     return value, []
 

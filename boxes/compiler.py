@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from boxes import codes
 from boxes.base import Operator
 from boxes.document import Plan
 from boxes.errors import InvalidInput
@@ -40,10 +41,10 @@ def _check_inputs(plan: Plan, inputs: Mapping[str, DataFrame]) -> None:
     extra = [n for n in inputs if n not in plan.input_schemas]
     if missing or extra:
         raise InvalidInput(f"the plan reads inputs {list(plan.inputs)}; missing {missing}, "
-                           f"unexpected {extra}", code="INPUT_MISMATCH",
+                           f"unexpected {extra}", code=codes.INPUT_MISMATCH,
                            details={"missing": missing, "unexpected": extra})
     for name, schema in plan.input_schemas.items():
         absent = [f for f in schema.names if f not in inputs[name].columns]
         if absent:
-            raise InvalidInput(f"input {name!r} lacks columns {absent}", code="INPUT_MISMATCH",
+            raise InvalidInput(f"input {name!r} lacks columns {absent}", code=codes.INPUT_MISMATCH,
                                details={"input": name, "missing_columns": absent})

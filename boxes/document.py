@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from boxes import codes
 from boxes import registry
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
@@ -91,12 +92,12 @@ def load_document(text: str) -> dict:
         finally:
             loader.dispose()
     except yaml.YAMLError as err:
-        raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "",
+        raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
                                       f"not valid YAML or JSON: {err}")]) from None
     if duplicates:
         raise DiagramInvalid(duplicates)
     if not isinstance(doc, dict):
-        raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "",
+        raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
                                       "a diagram document must be a mapping")])
     return doc
 
@@ -108,7 +109,7 @@ def _duplicate_keys(node: yaml.Node, path: str) -> Iterable[Problem]:
             name = key.value if isinstance(key, yaml.ScalarNode) else None
             where = f"{path}.{name}" if path else str(name)
             if name is not None and name in seen:
-                yield Problem("DUPLICATE_NAME", where, f"{name!r} appears twice (lines "
+                yield Problem(codes.DUPLICATE_NAME, where, f"{name!r} appears twice (lines "
                               f"{seen[name] + 1} and {key.start_mark.line + 1})")
             elif name is not None:
                 seen[name] = key.start_mark.line
@@ -191,7 +192,7 @@ class _Validator:
 
     def run(self, doc: Mapping) -> Plan:
         if not isinstance(doc, Mapping):
-            raise DiagramInvalid([Problem("DOCUMENT_SYNTAX", "",
+            raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
                                           "a diagram document must be a mapping")])
         self.check_header(doc)
         sections = {s: self.section(doc, s) for s in ("schemas", "inputs", "boxes", "outputs")}
@@ -209,34 +210,34 @@ class _Validator:
     def check_header(self, doc: Mapping) -> None:
         for key in doc:
             if key not in SECTIONS:
-                self.add("UNKNOWN_PARAMETER", str(key), f"unknown section {key!r}; expected "
+                self.add(codes.UNKNOWN_PARAMETER, str(key), f"unknown section {key!r}; expected "
                          + ", ".join(SECTIONS))
         if "version" not in doc:
-            self.add("MISSING_PARAMETER", "version",
+            self.add(codes.MISSING_PARAMETER, "version",
                      f"missing 'version' (this server reads version {VERSION})")
         elif doc["version"] != VERSION or isinstance(doc["version"], bool):
-            self.add("UNSUPPORTED_VERSION", "version",
+            self.add(codes.UNSUPPORTED_VERSION, "version",
                      f"version {doc['version']!r} is not supported; "
                      f"this server reads version {VERSION}")
         name = doc.get("name")
         if name is None:
-            self.add("MISSING_PARAMETER", "name", "missing 'name' (the diagram's name)")
+            self.add(codes.MISSING_PARAMETER, "name", "missing 'name' (the diagram's name)")
         elif not isinstance(name, str):
-            self.add("WRONG_TYPE", "name", "'name' must be text")
+            self.add(codes.WRONG_TYPE, "name", "'name' must be text")
         elif not FIELD_NAME.match(name):
-            self.add("INVALID_NAME", "name", bad_name(name))
+            self.add(codes.INVALID_NAME, "name", bad_name(name))
 
     def section(self, doc: Mapping, key: str) -> Mapping:
         value = doc.get(key)
         if value is None:
             if key in ("inputs", "outputs"):
-                self.add("MISSING_PARAMETER", key, f"a diagram needs at least one entry in {key!r}")
+                self.add(codes.MISSING_PARAMETER, key, f"a diagram needs at least one entry in {key!r}")
             return {}
         if not isinstance(value, Mapping):
-            self.add("WRONG_TYPE", key, f"{key!r} must be a mapping of name to definition")
+            self.add(codes.WRONG_TYPE, key, f"{key!r} must be a mapping of name to definition")
             return {}
         if not value and key in ("inputs", "outputs"):
-            self.add("MISSING_PARAMETER", key, f"a diagram needs at least one entry in {key!r}")
+            self.add(codes.MISSING_PARAMETER, key, f"a diagram needs at least one entry in {key!r}")
         return value
 
     def read_schemas(self, raw: Mapping) -> None:
@@ -252,7 +253,7 @@ class _Validator:
         if not self.valid_name(name, path):
             return None
         if name in self.nodes:
-            self.add("DUPLICATE_NAME", path, f"{name!r} is already the name of "
+            self.add(codes.DUPLICATE_NAME, path, f"{name!r} is already the name of "
                      f"{self.nodes[name].section}.{name}; "
                      "names are shared by inputs, boxes and outputs")
             return None
@@ -260,7 +261,7 @@ class _Validator:
         if raw is None and nullable:
             raw = {}
         if not isinstance(raw, Mapping):
-            self.add("WRONG_TYPE", path, "must be a mapping of parameters")
+            self.add(codes.WRONG_TYPE, path, "must be a mapping of parameters")
             self.arrows_known = False
             return None
         if cls is None:
@@ -279,7 +280,7 @@ class _Validator:
     def valid_name(self, name: Any, path: str) -> bool:
         if isinstance(name, str) and FIELD_NAME.match(name):
             return True
-        self.add("INVALID_NAME", path, bad_name(name))
+        self.add(codes.INVALID_NAME, path, bad_name(name))
         return False
 
     def read_inputs(self, raw: Mapping) -> None:
@@ -293,28 +294,28 @@ class _Validator:
         schema: Schema | None = None
         if isinstance(declared, str):
             if declared not in self.schemas:
-                self.add("UNKNOWN_SCHEMA", path, f"no schema {declared!r} under 'schemas'")
+                self.add(codes.UNKNOWN_SCHEMA, path, f"no schema {declared!r} under 'schemas'")
             schema = self.schemas.get(declared)
         elif declared is not None:
             schema, found = parse_schema(declared, path)
             self.problems.extend(found)
         if self.streams is None:
             if node.raw.get("schema") is None:
-                self.add("MISSING_PARAMETER", path,
+                self.add(codes.MISSING_PARAMETER, path,
                          "an input run outside the server declares its schema")
             return schema
         catalog = self.streams.get(node.name)
         if catalog is None:
-            self.add("UNKNOWN_STREAM", node.path, f"there is no input stream {node.name!r}")
+            self.add(codes.NOT_FOUND, node.path, f"there is no input stream {node.name!r}")
         elif schema is not None and schema != catalog:
-            self.add("SCHEMA_MISMATCH", path, f"the declared schema differs from stream "
+            self.add(codes.SCHEMA_MISMATCH, path, f"the declared schema differs from stream "
                      f"{node.name!r}'s schema {catalog.to_dict()}")
             return None
         return catalog
 
     def read_boxes(self, raw: Mapping) -> None:
         if len(raw) > MAX_BOXES:
-            self.add("TOO_MANY_BOXES", "boxes",
+            self.add(codes.TOO_MANY_BOXES, "boxes",
                      f"{len(raw)} boxes; a diagram may have at most {MAX_BOXES}")
         for name, spec in raw.items():
             self.declare(name, "boxes", spec, self.box_class(name, spec))
@@ -325,13 +326,13 @@ class _Validator:
             return None
         kind = spec.get("type")
         if kind is None:
-            self.add("MISSING_PARAMETER", path,
+            self.add(codes.MISSING_PARAMETER, path,
                      "missing 'type'; one of " + ", ".join(_operator_types()))
         elif not isinstance(kind, str):
-            self.add("WRONG_TYPE", path, "'type' must be text")
+            self.add(codes.WRONG_TYPE, path, "'type' must be text")
         elif kind not in _operator_types():
             where = (f"; declare {kind}s under '{kind}s'" if kind in ("input", "output") else "")
-            self.add("UNKNOWN_BOX_TYPE", path, f"unknown box type {kind!r}{where}; one of "
+            self.add(codes.UNKNOWN_BOX_TYPE, path, f"unknown box type {kind!r}{where}; one of "
                      + ", ".join(_operator_types()))
         else:
             return registry.get(kind)
@@ -352,7 +353,7 @@ class _Validator:
                     continue
                 if target is None or target.section == "outputs":
                     what = "an output, which cannot be read" if target else "nothing"
-                    self.add("UNKNOWN_INPUT", path,
+                    self.add(codes.UNKNOWN_INPUT, path,
                              f"{ref!r} names {what}; expected an input or a box")
                     node.sound = False
                     self.arrows_known = False
@@ -369,7 +370,7 @@ class _Validator:
                     first = min(range(len(cycle)), key=lambda k: position[cycle[k]])
                     cycle = cycle[first:] + cycle[:first]   # start where the document does
                     cyclic.update(cycle)
-                    self.add("CYCLE", self.nodes[cycle[0]].path,
+                    self.add(codes.DIAGRAM_CYCLE, self.nodes[cycle[0]].path,
                              " -> ".join(cycle + [cycle[0]]) + " form a cycle")
         return [self.nodes[n] for n in order], cyclic
 
@@ -385,7 +386,7 @@ class _Validator:
                     stack.append(ref)
         for name, node in self.nodes.items():
             if name not in seen and name not in cyclic:
-                self.add("UNREACHABLE", node.path, f"{name!r} does not lead to any output")
+                self.add(codes.UNREACHABLE, node.path, f"{name!r} does not lead to any output")
 
     def build(self, order: list[_Node]) -> None:
         """Check each box against its inputs' schemas; skip boxes whose inputs are broken."""

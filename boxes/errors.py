@@ -3,12 +3,17 @@
 An error prints as ``[CODE] path: message`` and serialises to the API's error shape
 ``{"code", "message", "details"}``. Each subclass also subclasses the matching built-in
 (as PySpark's errors do), so callers may catch ``ValueError`` or ``LookupError`` without
-knowing Sluice. The HTTP layer maps the class, never the message, to a status.
+knowing Sluice. Every code is declared in ``boxes/codes.py`` with its HTTP status; an error
+refuses, where it is built, a code nobody declared or one whose status is not its class's
+(a 404 code is always a ``NotFound``), so ``except LookupError`` and the status agree.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from boxes import codes
+from boxes.codes import Code
 
 
 @dataclass(frozen=True)
@@ -19,6 +24,9 @@ class Problem:
     path: str
     message: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", codes.lookup(self.code))
+
     def __str__(self) -> str:
         where = f"{self.path}: " if self.path else ""
         return f"[{self.code}] {where}{self.message}"
@@ -28,17 +36,29 @@ class Problem:
 
 
 class SluiceError(Exception):
-    """Base of every error Sluice reports to a user."""
+    """Base of every error Sluice reports to a user; bare, the server's own failure (503).
 
-    code = "SLUICE_ERROR"
+    The message is ``message``, or else the code's template filled with ``params``.
+    """
 
-    def __init__(self, message: str, *, code: str | None = None,
-                 details: dict[str, Any] | None = None) -> None:
+    code: Code = codes.SLUICE_ERROR
+
+    def __init__(self, message: str | None = None, *, code: str | None = None,
+                 details: dict[str, Any] | None = None, **params: Any) -> None:
+        resolved = type(self).code if code is None else codes.lookup(code)
+        if resolved.status != type(self).code.status:
+            raise TypeError(f"code {resolved} answers {resolved.status}; raise it as the error "
+                            f"class of that status, not {type(self).__name__}")
+        message = resolved.render(**params) if message is None else message
         super().__init__(message)
-        if code is not None:
-            self.code = code
+        self.code = resolved
         self.message = message
         self.details = dict(details or {})
+
+    @property
+    def status(self) -> int:
+        """The HTTP status, from the registry."""
+        return self.code.status
 
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"
@@ -50,37 +70,37 @@ class SluiceError(Exception):
 class InvalidInput(SluiceError, ValueError):
     """The request or document is malformed or breaks a rule (HTTP 400)."""
 
-    code = "INVALID_INPUT"
+    code = codes.INVALID_INPUT
 
 
 class NotFound(SluiceError, LookupError):
     """No such object, or one the caller may not see: the two must be indistinguishable (404)."""
 
-    code = "NOT_FOUND"
+    code = codes.NOT_FOUND
 
 
 class Conflict(SluiceError):
     """The object exists already or is in a state that forbids the change (409)."""
 
-    code = "CONFLICT"
+    code = codes.CONFLICT
 
 
 class Unauthenticated(SluiceError, PermissionError):
     """No valid session, or bad credentials (401). One message for every credential failure."""
 
-    code = "UNAUTHENTICATED"
+    code = codes.UNAUTHENTICATED
 
 
 class Denied(SluiceError, PermissionError):
     """Authenticated, but the decision is deny on an object the caller may see (403)."""
 
-    code = "PERMISSION_DENIED"
+    code = codes.PERMISSION_DENIED
 
 
 class DiagramInvalid(InvalidInput):
     """Every problem found in a document, reported at once."""
 
-    code = "DIAGRAM_INVALID"
+    code = codes.DIAGRAM_INVALID
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = list(problems)
@@ -93,3 +113,26 @@ class DiagramInvalid(InvalidInput):
     @property
     def codes(self) -> list[str]:
         return [p.code for p in self.problems]
+
+
+class TooLarge(SluiceError):
+    """A request or batch beyond the configured limits (HTTP 413)."""
+
+    code = codes.REQUEST_TOO_LARGE
+
+
+class RateLimited(SluiceError):
+    """Too many attempts or tuples in a short time (HTTP 429); ``retry_after`` in seconds."""
+
+    code = codes.RATE_LIMITED
+
+    def __init__(self, message: str | None = None, *, retry_after: int, **kwargs: Any) -> None:
+        super().__init__(message, details={"retry_after": retry_after},
+                         retry_after=retry_after, **kwargs)
+        self.retry_after = retry_after
+
+
+class Unavailable(SluiceError):
+    """The server cannot do it now, e.g. the stream runtime is not running (HTTP 503)."""
+
+    code = codes.UNAVAILABLE

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from boxes import codes
 from boxes import labels
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import duration_of
@@ -51,10 +52,10 @@ class JoinBox(Operator):
         problems = Problems()
         for side, schema in (("left", left), ("right", right)):
             if schema.event_time is None:
-                problems.add("NO_EVENT_TIME", f"{path}.{side}",
+                problems.add(codes.NO_EVENT_TIME, f"{path}.{side}",
                              f"{args[side]!r} has no event time; a join bounds event time")
         if not args["on"]:
-            problems.add("MISSING_PARAMETER", f"{path}.on",
+            problems.add(codes.MISSING_PARAMETER, f"{path}.on",
                          "a join needs at least one field in 'on'")
         for i, field in enumerate(args["on"]):
             for side, schema in (("left", left), ("right", right)):
@@ -63,7 +64,7 @@ class JoinBox(Operator):
                                  f"no field {field!r} in the {side} input {args[side]!r}")
             left_type, right_type = left.type_of(field), right.type_of(field)
             if left_type and right_type and left_type != right_type:
-                problems.add("TYPE_MISMATCH", f"{path}.on.{i}",
+                problems.add(codes.TYPE_MISMATCH, f"{path}.on.{i}",
                              f"{field!r} is {left_type.value} on the left but "
                              f"{right_type.value} on the right")
         shared = set(left.names) & set(right.names)
@@ -71,7 +72,7 @@ class JoinBox(Operator):
         right_names = tuple((n, f"right_{n}" if n in shared else n) for n in right.names)
         out_names = [o for _, o in left_names + right_names]
         for clash in sorted({n for n in out_names if out_names.count(n) > 1}):
-            problems.add("DUPLICATE_FIELD", path,
+            problems.add(codes.DUPLICATE_FIELD, path,
                          f"the output would have two fields named {clash!r}")
         problems.raise_any()
         assert left.event_time is not None and right.event_time is not None  # NO_EVENT_TIME

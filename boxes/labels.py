@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from boxes import codes
+
 LABEL_COLUMN = "_label"
 WORD_BITS = 64
 
 
-def missing_field_code(name: str) -> str:
+def missing_field_code(name: str) -> codes.Code:
     """The code for naming a field that is not there: the label column has its own."""
-    return "LABEL_REFERENCE" if name == LABEL_COLUMN else "UNKNOWN_FIELD"
+    return codes.LABEL_REFERENCE if name == LABEL_COLUMN else codes.UNKNOWN_FIELD
 
 
 def word_count(n_inputs: int) -> int:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from boxes import codes
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.expressions import CheckedExpr, check_expression
 from boxes.labels import LABEL_COLUMN
@@ -38,7 +39,7 @@ class MapBox(Operator):
         schema = upstream[args["in"]]
         problems = Problems()
         if not args["fields"]:
-            problems.add("MISSING_PARAMETER", f"{path}.fields", "a map needs at least one field")
+            problems.add(codes.MISSING_PARAMETER, f"{path}.fields", "a map needs at least one field")
         exprs = [(field, problems.collect(check_expression, text, schema, f"{path}.fields.{field}"))
                  for field, text in args["fields"].items()]
         problems.raise_any()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from boxes import codes
 from boxes.aggregate import AggregateBox
 from boxes.base import Box
 from boxes.errors import Conflict, NotFound
@@ -28,8 +29,7 @@ def register(box_class: type[Box]) -> type[Box]:
     """Add a box type; a name already taken is a Conflict."""
     name = box_class.type_name
     if name in _REGISTRY:
-        raise Conflict(f"box type {name!r} is already registered", code="DUPLICATE_BOX_TYPE",
-                       details={"type": name})
+        raise Conflict(code=codes.DUPLICATE_BOX_TYPE, details={"type": name}, name=name)
     _REGISTRY[name] = box_class
     return box_class
 
@@ -39,8 +39,7 @@ def get(name: str) -> type[Box]:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise NotFound(f"no box type {name!r}", code="UNKNOWN_BOX_TYPE",
-                       details={"type": name}) from None
+        raise NotFound(code=codes.UNKNOWN_BOX_TYPE, details={"type": name}, name=name) from None
 
 
 def names() -> list[str]:

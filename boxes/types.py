@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
+from boxes import codes
 from boxes.errors import Problem
 
 FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
@@ -112,27 +113,27 @@ def parse_schema(raw: Any, path: str) -> tuple[Schema | None, list[Problem]]:
     """Read ``{fields: {name: type, ...}, event_time: name}``; return the schema or the problems."""
     problems: list[Problem] = []
     if not isinstance(raw, Mapping):
-        return None, [Problem("SCHEMA_INVALID", path, "a schema must be a mapping with 'fields'")]
+        return None, [Problem(codes.SCHEMA_INVALID, path, "a schema must be a mapping with 'fields'")]
     for key in raw:
         if key not in ("fields", "event_time"):
-            problems.append(Problem("UNKNOWN_PARAMETER", f"{path}.{key}",
+            problems.append(Problem(codes.UNKNOWN_PARAMETER, f"{path}.{key}",
                                     f"unknown schema key {key!r}; expected 'fields' or 'event_time'"))
     fields_raw = raw.get("fields")
     if not isinstance(fields_raw, Mapping) or not fields_raw:
-        problems.append(Problem("SCHEMA_INVALID", f"{path}.fields",
+        problems.append(Problem(codes.SCHEMA_INVALID, f"{path}.fields",
                                 "'fields' must be a non-empty mapping of field name to type"))
         return None, problems
     fields: list[Field] = []
     for name, type_name in fields_raw.items():
         fpath = f"{path}.fields.{name}"
         if not isinstance(name, str) or not FIELD_NAME.match(name):
-            problems.append(Problem("INVALID_NAME", fpath,
+            problems.append(Problem(codes.INVALID_NAME, fpath,
                                     f"field name {name!r} must start with a letter and contain only "
                                     "letters, digits and '_' (at most 64 characters)"))
             continue
         dtype = TYPE_ALIASES.get(type_name.lower()) if isinstance(type_name, str) else None
         if dtype is None:
-            problems.append(Problem("UNKNOWN_TYPE", fpath,
+            problems.append(Problem(codes.UNKNOWN_TYPE, fpath,
                                     f"unknown type {type_name!r}; expected one of "
                                     + ", ".join(t.value for t in DataType)))
             continue
@@ -141,10 +142,10 @@ def parse_schema(raw: Any, path: str) -> tuple[Schema | None, list[Problem]]:
     if event_time is not None:
         match = next((f for f in fields if f.name == event_time), None)
         if match is None:
-            problems.append(Problem("UNKNOWN_FIELD", f"{path}.event_time",
+            problems.append(Problem(codes.UNKNOWN_FIELD, f"{path}.event_time",
                                     f"event_time names {event_time!r}, which is not a field"))
         elif match.type is not DataType.TIMESTAMP:
-            problems.append(Problem("TYPE_MISMATCH", f"{path}.event_time",
+            problems.append(Problem(codes.TYPE_MISMATCH, f"{path}.event_time",
                                     f"event_time field {event_time!r} must be a timestamp, "
                                     f"not {match.type.value}"))
     if problems:

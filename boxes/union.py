@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from boxes import codes
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.types import Schema
 
@@ -27,13 +28,13 @@ class UnionBox(Operator):
         sources = tuple(args["in"])
         problems = Problems()
         if len(sources) < 2:
-            problems.add("TOO_FEW_INPUTS", f"{path}.in", "a union needs two or more inputs")
+            problems.add(codes.TOO_FEW_INPUTS, f"{path}.in", "a union needs two or more inputs")
         elif len(set(sources)) < len(sources):
-            problems.add("DUPLICATE_NAME", f"{path}.in", "a union names the same input twice")
+            problems.add(codes.DUPLICATE_NAME, f"{path}.in", "a union names the same input twice")
         first = upstream[sources[0]] if sources else None
         for i, source in enumerate(sources[1:], start=1):
             if upstream[source] != first:
-                problems.add("SCHEMA_MISMATCH", f"{path}.in.{i}",
+                problems.add(codes.SCHEMA_MISMATCH, f"{path}.in.{i}",
                              f"{source!r} has schema {_show(upstream[source])} but "
                              f"{sources[0]!r} has {_show(upstream[sources[0]])}; "
                              "a union needs one schema")

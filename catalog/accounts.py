@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from boxes import codes
 from boxes.errors import Conflict, Denied, NotFound
 from catalog import passwords, repository
 from catalog.core import Core
@@ -18,13 +19,13 @@ from catalog.snapshot import Snapshot
 def user_named(snapshot: Snapshot, name: str) -> User:
     user = snapshot.users_by_name.get(name) if isinstance(name, str) else None
     if user is None:
-        raise NotFound(f"no user named {str(name)[:64]!r}", code="UNKNOWN_USER")
+        raise NotFound(code=codes.UNKNOWN_USER, name=str(name)[:64])
     return user
 
 
 def role_named(snapshot: Snapshot, name: str) -> str:
     if not isinstance(name, str) or name not in snapshot.roles:
-        raise NotFound(f"no role named {str(name)[:64]!r}", code="UNKNOWN_ROLE")
+        raise NotFound(code=codes.UNKNOWN_ROLE, name=str(name)[:64])
     return name
 
 
@@ -43,7 +44,7 @@ class Accounts:
             for role in roles:
                 role_named(snapshot, role)
             if name in snapshot.users_by_name:
-                raise Conflict(f"a user named {name!r} exists already", code="DUPLICATE_NAME")
+                raise Conflict(code=codes.DUPLICATE_NAME, what="user", name=name)
             with core.change() as conn:
                 user_id = repository.insert_user(conn, name, hashed, True, core.clock())
                 for role in roles:
@@ -81,7 +82,7 @@ class Accounts:
         if row is None or not passwords.verify(old, row[1]):
             core.log(subject, "password_change", f"user:{subject.user_name}", False,
                      "wrong old password")
-            raise Denied("the current password is not right", code="WRONG_PASSWORD")
+            raise Denied(code=codes.WRONG_PASSWORD)
         hashed = passwords.hash_password(new, core.settings.bcrypt_rounds)
         with core.change() as conn:
             repository.set_password_hash(conn, row[0], hashed)
@@ -114,7 +115,7 @@ class Accounts:
         check_name(name, "role")
         with core.store.lock:
             if name in core.require_admin(subject, "role_add").roles:
-                raise Conflict(f"a role named {name!r} exists already", code="DUPLICATE_NAME")
+                raise Conflict(code=codes.DUPLICATE_NAME, what="role", name=name)
             with core.change() as conn:
                 repository.insert_role(conn, name, core.clock())
                 core.log(subject, "role_add", f"role:{name}", True, "administrator", conn)
@@ -127,8 +128,8 @@ class Accounts:
             role_named(snapshot, name)
             owned = sorted(o.name for o in snapshot.objects.values() if o.owner_role == name)
             if owned:
-                raise Conflict(f"role {name} owns {len(owned)} objects ({', '.join(owned[:5])}); "
-                               "drop them first", code="ROLE_OWNS_OBJECTS")
+                raise Conflict(code=codes.ROLE_OWNS_OBJECTS, role=name, count=len(owned),
+                               objects=", ".join(owned[:5]))
             with core.change() as conn:
                 repository.delete_role(conn, name)
                 core.log(subject, "role_delete", f"role:{name}", True, "administrator", conn)

@@ -6,6 +6,7 @@ the ``ADMIN`` role, the first time.
 """
 from __future__ import annotations
 
+from boxes import codes
 from boxes.errors import Conflict
 from catalog import passwords, repository
 from catalog.front import Catalog
@@ -64,7 +65,7 @@ DEMO_GRANTS = (
 def seed_demo(cat: Catalog) -> dict[str, str]:
     """Seed the paper's scenario up to Figure 8; return each user's password, to print once."""
     if cat.core.snapshot.users:
-        raise Conflict("the demo is seeded only into an empty catalog", code="NOT_EMPTY")
+        raise Conflict("the demo is seeded only into an empty catalog", code=codes.NOT_EMPTY)
     secrets = {name: passwords.new_password() for name in DEMO_USERS}
     add_admin(cat, "joe", secrets["joe"])
     _, joe = cat.sessions.login("joe", secrets["joe"])

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
 from catalog import audit, changelog, repository
 from catalog.authorizer import Decision, decide, decide_any, sees
@@ -36,10 +37,10 @@ class Settings:
     def __post_init__(self) -> None:
         if not (isinstance(self.bcrypt_rounds, int) and 4 <= self.bcrypt_rounds <= 31):
             raise InvalidInput("bcrypt_rounds must be a whole number from 4 to 31",
-                               code="INVALID_SETTING")
+                               code=codes.INVALID_SETTING)
         if not self.session_ttl > 0:
             raise InvalidInput("session_ttl must be a positive number of seconds",
-                               code="INVALID_SETTING")
+                               code=codes.INVALID_SETTING)
 
 
 def load(conn) -> Snapshot:
@@ -113,8 +114,7 @@ class Core:
                 version = repository.bump_catalog_version(conn)
                 snapshot = advance(self._snapshot, conn) if current else load(conn)
                 if snapshot.system is not None and not snapshot.administrators():
-                    raise Conflict("the change would leave no enabled administrator",
-                                   code="LAST_ADMINISTRATOR")
+                    raise Conflict(code=codes.LAST_ADMINISTRATOR)
             self._snapshot, self._version = snapshot, version
         self._changed()
 
@@ -148,7 +148,7 @@ class Core:
         type_ = parse_type(type_)
         obj = snapshot.find(type_, name) if isinstance(name, str) else None
         if obj is None or not sees(subject, obj, snapshot).allowed:
-            raise NotFound(f"no {type_.value} named {str(name)[:64]!r}")
+            raise NotFound(what=type_.value, name=str(name)[:64])
         return obj
 
     def require(self, subject: Subject | None, action: Action, obj: CatalogObject | None,
@@ -168,9 +168,9 @@ class Core:
             raise NotFound("no such object")
         if obj.type is not ObjectType.SYSTEM and \
                 not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed:
-            raise NotFound(f"no {obj.type.value} named {obj.name!r}")
-        raise Denied(f"{action.value} on {obj.type.value} {obj.name!r} is not allowed: "
-                     f"{decision.reason}", details={"action": action.value})
+            raise NotFound(what=obj.type.value, name=obj.name)
+        raise Denied(details={"action": action.value}, action=action.value,
+                     object=f"{obj.type.value} {obj.name!r}", reason=decision.reason)
 
     def authorize(self, subject: Subject | None, rule, args: Mapping[str, Any],
                   event: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput
 from catalog import repository
 from catalog.accounts import role_named
@@ -58,7 +59,7 @@ class Grants:
         parsed = parse_action(action)
         if parsed not in obj.applicable:
             raise InvalidInput(f"{parsed.value} does not apply to {obj.type.value} {obj.name}",
-                               code="ACTION_NOT_APPLICABLE")
+                               code=codes.ACTION_NOT_APPLICABLE)
         return snapshot, obj, parsed, role_named(snapshot, role)
 
     def grant(self, subject: Subject, role: str, action: Action | str, type_: ObjectType,
@@ -72,7 +73,7 @@ class Grants:
                 core.log(subject, "grant", f"{obj.type.value}:{obj.name}", False, held.reason,
                          role=role, action=wanted.value)
                 raise Denied(f"you cannot grant {wanted.value} on {obj.type.value} {obj.name!r}: "
-                             "you do not hold it", code="NOT_HELD")
+                             "you do not hold it", code=codes.NOT_HELD)
             core.authorize(subject, OPERATIONS["permissions.grant"],
                            {"type_": obj.type, "name": obj.name}, "grant")
             with core.change() as conn:
@@ -94,7 +95,7 @@ class Grants:
                            {"type_": obj.type, "name": obj.name}, "revoke")
             if role == obj.owner_role:
                 raise Conflict(f"role {role} owns {obj.type.value} {obj.name}; ownership is not "
-                               "a grant and cannot be revoked", code="OWNER_NOT_REVOCABLE")
+                               "a grant and cannot be revoked", code=codes.OWNER_NOT_REVOCABLE)
             with core.change() as conn:
                 removed = repository.delete_grant(conn, role, wanted, obj.id)
                 if removed:

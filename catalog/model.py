@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from boxes import codes
 from boxes.errors import InvalidInput
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
@@ -135,7 +136,7 @@ def check_name(value: object, what: str, pattern: re.Pattern[str] = NAME) -> str
     shown = repr(value)[:40] + ("…" if len(repr(value)) > 40 else "")
     allowed = "letters, digits and '_'" + (", '.', '@', '-'" if pattern is USER_NAME else "")
     raise InvalidInput(f"{what} name {shown} must start with an ASCII letter and contain only "
-                       f"{allowed} (at most 64 characters)", code="INVALID_NAME",
+                       f"{allowed} (at most 64 characters)", code=codes.INVALID_NAME,
                        details={"field": what})
 
 
@@ -148,8 +149,8 @@ def _parse(kind: type[Enum], value: object, what: str, code: str):
 
 
 def parse_action(value: object) -> Action:
-    return _parse(Action, value, "action", "UNKNOWN_ACTION")
+    return _parse(Action, value, "action", codes.UNKNOWN_ACTION)
 
 
 def parse_type(value: object) -> ObjectType:
-    return _parse(ObjectType, value, "object type", "UNKNOWN_TYPE")
+    return _parse(ObjectType, value, "object type", codes.UNKNOWN_TYPE)

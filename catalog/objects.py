@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from boxes.errors import Conflict, Denied, InvalidInput, NotFound
+from boxes import codes
+from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound, Problem
 from boxes.types import parse_schema
 from catalog import policy, repository
 from catalog.accounts import role_named
@@ -47,12 +48,10 @@ def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
     active = active_roles(subject, snapshot) or frozenset()
     if role is None:
         if len(active) != 1:
-            raise InvalidInput("this session has several roles active, or none; say which one "
-                               "owns the new object", code="OWNER_ROLE_REQUIRED")
+            raise InvalidInput(code=codes.OWNER_ROLE_REQUIRED)
         (role,) = active
     if role not in active:
-        raise InvalidInput(f"role {str(role)[:64]!r} is not active in this session",
-                           code="ROLE_NOT_ACTIVE")
+        raise InvalidInput(code=codes.ROLE_NOT_ACTIVE, role=str(role)[:64])
     return role
 
 
@@ -150,8 +149,7 @@ class Objects:
             raise NotFound("the catalog has no system object yet; bootstrap an administrator")
         self.core.require(subject, Action.ADD, system, snapshot, event=f"{type_.value}_add")
         if snapshot.find(type_, name) is not None:
-            raise Conflict(f"a {type_.value} named {name!r} exists already",
-                           code="DUPLICATE_NAME")
+            raise Conflict(code=codes.DUPLICATE_NAME, what=type_.value, name=name)
 
     def add_schema(self, subject: Subject, name: str, fields: Mapping[str, Any],
                    role: str | None = None) -> CatalogObject:
@@ -160,7 +158,7 @@ class Objects:
         check_name(name, "schema")
         schema, problems = parse_schema(fields, f"schemas.{name}")
         if schema is None:
-            raise InvalidInput("; ".join(str(p) for p in problems), code="SCHEMA_INVALID",
+            raise InvalidInput("; ".join(str(p) for p in problems), code=codes.SCHEMA_INVALID,
                                details={"problems": [p.to_dict() for p in problems]})
         with core.store.lock:
             snapshot = core.snapshot
@@ -229,7 +227,7 @@ class Objects:
             old = core.find(subject, T.DIAGRAM, spec.name, snapshot)
             if old.status == "running":
                 raise Conflict(f"diagram {old.name} is running; stop it first",
-                               code="DIAGRAM_RUNNING")
+                               code=codes.DIAGRAM_RUNNING)
             inputs = self._check_inputs(snapshot, subject, spec)
             self._check_free(snapshot, news, replacing=old)
             with core.change() as conn:
@@ -249,7 +247,7 @@ class Objects:
                  if (o := snapshot.find(t, n)) is not None and
                  o.id not in mine and o.parent_id not in mine]
         if taken:
-            raise Conflict(f"names in use already: {', '.join(taken)}", code="DUPLICATE_NAME")
+            raise Conflict(f"names in use already: {', '.join(taken)}", code=codes.DUPLICATE_NAME)
 
     def _insert_diagram(self, conn, subject: Subject, role: str, spec: DiagramSpec, news,
                         inputs: list[CatalogObject]) -> None:
@@ -271,12 +269,11 @@ class Objects:
         for name in spec.inputs:
             check_name(name, "input")
         repeated = sorted({n for (_, n), count in Counter(news).items() if count > 1})
-        if repeated:
-            raise InvalidInput(f"names used twice in the diagram: {', '.join(repeated)}",
-                               code="DUPLICATE_NAME")
+        if repeated:   # a document's own mistake (400), not a clash with the catalog (409)
+            raise DiagramInvalid([Problem(codes.DUPLICATE_NAME, name, f"{name!r} is used twice "
+                                          "in the diagram") for name in repeated])
         if not spec.inputs or not spec.outputs:
-            raise InvalidInput("a diagram needs at least one input and one output",
-                               code="DIAGRAM_INCOMPLETE")
+            raise InvalidInput(code=codes.DIAGRAM_INCOMPLETE)
         return news
 
     def _check_inputs(self, snapshot: Snapshot, subject: Subject,
@@ -316,14 +313,12 @@ class Objects:
             snapshot = core.snapshot
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
-                raise InvalidInput(f"{obj.type.value} {obj.name} cannot be dropped on its own",
-                                   code="NOT_DROPPABLE")
+                raise InvalidInput(code=codes.NOT_DROPPABLE, object=f"{obj.type.value} {obj.name}")
             core.authorize(subject, policy.drop(obj.type), {"name": name},
                            f"{obj.type.value}_drop")
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
-                raise Conflict(f"{obj.type.value} {obj.name} is used by other objects",
-                               code="IN_USE")
+                raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.name}")
             with core.change() as conn:
                 repository.delete_object(conn, obj.id)
                 core.log(subject, f"{obj.type.value}_drop", f"{obj.type.value}:{obj.name}",
@@ -338,8 +333,8 @@ class Objects:
             snapshot = core.require_admin(subject, "transfer")
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
-                raise InvalidInput(f"{obj.type.value} {obj.name} cannot change hands on its own",
-                                   code="NOT_TRANSFERABLE")
+                raise InvalidInput(code=codes.NOT_TRANSFERABLE,
+                                   object=f"{obj.type.value} {obj.name}")
             role_named(snapshot, role)
             with core.change() as conn:
                 repository.set_owner(conn, obj.id, subject.user_name, role)
@@ -351,8 +346,7 @@ class Objects:
         """Record that a diagram should run or stop; the runner acts on it."""
         core = self.core
         if status not in QUERY_STATUSES:
-            raise InvalidInput(f"status must be one of {', '.join(QUERY_STATUSES)}",
-                               code="INVALID_STATUS")
+            raise InvalidInput(code=codes.INVALID_STATUS, expected=", ".join(QUERY_STATUSES))
         with core.store.lock:
             obj = core.find(subject, T.DIAGRAM, diagram)
             core.require(subject, Action.SET_QUERY_STATUS, obj)

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 import bcrypt
 
+from boxes import codes
 from boxes.errors import InvalidInput
 
 MIN_LENGTH = 8
@@ -18,12 +19,10 @@ MAX_BYTES = 72
 
 def check_password(password: object) -> bytes:
     if not isinstance(password, str):
-        raise InvalidInput("the password must be a string", code="INVALID_PASSWORD")
+        raise InvalidInput("the password must be a string", code=codes.INVALID_PASSWORD)
     raw = password.encode("utf-8")
     if len(password) < MIN_LENGTH or len(raw) > MAX_BYTES or b"\0" in raw:
-        raise InvalidInput(f"a password needs at least {MIN_LENGTH} characters, at most "
-                           f"{MAX_BYTES} bytes in UTF-8, and no NUL character",
-                           code="INVALID_PASSWORD")
+        raise InvalidInput(code=codes.INVALID_PASSWORD, min_length=MIN_LENGTH, max_bytes=MAX_BYTES)
     return raw
 
 

@@ -11,6 +11,7 @@ import hashlib
 import secrets
 from collections.abc import Iterable
 
+from boxes import codes
 from boxes.errors import Denied, InvalidInput, Unauthenticated
 from catalog import passwords, repository
 from catalog.authorizer import active_roles
@@ -43,14 +44,12 @@ class Sessions:
         wanted = user.roles if roles is None else \
             frozenset((roles,) if isinstance(roles, str) else roles)
         if not wanted:
-            raise InvalidInput("name at least one role to activate, or leave roles out to "
-                               "activate all of the user's", code="ROLE_NOT_PLAYABLE")
+            raise InvalidInput(code=codes.ROLES_EMPTY)
         if not wanted <= user.roles:
             core.log(None, "login_failed", None, False, "asked for roles it cannot play",
                      attempted=user.name, roles=sorted(str(r)[:64] for r in wanted - user.roles))
-            raise Denied(f"user {user.name} cannot play the roles "
-                         f"{', '.join(sorted(str(r)[:64] for r in wanted - user.roles))}",
-                         code="ROLE_NOT_PLAYABLE")
+            raise Denied(code=codes.ROLE_NOT_PLAYABLE, user=user.name,
+                         roles=", ".join(sorted(str(r)[:64] for r in wanted - user.roles)))
         token = secrets.token_urlsafe(32)
         rounds = core.settings.bcrypt_rounds
         rehashed = passwords.hash_password(password, rounds) \

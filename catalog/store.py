@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
+from boxes import codes
 from boxes.errors import InvalidInput
 
 
@@ -30,8 +31,7 @@ def sqlite_path(url: str) -> str:
     """The file a ``sqlite:///path`` URL names (``sqlite:///:memory:`` for tests of one process)."""
     prefix = "sqlite:///"
     if not url.startswith(prefix) or len(url) == len(prefix):
-        raise InvalidInput(f"unsupported catalog database URL {url[:60]!r}; only "
-                           "'sqlite:///PATH' is supported for now", code="UNSUPPORTED_DATABASE")
+        raise InvalidInput(code=codes.UNSUPPORTED_DATABASE, url=url[:60])
     return url[len(prefix):]
 
 

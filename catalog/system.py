@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from boxes import codes
 from boxes.errors import InvalidInput
 from catalog import repository
 from catalog.core import Core
@@ -39,7 +40,7 @@ class SystemSettings:
         unknown = sorted(set(changes) - set(defaults))
         if unknown:
             raise InvalidInput(f"not a changeable setting: {', '.join(unknown)[:200]}",
-                               code="UNKNOWN_SETTING", details={"settings": unknown[:20]})
+                               code=codes.UNKNOWN_SETTING, details={"settings": unknown[:20]})
         core = self.core
         with core.store.lock:
             core.require_admin(subject, EVENT)

@@ -7,15 +7,16 @@
     ('double', ['price', 'qty'])
 
 Checking is pure Python (lark and the schema) and needs no Spark; every problem is reported
-at once as a ``DiagramInvalid`` whose problems carry the codes listed in ``codes.py``. Spark
+at once as a ``DiagramInvalid`` whose problems carry the codes of group ``expression`` in
+``boxes/codes.py``. Spark
 Columns are built from the checked tree with ``pyspark.sql.functions`` only, never from text.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from boxes import codes
 from boxes.errors import DiagramInvalid, Problem
-from boxes.expressions import codes
 from boxes.expressions import nodes as n
 from boxes.expressions.aggregates import AGGREGATES
 from boxes.expressions.checker import Checker

@@ -12,8 +12,9 @@ from collections.abc import Iterable
 
 import lark
 
+from boxes import codes
 from boxes.errors import Problem
-from boxes.expressions import codes, functions
+from boxes.expressions import functions
 from boxes.expressions import nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.expressions.aggregates import AGGREGATES

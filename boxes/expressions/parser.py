@@ -13,9 +13,11 @@ from pathlib import Path
 
 import lark
 
+from boxes import codes
 from boxes.errors import Problem
-from boxes.expressions import codes
 
+MAX_LENGTH = 4096
+MAX_DEPTH = 64
 _STRING = re.compile(r"'(?:[^']|'')*'")
 _SYNTAX, _FUNCTION = codes.FORBIDDEN_SYNTAX, codes.FORBIDDEN_FUNCTION
 _SCREEN: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -53,10 +55,10 @@ def parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
     if not isinstance(text, str):
         return None, [Problem(codes.EXPR_SYNTAX, path,
                               f"an expression must be text; got {type(text).__name__}")]
-    if len(text) > codes.MAX_LENGTH:
+    if len(text) > MAX_LENGTH:
         return None, [Problem(codes.EXPR_TOO_LONG, path,
                               f"the expression has {len(text)} characters; the limit is "
-                              f"{codes.MAX_LENGTH}")]
+                              f"{MAX_LENGTH}")]
     if not text.strip():
         return None, [Problem(codes.EXPR_SYNTAX, path, "the expression is empty")]
     problem = _screen(text, path)
@@ -67,10 +69,10 @@ def parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
     except lark.exceptions.UnexpectedInput as exc:
         return None, [_syntax_problem(text, exc, path)]
     depth = _depth(tree)
-    if depth > codes.MAX_DEPTH:
+    if depth > MAX_DEPTH:
         return None, [Problem(codes.EXPR_TOO_DEEP, path,
                               f"the expression nests {depth} levels deep; the limit is "
-                              f"{codes.MAX_DEPTH}")]
+                              f"{MAX_DEPTH}")]
     return tree, []
 
 

@@ -17,6 +17,7 @@ import random
 import threading
 from datetime import datetime, timezone
 
+from boxes import codes
 from boxes.errors import Conflict, Unauthenticated
 from catalog import ObjectType
 from catalog.bootstrap import seed_demo
@@ -48,7 +49,7 @@ def _logins(svc) -> dict[str, str]:
         return passwords
     if not path.exists():
         raise Conflict("--demo needs an empty data directory (or one a demo seeded)",
-                       code="NOT_EMPTY")
+                       code=codes.NOT_EMPTY)
     return json.loads(path.read_text())
 
 

@@ -14,16 +14,16 @@ from typing import IO, Any, Sequence
 
 import pyarrow as pa
 
+from boxes import codes
 from boxes.compiler import compile_plan
 from boxes.document import Plan, load_document, validate
 from boxes.errors import DiagramInvalid, Problem
 from boxes.labels import LABEL_COLUMN
 from boxes.secfilter import label_sources, readable_mask, secfilter
 from boxes.types import Schema
-from server.ingest.tuples import TUPLE_INVALID, TupleCoercion, micros
+from server.ingest.tuples import TupleCoercion, micros
 
 MAX_PROBLEMS_PER_FILE = 20
-BAD_JSON = "BAD_JSON"   # as the server answers a body it cannot parse
 
 
 def run_headless(diagram: str, input_specs: Sequence[str], readable: str | None,
@@ -77,7 +77,7 @@ def _read(path: str, what: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise DiagramInvalid([Problem("FILE_UNREADABLE", path, f"cannot read the {what}: {error}")]) from None
+        raise DiagramInvalid([Problem(codes.FILE_UNREADABLE, path, f"cannot read the {what}: {error}")]) from None
 
 
 def _input_files(plan: Plan, specs: Sequence[str]) -> dict[str, str]:
@@ -86,16 +86,16 @@ def _input_files(plan: Plan, specs: Sequence[str]) -> dict[str, str]:
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
-            problems.append(Problem("INPUT_MISMATCH", spec, "write --input NAME=FILE.ndjson"))
+            problems.append(Problem(codes.INPUT_MISMATCH, spec, "write --input NAME=FILE.ndjson"))
         elif name not in plan.input_schemas:
-            problems.append(Problem("INPUT_MISMATCH", name, f"the diagram has no input {name!r}; "
+            problems.append(Problem(codes.INPUT_MISMATCH, name, f"the diagram has no input {name!r}; "
                                     f"its inputs: {', '.join(plan.inputs)}"))
         elif name in files:
-            problems.append(Problem("INPUT_MISMATCH", name, f"--input {name} is given twice"))
+            problems.append(Problem(codes.INPUT_MISMATCH, name, f"--input {name} is given twice"))
         else:
             files[name] = path
     given = {spec.partition("=")[0] for spec in specs}
-    problems += [Problem("INPUT_MISMATCH", name, f"no --input {name}=FILE for input {name!r}")
+    problems += [Problem(codes.INPUT_MISMATCH, name, f"no --input {name}=FILE for input {name!r}")
                  for name in plan.inputs if name not in given]
     if problems:
         raise DiagramInvalid(problems)
@@ -108,7 +108,7 @@ def _readable(plan: Plan, readable: str | None) -> list[str] | None:
     names = [n.strip() for n in readable.split(",") if n.strip()]
     unknown = [n for n in names if n not in plan.input_schemas]
     if unknown:
-        raise DiagramInvalid([Problem("INPUT_MISMATCH", "--readable", f"the diagram has no input "
+        raise DiagramInvalid([Problem(codes.INPUT_MISMATCH, "--readable", f"the diagram has no input "
                                       f"{n!r}") for n in unknown])
     return names
 
@@ -144,11 +144,11 @@ def read_ndjson(path: str, schema: Schema, arrival: dt.datetime) -> tuple[pa.Tab
         try:
             item = json.loads(line)
         except (ValueError, RecursionError) as err:
-            problems.append(Problem(BAD_JSON, f"{path}:{number}",
+            problems.append(Problem(codes.BAD_JSON, f"{path}:{number}",
                                     f"the line is not valid JSON: {str(err)[:120]}"))
             continue
         values, found = coerce(number, item, arrival_us)
-        problems += [Problem(TUPLE_INVALID, f"{path}:{number}", str(p)) for p in found]
+        problems += [Problem(codes.TUPLE_INVALID, f"{path}:{number}", str(p)) for p in found]
         for name, value in (values or {}).items():
             columns[name].append(value)
     return pa.table({f.name: pa.array(columns[f.name], f.type.arrow) for f in schema.fields}), problems

@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from boxes import codes
 from boxes.errors import Conflict
 
 LOCK_FILE = "sluice.lock"
@@ -45,9 +46,7 @@ def claim(path: Path) -> DataDir:
     except BlockingIOError:
         holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
         os.close(fd)
-        raise Conflict(f"the data directory {path} is in use by another Sluice process "
-                       f"(pid {holder}); stop it or choose another data_dir",
-                       code="DATA_DIR_IN_USE") from None
+        raise Conflict(code=codes.DATA_DIR_IN_USE, path=path, pid=holder) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
     _make_private(path)

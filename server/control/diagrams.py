@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from boxes import codes
 from boxes.document import Plan, load_document, validate
 from boxes.errors import InvalidInput, SluiceError
 from boxes.input import InputBox
@@ -33,8 +34,7 @@ def _bounded(doc: Any) -> Any:
         node = stack.pop()
         seen += 1
         if seen > MAX_DOCUMENT_NODES:
-            raise InvalidInput(f"the document has more than {MAX_DOCUMENT_NODES} values",
-                               code="DOCUMENT_TOO_LARGE")
+            raise InvalidInput(code=codes.DOCUMENT_TOO_LARGE, limit=MAX_DOCUMENT_NODES)
         if isinstance(node, dict):
             stack.extend(node.keys())
             stack.extend(node.values())
@@ -44,7 +44,7 @@ def _bounded(doc: Any) -> Any:
         json.dumps(doc)
     except (TypeError, ValueError):
         raise InvalidInput("the document holds values JSON cannot carry (YAML dates or tags); "
-                           "write them as text", code="DOCUMENT_SYNTAX") from None
+                           "write them as text", code=codes.DOCUMENT_SYNTAX) from None
     return doc
 
 

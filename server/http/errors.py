@@ -1,59 +1,33 @@
 """One error shape everywhere: ``{"error": {"code", "message", "details"}}``, never a stack trace.
 
-The HTTP status comes from the error's class, never from its message. Flask's own 404, 405 and
-413 answer in the same shape; anything unexpected is logged here and answered with a bare
-``INTERNAL_ERROR`` so nothing about the server's insides leaks to the caller.
+The HTTP status comes from the error's code, as ``boxes/codes.py`` declares it (one code, one
+status), never from its message. Flask's own 404, 405 and 413 answer in the same shape;
+anything unexpected is logged here and answered with a bare ``INTERNAL_ERROR`` so nothing about the server's insides leaks to the caller.
 """
 from __future__ import annotations
 
-from typing import Any
 
 from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
-from boxes.errors import Conflict, Denied, InvalidInput, NotFound, SluiceError, Unauthenticated
+from boxes import codes
+from boxes.codes import Code
+from boxes.errors import RateLimited, SluiceError, Unauthenticated
+
+# Werkzeug's own refusals (no route, wrong method, body beyond MAX_CONTENT_LENGTH) by status;
+# any other is a malformed request, or the server's failure.
+WERKZEUG = {404: codes.NOT_FOUND, 405: codes.METHOD_NOT_ALLOWED, 413: codes.REQUEST_TOO_LARGE}
 
 
-class TooLarge(SluiceError):
-    """A request or batch beyond the configured limits (HTTP 413)."""
-
-    code = "REQUEST_TOO_LARGE"
-
-
-class RateLimited(SluiceError):
-    """Too many attempts or tuples in a short time (HTTP 429); ``retry_after`` in seconds."""
-
-    code = "RATE_LIMITED"
-
-    def __init__(self, message: str, retry_after: int, **kwargs: Any) -> None:
-        super().__init__(message, details={"retry_after": retry_after}, **kwargs)
-        self.retry_after = retry_after
-
-
-class Unavailable(SluiceError):
-    """The server cannot do it now, e.g. the stream runtime is not running (HTTP 503)."""
-
-    code = "UNAVAILABLE"
-
-
-STATUS = ((Unauthenticated, 401), (Denied, 403), (NotFound, 404), (Conflict, 409),
-          (TooLarge, 413), (RateLimited, 429), (Unavailable, 503), (InvalidInput, 400))
-
-
-def status_of(err: SluiceError) -> int:
-    """By class; a bare SluiceError is the server's own failure (a query that cannot start,
-    a log that cannot flush): 503, the caller may retry."""
-    return next((status for cls, status in STATUS if isinstance(err, cls)), 503)
-
-
-def body(code: str, message: str, details: dict | None = None) -> dict:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
+def body(code: Code, message: str, details: dict | None = None) -> dict:
+    """The one error shape, for HTTP answers and socket.io acks alike; ``code`` registered."""
+    return {"error": {"code": codes.lookup(code), "message": message, "details": details or {}}}
 
 
 def _sluice(err: SluiceError):
-    status = status_of(err)
+    status = err.status
     message = err.message
-    if status == 503:
+    if status >= 500:
         current_app.logger.error("%s", err)
         message = message.splitlines()[0][:300] if message else err.code
     response = jsonify(body(err.code, message, err.details))
@@ -66,18 +40,24 @@ def _sluice(err: SluiceError):
 
 
 def _http(err: HTTPException):
-    code = (err.name or "error").upper().replace(" ", "_")
+    status = err.code or 500
+    code = WERKZEUG.get(status, codes.INVALID_INPUT if status < 500 else codes.INTERNAL_ERROR)
     response = jsonify(body(code, err.description or err.name))
-    response.status_code = err.code or 500
+    response.status_code = code.status
     if err.code == 405 and err.valid_methods:
         response.headers["Allow"] = ", ".join(err.valid_methods)
     return response
 
 
-def _unexpected(err: Exception):
+def unexpected() -> dict:
+    """Log the exception being handled; the bare answer that says nothing about it."""
     current_app.logger.exception("unexpected error")
-    response = jsonify(body("INTERNAL_ERROR", "the server failed to answer; the error is logged"))
-    response.status_code = 500
+    return body(codes.INTERNAL_ERROR, codes.INTERNAL_ERROR.render())
+
+
+def _unexpected(err: Exception):
+    response = jsonify(unexpected())
+    response.status_code = codes.INTERNAL_ERROR.status
     return response
 
 

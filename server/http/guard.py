@@ -27,7 +27,8 @@ from typing import Any, Callable, Mapping
 import jsonschema
 from flask import Flask, current_app, g, request
 
-from boxes.errors import InvalidInput, NotFound, SluiceError, Unauthenticated
+from boxes import codes
+from boxes.errors import InvalidInput, NotFound, Problem, SluiceError, Unauthenticated
 from catalog import INVALID_SESSION, Subject
 from catalog.policy import OPERATIONS, Rule
 from server.http import security
@@ -123,12 +124,11 @@ def json_body(schema: Mapping[str, Any]) -> Any:
     """The request's JSON, checked against ``schema``; every problem reported with its path."""
     if not request.is_json:
         raise InvalidInput("expected a JSON body (Content-Type: application/json)",
-                           code="BAD_JSON")
+                           code=codes.BAD_JSON)
     try:
         value = json.loads(request.get_data(cache=True) or b"null")
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
-                           code="BAD_JSON") from None
+        raise InvalidInput(code=codes.BAD_JSON, reason=str(err)[:120]) from None
     check(value, schema)
     return value
 
@@ -137,12 +137,11 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value),
                     key=lambda e: list(e.absolute_path))
     if errors:
-        problems = [{"code": "INVALID_BODY",
-                     "path": ".".join(str(p) for p in e.absolute_path),
-                     "message": e.message[:200]} for e in errors[:20]]
+        problems = [Problem(codes.INVALID_BODY, ".".join(str(p) for p in e.absolute_path),
+                            e.message[:200]).to_dict() for e in errors[:20]]
         summary = "; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3])
         raise InvalidInput(summary,
-                           code="INVALID_BODY", details={"problems": problems})
+                           code=codes.INVALID_BODY, details={"problems": problems})
 
 
 def unguarded(app: Flask) -> list[str]:

@@ -13,12 +13,14 @@ import re
 
 from flask import Flask, current_app
 
+from boxes import codes
 from catalog.policy import OPERATIONS
 from server.http.guard import SOCKET, SOCKET_EVENTS, guarded, rule_of
 
 ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
     "type": "object", "required": ["code", "message", "details"],
-    "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+    "properties": {"code": {"type": "string", "enum": sorted(codes.REGISTRY)},
+                   "message": {"type": "string"},
                    "details": {"type": "object"}}}}}
 PARAM = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 

@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 from flask import Flask, Response, current_app, request
 
-from boxes.errors import Denied
-from server.http.errors import RateLimited
+from boxes import codes
+from boxes.errors import Denied, RateLimited
 
 SESSION_COOKIE = "sluice_session"
 CSRF_COOKIE = "sluice_csrf"
@@ -54,7 +54,7 @@ def check_csrf(session_token: str) -> None:
     sent = request.headers.get(CSRF_HEADER, "")
     if not hmac.compare_digest(sent.encode(), csrf_token(session_token).encode()):
         raise Denied(f"a request authenticated by cookie must carry the {CSRF_HEADER} header "
-                     "returned at login", code="CSRF_FAILED")
+                     "returned at login", code=codes.CSRF_FAILED)
 
 
 def set_session_cookies(response: Response, token: str, max_age: int) -> None:
@@ -112,8 +112,7 @@ class Throttle:
                      if key in self._keys]
         wait = max(waits, default=0.0)
         if wait > 0:
-            raise RateLimited("too many failed logins from this address; try again later",
-                              max(1, math.ceil(wait)), code="TOO_MANY_LOGINS")
+            raise RateLimited(code=codes.TOO_MANY_LOGINS, retry_after=max(1, math.ceil(wait)))
 
     def failed(self, user: str, address: str) -> None:
         now = self.clock()

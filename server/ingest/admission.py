@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from boxes.errors import InvalidInput
+from boxes import codes
+from boxes.errors import InvalidInput, RateLimited, TooLarge, Unavailable
 from catalog import Action, ObjectType, Subject
-from server.http.errors import RateLimited, TooLarge, Unavailable
 
 
 class TupleRate:
@@ -35,15 +35,13 @@ class TupleRate:
             if count > tokens:
                 self._buckets[session_id] = (tokens, now)
                 wait = max(1, int((count - tokens) / rate + 1))
-                raise RateLimited(f"this session may send {rate} tuples a second; "
-                                  "slow down", wait, code="INGEST_RATE_LIMITED")
+                raise RateLimited(code=codes.INGEST_RATE_LIMITED, retry_after=wait, per_second=rate)
             self._buckets[session_id] = (tokens - count, now)
 
 
 def runtime_of(svc) -> Any:
     if svc.runtime is None:
-        raise Unavailable("the stream runtime is not running on this server",
-                          code="RUNTIME_UNAVAILABLE")
+        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     return svc.runtime
 
 
@@ -54,11 +52,11 @@ def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
     svc.catalog.objects.require(subject, Action.WRITE, ObjectType.STREAM, stream)
     tuples = read()
     if not isinstance(tuples, list):
-        raise InvalidInput("tuples must be a list of objects", code="INVALID_BODY")
+        raise InvalidInput("tuples must be a list of objects", code=codes.INVALID_BODY)
     limit = svc.limits.max_batch_tuples
     if len(tuples) > limit:
         raise TooLarge(f"{len(tuples)} tuples in one batch; at most {limit} are accepted",
-                       code="BATCH_TOO_LARGE", details={"limit": limit})
+                       code=codes.BATCH_TOO_LARGE, details={"limit": limit})
     svc.rate.take(subject.session_id, len(tuples))
     receipt = runtime_of(svc).append(stream, tuples)
     return {"stream": receipt.stream, "first_seq": receipt.first_seq, "count": receipt.count}

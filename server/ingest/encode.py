@@ -11,9 +11,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from boxes.errors import InvalidInput
+from boxes import codes
+from boxes.errors import InvalidInput, TooLarge
 from boxes.types import Schema
-from server.ingest.tuples import MAX_STRING_BYTES, TUPLE_INVALID, TupleCoercion, micros
+from server.ingest.tuples import MAX_STRING_BYTES, TupleCoercion, micros
 
 MAX_REPORTED = 100
 
@@ -31,13 +32,13 @@ def encode(stream: str, schema: Schema, tuples: Any, arrival: datetime,
            limits: Limits = Limits()) -> tuple[int, bytes]:
     """Return ``(row count, Arrow IPC bytes)`` or raise ``InvalidInput`` naming every bad tuple."""
     if not isinstance(tuples, (list, tuple)):
-        raise InvalidInput(f"stream {stream!r}: expected a list of tuples", code="BATCH_INVALID")
+        raise InvalidInput(f"stream {stream!r}: expected a list of tuples", code=codes.BATCH_INVALID)
     if not tuples:
-        raise InvalidInput(f"stream {stream!r}: the batch is empty", code="BATCH_INVALID")
+        raise InvalidInput(f"stream {stream!r}: the batch is empty", code=codes.BATCH_INVALID)
     if len(tuples) > limits.max_tuples:
-        raise InvalidInput(
+        raise TooLarge(
             f"stream {stream!r}: {len(tuples)} tuples in one batch; at most {limits.max_tuples}",
-            code="BATCH_TOO_LARGE",
+            code=codes.BATCH_TOO_LARGE,
             details={"tuples": len(tuples), "max_tuples": limits.max_tuples})
     coerce = TupleCoercion(schema, limits.max_string_bytes)
     columns: dict[str, list] = {name: [] for name in schema.names}
@@ -56,7 +57,7 @@ def encode(stream: str, schema: Schema, tuples: Any, arrival: datetime,
         raise InvalidInput(
             f"stream {stream!r}: {bad_count} of {len(tuples)} tuples are invalid and none was "
             f"accepted ({shown})",
-            code=TUPLE_INVALID,
+            code=codes.TUPLE_INVALID,
             details={"stream": stream, "invalid": bad_count, "errors": errors[:MAX_REPORTED]})
     table = pa.Table.from_pydict(columns, schema=schema.arrow_schema())
     sink = pa.BufferOutputStream()
@@ -64,7 +65,7 @@ def encode(stream: str, schema: Schema, tuples: Any, arrival: datetime,
         writer.write_table(table)
     payload = sink.getvalue().to_pybytes()
     if len(payload) > limits.max_bytes:
-        raise InvalidInput(
+        raise TooLarge(
             f"stream {stream!r}: the batch takes {len(payload)} bytes; at most {limits.max_bytes}",
-            code="BATCH_TOO_LARGE", details={"bytes": len(payload), "max_bytes": limits.max_bytes})
+            code=codes.BATCH_TOO_LARGE, details={"bytes": len(payload), "max_bytes": limits.max_bytes})
     return len(tuples), payload

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from boxes import codes
 from boxes.errors import Conflict, InvalidInput, NotFound, SluiceError
 from boxes.types import Schema, parse_schema
 from server.ingest.acks import AckTimes
@@ -76,8 +77,7 @@ class IngestLog:
         schema, problems = parse_schema(json.loads((directory / SCHEMA_FILE).read_text()),
                                         directory.name)
         if schema is None:
-            raise SluiceError(f"stream log {directory}: bad schema file: {problems}",
-                              code="LOG_CORRUPT")
+            raise SluiceError(code=codes.LOG_CORRUPT, directory=directory, problems=problems)
         return schema
 
     def _open_stream(self, name: str, schema: Schema) -> None:
@@ -91,13 +91,12 @@ class IngestLog:
         if not isinstance(name, str) or not STREAM_NAME.match(name):
             raise InvalidInput(f"stream name {name!r} must start with a letter and contain only "
                                "letters, digits and '_' (at most 64 characters)",
-                               code="INVALID_NAME")
+                               code=codes.INVALID_NAME)
         with self._lock:
             existing = self._schemas.get(name)
             if existing is not None:
                 if existing != schema:
-                    raise Conflict(f"stream {name!r} exists with another schema",
-                                   code="STREAM_EXISTS")
+                    raise Conflict(code=codes.STREAM_EXISTS, name=name)
                 return
             directory = self.root / name
             make_dirs_durably(directory)
@@ -122,8 +121,7 @@ class IngestLog:
     def _require(self, name: str) -> Schema:
         schema = self._schemas.get(name)
         if schema is None:
-            raise NotFound(f"no input stream named {name!r}", code="STREAM_NOT_FOUND",
-                           details={"stream": name})
+            raise NotFound(details={"stream": name}, what="input stream", name=name)
         return schema
 
     # -- appending -------------------------------------------------------------------------
@@ -134,7 +132,7 @@ class IngestLog:
         pending = _Pending(name, count, payload)
         with self._queued:
             if self._closing:
-                raise SluiceError("the ingestion log is closed", code="UNAVAILABLE")
+                raise SluiceError("the ingestion log is closed", code=codes.UNAVAILABLE)
             self._queue.append(pending)
             self._queued.notify()
         pending.done.wait()
@@ -158,8 +156,8 @@ class IngestLog:
             for item in batch:
                 log = self._logs.get(item.stream)
                 if log is None:
-                    item.error = NotFound(f"no input stream named {item.stream!r}",
-                                          code="STREAM_NOT_FOUND", details={"stream": item.stream})
+                    item.error = NotFound(details={"stream": item.stream}, what="input stream",
+                                          name=item.stream)
                     continue
                 first = log.head.seq
                 log.append(item.count, item.payload)
@@ -169,8 +167,7 @@ class IngestLog:
                 for log in touched.values():
                     log.sync()
             except OSError as exc:
-                failure = SluiceError(f"the ingestion log could not be flushed: {exc}",
-                                      code="LOG_WRITE_FAILED")
+                failure = SluiceError(code=codes.LOG_WRITE_FAILED, reason=exc)
                 for item in batch:
                     item.error, item.receipt = item.error or failure, None
             else:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from boxes import codes
 from boxes.errors import SluiceError
 from server.ingest.durable import fsync_dir, make_dirs_durably
 
@@ -77,7 +78,7 @@ def scan(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[F
 class LogGap(SluiceError):
     """Rows a reader was promised are not in the log (deleted or damaged segments)."""
 
-    code = "LOG_GAP"
+    code = codes.LOG_GAP
 
 
 def read_range(directory: Path, start: Position, end: Position) -> Iterator[Frame]:
@@ -98,7 +99,7 @@ def read_range(directory: Path, start: Position, end: Position) -> Iterator[Fram
             expected += frame.count
             yield frame
     if expected != end.seq:
-        raise LogGap(f"log {directory}: rows {expected} to {end.seq - 1} are missing",
+        raise LogGap(directory=directory, first=expected, last=end.seq - 1,
                      details={"log": str(directory), "from": expected, "to": end.seq})
 
 

@@ -21,7 +21,6 @@ from typing import Any, Callable
 
 from boxes.types import DataType, Schema
 
-TUPLE_INVALID = "TUPLE_INVALID"
 MAX_STRING_BYTES = 64 << 10
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -20,11 +20,12 @@ import threading
 from flask import request
 from flask_socketio import ConnectionRefusedError
 
+from boxes import codes
 from boxes.errors import NotFound, SluiceError, Unauthenticated
 from catalog import INVALID_SESSION, Catalog, Subject
 from server.http import security
 from server.control.services import services
-from server.http.errors import body
+from server.http.errors import body, unexpected
 from server.realtime.extension import socketio
 from server.http.guard import socket_event
 from server.ingest.admission import ingest
@@ -123,6 +124,12 @@ def on_connect(auth=None):
         raise ConnectionRefusedError(body(err.code, err.message)["error"]) from None
 
 
+@socketio.on_error_default
+def on_unexpected(err: Exception):
+    """A bug in a handler: its ack is HTTP's bare ``INTERNAL_ERROR``, so no client waits."""
+    return unexpected()
+
+
 @socketio.on("disconnect", namespace=NAMESPACE)
 def on_disconnect(*_):
     svc = services()
@@ -141,7 +148,7 @@ def on_subscribe(subject: Subject, payload: dict):
 @socket_event("unsubscribe", OUTPUT)
 def on_unsubscribe(subject: Subject, payload: dict):
     if not services().delivery.unsubscribe(request.sid, payload["output"]):
-        raise NotFound(f"not subscribed to {payload['output']!r}", code="NOT_SUBSCRIBED")
+        raise NotFound(code=codes.NOT_SUBSCRIBED, output=payload["output"])
     return {"unsubscribed": payload["output"]}
 
 

@@ -13,6 +13,7 @@ import re
 import shutil
 from pathlib import Path
 
+from boxes import codes
 from boxes.errors import InvalidInput
 from server.ingest.durable import make_dirs_durably, write_durably
 from server.ingest.segments import Position
@@ -24,7 +25,7 @@ START_FILE = "start.json"
 def check_id(diagram_id: str) -> str:
     if not isinstance(diagram_id, str) or not DIAGRAM_ID.match(diagram_id) or ".." in diagram_id:
         raise InvalidInput(f"diagram id {diagram_id!r} must be letters, digits, '_', '.' or '-'",
-                           code="INVALID_NAME")
+                           code=codes.INVALID_NAME)
     return diagram_id
 
 

@@ -28,6 +28,7 @@ from typing import Any, Mapping
 import pyarrow as pa
 from py4j.protocol import Py4JError
 
+from boxes import codes
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError
@@ -124,8 +125,8 @@ class Runtime:
         readers = sorted({d.path.parent.name for d in checkpoints.all_dirs(self._diagrams_root)
                           if name in (d.start() or {})})
         if readers:
-            raise Conflict(f"stream {name!r} is read by deployed diagram(s) {', '.join(readers)}",
-                           code="STREAM_IN_USE", details={"diagrams": readers})
+            raise Conflict(code=codes.STREAM_IN_USE, details={"diagrams": readers}, name=name,
+                           diagrams=", ".join(readers))
         self.log.drop_stream(name)
 
     def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
@@ -170,26 +171,24 @@ class Runtime:
             self._start_queries(deployment, deployment.directory.start(), deployment.on_batch)
         except Exception as exc:
             self._halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
-            raise SluiceError(f"diagram {deployment.diagram_id!r} could not start: {exc}",
-                              code="DEPLOY_FAILED") from exc
+            raise SluiceError(code=codes.DEPLOY_FAILED, diagram=deployment.diagram_id,
+                              reason=exc) from exc
         self._set_state(deployment, RUNNING)
 
     def _check_inputs(self, plan: Plan) -> None:
         streams = self.log.schemas()
         for name in plan.inputs:
             if name not in streams:
-                raise NotFound(f"no input stream named {name!r}", code="STREAM_NOT_FOUND",
-                               details={"stream": name})
+                raise NotFound(details={"stream": name}, what="input stream", name=name)
             if streams[name] != plan.input_schemas[name]:
-                raise Conflict(f"input {name!r}: the diagram expects another schema than the "
-                               "stream has", code="SCHEMA_MISMATCH", details={"stream": name})
+                raise Conflict(code=codes.SCHEMA_MISMATCH, details={"stream": name}, name=name)
 
     def _check_outputs_free(self, diagram_id: str, plan: Plan) -> None:
         for other in self._deployments.values():
             clash = set(other.plan.outputs) & set(plan.outputs)
             if other.diagram_id != diagram_id and other.state == RUNNING and clash:
-                raise Conflict(f"output(s) {', '.join(sorted(clash))} already belong to running "
-                               f"diagram {other.diagram_id!r}", code="OUTPUT_IN_USE")
+                raise Conflict(code=codes.OUTPUT_IN_USE, outputs=", ".join(sorted(clash)),
+                               diagram=other.diagram_id)
 
     def _start_queries(self, deployment: _Deployment, start, on_batch) -> None:
         """Start every output's query, then wait until each has its source process up.
@@ -368,8 +367,7 @@ class Runtime:
             for deployment in self._deployments.values():
                 if output in deployment.sinks:
                     return deployment.sinks[output]
-        raise NotFound(f"no running output named {output!r}", code="OUTPUT_NOT_FOUND",
-                       details={"output": output})
+        raise NotFound(details={"output": output}, what="running output", name=output)
 
     def recent(self, output: str, n: int | None = None) -> pa.Table | None:
         """The last ``n`` result tuples of a running output (None if it has none or is not running)."""

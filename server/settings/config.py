@@ -36,6 +36,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from boxes import codes
 from boxes.errors import InvalidInput
 
 ENV_PREFIX = "SLUICE_"
@@ -128,11 +129,7 @@ class Settings(BaseSettings):
         if self.secret_key is not None:
             secret = self.secret_key.get_secret_value()
             if secret.lower() in WEAK_SECRETS and not self.testing:
-                raise InvalidInput(
-                    "secret_key is a well-known default; set SLUICE_SECRET_KEY to a "
-                    "long random value or leave it unset to generate one",
-                    code="WEAK_SECRET",
-                )
+                raise InvalidInput(code=codes.WEAK_SECRET)
             return secret
         path = self.data_dir / "secret_key"
         if not path.exists():
@@ -166,21 +163,21 @@ def load_settings(
         if var.startswith(ENV_PREFIX) and name not in kind.model_fields:
             raise InvalidInput(
                 f"unknown setting {name!r} in {var}",
-                code="UNKNOWN_SETTING",
+                code=codes.UNKNOWN_SETTING,
                 details={"setting": name},
             )
     path = None if config_file is None else Path(config_file)
     if path is not None and not isinstance(yaml.safe_load(path.read_text()) or {}, Mapping):
-        raise InvalidInput(f"{path} must hold a mapping of settings", code="INVALID_SETTING")
+        raise InvalidInput(f"{path} must hold a mapping of settings", code=codes.INVALID_SETTING)
     token = _config_file.set(path)
     try:
         return kind(**dict(overrides or {}))
     except ValidationError as exc:
         problems = [_problem(error, kind) for error in exc.errors()]
         code = (
-            "UNKNOWN_SETTING"
+            codes.UNKNOWN_SETTING
             if all(m.startswith("unknown") for _, m in problems)
-            else "INVALID_SETTING"
+            else codes.INVALID_SETTING
         )
         # from None: pydantic's own message repeats every input value, secrets included.
         raise InvalidInput(

@@ -70,8 +70,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("box name too long", doc(f"{'b' * 65}: {{type: filter, in: in1, where: v > 1}}", outputs="o: {from: in1}"),
      ["INVALID_NAME"]),
     ("cycle", doc("a: {type: filter, in: b, where: v > 1}\nb: {type: filter, in: a, where: v > 1}\n"
-                  "f: {type: union, in: [a, in1]}"), ["CYCLE"]),
-    ("self loop", doc("f: {type: filter, in: f, where: v > 1}"), ["CYCLE", "UNREACHABLE"]),
+                  "f: {type: union, in: [a, in1]}"), ["DIAGRAM_CYCLE"]),
+    ("self loop", doc("f: {type: filter, in: f, where: v > 1}"), ["DIAGRAM_CYCLE", "UNREACHABLE"]),
     ("unreachable box", doc(FILTER + "\ng: {type: filter, in: in1, where: v > 2}"), ["UNREACHABLE"]),
     ("unused input", doc(FILTER, inputs=TWO), ["UNREACHABLE"]),
     ("union of different schemas", doc("f: {type: union, in: [in1, in2]}",
@@ -135,7 +135,7 @@ CASES: list[tuple[str, str, list[str]]] = [
 ]
 SERVER_CASES: list[tuple[str, str, list[str]]] = [
     ("input not in the catalog", doc("f: {type: union, in: [in1, in9]}", inputs="in1: {}\nin9: {}"),
-     ["UNKNOWN_STREAM"]),
+     ["NOT_FOUND"]),
     ("schema differs from the catalog", doc(FILTER, inputs="in1: {schema: p}"), ["SCHEMA_MISMATCH"]),
 ]
 

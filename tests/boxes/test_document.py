@@ -85,7 +85,7 @@ def test_a_cycle_is_named_in_data_flow_order():
     with pytest.raises(DiagramInvalid) as err:
         validate(doc)
     (problem,) = err.value.problems
-    assert problem.code == "CYCLE"
+    assert problem.code == "DIAGRAM_CYCLE"
     assert problem.message.startswith("merged -> avg -> j -> merged")
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from boxes.errors import Conflict, Denied, InvalidInput, NotFound
+from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound
 from catalog import Action, DiagramSpec, ObjectType
 from tests.catalog.conftest import PASSWORD
 
@@ -54,7 +54,7 @@ CASES = {
     "output name taken": (lambda c, j, a, b: c.objects.add_diagram(a, spec(outputs=("out1",))),
                           Conflict, "DUPLICATE_NAME"),
     "name twice in a diagram": (lambda c, j, a, b: c.objects.add_diagram(a, spec(boxes=("f", "f"))),
-                                InvalidInput, "DUPLICATE_NAME"),
+                                DiagramInvalid, "DIAGRAM_INVALID"),
     "dotted box name": (lambda c, j, a, b: c.objects.add_diagram(a, spec(boxes=("q1.f",))),
                         InvalidInput, "INVALID_NAME"),
     "user with unknown role": (lambda c, j, a, b: c.accounts.add_user(j, "cy", PASSWORD, ["NOPE"]),

@@ -52,7 +52,7 @@ def test_a_session_activates_only_the_chosen_roles(cat, al):
     assert err.value.code == "ROLE_NOT_PLAYABLE"
     with pytest.raises(InvalidInput) as empty:
         cat.sessions.login("al", PASSWORD, [])
-    assert empty.value.code == "ROLE_NOT_PLAYABLE" and "at least one role" in str(empty.value)
+    assert empty.value.code == "ROLES_EMPTY" and "at least one role" in str(empty.value)
 
 
 @pytest.mark.parametrize("end", ["logout", "disable", "delete", "expire", "new_password"])

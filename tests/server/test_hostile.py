@@ -73,7 +73,7 @@ CORPUS = [
     ("unknown setting", "PATCH", "/api/v1/system/settings", {"secret_key": "x"}, None, "joe",
      400, "INVALID_BODY"),
     ("huge body", "POST", "/api/v1/schemas", b"[" + b"0," * 3_000_000 + b"0]", JSON, "joe", 413,
-     "REQUEST_ENTITY_TOO_LARGE"),
+     "REQUEST_TOO_LARGE"),
     ("too many tuples", "POST", "/api/v1/streams/feed/tuples", [{"x": 1}] * 10_001, None, "ed",
      413, "BATCH_TOO_LARGE"),
     ("tuples not a list", "POST", "/api/v1/streams/feed/tuples", {"x": 1}, None, "ed", 400,

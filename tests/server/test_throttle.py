@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.http.errors import RateLimited
+from boxes.errors import RateLimited
 from server.http.security import Throttle
 
 

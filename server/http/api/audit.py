@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
+from boxes import codes
 from boxes.errors import InvalidInput
 from server.control.services import services
 from server.http.guard import guarded, subject
@@ -24,11 +25,11 @@ def _filters() -> dict:
     for key, value in request.args.items():
         if key not in FILTERS:
             raise InvalidInput(f"unknown filter {key[:40]!r}; expected one of {', '.join(FILTERS)}",
-                               code="UNKNOWN_PARAMETER")
+                               code=codes.UNKNOWN_PARAMETER)
         try:
             out[key] = FILTERS[key](value)
         except (KeyError, ValueError):
-            raise InvalidInput(f"filter {key} has an invalid value", code="INVALID_PARAMETER",
+            raise InvalidInput(code=codes.INVALID_PARAMETER, name=key,
                                details={"parameter": key}) from None
     return out
 

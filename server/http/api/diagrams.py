@@ -5,6 +5,7 @@ import json
 
 from flask import Blueprint, g
 
+from boxes import codes
 from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
 from server.http.api.schema_parts import ROLE, obj
@@ -79,7 +80,7 @@ def update(name: str):
     svc = services()
     doc = document_of(g.body["document"])
     if doc.get("name") != name:
-        raise InvalidInput(f"the document's name must stay {name!r}", code="NAME_CHANGED")
+        raise InvalidInput(code=codes.NAME_CHANGED, name=name)
     created = svc.catalog.objects.replace_diagram(
         subject(), spec_of(plan_for(svc.catalog, subject(), doc), doc))
     if svc.runtime is not None:

@@ -5,6 +5,7 @@ import json
 
 from flask import Blueprint, g, request
 
+from boxes import codes
 from boxes.errors import InvalidInput
 from boxes.types import parse_schema
 from catalog import ObjectType
@@ -83,10 +84,9 @@ def _tuples() -> list:
         if request.is_json:
             return json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise InvalidInput(f"the body is not valid JSON: {str(err)[:120]}",
-                           code="BAD_JSON") from None
+        raise InvalidInput(code=codes.BAD_JSON, reason=str(err)[:120]) from None
     raise InvalidInput(f"send a JSON array (application/json) or NDJSON ({NDJSON})",
-                       code="BAD_JSON")
+                       code=codes.BAD_JSON)
 
 
 @bp.post("/<name>/tuples")

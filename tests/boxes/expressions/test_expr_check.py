@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from boxes.errors import DiagramInvalid
-from boxes.expressions import check_aggregate, check_expression, check_predicate, codes
+from boxes import codes
+from boxes.expressions import check_aggregate, check_expression, check_predicate
 from boxes.types import DataType, Field, Schema
 
 L, D, S, B, T = (DataType.LONG, DataType.DOUBLE, DataType.STRING, DataType.BOOLEAN,

@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from boxes.expressions import codes, functions
+from boxes import codes
+from boxes.expressions import functions
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "expressions.md").read_text(encoding="utf-8")
 NAMES = sorted({*functions.FUNCTIONS, *functions.ALIASES})
-CODES = sorted(v for k, v in vars(codes).items() if k.isupper() and isinstance(v, str))
+CODES = sorted(codes.in_group("expression"))
 
 
 @pytest.mark.parametrize("name", NAMES)

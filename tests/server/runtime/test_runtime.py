@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from boxes.errors import InvalidInput, NotFound
+from boxes.errors import InvalidInput, NotFound, TooLarge
 from runtime_helpers import Collector, TRADE, plan_of, union_doc, wait_until
 
 
@@ -92,7 +92,7 @@ def test_a_changed_diagram_starts_afresh_and_compaction_keeps_what_a_stopped_one
 def test_the_batch_limit_follows_an_administrators_change(runtime):
     runtime.create_stream("in1", TRADE)
     runtime.set_max_tuples(2)
-    with pytest.raises(InvalidInput) as refused:
+    with pytest.raises(TooLarge) as refused:
         runtime.append("in1", [trade("a", 1.0)] * 3)
     assert refused.value.code == "BATCH_TOO_LARGE"
     runtime.set_max_tuples(3)
