@@ -2,6 +2,7 @@
 JSON to ``bench/results/``. ``--quick`` (``make bench``) takes a few minutes on two cores;
 the full mode (``make bench-full``) uses more tuples and repetitions.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,23 +15,34 @@ import traceback
 from bench import report
 
 # name -> module; cheapest first, the live server last.
-EXPERIMENTS = {"delivery": "bench.delivery_filter", "setup": "bench.query_setup",
-               "tuple": "bench.tuple_path", "sources": "bench.sources",
-               "e2e": "bench.end_to_end"}
+EXPERIMENTS = {
+    "delivery": "bench.delivery_filter",
+    "setup": "bench.query_setup",
+    "tuple": "bench.tuple_path",
+    "sources": "bench.sources",
+    "e2e": "bench.end_to_end",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer tuples and repetitions")
-    parser.add_argument("--only", default=",".join(EXPERIMENTS),
-                        help=f"comma-separated subset of {', '.join(EXPERIMENTS)}")
+    parser.add_argument(
+        "--only",
+        default=",".join(EXPERIMENTS),
+        help=f"comma-separated subset of {', '.join(EXPERIMENTS)}",
+    )
     args = parser.parse_args(argv)
     chosen = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in chosen if n not in EXPERIMENTS]
     if unknown:
         parser.error(f"unknown experiment(s) {', '.join(unknown)}")
-    rows, goals, payload, failed = [], [], {"machine": report.machine(), "quick": args.quick,
-                                           "experiments": {}}, []
+    rows, goals, payload, failed = (
+        [],
+        [],
+        {"machine": report.machine(), "quick": args.quick, "experiments": {}},
+        [],
+    )
     for name in chosen:
         print(f"running {name} ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
@@ -43,13 +55,18 @@ def main(argv: list[str] | None = None) -> int:
         rows += result.rows
         goals += result.goals
         payload["experiments"][name] = {
-            "seconds": time.perf_counter() - start, "rows": [r.to_dict() for r in result.rows],
-            "goals": [vars(g) for g in result.goals], "extra": result.extra}
+            "seconds": time.perf_counter() - start,
+            "rows": [r.to_dict() for r in result.rows],
+            "goals": [vars(g) for g in result.goals],
+            "extra": result.extra,
+        }
     payload["machine"]["load_average_after"] = os.getloadavg()
     print(report.table(rows, goals))
     path = report.write("quick" if args.quick else "full", payload)
-    print(f"\nresults: {path}; load average before {payload['machine']['load_average']}, "
-          f"after {payload['machine']['load_average_after']}")
+    print(
+        f"\nresults: {path}; load average before {payload['machine']['load_average']}, "
+        f"after {payload['machine']['load_average_after']}"
+    )
     if failed:
         print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

@@ -9,6 +9,7 @@ re-read the whole catalog into its snapshot).
 
     python -m bench.catalog_setup [--repeat 20] [--background 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,9 @@ def setup(cat: Catalog, background: int):
             cat.grants.grant(joe, "CUSTOMER1", action, ObjectType.STREAM, f"in{i}")
     al = cat.sessions.login("al", PASSWORD)[1]
     for i in range(0, background, 500):
-        cat.objects.add_diagram(al, DiagramSpec(f"bg{i}", ("in0",),
-                                                tuple(f"b{j}" for j in range(499)), (f"bgo{i}",)))
+        cat.objects.add_diagram(
+            al, DiagramSpec(f"bg{i}", ("in0",), tuple(f"b{j}" for j in range(499)), (f"bgo{i}",))
+        )
     return joe, al
 
 
@@ -51,9 +53,11 @@ def check_only(cat: Catalog, al, inputs: int) -> None:
     for i in range(inputs):
         stream = snapshot.find(ObjectType.STREAM, f"in{i}")
         schema = snapshot.find(ObjectType.SCHEMA, f"s{i}")
-        decisions += [decide(al, Action.VIEW_OBJECT, stream, snapshot),
-                      decide(al, Action.READ_TUPLE, stream, snapshot),
-                      decide(al, Action.VIEW_OBJECT, schema, snapshot)]
+        decisions += [
+            decide(al, Action.VIEW_OBJECT, stream, snapshot),
+            decide(al, Action.READ_TUPLE, stream, snapshot),
+            decide(al, Action.VIEW_OBJECT, schema, snapshot),
+        ]
     assert all(d.allowed for d in decisions)
 
 
@@ -64,8 +68,12 @@ def measure(repeat: int, background: int) -> list[tuple[int, int, float, float]]
             joe, al = setup(cat, background)
             rows = []
             for q, (inputs, boxes) in QUERIES.items():
-                spec = DiagramSpec(f"q{q}", tuple(f"in{i}" for i in range(inputs)),
-                                   tuple(f"b{j}" for j in range(boxes)), (f"out{q}",))
+                spec = DiagramSpec(
+                    f"q{q}",
+                    tuple(f"in{i}" for i in range(inputs)),
+                    tuple(f"b{j}" for j in range(boxes)),
+                    (f"out{q}",),
+                )
                 checks, adds = [], []
                 for _ in range(repeat):
                     start = time.perf_counter()
@@ -75,8 +83,14 @@ def measure(repeat: int, background: int) -> list[tuple[int, int, float, float]]
                     cat.objects.add_diagram(al, spec)
                     adds.append(time.perf_counter() - start)
                     cat.objects.drop(al, ObjectType.DIAGRAM, spec.name)
-                rows.append((q, 2 * inputs + boxes, statistics.median(checks) * 1e3,
-                             statistics.median(adds) * 1e3))
+                rows.append(
+                    (
+                        q,
+                        2 * inputs + boxes,
+                        statistics.median(checks) * 1e3,
+                        statistics.median(adds) * 1e3,
+                    )
+                )
             return rows
         finally:
             cat.close()
@@ -87,8 +101,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--background", type=int, default=0)
     args = parser.parse_args(argv)
-    print(f"catalog query set-up, median of {args.repeat}, "
-          f"{args.background} other objects in the catalog")
+    print(
+        f"catalog query set-up, median of {args.repeat}, "
+        f"{args.background} other objects in the catalog"
+    )
     print(f"{'query':>5} {'objects':>7} {'check ms':>9} {'add_diagram ms':>15}")
     for q, objects, check, add in measure(args.repeat, args.background):
         print(f"{q:>5} {objects:>7} {check:>9.3f} {add:>15.2f}")

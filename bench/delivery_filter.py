@@ -11,20 +11,21 @@ i % roles). Each distinct set needs its own list of rows, so the filter's work m
 them; at 500 roles the table also shows the cost of merely copying those lists once
 (a floor no filter that hands each set its rows can go below).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from boxes.labels import LABEL_COLUMN, WORD_BITS, mask_words, word_count
-from boxes.secfilter import deliveries, label_array
 from bench.harness import repeat, timed
 from bench.report import Goal, Result, Row
+from boxes.labels import LABEL_COLUMN, WORD_BITS, mask_words, word_count
+from boxes.secfilter import deliveries, label_array
 
 NAME = "delivery filter"
 ROWS = 10_000
 GOAL_NS = 5.0
-FLAT = 2.0   # "flat in roles": 500 roles cost at most this many times 1 role
+FLAT = 2.0  # "flat in roles": 500 roles cost at most this many times 1 role
 MOST_ROLES = 500
 
 
@@ -45,14 +46,19 @@ def batch(sources: int, rng: np.random.Generator) -> pa.Table:
     labels = np.zeros((ROWS, words), dtype=np.uint64)
     for bits in (first, second):
         labels[np.arange(ROWS), bits // WORD_BITS] |= np.left_shift(
-            np.uint64(1), (bits % WORD_BITS).astype(np.uint64))
+            np.uint64(1), (bits % WORD_BITS).astype(np.uint64)
+        )
     return pa.table({"x": np.arange(ROWS), LABEL_COLUMN: label_array(list(labels.T))})
 
 
 def role_masks(sources: int, roles: int, rng: np.random.Generator) -> list[np.ndarray]:
     words = word_count(sources)
-    return [np.array(mask_words(np.flatnonzero(rng.random(sources) < 0.5), words),
-                     dtype=np.int64).view(np.uint64) for _ in range(roles)]
+    return [
+        np.array(mask_words(np.flatnonzero(rng.random(sources) < 0.5), words), dtype=np.int64).view(
+            np.uint64
+        )
+        for _ in range(roles)
+    ]
 
 
 def run(quick: bool) -> Result:
@@ -72,15 +78,32 @@ def run(quick: bool) -> Result:
         if roles == MOST_ROLES:
             answers = deliveries(table, masks)
             copies = repeat(timed(lambda: [a.copy() for a in answers]), reps)
-            result.rows.append(Row(NAME, f"{case}: copying the {roles} answers alone",
-                                   "ns per tuple per subscriber",
-                                   float(np.median(copies)) * 1e9 / (ROWS * subscribers)))
+            result.rows.append(
+                Row(
+                    NAME,
+                    f"{case}: copying the {roles} answers alone",
+                    "ns per tuple per subscriber",
+                    float(np.median(copies)) * 1e9 / (ROWS * subscribers),
+                )
+            )
     worst = max(by_case, key=by_case.get)
-    result.goals.append(Goal(NAME, f"<= {GOAL_NS:g} ns per tuple per subscriber (every case)",
-                             f"worst {by_case[worst]:.3g} ns (subscribers {worst[0]}, "
-                             f"roles {worst[1]}, sources {worst[2]})", by_case[worst] <= GOAL_NS))
+    result.goals.append(
+        Goal(
+            NAME,
+            f"<= {GOAL_NS:g} ns per tuple per subscriber (every case)",
+            f"worst {by_case[worst]:.3g} ns (subscribers {worst[0]}, "
+            f"roles {worst[1]}, sources {worst[2]})",
+            by_case[worst] <= GOAL_NS,
+        )
+    )
     role_costs = {r: ns for (s, r, w), ns in by_case.items() if s == 1000 and w == 64}
     growth = role_costs[max(role_costs)] / role_costs[min(role_costs)]
-    result.goals.append(Goal(NAME, f"flat in roles: {max(role_costs)} roles <= {FLAT:g}x "
-                             f"{min(role_costs)} role", f"{growth:.2f}x", growth <= FLAT))
+    result.goals.append(
+        Goal(
+            NAME,
+            f"flat in roles: {max(role_costs)} roles <= {FLAT:g}x {min(role_costs)} role",
+            f"{growth:.2f}x",
+            growth <= FLAT,
+        )
+    )
     return result

@@ -5,12 +5,13 @@ the machine's load hits both alike; each repetition yields a pair, and the resul
 median of the per-pair ratios with their spread, not a ratio of means that one noisy run
 can swing.
 """
+
 from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 Work = Callable[[], float]
 
@@ -24,7 +25,7 @@ class Comparison:
 
     @property
     def ratios(self) -> list[float]:
-        return [s / u for s, u in zip(self.secured, self.unsecured)]
+        return [s / u for s, u in zip(self.secured, self.unsecured, strict=False)]
 
     @property
     def ratio(self) -> float:
@@ -48,16 +49,23 @@ class Comparison:
         return statistics.median(self.unsecured)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "ratio": self.ratio, "spread": list(self.spread),
-                "secured_median": self.secured_median, "unsecured_median": self.unsecured_median}
+        return {
+            **asdict(self),
+            "ratio": self.ratio,
+            "spread": list(self.spread),
+            "secured_median": self.secured_median,
+            "unsecured_median": self.unsecured_median,
+        }
 
 
 def timed(work: Callable[[], object]) -> Work:
     """Wrap work that returns nothing into work that returns its wall-clock seconds."""
+
     def run() -> float:
         start = time.perf_counter()
         work()
         return time.perf_counter() - start
+
     return run
 
 

@@ -14,6 +14,7 @@ and added to both sides. Starting the Spark streaming query, which follows in bo
 seconds, is left out so that the fraction is not flattered by it. The catalog and the queries'
 shapes come from ``bench.catalog_setup``.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -29,7 +30,7 @@ from catalog import Action, Catalog, ObjectType
 from server.control.diagrams import plan_for, plan_of, spec_of
 
 NAME = "query setup"
-SCHEMA = {"fields": {"x": "long"}}   # what bench.catalog_setup gives every stream
+SCHEMA = {"fields": {"x": "long"}}  # what bench.catalog_setup gives every stream
 GOAL_FRACTION, GOAL_MS = 0.01, 5.0
 
 
@@ -45,8 +46,13 @@ def document(q: int) -> dict:
     for k in range(boxes - len(chain)):
         chain[f"f{k}"] = {"type": "filter", "in": previous, "where": f"x >= -{k + 1}"}
         previous = f"f{k}"
-    return {"version": 1, "name": f"q{q}", "inputs": {n: {} for n in names}, "boxes": chain,
-            "outputs": {f"out{q}": {"from": previous}}}
+    return {
+        "version": 1,
+        "name": f"q{q}",
+        "inputs": {n: {} for n in names},
+        "boxes": chain,
+        "outputs": {f"out{q}": {"from": previous}},
+    }
 
 
 def run(quick: bool) -> Result:
@@ -72,26 +78,54 @@ def run(quick: bool) -> Result:
                 plan = plan_of(doc, schemas)
                 frames = {name: empty for name in doc["inputs"]}
                 spark_s = statistics.median(
-                    repeat(timed(lambda: compile_plan(plan, frames)), compile_reps))
-                deploy = Comparison(tuple(s + spark_s for s in control.secured),
-                                    tuple(u + spark_s for u in control.unsecured))
+                    repeat(timed(lambda: compile_plan(plan, frames)), compile_reps)
+                )
+                deploy = Comparison(
+                    tuple(s + spark_s for s in control.secured),
+                    tuple(u + spark_s for u in control.unsecured),
+                )
                 result.rows += [
-                    Row(NAME, f"Query {q} ({2 * inputs + boxes} objects), deploy", "ms",
-                        1e3 * deploy.secured_median, 1e3 * deploy.unsecured_median, deploy),
-                    Row(NAME, f"Query {q}, of which validation + catalog", "ms",
-                        1e3 * control.secured_median, 1e3 * control.unsecured_median, control)]
+                    Row(
+                        NAME,
+                        f"Query {q} ({2 * inputs + boxes} objects), deploy",
+                        "ms",
+                        1e3 * deploy.secured_median,
+                        1e3 * deploy.unsecured_median,
+                        deploy,
+                    ),
+                    Row(
+                        NAME,
+                        f"Query {q}, of which validation + catalog",
+                        "ms",
+                        1e3 * control.secured_median,
+                        1e3 * control.unsecured_median,
+                        control,
+                    ),
+                ]
             decisions = 1e3 * statistics.median(
-                repeat(timed(lambda: check_only(cat, al, inputs)), reps))
+                repeat(timed(lambda: check_only(cat, al, inputs)), reps)
+            )
         finally:
             cat.close()
     extra_ms = 1e3 * (control.secured_median - control.unsecured_median)
     fraction = extra_ms / (1e3 * deploy.secured_median)
     result.rows.append(Row(NAME, f"Query {q}, authorization decisions alone", "ms", decisions))
-    result.goals.append(Goal(NAME, f"Query {q}: security work < {GOAL_FRACTION:.0%} of deploy",
-                             f"{fraction:.2%}", fraction < GOAL_FRACTION))
-    result.goals.append(Goal(NAME, f"Query {q}: security work < {GOAL_MS:g} ms",
-                             f"{extra_ms:.2f} ms (decisions alone {decisions:.2f} ms)",
-                             extra_ms < GOAL_MS))
+    result.goals.append(
+        Goal(
+            NAME,
+            f"Query {q}: security work < {GOAL_FRACTION:.0%} of deploy",
+            f"{fraction:.2%}",
+            fraction < GOAL_FRACTION,
+        )
+    )
+    result.goals.append(
+        Goal(
+            NAME,
+            f"Query {q}: security work < {GOAL_MS:g} ms",
+            f"{extra_ms:.2f} ms (decisions alone {decisions:.2f} ms)",
+            extra_ms < GOAL_MS,
+        )
+    )
     return result
 
 

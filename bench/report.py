@@ -1,4 +1,5 @@
 """What an experiment hands back, the one table they all print into, and the machine it ran on."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -30,13 +31,17 @@ class Row:
         if self.comparison is None:
             return "-"
         lo, hi = self.comparison.spread
-        return (f"{percent(self.comparison.ratio)} "
-                f"[{percent(lo)}, {percent(hi)}]")
+        return f"{percent(self.comparison.ratio)} [{percent(lo)}, {percent(hi)}]"
 
     def to_dict(self) -> dict:
-        return {"experiment": self.experiment, "case": self.case, "unit": self.unit,
-                "secured": self.secured, "unsecured": self.unsecured,
-                "comparison": self.comparison.to_dict() if self.comparison else None}
+        return {
+            "experiment": self.experiment,
+            "case": self.case,
+            "unit": self.unit,
+            "secured": self.secured,
+            "unsecured": self.unsecured,
+            "comparison": self.comparison.to_dict() if self.comparison else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class Goal:
 class Result:
     rows: list[Row] = field(default_factory=list)
     goals: list[Goal] = field(default_factory=list)
-    extra: dict = field(default_factory=dict)   # profiles, progress numbers: JSON only
+    extra: dict = field(default_factory=dict)  # profiles, progress numbers: JSON only
 
 
 def percent(ratio: float) -> str:
@@ -69,26 +74,33 @@ def number(value: float | None) -> str:
 def table(rows: list[Row], goals: list[Goal]) -> str:
     """A plain-text table (also valid Markdown) of every row, then every goal."""
     head = ["experiment", "case", "unit", "secured", "unsecured", "overhead median [IQR]"]
-    body = [[r.experiment, r.case, r.unit, number(r.secured), number(r.unsecured), r.overhead()]
-            for r in rows]
+    body = [
+        [r.experiment, r.case, r.unit, number(r.secured), number(r.unsecured), r.overhead()]
+        for r in rows
+    ]
     lines = _markdown(head, body)
     lines.append("")
-    lines += _markdown(["experiment", "goal", "measured", "met"],
-                       [[g.experiment, g.goal, g.measured, "yes" if g.met else "NO"]
-                        for g in goals])
+    lines += _markdown(
+        ["experiment", "goal", "measured", "met"],
+        [[g.experiment, g.goal, g.measured, "yes" if g.met else "NO"] for g in goals],
+    )
     return "\n".join(lines)
 
 
 def _markdown(head: list[str], body: list[list[str]]) -> list[str]:
-    widths = [max(len(str(c)) for c in column) for column in zip(head, *body)]
+    widths = [max(len(str(c)) for c in column) for column in zip(head, *body, strict=False)]
 
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+        return (
+            "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)) + " |"
+        )
+
     return [line(head), line(["-" * w for w in widths])] + [line(r) for r in body]
 
 
 def machine() -> dict:
     """The facts a reader needs to judge the numbers: cores, memory, CPU, versions, load."""
+
     def run(*cmd: str) -> str:
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
@@ -96,16 +108,26 @@ def machine() -> dict:
         except OSError as err:
             return f"unavailable ({err})"
 
-    cpu = next((line.split(":", 1)[1].strip() for line in
-                Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
-               platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     import pyspark
 
-    return {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "nproc": os.cpu_count(), "memory": run("free", "-h").splitlines()[1:2],
-            "cpu": cpu, "python": platform.python_version(),
-            "java": run("java", "-version").splitlines()[0], "spark": pyspark.__version__,
-            "load_average": os.getloadavg()}
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "nproc": os.cpu_count(),
+        "memory": run("free", "-h").splitlines()[1:2],
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "java": run("java", "-version").splitlines()[0],
+        "spark": pyspark.__version__,
+        "load_average": os.getloadavg(),
+    }
 
 
 def write(name: str, payload: dict) -> Path:

@@ -5,6 +5,7 @@ latency (append acknowledged -> output callback) and the idle CPU of 10 deployed
 
 Numbers go to docs/architecture.md; tests never assert timings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,15 +21,23 @@ from boxes.document import validate
 from boxes.types import parse_schema
 from server.ingest import IngestLog
 
-SCHEMA, _ = parse_schema({"fields": {"time": "timestamp", "symbol": "string", "price": "double"},
-                          "event_time": "time"}, "s")
+SCHEMA, _ = parse_schema(
+    {"fields": {"time": "timestamp", "symbol": "string", "price": "double"}, "event_time": "time"},
+    "s",
+)
 
 
 def diagram(name: str, inputs: list[str]):
-    doc = {"version": 1, "name": name, "inputs": {i: {} for i in inputs},
-           "boxes": {"merged": {"type": "union", "in": inputs},
-                     "kept": {"type": "filter", "in": "merged", "where": "price >= 0"}},
-           "outputs": {f"{name}_out": {"from": "kept"}}}
+    doc = {
+        "version": 1,
+        "name": name,
+        "inputs": {i: {} for i in inputs},
+        "boxes": {
+            "merged": {"type": "union", "in": inputs},
+            "kept": {"type": "filter", "in": "merged", "where": "price >= 0"},
+        },
+        "outputs": {f"{name}_out": {"from": "kept"}},
+    }
     return validate(doc, {i: SCHEMA for i in inputs})
 
 
@@ -36,7 +45,12 @@ def append_rates(root: Path) -> dict[str, float]:
     log = IngestLog(root)
     log.create_stream("a", SCHEMA)
     rates = {}
-    for threads, batch, total in ((1, 1, 2000), (8, 1, 8000), (8, 100, 400_000), (1, 1000, 500_000)):
+    for threads, batch, total in (
+        (1, 1, 2000),
+        (8, 1, 8000),
+        (8, 100, 400_000),
+        (1, 1000, 500_000),
+    ):
         per_thread = total // threads // batch
         rows = [{"symbol": "x", "price": 1.0}] * batch
 
@@ -53,7 +67,9 @@ def append_rates(root: Path) -> dict[str, float]:
         elapsed = time.perf_counter() - start
         key = f"{threads} threads x batches of {batch}"
         rates[key] = round(per_thread * threads * batch / elapsed)
-        rates[key + " (appends per flush)"] = round(per_thread * threads / (log.commits - commits), 1)
+        rates[key + " (appends per flush)"] = round(
+            per_thread * threads / (log.commits - commits), 1
+        )
     log.close()
     return rates
 
@@ -89,6 +105,7 @@ def main() -> None:
     print(json.dumps(report, indent=1), flush=True)
 
     from server.runtime import Runtime
+
     start = time.perf_counter()
     rt = Runtime(root / "rt", "local[2]")
     report["spark_cold_start_s"] = round(time.perf_counter() - start, 1)
@@ -116,10 +133,12 @@ def main() -> None:
             done.wait_for(lambda: symbol in arrived, timeout=60)
         time.sleep(0.05 + (i % 7) * 0.03)  # arrivals at varying phases of the batch cycle
     latencies = sorted(1000 * (arrived[s] - acked[s]) for s in list(acked)[20:] if s in arrived)
-    report["latency_ms"] = {"samples": len(latencies),
-                            "p50": round(statistics.median(latencies)),
-                            "p99": round(latencies[int(0.99 * (len(latencies) - 1))]),
-                            "max": round(latencies[-1])}
+    report["latency_ms"] = {
+        "samples": len(latencies),
+        "p50": round(statistics.median(latencies)),
+        "p99": round(latencies[int(0.99 * (len(latencies) - 1))]),
+        "max": round(latencies[-1]),
+    }
     report["progress"] = rt.status("d0")["outputs"]["d0_out"]
     print(json.dumps(report, indent=1), flush=True)
     for k in range(1, args.diagrams):
@@ -128,7 +147,8 @@ def main() -> None:
     before, start = cpu_seconds(os.getpid()), time.perf_counter()
     time.sleep(args.idle_seconds)
     report[f"idle_cores_{args.diagrams}_diagrams"] = round(
-        (cpu_seconds(os.getpid()) - before) / (time.perf_counter() - start), 3)
+        (cpu_seconds(os.getpid()) - before) / (time.perf_counter() - start), 3
+    )
     print(json.dumps(report, indent=1), flush=True)
     rt.close()
 

@@ -11,6 +11,7 @@ latency, dropped batches (the server's own count), and the server's memory (RSS 
 process tree, JVM included) after warm-up and at the end; a soak is healthy when memory is
 flat, nothing is dropped, and latency holds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,11 @@ def tree_rss_bytes(pid: int) -> int:
         current = stack.pop()
         try:
             status = Path(f"/proc/{current}/status").read_text()
-            total += next(int(line.split()[1]) * 1024 for line in status.splitlines()
-                          if line.startswith("VmRSS:"))
+            total += next(
+                int(line.split()[1]) * 1024
+                for line in status.splitlines()
+                if line.startswith("VmRSS:")
+            )
             for task in Path(f"/proc/{current}/task").iterdir():
                 stack += [int(c) for c in (task / "children").read_text().split()]
         except (FileNotFoundError, ProcessLookupError, StopIteration):
@@ -66,14 +70,27 @@ class Served:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = root / "sluice.yaml"
-        config.write_text(yaml.safe_dump({
-            "data_dir": str(root / "data"), "port": self.port, "bcrypt_rounds": 4,
-            "secret_key": secrets.token_hex(32), "admin_user": "joe", "admin_password": PASSWORD,
-            "ingest_tuples_per_second": 10_000_000, "login_attempts_per_minute": 1000}))
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "data_dir": str(root / "data"),
+                    "port": self.port,
+                    "bcrypt_rounds": 4,
+                    "secret_key": secrets.token_hex(32),
+                    "admin_user": "joe",
+                    "admin_password": PASSWORD,
+                    "ingest_tuples_per_second": 10_000_000,
+                    "login_attempts_per_minute": 1000,
+                }
+            )
+        )
         self.log = open(root / "server.log", "ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "server.cli.main", "serve", "--config", str(config)],
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 300
         while True:
             if self.process.poll() is not None:
@@ -88,8 +105,9 @@ class Served:
             time.sleep(0.2)
 
     def login(self, user: str, password: str = PASSWORD) -> str:
-        answer = requests.post(f"{self.url}/api/v1/auth/login",
-                               json={"user": user, "password": password}, timeout=30)
+        answer = requests.post(
+            f"{self.url}/api/v1/auth/login", json={"user": user, "password": password}, timeout=30
+        )
         answer.raise_for_status()
         return answer.json()["token"]
 
@@ -108,27 +126,40 @@ class Api:
         self.url, self.headers = url, {"Authorization": f"Bearer {token}"}
 
     def call(self, method: str, path: str, body=None) -> dict:
-        answer = requests.request(method, f"{self.url}/api/v1{path}", json=body,
-                                  headers=self.headers, timeout=120)
+        answer = requests.request(
+            method, f"{self.url}/api/v1{path}", json=body, headers=self.headers, timeout=120
+        )
         if not answer.ok:
             raise RuntimeError(f"{method} {path}: {answer.status_code} {answer.text[:300]}")
         return answer.json() if answer.content else {}
 
 
 def build(api: Api, streams: list[str], subscribers: int) -> None:
-    api.call("POST", "/schemas", {"name": "s", "fields": {"sender": "long", "n": "long",
-                                                          "sent": "double"}})
+    api.call(
+        "POST",
+        "/schemas",
+        {"name": "s", "fields": {"sender": "long", "n": "long", "sent": "double"}},
+    )
     for stream in streams:
         api.call("POST", "/streams", {"name": stream, "schema": "s"})
     for role in ROLES:
         api.call("POST", "/roles", {"name": role})
     for i in range(subscribers):
-        api.call("POST", "/users", {"name": f"sub{i}", "password": PASSWORD,
-                                    "roles": [ROLES[i % len(ROLES)]]})
-    document = {"version": 1, "name": "soak", "inputs": {s: {} for s in streams},
-                "boxes": {"all": {"type": "union", "in": streams},
-                          "kept": {"type": "filter", "in": "all", "where": "n >= 0"}},
-                "outputs": {"soak_out": {"from": "kept"}}}
+        api.call(
+            "POST",
+            "/users",
+            {"name": f"sub{i}", "password": PASSWORD, "roles": [ROLES[i % len(ROLES)]]},
+        )
+    document = {
+        "version": 1,
+        "name": "soak",
+        "inputs": {s: {} for s in streams},
+        "boxes": {
+            "all": {"type": "union", "in": streams},
+            "kept": {"type": "filter", "in": "all", "where": "n >= 0"},
+        },
+        "outputs": {"soak_out": {"from": "kept"}},
+    }
     api.call("POST", "/diagrams", {"document": document})
     for role in ROLES:
         for action in ("VIEW_OBJECT", "SUBSCRIBE"):
@@ -156,8 +187,15 @@ class Subscriber:
         self.latencies += [now - row["sent"] for row in rows]
 
 
-def send(url: str, token: str, stream: str, sender: int, rate: int, stop: threading.Event,
-         sent: list[int]) -> None:
+def send(
+    url: str,
+    token: str,
+    stream: str,
+    sender: int,
+    rate: int,
+    stop: threading.Event,
+    sent: list[int],
+) -> None:
     """``rate`` tuples a second in ten batches, each acknowledged before the next."""
     client = socketio.Client(reconnection=False)
     client.connect(url, auth={"token": token}, transports=["websocket"])
@@ -190,8 +228,10 @@ def churn(api: Api, streams: list[str], stop: threading.Event, changes: list[int
 def dropped_batches(status) -> int:
     """The server's own count of batches a slow subscriber lost, wherever the status puts it."""
     if isinstance(status, dict):
-        return sum(v if k == "dropped_batches" and isinstance(v, int) else dropped_batches(v)
-                   for k, v in status.items())
+        return sum(
+            v if k == "dropped_batches" and isinstance(v, int) else dropped_batches(v)
+            for k, v in status.items()
+        )
     if isinstance(status, list):
         return sum(dropped_batches(v) for v in status)
     return 0
@@ -219,13 +259,17 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
             build(admin, streams, subscribers)
             subs = [Subscriber(served.url, served.login(f"sub{i}")) for i in range(subscribers)]
             stop, sent, changes = threading.Event(), [0] * senders, [0]
-            workers = [threading.Thread(target=send, args=(served.url, served.login("joe"),
-                                                           streams[i], i, rate, stop, sent))
-                       for i in range(senders)]
+            workers = [
+                threading.Thread(
+                    target=send,
+                    args=(served.url, served.login("joe"), streams[i], i, rate, stop, sent),
+                )
+                for i in range(senders)
+            ]
             workers.append(threading.Thread(target=churn, args=(admin, streams, stop, changes)))
             for worker in workers:
                 worker.start()
-            stop.wait(min(60.0, minutes * 60 / 5))   # warm-up: Spark's first batches, JIT
+            stop.wait(min(60.0, minutes * 60 / 5))  # warm-up: Spark's first batches, JIT
             memory = [tree_rss_bytes(served.process.pid)]
             stop.wait(minutes * 60)
             memory.append(tree_rss_bytes(served.process.pid))
@@ -241,28 +285,47 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
             served.stop()
     delivered = sum(s.delivered for s in subs)
     p50 = statistics.median(latencies) * 1000 if latencies else float("nan")
-    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000 \
-        if latencies else float("nan")
+    p99 = (
+        latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
+        if latencies
+        else float("nan")
+    )
     dropped = dropped_batches(status)
     growth = (memory[1] - memory[0]) / memory[0]
-    rows = [Row("soak", "tuples sent (acknowledged)", "tuples", float(sum(sent))),
-            Row("soak", "tuples delivered (all subscribers)", "tuples", float(delivered)),
-            Row("soak", "latency p50", "ms", p50), Row("soak", "latency p99", "ms", p99),
-            Row("soak", "dropped batches", "batches", float(dropped)),
-            Row("soak", "permission changes", "changes", float(changes[0])),
-            Row("soak", "server memory after warm-up", "MiB", memory[0] / 2 ** 20),
-            Row("soak", "server memory at the end", "MiB", memory[1] / 2 ** 20)]
-    goals = [Goal("soak", "memory flat (end within +10% of warm-up)", f"{growth * 100:+.1f}%",
-                  growth <= 0.10),
-             Goal("soak", "no dropped batches", str(dropped), dropped == 0)]
-    extra = {"minutes": minutes, "subscribers": subscribers, "senders": senders, "rate": rate,
-             "memory_bytes": memory, "status": status}
+    rows = [
+        Row("soak", "tuples sent (acknowledged)", "tuples", float(sum(sent))),
+        Row("soak", "tuples delivered (all subscribers)", "tuples", float(delivered)),
+        Row("soak", "latency p50", "ms", p50),
+        Row("soak", "latency p99", "ms", p99),
+        Row("soak", "dropped batches", "batches", float(dropped)),
+        Row("soak", "permission changes", "changes", float(changes[0])),
+        Row("soak", "server memory after warm-up", "MiB", memory[0] / 2**20),
+        Row("soak", "server memory at the end", "MiB", memory[1] / 2**20),
+    ]
+    goals = [
+        Goal(
+            "soak",
+            "memory flat (end within +10% of warm-up)",
+            f"{growth * 100:+.1f}%",
+            growth <= 0.10,
+        ),
+        Goal("soak", "no dropped batches", str(dropped), dropped == 0),
+    ]
+    extra = {
+        "minutes": minutes,
+        "subscribers": subscribers,
+        "senders": senders,
+        "rate": rate,
+        "memory_bytes": memory,
+        "status": status,
+    }
     return rows, goals, extra
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.soak",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.soak", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--subscribers", type=int, default=100)
     parser.add_argument("--senders", type=int, default=10)
@@ -270,9 +333,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows, goals, extra = run(args.minutes, args.subscribers, args.senders, args.rate)
     print(table(rows, goals))
-    path = write("soak", {"experiments": {"soak": {"rows": [r.to_dict() for r in rows],
-                                                   "goals": [vars(g) for g in goals],
-                                                   "extra": extra}}})
+    path = write(
+        "soak",
+        {
+            "experiments": {
+                "soak": {
+                    "rows": [r.to_dict() for r in rows],
+                    "goals": [vars(g) for g in goals],
+                    "extra": extra,
+                }
+            }
+        },
+    )
     print(f"\nresults: {path}")
     return 0 if all(g.met for g in goals) else 1
 

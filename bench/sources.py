@@ -9,6 +9,7 @@ but none of the other ``width - 2`` sources, so the SecFilter must look at every
 Label cost per tuple = the median over pairs of (secured - unsecured time) / tuples, compared
 across widths; its noise floor is the interquartile range of those per-pair differences.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,10 +25,14 @@ from boxes.labels import mask_words, word_count
 
 NAME = "sources"
 WIDTHS = (2, 64, 200, 4096)
-GOAL = 2.0   # 4096 sources cost at most twice what 64 do
-DOC = {"version": 1, "name": "sources", "inputs": {"a": {}, "b": {}},
-       "boxes": {"both": {"type": "union", "in": ["a", "b"]}},
-       "outputs": {"out": {"from": "both"}}}
+GOAL = 2.0  # 4096 sources cost at most twice what 64 do
+DOC = {
+    "version": 1,
+    "name": "sources",
+    "inputs": {"a": {}, "b": {}},
+    "boxes": {"both": {"type": "union", "in": ["a", "b"]}},
+    "outputs": {"out": {"from": "both"}},
+}
 
 
 def widened(width: int):
@@ -36,8 +41,12 @@ def widened(width: int):
     plan = spark_batch.plan_of(DOC)
     words = word_count(width)
     bits = {"a": 0, "b": width - 1}
-    boxes = tuple(dataclasses.replace(box, bit=bits[box.name], words=words)
-                  if isinstance(box, InputBox) else box for box in plan.boxes)
+    boxes = tuple(
+        dataclasses.replace(box, bit=bits[box.name], words=words)
+        if isinstance(box, InputBox)
+        else box
+        for box in plan.boxes
+    )
     mask = np.array(mask_words(bits.values(), words), dtype=np.int64).view(np.uint64)
     return dataclasses.replace(plan, boxes=boxes, label_words=words), mask
 
@@ -45,7 +54,7 @@ def widened(width: int):
 def label_cost(c: Comparison, count: int) -> tuple[float, float]:
     """Label cost in ns per tuple (median of the pairs' differences) and its noise floor (their
     interquartile range): a cost below the floor cannot be told from zero."""
-    diffs = [1e9 * (s - u) / count for s, u in zip(c.secured, c.unsecured)]
+    diffs = [1e9 * (s - u) / count for s, u in zip(c.secured, c.unsecured, strict=False)]
     q1, _, q3 = statistics.quantiles(diffs, n=4, method="inclusive")
     return statistics.median(diffs), q3 - q1
 
@@ -61,11 +70,19 @@ def run(quick: bool) -> Result:
         variants = spark_batch.Variants(plan, frames, mask)
         c = compare(timed(variants.secured), timed(variants.unsecured), reps, warmup=2)
         costs[width] = label_cost(c, count)
-        result.rows.append(Row(NAME, f"{width} sources ({word_count(width)}-word label)",
-                               "tuples/s", count / c.secured_median, count / c.unsecured_median,
-                               c))
-        result.rows.append(Row(NAME, f"{width} sources, of which SecFilter", "ms per batch",
-                               variants.filter_ms()))
+        result.rows.append(
+            Row(
+                NAME,
+                f"{width} sources ({word_count(width)}-word label)",
+                "tuples/s",
+                count / c.secured_median,
+                count / c.unsecured_median,
+                c,
+            )
+        )
+        result.rows.append(
+            Row(NAME, f"{width} sources, of which SecFilter", "ms per batch", variants.filter_ms())
+        )
     result.goals.append(goal(costs[4096], costs[64]))
     return result
 
@@ -75,6 +92,9 @@ def goal(wide: tuple[float, float], narrow: tuple[float, float]) -> Goal:
     (a noisy, even negative, difference must not make the ratio meaningless)."""
     (cost, _), (base, floor) = wide, narrow
     growth = cost / max(base, floor)
-    return Goal(NAME, f"label cost at 4096 sources <= {GOAL:g}x that at 64",
-                f"{cost:.0f} vs {base:.0f} ns/tuple (noise floor {floor:.0f}): "
-                f"{growth:.1f}x", growth <= GOAL)
+    return Goal(
+        NAME,
+        f"label cost at 4096 sources <= {GOAL:g}x that at 64",
+        f"{cost:.0f} vs {base:.0f} ns/tuple (noise floor {floor:.0f}): {growth:.1f}x",
+        growth <= GOAL,
+    )

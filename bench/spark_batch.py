@@ -9,10 +9,11 @@ and the filter, without ingestion or trigger scheduling (the end-to-end experime
 Catalyst's column pruning then removes every label expression (literals, copies, ORs), so
 the plan is what Sluice would run without labels, and no SecFilter runs.
 """
+
 from __future__ import annotations
 
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -32,8 +33,7 @@ def session():
     enough for a million tuples with 64-word labels collected at once."""
     from server.runtime.spark import build_session
 
-    return build_session(f"local[{CORES}]", {"spark.driver.memory": "4g"},
-                         app_name="sluice-bench")
+    return build_session(f"local[{CORES}]", {"spark.driver.memory": "4g"}, app_name="sluice-bench")
 
 
 def rows(spark, count: int, streams: int = 1):
@@ -42,8 +42,11 @@ def rows(spark, count: int, streams: int = 1):
     from pyspark.sql import functions as F
 
     base = spark.range(count)
-    columns = [base.id.alias("x"), (base.id % 1000 * 0.5).alias("price"),
-               F.concat(F.lit("s"), (base.id % 100).cast("string")).alias("symbol")]
+    columns = [
+        base.id.alias("x"),
+        (base.id % 1000 * 0.5).alias("price"),
+        F.concat(F.lit("s"), (base.id % 100).cast("string")).alias("symbol"),
+    ]
     if streams > 1:
         columns.append((base.id * streams / max(count, 1)).cast("int").alias("_stream"))
     return base.select(*columns)

@@ -6,6 +6,7 @@ data all flow down the one chain). Throughput is a large batch's tuples per seco
 the time a 100-tuple batch takes end to end through plan, Arrow hand-over and SecFilter,
 which is a tuple's latency in a micro-batch engine minus trigger and ingestion.
 """
+
 from __future__ import annotations
 
 from bench import spark_batch
@@ -19,12 +20,20 @@ GOALS = {4: 1.05, 64: 1.01}
 
 
 def chain(boxes: int) -> dict:
-    doc = {"version": 1, "name": f"chain{boxes}", "inputs": {"data": {}, "idle": {}},
-           "boxes": {}, "outputs": {"out": {"from": f"b{boxes - 1}"}}}
+    doc = {
+        "version": 1,
+        "name": f"chain{boxes}",
+        "inputs": {"data": {}, "idle": {}},
+        "boxes": {},
+        "outputs": {"out": {"from": f"b{boxes - 1}"}},
+    }
     previous = "data"
     for k in range(boxes):
-        doc["boxes"][f"b{k}"] = ({"type": "filter", "in": previous, "where": f"price >= -{k + 1}"}
-                                 if k % 2 == 0 else {"type": "union", "in": [previous, "idle"]})
+        doc["boxes"][f"b{k}"] = (
+            {"type": "filter", "in": previous, "where": f"price >= -{k + 1}"}
+            if k % 2 == 0
+            else {"type": "union", "in": [previous, "idle"]}
+        )
         previous = f"b{k}"
     return doc
 
@@ -38,19 +47,35 @@ def run(quick: bool) -> Result:
         plan = spark_batch.plan_of(chain(boxes))
         idle = spark_batch.rows(spark, 0)
         for kind, rows in kinds:
-            variants = spark_batch.Variants(plan, {"data": spark_batch.rows(spark, rows),
-                                                   "idle": idle})
+            variants = spark_batch.Variants(
+                plan, {"data": spark_batch.rows(spark, rows), "idle": idle}
+            )
             c = compare(timed(variants.secured), timed(variants.unsecured), reps, warmup=2)
             case = f"{boxes} boxes, {kind}"
             if kind == "throughput":
-                row = Row(NAME, case, "tuples/s", rows / c.secured_median,
-                          rows / c.unsecured_median, c)
+                row = Row(
+                    NAME, case, "tuples/s", rows / c.secured_median, rows / c.unsecured_median, c
+                )
             else:
-                row = Row(NAME, case, f"ms per batch of {rows}", 1e3 * c.secured_median,
-                          1e3 * c.unsecured_median, c)
-            result.rows += [row, Row(NAME, f"{case}, of which SecFilter", "ms per batch",
-                                     variants.filter_ms())]
+                row = Row(
+                    NAME,
+                    case,
+                    f"ms per batch of {rows}",
+                    1e3 * c.secured_median,
+                    1e3 * c.unsecured_median,
+                    c,
+                )
+            result.rows += [
+                row,
+                Row(NAME, f"{case}, of which SecFilter", "ms per batch", variants.filter_ms()),
+            ]
             if boxes in GOALS:
-                result.goals.append(Goal(NAME, f"{case}: overhead <= {percent(GOALS[boxes])}",
-                                         row.overhead(), c.ratio <= GOALS[boxes]))
+                result.goals.append(
+                    Goal(
+                        NAME,
+                        f"{case}: overhead <= {percent(GOALS[boxes])}",
+                        row.overhead(),
+                        c.ratio <= GOALS[boxes],
+                    )
+                )
     return result

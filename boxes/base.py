@@ -7,12 +7,14 @@ meaning (fields, types, expressions); the editor builds its forms from the same 
 served as JSON by the registry. A built box is immutable and compiles to Spark without
 re-checking anything.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 from boxes import codes
 from boxes.durations import parse_duration
@@ -21,22 +23,28 @@ from boxes.types import FIELD_NAME, Schema
 
 
 class Kind(str, Enum):
-    """The kind of value a parameter takes: tells the validator its shape and the editor its widget."""
+    """The kind of value a parameter takes: tells the validator its shape and the editor its
+    widget."""
 
-    INPUT_REF = "input ref"            # the name of an input or box
-    INPUT_REFS = "input refs"          # a list of such names
-    PREDICATE = "predicate"            # a boolean expression
+    INPUT_REF = "input ref"  # the name of an input or box
+    INPUT_REFS = "input refs"  # a list of such names
+    PREDICATE = "predicate"  # a boolean expression
     EXPRESSIONS = "named expressions"  # {output field: expression}
-    AGGREGATES = "named aggregates"    # {output field: aggregate expression}
-    FIELD_LIST = "field list"          # a list of field names
-    DURATION = "duration"              # '500ms', '10s', '1m', '2h', '1d'
-    WINDOW = "window"                  # {size: duration, slide: duration}
-    SCHEMA_REF = "schema ref"          # a schema name, or an inline schema
+    AGGREGATES = "named aggregates"  # {output field: aggregate expression}
+    FIELD_LIST = "field list"  # a list of field names
+    DURATION = "duration"  # '500ms', '10s', '1m', '2h', '1d'
+    WINDOW = "window"  # {size: duration, slide: duration}
+    SCHEMA_REF = "schema ref"  # a schema name, or an inline schema
 
     @property
     def json_type(self) -> str:
-        return {Kind.INPUT_REFS: "array", Kind.FIELD_LIST: "array", Kind.EXPRESSIONS: "object",
-                Kind.AGGREGATES: "object", Kind.WINDOW: "object"}.get(self, "string")
+        return {
+            Kind.INPUT_REFS: "array",
+            Kind.FIELD_LIST: "array",
+            Kind.EXPRESSIONS: "object",
+            Kind.AGGREGATES: "object",
+            Kind.WINDOW: "object",
+        }.get(self, "string")
 
 
 @dataclass(frozen=True)
@@ -48,12 +56,17 @@ class Param:
     description: str
     required: bool = True
     default: Any = None
-    params: tuple["Param", ...] = ()   # the keys of a WINDOW mapping
+    params: tuple[Param, ...] = ()  # the keys of a WINDOW mapping
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"name": self.name, "type": self.kind.json_type, "kind": self.kind.value,
-               "required": self.required, "default": self.default,
-               "description": self.description}
+        out = {
+            "name": self.name,
+            "type": self.kind.json_type,
+            "kind": self.kind.value,
+            "required": self.required,
+            "default": self.default,
+            "description": self.description,
+        }
         if self.params:
             out["params"] = [p.to_dict() for p in self.params]
         return out
@@ -64,8 +77,9 @@ def _is_name_list(value: Any) -> bool:
 
 
 def _is_text_map(value: Any) -> bool:
-    return isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str)
-                                              for k, v in value.items())
+    return isinstance(value, Mapping) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
 
 
 _SHAPES = {
@@ -80,8 +94,9 @@ _SHAPES = {
 }
 
 
-def check_params(raw: Mapping[str, Any], declared: Sequence[Param], path: str,
-                 ignore: Sequence[str] = ()) -> tuple[dict[str, Any], list[Problem]]:
+def check_params(
+    raw: Mapping[str, Any], declared: Sequence[Param], path: str, ignore: Sequence[str] = ()
+) -> tuple[dict[str, Any], list[Problem]]:
     """Check ``raw`` against ``declared``: unknown, missing and wrongly shaped values.
 
     Returns the arguments with defaults filled in, and the problems. A parameter with a
@@ -92,15 +107,25 @@ def check_params(raw: Mapping[str, Any], declared: Sequence[Param], path: str,
     for key in raw:
         if key not in by_name and key not in ignore:
             expected = ", ".join(repr(p.name) for p in declared)
-            problems.append(Problem(codes.UNKNOWN_PARAMETER, f"{path}.{key}",
-                                    f"unknown parameter {key!r}; expected {expected}"))
+            problems.append(
+                Problem(
+                    codes.UNKNOWN_PARAMETER,
+                    f"{path}.{key}",
+                    f"unknown parameter {key!r}; expected {expected}",
+                )
+            )
     args: dict[str, Any] = {}
     for param in declared:
         ppath = f"{path}.{param.name}"
         if param.name not in raw or raw[param.name] is None:
             if param.required:
-                problems.append(Problem(codes.MISSING_PARAMETER, ppath,
-                                        f"missing parameter {param.name!r} ({param.description})"))
+                problems.append(
+                    Problem(
+                        codes.MISSING_PARAMETER,
+                        ppath,
+                        f"missing parameter {param.name!r} ({param.description})",
+                    )
+                )
             elif param.default is not None:
                 args[param.name] = param.default
             continue
@@ -116,26 +141,41 @@ def _check_value(value: Any, param: Param, path: str) -> tuple[Any, list[Problem
     """The value (a WINDOW with its defaults filled in) and its problems."""
     if param.kind is Kind.DURATION:
         if parse_duration(value) is None:
-            return value, [Problem(codes.INVALID_DURATION, path,
-                                   f"{value!r} is not a duration; write a number and a unit "
-                                   "(ms, s, m, h, d), such as '10s' or '500ms'")]
+            return value, [
+                Problem(
+                    codes.INVALID_DURATION,
+                    path,
+                    f"{value!r} is not a duration; write a number and a unit "
+                    "(ms, s, m, h, d), such as '10s' or '500ms'",
+                )
+            ]
         return value, []
     accepts, shape = _SHAPES[param.kind]
     if not accepts(value):
-        return value, [Problem(codes.WRONG_TYPE, path, f"{param.name!r} must be {shape}, "
-                                                   f"not {type(value).__name__}")]
+        return value, [
+            Problem(
+                codes.WRONG_TYPE,
+                path,
+                f"{param.name!r} must be {shape}, not {type(value).__name__}",
+            )
+        ]
     if param.kind is Kind.WINDOW:
         return check_params(value, param.params, path)
     if param.kind in (Kind.EXPRESSIONS, Kind.AGGREGATES):
-        return value, [Problem(codes.INVALID_NAME, f"{path}.{name}", bad_name(name))
-                       for name in value if not FIELD_NAME.match(name)]
+        return value, [
+            Problem(codes.INVALID_NAME, f"{path}.{name}", bad_name(name))
+            for name in value
+            if not FIELD_NAME.match(name)
+        ]
     return value, []
 
 
 def bad_name(name: Any) -> str:
     """Why a field or box name is refused (one wording for every name)."""
-    return (f"{name!r} is not a valid name: start with a letter, then letters, digits or '_', "
-            "at most 64 characters")
+    return (
+        f"{name!r} is not a valid name: start with a letter, then letters, digits or '_', "
+        "at most 64 characters"
+    )
 
 
 class Box:
@@ -155,8 +195,11 @@ class Box:
 
     @classmethod
     def declaration(cls) -> dict[str, Any]:
-        return {"type": cls.type_name, "description": cls.description,
-                "params": [p.to_dict() for p in cls.params]}
+        return {
+            "type": cls.type_name,
+            "description": cls.description,
+            "params": [p.to_dict() for p in cls.params],
+        }
 
     @classmethod
     def upstream_refs(cls, args: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
@@ -176,8 +219,12 @@ class Box:
 
     def describe(self) -> dict[str, Any]:
         """The box as the API shows it in a plan."""
-        return {"name": self.name, "type": self.type_name, "in": list(self.upstream),
-                "schema": self.schema.to_dict()}
+        return {
+            "name": self.name,
+            "type": self.type_name,
+            "in": list(self.upstream),
+            "schema": self.schema.to_dict(),
+        }
 
 
 class Operator(Box, ABC):
@@ -185,8 +232,9 @@ class Operator(Box, ABC):
 
     @classmethod
     @abstractmethod
-    def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "Operator":
+    def build(
+        cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema], path: str
+    ) -> Operator:
         """Check the arguments' meaning against the upstream schemas; raise every problem."""
 
     @abstractmethod

@@ -13,6 +13,7 @@ The status is the answer's HTTP status when the code is an error's own code. A c
 one problem of a document (``Problem``) travels inside ``DIAGRAM_INVALID`` (400).
 ``docs/errors.md`` is generated from this table: ``make errors-doc``.
 """
+
 from __future__ import annotations
 
 import re
@@ -91,12 +92,19 @@ def _shown(template: str) -> str:
 
 def markdown() -> str:
     """``docs/errors.md``: every code with its status and template, group by group."""
-    out = ["# Error codes", "",
-           "Generated from `boxes/codes.py` by `make errors-doc`; a test fails when the two differ.",
-           "", "Every error answers `{\"error\": {\"code\", \"message\", \"details\"}}`, over HTTP "
-           "and in socket.io", "acks alike. The status is the HTTP status of an answer whose code it "
-           "is; a code that names", "one problem of a diagram comes inside `DIAGRAM_INVALID` (400), in "
-           "`details.problems`.", "`{name}` in a message is a parameter.", ""]
+    out = [
+        "# Error codes",
+        "",
+        "Generated from `boxes/codes.py` by `make errors-doc`; a test fails when the two differ.",
+        "",
+        'Every error answers `{"error": {"code", "message", "details"}}`, over HTTP '
+        "and in socket.io",
+        "acks alike. The status is the HTTP status of an answer whose code it "
+        "is; a code that names",
+        "one problem of a diagram comes inside `DIAGRAM_INVALID` (400), in `details.problems`.",
+        "`{name}` in a message is a parameter.",
+        "",
+    ]
     for group, title in GROUPS.items():
         out += [f"## {title}", "", "| code | status | message |", "|---|---|---|"]
         out += [f"| `{c}` | {c.status} | {_shown(c.template)} |" for c in in_group(group)]
@@ -110,176 +118,288 @@ INVALID_INPUT = define("INVALID_INPUT", 400, "the request is malformed: {reason}
 NOT_FOUND = define("NOT_FOUND", 404, "no {what} named {name!r}", "general")
 CONFLICT = define("CONFLICT", 409, "the object's state forbids the change: {reason}", "general")
 UNAUTHENTICATED = define("UNAUTHENTICATED", 401, "invalid credentials or session", "general")
-PERMISSION_DENIED = define("PERMISSION_DENIED", 403, "{action} on {object} is not allowed: "
-                           "{reason}", "general")
+PERMISSION_DENIED = define(
+    "PERMISSION_DENIED", 403, "{action} on {object} is not allowed: {reason}", "general"
+)
 UNAVAILABLE = define("UNAVAILABLE", 503, "{what} is not available now", "general")
-INTERNAL_ERROR = define("INTERNAL_ERROR", 500, "the server failed to answer; the error is logged",
-                        "general")
+INTERNAL_ERROR = define(
+    "INTERNAL_ERROR", 500, "the server failed to answer; the error is logged", "general"
+)
 
 # Requests and sessions (server/http, server/realtime, server/settings).
 METHOD_NOT_ALLOWED = define("METHOD_NOT_ALLOWED", 405, "{method} is not allowed here", "http")
 REQUEST_TOO_LARGE = define("REQUEST_TOO_LARGE", 413, "the request body is too large", "http")
-RATE_LIMITED = define("RATE_LIMITED", 429, "too many requests; retry after {retry_after} s",
-                      "http")
+RATE_LIMITED = define("RATE_LIMITED", 429, "too many requests; retry after {retry_after} s", "http")
 BAD_JSON = define("BAD_JSON", 400, "the body is not valid JSON: {reason}", "http")
-INVALID_BODY = define("INVALID_BODY", 400, "the body does not match the request's schema: "
-                      "{summary}", "http")
-UNKNOWN_PARAMETER = define("UNKNOWN_PARAMETER", 400, "unknown parameter or section {name!r}; "
-                           "expected one of {expected}", "http")
-INVALID_PARAMETER = define("INVALID_PARAMETER", 400, "filter {name} has an invalid value",
-                           "http")
-CSRF_FAILED = define("CSRF_FAILED", 403, "a request authenticated by cookie must carry the "
-                     "{header} header returned at login", "http")
-TOO_MANY_LOGINS = define("TOO_MANY_LOGINS", 429, "too many failed logins from this address; "
-                         "try again later", "http")
+INVALID_BODY = define(
+    "INVALID_BODY", 400, "the body does not match the request's schema: {summary}", "http"
+)
+UNKNOWN_PARAMETER = define(
+    "UNKNOWN_PARAMETER",
+    400,
+    "unknown parameter or section {name!r}; expected one of {expected}",
+    "http",
+)
+INVALID_PARAMETER = define("INVALID_PARAMETER", 400, "filter {name} has an invalid value", "http")
+CSRF_FAILED = define(
+    "CSRF_FAILED",
+    403,
+    "a request authenticated by cookie must carry the {header} header returned at login",
+    "http",
+)
+TOO_MANY_LOGINS = define(
+    "TOO_MANY_LOGINS", 429, "too many failed logins from this address; try again later", "http"
+)
 NOT_SUBSCRIBED = define("NOT_SUBSCRIBED", 404, "not subscribed to {output!r}", "http")
 NOT_OWNER = define("NOT_OWNER", 403, "only role {role} may update diagram {name}", "http")
 NAME_CHANGED = define("NAME_CHANGED", 400, "the document's name must stay {name!r}", "http")
-WEAK_SECRET = define("WEAK_SECRET", 400, "secret_key is a well-known default; set "
-                     "SLUICE_SECRET_KEY to a long random value or leave it unset to generate "
-                     "one", "http")
-INVALID_SETTING = define("INVALID_SETTING", 400, "setting {setting} has an invalid value: "
-                         "{reason}", "http")
-UNKNOWN_SETTING = define("UNKNOWN_SETTING", 400, "unknown setting(s) {settings} in {source}",
-                         "http")
-DATA_DIR_IN_USE = define("DATA_DIR_IN_USE", 409, "the data directory {path} is in use by another "
-                         "Sluice process (pid {pid}); stop it or choose another data_dir", "http")
+WEAK_SECRET = define(
+    "WEAK_SECRET",
+    400,
+    "secret_key is a well-known default; set "
+    "SLUICE_SECRET_KEY to a long random value or leave it unset to generate "
+    "one",
+    "http",
+)
+INVALID_SETTING = define(
+    "INVALID_SETTING", 400, "setting {setting} has an invalid value: {reason}", "http"
+)
+UNKNOWN_SETTING = define(
+    "UNKNOWN_SETTING", 400, "unknown setting(s) {settings} in {source}", "http"
+)
+DATA_DIR_IN_USE = define(
+    "DATA_DIR_IN_USE",
+    409,
+    "the data directory {path} is in use by another "
+    "Sluice process (pid {pid}); stop it or choose another data_dir",
+    "http",
+)
 NOT_EMPTY = define("NOT_EMPTY", 409, "{what} must be empty (or one a demo seeded)", "http")
 
 # Catalog (catalog/).
-INVALID_NAME = define("INVALID_NAME", 400, "{what} name {name} must start with a letter and "
-                      "contain only {allowed}", "catalog")
-DUPLICATE_NAME = define("DUPLICATE_NAME", 409, "a {what} named {name!r} exists already",
-                        "catalog")
+INVALID_NAME = define(
+    "INVALID_NAME",
+    400,
+    "{what} name {name} must start with a letter and contain only {allowed}",
+    "catalog",
+)
+DUPLICATE_NAME = define("DUPLICATE_NAME", 409, "a {what} named {name!r} exists already", "catalog")
 UNKNOWN_USER = define("UNKNOWN_USER", 404, "no user named {name!r}", "catalog")
 UNKNOWN_ROLE = define("UNKNOWN_ROLE", 404, "no role named {name!r}", "catalog")
-UNKNOWN_ACTION = define("UNKNOWN_ACTION", 400, "unknown action {value!r}; expected one of "
-                        "{expected}", "catalog")
-ROLE_OWNS_OBJECTS = define("ROLE_OWNS_OBJECTS", 409, "role {role} owns {count} objects "
-                           "({objects}); drop them first", "catalog")
-INVALID_PASSWORD = define("INVALID_PASSWORD", 400, "a password needs at least {min_length} "
-                          "characters, at most {max_bytes} bytes in UTF-8, and no NUL character",
-                          "catalog")
-ROLE_NOT_PLAYABLE = define("ROLE_NOT_PLAYABLE", 403, "user {user} cannot play the roles "
-                           "{roles}", "catalog")
-ROLES_EMPTY = define("ROLES_EMPTY", 400, "name at least one role to activate, or leave roles out "
-                     "to activate all of the user's", "catalog")
+UNKNOWN_ACTION = define(
+    "UNKNOWN_ACTION", 400, "unknown action {value!r}; expected one of {expected}", "catalog"
+)
+ROLE_OWNS_OBJECTS = define(
+    "ROLE_OWNS_OBJECTS",
+    409,
+    "role {role} owns {count} objects ({objects}); drop them first",
+    "catalog",
+)
+INVALID_PASSWORD = define(
+    "INVALID_PASSWORD",
+    400,
+    "a password needs at least {min_length} "
+    "characters, at most {max_bytes} bytes in UTF-8, and no NUL character",
+    "catalog",
+)
+ROLE_NOT_PLAYABLE = define(
+    "ROLE_NOT_PLAYABLE", 403, "user {user} cannot play the roles {roles}", "catalog"
+)
+ROLES_EMPTY = define(
+    "ROLES_EMPTY",
+    400,
+    "name at least one role to activate, or leave roles out to activate all of the user's",
+    "catalog",
+)
 WRONG_PASSWORD = define("WRONG_PASSWORD", 403, "the current password is not right", "catalog")
-ROLE_NOT_ACTIVE = define("ROLE_NOT_ACTIVE", 400, "role {role!r} is not active in this session",
-                         "catalog")
-OWNER_ROLE_REQUIRED = define("OWNER_ROLE_REQUIRED", 400, "this session has several roles "
-                             "active, or none; say which one owns the new object", "catalog")
-LAST_ADMINISTRATOR = define("LAST_ADMINISTRATOR", 409, "the change would leave no enabled "
-                            "administrator", "catalog")
-ACTION_NOT_APPLICABLE = define("ACTION_NOT_APPLICABLE", 400, "{action} does not apply to "
-                               "{object}", "catalog")
-NOT_HELD = define("NOT_HELD", 403, "you cannot grant {action} on {object}: you do not hold it",
-                  "catalog")
-OWNER_NOT_REVOCABLE = define("OWNER_NOT_REVOCABLE", 409, "role {role} owns {object}; ownership "
-                             "is not a grant and cannot be revoked", "catalog")
+ROLE_NOT_ACTIVE = define(
+    "ROLE_NOT_ACTIVE", 400, "role {role!r} is not active in this session", "catalog"
+)
+OWNER_ROLE_REQUIRED = define(
+    "OWNER_ROLE_REQUIRED",
+    400,
+    "this session has several roles active, or none; say which one owns the new object",
+    "catalog",
+)
+LAST_ADMINISTRATOR = define(
+    "LAST_ADMINISTRATOR", 409, "the change would leave no enabled administrator", "catalog"
+)
+ACTION_NOT_APPLICABLE = define(
+    "ACTION_NOT_APPLICABLE", 400, "{action} does not apply to {object}", "catalog"
+)
+NOT_HELD = define(
+    "NOT_HELD", 403, "you cannot grant {action} on {object}: you do not hold it", "catalog"
+)
+OWNER_NOT_REVOCABLE = define(
+    "OWNER_NOT_REVOCABLE",
+    409,
+    "role {role} owns {object}; ownership is not a grant and cannot be revoked",
+    "catalog",
+)
 NOT_DROPPABLE = define("NOT_DROPPABLE", 400, "{object} cannot be dropped on its own", "catalog")
 IN_USE = define("IN_USE", 409, "{object} is used by other objects", "catalog")
-NOT_TRANSFERABLE = define("NOT_TRANSFERABLE", 400, "{object} cannot change hands on its own",
-                          "catalog")
+NOT_TRANSFERABLE = define(
+    "NOT_TRANSFERABLE", 400, "{object} cannot change hands on its own", "catalog"
+)
 INVALID_STATUS = define("INVALID_STATUS", 400, "status must be one of {expected}", "catalog")
-DIAGRAM_INCOMPLETE = define("DIAGRAM_INCOMPLETE", 400, "a diagram needs at least one input and "
-                            "one output", "catalog")
-UNSUPPORTED_DATABASE = define("UNSUPPORTED_DATABASE", 400, "unsupported catalog database URL "
-                              "{url!r}; only 'sqlite:///PATH' is supported for now", "catalog")
+DIAGRAM_INCOMPLETE = define(
+    "DIAGRAM_INCOMPLETE", 400, "a diagram needs at least one input and one output", "catalog"
+)
+UNSUPPORTED_DATABASE = define(
+    "UNSUPPORTED_DATABASE",
+    400,
+    "unsupported catalog database URL {url!r}; only 'sqlite:///PATH' is supported for now",
+    "catalog",
+)
 
 # Diagram documents and boxes (boxes/, server/control, `sluice run`).
-DIAGRAM_INVALID = define("DIAGRAM_INVALID", 400, "the diagram has problems (each in details.problems): "
-                         "{summary}",
-                         "document")
-DOCUMENT_SYNTAX = define("DOCUMENT_SYNTAX", 400, "the document is not a YAML or JSON mapping "
-                         "JSON can carry: {reason}", "document")
-DOCUMENT_TOO_LARGE = define("DOCUMENT_TOO_LARGE", 400, "the document has more than {limit} "
-                            "values", "document")
-UNSUPPORTED_VERSION = define("UNSUPPORTED_VERSION", 400, "this server reads document version "
-                             "{version}", "document")
-MISSING_PARAMETER = define("MISSING_PARAMETER", 400, "a required section or parameter is "
-                           "missing: {name}", "document")
+DIAGRAM_INVALID = define(
+    "DIAGRAM_INVALID",
+    400,
+    "the diagram has problems (each in details.problems): {summary}",
+    "document",
+)
+DOCUMENT_SYNTAX = define(
+    "DOCUMENT_SYNTAX",
+    400,
+    "the document is not a YAML or JSON mapping JSON can carry: {reason}",
+    "document",
+)
+DOCUMENT_TOO_LARGE = define(
+    "DOCUMENT_TOO_LARGE", 400, "the document has more than {limit} values", "document"
+)
+UNSUPPORTED_VERSION = define(
+    "UNSUPPORTED_VERSION", 400, "this server reads document version {version}", "document"
+)
+MISSING_PARAMETER = define(
+    "MISSING_PARAMETER", 400, "a required section or parameter is missing: {name}", "document"
+)
 WRONG_TYPE = define("WRONG_TYPE", 400, "{name!r} must be {shape}", "document")
 UNKNOWN_SCHEMA = define("UNKNOWN_SCHEMA", 400, "no schema {name!r} under 'schemas'", "document")
 SCHEMA_INVALID = define("SCHEMA_INVALID", 400, "not a valid schema: {reason}", "document")
-SCHEMA_MISMATCH = define("SCHEMA_MISMATCH", 409, "input {name!r}: the diagram expects another "
-                          "schema than the stream has",
-                         "document")
-TOO_MANY_BOXES = define("TOO_MANY_BOXES", 400, "{count} boxes; a diagram may have at most "
-                        "{limit}", "document")
+SCHEMA_MISMATCH = define(
+    "SCHEMA_MISMATCH",
+    409,
+    "input {name!r}: the diagram expects another schema than the stream has",
+    "document",
+)
+TOO_MANY_BOXES = define(
+    "TOO_MANY_BOXES", 400, "{count} boxes; a diagram may have at most {limit}", "document"
+)
 UNKNOWN_BOX_TYPE = define("UNKNOWN_BOX_TYPE", 404, "no box type {name!r}", "document")
-DUPLICATE_BOX_TYPE = define("DUPLICATE_BOX_TYPE", 409, "box type {name!r} is already "
-                            "registered", "document")
+DUPLICATE_BOX_TYPE = define(
+    "DUPLICATE_BOX_TYPE", 409, "box type {name!r} is already registered", "document"
+)
 UNKNOWN_INPUT = define("UNKNOWN_INPUT", 400, "{ref!r} names no input or box", "document")
 DIAGRAM_CYCLE = define("DIAGRAM_CYCLE", 400, "boxes {cycle} form a cycle", "document")
 UNREACHABLE = define("UNREACHABLE", 400, "{name!r} does not lead to any output", "document")
 TOO_FEW_INPUTS = define("TOO_FEW_INPUTS", 400, "a union needs two or more inputs", "document")
-NO_EVENT_TIME = define("NO_EVENT_TIME", 400, "the input has no event-time field a window or "
-                       "join needs", "document")
-INVALID_DURATION = define("INVALID_DURATION", 400, "{value!r} is not a duration such as "
-                          "'10 seconds'", "document")
-DUPLICATE_FIELD = define("DUPLICATE_FIELD", 400, "the output would have two fields named "
-                         "{name!r}", "document")
-INPUT_MISMATCH = define("INPUT_MISMATCH", 400, "the inputs given differ from the inputs the "
-                        "diagram reads: {reason}", "document")
+NO_EVENT_TIME = define(
+    "NO_EVENT_TIME", 400, "the input has no event-time field a window or join needs", "document"
+)
+INVALID_DURATION = define(
+    "INVALID_DURATION", 400, "{value!r} is not a duration such as '10 seconds'", "document"
+)
+DUPLICATE_FIELD = define(
+    "DUPLICATE_FIELD", 400, "the output would have two fields named {name!r}", "document"
+)
+INPUT_MISMATCH = define(
+    "INPUT_MISMATCH",
+    400,
+    "the inputs given differ from the inputs the diagram reads: {reason}",
+    "document",
+)
 FILE_UNREADABLE = define("FILE_UNREADABLE", 400, "cannot read the {what}: {reason}", "document")
 
 # Expressions (boxes/expressions; docs/expressions.md explains each).
-EXPR_SYNTAX = define("EXPR_SYNTAX", 400, "the text is not an expression: {reason}",
-                     "expression")
-EXPR_TOO_LONG = define("EXPR_TOO_LONG", 400, "the expression is longer than {limit} characters",
-                       "expression")
-EXPR_TOO_DEEP = define("EXPR_TOO_DEEP", 400, "the expression nests deeper than {limit} levels",
-                       "expression")
+EXPR_SYNTAX = define("EXPR_SYNTAX", 400, "the text is not an expression: {reason}", "expression")
+EXPR_TOO_LONG = define(
+    "EXPR_TOO_LONG", 400, "the expression is longer than {limit} characters", "expression"
+)
+EXPR_TOO_DEEP = define(
+    "EXPR_TOO_DEEP", 400, "the expression nests deeper than {limit} levels", "expression"
+)
 UNKNOWN_FIELD = define("UNKNOWN_FIELD", 400, "unknown field {name!r}", "expression")
-LABEL_REFERENCE = define("LABEL_REFERENCE", 400, "{name!r} is the label column or another "
-                         "reserved name", "expression")
+LABEL_REFERENCE = define(
+    "LABEL_REFERENCE", 400, "{name!r} is the label column or another reserved name", "expression"
+)
 UNKNOWN_FUNCTION = define("UNKNOWN_FUNCTION", 400, "unknown function {name}()", "expression")
-FORBIDDEN_FUNCTION = define("FORBIDDEN_FUNCTION", 400, "{name}() is forbidden: reflection, UDFs, "
-                            "generators, side effects and non-deterministic functions",
-                            "expression")
-FORBIDDEN_SYNTAX = define("FORBIDDEN_SYNTAX", 400, "{what} is not allowed in an expression",
-                          "expression")
-TYPE_MISMATCH = define("TYPE_MISMATCH", 400, "an operand, argument or result of the wrong "
-                       "type: {reason}", "expression")
-UNKNOWN_TYPE = define("UNKNOWN_TYPE", 400, "unknown type {name!r}; expected one of {expected}",
-                      "expression")
+FORBIDDEN_FUNCTION = define(
+    "FORBIDDEN_FUNCTION",
+    400,
+    "{name}() is forbidden: reflection, UDFs, "
+    "generators, side effects and non-deterministic functions",
+    "expression",
+)
+FORBIDDEN_SYNTAX = define(
+    "FORBIDDEN_SYNTAX", 400, "{what} is not allowed in an expression", "expression"
+)
+TYPE_MISMATCH = define(
+    "TYPE_MISMATCH", 400, "an operand, argument or result of the wrong type: {reason}", "expression"
+)
+UNKNOWN_TYPE = define(
+    "UNKNOWN_TYPE", 400, "unknown type {name!r}; expected one of {expected}", "expression"
+)
 ARITY = define("ARITY", 400, "{name}() takes {expected}; got {count}", "expression")
 INVALID_LITERAL = define("INVALID_LITERAL", 400, "an unusable literal: {reason}", "expression")
-AGGREGATE_NOT_ALLOWED = define("AGGREGATE_NOT_ALLOWED", 400, "an aggregate inside a filter or "
-                               "map expression", "expression")
-NESTED_AGGREGATE = define("NESTED_AGGREGATE", 400, "an aggregate inside an aggregate's argument",
-                          "expression")
-NOT_AN_AGGREGATE = define("NOT_AN_AGGREGATE", 400, "an aggregate slot whose top is not exactly "
-                          "one of count/sum/avg/min/max", "expression")
+AGGREGATE_NOT_ALLOWED = define(
+    "AGGREGATE_NOT_ALLOWED", 400, "an aggregate inside a filter or map expression", "expression"
+)
+NESTED_AGGREGATE = define(
+    "NESTED_AGGREGATE", 400, "an aggregate inside an aggregate's argument", "expression"
+)
+NOT_AN_AGGREGATE = define(
+    "NOT_AN_AGGREGATE",
+    400,
+    "an aggregate slot whose top is not exactly one of count/sum/avg/min/max",
+    "expression",
+)
 
 # Ingestion and the durable log (server/ingest, `sluice run`).
 BATCH_INVALID = define("BATCH_INVALID", 400, "stream {stream!r}: {reason}", "ingest")
-BATCH_TOO_LARGE = define("BATCH_TOO_LARGE", 413, "stream {stream!r}: the batch holds {size}; "
-                         "at most {limit}", "ingest")
-TUPLE_INVALID = define("TUPLE_INVALID", 400, "stream {stream!r}: {invalid} of {count} tuples are "
-                       "invalid and none was accepted ({shown})", "ingest")
-INGEST_RATE_LIMITED = define("INGEST_RATE_LIMITED", 429, "this session may send {per_second} "
-                             "tuples a second; slow down", "ingest")
-STREAM_EXISTS = define("STREAM_EXISTS", 409, "stream {name!r} exists with another schema",
-                       "ingest")
-LOG_CORRUPT = define("LOG_CORRUPT", 503, "stream log {directory}: bad schema file: {problems}",
-                     "ingest")
-LOG_WRITE_FAILED = define("LOG_WRITE_FAILED", 503, "the ingestion log could not be flushed: "
-                          "{reason}", "ingest")
+BATCH_TOO_LARGE = define(
+    "BATCH_TOO_LARGE", 413, "stream {stream!r}: the batch holds {size}; at most {limit}", "ingest"
+)
+TUPLE_INVALID = define(
+    "TUPLE_INVALID",
+    400,
+    "stream {stream!r}: {invalid} of {count} tuples are invalid and none was accepted ({shown})",
+    "ingest",
+)
+INGEST_RATE_LIMITED = define(
+    "INGEST_RATE_LIMITED",
+    429,
+    "this session may send {per_second} tuples a second; slow down",
+    "ingest",
+)
+STREAM_EXISTS = define("STREAM_EXISTS", 409, "stream {name!r} exists with another schema", "ingest")
+LOG_CORRUPT = define(
+    "LOG_CORRUPT", 503, "stream log {directory}: bad schema file: {problems}", "ingest"
+)
+LOG_WRITE_FAILED = define(
+    "LOG_WRITE_FAILED", 503, "the ingestion log could not be flushed: {reason}", "ingest"
+)
 LOG_GAP = define("LOG_GAP", 503, "log {directory}: rows {first} to {last} are missing", "ingest")
 
 # Running diagrams (server/runtime, server/control).
-RUNTIME_UNAVAILABLE = define("RUNTIME_UNAVAILABLE", 503, "the stream runtime is not running on "
-                             "this server", "runtime")
-DEPLOY_FAILED = define("DEPLOY_FAILED", 503, "diagram {diagram!r} could not start: {reason}",
-                       "runtime")
-DIAGRAM_RUNNING = define("DIAGRAM_RUNNING", 409, "diagram {name} is running; stop it first",
-                         "runtime")
-STREAM_IN_USE = define("STREAM_IN_USE", 409, "stream {name!r} is read by deployed diagram(s) "
-                       "{diagrams}", "runtime")
-OUTPUT_IN_USE = define("OUTPUT_IN_USE", 409, "output(s) {outputs} already belong to running "
-                       "diagram {diagram!r}", "runtime")
+RUNTIME_UNAVAILABLE = define(
+    "RUNTIME_UNAVAILABLE", 503, "the stream runtime is not running on this server", "runtime"
+)
+DEPLOY_FAILED = define(
+    "DEPLOY_FAILED", 503, "diagram {diagram!r} could not start: {reason}", "runtime"
+)
+DIAGRAM_RUNNING = define(
+    "DIAGRAM_RUNNING", 409, "diagram {name} is running; stop it first", "runtime"
+)
+STREAM_IN_USE = define(
+    "STREAM_IN_USE", 409, "stream {name!r} is read by deployed diagram(s) {diagrams}", "runtime"
+)
+OUTPUT_IN_USE = define(
+    "OUTPUT_IN_USE",
+    409,
+    "output(s) {outputs} already belong to running diagram {diagram!r}",
+    "runtime",
+)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ The same code serves batch DataFrames (``sluice run``, tests) and streaming ones
 server's runtime, append mode). Nothing here checks the document again; it trusts the Plan.
 It only checks what the caller supplies: one DataFrame per input with the schema's columns.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -40,11 +41,16 @@ def _check_inputs(plan: Plan, inputs: Mapping[str, DataFrame]) -> None:
     missing = [n for n in plan.inputs if n not in inputs]
     extra = [n for n in inputs if n not in plan.input_schemas]
     if missing or extra:
-        raise InvalidInput(f"the plan reads inputs {list(plan.inputs)}; missing {missing}, "
-                           f"unexpected {extra}", code=codes.INPUT_MISMATCH,
-                           details={"missing": missing, "unexpected": extra})
+        raise InvalidInput(
+            f"the plan reads inputs {list(plan.inputs)}; missing {missing}, unexpected {extra}",
+            code=codes.INPUT_MISMATCH,
+            details={"missing": missing, "unexpected": extra},
+        )
     for name, schema in plan.input_schemas.items():
         absent = [f for f in schema.names if f not in inputs[name].columns]
         if absent:
-            raise InvalidInput(f"input {name!r} lacks columns {absent}", code=codes.INPUT_MISMATCH,
-                               details={"input": name, "missing_columns": absent})
+            raise InvalidInput(
+                f"input {name!r} lacks columns {absent}",
+                code=codes.INPUT_MISMATCH,
+                details={"input": name, "missing_columns": absent},
+            )

@@ -18,6 +18,7 @@ box in data-flow order.
 
 On the server the inputs are catalog streams: ``validate(doc, streams={"in1": schema})``.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,7 @@ from typing import Any
 
 import yaml
 
-from boxes import codes
-from boxes import registry
+from boxes import codes, registry
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
@@ -58,10 +58,12 @@ class _Loader(yaml.SafeLoader):
         mark = self.peek_event().start_mark
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(
-                None, None, "YAML anchors and aliases are not accepted in diagram documents", mark)
+                None, None, "YAML anchors and aliases are not accepted in diagram documents", mark
+            )
         if self.depth >= MAX_DEPTH:
             raise yaml.composer.ComposerError(
-                None, None, f"the document nests deeper than {MAX_DEPTH} levels", mark)
+                None, None, f"the document nests deeper than {MAX_DEPTH} levels", mark
+            )
         self.depth += 1
         try:
             return super().compose_node(parent, index)
@@ -72,9 +74,11 @@ class _Loader(yaml.SafeLoader):
 _BOOL = "tag:yaml.org,2002:bool"
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != _BOOL]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                              list("tTfF"))
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 def load_document(text: str) -> dict:
@@ -92,13 +96,15 @@ def load_document(text: str) -> dict:
         finally:
             loader.dispose()
     except yaml.YAMLError as err:
-        raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
-                                      f"not valid YAML or JSON: {err}")]) from None
+        raise DiagramInvalid(
+            [Problem(codes.DOCUMENT_SYNTAX, "", f"not valid YAML or JSON: {err}")]
+        ) from None
     if duplicates:
         raise DiagramInvalid(duplicates)
     if not isinstance(doc, dict):
-        raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
-                                      "a diagram document must be a mapping")])
+        raise DiagramInvalid(
+            [Problem(codes.DOCUMENT_SYNTAX, "", "a diagram document must be a mapping")]
+        )
     return doc
 
 
@@ -109,8 +115,12 @@ def _duplicate_keys(node: yaml.Node, path: str) -> Iterable[Problem]:
             name = key.value if isinstance(key, yaml.ScalarNode) else None
             where = f"{path}.{name}" if path else str(name)
             if name is not None and name in seen:
-                yield Problem(codes.DUPLICATE_NAME, where, f"{name!r} appears twice (lines "
-                              f"{seen[name] + 1} and {key.start_mark.line + 1})")
+                yield Problem(
+                    codes.DUPLICATE_NAME,
+                    where,
+                    f"{name!r} appears twice (lines "
+                    f"{seen[name] + 1} and {key.start_mark.line + 1})",
+                )
             elif name is not None:
                 seen[name] = key.start_mark.line
             yield from _duplicate_keys(value, where)
@@ -124,17 +134,21 @@ class Plan:
     """A validated diagram, ready to compile: every box built, in data-flow order."""
 
     name: str
-    inputs: tuple[str, ...]               # label-bit order: bit i <=> inputs[i] (sorted names)
+    inputs: tuple[str, ...]  # label-bit order: bit i <=> inputs[i] (sorted names)
     input_schemas: Mapping[str, Schema]
     input_lateness: Mapping[str, float]
     outputs: Mapping[str, Schema]
     label_words: int
-    boxes: tuple[Box, ...]   # inputs, then operators in topological order, then outputs
+    boxes: tuple[Box, ...]  # inputs, then operators in topological order, then outputs
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "inputs": list(self.inputs), "label_words": self.label_words,
-                "outputs": {n: s.to_dict() for n, s in self.outputs.items()},
-                "boxes": [box.describe() for box in self.boxes]}
+        return {
+            "name": self.name,
+            "inputs": list(self.inputs),
+            "label_words": self.label_words,
+            "outputs": {n: s.to_dict() for n, s in self.outputs.items()},
+            "boxes": [box.describe() for box in self.boxes],
+        }
 
 
 def validate(doc: Mapping, streams: Mapping[str, Schema] | None = None) -> Plan:
@@ -158,8 +172,8 @@ class _Node:
     args: dict[str, Any] = field(default_factory=dict)
     refs: tuple[tuple[str, str], ...] = ()
     schema: Schema | None = None
-    sound: bool = False       # parameters and references checked without a problem
-    box: Operator | None = None   # a box built against its inputs' schemas
+    sound: bool = False  # parameters and references checked without a problem
+    box: Operator | None = None  # a box built against its inputs' schemas
 
     @property
     def path(self) -> str:
@@ -192,8 +206,9 @@ class _Validator:
 
     def run(self, doc: Mapping) -> Plan:
         if not isinstance(doc, Mapping):
-            raise DiagramInvalid([Problem(codes.DOCUMENT_SYNTAX, "",
-                                          "a diagram document must be a mapping")])
+            raise DiagramInvalid(
+                [Problem(codes.DOCUMENT_SYNTAX, "", "a diagram document must be a mapping")]
+            )
         self.check_header(doc)
         sections = {s: self.section(doc, s) for s in ("schemas", "inputs", "boxes", "outputs")}
         self.read_schemas(sections["schemas"])
@@ -210,15 +225,23 @@ class _Validator:
     def check_header(self, doc: Mapping) -> None:
         for key in doc:
             if key not in SECTIONS:
-                self.add(codes.UNKNOWN_PARAMETER, str(key), f"unknown section {key!r}; expected "
-                         + ", ".join(SECTIONS))
+                self.add(
+                    codes.UNKNOWN_PARAMETER,
+                    str(key),
+                    f"unknown section {key!r}; expected " + ", ".join(SECTIONS),
+                )
         if "version" not in doc:
-            self.add(codes.MISSING_PARAMETER, "version",
-                     f"missing 'version' (this server reads version {VERSION})")
+            self.add(
+                codes.MISSING_PARAMETER,
+                "version",
+                f"missing 'version' (this server reads version {VERSION})",
+            )
         elif doc["version"] != VERSION or isinstance(doc["version"], bool):
-            self.add(codes.UNSUPPORTED_VERSION, "version",
-                     f"version {doc['version']!r} is not supported; "
-                     f"this server reads version {VERSION}")
+            self.add(
+                codes.UNSUPPORTED_VERSION,
+                "version",
+                f"version {doc['version']!r} is not supported; this server reads version {VERSION}",
+            )
         name = doc.get("name")
         if name is None:
             self.add(codes.MISSING_PARAMETER, "name", "missing 'name' (the diagram's name)")
@@ -231,7 +254,9 @@ class _Validator:
         value = doc.get(key)
         if value is None:
             if key in ("inputs", "outputs"):
-                self.add(codes.MISSING_PARAMETER, key, f"a diagram needs at least one entry in {key!r}")
+                self.add(
+                    codes.MISSING_PARAMETER, key, f"a diagram needs at least one entry in {key!r}"
+                )
             return {}
         if not isinstance(value, Mapping):
             self.add(codes.WRONG_TYPE, key, f"{key!r} must be a mapping of name to definition")
@@ -246,16 +271,21 @@ class _Validator:
                 self.schemas[name], found = parse_schema(spec, f"schemas.{name}")
                 self.problems.extend(found)
 
-    def declare(self, name: Any, section: str, raw: Any, cls: type[Box] | None,
-                nullable: bool = False) -> _Node | None:
+    def declare(
+        self, name: Any, section: str, raw: Any, cls: type[Box] | None, nullable: bool = False
+    ) -> _Node | None:
         """Register a name (unique across inputs, boxes and outputs) and check its parameters."""
         path = f"{section}.{name}"
         if not self.valid_name(name, path):
             return None
         if name in self.nodes:
-            self.add(codes.DUPLICATE_NAME, path, f"{name!r} is already the name of "
-                     f"{self.nodes[name].section}.{name}; "
-                     "names are shared by inputs, boxes and outputs")
+            self.add(
+                codes.DUPLICATE_NAME,
+                path,
+                f"{name!r} is already the name of "
+                f"{self.nodes[name].section}.{name}; "
+                "names are shared by inputs, boxes and outputs",
+            )
             return None
         node = self.nodes[name] = _Node(name, section)
         if raw is None and nullable:
@@ -272,8 +302,11 @@ class _Validator:
         self.problems.extend(found)
         node.refs = tuple(cls.upstream_refs(node.args, path))
         node.sound = not found
-        if any(p.name not in node.args for p in cls.params
-               if p.kind in (Kind.INPUT_REF, Kind.INPUT_REFS)):
+        if any(
+            p.name not in node.args
+            for p in cls.params
+            if p.kind in (Kind.INPUT_REF, Kind.INPUT_REFS)
+        ):
             self.arrows_known = False
         return node
 
@@ -301,22 +334,32 @@ class _Validator:
             self.problems.extend(found)
         if self.streams is None:
             if node.raw.get("schema") is None:
-                self.add(codes.MISSING_PARAMETER, path,
-                         "an input run outside the server declares its schema")
+                self.add(
+                    codes.MISSING_PARAMETER,
+                    path,
+                    "an input run outside the server declares its schema",
+                )
             return schema
         catalog = self.streams.get(node.name)
         if catalog is None:
             self.add(codes.NOT_FOUND, node.path, f"there is no input stream {node.name!r}")
         elif schema is not None and schema != catalog:
-            self.add(codes.SCHEMA_MISMATCH, path, f"the declared schema differs from stream "
-                     f"{node.name!r}'s schema {catalog.to_dict()}")
+            self.add(
+                codes.SCHEMA_MISMATCH,
+                path,
+                f"the declared schema differs from stream "
+                f"{node.name!r}'s schema {catalog.to_dict()}",
+            )
             return None
         return catalog
 
     def read_boxes(self, raw: Mapping) -> None:
         if len(raw) > MAX_BOXES:
-            self.add(codes.TOO_MANY_BOXES, "boxes",
-                     f"{len(raw)} boxes; a diagram may have at most {MAX_BOXES}")
+            self.add(
+                codes.TOO_MANY_BOXES,
+                "boxes",
+                f"{len(raw)} boxes; a diagram may have at most {MAX_BOXES}",
+            )
         for name, spec in raw.items():
             self.declare(name, "boxes", spec, self.box_class(name, spec))
 
@@ -326,14 +369,20 @@ class _Validator:
             return None
         kind = spec.get("type")
         if kind is None:
-            self.add(codes.MISSING_PARAMETER, path,
-                     "missing 'type'; one of " + ", ".join(_operator_types()))
+            self.add(
+                codes.MISSING_PARAMETER,
+                path,
+                "missing 'type'; one of " + ", ".join(_operator_types()),
+            )
         elif not isinstance(kind, str):
             self.add(codes.WRONG_TYPE, path, "'type' must be text")
         elif kind not in _operator_types():
-            where = (f"; declare {kind}s under '{kind}s'" if kind in ("input", "output") else "")
-            self.add(codes.UNKNOWN_BOX_TYPE, path, f"unknown box type {kind!r}{where}; one of "
-                     + ", ".join(_operator_types()))
+            where = f"; declare {kind}s under '{kind}s'" if kind in ("input", "output") else ""
+            self.add(
+                codes.UNKNOWN_BOX_TYPE,
+                path,
+                f"unknown box type {kind!r}{where}; one of " + ", ".join(_operator_types()),
+            )
         else:
             return registry.get(kind)
         return None
@@ -353,8 +402,11 @@ class _Validator:
                     continue
                 if target is None or target.section == "outputs":
                     what = "an output, which cannot be read" if target else "nothing"
-                    self.add(codes.UNKNOWN_INPUT, path,
-                             f"{ref!r} names {what}; expected an input or a box")
+                    self.add(
+                        codes.UNKNOWN_INPUT,
+                        path,
+                        f"{ref!r} names {what}; expected an input or a box",
+                    )
                     node.sound = False
                     self.arrows_known = False
                 else:
@@ -368,10 +420,13 @@ class _Validator:
                 cycle = _find_cycle(name, upstream, placed, cyclic)
                 if cycle:
                     first = min(range(len(cycle)), key=lambda k: position[cycle[k]])
-                    cycle = cycle[first:] + cycle[:first]   # start where the document does
+                    cycle = cycle[first:] + cycle[:first]  # start where the document does
                     cyclic.update(cycle)
-                    self.add(codes.DIAGRAM_CYCLE, self.nodes[cycle[0]].path,
-                             " -> ".join(cycle + [cycle[0]]) + " form a cycle")
+                    self.add(
+                        codes.DIAGRAM_CYCLE,
+                        self.nodes[cycle[0]].path,
+                        " -> ".join(cycle + [cycle[0]]) + " form a cycle",
+                    )
         return [self.nodes[n] for n in order], cyclic
 
     def check_reachable(self, cyclic: set[str]) -> None:
@@ -393,14 +448,17 @@ class _Validator:
         for node in order:
             if node.section == "inputs" or not node.sound:
                 continue
-            upstream = {ref: schema for ref, _ in node.refs
-                        if (schema := self.nodes[ref].schema) is not None}
+            upstream = {
+                ref: schema
+                for ref, _ in node.refs
+                if (schema := self.nodes[ref].schema) is not None
+            }
             if len(upstream) < len({ref for ref, _ in node.refs}):
                 continue
             if node.section == "outputs":
                 node.schema = upstream[node.args["from"]]
                 continue
-            assert node.cls is not None and issubclass(node.cls, Operator)   # a sound box's type
+            assert node.cls is not None and issubclass(node.cls, Operator)  # a sound box's type
             try:
                 node.box = node.cls.build(node.name, node.args, upstream, node.path)
                 node.schema = node.box.schema
@@ -411,21 +469,34 @@ class _Validator:
         inputs = tuple(sorted(n.name for n in self.nodes.values() if n.section == "inputs"))
         words = word_count(len(inputs))
         lateness = {n: duration_of(self.nodes[n].args["lateness"]) for n in inputs}
-        input_boxes = tuple(InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n])
-                            for i, n in enumerate(inputs))
+        input_boxes = tuple(
+            InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n])
+            for i, n in enumerate(inputs)
+        )
         operators = tuple(node.checked_box for node in order if node.section == "boxes")
-        outputs = tuple(OutputBox(node.name, node.checked_schema, node.args["from"])
-                        for node in order if node.section == "outputs")
-        return Plan(name, inputs, {b.name: b.schema for b in input_boxes}, lateness,
-                    {o.name: o.schema for o in outputs}, words, input_boxes + operators + outputs)
+        outputs = tuple(
+            OutputBox(node.name, node.checked_schema, node.args["from"])
+            for node in order
+            if node.section == "outputs"
+        )
+        return Plan(
+            name,
+            inputs,
+            {b.name: b.schema for b in input_boxes},
+            lateness,
+            {o.name: o.schema for o in outputs},
+            words,
+            input_boxes + operators + outputs,
+        )
 
 
 def _names_in(values: Iterable[Any]) -> list[str]:
     """Names a box of unknown type seems to read: only so its inputs do not look unreachable."""
     found: list[str] = []
     for value in values:
-        found.extend(v for v in (value if isinstance(value, list) else [value])
-                     if isinstance(v, str))
+        found.extend(
+            v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)
+        )
     return found
 
 
@@ -453,8 +524,9 @@ def _topological(upstream: Mapping[str, list[str]]) -> list[str]:
     return order
 
 
-def _find_cycle(start: str, upstream: Mapping[str, list[str]], placed: set[str],
-                reported: set[str]) -> list[str]:
+def _find_cycle(
+    start: str, upstream: Mapping[str, list[str]], placed: set[str], reported: set[str]
+) -> list[str]:
     """Walk upstream from an unplaceable node until a name repeats: that loop is a cycle.
 
     Returned in data-flow order (``a`` feeds ``b`` feeds ``a``). Empty if the walk reaches a
@@ -467,5 +539,5 @@ def _find_cycle(start: str, upstream: Mapping[str, list[str]], placed: set[str],
             return []
         path.append(current)
         current = next(r for r in upstream[current] if r not in placed)
-    cycle = path[path.index(current):]
+    cycle = path[path.index(current) :]
     return list(reversed(cycle))

@@ -3,6 +3,7 @@
 One spelling, always with a unit, so ``10`` cannot mean seconds to one reader and
 milliseconds to another. Parsing is pure; Spark receives a whole number of milliseconds.
 """
+
 from __future__ import annotations
 
 import re

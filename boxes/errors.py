@@ -7,6 +7,7 @@ knowing Sluice. Every code is declared in ``boxes/codes.py`` with its HTTP statu
 refuses, where it is built, a code nobody declared or one whose status is not its class's
 (a 404 code is always a ``NotFound``), so ``except LookupError`` and the status agree.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,12 +44,20 @@ class SluiceError(Exception):
 
     code: Code = codes.SLUICE_ERROR
 
-    def __init__(self, message: str | None = None, *, code: str | None = None,
-                 details: dict[str, Any] | None = None, **params: Any) -> None:
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        code: str | None = None,
+        details: dict[str, Any] | None = None,
+        **params: Any,
+    ) -> None:
         resolved = type(self).code if code is None else codes.lookup(code)
         if resolved.status != type(self).code.status:
-            raise TypeError(f"code {resolved} answers {resolved.status}; raise it as the error "
-                            f"class of that status, not {type(self).__name__}")
+            raise TypeError(
+                f"code {resolved} answers {resolved.status}; raise it as the error "
+                f"class of that status, not {type(self).__name__}"
+            )
         message = resolved.render(**params) if message is None else message
         super().__init__(message)
         self.code = resolved
@@ -107,8 +116,10 @@ class DiagramInvalid(InvalidInput):
         summary = "; ".join(str(p) for p in self.problems[:5])
         if len(self.problems) > 5:
             summary += f"; and {len(self.problems) - 5} more"
-        super().__init__(summary or "the diagram is invalid",
-                         details={"problems": [p.to_dict() for p in self.problems]})
+        super().__init__(
+            summary or "the diagram is invalid",
+            details={"problems": [p.to_dict() for p in self.problems]},
+        )
 
     @property
     def codes(self) -> list[str]:
@@ -127,8 +138,9 @@ class RateLimited(SluiceError):
     code = codes.RATE_LIMITED
 
     def __init__(self, message: str | None = None, *, retry_after: int, **kwargs: Any) -> None:
-        super().__init__(message, details={"retry_after": retry_after},
-                         retry_after=retry_after, **kwargs)
+        super().__init__(
+            message, details={"retry_after": retry_after}, retry_after=retry_after, **kwargs
+        )
         self.retry_after = retry_after
 
 

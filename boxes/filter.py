@@ -1,8 +1,10 @@
 """The ``filter`` box: keeps the tuples for which a predicate is true (NULL counts as false)."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.expressions import CheckedExpr, check_predicate
@@ -24,8 +26,9 @@ class FilterBox(Operator):
     where: CheckedExpr
 
     @classmethod
-    def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> "FilterBox":
+    def build(
+        cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema], path: str
+    ) -> FilterBox:
         schema = upstream[args["in"]]
         problems = Problems()
         where = problems.collect(check_predicate, args["where"], schema, f"{path}.where")

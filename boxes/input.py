@@ -4,6 +4,7 @@ Documents declare inputs under ``inputs:``; the registry lists the type so the e
 shows it. Its compile step keeps exactly the schema's columns, applies the watermark on the
 event time (so windows and joins downstream can close) and attaches the stream's literal label.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,11 +21,21 @@ class InputBox(Box):
     type_name: ClassVar[str] = "input"
     description: ClassVar[str] = "A source stream; every tuple from it is labelled with this stream"
     params: ClassVar[tuple[Param, ...]] = (
-        Param("schema", Kind.SCHEMA_REF, "the stream's schema: a name under 'schemas' or inline "
-              "(on the server, the catalog's schema is used and a declared one must match it)",
-              required=False),
-        Param("lateness", Kind.DURATION, "how late a tuple may arrive (in event time) and still "
-              "count in windows and joins; the watermark delay", required=False, default="0s"),
+        Param(
+            "schema",
+            Kind.SCHEMA_REF,
+            "the stream's schema: a name under 'schemas' or inline "
+            "(on the server, the catalog's schema is used and a declared one must match it)",
+            required=False,
+        ),
+        Param(
+            "lateness",
+            Kind.DURATION,
+            "how late a tuple may arrive (in event time) and still "
+            "count in windows and joins; the watermark delay",
+            required=False,
+            default="0s",
+        ),
     )
 
     name: str

@@ -6,6 +6,7 @@ passes it. Output fields are all left fields then all right fields, prefixed ``l
 ``right_`` where the two sides share a name. The label is left OR right, so a subscriber needs
 both sides readable (strong semantic). The output's event time is the left event time.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -13,8 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from boxes import codes
-from boxes import labels
+from boxes import codes, labels
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import duration_of
 from boxes.types import Field, Schema
@@ -25,14 +25,20 @@ _LEFT_LABEL, _RIGHT_LABEL = "_label_left", "_label_right"
 @dataclass(frozen=True)
 class JoinBox(Operator):
     type_name: ClassVar[str] = "join"
-    description: ClassVar[str] = ("Pair left and right tuples with equal keys and close event "
-                                  "times; the label is left OR right")
+    description: ClassVar[str] = (
+        "Pair left and right tuples with equal keys and close event "
+        "times; the label is left OR right"
+    )
     params: ClassVar[tuple[Param, ...]] = (
         Param("left", Kind.INPUT_REF, "the left input or box (it needs an event time)"),
         Param("right", Kind.INPUT_REF, "the right input or box (it needs an event time)"),
         Param("on", Kind.FIELD_LIST, "fields that must be equal on both sides"),
-        Param("within", Kind.DURATION, "the largest event-time distance between a left and "
-              "a right tuple that still match, e.g. 10s"),
+        Param(
+            "within",
+            Kind.DURATION,
+            "the largest event-time distance between a left and "
+            "a right tuple that still match, e.g. 10s",
+        ),
     )
 
     name: str
@@ -41,47 +47,69 @@ class JoinBox(Operator):
     right: str
     on: tuple[str, ...]
     within: float
-    left_names: tuple[tuple[str, str], ...]    # (input field, output field)
+    left_names: tuple[tuple[str, str], ...]  # (input field, output field)
     right_names: tuple[tuple[str, str], ...]
-    times: tuple[str, str]                       # left and right event time, as output fields
+    times: tuple[str, str]  # left and right event time, as output fields
 
     @classmethod
-    def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> JoinBox:
+    def build(
+        cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema], path: str
+    ) -> JoinBox:
         left, right = upstream[args["left"]], upstream[args["right"]]
         problems = Problems()
         for side, schema in (("left", left), ("right", right)):
             if schema.event_time is None:
-                problems.add(codes.NO_EVENT_TIME, f"{path}.{side}",
-                             f"{args[side]!r} has no event time; a join bounds event time")
+                problems.add(
+                    codes.NO_EVENT_TIME,
+                    f"{path}.{side}",
+                    f"{args[side]!r} has no event time; a join bounds event time",
+                )
         if not args["on"]:
-            problems.add(codes.MISSING_PARAMETER, f"{path}.on",
-                         "a join needs at least one field in 'on'")
+            problems.add(
+                codes.MISSING_PARAMETER, f"{path}.on", "a join needs at least one field in 'on'"
+            )
         for i, field in enumerate(args["on"]):
             for side, schema in (("left", left), ("right", right)):
                 if schema.get(field) is None:
-                    problems.add(labels.missing_field_code(field), f"{path}.on.{i}",
-                                 f"no field {field!r} in the {side} input {args[side]!r}")
+                    problems.add(
+                        labels.missing_field_code(field),
+                        f"{path}.on.{i}",
+                        f"no field {field!r} in the {side} input {args[side]!r}",
+                    )
             left_type, right_type = left.type_of(field), right.type_of(field)
             if left_type and right_type and left_type != right_type:
-                problems.add(codes.TYPE_MISMATCH, f"{path}.on.{i}",
-                             f"{field!r} is {left_type.value} on the left but "
-                             f"{right_type.value} on the right")
+                problems.add(
+                    codes.TYPE_MISMATCH,
+                    f"{path}.on.{i}",
+                    f"{field!r} is {left_type.value} on the left but "
+                    f"{right_type.value} on the right",
+                )
         shared = set(left.names) & set(right.names)
         left_names = tuple((n, f"left_{n}" if n in shared else n) for n in left.names)
         right_names = tuple((n, f"right_{n}" if n in shared else n) for n in right.names)
         out_names = [o for _, o in left_names + right_names]
         for clash in sorted({n for n in out_names if out_names.count(n) > 1}):
-            problems.add(codes.DUPLICATE_FIELD, path,
-                         f"the output would have two fields named {clash!r}")
+            problems.add(
+                codes.DUPLICATE_FIELD, path, f"the output would have two fields named {clash!r}"
+            )
         problems.raise_any()
         assert left.event_time is not None and right.event_time is not None  # NO_EVENT_TIME
         fields = tuple(Field(o, f.type) for f, (_, o) in zip(left.fields, left_names, strict=True))
-        fields += tuple(Field(o, f.type)
-                        for f, (_, o) in zip(right.fields, right_names, strict=True))
+        fields += tuple(
+            Field(o, f.type) for f, (_, o) in zip(right.fields, right_names, strict=True)
+        )
         times = (dict(left_names)[left.event_time], dict(right_names)[right.event_time])
-        return cls(name, Schema(fields, times[0]), args["left"], args["right"], tuple(args["on"]),
-                   duration_of(args["within"]), left_names, right_names, times)
+        return cls(
+            name,
+            Schema(fields, times[0]),
+            args["left"],
+            args["right"],
+            tuple(args["on"]),
+            duration_of(args["within"]),
+            left_names,
+            right_names,
+            times,
+        )
 
     @property
     def upstream(self) -> tuple[str, ...]:
@@ -91,16 +119,21 @@ class JoinBox(Operator):
         from pyspark.sql import functions as F
 
         # Renaming first makes every column name unique, so no column is ambiguous.
-        left = frames[self.left].select(*[F.col(n).alias(o) for n, o in self.left_names],
-                                        F.col(labels.LABEL_COLUMN).alias(_LEFT_LABEL))
-        right = frames[self.right].select(*[F.col(n).alias(o) for n, o in self.right_names],
-                                          F.col(labels.LABEL_COLUMN).alias(_RIGHT_LABEL))
+        left = frames[self.left].select(
+            *[F.col(n).alias(o) for n, o in self.left_names],
+            F.col(labels.LABEL_COLUMN).alias(_LEFT_LABEL),
+        )
+        right = frames[self.right].select(
+            *[F.col(n).alias(o) for n, o in self.right_names],
+            F.col(labels.LABEL_COLUMN).alias(_RIGHT_LABEL),
+        )
         lnames, rnames = dict(self.left_names), dict(self.right_names)
         condition = [F.col(lnames[f]) == F.col(rnames[f]) for f in self.on]
         bound = F.lit(dt.timedelta(seconds=self.within))
         lt, rt = F.col(self.times[0]), F.col(self.times[1])
         condition += [lt >= rt - bound, lt <= rt + bound]
         joined = left.join(right, on=condition, how="inner")
-        label = labels.merge_pair(F.col(_LEFT_LABEL), F.col(_RIGHT_LABEL),
-                                  labels.words_of(frames[self.left]))
+        label = labels.merge_pair(
+            F.col(_LEFT_LABEL), F.col(_RIGHT_LABEL), labels.words_of(frames[self.left])
+        )
         return joined.select(*self.schema.names, label.alias(labels.LABEL_COLUMN))

@@ -14,9 +14,10 @@ check labels against a subscriber's rights on the Arrow batches instead (``secfi
 where the rights of the moment are known. A label is never NULL: ``bit_or`` skips NULLs and
 would silently drop a source.
 """
+
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from boxes import codes
 
@@ -95,4 +96,6 @@ def merge_group(words: int):
 
 def merge_pair(left, right, words: int):
     """The label of a joined tuple: left OR right, word by word."""
-    return _compose([a.bitwiseOR(b) for a, b in zip(_words(left, words), _words(right, words))])
+    return _compose(
+        [a.bitwiseOR(b) for a, b in zip(_words(left, words), _words(right, words), strict=False)]
+    )

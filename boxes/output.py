@@ -1,8 +1,10 @@
 """The ``output`` box: a named result stream; subscribers read it through the SecFilter."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from boxes import labels
 from boxes.base import Box, Kind, Param

@@ -7,6 +7,7 @@ so a plug-in cannot silently replace a built-in box.
 >>> get("filter").declaration()["params"][1]["kind"]
 'predicate'
 """
+
 from __future__ import annotations
 
 from typing import Any

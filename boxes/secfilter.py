@@ -11,6 +11,7 @@ unsigned words, one array per word, without copying.
 >>> secfilter(batch, readable_mask(["in1", "in2"], ["in1"])).to_pydict()
 {'x': [1], '_label': [1]}
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -23,7 +24,7 @@ import pyarrow as pa
 from boxes.labels import LABEL_COLUMN, WORD_BITS, word_count, word_name
 
 Batch: TypeAlias = pa.Table | pa.RecordBatch
-Words = list[np.ndarray]   # one uint64 array per label word, with an entry per row
+Words = list[np.ndarray]  # one uint64 array per label word, with an entry per row
 
 # Rough nanoseconds per row on the bench machine, to choose how to answer many readable sets:
 # testing a row's label against one mask costs about ``_PER_WORD`` per word plus the picking
@@ -33,7 +34,7 @@ _PER_WORD, _PICK = 0.8, 1.5
 _FACTORIZE, _PER_WORD_DISTINCT, _PER_MASK_DISTINCT = 15.0, 7.0, 2.5
 # Odd multipliers (each permutes the 64-bit words) of MurmurHash3's 64-bit finaliser.
 _MIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
-_SAMPLE = 1024                         # rows looked at before a full check for one label
+_SAMPLE = 1024  # rows looked at before a full check for one label
 
 
 def readable_mask(inputs: Sequence[str], readable: Iterable[str]) -> np.ndarray:
@@ -51,13 +52,20 @@ def label_words(batch: Batch) -> Words:
     unless the column comes in several chunks)."""
     column = batch.column(LABEL_COLUMN)
     if isinstance(column, pa.ChunkedArray):
-        column = (column.chunk(0) if column.num_chunks == 1 else
-                  column.combine_chunks() if column.num_chunks else pa.array([], column.type))
+        column = (
+            column.chunk(0)
+            if column.num_chunks == 1
+            else column.combine_chunks()
+            if column.num_chunks
+            else pa.array([], column.type)
+        )
     if column.null_count:
         raise ValueError("a result batch has a NULL label; labels are never NULL")
     parts = column.flatten() if pa.types.is_struct(column.type) else [column]
-    return [np.asarray(part.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
-            for part in parts]
+    return [
+        np.asarray(part.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
+        for part in parts
+    ]
 
 
 def label_array(words: Words) -> pa.Array:
@@ -180,7 +188,7 @@ def distinct_labels(words: Words) -> tuple[Words, np.ndarray]:
         return [values.view(np.uint64)], codes
     codes, hashes = pd.factorize(_row_hashes(words).view(np.int64))
     representative = np.empty(len(hashes), dtype=np.intp)
-    representative[codes] = np.arange(len(codes))   # any row of a code will do
+    representative[codes] = np.arange(len(codes))  # any row of a code will do
     labels = [word[representative] for word in words]
     if all(np.array_equal(word, label[codes]) for word, label in zip(words, labels, strict=True)):
         return labels, codes
@@ -193,6 +201,5 @@ def label_sources(batch: Batch, inputs: Sequence[str]) -> list[list[str]]:
     labels, codes = distinct_labels(label_words(batch))
     stacked = np.stack(labels, axis=1).astype("<u8")
     bits = np.unpackbits(stacked.view(np.uint8), axis=1, bitorder="little")
-    names = [sorted(inputs[int(i)] for i in np.flatnonzero(row) if i < len(inputs))
-             for row in bits]
+    names = [sorted(inputs[int(i)] for i in np.flatnonzero(row) if i < len(inputs)) for row in bits]
     return [names[i] for i in codes]

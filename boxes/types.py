@@ -5,12 +5,14 @@ field (a timestamp). Field names are plain identifiers that start with a letter,
 field can collide with the reserved label column or with the ``_sources``/``_output`` fields
 added to results.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 import pyarrow as pa
 
@@ -51,10 +53,10 @@ class DataType(str, Enum):
 class TypeInfo:
     """Every representation of one type: the other tables derive from ``TYPES``."""
 
-    spellings: tuple[str, ...]   # what a person may write in a schema or a cast, besides the name
-    arrow: pa.DataType           # in the ingestion log's frames and in results
-    ddl: str                     # Spark SQL DDL (a source's row schema)
-    spark: str                   # the pyspark.sql.types class
+    spellings: tuple[str, ...]  # what a person may write in a schema or a cast, besides the name
+    arrow: pa.DataType  # in the ingestion log's frames and in results
+    ddl: str  # Spark SQL DDL (a source's row schema)
+    spark: str  # the pyspark.sql.types class
 
 
 TYPES: dict[DataType, TypeInfo] = {
@@ -66,7 +68,8 @@ TYPES: dict[DataType, TypeInfo] = {
 }
 # Spellings a person may write for each type.
 TYPE_ALIASES: dict[str, DataType] = {
-    spelling: dtype for dtype, info in TYPES.items() for spelling in (dtype.value, *info.spellings)}
+    spelling: dtype for dtype, info in TYPES.items() for spelling in (dtype.value, *info.spellings)
+}
 
 
 @dataclass(frozen=True)
@@ -113,41 +116,72 @@ def parse_schema(raw: Any, path: str) -> tuple[Schema | None, list[Problem]]:
     """Read ``{fields: {name: type, ...}, event_time: name}``; return the schema or the problems."""
     problems: list[Problem] = []
     if not isinstance(raw, Mapping):
-        return None, [Problem(codes.SCHEMA_INVALID, path, "a schema must be a mapping with 'fields'")]
+        return None, [
+            Problem(codes.SCHEMA_INVALID, path, "a schema must be a mapping with 'fields'")
+        ]
     for key in raw:
         if key not in ("fields", "event_time"):
-            problems.append(Problem(codes.UNKNOWN_PARAMETER, f"{path}.{key}",
-                                    f"unknown schema key {key!r}; expected 'fields' or 'event_time'"))
+            problems.append(
+                Problem(
+                    codes.UNKNOWN_PARAMETER,
+                    f"{path}.{key}",
+                    f"unknown schema key {key!r}; expected 'fields' or 'event_time'",
+                )
+            )
     fields_raw = raw.get("fields")
     if not isinstance(fields_raw, Mapping) or not fields_raw:
-        problems.append(Problem(codes.SCHEMA_INVALID, f"{path}.fields",
-                                "'fields' must be a non-empty mapping of field name to type"))
+        problems.append(
+            Problem(
+                codes.SCHEMA_INVALID,
+                f"{path}.fields",
+                "'fields' must be a non-empty mapping of field name to type",
+            )
+        )
         return None, problems
     fields: list[Field] = []
     for name, type_name in fields_raw.items():
         fpath = f"{path}.fields.{name}"
         if not isinstance(name, str) or not FIELD_NAME.match(name):
-            problems.append(Problem(codes.INVALID_NAME, fpath,
-                                    f"field name {name!r} must start with a letter and contain only "
-                                    "letters, digits and '_' (at most 64 characters)"))
+            problems.append(
+                Problem(
+                    codes.INVALID_NAME,
+                    fpath,
+                    f"field name {name!r} must start with a letter and contain only "
+                    "letters, digits and '_' (at most 64 characters)",
+                )
+            )
             continue
         dtype = TYPE_ALIASES.get(type_name.lower()) if isinstance(type_name, str) else None
         if dtype is None:
-            problems.append(Problem(codes.UNKNOWN_TYPE, fpath,
-                                    f"unknown type {type_name!r}; expected one of "
-                                    + ", ".join(t.value for t in DataType)))
+            problems.append(
+                Problem(
+                    codes.UNKNOWN_TYPE,
+                    fpath,
+                    f"unknown type {type_name!r}; expected one of "
+                    + ", ".join(t.value for t in DataType),
+                )
+            )
             continue
         fields.append(Field(name, dtype))
     event_time = raw.get("event_time")
     if event_time is not None:
         match = next((f for f in fields if f.name == event_time), None)
         if match is None:
-            problems.append(Problem(codes.UNKNOWN_FIELD, f"{path}.event_time",
-                                    f"event_time names {event_time!r}, which is not a field"))
+            problems.append(
+                Problem(
+                    codes.UNKNOWN_FIELD,
+                    f"{path}.event_time",
+                    f"event_time names {event_time!r}, which is not a field",
+                )
+            )
         elif match.type is not DataType.TIMESTAMP:
-            problems.append(Problem(codes.TYPE_MISMATCH, f"{path}.event_time",
-                                    f"event_time field {event_time!r} must be a timestamp, "
-                                    f"not {match.type.value}"))
+            problems.append(
+                Problem(
+                    codes.TYPE_MISMATCH,
+                    f"{path}.event_time",
+                    f"event_time field {event_time!r} must be a timestamp, not {match.type.value}",
+                )
+            )
     if problems:
         return None, problems
     return Schema(tuple(fields), event_time), []

@@ -1,4 +1,5 @@
 """The ``union`` box: merges two or more streams of one schema; each tuple keeps its label."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -23,8 +24,9 @@ class UnionBox(Operator):
     sources: tuple[str, ...]
 
     @classmethod
-    def build(cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema],
-              path: str) -> UnionBox:
+    def build(
+        cls, name: str, args: Mapping[str, Any], upstream: Mapping[str, Schema], path: str
+    ) -> UnionBox:
         sources = tuple(args["in"])
         problems = Problems()
         if len(sources) < 2:
@@ -34,12 +36,15 @@ class UnionBox(Operator):
         first = upstream[sources[0]] if sources else None
         for i, source in enumerate(sources[1:], start=1):
             if upstream[source] != first:
-                problems.add(codes.SCHEMA_MISMATCH, f"{path}.in.{i}",
-                             f"{source!r} has schema {_show(upstream[source])} but "
-                             f"{sources[0]!r} has {_show(upstream[sources[0]])}; "
-                             "a union needs one schema")
+                problems.add(
+                    codes.SCHEMA_MISMATCH,
+                    f"{path}.in.{i}",
+                    f"{source!r} has schema {_show(upstream[source])} but "
+                    f"{sources[0]!r} has {_show(upstream[sources[0]])}; "
+                    "a union needs one schema",
+                )
         problems.raise_any()
-        assert first is not None   # TOO_FEW_INPUTS otherwise
+        assert first is not None  # TOO_FEW_INPUTS otherwise
         return cls(name, first, sources)
 
     @property
@@ -52,7 +57,9 @@ class UnionBox(Operator):
         branches = [frames[s] for s in self.sources]
         while len(branches) > 1:
             pairs = zip(branches[0::2], branches[1::2], strict=False)
-            branches = [a.union(b) for a, b in pairs] + branches[len(branches) - len(branches) % 2:]
+            branches = [a.union(b) for a, b in pairs] + branches[
+                len(branches) - len(branches) % 2 :
+            ]
         return branches[0]
 
 

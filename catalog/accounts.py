@@ -4,9 +4,10 @@ Disabling or deleting a user ends every session of that user in the same transac
 role from a user removes it from the user's open sessions too. No change may leave the platform
 without an enabled administrator.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from boxes import codes
 from boxes.errors import Conflict, Denied, NotFound
@@ -33,8 +34,9 @@ class Accounts:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    def add_user(self, subject: Subject, name: str, password: str,
-                 roles: Iterable[str] = ()) -> User:
+    def add_user(
+        self, subject: Subject, name: str, password: str, roles: Iterable[str] = ()
+    ) -> User:
         core = self.core
         check_name(name, "user", USER_NAME)
         roles = tuple(roles)
@@ -49,8 +51,15 @@ class Accounts:
                 user_id = repository.insert_user(conn, name, hashed, True, core.clock())
                 for role in roles:
                     repository.assign_role(conn, user_id, role)
-                core.log(subject, "user_add", f"user:{name}", True, "administrator", conn,
-                         roles=sorted(roles))
+                core.log(
+                    subject,
+                    "user_add",
+                    f"user:{name}",
+                    True,
+                    "administrator",
+                    conn,
+                    roles=sorted(roles),
+                )
         return core.snapshot.users[user_id]
 
     def set_password(self, subject: Subject, name: str, password: str) -> None:
@@ -80,15 +89,22 @@ class Accounts:
         with core.store.lock:
             row = repository.password_hash(core.store.conn, subject.user_name)
         if row is None or not passwords.verify(old, row[1]):
-            core.log(subject, "password_change", f"user:{subject.user_name}", False,
-                     "wrong old password")
+            core.log(
+                subject, "password_change", f"user:{subject.user_name}", False, "wrong old password"
+            )
             raise Denied(code=codes.WRONG_PASSWORD)
         hashed = passwords.hash_password(new, core.settings.bcrypt_rounds)
         with core.change() as conn:
             repository.set_password_hash(conn, row[0], hashed)
             repository.end_sessions_of(conn, row[0], keep=subject.session_id)
-            core.log(subject, "password_change", f"user:{subject.user_name}", True,
-                     "old password verified", conn)
+            core.log(
+                subject,
+                "password_change",
+                f"user:{subject.user_name}",
+                True,
+                "old password verified",
+                conn,
+            )
 
     def set_enabled(self, subject: Subject, name: str, enabled: bool) -> None:
         core = self.core
@@ -98,8 +114,15 @@ class Accounts:
             with core.change() as conn:
                 repository.set_enabled(conn, user.id, enabled)
                 ended = 0 if enabled else repository.end_sessions_of(conn, user.id)
-                core.log(subject, event, f"user:{name}", True, "administrator", conn,
-                         sessions_ended=ended)
+                core.log(
+                    subject,
+                    event,
+                    f"user:{name}",
+                    True,
+                    "administrator",
+                    conn,
+                    sessions_ended=ended,
+                )
 
     def delete_user(self, subject: Subject, name: str) -> None:
         """The user and its sessions go; objects it created stay with their owner role."""
@@ -128,8 +151,12 @@ class Accounts:
             role_named(snapshot, name)
             owned = sorted(o.name for o in snapshot.objects.values() if o.owner_role == name)
             if owned:
-                raise Conflict(code=codes.ROLE_OWNS_OBJECTS, role=name, count=len(owned),
-                               objects=", ".join(owned[:5]))
+                raise Conflict(
+                    code=codes.ROLE_OWNS_OBJECTS,
+                    role=name,
+                    count=len(owned),
+                    objects=", ".join(owned[:5]),
+                )
             with core.change() as conn:
                 repository.delete_role(conn, name)
                 core.log(subject, "role_delete", f"role:{name}", True, "administrator", conn)
@@ -140,8 +167,9 @@ class Accounts:
     def unassign_role(self, subject: Subject, user_name: str, role: str) -> None:
         self._membership(subject, user_name, role, "role_unassign", repository.unassign_role)
 
-    def _membership(self, subject: Subject, user_name: str, role: str, event: str,
-                    write: Callable) -> None:
+    def _membership(
+        self, subject: Subject, user_name: str, role: str, event: str, write: Callable
+    ) -> None:
         core = self.core
         with core.store.lock:
             snapshot = core.require_admin(subject, event)
@@ -149,8 +177,9 @@ class Accounts:
             role_named(snapshot, role)
             with core.change() as conn:
                 write(conn, user.id, role)
-                core.log(subject, event, f"user:{user_name}", True, "administrator", conn,
-                         role=role)
+                core.log(
+                    subject, event, f"user:{user_name}", True, "administrator", conn, role=role
+                )
 
     def users(self, subject: Subject) -> list[User]:
         snapshot = self.core.require_admin(subject, "user_list")

@@ -3,11 +3,13 @@
 Entries are written in the same transaction as the change they describe, so the log and the
 catalog never disagree; denials and failed logins, which change nothing, get their own.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 MAX_LIMIT = 1000
 
@@ -25,26 +27,67 @@ class Entry:
     details: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "at": self.at, "user": self.user, "roles": list(self.roles),
-                "event": self.event, "object": self.object, "allowed": self.allowed,
-                "reason": self.reason, "details": self.details}
+        return {
+            "id": self.id,
+            "at": self.at,
+            "user": self.user,
+            "roles": list(self.roles),
+            "event": self.event,
+            "object": self.object,
+            "allowed": self.allowed,
+            "reason": self.reason,
+            "details": self.details,
+        }
 
 
-def record(conn, *, at: float, user: str | None, roles: Iterable[str], event: str,
-           object: str | None, allowed: bool, reason: str, details: dict | None = None) -> None:
-    conn.execute("INSERT INTO audit (at, user_name, roles, event, object, allowed, reason, details)"
-                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                 (at, user, ",".join(sorted(roles)), event, object, int(allowed), reason,
-                  json.dumps(details or {}, sort_keys=True)))
+def record(
+    conn,
+    *,
+    at: float,
+    user: str | None,
+    roles: Iterable[str],
+    event: str,
+    object: str | None,
+    allowed: bool,
+    reason: str,
+    details: dict | None = None,
+) -> None:
+    conn.execute(
+        "INSERT INTO audit (at, user_name, roles, event, object, allowed, reason, details)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            at,
+            user,
+            ",".join(sorted(roles)),
+            event,
+            object,
+            int(allowed),
+            reason,
+            json.dumps(details or {}, sort_keys=True),
+        ),
+    )
 
 
-def query(conn, *, user: str | None = None, event: str | None = None,
-          object: str | None = None, allowed: bool | None = None, since: float | None = None,
-          before_id: int | None = None, limit: int = 100) -> list[Entry]:
+def query(
+    conn,
+    *,
+    user: str | None = None,
+    event: str | None = None,
+    object: str | None = None,
+    allowed: bool | None = None,
+    since: float | None = None,
+    before_id: int | None = None,
+    limit: int = 100,
+) -> list[Entry]:
     """Newest first; ``before_id`` pages back. Filters combine with AND."""
     clauses, params = [], []
-    for column, value in (("user_name = ?", user), ("event = ?", event), ("object = ?", object),
-                          ("at >= ?", since), ("id < ?", before_id)):
+    for column, value in (
+        ("user_name = ?", user),
+        ("event = ?", event),
+        ("object = ?", object),
+        ("at >= ?", since),
+        ("id < ?", before_id),
+    ):
         if value is not None:
             clauses.append(column)
             params.append(value)
@@ -53,7 +96,12 @@ def query(conn, *, user: str | None = None, event: str | None = None,
         params.append(int(allowed))
     where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
     params.append(max(1, min(int(limit), MAX_LIMIT)))
-    rows = conn.execute("SELECT id, at, user_name, roles, event, object, allowed, reason, details"
-                        f" FROM audit{where} ORDER BY id DESC LIMIT ?", params)
-    return [Entry(i, at, u, tuple(r.split(",")) if r else (), e, o, bool(a), why, json.loads(d))
-            for i, at, u, r, e, o, a, why, d in rows]
+    rows = conn.execute(
+        "SELECT id, at, user_name, roles, event, object, allowed, reason, details"
+        f" FROM audit{where} ORDER BY id DESC LIMIT ?",
+        params,
+    )
+    return [
+        Entry(i, at, u, tuple(r.split(",")) if r else (), e, o, bool(a), why, json.loads(d))
+        for i, at, u, r, e, o, a, why, d in rows
+    ]

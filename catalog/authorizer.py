@@ -12,6 +12,7 @@ Decision(allowed=False, reason='no open session of an enabled user', rule='no_se
 >>> decide(joe, Action.READ_TUPLE, in1, cat.core.snapshot)
 Decision(allowed=True, reason='role ADMIN owns stream in1', rule='owner')
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from catalog.model import Action, CatalogObject, ObjectType, Subject
 from catalog.snapshot import Snapshot
 
-OWNER = "OWNER"   # a need no grant gives: the object's owner role must be active
+OWNER = "OWNER"  # a need no grant gives: the object's owner role must be active
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -45,8 +47,9 @@ def owns(subject: Subject | None, obj: CatalogObject, snapshot: Snapshot) -> boo
     return obj.owner_role in (active_roles(subject, snapshot) or ())
 
 
-def decide(subject: Subject | None, action: Action, obj: CatalogObject | None,
-           snapshot: Snapshot) -> Decision:
+def decide(
+    subject: Subject | None, action: Action, obj: CatalogObject | None, snapshot: Snapshot
+) -> Decision:
     roles = active_roles(subject, snapshot)
     if roles is None:
         return Decision(False, "no open session of an enabled user", "no_session")
@@ -63,8 +66,11 @@ def decide(subject: Subject | None, action: Action, obj: CatalogObject | None,
             return Decision(True, f"role {role} owns {what}", "owner")
         if (role, action, obj.id) in snapshot.held:
             return Decision(True, f"{action.value} on {what} is granted to role {role}", "grant")
-        if action is Action.VIEW_OBJECT and system is not None and \
-                snapshot.role_holds(role, Action.VIEW_CATALOG, system):
+        if (
+            action is Action.VIEW_OBJECT
+            and system is not None
+            and snapshot.role_holds(role, Action.VIEW_CATALOG, system)
+        ):
             return Decision(True, f"role {role} may view the whole catalog", "catalog")
     return Decision(False, f"no active role holds {action.value} on {what}", "default_deny")
 
@@ -76,8 +82,9 @@ def sees(subject: Subject | None, obj: CatalogObject, snapshot: Snapshot) -> Dec
     return decide(subject, Action.VIEW_OBJECT, obj, snapshot)
 
 
-def decide_need(subject: Subject | None, action: Action | str, obj: CatalogObject,
-                snapshot: Snapshot) -> Decision:
+def decide_need(
+    subject: Subject | None, action: Action | str, obj: CatalogObject, snapshot: Snapshot
+) -> Decision:
     """One need of an operation (see ``catalog.policy``): an action, or ``OWNER``."""
     if action == OWNER:
         what = f"{obj.type.value} {obj.name}"
@@ -85,16 +92,18 @@ def decide_need(subject: Subject | None, action: Action | str, obj: CatalogObjec
             return Decision(True, f"role {obj.owner_role} owns {what}", "owner")
         if active_roles(subject, snapshot) is None:
             return Decision(False, "no open session of an enabled user", "no_session")
-        return Decision(False, f"only its owner role {obj.owner_role} may do this to {what}",
-                        "not_owner")
-    assert isinstance(action, Action), action   # OWNER is the one need that is not an action
+        return Decision(
+            False, f"only its owner role {obj.owner_role} may do this to {what}", "not_owner"
+        )
+    assert isinstance(action, Action), action  # OWNER is the one need that is not an action
     if action is Action.VIEW_OBJECT:
         return sees(subject, obj, snapshot)
     return decide(subject, action, obj, snapshot)
 
 
-def decide_any(subject: Subject | None, needs: Iterable[tuple[Action | str, CatalogObject]],
-               snapshot: Snapshot) -> Decision:
+def decide_any(
+    subject: Subject | None, needs: Iterable[tuple[Action | str, CatalogObject]], snapshot: Snapshot
+) -> Decision:
     """The first of ``needs`` the subject meets, or else the refusal of the first one."""
     refusal = None
     for action, obj in needs:

@@ -4,6 +4,7 @@
 ``sluice user add --admin``), so it needs no session. It creates the ``system`` object, owned by
 the ``ADMIN`` role, the first time.
 """
+
 from __future__ import annotations
 
 from boxes import codes
@@ -32,9 +33,17 @@ def add_admin(cat: Catalog, name: str, password: str) -> bool:
             user_id = repository.insert_user(conn, name, hashed, True, at)
             repository.assign_role(conn, user_id, ADMIN_ROLE)
             if snapshot.system is None:
-                repository.insert_object(conn, CatalogObject(
-                    id=0, type=ObjectType.SYSTEM, name="system", owner_user=name,
-                    owner_role=ADMIN_ROLE, created_at=at))
+                repository.insert_object(
+                    conn,
+                    CatalogObject(
+                        id=0,
+                        type=ObjectType.SYSTEM,
+                        name="system",
+                        owner_user=name,
+                        owner_role=ADMIN_ROLE,
+                        created_at=at,
+                    ),
+                )
             core.log(None, "user_add", f"user:{name}", True, LOCAL, conn, roles=[ADMIN_ROLE])
     return True
 
@@ -48,15 +57,23 @@ def ensure_admin(cat: Catalog, name: str, password: str) -> bool:
 
 DEMO_ROLES = ("INFO_PROVIDER", "CUSTOMER1", "CUSTOMER2")
 DEMO_USERS = {"joe": "ADMIN", "ed": "INFO_PROVIDER", "al": "CUSTOMER1", "bob": "CUSTOMER2"}
-DEMO_SCHEMA = {"fields": {"time": "timestamp", "symbol": "string", "price": "double"},
-               "event_time": "time"}
+DEMO_SCHEMA = {
+    "fields": {"time": "timestamp", "symbol": "string", "price": "double"},
+    "event_time": "time",
+}
 # Joe's grants at the end of the paper's Figure 8 (plus ADD on the system, which Al needs to
 # insert q1 and which the paper leaves out "for simplicity").
 DEMO_GRANTS = (
-    [("CUSTOMER1", a, ObjectType.STREAM, s) for s in ("in1", "in2")
-     for a in (Action.VIEW_OBJECT, Action.READ_TUPLE)]
-    + [("INFO_PROVIDER", a, ObjectType.STREAM, s) for s in ("in1", "in2")
-       for a in (Action.VIEW_OBJECT, Action.WRITE)]
+    [
+        ("CUSTOMER1", a, ObjectType.STREAM, s)
+        for s in ("in1", "in2")
+        for a in (Action.VIEW_OBJECT, Action.READ_TUPLE)
+    ]
+    + [
+        ("INFO_PROVIDER", a, ObjectType.STREAM, s)
+        for s in ("in1", "in2")
+        for a in (Action.VIEW_OBJECT, Action.WRITE)
+    ]
     + [(r, Action.VIEW_OBJECT, ObjectType.SCHEMA, "s") for r in ("CUSTOMER1", "INFO_PROVIDER")]
     + [("CUSTOMER1", Action.ADD, ObjectType.SYSTEM, "system")]
 )

@@ -8,15 +8,23 @@ notes are rows of a temporary table inside the same transaction: a rollback forg
 the change. Other connections (another process) have no triggers; their commits are caught by
 the catalog version and reloaded whole.
 """
+
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
 
 # table -> the column naming the object a row belongs to (None: a subject table).
-TRACKED = {"objects": "id", "object_refs": "from_id", "permissions": "object_id",
-           "users": None, "roles": None, "user_roles": None, "sessions": None,
-           "session_roles": None}
+TRACKED = {
+    "objects": "id",
+    "object_refs": "from_id",
+    "permissions": "object_id",
+    "users": None,
+    "roles": None,
+    "user_roles": None,
+    "sessions": None,
+    "session_roles": None,
+}
 
 
 @dataclass(frozen=True)
@@ -27,18 +35,24 @@ class Touched:
 
 def _trigger(table: str, column: str | None, event: str) -> str:
     rows = {"INSERT": ("NEW",), "DELETE": ("OLD",), "UPDATE": ("OLD", "NEW")}[event]
-    values = ", ".join(f"('object', {row}.{column})" if column else "('subjects', NULL)"
-                       for row in rows)
-    return (f"CREATE TEMP TRIGGER IF NOT EXISTS touched_{table}_{event.lower()}"
-            f" AFTER {event} ON main.{table}"
-            f" BEGIN INSERT INTO touched (what, id) VALUES {values}; END;")
+    values = ", ".join(
+        f"('object', {row}.{column})" if column else "('subjects', NULL)" for row in rows
+    )
+    return (
+        f"CREATE TEMP TRIGGER IF NOT EXISTS touched_{table}_{event.lower()}"
+        f" AFTER {event} ON main.{table}"
+        f" BEGIN INSERT INTO touched (what, id) VALUES {values}; END;"
+    )
 
 
 def install(conn: sqlite3.Connection) -> None:
     """Create the note table and the triggers on this connection (idempotent)."""
     ddl = ["CREATE TEMP TABLE IF NOT EXISTS touched (what TEXT NOT NULL, id INTEGER);"]
-    ddl += [_trigger(table, column, event) for table, column in TRACKED.items()
-            for event in ("INSERT", "UPDATE", "DELETE")]
+    ddl += [
+        _trigger(table, column, event)
+        for table, column in TRACKED.items()
+        for event in ("INSERT", "UPDATE", "DELETE")
+    ]
     conn.executescript("\n".join(ddl))
 
 
@@ -47,5 +61,7 @@ def take(conn: sqlite3.Connection) -> Touched:
     rows = conn.execute("SELECT DISTINCT what, id FROM touched").fetchall()
     if rows:
         conn.execute("DELETE FROM touched")
-    return Touched(frozenset(i for what, i in rows if what == "object"),
-                   any(what == "subjects" for what, _ in rows))
+    return Touched(
+        frozenset(i for what, i in rows if what == "object"),
+        any(what == "subjects" for what, _ in rows),
+    )

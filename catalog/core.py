@@ -8,6 +8,7 @@ written in plain transactions of their own. Reads
 take the current snapshot without waiting for a writer; a commit by another process (``sluice
 user disable`` while the server runs) is noticed through SQLite's ``data_version`` and reloaded.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
@@ -36,11 +37,13 @@ class Settings:
 
     def __post_init__(self) -> None:
         if not (isinstance(self.bcrypt_rounds, int) and 4 <= self.bcrypt_rounds <= 31):
-            raise InvalidInput("bcrypt_rounds must be a whole number from 4 to 31",
-                               code=codes.INVALID_SETTING)
+            raise InvalidInput(
+                "bcrypt_rounds must be a whole number from 4 to 31", code=codes.INVALID_SETTING
+            )
         if not self.session_ttl > 0:
-            raise InvalidInput("session_ttl must be a positive number of seconds",
-                               code=codes.INVALID_SETTING)
+            raise InvalidInput(
+                "session_ttl must be a positive number of seconds", code=codes.INVALID_SETTING
+            )
 
 
 def load(conn) -> Snapshot:
@@ -56,8 +59,9 @@ def advance(previous: Snapshot, conn) -> Snapshot:
     if touched.subjects:
         snapshot = with_subjects(snapshot, repository.load_subjects(conn))
     if touched.objects:
-        snapshot = with_objects(snapshot, touched.objects,
-                                repository.load_objects(conn, touched.objects))
+        snapshot = with_objects(
+            snapshot, touched.objects, repository.load_objects(conn, touched.objects)
+        )
     return snapshot
 
 
@@ -118,12 +122,27 @@ class Core:
             self._snapshot, self._version = snapshot, version
         self._changed()
 
-    def log(self, subject: Subject | None, event: str, obj: str | None, allowed: bool,
-            reason: str, conn=None, **details) -> None:
+    def log(
+        self,
+        subject: Subject | None,
+        event: str,
+        obj: str | None,
+        allowed: bool,
+        reason: str,
+        conn=None,
+        **details,
+    ) -> None:
         """Append an audit entry, in ``conn``'s transaction if given, else in its own."""
-        entry: dict[str, Any] = dict(at=self.clock(), user=subject.user_name if subject else None,
-                     roles=subject.roles if subject else (), event=event, object=obj,
-                     allowed=allowed, reason=reason, details=details)
+        entry: dict[str, Any] = dict(
+            at=self.clock(),
+            user=subject.user_name if subject else None,
+            roles=subject.roles if subject else (),
+            event=event,
+            object=obj,
+            allowed=allowed,
+            reason=reason,
+            details=details,
+        )
         if conn is not None:
             audit.record(conn, **entry)
             return
@@ -134,13 +153,19 @@ class Core:
         """The subject if its session is open, unexpired and its user enabled."""
         session = snapshot.sessions.get(subject.session_id) if subject else None
         user = snapshot.users.get(subject.user_id) if subject else None
-        if subject is None or session is None or user is None or not user.enabled or \
-                session.expires_at <= self.clock():
+        if (
+            subject is None
+            or session is None
+            or user is None
+            or not user.enabled
+            or session.expires_at <= self.clock()
+        ):
             raise Unauthenticated(INVALID_SESSION)
         return subject
 
-    def find(self, subject: Subject | None, type_: object, name: object,
-             snapshot: Snapshot | None = None) -> CatalogObject:
+    def find(
+        self, subject: Subject | None, type_: object, name: object, snapshot: Snapshot | None = None
+    ) -> CatalogObject:
         """The object if the subject may view it; otherwise exactly what a missing one gives
         (a request's type and name are checked here, so they may be anything)."""
         snapshot = snapshot or self.snapshot
@@ -151,8 +176,14 @@ class Core:
             raise NotFound(what=type_.value, name=str(name)[:64])
         return obj
 
-    def require(self, subject: Subject | None, action: Action, obj: CatalogObject | None,
-                snapshot: Snapshot | None = None, event: str | None = None) -> Decision:
+    def require(
+        self,
+        subject: Subject | None,
+        action: Action,
+        obj: CatalogObject | None,
+        snapshot: Snapshot | None = None,
+        event: str | None = None,
+    ) -> Decision:
         """Allow, or audit the denial and raise: NOT_FOUND if unseen, PERMISSION_DENIED if seen."""
         snapshot = snapshot or self.snapshot
         self.valid(subject, snapshot)
@@ -160,20 +191,32 @@ class Core:
         if decision.allowed:
             return decision
         where = f"{obj.type.value}:{obj.name}" if obj is not None else None
-        self.log(subject, event or action.value, where, False, decision.reason,
-                 action=action.value, rule=decision.rule)
+        self.log(
+            subject,
+            event or action.value,
+            where,
+            False,
+            decision.reason,
+            action=action.value,
+            rule=decision.rule,
+        )
         if decision.rule == "no_session":
             raise Unauthenticated(INVALID_SESSION)
         if obj is None:
             raise NotFound("no such object")
-        if obj.type is not ObjectType.SYSTEM and \
-                not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed:
+        if (
+            obj.type is not ObjectType.SYSTEM
+            and not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed
+        ):
             raise NotFound(what=obj.type.value, name=obj.name)
-        raise Denied(details={"action": action.value}, action=action.value,
-                     object=f"{obj.type.value} {obj.name!r}", reason=decision.reason)
+        raise Denied(
+            details={"action": action.value},
+            action=action.value,
+            object=f"{obj.type.value} {obj.name!r}",
+            reason=decision.reason,
+        )
 
-    def authorize(self, subject: Subject | None, rule, args: Mapping[str, Any],
-                  event: str) -> None:
+    def authorize(self, subject: Subject | None, rule, args: Mapping[str, Any], event: str) -> None:
         """Allow an operation by its ``catalog.policy.Rule``, or audit the denial and raise.
 
         Every object the rule names is found first, so one the session may not view answers
@@ -183,23 +226,34 @@ class Core:
             return
         snapshot = self.snapshot
         self.valid(subject, snapshot)
-        groups = [[(need, self._named(subject, need.on, args, snapshot)) for need in group]
-                  for group in rule.all_of]
+        groups = [
+            [(need, self._named(subject, need.on, args, snapshot)) for need in group]
+            for group in rule.all_of
+        ]
         for group in groups:
             decision = decide_any(subject, [(need.action, obj) for need, obj in group], snapshot)
             if decision.allowed:
                 continue
             obj = group[0][1]
             needs = [str(need) for need, _ in group]
-            self.log(subject, event, f"{obj.type.value}:{obj.name}", False, decision.reason,
-                     rule=decision.rule, needs=needs)
+            self.log(
+                subject,
+                event,
+                f"{obj.type.value}:{obj.name}",
+                False,
+                decision.reason,
+                rule=decision.rule,
+                needs=needs,
+            )
             if decision.rule == "no_session":
                 raise Unauthenticated(INVALID_SESSION)
-            raise Denied(f"{event} needs {' or '.join(needs)}: {decision.reason}",
-                         details={"needs": needs})
+            raise Denied(
+                f"{event} needs {' or '.join(needs)}: {decision.reason}", details={"needs": needs}
+            )
 
-    def _named(self, subject: Subject | None, on, args: Mapping[str, Any],
-               snapshot: Snapshot) -> CatalogObject:
+    def _named(
+        self, subject: Subject | None, on, args: Mapping[str, Any], snapshot: Snapshot
+    ) -> CatalogObject:
         """The object a need is about, if the session may view it (see ``policy.On``)."""
         if on.type is ObjectType.SYSTEM:
             if snapshot.system is None:

@@ -10,10 +10,12 @@ True
 >>> [o.name for o in cat.objects.lookup(joe)]
 ['system', 'trade', 'in1']
 """
+
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from boxes.errors import Denied
 from catalog.accounts import Accounts
@@ -29,8 +31,9 @@ from catalog.system import SystemSettings
 
 
 class Catalog:
-    def __init__(self, store: Store, settings: Settings = Settings(),
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, store: Store, settings: Settings = Settings(), clock: Callable[[], float] = time.time
+    ) -> None:
         self.core = Core(store, settings, clock)
         self.sessions = Sessions(self.core)
         self.accounts = Accounts(self.core)
@@ -39,8 +42,14 @@ class Catalog:
         self.system = SystemSettings(self.core)
 
     @classmethod
-    def open(cls, url: str, *, bcrypt_rounds: int = 12, session_ttl: float = 8 * 3600.0,
-             clock: Callable[[], float] = time.time) -> "Catalog":
+    def open(
+        cls,
+        url: str,
+        *,
+        bcrypt_rounds: int = 12,
+        session_ttl: float = 8 * 3600.0,
+        clock: Callable[[], float] = time.time,
+    ) -> Catalog:
         settings = Settings(bcrypt_rounds, session_ttl)
         return cls(Store(url), settings, clock)
 
@@ -48,8 +57,9 @@ class Catalog:
         """See :meth:`catalog.core.Core.on_change`."""
         self.core.on_change(listener)
 
-    def authorize(self, subject: Subject | None, operation: str,
-                  args: Mapping[str, Any] | None = None) -> None:
+    def authorize(
+        self, subject: Subject | None, operation: str, args: Mapping[str, Any] | None = None
+    ) -> None:
         """Allow ``operation`` as ``catalog.policy.OPERATIONS`` says, with the objects its
         ``args`` name; an operation missing from the table is refused (deny by default)."""
         rule = OPERATIONS.get(operation)

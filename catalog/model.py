@@ -4,6 +4,7 @@ Names are checked here once, so storage, the authorizer and every caller agree o
 name is. Names are ASCII identifiers: they appear unquoted in diagram documents, and ASCII-only
 login names rule out look-alike accounts (a Cyrillic ``а`` in ``аdmin``).
 """
+
 from __future__ import annotations
 
 import re
@@ -82,8 +83,12 @@ class CatalogObject:
         return APPLICABLE[self.category]
 
     def to_dict(self) -> dict:
-        out = {"id": self.id, "type": self.type.value, "name": self.name,
-               "owner": {"user": self.owner_user, "role": self.owner_role}}
+        out = {
+            "id": self.id,
+            "type": self.type.value,
+            "name": self.name,
+            "owner": {"user": self.owner_user, "role": self.owner_role},
+        }
         if self.kind:
             out["kind"] = self.kind
         if self.source_index is not None:
@@ -135,17 +140,23 @@ def check_name(value: object, what: str, pattern: re.Pattern[str] = NAME) -> str
         return value
     shown = repr(value)[:40] + ("…" if len(repr(value)) > 40 else "")
     allowed = "letters, digits and '_'" + (", '.', '@', '-'" if pattern is USER_NAME else "")
-    raise InvalidInput(f"{what} name {shown} must start with an ASCII letter and contain only "
-                       f"{allowed} (at most 64 characters)", code=codes.INVALID_NAME,
-                       details={"field": what})
+    raise InvalidInput(
+        f"{what} name {shown} must start with an ASCII letter and contain only "
+        f"{allowed} (at most 64 characters)",
+        code=codes.INVALID_NAME,
+        details={"field": what},
+    )
 
 
 def _parse(kind: type[Enum], value: object, what: str, code: str):
     try:
         return kind(value)
     except ValueError:
-        raise InvalidInput(f"unknown {what} {str(value)[:40]!r}; expected one of "
-                           + ", ".join(k.value for k in kind), code=code) from None
+        raise InvalidInput(
+            f"unknown {what} {str(value)[:40]!r}; expected one of "
+            + ", ".join(k.value for k in kind),
+            code=code,
+        ) from None
 
 
 def parse_action(value: object) -> Action:

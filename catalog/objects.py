@@ -5,6 +5,7 @@ A new diagram is checked recursively, as Borealis does: ADD on the system, then 
 READ_TUPLE on every input stream it reads (and VIEW_OBJECT on their schemas); then the diagram,
 its boxes, derived streams and outputs are created in one transaction.
 """
+
 from __future__ import annotations
 
 import json
@@ -81,8 +82,15 @@ def _source_index(stream: CatalogObject) -> int:
 
 
 def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):
-    return CatalogObject(id=0, type=type_, name=name, owner_user=subject.user_name,
-                         owner_role=role, created_at=core.clock(), **extra)
+    return CatalogObject(
+        id=0,
+        type=type_,
+        name=name,
+        owner_user=subject.user_name,
+        owner_role=role,
+        created_at=core.clock(),
+        **extra,
+    )
 
 
 class Objects:
@@ -93,15 +101,19 @@ class Objects:
         """Everything the session may view, and nothing else (the user abstraction layer)."""
         snapshot = self.core.snapshot
         self.core.valid(subject, snapshot)
-        seen = [o for o in snapshot.objects.values()
-                if decide(subject, Action.VIEW_OBJECT, o, snapshot).allowed]
+        seen = [
+            o
+            for o in snapshot.objects.values()
+            if decide(subject, Action.VIEW_OBJECT, o, snapshot).allowed
+        ]
         return sorted(seen, key=lambda o: (list(T).index(o.type), o.name))
 
     def get(self, subject: Subject, type_: ObjectType, name: str) -> CatalogObject:
         return self.core.find(subject, type_, name)
 
-    def require(self, subject: Subject, action: Action, type_: ObjectType,
-                name: str) -> CatalogObject:
+    def require(
+        self, subject: Subject, action: Action, type_: ObjectType, name: str
+    ) -> CatalogObject:
         """The object, if the session may do ``action`` on it (WRITE before an append,
         SUBSCRIBE before a subscription); an unseen object answers like a missing one."""
         obj = self.core.find(subject, type_, name)
@@ -119,8 +131,11 @@ class Objects:
         found = {}
         for name in names:
             stream = snapshot.find(T.STREAM, name) if isinstance(name, str) else None
-            if stream is not None and stream.kind == "input" and \
-                    decide(subject, Action.VIEW_OBJECT, stream, snapshot).allowed:
+            if (
+                stream is not None
+                and stream.kind == "input"
+                and decide(subject, Action.VIEW_OBJECT, stream, snapshot).allowed
+            ):
                 found[name] = _schema_of(stream, snapshot)
         return found
 
@@ -128,8 +143,11 @@ class Objects:
         """Every input stream's schema, for the server to open their ingestion logs at start-up.
         No session, like ``resumable``."""
         snapshot = self.core.snapshot
-        return {o.name: _schema_of(o, snapshot) for o in snapshot.objects.values()
-                if o.type is T.STREAM and o.kind == "input"}
+        return {
+            o.name: _schema_of(o, snapshot)
+            for o in snapshot.objects.values()
+            if o.type is T.STREAM and o.kind == "input"
+        }
 
     def resumable(self) -> list[Resumable]:
         """Diagrams recorded as running, with what it takes to run them: what a restarted
@@ -139,8 +157,13 @@ class Objects:
         for obj in sorted(snapshot.objects.values(), key=lambda o: o.id):
             if obj.type is T.DIAGRAM and obj.status == "running":
                 inputs = [snapshot.objects[i] for i in obj.refs]
-                out.append(Resumable(obj, {s.name: _schema_of(s, snapshot) for s in inputs},
-                                     {s.name: _source_index(s) for s in inputs}))
+                out.append(
+                    Resumable(
+                        obj,
+                        {s.name: _schema_of(s, snapshot) for s in inputs},
+                        {s.name: _source_index(s) for s in inputs},
+                    )
+                )
         return out
 
     def _check_new(self, snapshot: Snapshot, subject: Subject, type_: ObjectType, name: str):
@@ -151,28 +174,39 @@ class Objects:
         if snapshot.find(type_, name) is not None:
             raise Conflict(code=codes.DUPLICATE_NAME, what=type_.value, name=name)
 
-    def add_schema(self, subject: Subject, name: str, fields: Mapping[str, Any],
-                   role: str | None = None) -> CatalogObject:
+    def add_schema(
+        self, subject: Subject, name: str, fields: Mapping[str, Any], role: str | None = None
+    ) -> CatalogObject:
         """``fields`` is a schema as documents write it: ``{fields: {...}, event_time: ...}``."""
         core = self.core
         check_name(name, "schema")
         schema, problems = parse_schema(fields, f"schemas.{name}")
         if schema is None:
-            raise InvalidInput("; ".join(str(p) for p in problems), code=codes.SCHEMA_INVALID,
-                               details={"problems": [p.to_dict() for p in problems]})
+            raise InvalidInput(
+                "; ".join(str(p) for p in problems),
+                code=codes.SCHEMA_INVALID,
+                details={"problems": [p.to_dict() for p in problems]},
+            )
         with core.store.lock:
             snapshot = core.snapshot
             role = owner_role(core.valid(subject, snapshot), role, snapshot)
             self._check_new(snapshot, subject, T.SCHEMA, name)
-            obj = _new(core, subject, role, T.SCHEMA, name,
-                       spec=json.dumps(schema.to_dict(), sort_keys=True))
+            obj = _new(
+                core,
+                subject,
+                role,
+                T.SCHEMA,
+                name,
+                spec=json.dumps(schema.to_dict(), sort_keys=True),
+            )
             with core.change() as conn:
                 repository.insert_object(conn, obj)
                 core.log(subject, "schema_add", f"schema:{name}", True, "ADD on system", conn)
         return core.snapshot.stored(T.SCHEMA, name)
 
-    def add_stream(self, subject: Subject, name: str, schema: str,
-                   role: str | None = None) -> CatalogObject:
+    def add_stream(
+        self, subject: Subject, name: str, schema: str, role: str | None = None
+    ) -> CatalogObject:
         """An input stream, with the next never-reused source index."""
         core = self.core
         check_name(name, "stream")
@@ -182,16 +216,32 @@ class Objects:
             schema_obj = core.find(subject, T.SCHEMA, schema, snapshot)
             self._check_new(snapshot, subject, T.STREAM, name)
             with core.change() as conn:
-                obj = _new(core, subject, role, T.STREAM, name, kind="input",
-                           source_index=repository.next_source_index(conn))
+                obj = _new(
+                    core,
+                    subject,
+                    role,
+                    T.STREAM,
+                    name,
+                    kind="input",
+                    source_index=repository.next_source_index(conn),
+                )
                 stream_id = repository.insert_object(conn, obj)
                 repository.insert_refs(conn, stream_id, [schema_obj.id])
-                core.log(subject, "stream_add", f"stream:{name}", True, "ADD on system", conn,
-                         schema=schema, source_index=obj.source_index)
+                core.log(
+                    subject,
+                    "stream_add",
+                    f"stream:{name}",
+                    True,
+                    "ADD on system",
+                    conn,
+                    schema=schema,
+                    source_index=obj.source_index,
+                )
         return core.snapshot.stored(T.STREAM, name)
 
-    def add_diagram(self, subject: Subject, spec: DiagramSpec,
-                    role: str | None = None) -> list[CatalogObject]:
+    def add_diagram(
+        self, subject: Subject, spec: DiagramSpec, role: str | None = None
+    ) -> list[CatalogObject]:
         """Authorize and create a diagram with everything in it; return the created objects."""
         core = self.core
         news = self._diagram_names(spec)
@@ -203,9 +253,16 @@ class Objects:
             self._check_free(snapshot, news)
             with core.change() as conn:
                 self._insert_diagram(conn, subject, role, spec, news, inputs)
-                core.log(subject, "diagram_add", f"diagram:{spec.name}", True,
-                         "ADD on system; VIEW_OBJECT and READ_TUPLE on every input", conn,
-                         inputs=list(spec.inputs), objects=len(news))
+                core.log(
+                    subject,
+                    "diagram_add",
+                    f"diagram:{spec.name}",
+                    True,
+                    "ADD on system; VIEW_OBJECT and READ_TUPLE on every input",
+                    conn,
+                    inputs=list(spec.inputs),
+                    objects=len(news),
+                )
         snapshot = core.snapshot
         return [snapshot.stored(t, n) for t, n in news]
 
@@ -221,21 +278,33 @@ class Objects:
         core = self.core
         news = self._diagram_names(spec)
         with core.store.lock:
-            core.authorize(subject, policy.OPERATIONS["diagrams.update"], {"name": spec.name},
-                           "diagram_replace")
+            core.authorize(
+                subject,
+                policy.OPERATIONS["diagrams.update"],
+                {"name": spec.name},
+                "diagram_replace",
+            )
             snapshot = core.snapshot
             old = core.find(subject, T.DIAGRAM, spec.name, snapshot)
             if old.status == "running":
-                raise Conflict(f"diagram {old.name} is running; stop it first",
-                               code=codes.DIAGRAM_RUNNING)
+                raise Conflict(
+                    f"diagram {old.name} is running; stop it first", code=codes.DIAGRAM_RUNNING
+                )
             inputs = self._check_inputs(snapshot, subject, spec)
             self._check_free(snapshot, news, replacing=old)
             with core.change() as conn:
                 repository.delete_object(conn, old.id)
                 self._insert_diagram(conn, subject, old.owner_role, spec, news, inputs)
-                core.log(subject, "diagram_replace", f"diagram:{spec.name}", True,
-                         "owner; VIEW_OBJECT and READ_TUPLE on every input", conn,
-                         inputs=list(spec.inputs), objects=len(news))
+                core.log(
+                    subject,
+                    "diagram_replace",
+                    f"diagram:{spec.name}",
+                    True,
+                    "owner; VIEW_OBJECT and READ_TUPLE on every input",
+                    conn,
+                    inputs=list(spec.inputs),
+                    objects=len(news),
+                )
         snapshot = core.snapshot
         return [snapshot.stored(t, n) for t, n in news]
 
@@ -243,21 +312,36 @@ class Objects:
     def _check_free(snapshot: Snapshot, news, replacing: CatalogObject | None = None) -> None:
         """No new name may be in use, except by the diagram being replaced and its members."""
         mine = {replacing.id} if replacing is not None else set()
-        taken = [f"{t.value} {n}" for t, n in news
-                 if (o := snapshot.find(t, n)) is not None and
-                 o.id not in mine and o.parent_id not in mine]
+        taken = [
+            f"{t.value} {n}"
+            for t, n in news
+            if (o := snapshot.find(t, n)) is not None
+            and o.id not in mine
+            and o.parent_id not in mine
+        ]
         if taken:
             raise Conflict(f"names in use already: {', '.join(taken)}", code=codes.DUPLICATE_NAME)
 
-    def _insert_diagram(self, conn, subject: Subject, role: str, spec: DiagramSpec, news,
-                        inputs: list[CatalogObject]) -> None:
+    def _insert_diagram(
+        self,
+        conn,
+        subject: Subject,
+        role: str,
+        spec: DiagramSpec,
+        news,
+        inputs: list[CatalogObject],
+    ) -> None:
         document = json.dumps(spec.document, sort_keys=True) if spec.document else None
-        diagram = _new(self.core, subject, role, T.DIAGRAM, spec.name, spec=document,
-                       status="stopped")
+        diagram = _new(
+            self.core, subject, role, T.DIAGRAM, spec.name, spec=document, status="stopped"
+        )
         diagram = replace(diagram, id=repository.insert_object(conn, diagram))
         repository.insert_refs(conn, diagram.id, [stream.id for stream in inputs])
-        repository.insert_members(conn, diagram, (
-            (type_, name, "derived" if type_ is T.STREAM else None) for type_, name in news[1:]))
+        repository.insert_members(
+            conn,
+            diagram,
+            ((type_, name, "derived" if type_ is T.STREAM else None) for type_, name in news[1:]),
+        )
 
     @staticmethod
     def _diagram_names(spec: DiagramSpec) -> list[tuple[ObjectType, str]]:
@@ -269,22 +353,30 @@ class Objects:
         for name in spec.inputs:
             check_name(name, "input")
         repeated = sorted({n for (_, n), count in Counter(news).items() if count > 1})
-        if repeated:   # a document's own mistake (400), not a clash with the catalog (409)
-            raise DiagramInvalid([Problem(codes.DUPLICATE_NAME, name, f"{name!r} is used twice "
-                                          "in the diagram") for name in repeated])
+        if repeated:  # a document's own mistake (400), not a clash with the catalog (409)
+            raise DiagramInvalid(
+                [
+                    Problem(codes.DUPLICATE_NAME, name, f"{name!r} is used twice in the diagram")
+                    for name in repeated
+                ]
+            )
         if not spec.inputs or not spec.outputs:
             raise InvalidInput(code=codes.DIAGRAM_INCOMPLETE)
         return news
 
-    def _check_inputs(self, snapshot: Snapshot, subject: Subject,
-                      spec: DiagramSpec) -> list[CatalogObject]:
+    def _check_inputs(
+        self, snapshot: Snapshot, subject: Subject, spec: DiagramSpec
+    ) -> list[CatalogObject]:
         """Every input must be a visible input stream the session may READ_TUPLE."""
         core = self.core
         inputs, missing, refused = [], [], []
         for name in dict.fromkeys(spec.inputs):
             stream = snapshot.find(T.STREAM, name)
-            if stream is None or stream.kind != "input" or \
-                    not decide(subject, Action.VIEW_OBJECT, stream, snapshot).allowed:
+            if (
+                stream is None
+                or stream.kind != "input"
+                or not decide(subject, Action.VIEW_OBJECT, stream, snapshot).allowed
+            ):
                 missing.append(name)
                 continue
             schema = _schema_object(stream, snapshot)
@@ -292,14 +384,22 @@ class Objects:
                 decision = decide(subject, action, obj, snapshot)
                 if not decision.allowed:
                     refused.append(f"{action.value} on {obj.type.value} {obj.name}")
-                    core.log(subject, "diagram_add", f"{obj.type.value}:{obj.name}", False,
-                             decision.reason, action=action.value, diagram=spec.name)
+                    core.log(
+                        subject,
+                        "diagram_add",
+                        f"{obj.type.value}:{obj.name}",
+                        False,
+                        decision.reason,
+                        action=action.value,
+                        diagram=spec.name,
+                    )
             inputs.append(stream)
         if missing:
             raise NotFound(f"no input stream named {', '.join(map(repr, missing))}")
         if refused:
-            raise Denied(f"diagram {spec.name!r} needs {'; '.join(refused)}",
-                         details={"missing": refused})
+            raise Denied(
+                f"diagram {spec.name!r} needs {'; '.join(refused)}", details={"missing": refused}
+            )
         return inputs
 
     def drop(self, subject: Subject, type_: ObjectType, name: str) -> None:
@@ -314,15 +414,20 @@ class Objects:
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
                 raise InvalidInput(code=codes.NOT_DROPPABLE, object=f"{obj.type.value} {obj.name}")
-            core.authorize(subject, policy.drop(obj.type), {"name": name},
-                           f"{obj.type.value}_drop")
+            core.authorize(subject, policy.drop(obj.type), {"name": name}, f"{obj.type.value}_drop")
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
                 raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.name}")
             with core.change() as conn:
                 repository.delete_object(conn, obj.id)
-                core.log(subject, f"{obj.type.value}_drop", f"{obj.type.value}:{obj.name}",
-                         True, "owner or administrator", conn)
+                core.log(
+                    subject,
+                    f"{obj.type.value}_drop",
+                    f"{obj.type.value}:{obj.name}",
+                    True,
+                    "owner or administrator",
+                    conn,
+                )
 
     def transfer(self, subject: Subject, type_: ObjectType, name: str, role: str) -> CatalogObject:
         """An administrator hands an object (with what it holds) to another role, e.g. before
@@ -333,13 +438,22 @@ class Objects:
             snapshot = core.require_admin(subject, "transfer")
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
-                raise InvalidInput(code=codes.NOT_TRANSFERABLE,
-                                   object=f"{obj.type.value} {obj.name}")
+                raise InvalidInput(
+                    code=codes.NOT_TRANSFERABLE, object=f"{obj.type.value} {obj.name}"
+                )
             role_named(snapshot, role)
             with core.change() as conn:
                 repository.set_owner(conn, obj.id, subject.user_name, role)
-                core.log(subject, "transfer", f"{obj.type.value}:{obj.name}", True,
-                         "administrator", conn, old_role=obj.owner_role, role=role)
+                core.log(
+                    subject,
+                    "transfer",
+                    f"{obj.type.value}:{obj.name}",
+                    True,
+                    "administrator",
+                    conn,
+                    old_role=obj.owner_role,
+                    role=role,
+                )
         return core.snapshot.objects[obj.id]
 
     def set_query_status(self, subject: Subject, diagram: str, status: str) -> CatalogObject:
@@ -352,6 +466,13 @@ class Objects:
             core.require(subject, Action.SET_QUERY_STATUS, obj)
             with core.change() as conn:
                 repository.set_status(conn, obj.id, status)
-                core.log(subject, "query_status", f"diagram:{diagram}", True,
-                         "SET_QUERY_STATUS", conn, status=status)
+                core.log(
+                    subject,
+                    "query_status",
+                    f"diagram:{diagram}",
+                    True,
+                    "SET_QUERY_STATUS",
+                    conn,
+                    status=status,
+                )
         return core.snapshot.objects[obj.id]

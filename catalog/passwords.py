@@ -3,10 +3,11 @@
 bcrypt reads at most 72 bytes and stops at a NUL byte, so longer passwords and NULs are refused
 rather than silently shortened. Nothing here ever logs or returns a password.
 """
+
 from __future__ import annotations
 
 import secrets
-from functools import lru_cache
+from functools import cache
 
 import bcrypt
 
@@ -42,7 +43,7 @@ def weaker_than(hashed: str, rounds: int) -> bool:
     return int(hashed.split("$")[2]) < rounds
 
 
-@lru_cache(maxsize=None)
+@cache
 def dummy_hash(rounds: int) -> str:
     """Checked against when the user is unknown, so an unknown name costs as much as a known one."""
     return hash_password(secrets.token_urlsafe(16), rounds)

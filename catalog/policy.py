@@ -11,10 +11,11 @@ default), and the server refuses to start with a route that is missing. The deci
 >>> print(OPERATIONS["diagrams.delete"])
 OWNER of diagram <name> or CHANGE_SYSTEM on the system
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from catalog.authorizer import OWNER
 from catalog.model import Action, ObjectType
@@ -70,10 +71,10 @@ def needs(*groups: Need | tuple[Need, ...]) -> Rule:
 
 
 PUBLIC = Rule(public=True)
-SESSION = Rule()   # any open session; what it then sees is filtered by VIEW_OBJECT
+SESSION = Rule()  # any open session; what it then sees is filtered by VIEW_OBJECT
 SYSTEM = On(T.SYSTEM, None)
 ADMIN = Need(A.CHANGE_SYSTEM, SYSTEM)
-ANY = On(None)     # the object named by the arguments ``type_`` and ``name``
+ANY = On(None)  # the object named by the arguments ``type_`` and ``name``
 
 
 def drop(type_: ObjectType) -> Rule:
@@ -91,7 +92,7 @@ OPERATIONS: Mapping[str, Rule] = {
     "auth.login": PUBLIC,
     "auth.logout": SESSION,
     "auth.whoami": SESSION,
-    "auth.change_password": SESSION,           # the old password is the proof
+    "auth.change_password": SESSION,  # the old password is the proof
     "box_types.index": SESSION,
     # lookup: lists show only what the session may view
     "catalog.lookup": SESSION,
@@ -108,7 +109,7 @@ OPERATIONS: Mapping[str, Rule] = {
     # diagrams: the catalog also checks READ_TUPLE on every input the document reads
     "diagrams.index": SESSION,
     "diagrams.create": needs(Need(A.ADD, SYSTEM)),
-    "diagrams.check": SESSION,                 # validates against the streams it may view
+    "diagrams.check": SESSION,  # validates against the streams it may view
     "diagrams.describe": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
     "diagrams.update": needs(Need(OWNER, DIAGRAM), Need(A.ADD, SYSTEM)),
     "diagrams.delete": drop(T.DIAGRAM),

@@ -6,12 +6,14 @@ migrations and pragmas (``store.py``) keep their own few statements next to what
 Functions take an open connection (inside a ``Store.transaction``) so a caller composes several
 of them into one atomic change.
 """
+
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
 
@@ -37,15 +39,18 @@ def load_subjects(conn: sqlite3.Connection) -> SubjectRows:
     user_roles: dict[int, set[str]] = {}
     for user_id, role in conn.execute("SELECT user_id, role FROM user_roles"):
         user_roles.setdefault(user_id, set()).add(role)
-    users = tuple(User(i, n, bool(e), frozenset(user_roles.get(i, ())))
-                  for i, n, e in conn.execute("SELECT id, name, enabled FROM users"))
+    users = tuple(
+        User(i, n, bool(e), frozenset(user_roles.get(i, ())))
+        for i, n, e in conn.execute("SELECT id, name, enabled FROM users")
+    )
     roles = tuple(r for (r,) in conn.execute("SELECT name FROM roles ORDER BY name"))
     session_roles: dict[int, set[str]] = {}
     for sid, role in conn.execute("SELECT session_id, role FROM session_roles"):
         session_roles.setdefault(sid, set()).add(role)
-    sessions = tuple((h, Session(i, u, frozenset(session_roles.get(i, ())), exp))
-                     for i, h, u, exp in conn.execute(
-                         "SELECT id, token_hash, user_id, expires_at FROM sessions"))
+    sessions = tuple(
+        (h, Session(i, u, frozenset(session_roles.get(i, ())), exp))
+        for i, h, u, exp in conn.execute("SELECT id, token_hash, user_id, expires_at FROM sessions")
+    )
     return SubjectRows(users, roles, sessions)
 
 
@@ -61,30 +66,53 @@ def load_objects(conn: sqlite3.Connection, ids: Iterable[int] | None = None) -> 
 
     refs: dict[int, list[int]] = {}
     for from_id, to_id in conn.execute(
-            f"SELECT from_id, to_id FROM object_refs{of('from_id')} ORDER BY to_id", params):
+        f"SELECT from_id, to_id FROM object_refs{of('from_id')} ORDER BY to_id", params
+    ):
         refs.setdefault(from_id, []).append(to_id)
     types = {t.value: t for t in ObjectType}
     objects = tuple(
-        CatalogObject(id=i, type=types[t], name=n, kind=k, parent_id=p, owner_user=ou,
-                      owner_role=orole, source_index=si, spec=spec, status=st, created_at=at,
-                      refs=tuple(refs.get(i, ())))
+        CatalogObject(
+            id=i,
+            type=types[t],
+            name=n,
+            kind=k,
+            parent_id=p,
+            owner_user=ou,
+            owner_role=orole,
+            source_index=si,
+            spec=spec,
+            status=st,
+            created_at=at,
+            refs=tuple(refs.get(i, ())),
+        )
         for i, t, n, k, p, ou, orole, si, spec, st, at in conn.execute(
             "SELECT id, type, name, kind, parent_id, owner_user, owner_role, source_index, spec,"
-            f" status, created_at FROM objects{of('id')} ORDER BY id", params))
-    grants = tuple(Grant(r, Action(a), o, by) for r, a, o, by in conn.execute(
-        f"SELECT role, action, object_id, granted_by FROM permissions{of('object_id')}"
-        " ORDER BY object_id, role, action", params))
+            f" status, created_at FROM objects{of('id')} ORDER BY id",
+            params,
+        )
+    )
+    grants = tuple(
+        Grant(r, Action(a), o, by)
+        for r, a, o, by in conn.execute(
+            f"SELECT role, action, object_id, granted_by FROM permissions{of('object_id')}"
+            " ORDER BY object_id, role, action",
+            params,
+        )
+    )
     return ObjectRows(objects, grants)
 
 
 def insert_user(conn, name: str, password_hash: str, enabled: bool, at: float) -> int:
-    return conn.execute("INSERT INTO users (name, password_hash, enabled, created_at)"
-                        " VALUES (?, ?, ?, ?)", (name, password_hash, int(enabled), at)).lastrowid
+    return conn.execute(
+        "INSERT INTO users (name, password_hash, enabled, created_at) VALUES (?, ?, ?, ?)",
+        (name, password_hash, int(enabled), at),
+    ).lastrowid
 
 
 def password_hash(conn, name: str) -> tuple[int, str, bool] | None:
-    return conn.execute("SELECT id, password_hash, enabled FROM users WHERE name = ?",
-                        (name,)).fetchone()
+    return conn.execute(
+        "SELECT id, password_hash, enabled FROM users WHERE name = ?", (name,)
+    ).fetchone()
 
 
 def set_password_hash(conn, user_id: int, password_hash: str) -> None:
@@ -114,16 +142,23 @@ def assign_role(conn, user_id: int, role: str) -> None:
 def unassign_role(conn, user_id: int, role: str) -> None:
     """Also drop the role from the user's open sessions: it stops working at once."""
     conn.execute("DELETE FROM user_roles WHERE user_id = ? AND role = ?", (user_id, role))
-    conn.execute("DELETE FROM session_roles WHERE role = ? AND session_id IN"
-                 " (SELECT id FROM sessions WHERE user_id = ?)", (role, user_id))
+    conn.execute(
+        "DELETE FROM session_roles WHERE role = ? AND session_id IN"
+        " (SELECT id FROM sessions WHERE user_id = ?)",
+        (role, user_id),
+    )
 
 
-def insert_session(conn, token_hash: str, user_id: int, roles: Iterable[str], at: float,
-                   expires_at: float) -> int:
-    sid = conn.execute("INSERT INTO sessions (token_hash, user_id, created_at, expires_at)"
-                       " VALUES (?, ?, ?, ?)", (token_hash, user_id, at, expires_at)).lastrowid
-    conn.executemany("INSERT INTO session_roles (session_id, role) VALUES (?, ?)",
-                     [(sid, r) for r in roles])
+def insert_session(
+    conn, token_hash: str, user_id: int, roles: Iterable[str], at: float, expires_at: float
+) -> int:
+    sid = conn.execute(
+        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+        (token_hash, user_id, at, expires_at),
+    ).lastrowid
+    conn.executemany(
+        "INSERT INTO session_roles (session_id, role) VALUES (?, ?)", [(sid, r) for r in roles]
+    )
     return sid
 
 
@@ -133,8 +168,9 @@ def delete_session(conn, session_id: int) -> None:
 
 def end_sessions_of(conn, user_id: int, keep: int | None = None) -> int:
     """End every session of the user, but ``keep`` (the session asking, when it is the user)."""
-    return conn.execute("DELETE FROM sessions WHERE user_id = ? AND id IS NOT ?",
-                        (user_id, keep)).rowcount
+    return conn.execute(
+        "DELETE FROM sessions WHERE user_id = ? AND id IS NOT ?", (user_id, keep)
+    ).rowcount
 
 
 def purge_expired_sessions(conn, now: float) -> int:
@@ -146,39 +182,73 @@ def catalog_version(conn) -> int:
 
 
 def bump_catalog_version(conn) -> int:
-    (value,) = conn.execute("UPDATE counters SET value = value + 1"
-                            " WHERE name = 'catalog_version' RETURNING value").fetchone()
+    (value,) = conn.execute(
+        "UPDATE counters SET value = value + 1 WHERE name = 'catalog_version' RETURNING value"
+    ).fetchone()
     return value
 
 
 def next_source_index(conn) -> int:
-    (value,) = conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'source_index'"
-                            " RETURNING value - 1").fetchone()
+    (value,) = conn.execute(
+        "UPDATE counters SET value = value + 1 WHERE name = 'source_index' RETURNING value - 1"
+    ).fetchone()
     return value
 
 
-INSERT_OBJECT = ("INSERT INTO objects (type, name, kind, parent_id, owner_user, owner_role,"
-                 " source_index, spec, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_OBJECT = (
+    "INSERT INTO objects (type, name, kind, parent_id, owner_user, owner_role,"
+    " source_index, spec, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def insert_object(conn, obj: CatalogObject) -> int:
-    return conn.execute(INSERT_OBJECT, (
-        obj.type.value, obj.name, obj.kind, obj.parent_id, obj.owner_user, obj.owner_role,
-        obj.source_index, obj.spec, obj.status, obj.created_at)).lastrowid
+    return conn.execute(
+        INSERT_OBJECT,
+        (
+            obj.type.value,
+            obj.name,
+            obj.kind,
+            obj.parent_id,
+            obj.owner_user,
+            obj.owner_role,
+            obj.source_index,
+            obj.spec,
+            obj.status,
+            obj.created_at,
+        ),
+    ).lastrowid
 
 
-def insert_members(conn, diagram: CatalogObject,
-                   members: Iterable[tuple[ObjectType, str, str | None]]) -> None:
+def insert_members(
+    conn, diagram: CatalogObject, members: Iterable[tuple[ObjectType, str, str | None]]
+) -> None:
     """A diagram's boxes, streams and outputs (type, name, kind), owned like the diagram and
     created with it, in one statement run: a large diagram is one round trip, not hundreds."""
-    conn.executemany(INSERT_OBJECT, [
-        (type_.value, name, kind, diagram.id, diagram.owner_user, diagram.owner_role, None, None,
-         None, diagram.created_at) for type_, name, kind in members])
+    conn.executemany(
+        INSERT_OBJECT,
+        [
+            (
+                type_.value,
+                name,
+                kind,
+                diagram.id,
+                diagram.owner_user,
+                diagram.owner_role,
+                None,
+                None,
+                None,
+                diagram.created_at,
+            )
+            for type_, name, kind in members
+        ],
+    )
 
 
 def insert_refs(conn, from_id: int, to_ids: Iterable[int]) -> None:
-    conn.executemany("INSERT OR IGNORE INTO object_refs (from_id, to_id) VALUES (?, ?)",
-                     [(from_id, to_id) for to_id in to_ids])
+    conn.executemany(
+        "INSERT OR IGNORE INTO object_refs (from_id, to_id) VALUES (?, ?)",
+        [(from_id, to_id) for to_id in to_ids],
+    )
 
 
 def delete_object(conn, object_id: int) -> None:
@@ -191,33 +261,48 @@ def set_status(conn, object_id: int, status: str) -> None:
 
 def set_owner(conn, object_id: int, user: str, role: str) -> None:
     """The object and everything inside it (a diagram's boxes and outputs) change hands."""
-    conn.execute("UPDATE objects SET owner_user = ?, owner_role = ? WHERE id = ? OR parent_id = ?",
-                 (user, role, object_id, object_id))
+    conn.execute(
+        "UPDATE objects SET owner_user = ?, owner_role = ? WHERE id = ? OR parent_id = ?",
+        (user, role, object_id, object_id),
+    )
 
 
 def insert_grant(conn, grant: Grant, at: float) -> bool:
-    return conn.execute(
-        "INSERT OR IGNORE INTO permissions (role, action, object_id, granted_by, granted_at)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (grant.role, grant.action.value, grant.object_id, grant.granted_by, at)).rowcount == 1
+    return (
+        conn.execute(
+            "INSERT OR IGNORE INTO permissions (role, action, object_id, granted_by, granted_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (grant.role, grant.action.value, grant.object_id, grant.granted_by, at),
+        ).rowcount
+        == 1
+    )
 
 
 def delete_grant(conn, role: str, action: Action, object_id: int) -> bool:
-    return conn.execute("DELETE FROM permissions WHERE role = ? AND action = ? AND object_id = ?",
-                        (role, action.value, object_id)).rowcount == 1
+    return (
+        conn.execute(
+            "DELETE FROM permissions WHERE role = ? AND action = ? AND object_id = ?",
+            (role, action.value, object_id),
+        ).rowcount
+        == 1
+    )
 
 
 def load_system_settings(conn) -> dict[str, Any]:
     """The system settings an administrator changed (values are stored as JSON)."""
-    return {name: json.loads(value)
-            for name, value in conn.execute("SELECT name, value FROM system_settings")}
+    return {
+        name: json.loads(value)
+        for name, value in conn.execute("SELECT name, value FROM system_settings")
+    }
 
 
 def set_system_setting(conn, name: str, value: Any, by: str, at: float) -> None:
-    conn.execute("INSERT INTO system_settings (name, value, changed_by, changed_at)"
-                 " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
-                 " changed_by = excluded.changed_by, changed_at = excluded.changed_at",
-                 (name, json.dumps(value), by, at))
+    conn.execute(
+        "INSERT INTO system_settings (name, value, changed_by, changed_at)"
+        " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
+        " changed_by = excluded.changed_by, changed_at = excluded.changed_at",
+        (name, json.dumps(value), by, at),
+    )
 
 
 def delete_system_setting(conn, name: str) -> None:

@@ -5,6 +5,7 @@ Every credential failure (unknown user, wrong password, disabled user) gives the
 audit log records which one it was. A password hashed with fewer bcrypt rounds than configured
 is hashed again at its next successful login, so raising the cost reaches every account.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,40 +28,58 @@ class Sessions:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    def login(self, name: str, password: str,
-              roles: Iterable[str] | None = None) -> tuple[str, Subject]:
+    def login(
+        self, name: str, password: str, roles: Iterable[str] | None = None
+    ) -> tuple[str, Subject]:
         """Open a session with ``roles`` active (None: all the user can play); return its token."""
         core = self.core
         with core.store.lock:
             row = repository.password_hash(core.store.conn, name) if isinstance(name, str) else None
-        ok = passwords.verify(password, row[1] if row else passwords.dummy_hash(
-            core.settings.bcrypt_rounds))
+        ok = passwords.verify(
+            password, row[1] if row else passwords.dummy_hash(core.settings.bcrypt_rounds)
+        )
         user = core.snapshot.users.get(row[0]) if row else None
         if not ok or row is None or user is None or not user.enabled:
-            why = ("unknown user" if row is None else
-                   "wrong password" if not ok else "user disabled")
+            why = "unknown user" if row is None else "wrong password" if not ok else "user disabled"
             core.log(None, "login_failed", None, False, why, attempted=str(name)[:64])
             raise Unauthenticated(INVALID_CREDENTIALS)
-        wanted = user.roles if roles is None else \
-            frozenset((roles,) if isinstance(roles, str) else roles)
+        wanted = (
+            user.roles
+            if roles is None
+            else frozenset((roles,) if isinstance(roles, str) else roles)
+        )
         if not wanted:
             raise InvalidInput(code=codes.ROLES_EMPTY)
         if not wanted <= user.roles:
-            core.log(None, "login_failed", None, False, "asked for roles it cannot play",
-                     attempted=user.name, roles=sorted(str(r)[:64] for r in wanted - user.roles))
-            raise Denied(code=codes.ROLE_NOT_PLAYABLE, user=user.name,
-                         roles=", ".join(sorted(str(r)[:64] for r in wanted - user.roles)))
+            core.log(
+                None,
+                "login_failed",
+                None,
+                False,
+                "asked for roles it cannot play",
+                attempted=user.name,
+                roles=sorted(str(r)[:64] for r in wanted - user.roles),
+            )
+            raise Denied(
+                code=codes.ROLE_NOT_PLAYABLE,
+                user=user.name,
+                roles=", ".join(sorted(str(r)[:64] for r in wanted - user.roles)),
+            )
         token = secrets.token_urlsafe(32)
         rounds = core.settings.bcrypt_rounds
-        rehashed = passwords.hash_password(password, rounds) \
-            if passwords.weaker_than(row[1], rounds) else None
+        rehashed = (
+            passwords.hash_password(password, rounds)
+            if passwords.weaker_than(row[1], rounds)
+            else None
+        )
         at = core.clock()
         with core.change() as conn:
             repository.purge_expired_sessions(conn, at)
             if rehashed:
                 repository.set_password_hash(conn, user.id, rehashed)
-            sid = repository.insert_session(conn, token_hash(token), user.id, wanted, at,
-                                            at + core.settings.session_ttl)
+            sid = repository.insert_session(
+                conn, token_hash(token), user.id, wanted, at, at + core.settings.session_ttl
+            )
             subject = Subject(sid, user.id, user.name, wanted)
             core.log(subject, "login", f"session:{sid}", True, "password verified", conn)
         return token, subject
@@ -68,8 +87,9 @@ class Sessions:
     def resolve(self, token: object) -> Subject:
         """The subject a token stands for, if its session is open and unexpired."""
         snapshot = self.core.snapshot
-        session = snapshot.sessions_by_token.get(token_hash(token)) \
-            if isinstance(token, str) else None
+        session = (
+            snapshot.sessions_by_token.get(token_hash(token)) if isinstance(token, str) else None
+        )
         user = snapshot.users.get(session.user_id) if session else None
         if session is None or user is None:
             raise Unauthenticated(INVALID_SESSION)
@@ -89,8 +109,11 @@ class Sessions:
         """
         snapshot = self.core.snapshot
         roles = active_roles(subject, snapshot)
-        if subject is None or not roles or \
-                snapshot.sessions[subject.session_id].expires_at <= self.core.clock():
+        if (
+            subject is None
+            or not roles
+            or snapshot.sessions[subject.session_id].expires_at <= self.core.clock()
+        ):
             return 0
         mask = 0
         for role in roles:

@@ -5,6 +5,7 @@ and swaps it in whole, so a decision sees either all of a change or none of it (
 pattern). The new one is built from every row (``build``), or from the previous one and the rows
 of just the objects the change touched (``with_objects``), which must come out the same.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -66,11 +67,13 @@ def _read_masks(objects: Mapping[int, CatalogObject], held: frozenset) -> dict[s
 
 
 def _subject_fields(rows: SubjectRows) -> dict:
-    return dict(users=MappingProxyType({u.id: u for u in rows.users}),
-                users_by_name=MappingProxyType({u.name: u for u in rows.users}),
-                roles=frozenset(rows.roles),
-                sessions=MappingProxyType({s.id: s for _, s in rows.sessions}),
-                sessions_by_token=MappingProxyType(dict(rows.sessions)))
+    return dict(
+        users=MappingProxyType({u.id: u for u in rows.users}),
+        users_by_name=MappingProxyType({u.name: u for u in rows.users}),
+        roles=frozenset(rows.roles),
+        sessions=MappingProxyType({s.id: s for _, s in rows.sessions}),
+        sessions_by_token=MappingProxyType(dict(rows.sessions)),
+    )
 
 
 def _object_fields(rows: ObjectRows) -> dict:
@@ -79,11 +82,13 @@ def _object_fields(rows: ObjectRows) -> dict:
     for g in rows.grants:
         grants.setdefault(g.object_id, []).append(g)
     held = frozenset((g.role, g.action, g.object_id) for g in rows.grants)
-    return dict(objects=MappingProxyType(objects),
-                by_name=MappingProxyType({(o.type, o.name): o for o in rows.objects}),
-                grants=MappingProxyType({k: tuple(v) for k, v in grants.items()}),
-                held=held,
-                read_masks=MappingProxyType(_read_masks(objects, held)))
+    return dict(
+        objects=MappingProxyType(objects),
+        by_name=MappingProxyType({(o.type, o.name): o for o in rows.objects}),
+        grants=MappingProxyType({k: tuple(v) for k, v in grants.items()}),
+        held=held,
+        read_masks=MappingProxyType(_read_masks(objects, held)),
+    )
 
 
 def build(subjects: SubjectRows, objects: ObjectRows) -> Snapshot:
@@ -97,8 +102,9 @@ def with_subjects(previous: Snapshot, subjects: SubjectRows) -> Snapshot:
 
 def _touches_reads(objects, grants) -> bool:
     """Whether these objects or grants can change a read mask."""
-    return any(o.source_index is not None for o in objects) or \
-        any(g.action is Action.READ_TUPLE for g in grants)
+    return any(o.source_index is not None for o in objects) or any(
+        g.action is Action.READ_TUPLE for g in grants
+    )
 
 
 def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) -> Snapshot:
@@ -120,11 +126,17 @@ def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) 
         grants[g.object_id] = grants.get(g.object_id, ()) + (g,)
     held = previous.held
     if gone_grants or rows.grants:
-        held = (held - {(g.role, g.action, g.object_id) for g in gone_grants}) | \
-            {(g.role, g.action, g.object_id) for g in rows.grants}
+        held = (held - {(g.role, g.action, g.object_id) for g in gone_grants}) | {
+            (g.role, g.action, g.object_id) for g in rows.grants
+        }
     read_masks = previous.read_masks
     if _touches_reads(gone, gone_grants) or _touches_reads(rows.objects, rows.grants):
         read_masks = MappingProxyType(_read_masks(objects, held))
-    return replace(previous, objects=MappingProxyType(objects),
-                   by_name=MappingProxyType(by_name),
-                   grants=MappingProxyType(grants), held=held, read_masks=read_masks)
+    return replace(
+        previous,
+        objects=MappingProxyType(objects),
+        by_name=MappingProxyType(by_name),
+        grants=MappingProxyType(grants),
+        held=held,
+        read_masks=read_masks,
+    )

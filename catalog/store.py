@@ -7,6 +7,7 @@ the change-tracking triggers of ``changelog.py``), so PostgreSQL needs more than
 ``Store``. Every write runs in one ``BEGIN IMMEDIATE`` transaction, so a failed change leaves
 nothing behind.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -32,7 +33,7 @@ def sqlite_path(url: str) -> str:
     prefix = "sqlite:///"
     if not url.startswith(prefix) or len(url) == len(prefix):
         raise InvalidInput(code=codes.UNSUPPORTED_DATABASE, url=url[:60])
-    return url[len(prefix):]
+    return url[len(prefix) :]
 
 
 class Store:
@@ -43,8 +44,7 @@ class Store:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.lock = threading.RLock()
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                                    timeout=30)
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
         self.conn.execute("PRAGMA foreign_keys = ON")
         # A second connection only notices commits, so that noticing never waits for a writer.
         # In memory there is nobody else to notice.
@@ -63,7 +63,8 @@ class Store:
                     continue
                 try:
                     self.conn.executescript(
-                        f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+                        f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
+                    )
                 except sqlite3.Error:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")

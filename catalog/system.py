@@ -8,9 +8,11 @@ is one transaction: each is stored and audited with its old and new value, or no
 ...                   defaults={"max_batch_tuples": 10_000, "login_attempts_per_minute": 10})
 {'max_batch_tuples': 500, 'login_attempts_per_minute': 10}
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from boxes import codes
 from boxes.errors import InvalidInput
@@ -19,7 +21,7 @@ from catalog.core import Core
 from catalog.model import Subject
 
 EVENT = "system_settings"
-RESET = None   # the value that gives a setting back to its default
+RESET = None  # the value that gives a setting back to its default
 
 
 class SystemSettings:
@@ -32,15 +34,19 @@ class SystemSettings:
         with self.core.store.reader() as conn:
             return repository.load_system_settings(conn)
 
-    def change(self, subject: Subject, changes: Mapping[str, Any],
-               defaults: Mapping[str, Any]) -> dict[str, Any]:
+    def change(
+        self, subject: Subject, changes: Mapping[str, Any], defaults: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """For an administrator (CHANGE_SYSTEM), store ``changes`` (``None`` resets a setting to
         its default) and audit each, in one transaction. Returns every setting of ``defaults``
         as now in force."""
         unknown = sorted(set(changes) - set(defaults))
         if unknown:
-            raise InvalidInput(f"not a changeable setting: {', '.join(unknown)[:200]}",
-                               code=codes.UNKNOWN_SETTING, details={"settings": unknown[:20]})
+            raise InvalidInput(
+                f"not a changeable setting: {', '.join(unknown)[:200]}",
+                code=codes.UNKNOWN_SETTING,
+                details={"settings": unknown[:20]},
+            )
         core = self.core
         with core.store.lock:
             core.require_admin(subject, EVENT)
@@ -54,9 +60,20 @@ class SystemSettings:
                         marks = {"reset": True}
                     else:
                         stored[name] = value
-                        repository.set_system_setting(conn, name, value, subject.user_name,
-                                                      core.clock())
+                        repository.set_system_setting(
+                            conn, name, value, subject.user_name, core.clock()
+                        )
                         marks = {}
-                    core.log(subject, EVENT, "system:system", True, "CHANGE_SYSTEM", conn,
-                             setting=name, old=old, new=stored.get(name, defaults[name]), **marks)
+                    core.log(
+                        subject,
+                        EVENT,
+                        "system:system",
+                        True,
+                        "CHANGE_SYSTEM",
+                        conn,
+                        setting=name,
+                        old=old,
+                        new=stored.get(name, defaults[name]),
+                        **marks,
+                    )
         return {name: stored.get(name, default) for name, default in defaults.items()}

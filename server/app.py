@@ -6,6 +6,7 @@
     socketio.run(app, host=..., port=...)
     close_app(app)
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -43,8 +44,9 @@ def catalog_url(settings: Settings) -> str:
     return settings.catalog_url or f"sqlite:///{settings.data_dir / 'catalog.sqlite'}"
 
 
-def create_app(config: Mapping[str, Any] | Settings | None = None,
-               claimed: datadir.DataDir | None = None) -> Flask:
+def create_app(
+    config: Mapping[str, Any] | Settings | None = None, claimed: datadir.DataDir | None = None
+) -> Flask:
     """The app on ``settings.data_dir``, claimed here unless the caller holds the claim
     (``sluice serve`` claims it before gunicorn forks the worker that builds the app)."""
     settings = _settings(config)
@@ -60,18 +62,29 @@ def create_app(config: Mapping[str, Any] | Settings | None = None,
 
 def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     app = Flask(__name__, static_folder=str(WEB), static_url_path="/static")
-    app.config.update(SECRET_KEY=settings.ensure_secret(), TESTING=settings.testing,
-                      JSON_SORT_KEYS=False)
-    catalog = Catalog.open(catalog_url(settings), bcrypt_rounds=settings.bcrypt_rounds,
-                           session_ttl=settings.session_ttl_seconds)
+    app.config.update(
+        SECRET_KEY=settings.ensure_secret(), TESTING=settings.testing, JSON_SORT_KEYS=False
+    )
+    catalog = Catalog.open(
+        catalog_url(settings),
+        bcrypt_rounds=settings.bcrypt_rounds,
+        session_ttl=settings.session_ttl_seconds,
+    )
     if settings.admin_user and settings.admin_password:
         ensure_admin(catalog, settings.admin_user, settings.admin_password.get_secret_value())
     live = LiveLimits(settings)
-    svc = Services(settings, claimed, catalog, live,
-                   security.Throttle(lambda: live.login_attempts_per_minute),
-                   TupleRate(lambda: live.ingest_tuples_per_second),
-                   Delivery(catalog, lambda event, data, to: socketio.emit(
-                       event, data, to=to, namespace=sockets.NAMESPACE)))
+    svc = Services(
+        settings,
+        claimed,
+        catalog,
+        live,
+        security.Throttle(lambda: live.login_attempts_per_minute),
+        TupleRate(lambda: live.ingest_tuples_per_second),
+        Delivery(
+            catalog,
+            lambda event, data, to: socketio.emit(event, data, to=to, namespace=sockets.NAMESPACE),
+        ),
+    )
     live.update(limits.stored_changes(catalog))
     app.extensions["sluice"] = svc
 
@@ -86,8 +99,9 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     svc.on_close.append(changes.init_app(svc, sockets.NAMESPACE).stop)
     missing = guard.unguarded(app)
     if missing:
-        raise RuntimeError("endpoints without the guard or a rule in catalog.policy: "
-                           f"{', '.join(missing)}")
+        raise RuntimeError(
+            f"endpoints without the guard or a rule in catalog.policy: {', '.join(missing)}"
+        )
     if settings.runtime:
         from server.control.diagrams import start_runtime
 

@@ -5,10 +5,12 @@
 ``s`` in it, as ``sluice run`` and the box tests need without a catalog; ``as_yaml`` writes a
 document as a person would.
 """
+
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import yaml
 

@@ -4,6 +4,7 @@ The modules are found by scanning for ``>>>``: a new example is run without bein
 Examples in ``catalog`` share one namespace per module: a fresh in-memory catalog ``cat``
 with the administrator ``joe`` and the stream ``in1``, as ``catalog.front``'s example builds.
 """
+
 from __future__ import annotations
 
 import doctest
@@ -19,8 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("boxes", "catalog", "server")
 MODULES = sorted(
     ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-    for package in PACKAGES for path in (ROOT / package).rglob("*.py")
-    if ">>> " in path.read_text(encoding="utf-8"))
+    for package in PACKAGES
+    for path in (ROOT / package).rglob("*.py")
+    if ">>> " in path.read_text(encoding="utf-8")
+)
 
 
 def _catalog_namespace() -> dict:
@@ -41,8 +44,9 @@ def test_examples_run(name):
     module = importlib.import_module(name)
     extra = _catalog_namespace() if name.startswith("catalog.") else {}
     try:
-        result = doctest.testmod(module, extraglobs=extra, optionflags=doctest.ELLIPSIS,
-                                 verbose=False, report=True)
+        result = doctest.testmod(
+            module, extraglobs=extra, optionflags=doctest.ELLIPSIS, verbose=False, report=True
+        )
     finally:
         if "cat" in extra:
             extra["cat"].close()

@@ -11,6 +11,7 @@ at once as a ``DiagramInvalid`` whose problems carry the codes of group ``expres
 ``boxes/codes.py``. Spark
 Columns are built from the checked tree with ``pyspark.sql.functions`` only, never from text.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,8 +24,14 @@ from boxes.expressions.checker import Checker
 from boxes.expressions.parser import parse
 from boxes.types import DataType, Schema
 
-__all__ = ["CheckedAggregate", "CheckedExpr", "check_aggregate", "check_expression",
-           "check_predicate", "codes"]
+__all__ = [
+    "CheckedAggregate",
+    "CheckedExpr",
+    "check_aggregate",
+    "check_expression",
+    "check_predicate",
+    "codes",
+]
 
 
 @dataclass(frozen=True)
@@ -83,9 +90,15 @@ def check_predicate(text: str, schema: Schema, path: str) -> CheckedExpr:
     """Check a filter condition: an expression whose type is boolean."""
     checked = check_expression(text, schema, path)
     if checked.type is not DataType.BOOLEAN:
-        raise DiagramInvalid([Problem(codes.TYPE_MISMATCH, path,
-                                       f"a condition must be boolean; got {checked.type.value} "
-                                       f"({text.strip()})")])
+        raise DiagramInvalid(
+            [
+                Problem(
+                    codes.TYPE_MISMATCH,
+                    path,
+                    f"a condition must be boolean; got {checked.type.value} ({text.strip()})",
+                )
+            ]
+        )
     return checked
 
 
@@ -97,25 +110,38 @@ def check_aggregate(text: str, schema: Schema, path: str) -> CheckedAggregate:
     checker = Checker(text, schema, path, codes.NESTED_AGGREGATE)
     name = _aggregate_name(tree)
     if name is None:
-        raise DiagramInvalid([Problem(
-            codes.NOT_AN_AGGREGATE, path,
-            f"expected one of {', '.join(f'{a}(x)' for a in AGGREGATES)} or count(); "
-            f"got {text.strip()}")])
+        raise DiagramInvalid(
+            [
+                Problem(
+                    codes.NOT_AN_AGGREGATE,
+                    path,
+                    f"expected one of {', '.join(f'{a}(x)' for a in AGGREGATES)} or count(); "
+                    f"got {text.strip()}",
+                )
+            ]
+        )
     arguments = [c for c in tree.children[1:] if c is not None]
     if len(arguments) != 1 and not (name == "count" and not arguments):
         want = "0 or 1 argument" if name == "count" else "1 argument"
-        raise DiagramInvalid([Problem(codes.ARITY, path,
-                                       f"{name}() takes {want}; got {len(arguments)}")])
+        raise DiagramInvalid(
+            [Problem(codes.ARITY, path, f"{name}() takes {want}; got {len(arguments)}")]
+        )
     argument = checker.top(arguments[0]) if arguments else None
     spec = AGGREGATES[name]
     if argument is not None and spec.numeric and not argument.type.is_numeric:
-        checker.report(codes.TYPE_MISMATCH, f"{name}() needs a number; got "
-                       f"{argument.type.value} ({checker.snippet(arguments[0])})")
+        checker.report(
+            codes.TYPE_MISMATCH,
+            f"{name}() needs a number; got {argument.type.value} ({checker.snippet(arguments[0])})",
+        )
     if checker.problems:
         raise DiagramInvalid(checker.problems)
     kind = argument.type if argument else DataType.LONG
-    return CheckedAggregate(text, name, CheckedExpr(checker.snippet(arguments[0]), argument)
-                            if argument else None, spec.result(kind))
+    return CheckedAggregate(
+        text,
+        name,
+        CheckedExpr(checker.snippet(arguments[0]), argument) if argument else None,
+        spec.result(kind),
+    )
 
 
 def _aggregate_name(tree) -> str | None:

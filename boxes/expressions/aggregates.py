@@ -3,10 +3,12 @@
 Each is built from Spark's own aggregates; ``sum`` and ``avg`` use ``try_sum``/``try_avg``
 so a long overflow in a window yields NULL instead of failing the streaming query.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from boxes.types import DataType
 

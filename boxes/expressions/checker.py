@@ -5,6 +5,7 @@ once; a sub-expression that failed yields ``None`` and checks that depend on it 
 rather than reported twice. Untyped NULLs take the type their context needs, and long
 operands meeting doubles are wrapped in explicit casts, so the checked tree is fully typed.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -20,11 +21,23 @@ from boxes.expressions import sqlvalues as sv
 from boxes.expressions.aggregates import AGGREGATES
 from boxes.types import TYPE_ALIASES, DataType, Schema
 
-L, D, S, B, T = (DataType.LONG, DataType.DOUBLE, DataType.STRING, DataType.BOOLEAN,
-                 DataType.TIMESTAMP)
+L, D, S, B, T = (
+    DataType.LONG,
+    DataType.DOUBLE,
+    DataType.STRING,
+    DataType.BOOLEAN,
+    DataType.TIMESTAMP,
+)
 _CLASH = object()  # the types of a group of operands do not unify
-_UNITS = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
-          "hour": 3_600_000_000, "day": 86_400_000_000, "week": 604_800_000_000}
+_UNITS = {
+    "microsecond": 1,
+    "millisecond": 1_000,
+    "second": 1_000_000,
+    "minute": 60_000_000,
+    "hour": 3_600_000_000,
+    "day": 86_400_000_000,
+    "week": 604_800_000_000,
+}
 _COMPARE = {"==": "=", "<>": "!="}
 MAX_ROUND_DIGITS = 15
 
@@ -47,7 +60,7 @@ class Checker:
     def snippet(self, tree: lark.Tree | lark.Token) -> str:
         if isinstance(tree, lark.Token):
             return str(tree)
-        return self.text[tree.meta.start_pos:tree.meta.end_pos]
+        return self.text[tree.meta.start_pos : tree.meta.end_pos]
 
     def top(self, tree: lark.Tree) -> n.Node | None:
         node = self.check(tree)
@@ -64,8 +77,9 @@ class Checker:
     def _int_lit(self, tree, _):
         value = int(tree.children[0])
         if value > sv.LONG_MAX:
-            self.report(codes.INVALID_LITERAL,
-                        f"the integer {value} does not fit in a long (64 bits)")
+            self.report(
+                codes.INVALID_LITERAL, f"the integer {value} does not fit in a long (64 bits)"
+            )
             return None
         return n.Lit(L, value)
 
@@ -92,31 +106,43 @@ class Checker:
         text = _unquote(tree.children[1])
         value = sv.parse_timestamp(text)
         if value is None:
-            self.report(codes.INVALID_LITERAL,
-                        f"TIMESTAMP {text!r} is not a timestamp; expected 'YYYY-MM-DD HH:MM:SS'")
+            self.report(
+                codes.INVALID_LITERAL,
+                f"TIMESTAMP {text!r} is not a timestamp; expected 'YYYY-MM-DD HH:MM:SS'",
+            )
             return None
         return n.Lit(T, value)
 
     def _interval(self, tree, _):
-        self.report(codes.TYPE_MISMATCH, "an INTERVAL can only be added to or subtracted from "
-                    f"a timestamp ({self.snippet(tree)})")
+        self.report(
+            codes.TYPE_MISMATCH,
+            "an INTERVAL can only be added to or subtracted from "
+            f"a timestamp ({self.snippet(tree)})",
+        )
 
     def _ref(self, tree, _):
         parts = [str(t) for t in tree.children[0].children]
         name = ".".join(parts)
         if name.startswith("_"):
-            self.report(codes.LABEL_REFERENCE,
-                        f"{name!r} is reserved: names starting with '_' (such as the label "
-                        "column) cannot be read by expressions")
+            self.report(
+                codes.LABEL_REFERENCE,
+                f"{name!r} is reserved: names starting with '_' (such as the label "
+                "column) cannot be read by expressions",
+            )
             return None
         if len(parts) > 1:
-            self.report(codes.FORBIDDEN_SYNTAX,
-                        f"qualified names such as {name!r} are not allowed; fields are plain names")
+            self.report(
+                codes.FORBIDDEN_SYNTAX,
+                f"qualified names such as {name!r} are not allowed; fields are plain names",
+            )
             return None
         field = self.schema.get(name)
         if field is None:
-            self.report(codes.UNKNOWN_FIELD, f"unknown field {name!r}" + _suggest(
-                name, [f for f in self.schema.names if not f.startswith("_")]))
+            self.report(
+                codes.UNKNOWN_FIELD,
+                f"unknown field {name!r}"
+                + _suggest(name, [f for f in self.schema.names if not f.startswith("_")]),
+            )
             return None
         return n.Ref(field.type, name)
 
@@ -132,22 +158,29 @@ class Checker:
             return None
         if not all(x.type is None or x.type.is_numeric for x in (left, right)):
             hint = " (use concat for text)" if op == "+" and S in (left.type, right.type) else ""
-            self.report(codes.TYPE_MISMATCH, f"{op} needs numeric operands; got "
-                        f"{_name(left.type)} and {_name(right.type)} ({self.snippet(tree)}){hint}")
+            self.report(
+                codes.TYPE_MISMATCH,
+                f"{op} needs numeric operands; got "
+                f"{_name(left.type)} and {_name(right.type)} ({self.snippet(tree)}){hint}",
+            )
             return None
         kind = D if op == "/" or D in (left.type, right.type) else L
         return n.Arith(kind, op, _coerce(left, kind), _coerce(right, kind))
 
     def _shift(self, tree, op, left_tree, right_tree):
-        interval_tree, ts_tree = ((right_tree, left_tree) if _is_interval(right_tree)
-                                  else (left_tree, right_tree))
+        interval_tree, ts_tree = (
+            (right_tree, left_tree) if _is_interval(right_tree) else (left_tree, right_tree)
+        )
         ts = self.check(ts_tree)
         micros = self._interval_micros(interval_tree)
         if ts is None or micros is None:
             return None
         if ts.type not in (T, None):
-            self.report(codes.TYPE_MISMATCH, f"an INTERVAL can only move a timestamp; got "
-                        f"{_name(ts.type)} ({self.snippet(tree)})")
+            self.report(
+                codes.TYPE_MISMATCH,
+                f"an INTERVAL can only move a timestamp; got "
+                f"{_name(ts.type)} ({self.snippet(tree)})",
+            )
             return None
         return n.Shift(T, _coerce(ts, T), -micros if op == "-" else micros)
 
@@ -155,8 +188,11 @@ class Checker:
         _, amount, unit = tree.children
         unit_name = str(unit).lower().removesuffix("s")
         if unit_name not in _UNITS:
-            self.report(codes.INVALID_LITERAL, f"unknown INTERVAL unit {str(unit)!r}; expected "
-                        + ", ".join(u.upper() + "S" for u in _UNITS))
+            self.report(
+                codes.INVALID_LITERAL,
+                f"unknown INTERVAL unit {str(unit)!r}; expected "
+                + ", ".join(u.upper() + "S" for u in _UNITS),
+            )
             return None
         micros = int(amount) * _UNITS[unit_name]
         if micros > sv.LONG_MAX:
@@ -172,8 +208,10 @@ class Checker:
         if operand is None:
             return None
         if operand.type is not None and not operand.type.is_numeric:
-            self.report(codes.TYPE_MISMATCH, f"unary - needs a number; got "
-                        f"{_name(operand.type)} ({self.snippet(tree)})")
+            self.report(
+                codes.TYPE_MISMATCH,
+                f"unary - needs a number; got {_name(operand.type)} ({self.snippet(tree)})",
+            )
             return None
         kind = operand.type or L
         return n.Neg(kind, _coerce(operand, kind))
@@ -203,8 +241,10 @@ class Checker:
         if node is None:
             return None
         if node.type not in (B, None):
-            self.report(codes.TYPE_MISMATCH, f"{need}; got {_name(node.type)} "
-                        f"({self.snippet(tree)}) in {self.snippet(whole)}")
+            self.report(
+                codes.TYPE_MISMATCH,
+                f"{need}; got {_name(node.type)} ({self.snippet(tree)}) in {self.snippet(whole)}",
+            )
             return None
         return _coerce(node, B)
 
@@ -216,8 +256,9 @@ class Checker:
 
     def _null_test(self, operand_tree, negated):
         operand = self.check(operand_tree)
-        return None if operand is None else n.IsNull(B, _coerce(operand, operand.type or S),
-                                                     negated)
+        return (
+            None if operand is None else n.IsNull(B, _coerce(operand, operand.type or S), negated)
+        )
 
     def _in_(self, tree, operands):
         checked = self._unified(operands, "IN compares", tree)
@@ -233,8 +274,10 @@ class Checker:
         operand_tree, pattern_tree = operands
         operand = self.check(operand_tree)
         if pattern_tree.data != "string_lit":
-            self.report(codes.INVALID_LITERAL, "LIKE needs a literal 'pattern'; got "
-                        f"{self.snippet(pattern_tree)}")
+            self.report(
+                codes.INVALID_LITERAL,
+                f"LIKE needs a literal 'pattern'; got {self.snippet(pattern_tree)}",
+            )
             return None
         pattern = _unquote(pattern_tree.children[0])
         compiled = sv.like_regex(pattern)
@@ -244,51 +287,62 @@ class Checker:
         if operand is None:
             return None
         if operand.type not in (S, None):
-            self.report(codes.TYPE_MISMATCH, f"LIKE needs a string; got {_name(operand.type)} "
-                        f"({self.snippet(operand_tree)})")
+            self.report(
+                codes.TYPE_MISMATCH,
+                f"LIKE needs a string; got {_name(operand.type)} ({self.snippet(operand_tree)})",
+            )
             return None
         return n.Like(B, _coerce(operand, S), pattern, _negated(tree))
 
     def _case(self, tree, operands):
         whens, default = _case_parts(tree)
-        conditions = [self._boolean(w.children[1], "WHEN needs a boolean condition", w)
-                      for w in whens]
+        conditions = [
+            self._boolean(w.children[1], "WHEN needs a boolean condition", w) for w in whens
+        ]
         return self._case_values(tree, conditions, whens, default)
 
     def _simple_case(self, tree, operands):
         whens, default = _case_parts(tree)
         subject_tree = next(c for c in tree.children if isinstance(c, lark.Tree))
-        keys = self._unified([subject_tree, *(w.children[1] for w in whens)],
-                             "CASE compares", tree)
-        conditions = ([n.Compare(B, "=", keys[0], key) for key in keys[1:]] if keys
-                      else [None] * len(whens))
+        keys = self._unified([subject_tree, *(w.children[1] for w in whens)], "CASE compares", tree)
+        conditions = (
+            [n.Compare(B, "=", keys[0], key) for key in keys[1:]] if keys else [None] * len(whens)
+        )
         return self._case_values(tree, conditions, whens, default)
 
     def _case_values(self, tree, conditions, whens, default_tree):
         value_trees = [w.children[3] for w in whens]
-        values = self._unified(value_trees + ([default_tree] if default_tree else []),
-                               "CASE branches must share a type; they", tree)
+        values = self._unified(
+            value_trees + ([default_tree] if default_tree else []),
+            "CASE branches must share a type; they",
+            tree,
+        )
         if values is None or None in conditions:
             return None
         kind = values[0].type
         default = values[-1] if default_tree else n.Lit(kind, None)
-        return n.Case(kind, tuple(zip(conditions, values[:len(whens)], strict=True)), default)
+        return n.Case(kind, tuple(zip(conditions, values[: len(whens)], strict=True)), default)
 
     def _cast(self, tree, operands):
         type_token = tree.children[3].children[0]
         target = TYPE_ALIASES.get(str(type_token).lower())
         operand = self.check(operands[0])
         if target is None:
-            self.report(codes.UNKNOWN_TYPE, f"unknown type {str(type_token)!r} in CAST; expected "
-                        + ", ".join(t.value for t in DataType))
+            self.report(
+                codes.UNKNOWN_TYPE,
+                f"unknown type {str(type_token)!r} in CAST; expected "
+                + ", ".join(t.value for t in DataType),
+            )
             return None
         if operand is None:
             return None
         if operand.type is None:
             return n.Lit(target, None)
         if (operand.type, target) not in sv.CASTABLE:
-            self.report(codes.TYPE_MISMATCH, f"cannot cast {operand.type.value} to "
-                        f"{target.value} ({self.snippet(tree)})")
+            self.report(
+                codes.TYPE_MISMATCH,
+                f"cannot cast {operand.type.value} to {target.value} ({self.snippet(tree)})",
+            )
             return None
         return operand if operand.type is target else n.Cast(target, operand)
 
@@ -298,20 +352,28 @@ class Checker:
         name = ".".join(str(t) for t in name_tree.children)
         lowered = name.lower()
         if functions.forbidden(name):
-            self.report(codes.FORBIDDEN_FUNCTION, f"{name}() is forbidden: expressions may not "
-                        "reflect, run code, call UDFs, generate rows or read anything but "
-                        "the tuple")
+            self.report(
+                codes.FORBIDDEN_FUNCTION,
+                f"{name}() is forbidden: expressions may not "
+                "reflect, run code, call UDFs, generate rows or read anything but "
+                "the tuple",
+            )
             return None
         if lowered in AGGREGATES:
-            where = ("inside another aggregate" if self.aggregate_code == codes.NESTED_AGGREGATE
-                     else "here; aggregates belong in an aggregate box's 'aggregates'")
-            self.report(self.aggregate_code, f"{name}() is an aggregate and is not allowed "
-                        f"{where}")
+            where = (
+                "inside another aggregate"
+                if self.aggregate_code == codes.NESTED_AGGREGATE
+                else "here; aggregates belong in an aggregate box's 'aggregates'"
+            )
+            self.report(self.aggregate_code, f"{name}() is an aggregate and is not allowed {where}")
             return None
         spec = functions.lookup(name)
         if spec is None:
-            self.report(codes.UNKNOWN_FUNCTION, f"unknown function {name}()" + _suggest(
-                lowered, [*functions.FUNCTIONS, *functions.ALIASES]))
+            self.report(
+                codes.UNKNOWN_FUNCTION,
+                f"unknown function {name}()"
+                + _suggest(lowered, [*functions.FUNCTIONS, *functions.ALIASES]),
+            )
             for arg_tree in arg_trees:
                 self.check(arg_tree)
             return None
@@ -319,8 +381,10 @@ class Checker:
             self.report(codes.ARITY, f"{lowered}() takes {_arity(spec)}; got {len(arg_trees)}")
             return None
         name = functions.canonical(name)
-        args = [self._literal_arg(name, i, t) if i in spec.literals else self.check(t)
-                for i, t in enumerate(arg_trees)]
+        args = [
+            self._literal_arg(name, i, t) if i in spec.literals else self.check(t)
+            for i, t in enumerate(arg_trees)
+        ]
         if None in args:
             return None
         return self._typed_call(tree, name, spec, args, arg_trees)
@@ -329,15 +393,21 @@ class Checker:
         if name == "date_trunc":
             unit = _unquote(tree.children[0]).lower() if tree.data == "string_lit" else None
             if unit not in functions.TRUNC_UNITS:
-                self.report(codes.INVALID_LITERAL, "date_trunc needs a literal unit, one of "
-                            + ", ".join(f"'{u}'" for u in functions.TRUNC_UNITS)
-                            + f"; got {self.snippet(tree)}")
+                self.report(
+                    codes.INVALID_LITERAL,
+                    "date_trunc needs a literal unit, one of "
+                    + ", ".join(f"'{u}'" for u in functions.TRUNC_UNITS)
+                    + f"; got {self.snippet(tree)}",
+                )
                 return None
             return n.Lit(S, unit)
         digits = int(tree.children[0]) if tree.data == "int_lit" else None
         if digits is None or digits > MAX_ROUND_DIGITS:
-            self.report(codes.INVALID_LITERAL, f"{name}() needs a literal number of digits from 0 "
-                        f"to {MAX_ROUND_DIGITS}; got {self.snippet(tree)}")
+            self.report(
+                codes.INVALID_LITERAL,
+                f"{name}() needs a literal number of digits from 0 "
+                f"to {MAX_ROUND_DIGITS}; got {self.snippet(tree)}",
+            )
             return None
         return n.Lit(L, digits)
 
@@ -348,20 +418,27 @@ class Checker:
             if not members:
                 continue
             unified = _unify(members)
-            if unified is _CLASH or (kind == functions.NUMERIC and unified is not None
-                                     and not unified.is_numeric):
+            if unified is _CLASH or (
+                kind == functions.NUMERIC and unified is not None and not unified.is_numeric
+            ):
                 want = "numbers" if kind == functions.NUMERIC else "arguments of one type"
-                self.report(codes.TYPE_MISMATCH, f"{name}() needs {want}; got "
-                            + ", ".join(_name(a.type) for a in members)
-                            + f" ({self.snippet(tree)})")
+                self.report(
+                    codes.TYPE_MISMATCH,
+                    f"{name}() needs {want}; got "
+                    + ", ".join(_name(a.type) for a in members)
+                    + f" ({self.snippet(tree)})",
+                )
                 return None
             groups[kind] = unified or (L if kind == functions.NUMERIC else S)
         typed = []
         for i, (arg, arg_tree) in enumerate(zip(args, arg_trees, strict=True)):
             want = groups.get(spec.param(i), spec.param(i))
             if not _fits(arg.type, want):
-                self.report(codes.TYPE_MISMATCH, f"{name}() expects {want.value} for argument "
-                            f"{i + 1}; got {_name(arg.type)} ({self.snippet(arg_tree)})")
+                self.report(
+                    codes.TYPE_MISMATCH,
+                    f"{name}() expects {want.value} for argument "
+                    f"{i + 1}; got {_name(arg.type)} ({self.snippet(arg_tree)})",
+                )
                 return None
             typed.append(_coerce(arg, want))
         result = groups.get(spec.result, spec.result)
@@ -375,11 +452,15 @@ class Checker:
         kind = _unify(checked)
         if kind is _CLASH:
             kinds = {c.type for c in checked}
-            hint = ("; write a timestamp as TIMESTAMP 'YYYY-MM-DD HH:MM:SS'"
-                    if {S, T} <= kinds else "")
-            self.report(codes.TYPE_MISMATCH, f"{what} values of different types: "
-                        + ", ".join(_name(c.type) for c in checked)
-                        + f" ({self.snippet(whole)}){hint}")
+            hint = (
+                "; write a timestamp as TIMESTAMP 'YYYY-MM-DD HH:MM:SS'" if {S, T} <= kinds else ""
+            )
+            self.report(
+                codes.TYPE_MISMATCH,
+                f"{what} values of different types: "
+                + ", ".join(_name(c.type) for c in checked)
+                + f" ({self.snippet(whole)}){hint}",
+            )
             return None
         return [_coerce(c, kind or S) for c in checked]
 

@@ -13,6 +13,7 @@ strings cast to timestamps (Spark would date them today, so results would not be
 reproducible). The tests compare every result with a plain-Python reference
 (``tests/boxes/expressions/reference``).
 """
+
 from __future__ import annotations
 
 from functools import singledispatch
@@ -53,8 +54,13 @@ def _(node: n.Ref, F):
     return F.col(node.name)
 
 
-_ARITH = {"+": "try_add", "-": "try_subtract", "*": "try_multiply", "/": "try_divide",
-          "%": "try_mod"}
+_ARITH = {
+    "+": "try_add",
+    "-": "try_subtract",
+    "*": "try_multiply",
+    "/": "try_divide",
+    "%": "try_mod",
+}
 
 
 @_build.register
@@ -76,8 +82,15 @@ def _(node: n.Shift, F):
     return guards.timestamp_from_micros(F, micros)
 
 
-_COMPARE = {"=": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__",
-            ">=": "__ge__", "<=>": "eqNullSafe"}
+_COMPARE = {
+    "=": "__eq__",
+    "!=": "__ne__",
+    "<": "__lt__",
+    "<=": "__le__",
+    ">": "__gt__",
+    ">=": "__ge__",
+    "<=>": "eqNullSafe",
+}
 
 
 @_build.register
@@ -141,15 +154,16 @@ def _(node: n.Cast, F):
 
 
 def _literal(node: n.Node) -> Any:
-    assert isinstance(node, n.Lit), node   # the checker takes only a constant there
+    assert isinstance(node, n.Lit), node  # the checker takes only a constant there
     return node.value
 
 
 @_build.register
 def _(node: n.Call, F):
     spec = functions.FUNCTIONS[node.name]
-    args = [_literal(arg) if i in spec.literals else _build(arg, F)
-            for i, arg in enumerate(node.args)]
+    args = [
+        _literal(arg) if i in spec.literals else _build(arg, F) for i, arg in enumerate(node.args)
+    ]
     if spec.typed:
         args.insert(0, node.args[0].type)
     return spec.spark(F, *args).cast(node.type.spark_type())

@@ -11,6 +11,7 @@ NULL: one bad tuple must not kill a streaming query.
 Parameter kinds: a DataType; ``NUMERIC`` (long or double, all such arguments unified) and
 ``SAME`` (any type, unified). A result of ``SAME`` or ``NUMERIC`` is the unified type.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,16 +23,31 @@ from boxes.expressions import guards
 from boxes.expressions import sqlvalues as sv
 from boxes.types import DataType
 
-S, L, D, B, T = (DataType.STRING, DataType.LONG, DataType.DOUBLE, DataType.BOOLEAN,
-                 DataType.TIMESTAMP)
+S, L, D, B, T = (
+    DataType.STRING,
+    DataType.LONG,
+    DataType.DOUBLE,
+    DataType.BOOLEAN,
+    DataType.TIMESTAMP,
+)
 NUMERIC = "numeric"
 SAME = "same"
 MAX_PAD = 10_000
 # concat and replace can multiply a string's length at every level of nesting; a result that
 # could pass this many characters is NULL, so no expression can exhaust an executor's memory.
 MAX_STRING = 1_000_000
-TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second",
-               "millisecond", "microsecond")
+TRUNC_UNITS = (
+    "year",
+    "quarter",
+    "month",
+    "week",
+    "day",
+    "hour",
+    "minute",
+    "second",
+    "millisecond",
+    "microsecond",
+)
 
 
 @dataclass(frozen=True)
@@ -75,12 +91,16 @@ def _pad_spark(name: str) -> Callable[..., Any]:
     def build(F, text, size, fill):
         clamped = F.greatest(size, F.lit(-1).cast("bigint")).cast("int")
         return F.when(size <= MAX_PAD, getattr(F, name)(text, clamped, fill))
+
     return build
 
 
 def _replace_spark(F, text, search, replacement):
-    longest = (F.length(text).cast("double") * F.length(replacement).cast("double")
-               / F.greatest(F.length(search), F.lit(1)).cast("double"))
+    longest = (
+        F.length(text).cast("double")
+        * F.length(replacement).cast("double")
+        / F.greatest(F.length(search), F.lit(1)).cast("double")
+    )
     return F.when(longest <= MAX_STRING, F.replace(text, search, replacement))
 
 
@@ -97,7 +117,8 @@ def _to_long_spark(name: str) -> Callable[..., Any]:
     def build(F, kind, value):
         if kind is L:
             return value
-        return F.when((value >= -(2.0 ** 63)) & (value < 2.0 ** 63), getattr(F, name)(value))
+        return F.when((value >= -(2.0**63)) & (value < 2.0**63), getattr(F, name)(value))
+
     return build
 
 
@@ -136,8 +157,7 @@ FUNCTIONS: dict[str, Function] = {
     "rpad": Function((S, L, S), S, _pad_spark("rpad")),
     # numbers
     "abs": Function((NUMERIC,), NUMERIC, _abs_spark, typed=True),
-    "round": Function((NUMERIC, L), NUMERIC, _simple("round"), optional=1,
-                      literals=frozenset({1})),
+    "round": Function((NUMERIC, L), NUMERIC, _simple("round"), optional=1, literals=frozenset({1})),
     "floor": Function((NUMERIC,), L, _to_long_spark("floor"), typed=True),
     "ceil": Function((NUMERIC,), L, _to_long_spark("ceil"), typed=True),
     "sqrt": Function((D,), D, _simple("sqrt")),
@@ -162,26 +182,75 @@ FUNCTIONS: dict[str, Function] = {
     "to_timestamp": Function((S,), T, _to_timestamp_spark),
     "timestamp_seconds": Function((L,), T, _timestamp_seconds_spark),
 }
-ALIASES = {"power": "pow", "ceiling": "ceil", "substr": "substring", "signum": "sign",
-           "startswith": "starts_with", "endswith": "ends_with", "dayofmonth": "day"}
+ALIASES = {
+    "power": "pow",
+    "ceiling": "ceil",
+    "substr": "substring",
+    "signum": "sign",
+    "startswith": "starts_with",
+    "endswith": "ends_with",
+    "dayofmonth": "day",
+}
 
 # Refused by name with FORBIDDEN_FUNCTION: reflection and code execution, UDFs, generators,
 # side effects and anything whose result is not reproducible from the tuple alone.
-FORBIDDEN = frozenset({
-    "java_method", "reflect", "try_reflect", "eval", "exec", "execute", "system", "udf",
-    "pandas_udf", "python_udf", "call_udf", "call_function", "explode", "explode_outer",
-    "posexplode", "posexplode_outer", "inline", "inline_outer", "stack", "json_tuple",
-    "raise_error", "assert_true", "input_file_name", "input_file_block_start",
-    "input_file_block_length", "spark_partition_id", "monotonically_increasing_id", "now",
-    "localtimestamp", "rand", "random", "randn", "randstr", "uniform", "uuid", "shuffle",
-    "version", "user", "session_user", "curdate", "sleep", "xpath",
-})
+FORBIDDEN = frozenset(
+    {
+        "java_method",
+        "reflect",
+        "try_reflect",
+        "eval",
+        "exec",
+        "execute",
+        "system",
+        "udf",
+        "pandas_udf",
+        "python_udf",
+        "call_udf",
+        "call_function",
+        "explode",
+        "explode_outer",
+        "posexplode",
+        "posexplode_outer",
+        "inline",
+        "inline_outer",
+        "stack",
+        "json_tuple",
+        "raise_error",
+        "assert_true",
+        "input_file_name",
+        "input_file_block_start",
+        "input_file_block_length",
+        "spark_partition_id",
+        "monotonically_increasing_id",
+        "now",
+        "localtimestamp",
+        "rand",
+        "random",
+        "randn",
+        "randstr",
+        "uniform",
+        "uuid",
+        "shuffle",
+        "version",
+        "user",
+        "session_user",
+        "curdate",
+        "sleep",
+        "xpath",
+    }
+)
 
 
 def forbidden(name: str) -> bool:
     lowered = name.lower()
-    return (lowered in FORBIDDEN or "." in lowered or lowered.startswith("current_")
-            or "udf" in lowered or lowered.startswith("xpath"))
+    return (
+        lowered in FORBIDDEN
+        or "." in lowered
+        or lowered.startswith("current_")
+        or "udf" in lowered
+        or lowered.startswith("xpath")
+    )
 
 
 def lookup(name: str) -> Function | None:

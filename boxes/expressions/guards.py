@@ -3,6 +3,7 @@
 Shared by the operator builders (``columns.py``) and the function table (``functions.py``)
 so that CAST and the functions that convert the same way cannot drift apart.
 """
+
 from __future__ import annotations
 
 from boxes.expressions import sqlvalues as sv

@@ -4,6 +4,7 @@ The checker builds these; the Spark builder (and the tests' Python reference) re
 promotions (long to double) and NULL typing are made explicit here, the two back ends need
 no type rules of their own and so cannot disagree about them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ comment or a backtick is answered with FORBIDDEN_SYNTAX rather than a generic sy
 and a ``;`` inside a string is never mistaken for one. Depth is measured without recursion,
 so a pathological input cannot exhaust the Python stack before it is refused.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,26 +22,54 @@ MAX_DEPTH = 64
 _STRING = re.compile(r"'(?:[^']|'')*'")
 _SYNTAX, _FUNCTION = codes.FORBIDDEN_SYNTAX, codes.FORBIDDEN_FUNCTION
 _SCREEN: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"\bselect\b", re.I), _SYNTAX,
-     "subqueries are not allowed: an expression reads only the fields of its input tuple"),
+    (
+        re.compile(r"\bselect\b", re.I),
+        _SYNTAX,
+        "subqueries are not allowed: an expression reads only the fields of its input tuple",
+    ),
     (re.compile(r"--|/\*|\*/"), _SYNTAX, "comments are not allowed"),
-    (re.compile(r"`"), _SYNTAX,
-     "backtick-quoted names are not allowed: field names are plain identifiers"),
+    (
+        re.compile(r"`"),
+        _SYNTAX,
+        "backtick-quoted names are not allowed: field names are plain identifiers",
+    ),
     (re.compile(r";"), _SYNTAX, "';' is not allowed: an expression is a single expression"),
     (re.compile(r"->"), _SYNTAX, "lambda functions are not allowed"),
     (re.compile(r"[\[\]{}]"), _SYNTAX, "array, map and struct values are not allowed"),
-    (re.compile(r'"'), _SYNTAX,
-     "double quotes are not allowed: write strings in single quotes ('text')"),
-    (re.compile(r"\b(array|map|struct|named_struct|map_from_arrays|map_from_entries"
-                r"|array_repeat|sequence)\s*\(", re.I), _SYNTAX,
-     "array, map and struct constructors are not allowed"),
-    (re.compile(r"\b[A-Za-z_]\w*(\s*\.\s*[A-Za-z_]\w*)+\s*\("), _FUNCTION,
-     "qualified function names (Java classes, catalogs) are not allowed"),
+    (
+        re.compile(r'"'),
+        _SYNTAX,
+        "double quotes are not allowed: write strings in single quotes ('text')",
+    ),
+    (
+        re.compile(
+            r"\b(array|map|struct|named_struct|map_from_arrays|map_from_entries"
+            r"|array_repeat|sequence)\s*\(",
+            re.I,
+        ),
+        _SYNTAX,
+        "array, map and struct constructors are not allowed",
+    ),
+    (
+        re.compile(r"\b[A-Za-z_]\w*(\s*\.\s*[A-Za-z_]\w*)+\s*\("),
+        _FUNCTION,
+        "qualified function names (Java classes, catalogs) are not allowed",
+    ),
 )
 _TOKEN_NAMES = {
-    "INT": "an integer", "FLOAT": "a number", "STRING": "a 'string'", "NAME": "a name",
-    "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "DOT": "'.'", "MINUS": "'-'", "PLUS": "'+'",
-    "MUL_OP": "'*', '/' or '%'", "COMP_OP": "a comparison", "$END": "the end of the text",
+    "INT": "an integer",
+    "FLOAT": "a number",
+    "STRING": "a 'string'",
+    "NAME": "a name",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "MINUS": "'-'",
+    "PLUS": "'+'",
+    "MUL_OP": "'*', '/' or '%'",
+    "COMP_OP": "a comparison",
+    "$END": "the end of the text",
 }
 
 
@@ -53,12 +82,19 @@ def _parser() -> lark.Lark:
 def parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
     """Return the parse tree of ``text`` or the problems that stop it from being one."""
     if not isinstance(text, str):
-        return None, [Problem(codes.EXPR_SYNTAX, path,
-                              f"an expression must be text; got {type(text).__name__}")]
+        return None, [
+            Problem(
+                codes.EXPR_SYNTAX, path, f"an expression must be text; got {type(text).__name__}"
+            )
+        ]
     if len(text) > MAX_LENGTH:
-        return None, [Problem(codes.EXPR_TOO_LONG, path,
-                              f"the expression has {len(text)} characters; the limit is "
-                              f"{MAX_LENGTH}")]
+        return None, [
+            Problem(
+                codes.EXPR_TOO_LONG,
+                path,
+                f"the expression has {len(text)} characters; the limit is {MAX_LENGTH}",
+            )
+        ]
     if not text.strip():
         return None, [Problem(codes.EXPR_SYNTAX, path, "the expression is empty")]
     problem = _screen(text, path)
@@ -70,9 +106,13 @@ def parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
         return None, [_syntax_problem(text, exc, path)]
     depth = _depth(tree)
     if depth > MAX_DEPTH:
-        return None, [Problem(codes.EXPR_TOO_DEEP, path,
-                              f"the expression nests {depth} levels deep; the limit is "
-                              f"{MAX_DEPTH}")]
+        return None, [
+            Problem(
+                codes.EXPR_TOO_DEEP,
+                path,
+                f"the expression nests {depth} levels deep; the limit is {MAX_DEPTH}",
+            )
+        ]
     return tree, []
 
 
@@ -81,8 +121,9 @@ def _screen(text: str, path: str) -> Problem | None:
     for pattern, code, why in _SCREEN:
         found = pattern.search(blanked)
         if found:
-            return Problem(code, path,
-                           f"{why}; found {found.group().strip()!r} at column {found.start() + 1}")
+            return Problem(
+                code, path, f"{why}; found {found.group().strip()!r} at column {found.start() + 1}"
+            )
     return None
 
 
@@ -91,16 +132,19 @@ def _syntax_problem(text: str, exc: lark.exceptions.UnexpectedInput, path: str) 
     if isinstance(exc, lark.exceptions.UnexpectedToken):
         token = exc.token
         if token.type == "MUL_OP" and token.value == "*":
-            return Problem(codes.FORBIDDEN_SYNTAX, path,
-                           f"'*' {where} is only multiplication here; there is no star selection "
-                           "(write count() to count rows)")
-        found = ("the end of the text" if token.type == "$END"
-                 else f"{str(token.value)!r} {where}")
+            return Problem(
+                codes.FORBIDDEN_SYNTAX,
+                path,
+                f"'*' {where} is only multiplication here; there is no star selection "
+                "(write count() to count rows)",
+            )
+        found = "the end of the text" if token.type == "$END" else f"{str(token.value)!r} {where}"
         expected = sorted({_TOKEN_NAMES.get(name, name) for name in exc.expected})
-        return Problem(codes.EXPR_SYNTAX, path,
-                       f"unexpected {found}; expected {', '.join(expected)}")
+        return Problem(
+            codes.EXPR_SYNTAX, path, f"unexpected {found}; expected {', '.join(expected)}"
+        )
     pos = exc.pos_in_stream or 0
-    char = text[pos:pos + 1]
+    char = text[pos : pos + 1]
     hint = " (unterminated string?)" if char == "'" else ""
     return Problem(codes.EXPR_SYNTAX, path, f"unexpected character {char!r} {where}{hint}")
 

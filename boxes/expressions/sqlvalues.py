@@ -4,6 +4,7 @@ Timestamps are naive ``datetime`` meaning UTC (the session time zone). The plain
 reference of Spark's value semantics that the tests compare the columns against lives in
 ``tests/boxes/expressions/reference``, not here: users' diagrams never run through it.
 """
+
 from __future__ import annotations
 
 import re
@@ -11,8 +12,8 @@ from datetime import datetime, timedelta
 
 from boxes.types import DataType
 
-LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
-INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 EPOCH = datetime(1970, 1, 1)
 MICROSECOND = timedelta(microseconds=1)
 # Timestamps Python can hold in any local time zone (PySpark converts results to local time):
@@ -23,7 +24,8 @@ MAX_MICROS = (datetime(9999, 12, 30, 23, 59, 59, 999999) - EPOCH) // MICROSECOND
 _TIMESTAMP = re.compile(
     r"([+-]?)([0-9]{4,6})(?:-([0-9]{1,2})(?:-([0-9]{1,2})"
     r"(?:[ T]([0-9]{1,2})(?::([0-9]{1,2})(?::([0-9]{1,2})(?:\.([0-9]{0,9}))?)?)?)?)?)?"
-    r" ?(Z|(?:UTC|GMT)?(?:[+-][0-9]{1,2}(?::?[0-9]{2})?)?)")
+    r" ?(Z|(?:UTC|GMT)?(?:[+-][0-9]{1,2}(?::?[0-9]{2})?)?)"
+)
 
 
 def to_micros(ts: datetime) -> int:
@@ -53,8 +55,10 @@ def like_regex(pattern: str) -> re.Pattern[str] | str:
         char = pattern[i]
         if char == "\\":
             if i + 1 >= len(pattern) or pattern[i + 1] not in "%_\\":
-                return ("in a LIKE pattern a backslash must be followed by %, _ or another "
-                        f"backslash (column {i + 1} of the pattern)")
+                return (
+                    "in a LIKE pattern a backslash must be followed by %, _ or another "
+                    f"backslash (column {i + 1} of the pattern)"
+                )
             out.append(re.escape(pattern[i + 1]))
             i += 2
             continue
@@ -75,8 +79,15 @@ def parse_timestamp(text: str) -> datetime | None:
     year, month, day, hour, minute, second, fraction, zone = match.groups()[1:]
     micros = int((fraction or "").ljust(6, "0")[:6])
     try:
-        value = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0),
-                         int(minute or 0), int(second or 0), micros)
+        value = datetime(
+            int(year),
+            int(month or 1),
+            int(day or 1),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            micros,
+        )
     except ValueError:
         return None
     offset = _zone_offset_micros(zone.lstrip("UTCGM"))
@@ -96,5 +107,9 @@ def _zone_offset_micros(offset: str) -> int | None:
 
 # CAST pairs Spark's try_cast supports between Sluice's types: every pair but boolean and
 # timestamp, which Spark refuses in either direction.
-CASTABLE = frozenset((source, target) for source in DataType for target in DataType
-                     if {source, target} != {DataType.BOOLEAN, DataType.TIMESTAMP})
+CASTABLE = frozenset(
+    (source, target)
+    for source in DataType
+    for target in DataType
+    if {source, target} != {DataType.BOOLEAN, DataType.TIMESTAMP}
+)

@@ -5,6 +5,7 @@ directory anyway. The password is read from the terminal without echo, or from s
 when it is not a terminal (``echo "$PW" | sluice user add joe --admin``); it never appears in
 arguments, where other users of the machine could see it.
 """
+
 from __future__ import annotations
 
 import getpass

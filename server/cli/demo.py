@@ -7,6 +7,7 @@ through the real ingestion path: WRITE checked, limits applied, durable append. 
 passwords are generated once and kept in ``demo_logins.json`` (mode 0600) in the data
 directory, so a restarted demo prints the same logins.
 """
+
 from __future__ import annotations
 
 import functools
@@ -26,16 +27,28 @@ from server.ingest.admission import ingest
 
 log = logging.getLogger(__name__)
 LOGINS = "demo_logins.json"
-Q1 = {"version": 1, "name": "q1", "description": "the paper's q1: average price per symbol",
-      "inputs": {"in1": {}, "in2": {}},
-      "boxes": {"merged": {"type": "union", "in": ["in1", "in2"]},
-                "avg": {"type": "aggregate", "in": "merged",
-                        "window": {"size": "10s", "slide": "10s"}, "group_by": ["symbol"],
-                        "aggregates": {"avg_price": "avg(price)", "n": "count()"}}},
-      "outputs": {"out1": {"from": "avg"}}}
+Q1 = {
+    "version": 1,
+    "name": "q1",
+    "description": "the paper's q1: average price per symbol",
+    "inputs": {"in1": {}, "in2": {}},
+    "boxes": {
+        "merged": {"type": "union", "in": ["in1", "in2"]},
+        "avg": {
+            "type": "aggregate",
+            "in": "merged",
+            "window": {"size": "10s", "slide": "10s"},
+            "group_by": ["symbol"],
+            "aggregates": {"avg_price": "avg(price)", "n": "count()"},
+        },
+    },
+    "outputs": {"out1": {"from": "avg"}},
+}
 # Stock prices by exchange; XOM trades in both places, so its averages carry {in1, in2}.
-MARKETS = {"in1": {"IBM": 140.0, "AAPL": 190.0, "XOM": 105.0},
-           "in2": {"BP": 4.8, "HSBA": 6.5, "XOM": 104.0}}
+MARKETS = {
+    "in1": {"IBM": 140.0, "AAPL": 190.0, "XOM": 105.0},
+    "in2": {"BP": 4.8, "HSBA": 6.5, "XOM": 104.0},
+}
 PERIOD = 0.5
 
 
@@ -48,8 +61,9 @@ def _logins(svc) -> dict[str, str]:
             json.dump(passwords, out)
         return passwords
     if not path.exists():
-        raise Conflict("--demo needs an empty data directory (or one a demo seeded)",
-                       code=codes.NOT_EMPTY)
+        raise Conflict(
+            "--demo needs an empty data directory (or one a demo seeded)", code=codes.NOT_EMPTY
+        )
     return json.loads(path.read_text())
 
 

@@ -3,6 +3,7 @@
 ``sluice run DIAGRAM --input NAME=FILE.ndjson ... [--readable NAME,NAME]`` runs a diagram over
 finite NDJSON files and prints one JSON object per output tuple.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,13 +27,26 @@ printed to stderr as "[CODE] path: message", and Spark is not started)."""
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser("run", help="run a diagram over NDJSON files and print its results",
-                       description=RUN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "run",
+        help="run a diagram over NDJSON files and print its results",
+        description=RUN_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("diagram", help="the diagram document (YAML or JSON)")
-    p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE",
-                   help="the NDJSON file for input NAME (repeat once per input)")
-    p.add_argument("--readable", metavar="NAME,NAME",
-                   help="deliver only tuples derived from these inputs alone")
+    p.add_argument(
+        "--input",
+        "-i",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="the NDJSON file for input NAME (repeat once per input)",
+    )
+    p.add_argument(
+        "--readable",
+        metavar="NAME,NAME",
+        help="deliver only tuples derived from these inputs alone",
+    )
     return p
 
 
@@ -43,26 +57,42 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser("serve", help="run the server (REST API, web pages, sockets, Spark)",
-                       description="Run the Sluice server. Settings: embedded defaults, then "
-                       "--config FILE (YAML), then SLUICE_* environment variables, then options.")
+    p = sub.add_parser(
+        "serve",
+        help="run the server (REST API, web pages, sockets, Spark)",
+        description="Run the Sluice server. Settings: embedded defaults, then "
+        "--config FILE (YAML), then SLUICE_* environment variables, then options.",
+    )
     p.add_argument("--config", metavar="FILE", help="a YAML file of settings")
-    p.add_argument("--demo", action="store_true", default=None,
-                   help="seed the paper's scenario, feed it prices and deploy q1")
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        default=None,
+        help="seed the paper's scenario, feed it prices and deploy q1",
+    )
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port to listen on (default 8080)")
-    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                   help="the least severe log records written to stderr (default INFO)")
-    p.add_argument("--log-format", choices=["text", "json"],
-                   help="json: one object a line, for log collectors (default text)")
+    p.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="the least severe log records written to stderr (default INFO)",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        help="json: one object a line, for log collectors (default text)",
+    )
     return p
 
 
 def _serve(args: argparse.Namespace) -> int:
     from server.cli.serve import serve
 
-    given = {k: getattr(args, k) for k in ("demo", "host", "port", "log_level", "log_format")
-             if getattr(args, k) is not None}
+    given = {
+        k: getattr(args, k)
+        for k in ("demo", "host", "port", "log_level", "log_format")
+        if getattr(args, k) is not None
+    }
     return serve(args.config, given, sys.stdout)
 
 
@@ -70,8 +100,12 @@ def _user_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("user", help="add an administrator directly to the catalog")
     p.add_argument("action", choices=["add"])
     p.add_argument("name")
-    p.add_argument("--admin", action="store_true", required=True,
-                   help="make the user an administrator (other users are added over the API)")
+    p.add_argument(
+        "--admin",
+        action="store_true",
+        required=True,
+        help="make the user an administrator (other users are added over the API)",
+    )
     p.add_argument("--config", metavar="FILE", help="a YAML file of settings")
     return p
 

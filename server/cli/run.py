@@ -4,13 +4,15 @@ Everything that can be wrong with the diagram, the ``--input`` list or the files
 reported before Spark starts. The compiled plan is the one the server streams; here its
 inputs are batch DataFrames, so every window closes and nothing is late.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 import pyarrow as pa
 
@@ -26,8 +28,9 @@ from server.ingest.tuples import TupleCoercion, micros
 MAX_PROBLEMS_PER_FILE = 20
 
 
-def run_headless(diagram: str, input_specs: Sequence[str], readable: str | None,
-                 out: IO[str], err: IO[str]) -> int:
+def run_headless(
+    diagram: str, input_specs: Sequence[str], readable: str | None, out: IO[str], err: IO[str]
+) -> int:
     """Run and print; return the exit status (2 when anything given is invalid)."""
     try:
         plan = validate(load_document(_read(diagram, "diagram")))
@@ -57,9 +60,18 @@ def run_plan(plan: Plan, tables: dict[str, pa.Table], readable: list[str] | None
             result = secfilter(result, mask)
         sources = label_sources(result, plan.inputs)
         rows = result.drop_columns([LABEL_COLUMN]).to_pylist()
-        lines.extend(sorted(json.dumps({**{k: _json_value(v) for k, v in row.items()},
-                                        "_output": name, "_sources": src})
-                            for row, src in zip(rows, sources)))
+        lines.extend(
+            sorted(
+                json.dumps(
+                    {
+                        **{k: _json_value(v) for k, v in row.items()},
+                        "_output": name,
+                        "_sources": src,
+                    }
+                )
+                for row, src in zip(rows, sources, strict=False)
+            )
+        )
     return lines
 
 
@@ -77,7 +89,9 @@ def _read(path: str, what: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise DiagramInvalid([Problem(codes.FILE_UNREADABLE, path, f"cannot read the {what}: {error}")]) from None
+        raise DiagramInvalid(
+            [Problem(codes.FILE_UNREADABLE, path, f"cannot read the {what}: {error}")]
+        ) from None
 
 
 def _input_files(plan: Plan, specs: Sequence[str]) -> dict[str, str]:
@@ -88,15 +102,23 @@ def _input_files(plan: Plan, specs: Sequence[str]) -> dict[str, str]:
         if not sep or not name or not path:
             problems.append(Problem(codes.INPUT_MISMATCH, spec, "write --input NAME=FILE.ndjson"))
         elif name not in plan.input_schemas:
-            problems.append(Problem(codes.INPUT_MISMATCH, name, f"the diagram has no input {name!r}; "
-                                    f"its inputs: {', '.join(plan.inputs)}"))
+            problems.append(
+                Problem(
+                    codes.INPUT_MISMATCH,
+                    name,
+                    f"the diagram has no input {name!r}; its inputs: {', '.join(plan.inputs)}",
+                )
+            )
         elif name in files:
             problems.append(Problem(codes.INPUT_MISMATCH, name, f"--input {name} is given twice"))
         else:
             files[name] = path
     given = {spec.partition("=")[0] for spec in specs}
-    problems += [Problem(codes.INPUT_MISMATCH, name, f"no --input {name}=FILE for input {name!r}")
-                 for name in plan.inputs if name not in given]
+    problems += [
+        Problem(codes.INPUT_MISMATCH, name, f"no --input {name}=FILE for input {name!r}")
+        for name in plan.inputs
+        if name not in given
+    ]
     if problems:
         raise DiagramInvalid(problems)
     return files
@@ -108,8 +130,12 @@ def _readable(plan: Plan, readable: str | None) -> list[str] | None:
     names = [n.strip() for n in readable.split(",") if n.strip()]
     unknown = [n for n in names if n not in plan.input_schemas]
     if unknown:
-        raise DiagramInvalid([Problem(codes.INPUT_MISMATCH, "--readable", f"the diagram has no input "
-                                      f"{n!r}") for n in unknown])
+        raise DiagramInvalid(
+            [
+                Problem(codes.INPUT_MISMATCH, "--readable", f"the diagram has no input {n!r}")
+                for n in unknown
+            ]
+        )
     return names
 
 
@@ -144,11 +170,18 @@ def read_ndjson(path: str, schema: Schema, arrival: dt.datetime) -> tuple[pa.Tab
         try:
             item = json.loads(line)
         except (ValueError, RecursionError) as err:
-            problems.append(Problem(codes.BAD_JSON, f"{path}:{number}",
-                                    f"the line is not valid JSON: {str(err)[:120]}"))
+            problems.append(
+                Problem(
+                    codes.BAD_JSON,
+                    f"{path}:{number}",
+                    f"the line is not valid JSON: {str(err)[:120]}",
+                )
+            )
             continue
         values, found = coerce(number, item, arrival_us)
         problems += [Problem(codes.TUPLE_INVALID, f"{path}:{number}", str(p)) for p in found]
         for name, value in (values or {}).items():
             columns[name].append(value)
-    return pa.table({f.name: pa.array(columns[f.name], f.type.arrow) for f in schema.fields}), problems
+    return pa.table(
+        {f.name: pa.array(columns[f.name], f.type.arrow) for f in schema.fields}
+    ), problems

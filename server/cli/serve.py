@@ -87,8 +87,13 @@ class _Gunicorn(BaseApplication):
                 print(f"  {user:4} {password}", file=self.out)
         scheme = "https" if settings.tls_cert else "http"
         print(f"Sluice on {scheme}://{settings.host}:{settings.port}/", file=self.out, flush=True)
-        log.info("serving on %s://%s:%s/ (Spark runtime %s)", scheme, settings.host,
-                 settings.port, "on" if settings.runtime else "off")
+        log.info(
+            "serving on %s://%s:%s/ (Spark runtime %s)",
+            scheme,
+            settings.host,
+            settings.port,
+            "on" if settings.runtime else "off",
+        )
         return self.app
 
     def _worker_exit(self, server: Any, worker: Any) -> None:

@@ -7,6 +7,7 @@ read the logs by path from their own working directory. Everything under it (cat
 password hashes, audit, logs, checkpoints) is for this user only: directories 0700, files
 0600, and the process's umask keeps what it creates later the same.
 """
+
 from __future__ import annotations
 
 import fcntl

@@ -5,6 +5,7 @@ inputs, so a document stored by an older server is never run unchecked. Deployed
 registered with the delivery path together with their label layout (input name -> source
 index), which is how each subscriber's readable set becomes a mask over that output's labels.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,10 @@ def _bounded(doc: Any) -> Any:
     try:
         json.dumps(doc)
     except (TypeError, ValueError):
-        raise InvalidInput("the document holds values JSON cannot carry (YAML dates or tags); "
-                           "write them as text", code=codes.DOCUMENT_SYNTAX) from None
+        raise InvalidInput(
+            "the document holds values JSON cannot carry (YAML dates or tags); write them as text",
+            code=codes.DOCUMENT_SYNTAX,
+        ) from None
     return doc
 
 

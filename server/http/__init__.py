@@ -1,1 +1,2 @@
-"""HTTP plumbing: the REST blueprints, the access guard, security headers and CSRF, the error shape, the OpenAPI description."""
+"""HTTP plumbing: the REST blueprints, the access guard, security headers and CSRF, the error
+shape, the OpenAPI description."""

@@ -2,10 +2,11 @@
 
 The HTTP status comes from the error's code, as ``boxes/codes.py`` declares it (one code, one
 status), never from its message. Flask's own 404, 405 and 413 answer in the same shape;
-anything unexpected is logged here and answered with a bare ``INTERNAL_ERROR`` so nothing about the server's insides leaks to the caller.
+anything unexpected is logged here and answered with a bare ``INTERNAL_ERROR`` so nothing about
+the server's insides leaks to the caller.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException

@@ -17,12 +17,14 @@ A route declares what it reads; its rule in the table says what it needs, for ex
     @guarded(body=SCHEMA_BODY)
     def create(): ...
 """
+
 from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import jsonschema
 from flask import Flask, current_app, g, request
@@ -31,11 +33,11 @@ from boxes import codes
 from boxes.errors import InvalidInput, NotFound, Problem, SluiceError, Unauthenticated
 from catalog import INVALID_SESSION, Subject
 from catalog.policy import OPERATIONS, Rule
-from server.http import security
 from server.control.services import services
+from server.http import security
 from server.http.errors import body as error_body
 
-SOCKET = "socket."   # socket event NAME is operation ``socket.NAME``
+SOCKET = "socket."  # socket event NAME is operation ``socket.NAME``
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,11 @@ def guarded(body=None, content=("application/json",), query=None) -> Callable:
                 g.subject = authenticate()
             if body is not None:
                 g.body = json_body(body)
-            if not rule.public:   # after the body: a rule may name an object in it
-                named = {**(g.body if isinstance(g.get("body"), dict) else {}),
-                         **(request.view_args or {})}
+            if not rule.public:  # after the body: a rule may name an object in it
+                named = {
+                    **(g.body if isinstance(g.get("body"), dict) else {}),
+                    **(request.view_args or {}),
+                }
                 services().catalog.authorize(g.subject, operation(request.endpoint), named)
             return view(*args, **kwargs)
 
@@ -123,8 +127,9 @@ def subject() -> Subject:
 def json_body(schema: Mapping[str, Any]) -> Any:
     """The request's JSON, checked against ``schema``; every problem reported with its path."""
     if not request.is_json:
-        raise InvalidInput("expected a JSON body (Content-Type: application/json)",
-                           code=codes.BAD_JSON)
+        raise InvalidInput(
+            "expected a JSON body (Content-Type: application/json)", code=codes.BAD_JSON
+        )
     try:
         value = json.loads(request.get_data(cache=True) or b"null")
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
@@ -134,22 +139,32 @@ def json_body(schema: Mapping[str, Any]) -> Any:
 
 
 def check(value: Any, schema: Mapping[str, Any]) -> None:
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value),
-                    key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(value),
+        key=lambda e: list(e.absolute_path),
+    )
     if errors:
-        problems = [Problem(codes.INVALID_BODY, ".".join(str(p) for p in e.absolute_path),
-                            e.message[:200]).to_dict() for e in errors[:20]]
+        problems = [
+            Problem(
+                codes.INVALID_BODY, ".".join(str(p) for p in e.absolute_path), e.message[:200]
+            ).to_dict()
+            for e in errors[:20]
+        ]
         summary = "; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3])
-        raise InvalidInput(summary,
-                           code=codes.INVALID_BODY, details={"problems": problems})
+        raise InvalidInput(summary, code=codes.INVALID_BODY, details={"problems": problems})
 
 
 def unguarded(app: Flask) -> list[str]:
     """Endpoints without the guard or without a rule in the policy table, and socket events
     without a rule: there must be none."""
-    return sorted([e for e, view in app.view_functions.items()
-                   if getattr(view, "sluice_access", None) is None or rule_of(e) is None] +
-                  [SOCKET + name for name in SOCKET_EVENTS if SOCKET + name not in OPERATIONS])
+    return sorted(
+        [
+            e
+            for e, view in app.view_functions.items()
+            if getattr(view, "sluice_access", None) is None or rule_of(e) is None
+        ]
+        + [SOCKET + name for name in SOCKET_EVENTS if SOCKET + name not in OPERATIONS]
+    )
 
 
 def _deny_unguarded() -> None:
@@ -177,8 +192,9 @@ def socket_event(name: str, body: Mapping[str, Any]) -> Callable:
                 who = services().connections.subject(request.sid)
                 payload = args[0] if len(args) == 1 else list(args)
                 check(payload, body)
-                services().catalog.authorize(who, SOCKET + name,
-                                               payload if isinstance(payload, dict) else {})
+                services().catalog.authorize(
+                    who, SOCKET + name, payload if isinstance(payload, dict) else {}
+                )
                 return handler(who, payload)
             except SluiceError as err:
                 return error_body(err.code, err.message, err.details)

@@ -7,6 +7,7 @@ operation's rule in the policy table (``catalog.policy``). A route therefore can
 undocumented, and its
 documentation cannot drift from what the guard enforces.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,11 +18,21 @@ from boxes import codes
 from catalog.policy import OPERATIONS
 from server.http.guard import SOCKET, SOCKET_EVENTS, guarded, rule_of
 
-ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
-    "type": "object", "required": ["code", "message", "details"],
-    "properties": {"code": {"type": "string", "enum": sorted(codes.REGISTRY)},
-                   "message": {"type": "string"},
-                   "details": {"type": "object"}}}}}
+ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details"],
+            "properties": {
+                "code": {"type": "string", "enum": sorted(codes.REGISTRY)},
+                "message": {"type": "string"},
+                "details": {"type": "object"},
+            },
+        }
+    },
+}
 PARAM = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 
@@ -29,17 +40,24 @@ def _operation(rule, method: str, view) -> dict:
     access = view.sluice_access
     doc = (view.__doc__ or "").strip()
     summary, _, description = doc.partition("\n")
-    op = {"operationId": f"{rule.endpoint.removeprefix('api.')}.{method.lower()}",
-          "summary": summary or rule.endpoint,
-          "tags": [rule.endpoint.split(".")[-2] if "." in rule.endpoint else "meta"],
-          "responses": {
-              "2XX": {"description": "success", "content": {"application/json": {"schema": {}}}},
-              "4XX": {"description": "refused", "content": {"application/json": {"schema": {
-                  "$ref": "#/components/schemas/Error"}}}}}}
+    op = {
+        "operationId": f"{rule.endpoint.removeprefix('api.')}.{method.lower()}",
+        "summary": summary or rule.endpoint,
+        "tags": [rule.endpoint.split(".")[-2] if "." in rule.endpoint else "meta"],
+        "responses": {
+            "2XX": {"description": "success", "content": {"application/json": {"schema": {}}}},
+            "4XX": {
+                "description": "refused",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            },
+        },
+    }
     if description.strip():
         op["description"] = " ".join(description.split())
-    params = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-              for name in sorted(rule.arguments)]
+    params = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in sorted(rule.arguments)
+    ]
     for name, schema in ((access.query or {}).get("properties") or {}).items():
         params.append({"name": name, "in": "query", "required": False, "schema": schema})
     if params:
@@ -49,8 +67,10 @@ def _operation(rule, method: str, view) -> dict:
     op["x-permissions"] = str(needs)
     if method in ("POST", "PUT", "PATCH") and (access.body or len(access.content) > 1):
         schema = access.body or {"type": "array", "items": {"type": "object"}}
-        op["requestBody"] = {"required": True,
-                             "content": {c: {"schema": schema} for c in access.content}}
+        op["requestBody"] = {
+            "required": True,
+            "content": {c: {"schema": schema} for c in access.content},
+        }
     return op
 
 
@@ -65,20 +85,33 @@ def spec(app: Flask) -> dict:
             item[method.lower()] = _operation(rule, method, view)
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Sluice API", "version": "1",
-                 "description": "Secure multi-user stream processing. Errors always have the "
-                                "shape {error: {code, message, details}}."},
+        "info": {
+            "title": "Sluice API",
+            "version": "1",
+            "description": "Secure multi-user stream processing. Errors always have the "
+            "shape {error: {code, message, details}}.",
+        },
         "paths": paths,
         "components": {
             "schemas": {"Error": ERROR},
             "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer",
-                           "description": "the token returned by POST /api/v1/auth/login"},
-                "cookie": {"type": "apiKey", "in": "cookie", "name": "sluice_session",
-                           "description": "set by login; unsafe methods also need X-CSRF-Token"}}},
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "the token returned by POST /api/v1/auth/login",
+                },
+                "cookie": {
+                    "type": "apiKey",
+                    "in": "cookie",
+                    "name": "sluice_session",
+                    "description": "set by login; unsafe methods also need X-CSRF-Token",
+                },
+            },
+        },
         "x-socketio-events": {
             name: {"payload": a.body, "x-permissions": str(OPERATIONS[SOCKET + name])}
-            for name, a in SOCKET_EVENTS.items()},
+            for name, a in SOCKET_EVENTS.items()
+        },
     }
 
 

@@ -7,6 +7,7 @@ carry ``X-CSRF-Token``: an HMAC of the session token under the server's secret, 
 returns and which only same-origin script can read (from the body or the non-HttpOnly
 ``sluice_csrf`` cookie). A bearer token is never sent by the browser on its own, so it needs none.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,9 +29,11 @@ CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 # The web pages load only their own scripts and styles and talk only to this origin.
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
-       "frame-ancestors 'none'; form-action 'self'")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'"
+)
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -53,16 +56,33 @@ def check_csrf(session_token: str) -> None:
         return
     sent = request.headers.get(CSRF_HEADER, "")
     if not hmac.compare_digest(sent.encode(), csrf_token(session_token).encode()):
-        raise Denied(f"a request authenticated by cookie must carry the {CSRF_HEADER} header "
-                     "returned at login", code=codes.CSRF_FAILED)
+        raise Denied(
+            f"a request authenticated by cookie must carry the {CSRF_HEADER} header "
+            "returned at login",
+            code=codes.CSRF_FAILED,
+        )
 
 
 def set_session_cookies(response: Response, token: str, max_age: int) -> None:
     secure = bool(current_app.config.get("SESSION_COOKIE_SECURE"))
-    response.set_cookie(SESSION_COOKIE, token, max_age=max_age, httponly=True, secure=secure,
-                        samesite="Strict", path="/")
-    response.set_cookie(CSRF_COOKIE, csrf_token(token), max_age=max_age, httponly=False,
-                        secure=secure, samesite="Strict", path="/")
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=max_age,
+        httponly=True,
+        secure=secure,
+        samesite="Strict",
+        path="/",
+    )
+    response.set_cookie(
+        CSRF_COOKIE,
+        csrf_token(token),
+        max_age=max_age,
+        httponly=False,
+        secure=secure,
+        samesite="Strict",
+        path="/",
+    )
 
 
 def clear_session_cookies(response: Response) -> None:
@@ -90,9 +110,10 @@ class Throttle:
     MAX_DELAY = 900.0
     QUIET = 900.0
 
-    def __init__(self, limit: Callable[[], int], clock: Callable[[], float] = time.monotonic
-                 ) -> None:
-        self.limit = limit   # the limit in force now (an administrator may change it)
+    def __init__(
+        self, limit: Callable[[], int], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.limit = limit  # the limit in force now (an administrator may change it)
         self.clock = clock
         self._keys: dict[tuple[str, ...], _Failures] = {}
         self._lock = threading.Lock()
@@ -108,8 +129,11 @@ class Throttle:
     def check(self, user: str, address: str) -> None:
         now = self.clock()
         with self._lock:
-            waits = [self._keys[key].blocked_until - now for key in self._keys_of(user, address)
-                     if key in self._keys]
+            waits = [
+                self._keys[key].blocked_until - now
+                for key in self._keys_of(user, address)
+                if key in self._keys
+            ]
         wait = max(waits, default=0.0)
         if wait > 0:
             raise RateLimited(code=codes.TOO_MANY_LOGINS, retry_after=max(1, math.ceil(wait)))
@@ -119,8 +143,9 @@ class Throttle:
         with self._lock:
             self._forget_quiet(now)
             for key in self._keys_of(user, address):
-                self._keys.setdefault(key, _Failures()).add(now, self._limit(key), self.WINDOW,
-                                                            self.MAX_DELAY)
+                self._keys.setdefault(key, _Failures()).add(
+                    now, self._limit(key), self.WINDOW, self.MAX_DELAY
+                )
 
     def succeeded(self, user: str, address: str) -> None:
         with self._lock:
@@ -129,8 +154,9 @@ class Throttle:
     def _forget_quiet(self, now: float) -> None:
         """Drop keys quiet for ``QUIET`` after their last delay ended, so memory stays bounded
         by recent attackers and an attacker who waits out each delay keeps doubling it."""
-        for key in [k for k, f in self._keys.items()
-                    if now - max(f.last, f.blocked_until) >= self.QUIET]:
+        for key in [
+            k for k, f in self._keys.items() if now - max(f.last, f.blocked_until) >= self.QUIET
+        ]:
             del self._keys[key]
 
 
@@ -149,7 +175,7 @@ class _Failures:
         self.recent.append(now)
         self.last = now
         if len(self.recent) >= limit or self.streak:
-            self.blocked_until = now + min(max_delay, 2.0 ** self.streak)
+            self.blocked_until = now + min(max_delay, 2.0**self.streak)
             self.streak += 1
 
 
@@ -163,6 +189,10 @@ def _headers(response: Response) -> Response:
 
 
 def init_app(app: Flask, max_request_bytes: int, secure_cookies: bool) -> None:
-    app.config.update(MAX_CONTENT_LENGTH=max_request_bytes, SESSION_COOKIE_SECURE=secure_cookies,
-                      SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
+    app.config.update(
+        MAX_CONTENT_LENGTH=max_request_bytes,
+        SESSION_COOKIE_SECURE=secure_cookies,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Strict",
+    )
     app.after_request(_headers)

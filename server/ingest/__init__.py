@@ -5,6 +5,7 @@
 returns an ``AppendReceipt`` only once the batch is on disk. Logs are segment files of
 checksummed Arrow IPC frames that the Spark source reads back by position.
 """
+
 from server.ingest.encode import Limits
 from server.ingest.log import AppendReceipt, IngestLog
 from server.ingest.segments import Position

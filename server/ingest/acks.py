@@ -6,6 +6,7 @@ durable. Only recent heads are needed (a batch ends at a head published about on
 duration before it is delivered), so each stream keeps at most ``2 * keep`` of them, in two
 flat arrays: 16 bytes a head, nothing per tuple.
 """
+
 from __future__ import annotations
 
 from array import array
@@ -23,8 +24,8 @@ class AckTimes:
         self._seqs.append(seq)
         self._times.append(at)
         if len(self._seqs) >= 2 * self.keep:
-            del self._seqs[:self.keep]
-            del self._times[:self.keep]
+            del self._seqs[: self.keep]
+            del self._times[: self.keep]
 
     def at(self, seq: int) -> float | None:
         """When the append ending at ``seq`` was acknowledged; None if not recent or not ours."""

@@ -4,6 +4,7 @@ come through :func:`ingest`, so WRITE, the size limit and the rate limit are che
 A batch is answered only after the runtime's log has made it durable; the answer carries the
 arrival sequence number of its first tuple.
 """
+
 from __future__ import annotations
 
 import threading
@@ -20,8 +21,9 @@ class TupleRate:
     """A token bucket per session: ``per_second()`` tuples a second (the limit in force, which an
     administrator may change), bursts of one second's worth."""
 
-    def __init__(self, per_second: Callable[[], int],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, per_second: Callable[[], int], clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.per_second = per_second
         self.clock = clock
         self._buckets: dict[int, tuple[float, float]] = {}
@@ -55,8 +57,11 @@ def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
         raise InvalidInput("tuples must be a list of objects", code=codes.INVALID_BODY)
     limit = svc.limits.max_batch_tuples
     if len(tuples) > limit:
-        raise TooLarge(f"{len(tuples)} tuples in one batch; at most {limit} are accepted",
-                       code=codes.BATCH_TOO_LARGE, details={"limit": limit})
+        raise TooLarge(
+            f"{len(tuples)} tuples in one batch; at most {limit} are accepted",
+            code=codes.BATCH_TOO_LARGE,
+            details={"limit": limit},
+        )
     svc.rate.take(subject.session_id, len(tuples))
     receipt = runtime_of(svc).append(stream, tuples)
     return {"stream": receipt.stream, "first_seq": receipt.first_seq, "count": receipt.count}

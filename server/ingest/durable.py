@@ -6,6 +6,7 @@ replacement writes a temporary file beside the target, fsyncs it, renames it ove
 (atomic on POSIX) and fsyncs the directory; a reader sees the old content or the new, never
 a mix, and a failed write leaves the target untouched and no temporary file behind.
 """
+
 from __future__ import annotations
 
 import os

@@ -3,6 +3,7 @@
 All or nothing: every bad tuple is reported (index, field, reason) and none is accepted.
 What a tuple may hold is ``server.ingest.tuples``' rule, which ``sluice run`` shares.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,18 +29,22 @@ class Limits:
     max_string_bytes: int = MAX_STRING_BYTES
 
 
-def encode(stream: str, schema: Schema, tuples: Any, arrival: datetime,
-           limits: Limits = Limits()) -> tuple[int, bytes]:
+def encode(
+    stream: str, schema: Schema, tuples: Any, arrival: datetime, limits: Limits = Limits()
+) -> tuple[int, bytes]:
     """Return ``(row count, Arrow IPC bytes)`` or raise ``InvalidInput`` naming every bad tuple."""
     if not isinstance(tuples, (list, tuple)):
-        raise InvalidInput(f"stream {stream!r}: expected a list of tuples", code=codes.BATCH_INVALID)
+        raise InvalidInput(
+            f"stream {stream!r}: expected a list of tuples", code=codes.BATCH_INVALID
+        )
     if not tuples:
         raise InvalidInput(f"stream {stream!r}: the batch is empty", code=codes.BATCH_INVALID)
     if len(tuples) > limits.max_tuples:
         raise TooLarge(
             f"stream {stream!r}: {len(tuples)} tuples in one batch; at most {limits.max_tuples}",
             code=codes.BATCH_TOO_LARGE,
-            details={"tuples": len(tuples), "max_tuples": limits.max_tuples})
+            details={"tuples": len(tuples), "max_tuples": limits.max_tuples},
+        )
     coerce = TupleCoercion(schema, limits.max_string_bytes)
     columns: dict[str, list] = {name: [] for name in schema.names}
     arrival_us = micros(arrival)
@@ -52,13 +57,17 @@ def encode(stream: str, schema: Schema, tuples: Any, arrival: datetime,
     if errors:
         bad_count = len({e["index"] for e in errors})
         shown = "; ".join(
-            f"tuple {e['index']}" + (f" field {e['field']!r}" if e["field"] else "") + f": {e['reason']}"
-            for e in errors[:3])
+            f"tuple {e['index']}"
+            + (f" field {e['field']!r}" if e["field"] else "")
+            + f": {e['reason']}"
+            for e in errors[:3]
+        )
         raise InvalidInput(
             f"stream {stream!r}: {bad_count} of {len(tuples)} tuples are invalid and none was "
             f"accepted ({shown})",
             code=codes.TUPLE_INVALID,
-            details={"stream": stream, "invalid": bad_count, "errors": errors[:MAX_REPORTED]})
+            details={"stream": stream, "invalid": bad_count, "errors": errors[:MAX_REPORTED]},
+        )
     table = pa.Table.from_pydict(columns, schema=schema.arrow_schema())
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -67,5 +76,7 @@ def encode(stream: str, schema: Schema, tuples: Any, arrival: datetime,
     if len(payload) > limits.max_bytes:
         raise TooLarge(
             f"stream {stream!r}: the batch takes {len(payload)} bytes; at most {limits.max_bytes}",
-            code=codes.BATCH_TOO_LARGE, details={"bytes": len(payload), "max_bytes": limits.max_bytes})
+            code=codes.BATCH_TOO_LARGE,
+            details={"bytes": len(payload), "max_bytes": limits.max_bytes},
+        )
     return len(tuples), payload

@@ -6,6 +6,7 @@ file once (``fdatasync``) and only then acknowledges them all and publishes the 
 many small concurrent appends share one disk flush, and a published head never points past
 durable data. Readers (the Spark source) learn heads through ``heads``/``wait_for_change``.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,10 +14,11 @@ import re
 import shutil
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from boxes import codes
 from boxes.errors import Conflict, InvalidInput, NotFound, SluiceError
@@ -52,7 +54,9 @@ class _Pending:
 class IngestLog:
     """Every input stream's log under ``root`` (``root/<stream>/``)."""
 
-    def __init__(self, root: Path, limits: Limits = Limits(), segment_bytes: int = 64 << 20) -> None:
+    def __init__(
+        self, root: Path, limits: Limits = Limits(), segment_bytes: int = 64 << 20
+    ) -> None:
         self.root = Path(root)
         self.limits = limits
         self.segment_bytes = segment_bytes
@@ -60,13 +64,13 @@ class IngestLog:
         self._schemas: dict[str, Schema] = {}
         self._logs: dict[str, SegmentLog] = {}
         self._heads: dict[str, Position] = {}
-        self._acks: dict[str, AckTimes] = {}    # when each recent head was acknowledged
-        self._lock = threading.Lock()            # guards the dicts above and the segment logs
-        self._changed = threading.Condition()    # notified whenever heads move
+        self._acks: dict[str, AckTimes] = {}  # when each recent head was acknowledged
+        self._lock = threading.Lock()  # guards the dicts above and the segment logs
+        self._changed = threading.Condition()  # notified whenever heads move
         self._queue: list[_Pending] = []
         self._queued = threading.Condition()
         self._closing = False
-        self.commits = 0                         # group commits so far (each one flush per file)
+        self.commits = 0  # group commits so far (each one flush per file)
         for directory in sorted(p for p in self.root.iterdir() if (p / SCHEMA_FILE).exists()):
             self._open_stream(directory.name, self._load_schema(directory))
         self._writer = threading.Thread(target=self._write_loop, name="ingest-writer", daemon=True)
@@ -74,8 +78,9 @@ class IngestLog:
 
     @staticmethod
     def _load_schema(directory: Path) -> Schema:
-        schema, problems = parse_schema(json.loads((directory / SCHEMA_FILE).read_text()),
-                                        directory.name)
+        schema, problems = parse_schema(
+            json.loads((directory / SCHEMA_FILE).read_text()), directory.name
+        )
         if schema is None:
             raise SluiceError(code=codes.LOG_CORRUPT, directory=directory, problems=problems)
         return schema
@@ -87,11 +92,14 @@ class IngestLog:
 
     # -- streams ---------------------------------------------------------------------------
     def create_stream(self, name: str, schema: Schema) -> None:
-        """Create an empty log; creating an existing stream again with the same schema is a no-op."""
+        """Create an empty log; creating an existing stream again with the same schema is a
+        no-op."""
         if not isinstance(name, str) or not STREAM_NAME.match(name):
-            raise InvalidInput(f"stream name {name!r} must start with a letter and contain only "
-                               "letters, digits and '_' (at most 64 characters)",
-                               code=codes.INVALID_NAME)
+            raise InvalidInput(
+                f"stream name {name!r} must start with a letter and contain only "
+                "letters, digits and '_' (at most 64 characters)",
+                code=codes.INVALID_NAME,
+            )
         with self._lock:
             existing = self._schemas.get(name)
             if existing is not None:
@@ -156,8 +164,9 @@ class IngestLog:
             for item in batch:
                 log = self._logs.get(item.stream)
                 if log is None:
-                    item.error = NotFound(details={"stream": item.stream}, what="input stream",
-                                          name=item.stream)
+                    item.error = NotFound(
+                        details={"stream": item.stream}, what="input stream", name=item.stream
+                    )
                     continue
                 first = log.head.seq
                 log.append(item.count, item.payload)
@@ -197,11 +206,12 @@ class IngestLog:
             return acks.at(seq) if acks is not None else None
 
     def wait_for_change(self, known: Mapping[str, int], timeout: float) -> dict[str, Position]:
-        """Return the heads as soon as one stream is past ``known[stream]``, or after ``timeout``."""
+        """Return the heads as soon as one stream is past ``known[stream]``, or after
+        ``timeout``."""
         with self._changed:
             self._changed.wait_for(
-                lambda: any(h.seq > known[n] for n, h in self.heads(list(known)).items()),
-                timeout)
+                lambda: any(h.seq > known[n] for n, h in self.heads(list(known)).items()), timeout
+            )
         return self.heads(list(known))
 
     def truncate(self, name: str, before_seq: int) -> int:

@@ -9,14 +9,15 @@ process with the directory can read a range back without an index.
 A crash can leave a torn frame at the end of the last segment; opening the log cuts it
 off (its rows were never acknowledged, since acknowledging waits for ``sync``).
 """
+
 from __future__ import annotations
 
 import os
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from boxes import codes
 from boxes.errors import SluiceError
@@ -39,7 +40,7 @@ class Position:
         return [self.seq, self.seg, self.pos]
 
     @classmethod
-    def from_list(cls, raw) -> "Position":
+    def from_list(cls, raw) -> Position:
         seq, seg, pos = raw
         return cls(int(seq), int(seg), int(pos))
 
@@ -68,7 +69,7 @@ def scan(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[F
     while offset + HEADER.size <= len(data):
         magic, length, first_seq, count, crc = HEADER.unpack_from(data, offset)
         body = offset + HEADER.size
-        payload = data[body: body + length]
+        payload = data[body : body + length]
         if magic != MAGIC or len(payload) != length or zlib.crc32(payload) != crc:
             return
         offset = body + length
@@ -99,8 +100,12 @@ def read_range(directory: Path, start: Position, end: Position) -> Iterator[Fram
             expected += frame.count
             yield frame
     if expected != end.seq:
-        raise LogGap(directory=directory, first=expected, last=end.seq - 1,
-                     details={"log": str(directory), "from": expected, "to": end.seq})
+        raise LogGap(
+            directory=directory,
+            first=expected,
+            last=end.seq - 1,
+            details={"log": str(directory), "from": expected, "to": end.seq},
+        )
 
 
 class SegmentLog:
@@ -145,8 +150,9 @@ class SegmentLog:
             self.head = Position(self.head.seq, self.head.seq, 0)
         header = HEADER.pack(MAGIC, len(payload), self.head.seq, count, zlib.crc32(payload))
         os.write(self._fd, header + payload)
-        self.head = Position(self.head.seq + count, self.head.seg,
-                             self.head.pos + HEADER.size + len(payload))
+        self.head = Position(
+            self.head.seq + count, self.head.seg, self.head.pos + HEADER.size + len(payload)
+        )
         return self.head
 
     def sync(self) -> None:
@@ -163,7 +169,11 @@ class SegmentLog:
     def truncate_before(self, seq: int) -> int:
         """Delete whole segments whose rows all precede ``seq``; return how many were deleted."""
         segments = list_segments(self.directory)
-        doomed = [base for base, successor in zip(segments, segments[1:]) if successor <= seq]
+        doomed = [
+            base
+            for base, successor in zip(segments, segments[1:], strict=False)
+            if successor <= seq
+        ]
         for base in doomed:
             segment_path(self.directory, base).unlink()
         return len(doomed)

@@ -12,12 +12,14 @@ come out as their Arrow column takes them (a timestamp as microseconds since the
 >>> coerce(0, {"n": True}, arrival_us=0)
 (None, [TupleProblem(index=0, field='n', reason='expected an integer, got True')])
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any
 
 from boxes.types import DataType, Schema
 
@@ -97,8 +99,12 @@ class TupleCoercion:
         self.schema = schema
         self.max_string_bytes = max_string_bytes
         kinds: dict[DataType, Callable[[Any], Any]] = {
-            DataType.STRING: self._string, DataType.LONG: _long, DataType.DOUBLE: _double,
-            DataType.BOOLEAN: _boolean, DataType.TIMESTAMP: _timestamp}
+            DataType.STRING: self._string,
+            DataType.LONG: _long,
+            DataType.DOUBLE: _double,
+            DataType.BOOLEAN: _boolean,
+            DataType.TIMESTAMP: _timestamp,
+        }
         self._checks = {f.name: kinds[f.type] for f in schema.fields}
 
     def _string(self, value: Any) -> str:
@@ -112,14 +118,21 @@ class TupleCoercion:
             raise ValueError(f"string longer than {self.max_string_bytes} bytes")
         return value
 
-    def __call__(self, index: int, item: Any,
-                 arrival_us: int) -> tuple[dict[str, Any] | None, list[TupleProblem]]:
+    def __call__(
+        self, index: int, item: Any, arrival_us: int
+    ) -> tuple[dict[str, Any] | None, list[TupleProblem]]:
         """``(values, [])`` for a good tuple, ``(None, problems)`` for a bad one."""
         if not isinstance(item, dict):
-            return None, [TupleProblem(index, None, "a tuple must be an object of fields, "
-                                                    f"got {type(item).__name__}")]
-        problems = [TupleProblem(index, str(key), "no such field in the stream's schema")
-                    for key in item if key not in self._checks]
+            return None, [
+                TupleProblem(
+                    index, None, f"a tuple must be an object of fields, got {type(item).__name__}"
+                )
+            ]
+        problems = [
+            TupleProblem(index, str(key), "no such field in the stream's schema")
+            for key in item
+            if key not in self._checks
+        ]
         values: dict[str, Any] = {}
         for name, check in self._checks.items():
             value = item.get(name)

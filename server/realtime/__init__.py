@@ -1,1 +1,2 @@
-"""Real-time delivery: socket.io connections and events, the SecFilter per subscriber, catalog-change notices."""
+"""Real-time delivery: socket.io connections and events, the SecFilter per subscriber,
+catalog-change notices."""

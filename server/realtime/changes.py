@@ -6,6 +6,7 @@ asks the API again, and the API answers with what that session may see now. Cata
 listeners run in the changing thread and must only signal, so a small thread does the emit;
 changes that arrive while it emits are folded into one event.
 """
+
 from __future__ import annotations
 
 import threading

@@ -12,19 +12,21 @@ A *subscription* is one socket's interest in one output (``subscribe(sid, subjec
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
 one tap (``server.runtime.outputs.Tap``).
 """
+
 from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
 from boxes.errors import SluiceError
 from boxes.labels import LABEL_COLUMN
-from boxes.types import Schema
 from boxes.secfilter import deliveries, label_sources, readable_mask
+from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from server.http.errors import body
 
@@ -36,8 +38,8 @@ ENDED_EVENT = "subscription_ended"
 class Labels:
     """How an output's label bits map to input names and catalog source indexes."""
 
-    inputs: tuple[str, ...]           # bit i of a label <=> inputs[i]
-    sources: Mapping[str, int]        # input name -> its catalog source index
+    inputs: tuple[str, ...]  # bit i of a label <=> inputs[i]
+    sources: Mapping[str, int]  # input name -> its catalog source index
 
     def mask(self, readable: int):
         names = [n for n in self.inputs if readable >> self.sources[n] & 1]
@@ -54,8 +56,10 @@ def rows(table: pa.Table, inputs: Sequence[str], picked) -> list[dict]:
     """The picked rows (indexes) as JSON-ready dicts with ``_sources``, without the label."""
     sources = label_sources(table, inputs)
     fields = table.drop_columns([LABEL_COLUMN]).take(pa.array(picked, pa.int64())).to_pylist()
-    return [{**{k: _jsonable(v) for k, v in row.items()}, "_sources": sources[i]}
-            for row, i in zip(fields, picked)]
+    return [
+        {**{k: _jsonable(v) for k, v in row.items()}, "_sources": sources[i]}
+        for row, i in zip(fields, picked, strict=False)
+    ]
 
 
 class Delivery:
@@ -114,16 +118,18 @@ class Delivery:
             subscribers = list(self._subscribers.get(output, {}).items())
         if labels is None or not subscribers or table.num_rows == 0:
             return
-        subscribers = [(sid, who) for sid, who in subscribers
-                       if self._still_subscribed(sid, who, output)]
+        subscribers = [
+            (sid, who) for sid, who in subscribers if self._still_subscribed(sid, who, output)
+        ]
         if not subscribers:
             return
         readable = self.catalog.sessions.readable_sources
         picks = deliveries(table, [labels.mask(readable(who)) for _, who in subscribers])
         if not any(len(picked) for picked in picks):
             return
-        decoded = rows(table, labels.inputs, range(table.num_rows))   # once for everyone
-        for (sid, _), picked in zip(subscribers, picks):
+        decoded = rows(table, labels.inputs, range(table.num_rows))  # once for everyone
+        for (sid, _), picked in zip(subscribers, picks, strict=False):
             if len(picked):
-                self.emit(TUPLES_EVENT, {"output": output,
-                                         "tuples": [decoded[i] for i in picked]}, to=sid)
+                self.emit(
+                    TUPLES_EVENT, {"output": output, "tuples": [decoded[i] for i in picked]}, to=sid
+                )

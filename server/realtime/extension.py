@@ -6,6 +6,7 @@ py4j's own OS threads, and delivery emits from those threads. eventlet and geven
 runs on real threads (gunicorn's ``gthread`` worker with simple-websocket for WebSocket
 transport; see ``server/cli/serve.py``).
 """
+
 from flask_socketio import SocketIO
 
 ASYNC_MODE = "threading"

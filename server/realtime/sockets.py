@@ -12,6 +12,7 @@ Events (each answered by an ack, ``{"error": {...}}`` on failure):
 arrive as ``tuples {output, tuples: [...]}``; ``subscription_ended {output, error}`` tells a
 subscriber it lost SUBSCRIBE.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -23,20 +24,27 @@ from flask_socketio import ConnectionRefusedError
 from boxes import codes
 from boxes.errors import NotFound, SluiceError, Unauthenticated
 from catalog import INVALID_SESSION, Catalog, Subject
-from server.http import security
 from server.control.services import services
+from server.http import security
 from server.http.errors import body, unexpected
-from server.realtime.extension import socketio
 from server.http.guard import socket_event
 from server.ingest.admission import ingest
+from server.realtime.extension import socketio
 
 NAMESPACE = "/"
 SWEEP_AT_LEAST_EVERY = 5.0
-OUTPUT = {"type": "object", "properties": {"output": {"type": "string", "maxLength": 64}},
-          "required": ["output"], "additionalProperties": False}
-INGEST = {"type": "object", "properties": {"stream": {"type": "string", "maxLength": 64},
-                                           "tuples": {"type": "array"}},
-          "required": ["stream", "tuples"], "additionalProperties": False}
+OUTPUT = {
+    "type": "object",
+    "properties": {"output": {"type": "string", "maxLength": 64}},
+    "required": ["output"],
+    "additionalProperties": False,
+}
+INGEST = {
+    "type": "object",
+    "properties": {"stream": {"type": "string", "maxLength": 64}, "tuples": {"type": "array"}},
+    "required": ["stream", "tuples"],
+    "additionalProperties": False,
+}
 
 
 class Connections:
@@ -110,8 +118,11 @@ def _token(auth) -> str:
         return auth["token"]
     token = request.cookies.get(security.SESSION_COOKIE)
     csrf = auth.get("csrf")
-    if token is None or not isinstance(csrf, str) or \
-            not hmac.compare_digest(csrf.encode(), security.csrf_token(token).encode()):
+    if (
+        token is None
+        or not isinstance(csrf, str)
+        or not hmac.compare_digest(csrf.encode(), security.csrf_token(token).encode())
+    ):
         raise Unauthenticated(INVALID_SESSION)
     return token
 
@@ -161,5 +172,6 @@ def on_ingest(subject: Subject, payload: dict):
 def init_app(app, svc) -> None:
     """Wire the connection registry and the sweeper to this app's socket server."""
     svc.connections = Connections(
-        svc.catalog, lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE))
+        svc.catalog, lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE)
+    )
     svc.connections.start()

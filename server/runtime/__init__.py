@@ -12,7 +12,8 @@ The server's whole view of Spark::
     rt.remove(diagram_id)    # stop and forget (checkpoints, results, claim)
     rt.status(diagram_id) -> {"state": running|stopped|failed, "error", "restarts",
                               "outputs": {output: progress and delivery counters}}
-    rt.wait_for_state(diagram_id, state, restarts=None, timeout=None) -> {state, error, restarts} | None
+    rt.wait_for_state(diagram_id, state, restarts=None, timeout=None)
+        -> {state, error, restarts} | None
     rt.listener_bus() -> {"events_posted", "dropped_events": {queue: count}} | None
     rt.recent(output, n=None) -> pa.Table | None                         # last-N cache
     rt.compact(); rt.close()
@@ -23,10 +24,12 @@ batches (counted in ``status``), never stalls the query. Each result batch is lo
 before delivery, exactly once across crashes. A diagram's state is checked against its queries
 every ``RuntimeSettings.reconcile_every`` seconds and at every ``status`` call (no listener
 events are relied on); a failed diagram is restarted from its checkpoint up to
-``RuntimeSettings.max_restarts`` times (with backoff), then stays ``failed``. On start the server calls ``deploy`` again for every diagram
+``RuntimeSettings.max_restarts`` times (with backoff), then stays ``failed``. On start the server
+calls ``deploy`` again for every diagram
 the catalog records as running: the same plan gives the same version, hence the same
 checkpoint.
 """
+
 from server.ingest import AppendReceipt, Limits
 from server.runtime.runner import Runtime, RuntimeSettings
 

@@ -6,6 +6,7 @@ output, a Spark ``checkpoint`` and a ``results`` log. The version changes with t
 so a changed diagram never meets an old checkpoint. A directory on disk is a retention
 claim: the ingestion log keeps every row a stopped diagram has not yet consumed.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,10 @@ START_FILE = "start.json"
 
 def check_id(diagram_id: str) -> str:
     if not isinstance(diagram_id, str) or not DIAGRAM_ID.match(diagram_id) or ".." in diagram_id:
-        raise InvalidInput(f"diagram id {diagram_id!r} must be letters, digits, '_', '.' or '-'",
-                           code=codes.INVALID_NAME)
+        raise InvalidInput(
+            f"diagram id {diagram_id!r} must be letters, digits, '_', '.' or '-'",
+            code=codes.INVALID_NAME,
+        )
     return diagram_id
 
 
@@ -52,8 +55,9 @@ class DiagramDir:
         if recorded is not None:
             return recorded
         make_dirs_durably(self.path)
-        write_durably(self.path / START_FILE,
-                      json.dumps({name: pos.to_list() for name, pos in heads.items()}))
+        write_durably(
+            self.path / START_FILE, json.dumps({name: pos.to_list() for name, pos in heads.items()})
+        )
         return heads
 
     def claims(self) -> dict[str, int]:

@@ -9,6 +9,7 @@ the wait expires. That gives low latency without spinning when a query is idle.
 Protocol, one JSON line each way: ``{"known": {stream: seq}, "wait": seconds}`` ->
 ``{"heads": {stream: [seq, seg, pos]}}`` or ``{"error": message}``.
 """
+
 from __future__ import annotations
 
 import json
@@ -59,9 +60,11 @@ class HeadServer:
         self._server.arrived = self._arrived  # type: ignore[attr-defined]
         self._clients: dict[str, int] = {}
         self._connected = threading.Condition()
-        self.address = "%s:%d" % self._server.server_address
-        self._thread = threading.Thread(target=self._server.serve_forever, name="head-server",
-                                        daemon=True)
+        host, port = self._server.server_address[:2]
+        self.address = f"{host}:{port}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="head-server", daemon=True
+        )
         self._thread.start()
 
     def _arrived(self, client: str) -> None:
@@ -73,7 +76,8 @@ class HeadServer:
         """Wait until ``count`` sources named ``client`` have connected or ``ready()`` is false."""
         with self._connected:
             return self._connected.wait_for(
-                lambda: self._clients.get(client, 0) >= count or not ready(), timeout)
+                lambda: self._clients.get(client, 0) >= count or not ready(), timeout
+            )
 
     def close(self) -> None:
         self._server.shutdown()
@@ -95,7 +99,9 @@ class HeadClient:
             self._sock = socket.create_connection(self._address)
             self._file = self._sock.makefile("rwb")
         try:
-            self._file.write(json.dumps({"known": known, "wait": wait, "client": self._client}).encode() + b"\n")
+            self._file.write(
+                json.dumps({"known": known, "wait": wait, "client": self._client}).encode() + b"\n"
+            )
             self._file.flush()
             reply = json.loads(self._file.readline())
         except (OSError, ValueError):

@@ -7,6 +7,7 @@ A tap (the server has one per output: the delivery path, where each socket's sub
 kept) gets a bounded queue and a thread of its own, so a slow one loses batches (counted in
 ``stats``) instead of stalling the query; each sees batches in order.
 """
+
 from __future__ import annotations
 
 import logging
@@ -14,8 +15,8 @@ import queue
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 
@@ -24,7 +25,7 @@ from server.ingest.segments import SegmentLog
 log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
 Callback = Callable[[str, pa.Table], None]
-Acked = Callable[[int], float | None]   # batch id -> when its newest input was acknowledged
+Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
 
 
 def encode_batch(table: pa.Table, batch_id: int) -> bytes:
@@ -75,16 +76,27 @@ class Tap:
         self._thread.join()
 
     def stats(self) -> dict[str, int]:
-        return {"pending": self._queue.qsize(), "dropped_batches": self.dropped_batches,
-                "dropped_rows": self.dropped_rows, "callback_failures": self.failures}
+        return {
+            "pending": self._queue.qsize(),
+            "dropped_batches": self.dropped_batches,
+            "dropped_rows": self.dropped_rows,
+            "callback_failures": self.failures,
+        }
 
 
 class OutputSink:
     """Receives one output's micro-batches (``handle`` is the ``foreachBatch`` function)."""
 
-    def __init__(self, name: str, directory: Path, recent_rows: int, retain_rows: int,
-                 tasks: int = 2, segment_bytes: int = 4 << 20,
-                 acked: Acked = lambda batch_id: None) -> None:
+    def __init__(
+        self,
+        name: str,
+        directory: Path,
+        recent_rows: int,
+        retain_rows: int,
+        tasks: int = 2,
+        segment_bytes: int = 4 << 20,
+        acked: Acked = lambda batch_id: None,
+    ) -> None:
         self.name = name
         self.acked = acked
         self.tasks = tasks
@@ -98,7 +110,7 @@ class OutputSink:
         self.last_batch_id = -1
         self.batches = 0
         self.rows = 0
-        self.latency_ms: float | None = None   # of the last batch delivered, when known
+        self.latency_ms: float | None = None  # of the last batch delivered, when known
         self._reload()
 
     def _reload(self) -> None:
@@ -167,11 +179,15 @@ class OutputSink:
         with self._lock:
             taps = [t.stats() for t in self._taps]
         # "subscribers" is the status API's name for the taps (the server's one is delivery)
-        return {"batches": self.batches, "rows": self.rows, "last_batch_id": self.last_batch_id,
-                "latency_ms": self.latency_ms,
-                "subscribers": taps,
-                "dropped_batches": sum(t["dropped_batches"] for t in taps),
-                "dropped_rows": sum(t["dropped_rows"] for t in taps)}
+        return {
+            "batches": self.batches,
+            "rows": self.rows,
+            "last_batch_id": self.last_batch_id,
+            "latency_ms": self.latency_ms,
+            "subscribers": taps,
+            "dropped_batches": sum(t["dropped_batches"] for t in taps),
+            "dropped_rows": sum(t["dropped_rows"] for t in taps),
+        }
 
     def close(self) -> None:
         with self._lock:

@@ -11,6 +11,7 @@ dead diagram "running" forever. A PySpark listener would also take every progres
 py4j. A failed output marks its diagram ``failed`` (with the error's one telling line) and
 stops that diagram's other outputs; other diagrams carry on.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,9 +22,10 @@ import logging
 import re
 import threading
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pyarrow as pa
 from py4j.protocol import Py4JError
@@ -45,24 +47,28 @@ RUNNING, STOPPED, FAILED = "running", "stopped", "failed"
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    poll_seconds: float = 1.0          # an idle source wakes Spark this often (data ends it at once)
-    recent_rows: int = 200             # last-N cache per output
+    poll_seconds: float = 1.0  # an idle source wakes Spark this often (data ends it at once)
+    recent_rows: int = 200  # last-N cache per output
     retain_result_rows: int = 100_000  # result rows kept on disk per output
-    tap_queue: int = 64                # batches a slow tap (delivery) may fall behind, then loses
+    tap_queue: int = 64  # batches a slow tap (delivery) may fall behind, then loses
     segment_bytes: int = 64 << 20
     limits: Limits = field(default_factory=Limits)
-    compact_every: float = 60.0        # seconds between ingestion-log compactions
-    max_restarts: int = 3              # automatic restarts of a failed diagram from its checkpoint
-    restart_backoff: float = 2.0       # seconds before the first restart, doubled for each next
+    compact_every: float = 60.0  # seconds between ingestion-log compactions
+    max_restarts: int = 3  # automatic restarts of a failed diagram from its checkpoint
+    restart_backoff: float = 2.0  # seconds before the first restart, doubled for each next
     source_start_timeout: float = 120.0  # how long deploy waits for its sources to come up
-    reconcile_every: float = 2.0       # seconds between checks that every running query is alive
+    reconcile_every: float = 2.0  # seconds between checks that every running query is alive
 
 
 def fingerprint(plan: Plan) -> str:
     """A version for a plan: any change to boxes, inputs or schemas gives a new checkpoint."""
-    described = {**plan.to_dict(),
-                 "schemas": {n: s.to_dict() for n, s in sorted(plan.input_schemas.items())}}
-    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    described = {
+        **plan.to_dict(),
+        "schemas": {n: s.to_dict() for n, s in sorted(plan.input_schemas.items())},
+    }
+    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[
+        :16
+    ]
 
 
 @dataclass
@@ -83,9 +89,14 @@ class _Deployment:
 class Runtime:
     """See the package docstring for the API; every method is safe to call from any thread."""
 
-    def __init__(self, data_dir: Path, spark_master: str = "local[*]",
-                 spark_conf: Mapping[str, str] | None = None,
-                 settings: RuntimeSettings = RuntimeSettings(), session=None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        spark_master: str = "local[*]",
+        spark_conf: Mapping[str, str] | None = None,
+        settings: RuntimeSettings = RuntimeSettings(),
+        session=None,
+    ) -> None:
         from server.runtime.spark import build_session
 
         self.data_dir = Path(data_dir)
@@ -100,21 +111,28 @@ class Runtime:
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)  # notified when a diagram changes state
         self._closed = threading.Event()
-        self._threads = [threading.Thread(target=target, name=name, daemon=True)
-                         for target, name in ((self._maintain, "runtime-maintenance"),
-                                              (self._reconcile_all, "runtime-reconciler"))]
+        self._threads = [
+            threading.Thread(target=target, name=name, daemon=True)
+            for target, name in (
+                (self._maintain, "runtime-maintenance"),
+                (self._reconcile_all, "runtime-reconciler"),
+            )
+        ]
         for thread in self._threads:
             thread.start()
 
     @classmethod
-    def start(cls, config: Any) -> "Runtime":
+    def start(cls, config: Any) -> Runtime:
         """Build from the server's settings (``data_dir``, ``spark_master``, ``spark_conf``,
         ``recent_tuples``, ``max_batch_tuples``, ``reconcile_seconds``)."""
-        settings = RuntimeSettings(recent_rows=config.recent_tuples,
-                                   limits=Limits(max_tuples=config.max_batch_tuples),
-                                   reconcile_every=config.reconcile_seconds)
-        return cls(Path(config.data_dir) / "runtime", config.spark_master,
-                   config.spark_conf, settings)
+        settings = RuntimeSettings(
+            recent_rows=config.recent_tuples,
+            limits=Limits(max_tuples=config.max_batch_tuples),
+            reconcile_every=config.reconcile_seconds,
+        )
+        return cls(
+            Path(config.data_dir) / "runtime", config.spark_master, config.spark_conf, settings
+        )
 
     # -- streams ---------------------------------------------------------------------------
     def create_stream(self, name: str, schema: Schema) -> None:
@@ -122,11 +140,20 @@ class Runtime:
 
     def drop_stream(self, name: str) -> None:
         """Delete a stream's log; refused while a deployed diagram (even stopped) reads it."""
-        readers = sorted({d.path.parent.name for d in checkpoints.all_dirs(self._diagrams_root)
-                          if name in (d.start() or {})})
+        readers = sorted(
+            {
+                d.path.parent.name
+                for d in checkpoints.all_dirs(self._diagrams_root)
+                if name in (d.start() or {})
+            }
+        )
         if readers:
-            raise Conflict(code=codes.STREAM_IN_USE, details={"diagrams": readers}, name=name,
-                           diagrams=", ".join(readers))
+            raise Conflict(
+                code=codes.STREAM_IN_USE,
+                details={"diagrams": readers},
+                name=name,
+                diagrams=", ".join(readers),
+            )
         self.log.drop_stream(name)
 
     def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
@@ -137,8 +164,13 @@ class Runtime:
         self.log.limits = dataclasses.replace(self.log.limits, max_tuples=count)
 
     # -- diagrams --------------------------------------------------------------------------
-    def deploy(self, diagram_id: str, plan: Plan, on_batch: Callback | None = None,
-               version: str | int | None = None) -> str:
+    def deploy(
+        self,
+        diagram_id: str,
+        plan: Plan,
+        on_batch: Callback | None = None,
+        version: str | int | None = None,
+    ) -> str:
         """Run every output of ``plan``; resume from the checkpoint of the same version if any.
 
         ``on_batch(output, table)`` receives each result batch (user fields + ``_label``).
@@ -171,8 +203,9 @@ class Runtime:
             self._start_queries(deployment, deployment.directory.start(), deployment.on_batch)
         except Exception as exc:
             self._halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
-            raise SluiceError(code=codes.DEPLOY_FAILED, diagram=deployment.diagram_id,
-                              reason=exc) from exc
+            raise SluiceError(
+                code=codes.DEPLOY_FAILED, diagram=deployment.diagram_id, reason=exc
+            ) from exc
         self._set_state(deployment, RUNNING)
 
     def _check_inputs(self, plan: Plan) -> None:
@@ -187,8 +220,11 @@ class Runtime:
         for other in self._deployments.values():
             clash = set(other.plan.outputs) & set(plan.outputs)
             if other.diagram_id != diagram_id and other.state == RUNNING and clash:
-                raise Conflict(code=codes.OUTPUT_IN_USE, outputs=", ".join(sorted(clash)),
-                               diagram=other.diagram_id)
+                raise Conflict(
+                    code=codes.OUTPUT_IN_USE,
+                    outputs=", ".join(sorted(clash)),
+                    diagram=other.diagram_id,
+                )
 
     def _start_queries(self, deployment: _Deployment, start, on_batch) -> None:
         """Start every output's query, then wait until each has its source process up.
@@ -201,16 +237,25 @@ class Runtime:
             by_schema.setdefault(deployment.plan.input_schemas[name], []).append(name)
         frames = {}
         for schema, names in by_schema.items():
-            options = {"root": str(self.log.root), "heads": self._heads.address,
-                       "poll": str(self.settings.poll_seconds), "client": client,
-                       "start": json.dumps({n: start[n].to_list() for n in names})}
+            options = {
+                "root": str(self.log.root),
+                "heads": self._heads.address,
+                "poll": str(self.settings.poll_seconds),
+                "client": client,
+                "start": json.dumps({n: start[n].to_list() for n in names}),
+            }
             frames.update(input_frames(self.spark, options, names, schema))
         tasks = self.spark.sparkContext.defaultParallelism
         for output, frame in compile_plan(deployment.plan, frames).items():
             checkpoint = deployment.directory.checkpoint(output)
-            sink = OutputSink(output, deployment.directory.results(output),
-                              self.settings.recent_rows, self.settings.retain_result_rows, tasks,
-                              acked=functools.partial(self._acked, checkpoint))
+            sink = OutputSink(
+                output,
+                deployment.directory.results(output),
+                self.settings.recent_rows,
+                self.settings.retain_result_rows,
+                tasks,
+                acked=functools.partial(self._acked, checkpoint),
+            )
             deployment.sinks[output] = sink
             if on_batch is not None:
                 sink.tap(on_batch, self.settings.tap_queue)
@@ -218,18 +263,24 @@ class Runtime:
                 frame.writeStream.foreachBatch(sink.handle)
                 .option("checkpointLocation", str(checkpoint))
                 .queryName(f"{deployment.diagram_id}.{output}")
-                .start())
+                .start()
+            )
         queries = list(deployment.queries.values())
-        self._heads.wait_for_clients(client, len(queries) * len(by_schema),
-                                     lambda: all(q.isActive for q in queries),
-                                     self.settings.source_start_timeout)
+        self._heads.wait_for_clients(
+            client,
+            len(queries) * len(by_schema),
+            lambda: all(q.isActive for q in queries),
+            self.settings.source_start_timeout,
+        )
 
     def _acked(self, checkpoint: Path, batch_id: int) -> float | None:
         """When the newest input row of an output's batch was acknowledged: the latest
         acknowledgement among the log heads the batch read up to (Spark's offsets for it)."""
         ends = checkpoints.batch_offsets(checkpoint, batch_id) or {}
-        return max((t for name, seq in ends.items()
-                    if (t := self.log.acked_at(name, seq)) is not None), default=None)
+        return max(
+            (t for name, seq in ends.items() if (t := self.log.acked_at(name, seq)) is not None),
+            default=None,
+        )
 
     def stop(self, diagram_id: str) -> None:
         """Stop a diagram's queries; its checkpoint stays, so ``deploy`` resumes where it was."""
@@ -294,9 +345,12 @@ class Runtime:
         """Restart a failed diagram from its checkpoint a few times, since a failure may be
         passing (e.g. a Python process that started too slowly)."""
         with self._changed:
-            if (deployment.retry is None and not self._closed.is_set()
-                    and deployment.restarts < self.settings.max_restarts):
-                delay = self.settings.restart_backoff * 2 ** deployment.restarts
+            if (
+                deployment.retry is None
+                and not self._closed.is_set()
+                and deployment.restarts < self.settings.max_restarts
+            ):
+                delay = self.settings.restart_backoff * 2**deployment.restarts
                 deployment.restarts += 1
                 deployment.retry = threading.Timer(delay, self._restart, args=(deployment,))
                 deployment.retry.daemon = True
@@ -305,8 +359,11 @@ class Runtime:
 
     def _restart(self, deployment: _Deployment) -> None:
         with self._lock:
-            if (self._deployments.get(deployment.diagram_id) is not deployment
-                    or deployment.state != FAILED or self._closed.is_set()):
+            if (
+                self._deployments.get(deployment.diagram_id) is not deployment
+                or deployment.state != FAILED
+                or self._closed.is_set()
+            ):
                 return
             deployment.retry = None
             try:
@@ -323,41 +380,65 @@ class Runtime:
             if deployment is None:
                 return {"diagram": diagram_id, "state": STOPPED, "error": None, "outputs": {}}
             self._reconcile(deployment)
-            outputs = {name: _progress(query.lastProgress, deployment.sinks[name].stats())
-                       for name, query in deployment.queries.items()}
-            return {"diagram": diagram_id, "version": deployment.version,
-                    "state": deployment.state, "error": deployment.error,
-                    "restarts": deployment.restarts, "outputs": outputs}
+            outputs = {
+                name: _progress(query.lastProgress, deployment.sinks[name].stats())
+                for name, query in deployment.queries.items()
+            }
+            return {
+                "diagram": diagram_id,
+                "version": deployment.version,
+                "state": deployment.state,
+                "error": deployment.error,
+                "restarts": deployment.restarts,
+                "outputs": outputs,
+            }
 
-    def wait_for_state(self, diagram_id: str, state: str, restarts: int | None = None,
-                       timeout: float | None = None) -> dict[str, Any] | None:
+    def wait_for_state(
+        self, diagram_id: str, state: str, restarts: int | None = None, timeout: float | None = None
+    ) -> dict[str, Any] | None:
         """Wait until a diagram is in ``state`` (after ``restarts`` automatic restarts, if given)
         and return ``{state, error, restarts}`` as they were then; None after ``timeout``.
         Its queries are not checked here: this is what the runtime's own threads found."""
+
         def reached() -> bool:
             deployment = self._deployments.get(diagram_id)
-            return (deployment is not None and deployment.state == state
-                    and restarts in (None, deployment.restarts))
+            return (
+                deployment is not None
+                and deployment.state == state
+                and restarts in (None, deployment.restarts)
+            )
 
         with self._changed:
             if not self._changed.wait_for(reached, timeout):
                 return None
             deployment = self._deployments[diagram_id]
-            return {"state": deployment.state, "error": deployment.error,
-                    "restarts": deployment.restarts}
+            return {
+                "state": deployment.state,
+                "error": deployment.error,
+                "restarts": deployment.restarts,
+            }
 
     def listener_bus(self) -> dict[str, Any] | None:
         """Spark's listener-bus counters: events posted, and events each queue dropped because
         a listener was too slow (``streams`` carries query events). None if Spark does not
         expose them (e.g. a Spark Connect session)."""
         try:
-            counters = (self.spark.sparkContext._jsc.sc().listenerBus().metrics()
-                        .metricRegistry().getCounters())
-            dropped = {name[len("queue."):-len(".numDroppedEvents")]: counters[name].getCount()
-                       for name in list(counters)
-                       if name.startswith("queue.") and name.endswith(".numDroppedEvents")}
-            return {"events_posted": counters["numEventsPosted"].getCount(),
-                    "dropped_events": dropped}
+            counters = (
+                self.spark.sparkContext._jsc.sc()
+                .listenerBus()
+                .metrics()
+                .metricRegistry()
+                .getCounters()
+            )
+            dropped = {
+                name[len("queue.") : -len(".numDroppedEvents")]: counters[name].getCount()
+                for name in list(counters)
+                if name.startswith("queue.") and name.endswith(".numDroppedEvents")
+            }
+            return {
+                "events_posted": counters["numEventsPosted"].getCount(),
+                "dropped_events": dropped,
+            }
         except (Py4JError, AttributeError, KeyError, TypeError):
             log.warning("Spark's listener-bus metrics are not reachable", exc_info=True)
             return None
@@ -370,7 +451,8 @@ class Runtime:
         raise NotFound(details={"output": output}, what="running output", name=output)
 
     def recent(self, output: str, n: int | None = None) -> pa.Table | None:
-        """The last ``n`` result tuples of a running output (None if it has none or is not running)."""
+        """The last ``n`` result tuples of a running output (None if it has none or is not
+        running)."""
         try:
             return self._sink(output).recent(n)
         except NotFound:
@@ -384,8 +466,10 @@ class Runtime:
             for name, seq in directory.claims().items():
                 claims[name] = min(claims.get(name, seq), seq)
         heads = self.log.heads(list(self.log.schemas()))
-        return {name: self.log.truncate(name, claims.get(name, head.seq))
-                for name, head in heads.items()}
+        return {
+            name: self.log.truncate(name, claims.get(name, head.seq))
+            for name, head in heads.items()
+        }
 
     def _maintain(self) -> None:
         while not self._closed.wait(self.settings.compact_every):
@@ -420,8 +504,11 @@ def _summary(error: str) -> str:
     '[LOG_GAP] rows 0 to 0 are missing'
     """
     text = error.split("\n=== Streaming Query ===", 1)[0]
-    lines = [line for line in text.strip().splitlines()
-             if line.strip() and not line[0].isspace() and not line.startswith("SQLSTATE")]
+    lines = [
+        line
+        for line in text.strip().splitlines()
+        if line.strip() and not line[0].isspace() and not line.startswith("SQLSTATE")
+    ]
     if not lines:
         return "the query failed"
     line = lines[-1] if "Traceback (most recent call last)" in text else lines[0]
@@ -439,9 +526,11 @@ def _ended(output: str, query: Any) -> str:
 
 def _progress(progress: Mapping[str, Any] | None, delivered: Mapping[str, Any]) -> dict[str, Any]:
     progress = progress or {}
-    return {"batch_id": progress.get("batchId"),
-            "input_rows": progress.get("numInputRows", 0),
-            "input_rows_per_second": progress.get("inputRowsPerSecond", 0.0),
-            "processed_rows_per_second": progress.get("processedRowsPerSecond", 0.0),
-            "batch_duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
-            **delivered}
+    return {
+        "batch_id": progress.get("batchId"),
+        "input_rows": progress.get("numInputRows", 0),
+        "input_rows_per_second": progress.get("inputRowsPerSecond", 0.0),
+        "processed_rows_per_second": progress.get("processedRowsPerSecond", 0.0),
+        "batch_duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+        **delivered,
+    }

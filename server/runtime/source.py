@@ -12,11 +12,12 @@ Options: ``root`` (the ingestion log's directory), ``streams`` (JSON list of nam
 created), ``heads`` (the ``HeadServer`` address), ``poll`` (long-poll seconds), ``schema``
 (DDL of the rows, ``_stream`` first).
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Iterator, Mapping
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
@@ -29,8 +30,7 @@ STREAM_COLUMN = "_stream"
 
 
 def ddl(schema: Schema) -> str:
-    return ", ".join([f"{STREAM_COLUMN} INT"]
-                     + [f"`{f.name}` {f.type.ddl}" for f in schema.fields])
+    return ", ".join([f"{STREAM_COLUMN} INT"] + [f"`{f.name}` {f.type.ddl}" for f in schema.fields])
 
 
 def _offset(position: Position) -> dict[str, int]:
@@ -49,7 +49,7 @@ class LogSource(DataSource):
     def schema(self) -> str:
         return self.options["schema"]
 
-    def simpleStreamReader(self, schema) -> "LogReader":
+    def simpleStreamReader(self, schema) -> LogReader:
         return LogReader(self.options)
 
 
@@ -62,7 +62,9 @@ class LogReader(SimpleDataSourceStreamReader):
     def __init__(self, options: Mapping[str, str]) -> None:
         self.root = options["root"]
         self.streams: list[str] = json.loads(options["streams"])
-        self.start = {name: Position.from_list(p) for name, p in json.loads(options["start"]).items()}
+        self.start = {
+            name: Position.from_list(p) for name, p in json.loads(options["start"]).items()
+        }
         self.heads_address = options["heads"]
         self.poll = float(options.get("poll", "0.2"))
         self.client_name = options.get("client", "")
@@ -83,7 +85,9 @@ class LogReader(SimpleDataSourceStreamReader):
 
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[pa.RecordBatch]:
         for index, name in enumerate(self.streams):
-            frames = read_range(Path(self.root) / name, _position(start[name]), _position(end[name]))
+            frames = read_range(
+                Path(self.root) / name, _position(start[name]), _position(end[name])
+            )
             for frame in frames:
                 table = pa.ipc.open_stream(frame.payload).read_all()
                 stream = pa.array([index] * table.num_rows, pa.int32())
@@ -98,7 +102,12 @@ def input_frames(spark, options: Mapping[str, str], streams: list[str], schema: 
     """One streaming DataFrame per stream, all served by one source instance."""
     from pyspark.sql import functions as F
 
-    frame = (spark.readStream.format(FORMAT)
-             .options(**options, streams=json.dumps(streams), schema=ddl(schema)).load())
-    return {name: frame.where(F.col(STREAM_COLUMN) == index).drop(STREAM_COLUMN)
-            for index, name in enumerate(streams)}
+    frame = (
+        spark.readStream.format(FORMAT)
+        .options(**options, streams=json.dumps(streams), schema=ddl(schema))
+        .load()
+    )
+    return {
+        name: frame.where(F.col(STREAM_COLUMN) == index).drop(STREAM_COLUMN)
+        for index, name in enumerate(streams)
+    }

@@ -5,11 +5,12 @@ killing its thread with a StackOverflowError; few shuffle partitions suit small,
 micro-batches on a small machine; RocksDB keeps window and join state off the JVM heap;
 UTC makes timestamps mean the same on every machine.
 """
+
 from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping
+from collections.abc import Mapping
 
 DEFAULT_CONF: dict[str, str] = {
     "spark.driver.extraJavaOptions": "-Xss32m",
@@ -19,8 +20,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.sql.streaming.stateStore.providerClass":
-        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+    "spark.sql.streaming.stateStore.providerClass": (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    ),
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.adaptive.enabled": "false",
     # Offset and commit logs (written through Hadoop's FileContext) without .crc side files:
@@ -31,8 +33,9 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
-def build_session(master: str = "local[*]", conf: Mapping[str, str] | None = None,
-                  app_name: str = "sluice"):
+def build_session(
+    master: str = "local[*]", conf: Mapping[str, str] | None = None, app_name: str = "sluice"
+):
     """Return the process's SparkSession, creating it with Sluice's defaults on first use."""
     from pyspark.sql import SparkSession
 

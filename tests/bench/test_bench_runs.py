@@ -2,6 +2,7 @@
 
 No timings are asserted; only that a well-formed table is printed and the JSON is written.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_delivery_experiment_prints_a_table_and_writes_json():
-    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "delivery"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--only", "delivery"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     rows = [line for line in lines if line.startswith("| delivery filter ")]

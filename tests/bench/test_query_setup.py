@@ -1,5 +1,6 @@
 """The query-setup experiment's secured variant really takes the server's security steps:
 refused where the server would refuse, and leaving the same audited records behind."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,8 +28,10 @@ def test_the_secured_variant_creates_authorizes_and_records_the_diagram_running(
     assert [e.event for e in cat.audit(joe, user="al", limit=2)] == ["query_status", "diagram_add"]
 
 
-@pytest.mark.parametrize("revoked", [(Action.ADD, ObjectType.SYSTEM, "system"),
-                                     (Action.READ_TUPLE, ObjectType.STREAM, "in5")])
+@pytest.mark.parametrize(
+    "revoked",
+    [(Action.ADD, ObjectType.SYSTEM, "system"), (Action.READ_TUPLE, ObjectType.STREAM, "in5")],
+)
 def test_the_secured_variant_is_refused_without_a_permission(world, revoked):
     cat, joe, token = world
     cat.grants.revoke(joe, "CUSTOMER1", *revoked)

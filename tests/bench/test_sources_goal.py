@@ -1,4 +1,5 @@
 """The sources goal stays meaningful when the 64-source label cost is lost in the noise."""
+
 from __future__ import annotations
 
 from bench.harness import Comparison

@@ -1,9 +1,11 @@
 """Run a diagram document over in-memory rows on the suite's real SparkSession."""
+
 from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pytest
 
@@ -28,10 +30,16 @@ def utc(value: Any) -> Any:
 
 def frames(spark, plan: Plan, data: Mapping[str, list[dict]]) -> dict:
     """One batch DataFrame per input of the plan, from lists of row dicts."""
-    return {name: spark.createDataFrame(
-                [tuple(row.get(f) for f in plan.input_schemas[name].names) for row in data.get(name, [])],
-                schema=plan.input_schemas[name].spark_type())
-            for name in plan.inputs}
+    return {
+        name: spark.createDataFrame(
+            [
+                tuple(row.get(f) for f in plan.input_schemas[name].names)
+                for row in data.get(name, [])
+            ],
+            schema=plan.input_schemas[name].spark_type(),
+        )
+        for name in plan.inputs
+    }
 
 
 def collect(plan: Plan, frame) -> list[tuple[dict, tuple[str, ...]]]:
@@ -39,16 +47,21 @@ def collect(plan: Plan, frame) -> list[tuple[dict, tuple[str, ...]]]:
     table = frame.toArrow()
     sources = label_sources(table, plan.inputs)
     rows = table.drop_columns([LABEL_COLUMN]).to_pylist()
-    return [({k: utc(v) for k, v in row.items()}, tuple(src)) for row, src in zip(rows, sources)]
+    return [
+        ({k: utc(v) for k, v in row.items()}, tuple(src))
+        for row, src in zip(rows, sources, strict=False)
+    ]
 
 
 @pytest.fixture
 def run_diagram(spark) -> Callable[..., dict[str, list[tuple[dict, tuple[str, ...]]]]]:
     """``run_diagram(yaml_text, {input: [rows]})`` -> {output: [(fields, sources)]} (batch run)."""
+
     def run(text: str, data: Mapping[str, list[dict]]):
         plan = validate(load_document(text))
         outputs = compile_plan(plan, frames(spark, plan, data))
         return {name: collect(plan, frame) for name, frame in outputs.items()}
+
     return run
 
 
@@ -71,8 +84,12 @@ class StreamFiles:
         tmp.rename(self.dir(name) / f"{self.count:04d}.json")
 
     def frames(self, spark, plan: Plan) -> dict:
-        return {name: spark.readStream.schema(plan.input_schemas[name].spark_type())
-                .json(str(self.dir(name))) for name in plan.inputs}
+        return {
+            name: spark.readStream.schema(plan.input_schemas[name].spark_type()).json(
+                str(self.dir(name))
+            )
+            for name in plan.inputs
+        }
 
 
 def _iso(value: Any) -> str:
@@ -93,6 +110,7 @@ def memory_query(spark):
         query = frame.writeStream.format("memory").queryName(name).outputMode("append").start()
         queries.append(query)
         return query
+
     yield start
     for query in queries:
         query.stop()

@@ -6,22 +6,29 @@ read only in1 (Bob in the scenario) receives only the {in1} results.
 The join example: in1 ⋈ in2 then a projection of in1's fields. Every result depends on both
 streams, so it is labelled {in1, in2} and an in1-only reader receives nothing.
 """
+
 from __future__ import annotations
 
-from tests.boxes.conftest import at, collect, frames
 from pyspark.sql import functions as F
 
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
 from boxes.secfilter import label_sources, readable_mask, secfilter
+from tests.boxes.conftest import at, collect, frames
 from tests.paper import as_yaml, q1
 
 FIGURE_6 = as_yaml(q1(headless=True))
 # Window [0s,10s): IBM only from in1, MSFT only from in2, ORCL from both.
 FIGURE_6_DATA = {
-    "in1": [{"time": at(1), "symbol": "IBM", "price": 10.0}, {"time": at(2), "symbol": "IBM", "price": 20.0},
-            {"time": at(3), "symbol": "ORCL", "price": 30.0}],
-    "in2": [{"time": at(4), "symbol": "MSFT", "price": 40.0}, {"time": at(5), "symbol": "ORCL", "price": 50.0}],
+    "in1": [
+        {"time": at(1), "symbol": "IBM", "price": 10.0},
+        {"time": at(2), "symbol": "IBM", "price": 20.0},
+        {"time": at(3), "symbol": "ORCL", "price": 30.0},
+    ],
+    "in2": [
+        {"time": at(4), "symbol": "MSFT", "price": 40.0},
+        {"time": at(5), "symbol": "ORCL", "price": 50.0},
+    ],
 }
 
 JOIN = """
@@ -39,8 +46,16 @@ outputs:
   out1: {from: proj}
 """
 JOIN_DATA = {
-    "in1": [{"time": at(1), "x": 1, "a": "p"}, {"time": at(2), "x": 2, "a": "q"}, {"time": at(3), "x": 3, "a": "r"}],
-    "in2": [{"time": at(2), "x": 1, "a": "u"}, {"time": at(4), "x": 2, "a": "v"}, {"time": at(30), "x": 3, "a": "w"}],
+    "in1": [
+        {"time": at(1), "x": 1, "a": "p"},
+        {"time": at(2), "x": 2, "a": "q"},
+        {"time": at(3), "x": 3, "a": "r"},
+    ],
+    "in2": [
+        {"time": at(2), "x": 1, "a": "u"},
+        {"time": at(4), "x": 2, "a": "v"},
+        {"time": at(30), "x": 3, "a": "w"},
+    ],
 }
 
 
@@ -56,8 +71,11 @@ def _run(spark, text, data, readable=None):
 def test_figure_6_results_carry_the_labels_of_the_paper(run_diagram):
     out = run_diagram(FIGURE_6, FIGURE_6_DATA)["out1"]
     by_symbol = {row["symbol"]: (row["n"], row["avg_price"], sources) for row, sources in out}
-    assert by_symbol == {"IBM": (2, 15.0, ("in1",)), "MSFT": (1, 40.0, ("in2",)),
-                         "ORCL": (2, 40.0, ("in1", "in2"))}
+    assert by_symbol == {
+        "IBM": (2, 15.0, ("in1",)),
+        "MSFT": (1, 40.0, ("in2",)),
+        "ORCL": (2, 40.0, ("in1", "in2")),
+    }
     assert {row["window_start"] for row, _ in out} == {at(0)}
     assert {row["window_end"] for row, _ in out} == {at(10)}
 
@@ -96,17 +114,23 @@ def test_join_reader_of_in1_only_receives_nothing(spark):
 def test_two_hundred_streams_unioned_and_aggregated(spark):
     """Labels are not capped at 64 sources: 200 streams need four words, bits 63 and 64 included."""
     names = [f"s{i:03d}" for i in range(200)]
-    text = ("version: 1\nname: many\nschemas:\n  s: {fields: {t: timestamp, g: long}, event_time: t}\n"
-            "inputs:\n" + "".join(f"  {n}: {{schema: s}}\n" for n in names)
-            + f"boxes:\n  u: {{type: union, in: [{', '.join(names)}]}}\n"
-            "  a: {type: aggregate, in: u, window: {size: 10s}, group_by: [g], aggregates: {n: count()}}\n"
-            "outputs:\n  out: {from: a}\n")
+    text = (
+        "version: 1\nname: many\nschemas:\n  s: {fields: {t: timestamp, g: long}, event_time: t}\n"
+        "inputs:\n"
+        + "".join(f"  {n}: {{schema: s}}\n" for n in names)
+        + f"boxes:\n  u: {{type: union, in: [{', '.join(names)}]}}\n"
+        "  a: {type: aggregate, in: u, window: {size: 10s}, group_by: [g],\n"
+        "      aggregates: {n: count()}}\n"
+        "outputs:\n  out: {from: a}\n"
+    )
     plan = validate(load_document(text))
     assert plan.label_words == 4
     # Stream i sends one tuple to group i % 7, so group g's label is {s_i : i % 7 == g}.
     # One-partition range sources keep 200 branches cheap to schedule.
-    inputs = {n: spark.range(0, 1, 1, 1).select(F.lit(at(1)).alias("t"), F.lit(i % 7).alias("g"))
-              for i, n in enumerate(names)}
+    inputs = {
+        n: spark.range(0, 1, 1, 1).select(F.lit(at(1)).alias("t"), F.lit(i % 7).alias("g"))
+        for i, n in enumerate(names)
+    }
     out = collect(plan, compile_plan(plan, inputs)["out"])
     assert len(out) == 7
     for row, sources in out:

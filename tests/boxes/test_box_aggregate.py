@@ -1,10 +1,10 @@
 """The aggregate box on real Spark: windows, groups, aggregates, the OR of labels, streaming."""
-from __future__ import annotations
 
-from tests.boxes.conftest import at, collect
+from __future__ import annotations
 
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
+from tests.boxes.conftest import at, collect
 
 DOC = """
 version: 1
@@ -21,13 +21,28 @@ boxes:
 outputs:
   out: {from: a}
 """
-DATA = {"in1": [{"t": at(1), "k": "x", "v": 1}, {"t": at(7), "k": "y", "v": 3}],
-        "in2": [{"t": at(8), "k": "x", "v": 5}, {"t": at(12), "k": "x", "v": None}]}
+DATA = {
+    "in1": [{"t": at(1), "k": "x", "v": 1}, {"t": at(7), "k": "y", "v": 3}],
+    "in2": [{"t": at(8), "k": "x", "v": 5}, {"t": at(12), "k": "x", "v": None}],
+}
 
 
 def _rows(out):
-    return sorted(((row["window_start"], row.get("k"), row["n"], row["total"], row["lo"], row["hi"],
-                    row["mean"]), sources) for row, sources in out)
+    return sorted(
+        (
+            (
+                row["window_start"],
+                row.get("k"),
+                row["n"],
+                row["total"],
+                row["lo"],
+                row["hi"],
+                row["mean"],
+            ),
+            sources,
+        )
+        for row, sources in out
+    )
 
 
 def test_tumbling_windows_group_and_or_the_labels(run_diagram):
@@ -43,8 +58,11 @@ def test_tumbling_windows_group_and_or_the_labels(run_diagram):
 def test_sliding_windows_count_a_tuple_in_every_window_that_covers_it(run_diagram):
     out = run_diagram(DOC % ("{size: 10s, slide: 5s}", "[]"), DATA)["out"]
     assert [(r[0], r[2], s) for r, s in _rows(out)] == [
-        (at(-5), 1, ("in1",)), (at(0), 3, ("in1", "in2")), (at(5), 3, ("in1", "in2")),
-        (at(10), 1, ("in2",))]
+        (at(-5), 1, ("in1",)),
+        (at(0), 3, ("in1", "in2")),
+        (at(5), 3, ("in1", "in2")),
+        (at(10), 1, ("in2",)),
+    ]
 
 
 def test_output_fields_and_event_time():
@@ -71,7 +89,9 @@ outputs:
 """
 
 
-def test_streaming_chained_aggregates_emit_once_the_watermark_passes(spark, stream_files, memory_query):
+def test_streaming_chained_aggregates_emit_once_the_watermark_passes(
+    spark, stream_files, memory_query
+):
     """A 10 s aggregate feeds a 30 s one in append mode; results are timed at window_end.
 
     The 10 s windows [0,10) and [10,20) end at 10 s and 20 s, so they land in [0,30); the
@@ -91,7 +111,9 @@ def test_streaming_chained_aggregates_emit_once_the_watermark_passes(spark, stre
     query.processAllAvailable()
     result = collect(plan, spark.table("chained_aggregates"))
     assert sorted((r["window_start"], r["windows"], r["n"], s) for r, s in result) == [
-        (at(0), 3, 3, ("in1", "in2")), (at(30), 1, 1, ("in2",))]
+        (at(0), 3, 3, ("in1", "in2")),
+        (at(30), 1, 1, ("in2",)),
+    ]
 
 
 AGGREGATE_THEN_JOIN = """
@@ -109,7 +131,8 @@ outputs:
 
 
 def test_streaming_join_after_an_aggregate_matches_on_window_end(spark, stream_files, memory_query):
-    """The result of window [0,10) is an event at 10 s: it meets in2's tuple at 12 s, not the one at 16 s."""
+    """The result of window [0,10) is an event at 10 s: it meets in2's tuple at 12 s, not the one
+    at 16 s."""
     plan = validate(load_document(AGGREGATE_THEN_JOIN))
     out = compile_plan(plan, stream_files.frames(spark, plan))["out"]
     stream_files.write("in1", [{"t": at(1), "k": "a", "v": 1}, {"t": at(2), "k": "a", "v": 1}])
@@ -121,4 +144,5 @@ def test_streaming_join_after_an_aggregate_matches_on_window_end(spark, stream_f
     query.processAllAvailable()
     result = collect(plan, spark.table("aggregate_then_join"))
     assert [(r["window_end"], r["n"], r["t"], r["v"], s) for r, s in result] == [
-        (at(10), 2, at(12), 7, ("in1", "in2"))]
+        (at(10), 2, at(12), 7, ("in1", "in2"))
+    ]

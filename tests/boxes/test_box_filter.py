@@ -1,4 +1,5 @@
 """The filter box against real Spark: the predicate decides, NULL drops, the label is copied."""
+
 from __future__ import annotations
 
 from tests.boxes.conftest import at
@@ -13,8 +14,11 @@ boxes:
 outputs:
   out: {from: f}
 """
-ROWS = [{"t": at(1), "k": "a", "v": 1}, {"t": at(2), "k": "b", "v": 5},
-        {"t": at(3), "k": None, "v": None}]
+ROWS = [
+    {"t": at(1), "k": "a", "v": 1},
+    {"t": at(2), "k": "b", "v": 5},
+    {"t": at(3), "k": None, "v": None},
+]
 
 
 def test_keeps_rows_where_the_predicate_holds_and_copies_the_label(run_diagram):
@@ -29,5 +33,7 @@ def test_null_predicate_drops_the_row(run_diagram):
 
 def test_bad_values_do_not_fail_the_query(run_diagram):
     """ANSI mode raises on overflow and division by zero unless the compiled form avoids it."""
-    out = run_diagram(DOC % "v * 9223372036854775807 > 0 or v / 0 > 1 or true", {"in1": ROWS})["out"]
+    out = run_diagram(DOC % "v * 9223372036854775807 > 0 or v / 0 > 1 or true", {"in1": ROWS})[
+        "out"
+    ]
     assert len(out) == 3

@@ -1,12 +1,13 @@
 """The input and output boxes: schema columns in order, the stream's bit, the watermark."""
+
 from __future__ import annotations
 
 import pytest
-from tests.boxes.conftest import at, collect
 
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
 from boxes.errors import InvalidInput
+from tests.boxes.conftest import at, collect
 
 DOC = """
 version: 1
@@ -42,7 +43,9 @@ def test_a_streaming_input_is_watermarked_by_its_lateness(spark, stream_files):
     assert "EventTimeWatermark" not in outs["a"]._jdf.queryExecution().analyzed().toString()
 
 
-@pytest.mark.parametrize("given", [["zeta"], ["zeta", "alpha"]], ids=["missing frame", "missing columns"])
+@pytest.mark.parametrize(
+    "given", [["zeta"], ["zeta", "alpha"]], ids=["missing frame", "missing columns"]
+)
 def test_missing_input_frames_or_columns_are_refused(spark, given):
     plan = validate(load_document(DOC))
     zeta = spark.createDataFrame([(at(1), 1)], "t timestamp, v long")

@@ -1,11 +1,13 @@
-"""The join box on real Spark: equal keys within an event-time bound, prefixed names, left|right labels."""
+"""The join box on real Spark: equal keys within an event-time bound, prefixed names, left|right
+labels."""
+
 from __future__ import annotations
 
 import pytest
-from tests.boxes.conftest import at, collect
 
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
+from tests.boxes.conftest import at, collect
 
 DOC = """
 version: 1
@@ -18,8 +20,11 @@ boxes:
 outputs:
   out: {from: j}
 """
-TRADES = [{"t": at(10), "sym": "A", "qty": 1}, {"t": at(10), "sym": "B", "qty": 2},
-          {"t": at(10), "sym": None, "qty": 3}]
+TRADES = [
+    {"t": at(10), "sym": "A", "qty": 1},
+    {"t": at(10), "sym": "B", "qty": 2},
+    {"t": at(10), "sym": None, "qty": 3},
+]
 
 
 def test_output_fields_are_left_then_right_prefixed_where_shared():
@@ -28,12 +33,15 @@ def test_output_fields_are_left_then_right_prefixed_where_shared():
     assert schema.event_time == "left_t"
 
 
-@pytest.mark.parametrize("quote_time, matches", [(5, True), (15, True), (4.999, False), (15.001, False)])
+@pytest.mark.parametrize(
+    "quote_time, matches", [(5, True), (15, True), (4.999, False), (15.001, False)]
+)
 def test_the_bound_is_inclusive_on_both_sides(run_diagram, quote_time, matches):
     quotes = [{"t": at(quote_time), "sym": "A", "bid": 9.5}]
     out = run_diagram(DOC, {"trades": TRADES, "quotes": quotes})["out"]
-    assert [(r["left_sym"], r["qty"], r["bid"], s) for r, s in out] == \
-        ([("A", 1, 9.5, ("quotes", "trades"))] if matches else [])
+    assert [(r["left_sym"], r["qty"], r["bid"], s) for r, s in out] == (
+        [("A", 1, 9.5, ("quotes", "trades"))] if matches else []
+    )
 
 
 def test_null_keys_never_match(run_diagram):
@@ -41,29 +49,40 @@ def test_null_keys_never_match(run_diagram):
     assert run_diagram(DOC, {"trades": TRADES, "quotes": quotes})["out"] == []
 
 
-def test_streaming_join_matches_across_micro_batches_and_drops_late_tuples(spark, stream_files, memory_query):
+def test_streaming_join_matches_across_micro_batches_and_drops_late_tuples(
+    spark, stream_files, memory_query
+):
     plan = validate(load_document(DOC))
     out = compile_plan(plan, stream_files.frames(spark, plan))["out"]
     stream_files.write("trades", TRADES)
     query = memory_query(out, "streaming_join")
     query.processAllAvailable()
-    stream_files.write("quotes", [{"t": at(12), "sym": "A", "bid": 9.5}, {"t": at(30), "sym": "B", "bid": 1.0}])
+    stream_files.write(
+        "quotes", [{"t": at(12), "sym": "A", "bid": 9.5}, {"t": at(30), "sym": "B", "bid": 1.0}]
+    )
     stream_files.write("trades", [{"t": at(40), "sym": "C", "qty": 4}])
     query.processAllAvailable()
     # The watermark is now min(40 s, 30 s): this quote is late and the B trade left the state.
     stream_files.write("quotes", [{"t": at(11), "sym": "B", "bid": 2.0}])
     query.processAllAvailable()
     result = collect(plan, spark.table("streaming_join"))
-    assert [(r["left_sym"], r["right_t"], r["bid"], s) for r, s in result] == \
-        [("A", at(12), 9.5, ("quotes", "trades"))]
+    assert [(r["left_sym"], r["right_t"], r["bid"], s) for r, s in result] == [
+        ("A", at(12), 9.5, ("quotes", "trades"))
+    ]
 
 
-CHAIN = DOC.replace("outputs:\n  out: {from: j}", """  a: {type: aggregate, in: j, window: {size: 10s}, group_by: [left_sym], aggregates: {n: count(), q: sum(qty)}}
+CHAIN = DOC.replace(
+    "outputs:\n  out: {from: j}",
+    """  a: {type: aggregate, in: j, window: {size: 10s}, group_by: [left_sym],
+      aggregates: {n: count(), q: sum(qty)}}
 outputs:
-  out: {from: a}""")
+  out: {from: a}""",
+)
 
 
-def test_streaming_aggregate_after_a_join_windows_by_the_left_event_time(spark, stream_files, memory_query):
+def test_streaming_aggregate_after_a_join_windows_by_the_left_event_time(
+    spark, stream_files, memory_query
+):
     plan = validate(load_document(CHAIN))
     out = compile_plan(plan, stream_files.frames(spark, plan))["out"]
     stream_files.write("trades", TRADES + [{"t": at(14), "sym": "A", "qty": 5}])
@@ -75,4 +94,5 @@ def test_streaming_aggregate_after_a_join_windows_by_the_left_event_time(spark, 
     query.processAllAvailable()
     result = collect(plan, spark.table("join_then_aggregate"))
     assert [(r["window_start"], r["left_sym"], r["n"], r["q"], s) for r, s in result] == [
-        (at(10), "A", 2, 6, ("quotes", "trades"))]
+        (at(10), "A", 2, 6, ("quotes", "trades"))
+    ]

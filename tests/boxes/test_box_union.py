@@ -1,4 +1,5 @@
 """The union box on real Spark: every tuple of every branch, each keeping its own label."""
+
 from __future__ import annotations
 
 from tests.boxes.conftest import at

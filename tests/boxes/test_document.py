@@ -1,4 +1,5 @@
 """The document loader and validator: what a valid document becomes, and how problems are told."""
+
 from __future__ import annotations
 
 import json
@@ -15,10 +16,15 @@ from tests.paper import as_yaml, q1
 
 def _q1_text() -> str:
     """The paper's q1 plus a join, its inputs out of order (a plan sorts them), as YAML text."""
-    doc = q1(headless=True, outputs={"out2": {"from": "j"}}, boxes={
-        "j": {"type": "join", "left": "in1", "right": "avg", "on": ["symbol"], "within": "1m"}})
+    doc = q1(
+        headless=True,
+        outputs={"out2": {"from": "j"}},
+        boxes={
+            "j": {"type": "join", "left": "in1", "right": "avg", "on": ["symbol"], "within": "1m"}
+        },
+    )
     doc["inputs"] = {"in2": {"schema": "s", "lateness": "2s"}, "in1": {"schema": "s"}}
-    return as_yaml(doc).replace("'on':", "on:")   # a bare `on`, as people write it
+    return as_yaml(doc).replace("'on':", "on:")  # a bare `on`, as people write it
 
 
 Q1 = _q1_text()
@@ -33,8 +39,16 @@ def test_a_valid_document_becomes_a_plan():
     assert plan.input_lateness == {"in1": 0.0, "in2": 2.0}
     assert plan.label_words == 1
     assert [b.name for b in plan.boxes] == ["in1", "in2", "merged", "avg", "j", "out1", "out2"]
-    assert plan.outputs["out2"].names == ["time", "left_symbol", "price", "window_start", "window_end",
-                                          "right_symbol", "avg_price", "n"]
+    assert plan.outputs["out2"].names == [
+        "time",
+        "left_symbol",
+        "price",
+        "window_start",
+        "window_end",
+        "right_symbol",
+        "avg_price",
+        "n",
+    ]
     json.dumps(plan.to_dict())
 
 
@@ -43,7 +57,7 @@ def test_json_documents_and_the_yaml_on_key():
     assert "\n    on: [symbol]\n" in Q1
     doc = load_document(Q1)
     assert doc["boxes"]["j"]["on"] == ["symbol"]
-    compact = json.dumps(doc, separators=(",", ":"))   # as a browser's JSON.stringify writes it
+    compact = json.dumps(doc, separators=(",", ":"))  # as a browser's JSON.stringify writes it
     assert validate(load_document(compact)).to_dict() == validate(doc).to_dict()
 
 
@@ -65,8 +79,11 @@ def test_every_problem_is_reported_at_once_each_with_its_path():
     with pytest.raises(DiagramInvalid) as err:
         validate(doc)
     assert sorted((p.code, p.path) for p in err.value.problems) == [
-        ("INVALID_DURATION", "boxes.avg.window.size"), ("UNKNOWN_INPUT", "boxes.merged.in.1"),
-        ("UNKNOWN_INPUT", "outputs.out3.from"), ("UNSUPPORTED_VERSION", "version")]
+        ("INVALID_DURATION", "boxes.avg.window.size"),
+        ("UNKNOWN_INPUT", "boxes.merged.in.1"),
+        ("UNKNOWN_INPUT", "outputs.out3.from"),
+        ("UNSUPPORTED_VERSION", "version"),
+    ]
     assert str(err.value).startswith("[DIAGRAM_INVALID] ")
 
 
@@ -95,15 +112,35 @@ def test_duplicate_keys_are_found_with_their_path():
     assert [(p.code, p.path) for p in err.value.problems] == [("DUPLICATE_NAME", "outputs.out1")]
 
 
-@pytest.mark.parametrize("text, seconds", [
-    ("500ms", 0.5), ("10s", 10), ("1.5m", 90), ("2h", 7200), ("1d", 86400), ("0s", 0),
-    ("10", None), ("ten s", None), ("-1s", None), ("400d", None), (10, None), (None, None)])
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("500ms", 0.5),
+        ("10s", 10),
+        ("1.5m", 90),
+        ("2h", 7200),
+        ("1d", 86400),
+        ("0s", 0),
+        ("10", None),
+        ("ten s", None),
+        ("-1s", None),
+        ("400d", None),
+        (10, None),
+        (None, None),
+    ],
+)
 def test_durations(text, seconds):
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["- " * 3000 + "1", "a: " + "{b: " * 3000 + "1" + "}" * 3000,
-                                  '{"a": ' * 5000 + "1" + "}" * 5000])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- " * 3000 + "1",
+        "a: " + "{b: " * 3000 + "1" + "}" * 3000,
+        '{"a": ' * 5000 + "1" + "}" * 5000,
+    ],
+)
 def test_deep_nesting_is_a_syntax_problem_not_a_crash(text):
     with pytest.raises(DiagramInvalid) as refused:
         load_document(text)

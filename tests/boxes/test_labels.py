@@ -1,4 +1,5 @@
 """Labels as native Spark expressions: literal words, merges, plan-time pruning, no Python UDF."""
+
 from __future__ import annotations
 
 import contextlib
@@ -23,17 +24,25 @@ def within(readable_bits, words: int):
     the literal words leave a Spark-side check that option.
     """
     outside = [~m for m in labels.mask_words(readable_bits, words)]
-    tests = [word.bitwiseAND(F.lit(m).cast("long")) == 0
-             for word, m in zip(labels._words(labels.label_column(), words), outside)]
+    tests = [
+        word.bitwiseAND(F.lit(m).cast("long")) == 0
+        for word, m in zip(labels._words(labels.label_column(), words), outside, strict=False)
+    ]
     result = tests[0]
     for test in tests[1:]:
         result = result & test
     return result
 
 
-@pytest.mark.parametrize("bits, words, expected", [
-    ([0], 1, [1]), ([63], 1, [-(1 << 63)]), ([64], 2, [0, 1]), ([0, 63, 64, 199], 4, [1 - (1 << 63), 1, 0, 1 << 7]),
-])
+@pytest.mark.parametrize(
+    "bits, words, expected",
+    [
+        ([0], 1, [1]),
+        ([63], 1, [-(1 << 63)]),
+        ([64], 2, [0, 1]),
+        ([0, 63, 64, 199], 4, [1 - (1 << 63), 1, 0, 1 << 7]),
+    ],
+)
 def test_mask_words_are_signed_longs(bits, words, expected):
     assert labels.mask_words(bits, words) == expected
 
@@ -49,7 +58,9 @@ def test_literal_and_merges_on_spark(spark):
     b = base.where("g = 1").withColumn(labels.LABEL_COLUMN, labels.literal(64, 2))
     merged = a.union(b).groupBy().agg(labels.merge_group(2).alias(labels.LABEL_COLUMN))
     assert merged.first()[labels.LABEL_COLUMN].asDict() == {"w0": -(1 << 63), "w1": 1}
-    pair = a.select(labels.merge_pair(F.col(labels.LABEL_COLUMN), labels.literal(0, 2), 2).alias("x"))
+    pair = a.select(
+        labels.merge_pair(F.col(labels.LABEL_COLUMN), labels.literal(0, 2), 2).alias("x")
+    )
     assert pair.first()["x"].asDict() == {"w0": 1 - (1 << 63), "w1": 0}
 
 
@@ -75,11 +86,17 @@ def test_a_wider_label_is_a_struct_of_words(spark):
     assert frame.first()[labels.LABEL_COLUMN].asDict() == {"w0": 0, "w1": 1}
 
 
-FIGURE_6 = as_yaml(q1(headless=True, boxes={
-    "j": {"type": "join", "left": "in1", "right": "in2", "on": ["symbol"], "within": "1s"},
-    "f": {"type": "filter", "in": "merged", "where": "price > 1 and symbol like 'A%'"},
-    "m": {"type": "map", "in": "f", "fields": {"time": "time", "cents": "price * 100"}}},
-    outputs={"o2": {"from": "j"}, "o3": {"from": "m"}}))
+FIGURE_6 = as_yaml(
+    q1(
+        headless=True,
+        boxes={
+            "j": {"type": "join", "left": "in1", "right": "in2", "on": ["symbol"], "within": "1s"},
+            "f": {"type": "filter", "in": "merged", "where": "price > 1 and symbol like 'A%'"},
+            "m": {"type": "map", "in": "f", "fields": {"time": "time", "cents": "price * 100"}},
+        },
+        outputs={"o2": {"from": "j"}, "o3": {"from": "m"}},
+    )
+)
 
 
 def _explain(frame, mode: str = "extended") -> str:
@@ -101,8 +118,12 @@ def test_no_python_udf_on_the_tuple_path(spark):
 def test_a_readable_set_known_at_plan_time_prunes_unreadable_inputs(spark):
     """Over literal labels, ``label ⊆ readable`` folds to false on in2's branch of the union."""
     plan = validate(load_document(FIGURE_6))
-    inputs = {n: spark.range(0, 3, 1, 1).select(F.lit(at(1)).alias("time"), F.lit("A").alias("symbol"),
-                                                F.lit(2.0).alias("price")) for n in plan.inputs}
+    inputs = {
+        n: spark.range(0, 3, 1, 1).select(
+            F.lit(at(1)).alias("time"), F.lit("A").alias("symbol"), F.lit(2.0).alias("price")
+        )
+        for n in plan.inputs
+    }
     frame = compile_plan(plan, inputs)["o3"]
     only_in1 = frame.where(within([plan.inputs.index("in1")], plan.label_words))
     both = frame.where(within([0, 1], plan.label_words))

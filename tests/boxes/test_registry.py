@@ -1,4 +1,5 @@
 """The box registry: one module per type, duplicate names refused, declarations served as JSON."""
+
 from __future__ import annotations
 
 import importlib
@@ -42,9 +43,17 @@ def test_declarations_are_json_for_the_editor():
     window = next(p for p in by_type["aggregate"]["params"] if p["name"] == "window")
     assert window["kind"] == "window" and window["type"] == "object"
     assert [(p["name"], p["kind"], p["required"]) for p in window["params"]] == [
-        ("size", "duration", True), ("slide", "duration", False)]
-    assert {p["name"]: p["kind"] for p in by_type["filter"]["params"]} == {"in": "input ref", "where": "predicate"}
-    assert {p["name"]: p["default"] for p in by_type["input"]["params"]} == {"schema": None, "lateness": "0s"}
+        ("size", "duration", True),
+        ("slide", "duration", False),
+    ]
+    assert {p["name"]: p["kind"] for p in by_type["filter"]["params"]} == {
+        "in": "input ref",
+        "where": "predicate",
+    }
+    assert {p["name"]: p["default"] for p in by_type["input"]["params"]} == {
+        "schema": None,
+        "lateness": "0s",
+    }
     for declaration in declarations:
         assert declaration["description"]
         for param in declaration["params"]:

@@ -1,17 +1,26 @@
-"""The SecFilter as a pure function over Arrow batches (no Spark): strong semantic, many subscribers."""
+"""The SecFilter as a pure function over Arrow batches (no Spark): strong semantic, many
+subscribers."""
+
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from boxes import secfilter as sf
 from boxes.labels import mask_words, word_count
-from boxes.secfilter import (deliveries, distinct_labels, label_array, label_sources, readable_mask,
-                             secfilter)
+from boxes.secfilter import (
+    deliveries,
+    distinct_labels,
+    label_array,
+    label_sources,
+    readable_mask,
+    secfilter,
+)
 
-INPUTS = [f"s{i}" for i in range(130)]   # three words: bits 63, 64 and 128 cross word edges
+INPUTS = [f"s{i}" for i in range(130)]  # three words: bits 63, 64 and 128 cross word edges
 
 
 def batch(labels: list[set[int]], words: int = 3) -> pa.Table:
@@ -59,12 +68,14 @@ label_sets = st.sets(st.integers(0, len(INPUTS) - 1), max_size=4)
 
 
 @settings(max_examples=60, deadline=None)
-@given(labels=st.lists(label_sets, max_size=40), readers=st.lists(label_sets, min_size=1, max_size=5))
+@given(
+    labels=st.lists(label_sets, max_size=40), readers=st.lists(label_sets, min_size=1, max_size=5)
+)
 def test_deliveries_for_many_subscribers_equal_the_subset_test(labels, readers):
     table = batch(labels)
     masks = [readable_mask(INPUTS, [INPUTS[i] for i in reader]) for reader in readers]
     got = deliveries(table, masks)
-    for reader, mask, rows in zip(readers, masks, got):
+    for reader, mask, rows in zip(readers, masks, got, strict=False):
         expected = reference(labels, reader)
         assert rows.tolist() == expected
         assert secfilter(table, mask).column("row").to_pylist() == expected
@@ -73,7 +84,10 @@ def test_deliveries_for_many_subscribers_equal_the_subset_test(labels, readers):
 @pytest.mark.parametrize("label", [set(), {0}, {1, 64, 129}])
 def test_a_batch_of_one_label_is_delivered_whole_or_not_at_all(label):
     table = batch([label] * 50)
-    allowed, refused = readable_mask(INPUTS, [INPUTS[i] for i in label | {5}]), readable_mask(INPUTS, [INPUTS[7]])
+    allowed, refused = (
+        readable_mask(INPUTS, [INPUTS[i] for i in label | {5}]),
+        readable_mask(INPUTS, [INPUTS[7]]),
+    )
     whole, other = deliveries(table, [allowed, refused])
     assert whole.tolist() == list(range(50))
     assert other.tolist() == ([] if label else list(range(50)))
@@ -85,13 +99,16 @@ def one_word_sets(max_size: int = 3):
 
 
 @settings(max_examples=60, deadline=None)
-@given(labels=st.lists(one_word_sets(), max_size=40), readers=st.lists(one_word_sets(8), min_size=1, max_size=5))
+@given(
+    labels=st.lists(one_word_sets(), max_size=40),
+    readers=st.lists(one_word_sets(8), min_size=1, max_size=5),
+)
 def test_one_word_bigint_labels_are_filtered_like_the_definition(labels, readers):
     table = batch(labels, words=1)
     assert pa.types.is_int64(table.schema.field("_label").type)
     names = INPUTS[:64]
     masks = [readable_mask(names, [names[i] for i in reader]) for reader in readers]
-    for reader, mask, rows in zip(readers, masks, deliveries(table, masks)):
+    for reader, mask, rows in zip(readers, masks, deliveries(table, masks), strict=False):
         assert rows.tolist() == reference(labels, reader)
         assert secfilter(table, mask).column("row").to_pylist() == reference(labels, reader)
     assert label_sources(table, names) == [sorted(names[i] for i in label) for label in labels]
@@ -103,13 +120,19 @@ def test_one_word_bigint_labels_are_filtered_like_the_definition(labels, readers
 def test_many_readable_sets_agree_with_the_definition(words, data):
     """Enough distinct masks that the batch's distinct labels are found first and shared."""
     bits = st.sets(st.integers(0, words * 64 - 1), max_size=3)
-    labels = data.draw(st.lists(bits, max_size=60)) + [set(), {words * 64 - 1}]   # mixed
-    readers = data.draw(st.lists(st.frozensets(st.integers(0, words * 64 - 1), max_size=words * 40),
-                                 min_size=60, max_size=80, unique=True))
-    names = INPUTS[:words * 64] if words == 1 else INPUTS + [f"x{i}" for i in range(62)]
+    labels = data.draw(st.lists(bits, max_size=60)) + [set(), {words * 64 - 1}]  # mixed
+    readers = data.draw(
+        st.lists(
+            st.frozensets(st.integers(0, words * 64 - 1), max_size=words * 40),
+            min_size=60,
+            max_size=80,
+            unique=True,
+        )
+    )
+    names = INPUTS[: words * 64] if words == 1 else INPUTS + [f"x{i}" for i in range(62)]
     masks = [readable_mask(names, [names[i] for i in reader]) for reader in readers]
     assert sf._distinct_first_is_cheaper(words, len({m.tobytes() for m in masks})) == (words > 1)
-    for reader, rows in zip(readers, deliveries(batch(labels, words), masks)):
+    for reader, rows in zip(readers, deliveries(batch(labels, words), masks), strict=False):
         assert rows.tolist() == reference(labels, reader)
 
 
@@ -127,9 +150,9 @@ def test_distinct_labels_are_exactly_the_distinct_rows(labels):
 def test_a_hash_collision_does_not_merge_two_labels():
     """The row hash xors each word into its state, so a second word can cancel the first's
     difference: two distinct labels with equal hashes, which must stay apart."""
-    first = np.array([1, 2], dtype=np.uint64)            # labels {0} and {1} in word 0 ...
+    first = np.array([1, 2], dtype=np.uint64)  # labels {0} and {1} in word 0 ...
     state = sf._row_hashes([first])
-    second = np.array([0, state[0] ^ state[1]], dtype=np.uint64)   # ... and word 1 to collide
+    second = np.array([0, state[0] ^ state[1]], dtype=np.uint64)  # ... and word 1 to collide
     words = [first, second]
     hashes = sf._row_hashes(words)
     assert hashes[0] == hashes[1]
@@ -145,11 +168,13 @@ def test_a_hash_collision_does_not_merge_two_labels():
 @pytest.mark.parametrize("words", [1, 3])
 def test_an_empty_batch_delivers_nothing_and_a_mask_of_the_wrong_width_is_refused(words):
     table = batch([], words)
-    names = INPUTS[:64 * words]
+    names = INPUTS[: 64 * words]
     assert [r.tolist() for r in deliveries(table, [readable_mask(names, names)] * 2)] == [[], []]
     assert deliveries(table, []) == []
     with pytest.raises(ValueError):
-        deliveries(batch([{0}], words), [readable_mask([f"n{i}" for i in range(64 * words + 1)], [])])
+        deliveries(
+            batch([{0}], words), [readable_mask([f"n{i}" for i in range(64 * words + 1)], [])]
+        )
 
 
 def test_a_reader_of_every_source_gets_every_row_of_a_mixed_batch():

@@ -1,4 +1,5 @@
 """A real catalog on a SQLite file in a temp dir, with a clock the test moves by hand."""
+
 from __future__ import annotations
 
 import pytest
@@ -46,14 +47,17 @@ def admin(cat):
 @pytest.fixture
 def login(cat):
     """``login(name, roles=None)``: a session for a user created with PASSWORD."""
+
     def _login(name, roles=None):
         return cat.sessions.login(name, PASSWORD, roles)[1]
+
     return _login
 
 
 @pytest.fixture
 def people(cat, admin):
     """``people({"al": ["CUSTOMER1"], ...})``: create missing roles, then the users."""
+
     def _people(users):
         for roles in users.values():
             for role in roles:
@@ -61,4 +65,5 @@ def people(cat, admin):
                     cat.accounts.add_role(admin, role)
         for name, roles in users.items():
             cat.accounts.add_user(admin, name, PASSWORD, roles)
+
     return _people

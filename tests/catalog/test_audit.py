@@ -1,4 +1,5 @@
 """The audit log: every change, login, failed login and denial, readable by administrators."""
+
 from __future__ import annotations
 
 import pytest
@@ -49,8 +50,9 @@ def test_only_administrators_read_the_log(cat, admin, people, login):
     assert cat.audit(admin, event="audit_read")[0].user == "al"
 
 
-def test_lookups_of_unseen_objects_are_logged_as_nothing_more_than_not_found(cat, admin, people,
-                                                                             login):
+def test_lookups_of_unseen_objects_are_logged_as_nothing_more_than_not_found(
+    cat, admin, people, login
+):
     people({"al": ["CUSTOMER1"]})
     cat.objects.add_schema(admin, "s", {"fields": {"x": "long"}})
     al = login("al")

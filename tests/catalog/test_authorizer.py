@@ -1,10 +1,11 @@
 """The decision matrix: every action on every kind of object, for every kind of subject."""
+
 from __future__ import annotations
 
 import pytest
 
-from catalog import Action, Catalog, DiagramSpec, ObjectType
 from boxes.errors import Denied
+from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import OWNER, decide, decide_any
 from catalog.bootstrap import add_admin
 from catalog.model import APPLICABLE
@@ -12,13 +13,23 @@ from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
 # One object of each kind, by (type, name) and the key of APPLICABLE it falls under.
-KINDS = {"system": (T.SYSTEM, "system"), "schema": (T.SCHEMA, "s"), "input": (T.STREAM, "in1"),
-         "derived": (T.STREAM, "q.mid"), "diagram": (T.DIAGRAM, "q"), "box": (T.BOX, "q.f"),
-         "output": (T.OUTPUT, "out")}
+KINDS = {
+    "system": (T.SYSTEM, "system"),
+    "schema": (T.SCHEMA, "s"),
+    "input": (T.STREAM, "in1"),
+    "derived": (T.STREAM, "q.mid"),
+    "diagram": (T.DIAGRAM, "q"),
+    "box": (T.BOX, "q.f"),
+    "output": (T.OUTPUT, "out"),
+}
 SUBJECTS = ("owner", "granted", "ungranted", "inactive", "disabled", "none")
 ALLOWED_RULES = {"owner": "owner", "granted": "grant"}
-DENY_RULES = {"ungranted": "default_deny", "inactive": "default_deny", "disabled": "no_session",
-              "none": "no_session"}
+DENY_RULES = {
+    "ungranted": "default_deny",
+    "inactive": "default_deny",
+    "disabled": "no_session",
+    "none": "no_session",
+}
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +38,7 @@ def world(tmp_path_factory):
 
     Built once for the whole matrix: deciding changes nothing.
     """
-    cat = Catalog.open(f"sqlite:///{tmp_path_factory.mktemp('matrix') / 'c.db'}",
-                       bcrypt_rounds=4)
+    cat = Catalog.open(f"sqlite:///{tmp_path_factory.mktemp('matrix') / 'c.db'}", bcrypt_rounds=4)
     add_admin(cat, "joe", PASSWORD)
 
     def login(name, roles=None):
@@ -37,8 +47,13 @@ def world(tmp_path_factory):
     admin = login("joe")
     for role in ("OWNER", "GRANTED", "OTHER"):
         cat.accounts.add_role(admin, role)
-    for name, roles in {"olga": ["OWNER"], "gina": ["GRANTED"], "ursula": ["OTHER"],
-                        "ines": ["GRANTED", "OTHER"], "dora": ["GRANTED"]}.items():
+    for name, roles in {
+        "olga": ["OWNER"],
+        "gina": ["GRANTED"],
+        "ursula": ["OTHER"],
+        "ines": ["GRANTED", "OTHER"],
+        "dora": ["GRANTED"],
+    }.items():
         cat.accounts.add_user(admin, name, PASSWORD, roles)
     cat.grants.grant(admin, "OWNER", A.ADD, T.SYSTEM, "system")
     olga = login("olga")
@@ -49,8 +64,13 @@ def world(tmp_path_factory):
         owner = admin if kind == "system" else olga
         for action in APPLICABLE[kind]:
             cat.grants.grant(owner, "GRANTED", action, type_, name)
-    subjects = {"granted": login("gina"), "ungranted": login("ursula"),
-                "inactive": login("ines", ["OTHER"]), "disabled": login("dora"), "none": None}
+    subjects = {
+        "granted": login("gina"),
+        "ungranted": login("ursula"),
+        "inactive": login("ines", ["OTHER"]),
+        "disabled": login("dora"),
+        "none": None,
+    }
     cat.accounts.set_enabled(admin, "dora", False)
     yield cat, subjects, admin, olga
     cat.close()
@@ -71,8 +91,9 @@ def test_decision_matrix(world, kind, who):
         if expected:
             assert decision.rule == ALLOWED_RULES[who]
         else:
-            assert decision.rule == (DENY_RULES.get(who) if applies or who in ("disabled", "none")
-                                     else "not_applicable"), (action, decision)
+            assert decision.rule == (
+                DENY_RULES.get(who) if applies or who in ("disabled", "none") else "not_applicable"
+            ), (action, decision)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -109,15 +130,24 @@ def test_view_catalog_on_the_system_shows_every_object(cat, admin, people, login
 
 def test_decide_refuses_an_object_from_elsewhere(cat, admin):
     snapshot = cat.core.snapshot
-    ghost = snapshot.system.__class__(id=999, type=T.SCHEMA, name="ghost", owner_user="joe",
-                                      owner_role="ADMIN")
+    ghost = snapshot.system.__class__(
+        id=999, type=T.SCHEMA, name="ghost", owner_user="joe", owner_role="ADMIN"
+    )
     assert decide(admin, A.VIEW_OBJECT, ghost, snapshot).rule == "no_object"
     assert decide(admin, A.VIEW_OBJECT, None, snapshot).rule == "no_object"
 
 
-@pytest.mark.parametrize("who, rule", [
-    ("owner", "owner"), ("granted", "not_owner"), ("ungranted", "not_owner"),
-    ("inactive", "not_owner"), ("disabled", "no_session"), ("none", "no_session")])
+@pytest.mark.parametrize(
+    "who, rule",
+    [
+        ("owner", "owner"),
+        ("granted", "not_owner"),
+        ("ungranted", "not_owner"),
+        ("inactive", "not_owner"),
+        ("disabled", "no_session"),
+        ("none", "no_session"),
+    ],
+)
 def test_owning_is_a_need_no_grant_meets(world, who, rule):
     cat, subjects, _, olga = world
     subject = olga if who == "owner" else subjects[who]

@@ -1,4 +1,5 @@
 """Bad input gives one clear, coded error and leaves the catalog exactly as it was."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,15 +9,31 @@ from catalog import Action, DiagramSpec, ObjectType
 from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
-BAD_NAMES = ["o'brien", 'say "hi"', "x; DROP TABLE users", "café", "\u0430dmin", "a" * 65,
-             "n" * 10_000, "", " lead", "1st", None, 7, "a\0b"]
+BAD_NAMES = [
+    "o'brien",
+    'say "hi"',
+    "x; DROP TABLE users",
+    "café",
+    "\u0430dmin",
+    "a" * 65,
+    "n" * 10_000,
+    "",
+    " lead",
+    "1st",
+    None,
+    7,
+    "a\0b",
+]
 
 
 def dump(cat) -> dict:
     """Every catalog table but the audit log (a refusal is itself audited)."""
     conn = cat.core.store.conn
-    tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-              if t != "audit"]
+    tables = [
+        t
+        for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if t != "audit"
+    ]
     return {t: sorted(map(repr, conn.execute(f"SELECT * FROM {t}"))) for t in tables}
 
 
@@ -41,99 +58,211 @@ def spec(name="q2", inputs=("in1",), boxes=("f",), outputs=("out2",), streams=()
 
 
 CASES = {
-    "duplicate user": (lambda c, j, a, b: c.accounts.add_user(j, "al", PASSWORD),
-                       Conflict, "DUPLICATE_NAME"),
-    "duplicate role": (lambda c, j, a, b: c.accounts.add_role(j, "CUSTOMER1"),
-                       Conflict, "DUPLICATE_NAME"),
-    "duplicate schema": (lambda c, j, a, b: c.objects.add_schema(j, "s", {"fields": {"y": "long"}}),
-                         Conflict, "DUPLICATE_NAME"),
-    "duplicate stream": (lambda c, j, a, b: c.objects.add_stream(j, "in1", "s"),
-                         Conflict, "DUPLICATE_NAME"),
-    "duplicate diagram": (lambda c, j, a, b: c.objects.add_diagram(a, spec(name="q1")),
-                          Conflict, "DUPLICATE_NAME"),
-    "output name taken": (lambda c, j, a, b: c.objects.add_diagram(a, spec(outputs=("out1",))),
-                          Conflict, "DUPLICATE_NAME"),
-    "name twice in a diagram": (lambda c, j, a, b: c.objects.add_diagram(a, spec(boxes=("f", "f"))),
-                                DiagramInvalid, "DIAGRAM_INVALID"),
-    "dotted box name": (lambda c, j, a, b: c.objects.add_diagram(a, spec(boxes=("q1.f",))),
-                        InvalidInput, "INVALID_NAME"),
-    "user with unknown role": (lambda c, j, a, b: c.accounts.add_user(j, "cy", PASSWORD, ["NOPE"]),
-                               NotFound, "UNKNOWN_ROLE"),
-    "assign unknown role": (lambda c, j, a, b: c.accounts.assign_role(j, "al", "NOPE"),
-                            NotFound, "UNKNOWN_ROLE"),
-    "assign to unknown user": (lambda c, j, a, b: c.accounts.assign_role(j, "cy", "CUSTOMER1"),
-                               NotFound, "UNKNOWN_USER"),
-    "disable unknown user": (lambda c, j, a, b: c.accounts.set_enabled(j, "cy", False),
-                             NotFound, "UNKNOWN_USER"),
-    "grant to unknown role": (lambda c, j, a, b: c.grants.grant(j, "NOPE", A.VIEW_OBJECT,
-                                                                T.SCHEMA, "s"),
-                              NotFound, "UNKNOWN_ROLE"),
-    "grant unknown action": (lambda c, j, a, b: c.grants.grant(j, "CUSTOMER2", "DELETE",
-                                                               T.SCHEMA, "s"),
-                             InvalidInput, "UNKNOWN_ACTION"),
-    "grant on unknown type": (lambda c, j, a, b: c.grants.grant(j, "CUSTOMER2", A.VIEW_OBJECT,
-                                                                "table", "s"),
-                              InvalidInput, "UNKNOWN_TYPE"),
-    "grant on unknown object": (lambda c, j, a, b: c.grants.grant(j, "CUSTOMER2", A.VIEW_OBJECT,
-                                                                  T.SCHEMA, "nope"),
-                                NotFound, "NOT_FOUND"),
-    "grant what does not apply": (lambda c, j, a, b: c.grants.grant(j, "CUSTOMER2", A.WRITE,
-                                                                    T.SCHEMA, "s"),
-                                  InvalidInput, "ACTION_NOT_APPLICABLE"),
-    "grant what you do not hold": (lambda c, j, a, b: c.grants.grant(a, "CUSTOMER2", A.READ_TUPLE,
-                                                                     T.STREAM, "in2"),
-                                   Denied, "NOT_HELD"),
-    "grant without CHANGE_PERM": (lambda c, j, a, b: c.grants.grant(a, "CUSTOMER2", A.READ_TUPLE,
-                                                                    T.STREAM, "in1"),
-                                  Denied, "PERMISSION_DENIED"),
-    "grant on an unseen object": (lambda c, j, a, b: c.grants.grant(b, "CUSTOMER2", A.VIEW_OBJECT,
-                                                                    T.OUTPUT, "out1"),
-                                  NotFound, "NOT_FOUND"),
-    "revoke ownership": (lambda c, j, a, b: c.grants.revoke(a, "CUSTOMER1", A.SUBSCRIBE,
-                                                            T.OUTPUT, "out1"),
-                         Conflict, "OWNER_NOT_REVOCABLE"),
-    "revoke without right": (lambda c, j, a, b: c.grants.revoke(a, "CUSTOMER1", A.READ_TUPLE,
-                                                                T.STREAM, "in1"),
-                             Denied, "PERMISSION_DENIED"),
-    "stream of unknown schema": (lambda c, j, a, b: c.objects.add_stream(j, "in3", "nope"),
-                                 NotFound, "NOT_FOUND"),
-    "bad schema": (lambda c, j, a, b: c.objects.add_schema(j, "t", {"fields": {"x": "money"}}),
-                   InvalidInput, "SCHEMA_INVALID"),
-    "diagram reads an unseen stream": (lambda c, j, a, b: c.objects.add_diagram(
-        a, spec(inputs=("in1", "in3"))), NotFound, "NOT_FOUND"),
-    "diagram without ADD": (lambda c, j, a, b: c.objects.add_diagram(b, spec()),
-                            Denied, "PERMISSION_DENIED"),
-    "diagram without READ_TUPLE": (lambda c, j, a, b: c.objects.add_diagram(
-        a, spec(inputs=("in1", "in2"))), Denied, "PERMISSION_DENIED"),
-    "diagram reads an output": (lambda c, j, a, b: c.objects.add_diagram(a, spec(inputs=("out1",))),
-                                NotFound, "NOT_FOUND"),
-    "user admin without CHANGE_SYSTEM": (lambda c, j, a, b: c.accounts.add_user(a, "cy", PASSWORD),
-                                         Denied, "PERMISSION_DENIED"),
-    "short password": (lambda c, j, a, b: c.accounts.add_user(j, "cy", "short"),
-                       InvalidInput, "INVALID_PASSWORD"),
-    "password over 72 bytes": (lambda c, j, a, b: c.accounts.add_user(j, "cy", "é" * 40),
-                               InvalidInput, "INVALID_PASSWORD"),
-    "owner role not active": (lambda c, j, a, b: c.objects.add_schema(
-        a, "t", {"fields": {"x": "long"}}, role="ADMIN"),
-                              InvalidInput, "ROLE_NOT_ACTIVE"),
-    "disable the last admin": (lambda c, j, a, b: c.accounts.set_enabled(j, "joe", False),
-                               Conflict, "LAST_ADMINISTRATOR"),
-    "delete the last admin": (lambda c, j, a, b: c.accounts.delete_user(j, "joe"),
-                              Conflict, "LAST_ADMINISTRATOR"),
-    "unassign the last admin": (lambda c, j, a, b: c.accounts.unassign_role(j, "joe", "ADMIN"),
-                                Conflict, "LAST_ADMINISTRATOR"),
-    "delete a role that owns": (lambda c, j, a, b: c.accounts.delete_role(j, "CUSTOMER1"),
-                                Conflict, "ROLE_OWNS_OBJECTS"),
-    "drop a schema in use": (lambda c, j, a, b: c.objects.drop(j, T.SCHEMA, "s"),
-                             Conflict, "IN_USE"),
-    "drop a stream in use": (lambda c, j, a, b: c.objects.drop(j, T.STREAM, "in1"),
-                             Conflict, "IN_USE"),
-    "drop a box alone": (lambda c, j, a, b: c.objects.drop(a, T.BOX, "q1.f"),
-                         InvalidInput, "NOT_DROPPABLE"),
-    "drop what you do not own": (lambda c, j, a, b: c.objects.drop(a, T.STREAM, "in1"),
-                                 Denied, "PERMISSION_DENIED"),
-    "bad query status": (lambda c, j, a, b: c.objects.set_query_status(a, "q1", "paused"),
-                         InvalidInput, "INVALID_STATUS"),
+    "duplicate user": (
+        lambda c, j, a, b: c.accounts.add_user(j, "al", PASSWORD),
+        Conflict,
+        "DUPLICATE_NAME",
+    ),
+    "duplicate role": (
+        lambda c, j, a, b: c.accounts.add_role(j, "CUSTOMER1"),
+        Conflict,
+        "DUPLICATE_NAME",
+    ),
+    "duplicate schema": (
+        lambda c, j, a, b: c.objects.add_schema(j, "s", {"fields": {"y": "long"}}),
+        Conflict,
+        "DUPLICATE_NAME",
+    ),
+    "duplicate stream": (
+        lambda c, j, a, b: c.objects.add_stream(j, "in1", "s"),
+        Conflict,
+        "DUPLICATE_NAME",
+    ),
+    "duplicate diagram": (
+        lambda c, j, a, b: c.objects.add_diagram(a, spec(name="q1")),
+        Conflict,
+        "DUPLICATE_NAME",
+    ),
+    "output name taken": (
+        lambda c, j, a, b: c.objects.add_diagram(a, spec(outputs=("out1",))),
+        Conflict,
+        "DUPLICATE_NAME",
+    ),
+    "name twice in a diagram": (
+        lambda c, j, a, b: c.objects.add_diagram(a, spec(boxes=("f", "f"))),
+        DiagramInvalid,
+        "DIAGRAM_INVALID",
+    ),
+    "dotted box name": (
+        lambda c, j, a, b: c.objects.add_diagram(a, spec(boxes=("q1.f",))),
+        InvalidInput,
+        "INVALID_NAME",
+    ),
+    "user with unknown role": (
+        lambda c, j, a, b: c.accounts.add_user(j, "cy", PASSWORD, ["NOPE"]),
+        NotFound,
+        "UNKNOWN_ROLE",
+    ),
+    "assign unknown role": (
+        lambda c, j, a, b: c.accounts.assign_role(j, "al", "NOPE"),
+        NotFound,
+        "UNKNOWN_ROLE",
+    ),
+    "assign to unknown user": (
+        lambda c, j, a, b: c.accounts.assign_role(j, "cy", "CUSTOMER1"),
+        NotFound,
+        "UNKNOWN_USER",
+    ),
+    "disable unknown user": (
+        lambda c, j, a, b: c.accounts.set_enabled(j, "cy", False),
+        NotFound,
+        "UNKNOWN_USER",
+    ),
+    "grant to unknown role": (
+        lambda c, j, a, b: c.grants.grant(j, "NOPE", A.VIEW_OBJECT, T.SCHEMA, "s"),
+        NotFound,
+        "UNKNOWN_ROLE",
+    ),
+    "grant unknown action": (
+        lambda c, j, a, b: c.grants.grant(j, "CUSTOMER2", "DELETE", T.SCHEMA, "s"),
+        InvalidInput,
+        "UNKNOWN_ACTION",
+    ),
+    "grant on unknown type": (
+        lambda c, j, a, b: c.grants.grant(j, "CUSTOMER2", A.VIEW_OBJECT, "table", "s"),
+        InvalidInput,
+        "UNKNOWN_TYPE",
+    ),
+    "grant on unknown object": (
+        lambda c, j, a, b: c.grants.grant(j, "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "nope"),
+        NotFound,
+        "NOT_FOUND",
+    ),
+    "grant what does not apply": (
+        lambda c, j, a, b: c.grants.grant(j, "CUSTOMER2", A.WRITE, T.SCHEMA, "s"),
+        InvalidInput,
+        "ACTION_NOT_APPLICABLE",
+    ),
+    "grant what you do not hold": (
+        lambda c, j, a, b: c.grants.grant(a, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in2"),
+        Denied,
+        "NOT_HELD",
+    ),
+    "grant without CHANGE_PERM": (
+        lambda c, j, a, b: c.grants.grant(a, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1"),
+        Denied,
+        "PERMISSION_DENIED",
+    ),
+    "grant on an unseen object": (
+        lambda c, j, a, b: c.grants.grant(b, "CUSTOMER2", A.VIEW_OBJECT, T.OUTPUT, "out1"),
+        NotFound,
+        "NOT_FOUND",
+    ),
+    "revoke ownership": (
+        lambda c, j, a, b: c.grants.revoke(a, "CUSTOMER1", A.SUBSCRIBE, T.OUTPUT, "out1"),
+        Conflict,
+        "OWNER_NOT_REVOCABLE",
+    ),
+    "revoke without right": (
+        lambda c, j, a, b: c.grants.revoke(a, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in1"),
+        Denied,
+        "PERMISSION_DENIED",
+    ),
+    "stream of unknown schema": (
+        lambda c, j, a, b: c.objects.add_stream(j, "in3", "nope"),
+        NotFound,
+        "NOT_FOUND",
+    ),
+    "bad schema": (
+        lambda c, j, a, b: c.objects.add_schema(j, "t", {"fields": {"x": "money"}}),
+        InvalidInput,
+        "SCHEMA_INVALID",
+    ),
+    "diagram reads an unseen stream": (
+        lambda c, j, a, b: c.objects.add_diagram(a, spec(inputs=("in1", "in3"))),
+        NotFound,
+        "NOT_FOUND",
+    ),
+    "diagram without ADD": (
+        lambda c, j, a, b: c.objects.add_diagram(b, spec()),
+        Denied,
+        "PERMISSION_DENIED",
+    ),
+    "diagram without READ_TUPLE": (
+        lambda c, j, a, b: c.objects.add_diagram(a, spec(inputs=("in1", "in2"))),
+        Denied,
+        "PERMISSION_DENIED",
+    ),
+    "diagram reads an output": (
+        lambda c, j, a, b: c.objects.add_diagram(a, spec(inputs=("out1",))),
+        NotFound,
+        "NOT_FOUND",
+    ),
+    "user admin without CHANGE_SYSTEM": (
+        lambda c, j, a, b: c.accounts.add_user(a, "cy", PASSWORD),
+        Denied,
+        "PERMISSION_DENIED",
+    ),
+    "short password": (
+        lambda c, j, a, b: c.accounts.add_user(j, "cy", "short"),
+        InvalidInput,
+        "INVALID_PASSWORD",
+    ),
+    "password over 72 bytes": (
+        lambda c, j, a, b: c.accounts.add_user(j, "cy", "é" * 40),
+        InvalidInput,
+        "INVALID_PASSWORD",
+    ),
+    "owner role not active": (
+        lambda c, j, a, b: c.objects.add_schema(a, "t", {"fields": {"x": "long"}}, role="ADMIN"),
+        InvalidInput,
+        "ROLE_NOT_ACTIVE",
+    ),
+    "disable the last admin": (
+        lambda c, j, a, b: c.accounts.set_enabled(j, "joe", False),
+        Conflict,
+        "LAST_ADMINISTRATOR",
+    ),
+    "delete the last admin": (
+        lambda c, j, a, b: c.accounts.delete_user(j, "joe"),
+        Conflict,
+        "LAST_ADMINISTRATOR",
+    ),
+    "unassign the last admin": (
+        lambda c, j, a, b: c.accounts.unassign_role(j, "joe", "ADMIN"),
+        Conflict,
+        "LAST_ADMINISTRATOR",
+    ),
+    "delete a role that owns": (
+        lambda c, j, a, b: c.accounts.delete_role(j, "CUSTOMER1"),
+        Conflict,
+        "ROLE_OWNS_OBJECTS",
+    ),
+    "drop a schema in use": (
+        lambda c, j, a, b: c.objects.drop(j, T.SCHEMA, "s"),
+        Conflict,
+        "IN_USE",
+    ),
+    "drop a stream in use": (
+        lambda c, j, a, b: c.objects.drop(j, T.STREAM, "in1"),
+        Conflict,
+        "IN_USE",
+    ),
+    "drop a box alone": (
+        lambda c, j, a, b: c.objects.drop(a, T.BOX, "q1.f"),
+        InvalidInput,
+        "NOT_DROPPABLE",
+    ),
+    "drop what you do not own": (
+        lambda c, j, a, b: c.objects.drop(a, T.STREAM, "in1"),
+        Denied,
+        "PERMISSION_DENIED",
+    ),
+    "bad query status": (
+        lambda c, j, a, b: c.objects.set_query_status(a, "q1", "paused"),
+        InvalidInput,
+        "INVALID_STATUS",
+    ),
 }
 
 

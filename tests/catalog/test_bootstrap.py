@@ -1,9 +1,10 @@
 """The first administrator and the demo seed of the paper's scenario."""
+
 from __future__ import annotations
 
+import borealis_figures as fig
 import pytest
 
-import borealis_figures as fig
 from boxes.errors import Conflict
 from catalog.bootstrap import DEMO_USERS, add_admin, ensure_admin, seed_demo
 from tests.catalog.conftest import PASSWORD
@@ -14,7 +15,8 @@ def test_the_first_admin_creates_the_system_object(cat):
     assert not ensure_admin(cat, "other", PASSWORD)
     root = cat.sessions.login("root", PASSWORD)[1]
     assert [(o.name, o.owner_user, o.owner_role) for o in cat.objects.lookup(root)] == [
-        ("system", "root", "ADMIN")]
+        ("system", "root", "ADMIN")
+    ]
     assert add_admin(cat, "second", PASSWORD)
     assert not add_admin(cat, "second", "another password")
     assert [u.name for u in cat.accounts.users(root)] == ["root", "second"]
@@ -27,8 +29,7 @@ def test_the_demo_is_the_paper_at_the_end_of_figure_8(cat):
     assert set(secrets) == set(DEMO_USERS) and len(set(secrets.values())) == 4
     subjects = {name: cat.sessions.login(name, secrets[name])[1] for name in DEMO_USERS}
     assert {(r.name, r.role) for r in cat.grants.table(subjects["joe"])} == fig.JOE_GRANTED
-    for name, expected in (("ed", ["s", "in1", "in2"]), ("al", ["s", "in1", "in2"]),
-                           ("bob", [])):
+    for name, expected in (("ed", ["s", "in1", "in2"]), ("al", ["s", "in1", "in2"]), ("bob", [])):
         assert [o.name for o in cat.objects.lookup(subjects[name])] == expected
     assert cat.sessions.readable_sources(subjects["al"]) == 0b11
     with pytest.raises(Conflict):

@@ -1,4 +1,5 @@
 """Revocation reaches the very next decision, and concurrent changes keep the store consistent."""
+
 from __future__ import annotations
 
 import threading
@@ -91,8 +92,10 @@ def test_concurrent_grants_and_revokes_leave_a_consistent_store(cat, streams, lo
             errors.append(exc)
 
     watcher = threading.Thread(target=read)
-    workers = [threading.Thread(target=churn, args=(role, 40))
-               for role in ("CUSTOMER1", "CUSTOMER2", "CUSTOMER1", "CUSTOMER2")]
+    workers = [
+        threading.Thread(target=churn, args=(role, 40))
+        for role in ("CUSTOMER1", "CUSTOMER2", "CUSTOMER1", "CUSTOMER2")
+    ]
     watcher.start()
     for w in workers:
         w.start()
@@ -113,7 +116,8 @@ def test_concurrent_grants_and_revokes_leave_a_consistent_store(cat, streams, lo
     grants = cat.core.store.conn.execute("SELECT count(*) FROM permissions").fetchone()[0]
     audit = cat.core.store.conn.execute(
         "SELECT sum(CASE event WHEN 'grant' THEN 1 ELSE -1 END) FROM audit"
-        " WHERE event IN ('grant', 'revoke')").fetchone()[0]
+        " WHERE event IN ('grant', 'revoke')"
+    ).fetchone()[0]
     assert grants == audit
 
 
@@ -130,16 +134,18 @@ def test_a_decision_sees_all_of_a_diagram_or_none_of_it(cat, streams, login):
 
     def watch():
         while not stop.is_set():
-            seen.add(sum(o.type is not T.STREAM and o.name != "s"
-                         for o in cat.objects.lookup(al)))
+            seen.add(sum(o.type is not T.STREAM and o.name != "s" for o in cat.objects.lookup(al)))
 
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
         for i in range(5):
-            cat.objects.add_diagram(al, DiagramSpec(f"q{i}", tuple(STREAMS),
-                                                    tuple(f"b{j}" for j in range(20)),
-                                                    (f"out{i}",)))
+            cat.objects.add_diagram(
+                al,
+                DiagramSpec(
+                    f"q{i}", tuple(STREAMS), tuple(f"b{j}" for j in range(20)), (f"out{i}",)
+                ),
+            )
     finally:
         stop.set()
         watcher.join()

@@ -1,4 +1,5 @@
 """Who may grant and revoke what: owners, CHANGE_PERM holders, administrators."""
+
 from __future__ import annotations
 
 import pytest
@@ -62,7 +63,10 @@ def test_an_administrator_may_revoke_what_it_could_not_grant(cat, stream, people
     assert cat.grants.revoke(ann, "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "mine")
     (entry,) = cat.audit(ann, event="revoke")
     assert (entry.user, entry.object, entry.details) == (
-        "ann", "schema:mine", {"role": "CUSTOMER2", "action": "VIEW_OBJECT"})
+        "ann",
+        "schema:mine",
+        {"role": "CUSTOMER2", "action": "VIEW_OBJECT"},
+    )
 
 
 def test_the_grant_list_of_an_object_is_for_those_who_manage_it(cat, stream, login):
@@ -72,10 +76,21 @@ def test_the_grant_list_of_an_object_is_for_those_who_manage_it(cat, stream, log
         cat.grants.of(al, T.STREAM, "in1")
     cat.grants.grant(admin, "CUSTOMER1", A.CHANGE_PERM, T.STREAM, "in1")
     rows = [r.to_dict() for r in cat.grants.of(al, T.STREAM, "in1")]
-    assert rows[0] == {"type": "stream", "name": "in1", "role": "ADMIN", "via": "owner",
-                       "actions": sorted(a.value for a in (A.VIEW_OBJECT, A.SUBSCRIBE,
-                                                           A.READ_TUPLE, A.WRITE, A.CHANGE_PERM))}
-    assert rows[1] == {"type": "stream", "name": "in1", "role": "CUSTOMER1", "via": "grant",
-                       "actions": ["CHANGE_PERM", "VIEW_OBJECT"]}
+    assert rows[0] == {
+        "type": "stream",
+        "name": "in1",
+        "role": "ADMIN",
+        "via": "owner",
+        "actions": sorted(
+            a.value for a in (A.VIEW_OBJECT, A.SUBSCRIBE, A.READ_TUPLE, A.WRITE, A.CHANGE_PERM)
+        ),
+    }
+    assert rows[1] == {
+        "type": "stream",
+        "name": "in1",
+        "role": "CUSTOMER1",
+        "via": "grant",
+        "actions": ["CHANGE_PERM", "VIEW_OBJECT"],
+    }
     with pytest.raises(Denied):
         cat.grants.table(al)

@@ -1,4 +1,5 @@
 """Owned objects: source indexes, diagrams and what they hold, status, dropping."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,9 @@ T, A = ObjectType, Action
 @pytest.fixture
 def al(cat, admin, people, login):
     people({"al": ["CUSTOMER1"], "bob": ["CUSTOMER2"]})
-    cat.objects.add_schema(admin, "s", {"fields": {"t": "timestamp", "x": "long"},
-                                        "event_time": "t"})
+    cat.objects.add_schema(
+        admin, "s", {"fields": {"t": "timestamp", "x": "long"}, "event_time": "t"}
+    )
     cat.objects.add_stream(admin, "in1", "s")
     cat.grants.grant(admin, "CUSTOMER1", A.ADD, T.SYSTEM, "system")
     cat.grants.grant(admin, "CUSTOMER1", A.VIEW_OBJECT, T.SCHEMA, "s")
@@ -26,10 +28,13 @@ def al(cat, admin, people, login):
 
 def test_a_schema_keeps_its_definition(cat, admin, al):
     schema = cat.objects.get(al, T.SCHEMA, "s")
-    assert json.loads(schema.spec) == {"fields": {"t": "timestamp", "x": "long"},
-                                       "event_time": "t"}
-    assert schema.to_dict() == {"id": schema.id, "type": "schema", "name": "s",
-                                "owner": {"user": "joe", "role": "ADMIN"}}
+    assert json.loads(schema.spec) == {"fields": {"t": "timestamp", "x": "long"}, "event_time": "t"}
+    assert schema.to_dict() == {
+        "id": schema.id,
+        "type": "schema",
+        "name": "s",
+        "owner": {"user": "joe", "role": "ADMIN"},
+    }
 
 
 def test_source_indexes_are_stable_and_never_reused(cat, admin, al):
@@ -44,17 +49,21 @@ def test_source_indexes_are_stable_and_never_reused(cat, admin, al):
 
 def test_a_diagram_brings_its_boxes_streams_and_outputs(cat, al):
     document = {"version": 1, "name": "q1", "boxes": {"f": {"type": "filter"}}}
-    created = cat.objects.add_diagram(al, DiagramSpec("q1", ("in1", "in1"), ("f", "g"),
-                                                      ("out1",), ("mid",), document))
+    created = cat.objects.add_diagram(
+        al, DiagramSpec("q1", ("in1", "in1"), ("f", "g"), ("out1",), ("mid",), document)
+    )
     assert [(o.type, o.name, o.kind) for o in created] == [
-        (T.DIAGRAM, "q1", None), (T.BOX, "q1.f", None), (T.BOX, "q1.g", None),
-        (T.STREAM, "q1.mid", "derived"), (T.OUTPUT, "out1", None)]
+        (T.DIAGRAM, "q1", None),
+        (T.BOX, "q1.f", None),
+        (T.BOX, "q1.g", None),
+        (T.STREAM, "q1.mid", "derived"),
+        (T.OUTPUT, "out1", None),
+    ]
     diagram = created[0]
     assert json.loads(diagram.spec) == document and diagram.status == "stopped"
     assert all(o.parent_id == diagram.id for o in created[1:])
     assert cat.objects.get(al, T.STREAM, "q1.mid").source_index is None
-    (entry,) = cat.audit(cat.sessions.login("joe", "correct horse battery")[1],
-                         event="diagram_add")
+    (entry,) = cat.audit(cat.sessions.login("joe", "correct horse battery")[1], event="diagram_add")
     assert entry.details == {"inputs": ["in1", "in1"], "objects": 5}
 
 
@@ -76,8 +85,12 @@ def test_dropping_a_diagram_drops_what_it_holds_and_frees_its_inputs(cat, admin,
     cat.grants.grant(al, "CUSTOMER2", A.SUBSCRIBE, T.OUTPUT, "out1")
     cat.objects.drop(al, T.DIAGRAM, "q1")
     assert [o.name for o in cat.objects.lookup(al)] == ["s", "in1"]
-    assert cat.core.store.conn.execute("SELECT count(*) FROM permissions WHERE object_id NOT IN"
-                                       " (SELECT id FROM objects)").fetchone()[0] == 0
+    assert (
+        cat.core.store.conn.execute(
+            "SELECT count(*) FROM permissions WHERE object_id NOT IN (SELECT id FROM objects)"
+        ).fetchone()[0]
+        == 0
+    )
     cat.grants.revoke(admin, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in1")
     cat.grants.revoke(admin, "CUSTOMER1", A.VIEW_OBJECT, T.STREAM, "in1")
     cat.objects.drop(admin, T.STREAM, "in1")
@@ -91,8 +104,10 @@ def test_several_active_roles_must_say_which_one_owns(cat, admin, people, login)
     with pytest.raises(InvalidInput) as err:
         cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}})
     assert err.value.code == "OWNER_ROLE_REQUIRED"
-    assert cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}},
-                                  role="CUSTOMER2").owner_role == "CUSTOMER2"
+    assert (
+        cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}}, role="CUSTOMER2").owner_role
+        == "CUSTOMER2"
+    )
 
 
 def test_the_owner_role_is_read_from_the_session_as_it_is_now(cat, admin, people, login):
@@ -116,26 +131,39 @@ def test_an_administrator_hands_a_diagram_to_another_role(cat, admin, al, login)
     cat.objects.transfer(admin, T.DIAGRAM, "q1", "CUSTOMER2")
     bob = login("bob")
     assert [(o.name, o.owner_user, o.owner_role) for o in cat.objects.lookup(bob)] == [
-        ("q1", "joe", "CUSTOMER2"), ("q1.f", "joe", "CUSTOMER2"), ("out1", "joe", "CUSTOMER2")]
+        ("q1", "joe", "CUSTOMER2"),
+        ("q1.f", "joe", "CUSTOMER2"),
+        ("out1", "joe", "CUSTOMER2"),
+    ]
     assert [o.name for o in cat.objects.lookup(al)] == ["s", "in1"]
     cat.accounts.delete_role(admin, "CUSTOMER1")
 
 
 def test_replacing_a_diagram_keeps_its_owner_and_names_and_starts_its_grants_afresh(
-        cat, admin, al, login):
+    cat, admin, al, login
+):
     cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
     cat.grants.grant(al, "CUSTOMER2", A.SUBSCRIBE, T.OUTPUT, "out1")
     made = cat.objects.replace_diagram(al, DiagramSpec("q1", ("in1",), ("g",), ("out1", "out2")))
     assert [(o.name, o.owner_role) for o in made] == [
-        ("q1", "CUSTOMER1"), ("q1.g", "CUSTOMER1"), ("out1", "CUSTOMER1"), ("out2", "CUSTOMER1")]
+        ("q1", "CUSTOMER1"),
+        ("q1.g", "CUSTOMER1"),
+        ("out1", "CUSTOMER1"),
+        ("out2", "CUSTOMER1"),
+    ]
     assert cat.objects.lookup(login("bob")) == []
     (entry,) = cat.audit(admin, event="diagram_replace")
     assert entry.allowed and entry.details == {"inputs": ["in1"], "objects": 4}
 
 
-@pytest.mark.parametrize("who, sees, code", [
-    ("bob", False, "NOT_FOUND"), ("bob", True, "PERMISSION_DENIED"),
-    ("joe", True, "PERMISSION_DENIED")])
+@pytest.mark.parametrize(
+    "who, sees, code",
+    [
+        ("bob", False, "NOT_FOUND"),
+        ("bob", True, "PERMISSION_DENIED"),
+        ("joe", True, "PERMISSION_DENIED"),
+    ],
+)
 def test_only_the_owner_role_replaces_a_diagram(cat, admin, al, login, who, sees, code):
     cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
     if sees:
@@ -156,7 +184,8 @@ def test_a_running_diagram_is_not_replaced(cat, al):
 
 
 def test_a_replace_that_fails_halfway_leaves_the_old_version_and_its_name(
-        cat, admin, al, login, db_url, clock, monkeypatch):
+    cat, admin, al, login, db_url, clock, monkeypatch
+):
     from catalog import Catalog, repository
 
     cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
@@ -166,17 +195,18 @@ def test_a_replace_that_fails_halfway_leaves_the_old_version_and_its_name(
 
     def fail_after_the_old_version_is_gone(conn, diagram, members):
         assert conn.execute("SELECT count(*) FROM objects WHERE name = 'q1.f'").fetchone() == (0,)
-        raise OSError("disk full")   # between removing the old version and adding the new
+        raise OSError("disk full")  # between removing the old version and adding the new
 
     monkeypatch.setattr(repository, "insert_members", fail_after_the_old_version_is_gone)
     with pytest.raises(OSError):
         cat.objects.replace_diagram(al, DiagramSpec("q1", ("in1",), ("g",), ("out2",)))
     monkeypatch.setattr(repository, "insert_members", real_insert)
-    for catalog in (cat, Catalog.open(db_url, bcrypt_rounds=4, clock=clock)):   # and on disk
+    for catalog in (cat, Catalog.open(db_url, bcrypt_rounds=4, clock=clock)):  # and on disk
         assert [(o.type, o.name, o.owner_role) for o in catalog.objects.lookup(al)] == before
     assert [(r.role, r.actions) for r in cat.grants.of(al, T.OUTPUT, "out1")] == [
         ("CUSTOMER1", tuple(sorted(cat.objects.get(al, T.OUTPUT, "out1").applicable))),
-        ("CUSTOMER2", (A.SUBSCRIBE,))]
+        ("CUSTOMER2", (A.SUBSCRIBE,)),
+    ]
     bob = login("bob")
     cat.grants.grant(admin, "CUSTOMER2", A.ADD, T.SYSTEM, "system")
     cat.grants.grant(admin, "CUSTOMER2", A.VIEW_OBJECT, T.STREAM, "in1")

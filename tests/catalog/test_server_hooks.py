@@ -1,5 +1,6 @@
 """What the server needs from the catalog: change notices, action checks by name, the schemas
 of visible inputs, and the diagrams to resume after a restart."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,9 +42,15 @@ def test_a_commit_by_another_process_notifies_when_noticed(cat, world, db_url, c
     assert not cat.core.snapshot.users_by_name["al"].enabled and seen == [True]
 
 
-@pytest.mark.parametrize("name, action, error", [
-    ("in1", A.WRITE, None), ("in1", A.READ_TUPLE, Denied), ("in2", A.WRITE, NotFound),
-    ("nowhere", A.WRITE, NotFound)])
+@pytest.mark.parametrize(
+    "name, action, error",
+    [
+        ("in1", A.WRITE, None),
+        ("in1", A.READ_TUPLE, Denied),
+        ("in2", A.WRITE, NotFound),
+        ("nowhere", A.WRITE, NotFound),
+    ],
+)
 def test_require_by_name(cat, world, login, name, action, error):
     ed = login("ed")
     if error is None:
@@ -54,8 +61,7 @@ def test_require_by_name(cat, world, login, name, action, error):
 
 
 def test_stream_schemas_leaves_out_what_the_session_cannot_see(cat, world, login):
-    assert cat.objects.stream_schemas(login("ed"), ["in1", "in2", "nowhere", 3]) == \
-        {"in1": SCHEMA}
+    assert cat.objects.stream_schemas(login("ed"), ["in1", "in2", "nowhere", 3]) == {"in1": SCHEMA}
 
 
 def test_resumable_lists_running_diagrams_with_their_input_schemas(cat, world):

@@ -1,4 +1,5 @@
 """Login, logout, expiry, and the end of every session of a disabled or deleted user."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,9 +22,18 @@ def al(cat, admin, people):
     return "al"
 
 
-@pytest.mark.parametrize("name, password", [
-    ("al", "wrong password"), ("nobody", PASSWORD), ("al", ""), ("al", None), (None, PASSWORD),
-    ("al", "x" * 100), ("al", PASSWORD + "\0")])
+@pytest.mark.parametrize(
+    "name, password",
+    [
+        ("al", "wrong password"),
+        ("nobody", PASSWORD),
+        ("al", ""),
+        ("al", None),
+        (None, PASSWORD),
+        ("al", "x" * 100),
+        ("al", PASSWORD + "\0"),
+    ],
+)
 def test_every_credential_failure_looks_the_same(cat, al, name, password):
     with pytest.raises(Unauthenticated) as err:
         cat.sessions.login(name, password)
@@ -59,12 +69,13 @@ def test_a_session_activates_only_the_chosen_roles(cat, al):
 def test_ending_a_session_takes_effect_at_once(cat, admin, al, clock, end):
     token, subject = cat.sessions.login("al", PASSWORD)
     assert cat.sessions.readable_sources(subject) == 0b11
-    {"logout": lambda: cat.sessions.logout(subject),
-     "disable": lambda: cat.accounts.set_enabled(admin, "al", False),
-     "delete": lambda: cat.accounts.delete_user(admin, "al"),
-     "expire": lambda: setattr(clock, "now", clock.now + cat.core.settings.session_ttl),
-     "new_password": lambda: cat.accounts.set_password(admin, "al", "a new password"),
-     }[end]()
+    {
+        "logout": lambda: cat.sessions.logout(subject),
+        "disable": lambda: cat.accounts.set_enabled(admin, "al", False),
+        "delete": lambda: cat.accounts.delete_user(admin, "al"),
+        "expire": lambda: setattr(clock, "now", clock.now + cat.core.settings.session_ttl),
+        "new_password": lambda: cat.accounts.set_password(admin, "al", "a new password"),
+    }[end]()
     assert cat.sessions.readable_sources(subject) == 0
     with pytest.raises(Unauthenticated):
         cat.sessions.resolve(token)
@@ -133,7 +144,8 @@ def test_a_user_changes_its_own_password_and_its_other_sessions_end(cat, admin, 
 def test_raising_the_bcrypt_cost_rehashes_at_the_next_login(cat, al, db_url, clock):
     def cost():
         (hashed,) = cat.core.store.conn.execute(
-            "SELECT password_hash FROM users WHERE name = 'al'").fetchone()
+            "SELECT password_hash FROM users WHERE name = 'al'"
+        ).fetchone()
         return hashed.split("$")[2]
 
     assert cost() == "04"

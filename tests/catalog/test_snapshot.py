@@ -1,8 +1,10 @@
 """The snapshot each change derives from the previous one equals a fresh read of every row.
 
 Random sequences of changes (some refused, some by another process) are run against a real
-catalog file, seeded with a few objects and grants so that most kinds of change can succeed; after each one the current snapshot must equal one built from scratch.
+catalog file, seeded with a few objects and grants so that most kinds of change can succeed; after
+each one the current snapshot must equal one built from scratch.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -24,26 +26,43 @@ USERS = {"u0": ["R0"], "u1": ["R0", "R1"]}
 SCHEMAS = ("s0", "s1")
 STREAMS = ("in0", "in1", "in2")
 DIAGRAMS = ("d0", "d1")
-NAMED = {T.SCHEMA: SCHEMAS, T.STREAM: STREAMS, T.DIAGRAM: DIAGRAMS,
-         T.OUTPUT: tuple(f"{d}_out" for d in DIAGRAMS), T.SYSTEM: ("system",)}
+NAMED = {
+    T.SCHEMA: SCHEMAS,
+    T.STREAM: STREAMS,
+    T.DIAGRAM: DIAGRAMS,
+    T.OUTPUT: tuple(f"{d}_out" for d in DIAGRAMS),
+    T.SYSTEM: ("system",),
+}
 OBJECTS = st.sampled_from([(t, n) for t, names in NAMED.items() for n in names])
 WHO = st.sampled_from(("joe", "u0", "u1"))
 
 CHANGES = st.one_of(
     st.tuples(st.just("schema"), st.sampled_from(SCHEMAS)),
     st.tuples(st.just("stream"), st.sampled_from(STREAMS), st.sampled_from(SCHEMAS)),
-    st.tuples(st.just("diagram"), WHO, st.sampled_from(DIAGRAMS),
-              st.lists(st.sampled_from(STREAMS), min_size=1, max_size=3), st.integers(0, 4)),
+    st.tuples(
+        st.just("diagram"),
+        WHO,
+        st.sampled_from(DIAGRAMS),
+        st.lists(st.sampled_from(STREAMS), min_size=1, max_size=3),
+        st.integers(0, 4),
+    ),
     st.tuples(st.just("drop"), WHO, OBJECTS),
-    st.tuples(st.just("grant"), WHO, st.sampled_from(ROLES + ("ADMIN",)),
-              st.sampled_from(list(A)), OBJECTS),
+    st.tuples(
+        st.just("grant"),
+        WHO,
+        st.sampled_from(ROLES + ("ADMIN",)),
+        st.sampled_from(list(A)),
+        OBJECTS,
+    ),
     st.tuples(st.just("revoke"), WHO, st.sampled_from(ROLES), st.sampled_from(list(A)), OBJECTS),
     st.tuples(st.just("transfer"), OBJECTS, st.sampled_from(ROLES + ("ADMIN",))),
-    st.tuples(st.just("status"), WHO, st.sampled_from(DIAGRAMS),
-              st.sampled_from(("running", "stopped"))),
+    st.tuples(
+        st.just("status"), WHO, st.sampled_from(DIAGRAMS), st.sampled_from(("running", "stopped"))
+    ),
     st.tuples(st.just("role"), st.booleans(), st.sampled_from(ROLES + ("R2",))),
-    st.tuples(st.just("member"), st.booleans(), st.sampled_from(list(USERS)),
-              st.sampled_from(ROLES)),
+    st.tuples(
+        st.just("member"), st.booleans(), st.sampled_from(list(USERS)), st.sampled_from(ROLES)
+    ),
     st.tuples(st.just("enable"), st.booleans(), st.sampled_from(list(USERS) + ["joe"])),
     st.tuples(st.just("login"), WHO),
     st.tuples(st.just("logout"), st.sampled_from(list(USERS))),
@@ -73,9 +92,12 @@ class World:
             self.cat.objects.add_schema(admin, schema, {"fields": {"x": "long"}})
         for stream in STREAMS[:2]:
             self.cat.objects.add_stream(admin, stream, SCHEMAS[0])
-        for action, type_, name in ((A.ADD, T.SYSTEM, "system"), (A.VIEW_OBJECT, T.SCHEMA, "s0"),
-                                    (A.VIEW_OBJECT, T.STREAM, "in0"),
-                                    (A.READ_TUPLE, T.STREAM, "in0")):
+        for action, type_, name in (
+            (A.ADD, T.SYSTEM, "system"),
+            (A.VIEW_OBJECT, T.SCHEMA, "s0"),
+            (A.VIEW_OBJECT, T.STREAM, "in0"),
+            (A.READ_TUPLE, T.STREAM, "in0"),
+        ):
             self.cat.grants.grant(admin, "R0", action, type_, name)
         self.other = Catalog.open(url, bcrypt_rounds=4)
         self.other_admin = self.other.sessions.login("joe", PASSWORD)[1]
@@ -83,8 +105,11 @@ class World:
     def run(self, change: tuple) -> None:
         cat, admin = self.cat, self.sessions["joe"]
         kind, *args = change
-        who = self.sessions.get(args[0]) if kind in ("diagram", "drop", "grant", "revoke",
-                                                      "status", "logout") else admin
+        who = (
+            self.sessions.get(args[0])
+            if kind in ("diagram", "drop", "grant", "revoke", "status", "logout")
+            else admin
+        )
         if who is None:
             return
         if kind == "schema":
@@ -93,9 +118,17 @@ class World:
             cat.objects.add_stream(admin, *args)
         elif kind == "diagram":
             _, name, inputs, boxes = args
-            cat.objects.add_diagram(who, DiagramSpec(
-                name, tuple(inputs), tuple(f"b{i}" for i in range(boxes)), (f"{name}_out",),
-                streams=("mid",) if boxes else ()), role=min(who.roles, default=None))
+            cat.objects.add_diagram(
+                who,
+                DiagramSpec(
+                    name,
+                    tuple(inputs),
+                    tuple(f"b{i}" for i in range(boxes)),
+                    (f"{name}_out",),
+                    streams=("mid",) if boxes else (),
+                ),
+                role=min(who.roles, default=None),
+            )
         elif kind == "drop":
             cat.objects.drop(who, *args[1])
         elif kind == "grant":
@@ -156,5 +189,6 @@ def test_cascades_reach_the_snapshot(cat, admin, drop):
     assert snapshot == reread(cat)
     assert snapshot.find(*drop) is None
     assert not snapshot.held and not snapshot.grants
-    assert [o.name for o in snapshot.objects.values() if o.type is not T.SYSTEM] == \
-        (["s", "in0"] if drop[0] is T.DIAGRAM else ["s"])
+    assert [o.name for o in snapshot.objects.values() if o.type is not T.SYSTEM] == (
+        ["s", "in0"] if drop[0] is T.DIAGRAM else ["s"]
+    )

@@ -1,4 +1,5 @@
 """The SQLite store: versioned migrations, persistence across restarts, database URLs."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -72,8 +73,10 @@ def test_an_in_memory_catalog_works_for_one_process():
         cat.close()
 
 
-@pytest.mark.parametrize("settings", [{"bcrypt_rounds": 3}, {"bcrypt_rounds": 32},
-                                      {"bcrypt_rounds": "12"}, {"session_ttl": 0}])
+@pytest.mark.parametrize(
+    "settings",
+    [{"bcrypt_rounds": 3}, {"bcrypt_rounds": 32}, {"bcrypt_rounds": "12"}, {"session_ttl": 0}],
+)
 def test_bad_settings_are_refused_when_the_catalog_opens(db_url, settings):
     with pytest.raises(InvalidInput) as err:
         Catalog.open(db_url, **settings)

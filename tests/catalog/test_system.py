@@ -1,4 +1,5 @@
 """System settings an administrator changed: kept across reopening, all or none, audited."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,15 +22,17 @@ def test_changes_outlive_the_catalog_and_a_reset_restores_the_default(cat, admin
     assert reopened.system.change(admin, {"a": None}, DEFAULTS) == {"a": 10, "b": 2}
     assert reopened.system.stored() == {"b": 2}
     assert changes(reopened, admin) == [
-        {"setting": "a", "old": 10, "new": 1}, {"setting": "b", "old": 20, "new": 2},
-        {"setting": "a", "old": 1, "new": 10, "reset": True}]
+        {"setting": "a", "old": 10, "new": 1},
+        {"setting": "b", "old": 20, "new": 2},
+        {"setting": "a", "old": 1, "new": 10, "reset": True},
+    ]
     reopened.close()
 
 
 def test_a_change_that_fails_on_one_setting_changes_none(cat, admin):
     cat.system.change(admin, {"a": 1}, DEFAULTS)
     with pytest.raises(TypeError):
-        cat.system.change(admin, {"a": 5, "b": object()}, DEFAULTS)   # "b" cannot be stored
+        cat.system.change(admin, {"a": 5, "b": object()}, DEFAULTS)  # "b" cannot be stored
     with pytest.raises(InvalidInput) as refused:
         cat.system.change(admin, {"a": 5, "c": 1}, DEFAULTS)
     assert refused.value.code == "UNKNOWN_SETTING"
@@ -37,8 +40,7 @@ def test_a_change_that_fails_on_one_setting_changes_none(cat, admin):
     assert changes(cat, admin) == [{"setting": "a", "old": 10, "new": 1}]
 
 
-def test_only_an_administrator_changes_settings_and_a_refusal_is_audited(cat, admin, people,
-                                                                        login):
+def test_only_an_administrator_changes_settings_and_a_refusal_is_audited(cat, admin, people, login):
     people({"al": ["CUSTOMER1"]})
     with pytest.raises(Denied):
         cat.system.change(login("al"), {"a": 1}, DEFAULTS)

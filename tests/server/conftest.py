@@ -3,16 +3,17 @@
 The world (see ``serverkit.build_world``) is built once per session, with a session token
 per user; each test gets a copy of its files, so tests stay independent and fast.
 """
+
 from __future__ import annotations
 
 import shutil
 
 import pytest
+from serverkit import PASSWORD, Auth, LiveServer, Server, build_world, overrides
 
 from server.app import close_app, create_app
 from server.control.diagrams import start_runtime
 from server.runtime import Runtime
-from serverkit import PASSWORD, Auth, LiveServer, Server, build_world, overrides
 
 
 @pytest.fixture(scope="session")
@@ -21,8 +22,10 @@ def template(tmp_path_factory):
     path = tmp_path_factory.mktemp("world")
     app = create_app(overrides(path))
     passwords = build_world(app.extensions["sluice"].catalog)
-    tokens = {user: app.extensions["sluice"].catalog.sessions.login(user, pw)[0]
-              for user, pw in passwords.items()}
+    tokens = {
+        user: app.extensions["sluice"].catalog.sessions.login(user, pw)[0]
+        for user, pw in passwords.items()
+    }
     close_app(app)
     return path, passwords, tokens
 

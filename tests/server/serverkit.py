@@ -5,6 +5,7 @@ CUSTOMER2) through the catalog, plus objects owned by non-administrators so that
 "administrator" can be told apart: ed owns schema ``fs``, ``spare`` and stream ``feed``; al
 owns diagram ``q1`` (inputs in1, in2) and its output ``out1``.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,13 +22,17 @@ from server.control.diagrams import plan_for, spec_of
 from tests.paper import Q1
 
 T, A = ObjectType, Action
-PASSWORD = "correct horse battery"   # of the administrator the live servers are configured with
-
+PASSWORD = "correct horse battery"  # of the administrator the live servers are configured with
 
 
 def overrides(tmp_path, **more):
-    return {"data_dir": str(tmp_path), "testing": True, "runtime": False, "bcrypt_rounds": 4,
-            **more}
+    return {
+        "data_dir": str(tmp_path),
+        "testing": True,
+        "runtime": False,
+        "bcrypt_rounds": 4,
+        **more,
+    }
 
 
 class Auth:
@@ -69,9 +74,12 @@ def build_world(cat) -> dict[str, str]:
         cat.grants.grant(ed, "CUSTOMER1", action, T.STREAM, "feed")
     al = cat.sessions.login("al", passwords["al"])[1]
     cat.objects.add_diagram(al, spec_of(plan_for(cat, al, Q1), Q1))
-    for action, type_, name in ((A.VIEW_OBJECT, T.DIAGRAM, "q1"),
-                                (A.SET_QUERY_STATUS, T.DIAGRAM, "q1"),
-                                (A.VIEW_OBJECT, T.OUTPUT, "out1"), (A.SUBSCRIBE, T.OUTPUT, "out1")):
+    for action, type_, name in (
+        (A.VIEW_OBJECT, T.DIAGRAM, "q1"),
+        (A.SET_QUERY_STATUS, T.DIAGRAM, "q1"),
+        (A.VIEW_OBJECT, T.OUTPUT, "out1"),
+        (A.SUBSCRIBE, T.OUTPUT, "out1"),
+    ):
         cat.grants.grant(al, "INFO_PROVIDER", action, type_, name)
     for who in (joe, ed, al):
         cat.sessions.logout(who)
@@ -109,8 +117,11 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.data = tmp_path / "data"
         self.config = tmp_path / "sluice.yaml"
-        self.config.write_text(yaml.safe_dump({"data_dir": str(self.data), "port": self.port,
-                                               "bcrypt_rounds": 4, **settings}))
+        self.config.write_text(
+            yaml.safe_dump(
+                {"data_dir": str(self.data), "port": self.port, "bcrypt_rounds": 4, **settings}
+            )
+        )
         self.log_path = tmp_path / "server.log"
         self.demo = demo
         self.process = None
@@ -122,7 +133,10 @@ class Server:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "server.cli.main", "serve", "--config", str(self.config)]
             + (["--demo"] if self.demo else []),
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
         def up() -> bool:
             assert self.process.poll() is None, open(self.log_path).read()[-3000:]
@@ -167,13 +181,14 @@ class Client:
 
         self.base, self.user = base, user
         self.http = requests.Session()
-        answer = self.http.post(f"{base}/api/v1/auth/login",
-                                json={"user": user, "password": password})
+        answer = self.http.post(
+            f"{base}/api/v1/auth/login", json={"user": user, "password": password}
+        )
         assert answer.status_code == 200, answer.text
         self.token = answer.json()["token"]
         self.http.headers["Authorization"] = f"Bearer {self.token}"
         self.received: list[dict] = []
-        self.arrivals: list[float] = []   # time.monotonic() of each tuples event
+        self.arrivals: list[float] = []  # time.monotonic() of each tuples event
         self.sock = None
 
     def call(self, method: str, path: str, expect: int = 200, **kwargs):
@@ -187,10 +202,12 @@ class Client:
 
         self.sock = sio.Client(reconnection=True, reconnection_delay=0.2)
         self.sock.on("tuples", self._tuples)
-        self.sock.on("connect", lambda: [self.sock.emit("subscribe", {"output": o})
-                                         for o in resubscribe])
-        self.sock.connect(self.base, auth={"token": self.token}, transports=["websocket"],
-                          wait_timeout=10)
+        self.sock.on(
+            "connect", lambda: [self.sock.emit("subscribe", {"output": o}) for o in resubscribe]
+        )
+        self.sock.connect(
+            self.base, auth={"token": self.token}, transports=["websocket"], wait_timeout=10
+        )
 
     def _tuples(self, data) -> None:
         self.arrivals.append(time.monotonic())

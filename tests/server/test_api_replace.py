@@ -1,20 +1,26 @@
 """Replacing a diagram (PUT /diagrams/NAME) is all or nothing: a failure, wherever it happens,
 leaves the old version in place, running if it ran, with its grants and its name."""
+
 from __future__ import annotations
 
-from catalog import repository
 from serverkit import PASSWORD, Q1, Client, wait_until
 
+from catalog import repository
+
 API = "/api/v1"
-DOC = {"version": 1, "name": "q", "inputs": {"in1": {}},
-       "boxes": {"kept": {"type": "filter", "in": "in1", "where": "x > 0"}},
-       "outputs": {"out": {"from": "kept"}}}
+DOC = {
+    "version": 1,
+    "name": "q",
+    "inputs": {"in1": {}},
+    "boxes": {"kept": {"type": "filter", "in": "in1", "where": "x > 0"}},
+    "outputs": {"out": {"from": "kept"}},
+}
 INVALID = {**DOC, "boxes": {"kept": {**DOC["boxes"]["kept"], "where": "nowhere > 0"}}}
 
 
 def test_a_failure_between_removing_and_adding_keeps_the_old_version(client, auth, monkeypatch):
     def fail(*_):
-        raise OSError("disk full")   # after the old version's rows are deleted
+        raise OSError("disk full")  # after the old version's rows are deleted
 
     monkeypatch.setattr(repository, "insert_members", fail)
     doc = {**Q1, "boxes": {**Q1["boxes"], "avg": {**Q1["boxes"]["avg"], "group_by": []}}}
@@ -39,8 +45,10 @@ def test_a_replace_that_fails_validation_leaves_the_old_diagram_running(live):
 
     refused = joe.call("PUT", "/diagrams/q", 400, json={"document": INVALID})
     assert refused["error"]["code"] == "DIAGRAM_INVALID"
-    assert joe.call("PUT", "/diagrams/q", 409, json={"document": DOC})["error"]["code"] == \
-        "DIAGRAM_RUNNING"
+    assert (
+        joe.call("PUT", "/diagrams/q", 409, json={"document": DOC})["error"]["code"]
+        == "DIAGRAM_RUNNING"
+    )
     status = joe.call("GET", "/diagrams/q/status")
     assert status["status"] == "running" and status["progress"]["state"] == "running"
     joe.call("POST", "/streams/in1/tuples", json=[{"x": 0}, {"x": 7}])

@@ -1,15 +1,16 @@
 """Login, cookies and CSRF, throttling, headers, the error shape and the deny-by-default guard."""
+
 from __future__ import annotations
 
 import pytest
+from serverkit import Client, LiveServer, overrides, wait_until
 
 from boxes.errors import InvalidInput
 from catalog import policy
+from server.app import close_app, create_app
 from server.http import guard
 from server.http.security import Throttle
-from server.app import close_app, create_app
 from server.realtime.extension import socketio
-from serverkit import Client, LiveServer, overrides, wait_until
 
 LOGIN = "/api/v1/auth/login"
 NEW = "a brand new password"
@@ -23,18 +24,21 @@ def test_login_gives_a_token_and_strict_cookies(client, auth):
     session = cookies["sluice_session"]
     assert "HttpOnly" in session and "SameSite=Strict" in session
     assert "HttpOnly" not in cookies["sluice_csrf"]
-    whoami = client.get("/api/v1/auth/whoami",
-                        headers={"Authorization": f"Bearer {response.json['token']}"})
+    whoami = client.get(
+        "/api/v1/auth/whoami", headers={"Authorization": f"Bearer {response.json['token']}"}
+    )
     assert whoami.json["csrf_token"] == response.json["csrf_token"]
 
 
-@pytest.mark.parametrize("user, password", [
-    ("al", "wrong password"), ("nobody", "whatever it is"), ("bob", "")])
+@pytest.mark.parametrize(
+    "user, password", [("al", "wrong password"), ("nobody", "whatever it is"), ("bob", "")]
+)
 def test_every_credential_failure_looks_the_same(client, auth, user, password):
     response = client.post(LOGIN, json={"user": user, "password": password})
     assert response.status_code == 401
-    assert response.json == {"error": {"code": "UNAUTHENTICATED", "message": "invalid credentials",
-                                       "details": {}}}
+    assert response.json == {
+        "error": {"code": "UNAUTHENTICATED", "message": "invalid credentials", "details": {}}
+    }
 
 
 def test_a_disabled_user_gets_the_same_answer(client, auth):
@@ -48,9 +52,13 @@ def test_role_activation(auth):
 
 
 def test_failed_logins_are_throttled_per_user_and_address_even_with_the_right_password(
-        client, auth):
-    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 3},
-                 headers=auth.headers("joe"))
+    client, auth
+):
+    client.patch(
+        "/api/v1/system/settings",
+        json={"login_attempts_per_minute": 3},
+        headers=auth.headers("joe"),
+    )
     for _ in range(3):
         assert client.post(LOGIN, json={"user": "al", "password": "guess guess"}).status_code == 401
     refused = auth.login("al")
@@ -59,8 +67,11 @@ def test_failed_logins_are_throttled_per_user_and_address_even_with_the_right_pa
 
 
 def test_failed_logins_are_throttled_per_address_across_users(client, auth):
-    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 2},
-                 headers=auth.headers("joe"))
+    client.patch(
+        "/api/v1/system/settings",
+        json={"login_attempts_per_minute": 2},
+        headers=auth.headers("joe"),
+    )
     for n in range(2 * Throttle.ADDRESS_FACTOR):
         client.post(LOGIN, json={"user": f"u{n}", "password": "guess guess"})
     assert auth.login("bob").status_code == 429
@@ -68,20 +79,34 @@ def test_failed_logins_are_throttled_per_address_across_users(client, auth):
 
 def test_an_attacker_hammering_a_user_does_not_lock_him_out_elsewhere(client, auth):
     attacker, joes_desk = {"REMOTE_ADDR": "203.0.113.9"}, {"REMOTE_ADDR": "198.51.100.7"}
-    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 3},
-                 headers=auth.headers("joe"))
-    answers = [client.post(LOGIN, json={"user": "joe", "password": "guess guess"},
-                           environ_base=attacker).status_code for _ in range(12)]
+    client.patch(
+        "/api/v1/system/settings",
+        json={"login_attempts_per_minute": 3},
+        headers=auth.headers("joe"),
+    )
+    answers = [
+        client.post(
+            LOGIN, json={"user": "joe", "password": "guess guess"}, environ_base=attacker
+        ).status_code
+        for _ in range(12)
+    ]
     assert answers[:3] == [401] * 3 and set(answers[3:]) == {429}
-    assert client.post(LOGIN, json={"user": "joe", "password": auth.passwords["joe"]},
-                       environ_base=attacker).status_code == 429
-    assert client.post(LOGIN, json={"user": "joe", "password": auth.passwords["joe"]},
-                       environ_base=joes_desk).status_code == 200
+    assert (
+        client.post(
+            LOGIN, json={"user": "joe", "password": auth.passwords["joe"]}, environ_base=attacker
+        ).status_code
+        == 429
+    )
+    assert (
+        client.post(
+            LOGIN, json={"user": "joe", "password": auth.passwords["joe"]}, environ_base=joes_desk
+        ).status_code
+        == 200
+    )
 
 
 def test_an_empty_role_list_is_refused_not_a_session_without_roles(client, auth):
-    refused = client.post(LOGIN, json={"user": "al", "password": auth.passwords["al"],
-                                       "roles": []})
+    refused = client.post(LOGIN, json={"user": "al", "password": auth.passwords["al"], "roles": []})
     assert refused.status_code == 400 and refused.json["error"]["code"] == "INVALID_BODY"
     assert "roles" in refused.json["error"]["message"]
 
@@ -91,18 +116,32 @@ def test_cookie_sessions_need_the_csrf_header_for_writes(client, auth):
     assert client.get("/api/v1/auth/whoami").status_code == 200
     refused = client.post("/api/v1/schemas", json={"name": "t", "fields": {"x": "long"}})
     assert refused.status_code == 403 and refused.json["error"]["code"] == "CSRF_FAILED"
-    assert client.post("/api/v1/schemas", json={"name": "t", "fields": {"x": "long"}},
-                       headers={"X-CSRF-Token": "0" * 64}).status_code == 403
-    assert client.post("/api/v1/schemas", json={"name": "t", "fields": {"x": "long"}},
-                       headers={"X-CSRF-Token": csrf}).status_code == 201
+    assert (
+        client.post(
+            "/api/v1/schemas",
+            json={"name": "t", "fields": {"x": "long"}},
+            headers={"X-CSRF-Token": "0" * 64},
+        ).status_code
+        == 403
+    )
+    assert (
+        client.post(
+            "/api/v1/schemas",
+            json={"name": "t", "fields": {"x": "long"}},
+            headers={"X-CSRF-Token": csrf},
+        ).status_code
+        == 201
+    )
 
 
 def test_logout_ends_the_session_and_clears_cookies(client, auth):
     headers = auth.headers("al")
     response = client.post("/api/v1/auth/logout", headers=headers)
     assert response.status_code == 200
-    assert all("Max-Age=0" in c or "expires=Thu, 01 Jan 1970" in c
-               for c in response.headers.getlist("Set-Cookie"))
+    assert all(
+        "Max-Age=0" in c or "expires=Thu, 01 Jan 1970" in c
+        for c in response.headers.getlist("Set-Cookie")
+    )
     assert client.get("/api/v1/auth/whoami", headers=headers).status_code == 401
 
 
@@ -122,9 +161,13 @@ def test_security_headers_on_every_answer(client, path):
     assert response.headers["Cache-Control"] == "no-store"
 
 
-@pytest.mark.parametrize("method, path, status, code", [
-    ("GET", "/api/v1/nowhere", 404, "NOT_FOUND"),
-    ("DELETE", "/api/v1/catalog", 405, "METHOD_NOT_ALLOWED")])
+@pytest.mark.parametrize(
+    "method, path, status, code",
+    [
+        ("GET", "/api/v1/nowhere", 404, "NOT_FOUND"),
+        ("DELETE", "/api/v1/catalog", 405, "METHOD_NOT_ALLOWED"),
+    ],
+)
 def test_flask_errors_have_the_same_shape(client, method, path, status, code):
     response = client.open(path, method=method)
     assert response.status_code == status and response.json["error"]["code"] == code
@@ -152,8 +195,9 @@ def test_an_ended_session_loses_its_sockets(app, client, auth, end):
     elif end == "disable":
         client.patch("/api/v1/users/al", json={"enabled": False}, headers=auth.headers("joe"))
     else:
-        client.patch("/api/v1/users/al", json={"password": "a new long one"},
-                     headers=auth.headers("joe"))
+        client.patch(
+            "/api/v1/users/al", json={"password": "a new long one"}, headers=auth.headers("joe")
+        )
     wait_until(lambda: not sock.is_connected(), what="the socket to be disconnected")
 
 
@@ -164,11 +208,17 @@ def test_a_cookie_socket_needs_the_csrf_token(app, client, auth):
 
 
 def test_an_expired_session_loses_its_socket(tmp_path):
-    app = create_app(overrides(tmp_path, session_ttl_seconds=3, admin_user="root",
-                               admin_password="a long password"))
+    app = create_app(
+        overrides(
+            tmp_path, session_ttl_seconds=3, admin_user="root", admin_password="a long password"
+        )
+    )
     try:
-        token = app.test_client().post(LOGIN, json={"user": "root", "password": "a long password"}
-                                       ).json["token"]
+        token = (
+            app.test_client()
+            .post(LOGIN, json={"user": "root", "password": "a long password"})
+            .json["token"]
+        )
         sock = socketio.test_client(app, auth={"token": token})
         assert sock.is_connected()
         wait_until(lambda: not sock.is_connected(), 15, "the expired session's socket to end")
@@ -179,9 +229,11 @@ def test_an_expired_session_loses_its_socket(tmp_path):
 @pytest.fixture
 def broken_route(app, monkeypatch):
     """Add a public route ``/api/v1/broken`` (listed in the policy table) running ``view``."""
+
     def add(view):
         monkeypatch.setitem(policy.OPERATIONS, "broken", policy.PUBLIC)
         app.add_url_rule("/api/v1/broken", "broken", guard.guarded()(view))
+
     return add
 
 
@@ -189,14 +241,18 @@ def test_a_server_failure_is_a_503_with_one_line_of_message(client, broken_route
     from boxes.errors import SluiceError
 
     def broken():
-        raise SluiceError("diagram 'q1' could not start: boom\n\tat org.apache.spark.Secret",
-                          code="DEPLOY_FAILED")
+        raise SluiceError(
+            "diagram 'q1' could not start: boom\n\tat org.apache.spark.Secret", code="DEPLOY_FAILED"
+        )
 
     broken_route(broken)
     response = client.get("/api/v1/broken")
     assert response.status_code == 503
-    assert response.json["error"] == {"code": "DEPLOY_FAILED", "details": {},
-                                      "message": "diagram 'q1' could not start: boom"}
+    assert response.json["error"] == {
+        "code": "DEPLOY_FAILED",
+        "details": {},
+        "message": "diagram 'q1' could not start: boom",
+    }
 
 
 def test_an_unexpected_exception_is_a_bare_500(client, broken_route):
@@ -210,11 +266,19 @@ def test_an_unexpected_exception_is_a_bare_500(client, broken_route):
 
 
 def test_with_tls_the_cookies_are_secure(tmp_path):
-    app = create_app(overrides(tmp_path, tls_cert="cert.pem", tls_key="key.pem",
-                               admin_user="root", admin_password="a long password"))
+    app = create_app(
+        overrides(
+            tmp_path,
+            tls_cert="cert.pem",
+            tls_key="key.pem",
+            admin_user="root",
+            admin_password="a long password",
+        )
+    )
     try:
-        response = app.test_client().post(LOGIN, json={"user": "root",
-                                                       "password": "a long password"})
+        response = app.test_client().post(
+            LOGIN, json={"user": "root", "password": "a long password"}
+        )
         assert all("Secure" in c for c in response.headers.getlist("Set-Cookie"))
     finally:
         close_app(app)
@@ -233,17 +297,24 @@ def test_a_user_changes_its_own_password_on_a_real_server(served, auth):
 
     old = auth.passwords["al"]
     al, other = Client(served.url, "al", old), Client(served.url, "al", old)
-    wrong = al.call("POST", "/auth/password", 403,
-                    json={"old_password": "not the one at all", "new_password": NEW})
+    wrong = al.call(
+        "POST",
+        "/auth/password",
+        403,
+        json={"old_password": "not the one at all", "new_password": NEW},
+    )
     assert wrong["error"]["code"] == "WRONG_PASSWORD"
-    assert al.call("POST", "/auth/password", json={"old_password": old, "new_password": NEW}) \
-        == {"user": "al", "changed": True}
-    assert al.call("GET", "/auth/whoami")["user"] == "al"      # this session stays open
-    other.call("GET", "/auth/whoami", 401)                      # the others end
+    assert al.call("POST", "/auth/password", json={"old_password": old, "new_password": NEW}) == {
+        "user": "al",
+        "changed": True,
+    }
+    assert al.call("GET", "/auth/whoami")["user"] == "al"  # this session stays open
+    other.call("GET", "/auth/whoami", 401)  # the others end
 
     def login(user, password):
-        return requests.post(served.url + LOGIN, json={"user": user, "password": password},
-                             timeout=30).status_code
+        return requests.post(
+            served.url + LOGIN, json={"user": user, "password": password}, timeout=30
+        ).status_code
 
     assert (login("al", old), login("al", NEW)) == (401, 200)
     assert all(login(u, auth.passwords[u]) == 200 for u in ("joe", "ed", "bob"))
@@ -253,15 +324,24 @@ def test_a_user_changes_its_own_password_on_a_real_server(served, auth):
 
 
 def test_a_wrong_old_password_is_throttled_like_a_login(client, auth):
-    client.patch("/api/v1/system/settings", json={"login_attempts_per_minute": 2},
-                 headers=auth.headers("joe"))
+    client.patch(
+        "/api/v1/system/settings",
+        json={"login_attempts_per_minute": 2},
+        headers=auth.headers("joe"),
+    )
     guess = {"old_password": "guess guess", "new_password": NEW}
-    codes = [client.post("/api/v1/auth/password", json=guess, headers=auth.headers("al"))
-             .json["error"]["code"] for _ in range(3)]
+    codes = [
+        client.post("/api/v1/auth/password", json=guess, headers=auth.headers("al")).json["error"][
+            "code"
+        ]
+        for _ in range(3)
+    ]
     assert codes == ["WRONG_PASSWORD", "WRONG_PASSWORD", "TOO_MANY_LOGINS"]
     right = {"old_password": auth.passwords["al"], "new_password": NEW}
-    assert client.post("/api/v1/auth/password", json=right,
-                       headers=auth.headers("al")).status_code == 429
+    assert (
+        client.post("/api/v1/auth/password", json=right, headers=auth.headers("al")).status_code
+        == 429
+    )
 
 
 def test_changing_a_password_with_the_session_cookie_needs_the_csrf_header(client, auth):
@@ -269,5 +349,7 @@ def test_changing_a_password_with_the_session_cookie_needs_the_csrf_header(clien
     body = {"old_password": auth.passwords["al"], "new_password": NEW}
     refused = client.post("/api/v1/auth/password", json=body)
     assert refused.json["error"]["code"] == "CSRF_FAILED"
-    assert client.post("/api/v1/auth/password", json=body,
-                       headers={"X-CSRF-Token": csrf}).status_code == 200
+    assert (
+        client.post("/api/v1/auth/password", json=body, headers={"X-CSRF-Token": csrf}).status_code
+        == 200
+    )

@@ -1,4 +1,5 @@
 """The data directory claim: absolute, exclusive across processes, private on disk."""
+
 from __future__ import annotations
 
 import os
@@ -34,14 +35,20 @@ def test_a_relative_path_is_made_absolute(tmp_path, monkeypatch):
 
 
 def test_a_second_process_is_refused_and_named_until_the_first_ends(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path / "d")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path / "d")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(Conflict) as refused:
             claim(tmp_path / "d")
         assert refused.value.code == "DATA_DIR_IN_USE"
-        assert f"pid {holder.pid}" in str(refused.value) and str(tmp_path / "d") in str(refused.value)
+        assert f"pid {holder.pid}" in str(refused.value) and str(tmp_path / "d") in str(
+            refused.value
+        )
     finally:
         holder.kill()  # a killed holder leaves no stale lock behind
         holder.wait()

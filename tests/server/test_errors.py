@@ -1,17 +1,34 @@
 """The HTTP status of every error comes from its code's entry in the registry (boxes/codes.py)."""
+
 from __future__ import annotations
 
 import pytest
 
 from boxes import codes
-from boxes.errors import (Conflict, Denied, InvalidInput, NotFound, RateLimited, SluiceError,
-                          TooLarge, Unauthenticated)
+from boxes.errors import (
+    Conflict,
+    Denied,
+    InvalidInput,
+    NotFound,
+    RateLimited,
+    SluiceError,
+    TooLarge,
+    Unauthenticated,
+)
 from catalog import policy
 from server.http import guard
 from server.http.errors import body
 
-CLASS_OF = {400: InvalidInput, 401: Unauthenticated, 403: Denied, 404: NotFound, 409: Conflict,
-            413: TooLarge, 429: RateLimited, 503: SluiceError}
+CLASS_OF = {
+    400: InvalidInput,
+    401: Unauthenticated,
+    403: Denied,
+    404: NotFound,
+    409: Conflict,
+    413: TooLarge,
+    429: RateLimited,
+    503: SluiceError,
+}
 # Never raised as a SluiceError: Werkzeug's wrong method, and the catch-all for a bug.
 NOT_RAISED = {codes.METHOD_NOT_ALLOWED, codes.INTERNAL_ERROR}
 
@@ -31,10 +48,14 @@ def test_a_raised_code_answers_its_registered_status(app, client, monkeypatch):
     answered = {}
     for code in sorted(set(codes.REGISTRY.values()) - NOT_RAISED):
         response = client.get(f"/api/v1/refuse/{code}")
-        answered[code] = (response.status_code, response.json["error"]["code"],
-                          response.headers.get("Retry-After"))
-    assert answered == {code: (code.status, code, "3" if code.status == 429 else None)
-                        for code in answered}
+        answered[code] = (
+            response.status_code,
+            response.json["error"]["code"],
+            response.headers.get("Retry-After"),
+        )
+    assert answered == {
+        code: (code.status, code, "3" if code.status == 429 else None) for code in answered
+    }
     assert len(answered) == len(codes.REGISTRY) - len(NOT_RAISED)
 
 
@@ -56,5 +77,6 @@ def test_an_unexpected_socket_error_is_acked_like_a_bare_500(app, auth):
         ack = sock.emit("test_broken", {}, callback=True)
     finally:
         sock.disconnect()
-    assert ack == {"error": {"code": "INTERNAL_ERROR", "details": {},
-                             "message": codes.INTERNAL_ERROR.template}}
+    assert ack == {
+        "error": {"code": "INTERNAL_ERROR", "details": {}, "message": codes.INTERNAL_ERROR.template}
+    }

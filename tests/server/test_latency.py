@@ -1,14 +1,19 @@
 """An output's end-to-end latency in its diagram's status, against a live server and Spark:
 none before the output delivered anything, then at most what a subscriber observes."""
+
 from __future__ import annotations
 
 import time
 
 from serverkit import PASSWORD, Client, wait_until
 
-DOC = {"version": 1, "name": "q", "inputs": {"in1": {}},
-       "boxes": {"kept": {"type": "filter", "in": "in1", "where": "x > 0"}},
-       "outputs": {"out": {"from": "kept"}}}
+DOC = {
+    "version": 1,
+    "name": "q",
+    "inputs": {"in1": {}},
+    "boxes": {"kept": {"type": "filter", "in": "in1", "where": "x > 0"}},
+    "outputs": {"out": {"from": "kept"}},
+}
 
 
 def latency(client: Client):

@@ -7,12 +7,13 @@ Callers (see ``world`` in conftest): bob has no permissions; ed owns ``fs``, ``s
 Without Spark (``runtime: False``) an authorized deploy or ingest answers 503: the refusals
 around it show the check comes first.
 """
+
 from __future__ import annotations
 
 import pytest
+from serverkit import Q1
 
 from catalog.policy import OPERATIONS
-from serverkit import Q1
 from server.http import guard
 from server.http.guard import SOCKET, SOCKET_EVENTS
 from server.realtime.extension import socketio
@@ -22,8 +23,14 @@ OBJECT_CALLERS = {"anon": None, "wrong": "bob", "right": "al", "owner": "ed", "a
 DIAGRAM_CALLERS = {"anon": None, "wrong": "bob", "right": "ed", "owner": "al", "admin": "joe"}
 ADMIN_CALLERS = {"anon": None, "wrong": "bob", "right": "ed", "owner": "al", "admin": "joe"}
 SCHEMA = {"name": "t", "fields": {"x": "long"}}
-DOC = {"document": {"version": 1, "name": "q2", "inputs": {"in1": {}},
-                    "outputs": {"o2": {"from": "in1"}}}}
+DOC = {
+    "document": {
+        "version": 1,
+        "name": "q2",
+        "inputs": {"in1": {}},
+        "outputs": {"o2": {"from": "in1"}},
+    }
+}
 PERM = "/api/v1/permissions/stream/feed/CUSTOMER2/VIEW_OBJECT"
 
 # (method, rule, concrete path, body, callers, statuses for anon, wrong, right, owner, admin)
@@ -31,86 +38,241 @@ CASES = [
     ("POST", "/api/v1/auth/login", None, "login", OBJECT_CALLERS, (200, 200, 200, 200, 200)),
     ("POST", "/api/v1/auth/logout", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/auth/whoami", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
-    ("POST", "/api/v1/auth/password", None, "password", OBJECT_CALLERS,
-     (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/auth/password", None, "password", OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/openapi.json", None, None, OBJECT_CALLERS, (200, 200, 200, 200, 200)),
     ("GET", "/", None, None, OBJECT_CALLERS, (200, 200, 200, 200, 200)),
-    ("GET", "/static/<path:filename>", "/static/missing.js", None, OBJECT_CALLERS,
-     (404, 404, 404, 404, 404)),
+    (
+        "GET",
+        "/static/<path:filename>",
+        "/static/missing.js",
+        None,
+        OBJECT_CALLERS,
+        (404, 404, 404, 404, 404),
+    ),
     ("GET", "/api/v1/box-types", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/catalog", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
-    ("GET", "/api/v1/catalog/<type_>/<name>", "/api/v1/catalog/stream/feed", None,
-     OBJECT_CALLERS, (401, 404, 200, 200, 200)),
+    (
+        "GET",
+        "/api/v1/catalog/<type_>/<name>",
+        "/api/v1/catalog/stream/feed",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
     ("GET", "/api/v1/schemas", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("POST", "/api/v1/schemas", None, SCHEMA, OBJECT_CALLERS, (401, 403, 201, 201, 201)),
-    ("GET", "/api/v1/schemas/<name>", "/api/v1/schemas/fs", None, OBJECT_CALLERS,
-     (401, 404, 200, 200, 200)),
-    ("DELETE", "/api/v1/schemas/<name>", "/api/v1/schemas/spare", None, OBJECT_CALLERS,
-     (401, 404, 403, 204, 204)),
+    (
+        "GET",
+        "/api/v1/schemas/<name>",
+        "/api/v1/schemas/fs",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
+    (
+        "DELETE",
+        "/api/v1/schemas/<name>",
+        "/api/v1/schemas/spare",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 403, 204, 204),
+    ),
     ("GET", "/api/v1/streams", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
-    ("POST", "/api/v1/streams", None, {"name": "new", "schema": "fs"}, OBJECT_CALLERS,
-     (401, 404, 201, 201, 201)),
-    ("GET", "/api/v1/streams/<name>", "/api/v1/streams/feed", None, OBJECT_CALLERS,
-     (401, 404, 200, 200, 200)),
-    ("DELETE", "/api/v1/streams/<name>", "/api/v1/streams/feed", None, OBJECT_CALLERS,
-     (401, 404, 403, 204, 204)),
-    ("POST", "/api/v1/streams/<name>/tuples", "/api/v1/streams/feed/tuples", [{"x": 1}],
-     OBJECT_CALLERS, (401, 404, 503, 503, 403)),
+    (
+        "POST",
+        "/api/v1/streams",
+        None,
+        {"name": "new", "schema": "fs"},
+        OBJECT_CALLERS,
+        (401, 404, 201, 201, 201),
+    ),
+    (
+        "GET",
+        "/api/v1/streams/<name>",
+        "/api/v1/streams/feed",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
+    (
+        "DELETE",
+        "/api/v1/streams/<name>",
+        "/api/v1/streams/feed",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 403, 204, 204),
+    ),
+    (
+        "POST",
+        "/api/v1/streams/<name>/tuples",
+        "/api/v1/streams/feed/tuples",
+        [{"x": 1}],
+        OBJECT_CALLERS,
+        (401, 404, 503, 503, 403),
+    ),
     ("GET", "/api/v1/diagrams", None, None, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
     # bob holds no ADD: refused before his document is judged (ed: ADD, but no READ_TUPLE on in1)
     ("POST", "/api/v1/diagrams", None, DOC, DIAGRAM_CALLERS, (401, 403, 403, 201, 201)),
     ("POST", "/api/v1/diagrams/validate", None, DOC, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
-    ("GET", "/api/v1/diagrams/<name>", "/api/v1/diagrams/q1", None, DIAGRAM_CALLERS,
-     (401, 404, 200, 200, 200)),
-    ("PUT", "/api/v1/diagrams/<name>", "/api/v1/diagrams/q1", {"document": Q1}, DIAGRAM_CALLERS,
-     (401, 404, 403, 200, 403)),
-    ("DELETE", "/api/v1/diagrams/<name>", "/api/v1/diagrams/q1", None, DIAGRAM_CALLERS,
-     (401, 404, 403, 204, 204)),
-    ("POST", "/api/v1/diagrams/<name>/deploy", "/api/v1/diagrams/q1/deploy", None,
-     DIAGRAM_CALLERS, (401, 404, 503, 503, 403)),
-    ("POST", "/api/v1/diagrams/<name>/stop", "/api/v1/diagrams/q1/stop", None,
-     DIAGRAM_CALLERS, (401, 404, 200, 200, 403)),
-    ("GET", "/api/v1/diagrams/<name>/status", "/api/v1/diagrams/q1/status", None,
-     DIAGRAM_CALLERS, (401, 404, 200, 200, 200)),
+    (
+        "GET",
+        "/api/v1/diagrams/<name>",
+        "/api/v1/diagrams/q1",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
+    (
+        "PUT",
+        "/api/v1/diagrams/<name>",
+        "/api/v1/diagrams/q1",
+        {"document": Q1},
+        DIAGRAM_CALLERS,
+        (401, 404, 403, 200, 403),
+    ),
+    (
+        "DELETE",
+        "/api/v1/diagrams/<name>",
+        "/api/v1/diagrams/q1",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 403, 204, 204),
+    ),
+    (
+        "POST",
+        "/api/v1/diagrams/<name>/deploy",
+        "/api/v1/diagrams/q1/deploy",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 503, 503, 403),
+    ),
+    (
+        "POST",
+        "/api/v1/diagrams/<name>/stop",
+        "/api/v1/diagrams/q1/stop",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 200, 200, 403),
+    ),
+    (
+        "GET",
+        "/api/v1/diagrams/<name>/status",
+        "/api/v1/diagrams/q1/status",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
     ("GET", "/api/v1/outputs", None, None, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
-    ("GET", "/api/v1/outputs/<name>", "/api/v1/outputs/out1", None, DIAGRAM_CALLERS,
-     (401, 404, 200, 200, 200)),
-    ("GET", "/api/v1/outputs/<name>/recent", "/api/v1/outputs/out1/recent", None,
-     DIAGRAM_CALLERS, (401, 404, 200, 200, 403)),
+    (
+        "GET",
+        "/api/v1/outputs/<name>",
+        "/api/v1/outputs/out1",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
+    (
+        "GET",
+        "/api/v1/outputs/<name>/recent",
+        "/api/v1/outputs/out1/recent",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 200, 200, 403),
+    ),
     ("GET", "/api/v1/permissions", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
-    ("GET", "/api/v1/permissions/<type_>/<name>", "/api/v1/permissions/stream/feed", None,
-     OBJECT_CALLERS, (401, 404, 403, 200, 200)),
-    ("PUT", "/api/v1/permissions/<type_>/<name>/<role>/<action>", PERM, None, OBJECT_CALLERS,
-     (401, 404, 403, 200, 403)),
-    ("DELETE", "/api/v1/permissions/<type_>/<name>/<role>/<action>", PERM, None,
-     OBJECT_CALLERS, (401, 404, 403, 200, 200)),
+    (
+        "GET",
+        "/api/v1/permissions/<type_>/<name>",
+        "/api/v1/permissions/stream/feed",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 403, 200, 200),
+    ),
+    (
+        "PUT",
+        "/api/v1/permissions/<type_>/<name>/<role>/<action>",
+        PERM,
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 403, 200, 403),
+    ),
+    (
+        "DELETE",
+        "/api/v1/permissions/<type_>/<name>/<role>/<action>",
+        PERM,
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 403, 200, 200),
+    ),
     ("GET", "/api/v1/users", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
-    ("POST", "/api/v1/users", None, {"name": "cy", "password": "long enough pw"},
-     ADMIN_CALLERS, (401, 403, 403, 403, 201)),
-    ("PATCH", "/api/v1/users/<name>", "/api/v1/users/bob", {"enabled": False}, ADMIN_CALLERS,
-     (401, 403, 403, 403, 200)),
-    ("DELETE", "/api/v1/users/<name>", "/api/v1/users/ed", None, ADMIN_CALLERS,
-     (401, 403, 403, 403, 204)),
-    ("PUT", "/api/v1/users/<name>/roles/<role>", "/api/v1/users/bob/roles/CUSTOMER1", None,
-     ADMIN_CALLERS, (401, 403, 403, 403, 200)),
-    ("DELETE", "/api/v1/users/<name>/roles/<role>", "/api/v1/users/bob/roles/CUSTOMER2", None,
-     ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    (
+        "POST",
+        "/api/v1/users",
+        None,
+        {"name": "cy", "password": "long enough pw"},
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 201),
+    ),
+    (
+        "PATCH",
+        "/api/v1/users/<name>",
+        "/api/v1/users/bob",
+        {"enabled": False},
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
+    (
+        "DELETE",
+        "/api/v1/users/<name>",
+        "/api/v1/users/ed",
+        None,
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 204),
+    ),
+    (
+        "PUT",
+        "/api/v1/users/<name>/roles/<role>",
+        "/api/v1/users/bob/roles/CUSTOMER1",
+        None,
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
+    (
+        "DELETE",
+        "/api/v1/users/<name>/roles/<role>",
+        "/api/v1/users/bob/roles/CUSTOMER2",
+        None,
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
     ("GET", "/api/v1/roles", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
-    ("POST", "/api/v1/roles", None, {"name": "AUDITOR"}, ADMIN_CALLERS,
-     (401, 403, 403, 403, 201)),
-    ("DELETE", "/api/v1/roles/<name>", "/api/v1/roles/CUSTOMER2", None, ADMIN_CALLERS,
-     (401, 403, 403, 403, 204)),
+    ("POST", "/api/v1/roles", None, {"name": "AUDITOR"}, ADMIN_CALLERS, (401, 403, 403, 403, 201)),
+    (
+        "DELETE",
+        "/api/v1/roles/<name>",
+        "/api/v1/roles/CUSTOMER2",
+        None,
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 204),
+    ),
     ("GET", "/api/v1/audit", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
     ("GET", "/api/v1/system/status", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
     ("GET", "/api/v1/system/settings", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
-    ("PATCH", "/api/v1/system/settings", None, {"max_batch_tuples": 5}, ADMIN_CALLERS,
-     (401, 403, 403, 403, 200)),
+    (
+        "PATCH",
+        "/api/v1/system/settings",
+        None,
+        {"max_batch_tuples": 5},
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
 ]
 
 
 def test_every_route_is_in_the_matrix(app):
-    routes = {(m, r.rule) for r in app.url_map.iter_rules()
-              for m in r.methods - {"HEAD", "OPTIONS"}}
+    routes = {
+        (m, r.rule) for r in app.url_map.iter_rules() for m in r.methods - {"HEAD", "OPTIONS"}
+    }
     listed = {(case[0], case[1]) for case in CASES}
     assert routes - listed == set(), "routes missing from the authorization matrix"
     assert listed - routes == set(), "matrix rows for routes that do not exist"
@@ -124,8 +286,10 @@ def test_route(client, auth, case, column):
     if body == "login":
         body = {"user": "al", "password": auth.passwords["al"]}
     elif body == "password":
-        body = {"old_password": auth.passwords.get(user, "anything"),
-                "new_password": "a brand new password"}
+        body = {
+            "old_password": auth.passwords.get(user, "anything"),
+            "new_password": "a brand new password",
+        }
     response = client.open(path or rule, method=method, json=body, headers=auth.headers(user))
     assert response.status_code == expected[column], response.get_data(as_text=True)
     if response.status_code >= 400:
@@ -133,12 +297,24 @@ def test_route(client, auth, case, column):
 
 
 SOCKET_CASES = [
-    ("subscribe", {"output": "out1"}, DIAGRAM_CALLERS,
-     (None, "NOT_FOUND", "ok", "ok", "PERMISSION_DENIED")),
-    ("unsubscribe", {"output": "out1"}, DIAGRAM_CALLERS,
-     (None, "NOT_SUBSCRIBED", "NOT_SUBSCRIBED", "NOT_SUBSCRIBED", "NOT_SUBSCRIBED")),
-    ("ingest", {"stream": "feed", "tuples": [{"x": 1}]}, OBJECT_CALLERS,
-     (None, "NOT_FOUND", "RUNTIME_UNAVAILABLE", "RUNTIME_UNAVAILABLE", "PERMISSION_DENIED")),
+    (
+        "subscribe",
+        {"output": "out1"},
+        DIAGRAM_CALLERS,
+        (None, "NOT_FOUND", "ok", "ok", "PERMISSION_DENIED"),
+    ),
+    (
+        "unsubscribe",
+        {"output": "out1"},
+        DIAGRAM_CALLERS,
+        (None, "NOT_SUBSCRIBED", "NOT_SUBSCRIBED", "NOT_SUBSCRIBED", "NOT_SUBSCRIBED"),
+    ),
+    (
+        "ingest",
+        {"stream": "feed", "tuples": [{"x": 1}]},
+        OBJECT_CALLERS,
+        (None, "NOT_FOUND", "RUNTIME_UNAVAILABLE", "RUNTIME_UNAVAILABLE", "PERMISSION_DENIED"),
+    ),
 ]
 
 
@@ -164,8 +340,9 @@ def test_socket_event(app, auth, case, column):
 
 
 def test_the_policy_table_lists_every_route_and_socket_event_and_nothing_else(app):
-    operations = {guard.operation(e) for e in app.view_functions} | \
-        {SOCKET + name for name in SOCKET_EVENTS}
+    operations = {guard.operation(e) for e in app.view_functions} | {
+        SOCKET + name for name in SOCKET_EVENTS
+    }
     assert operations - set(OPERATIONS) == set(), "operations missing from the policy table"
     assert set(OPERATIONS) - operations == set(), "policy rules for operations that do not exist"
     assert guard.unguarded(app) == []
@@ -173,8 +350,9 @@ def test_the_policy_table_lists_every_route_and_socket_event_and_nothing_else(ap
 
 def test_a_route_the_policy_table_does_not_list_is_refused(app, client, auth):
     ran = []
-    app.add_url_rule("/api/v1/unlisted", "unlisted",
-                     guard.guarded()(lambda: ran.append(1) or {"secret": 42}))
+    app.add_url_rule(
+        "/api/v1/unlisted", "unlisted", guard.guarded()(lambda: ran.append(1) or {"secret": 42})
+    )
     assert guard.unguarded(app) == ["unlisted"]
     for user in (None, "joe"):
         response = client.get("/api/v1/unlisted", headers=auth.headers(user))
@@ -187,8 +365,11 @@ def test_a_socket_event_the_policy_table_does_not_list_is_refused(app, auth, mon
     monkeypatch.setattr(socketio, "handlers", list(socketio.handlers))
     monkeypatch.setitem(socketio.server.handlers, "/", dict(socketio.server.handlers["/"]))
     ran = []
-    socketio.on("unlisted")(guard.socket_event("unlisted", {"type": "object"})(
-        lambda who, payload: ran.append(payload) or {"ok": True}))
+    socketio.on("unlisted")(
+        guard.socket_event("unlisted", {"type": "object"})(
+            lambda who, payload: ran.append(payload) or {"ok": True}
+        )
+    )
     assert guard.unguarded(app) == ["socket.unlisted"]
     sock = socketio.test_client(app, auth={"token": auth.token("joe")})
     ack = sock.emit("unlisted", {}, callback=True)

@@ -1,6 +1,7 @@
 """``sluice serve --demo`` in a real process, killed mid-stream and started again: the demo
 comes up with live results, q1 resumes from its checkpoint, Al's socket reconnects and carries
 on, and every tuple the server acknowledged is counted in q1's results exactly once."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,9 @@ def send_acked(ed: Client, count: int) -> int:
     acked = 0
     for _ in range(count):
         now = datetime.now(timezone.utc).isoformat()
-        ack = ed.call("POST", "/streams/in1/tuples",
-                      json=[{"time": now, "symbol": "ACK", "price": 1.0}])
+        ack = ed.call(
+            "POST", "/streams/in1/tuples", json=[{"time": now, "symbol": "ACK", "price": 1.0}]
+        )
         acked += ack["count"]
     return acked
 
@@ -35,8 +37,11 @@ def test_restart_mid_stream(serve):
     logins = json.loads((server.data / "demo_logins.json").read_text())
     al = Client(server.url, "al", logins["al"])
     al.connect(resubscribe=["out1"])
-    wait_until(lambda: any(t["_sources"] == ["in1", "in2"] for t in al.received), 120,
-               "live demo results labelled {in1, in2}")
+    wait_until(
+        lambda: any(t["_sources"] == ["in1", "in2"] for t in al.received),
+        120,
+        "live demo results labelled {in1, in2}",
+    )
     assert {tuple(t["_sources"]) for t in al.received} <= {("in1",), ("in2",), ("in1", "in2")}
 
     ed = Client(server.url, "ed", logins["ed"])

@@ -1,4 +1,5 @@
 """``sluice serve`` as operators run it: gunicorn, one server per data directory, private files."""
+
 from __future__ import annotations
 
 import os
@@ -7,7 +8,6 @@ import subprocess
 import sys
 
 import socketio
-
 from serverkit import PASSWORD
 
 
@@ -16,7 +16,10 @@ def test_a_second_server_on_the_same_data_directory_exits_at_once(serve):
     first.start()
     second = subprocess.run(
         [sys.executable, "-m", "server.cli.main", "serve", "--config", str(first.config)],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert second.returncode == 2, second.stdout + second.stderr
     assert "DATA_DIR_IN_USE" in second.stderr and f"pid {first.process.pid}" in second.stderr
     assert str(first.data) in second.stderr
@@ -28,8 +31,9 @@ def test_served_by_gunicorn_with_private_files_and_clean_websocket_closes(serve)
     server.start()
     import requests
 
-    token = requests.post(f"{server.url}/api/v1/auth/login",
-                          json={"user": "joe", "password": PASSWORD}, timeout=30).json()["token"]
+    token = requests.post(
+        f"{server.url}/api/v1/auth/login", json={"user": "joe", "password": PASSWORD}, timeout=30
+    ).json()["token"]
     for _ in range(3):
         client = socketio.Client(reconnection=False)
         client.connect(server.url, auth={"token": token}, transports=["websocket"])

@@ -1,6 +1,7 @@
 """The Borealis paper's scenario (section 4.1), end to end, against a live server with real
 HTTP and socket.io clients and the real Spark runtime: Joe administers, Ed sends New York and
 London prices, Al runs q1 (union -> aggregate), Bob sees only what his permissions allow."""
+
 from __future__ import annotations
 
 import json
@@ -19,24 +20,38 @@ def prices(ed: Client, start: int) -> None:
     """One window of prices from t=start: IBM in New York (in1, a JSON array), BP in London
     (in2, NDJSON), XOM in both; then a tuple on each stream at start+25 over the socket's
     ``ingest`` event, which closes the windows before it."""
-    new_york = [{"time": at(start + 1), "symbol": "IBM", "price": 100.0},
-                {"time": at(start + 2), "symbol": "XOM", "price": 50.0}]
-    london = [{"time": at(start + 3), "symbol": "BP", "price": 10.0},
-              {"time": at(start + 4), "symbol": "XOM", "price": 52.0}]
+    new_york = [
+        {"time": at(start + 1), "symbol": "IBM", "price": 100.0},
+        {"time": at(start + 2), "symbol": "XOM", "price": 50.0},
+    ]
+    london = [
+        {"time": at(start + 3), "symbol": "BP", "price": 10.0},
+        {"time": at(start + 4), "symbol": "XOM", "price": 52.0},
+    ]
     assert ed.call("POST", "/streams/in1/tuples", json=new_york)["count"] == 2
     ndjson = "\n".join(json.dumps(t) for t in london)
-    assert ed.call("POST", "/streams/in2/tuples", data=ndjson,
-                   headers={"Content-Type": "application/x-ndjson"})["count"] == 2
-    ed.emit("ingest", {"stream": "in1", "tuples": [
-        {"time": at(start + 25), "symbol": "IBM", "price": 101.0}]})
-    ed.emit("ingest", {"stream": "in2", "tuples": [
-        {"time": at(start + 25), "symbol": "BP", "price": 11.0}]})
+    assert (
+        ed.call(
+            "POST",
+            "/streams/in2/tuples",
+            data=ndjson,
+            headers={"Content-Type": "application/x-ndjson"},
+        )["count"]
+        == 2
+    )
+    ed.emit(
+        "ingest",
+        {"stream": "in1", "tuples": [{"time": at(start + 25), "symbol": "IBM", "price": 101.0}]},
+    )
+    ed.emit(
+        "ingest",
+        {"stream": "in2", "tuples": [{"time": at(start + 25), "symbol": "BP", "price": 11.0}]},
+    )
 
 
 def window(client: Client, start: int) -> dict[str, list[str]]:
     """What ``client`` received for the window starting at ``start``: symbol -> sources."""
-    return {t["symbol"]: t["_sources"] for t in client.received
-            if t["window_start"] == at(start)}
+    return {t["symbol"]: t["_sources"] for t in client.received if t["window_start"] == at(start)}
 
 
 def test_the_papers_scenario(live):
@@ -46,8 +61,16 @@ def test_the_papers_scenario(live):
     for user, role in (("ed", "INFO_PROVIDER"), ("al", "CUSTOMER1"), ("bob", "CUSTOMER2")):
         joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
     # Figure 8: Joe adds s, in1, in2 and grants them to CUSTOMER1 and INFO_PROVIDER.
-    joe.call("POST", "/schemas", 201, json={"name": "s", "event_time": "time", "fields": {
-        "time": "timestamp", "symbol": "string", "price": "double"}})
+    joe.call(
+        "POST",
+        "/schemas",
+        201,
+        json={
+            "name": "s",
+            "event_time": "time",
+            "fields": {"time": "timestamp", "symbol": "string", "price": "double"},
+        },
+    )
     for stream in ("in1", "in2"):
         joe.call("POST", "/streams", 201, json={"name": stream, "schema": "s"})
     grants = [("schema", "s", role, "VIEW_OBJECT") for role in ("CUSTOMER1", "INFO_PROVIDER")]

@@ -1,4 +1,5 @@
 """The system's status for administrators, from a live server with the Spark runtime."""
+
 from __future__ import annotations
 
 from serverkit import PASSWORD, Client

@@ -1,4 +1,5 @@
 """The login throttle's delays (pure code, on a clock the test moves)."""
+
 from __future__ import annotations
 
 import pytest

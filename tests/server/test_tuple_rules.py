@@ -6,6 +6,7 @@ Each line goes to the server as an NDJSON body of one tuple (``POST /streams/in1
 and to ``sluice run``'s entry function as the only line of an input file. A refused file is
 answered before Spark starts, so only the server side needs the runtime.
 """
+
 from __future__ import annotations
 
 import io
@@ -13,14 +14,26 @@ import json
 from datetime import datetime, timezone
 
 import pytest
-
-from server.cli.run import run_headless
 from serverkit import PASSWORD, Client
 
-FIELDS = {"time": "timestamp", "symbol": "string", "price": "double", "qty": "long", "open": "boolean"}
-DIAGRAM = json.dumps({"version": 1, "name": "rules",
-                      "schemas": {"s": {"fields": FIELDS, "event_time": "time"}},
-                      "inputs": {"in1": {"schema": "s"}}, "outputs": {"out": {"from": "in1"}}})
+from server.cli.run import run_headless
+
+FIELDS = {
+    "time": "timestamp",
+    "symbol": "string",
+    "price": "double",
+    "qty": "long",
+    "open": "boolean",
+}
+DIAGRAM = json.dumps(
+    {
+        "version": 1,
+        "name": "rules",
+        "schemas": {"s": {"fields": FIELDS, "event_time": "time"}},
+        "inputs": {"in1": {"schema": "s"}},
+        "outputs": {"out": {"from": "in1"}},
+    }
+)
 GOOD = {"time": "2024-01-01T00:00:01Z", "symbol": "IBM", "price": 1.5, "qty": 3, "open": True}
 
 
@@ -73,21 +86,27 @@ GOOD_LINES = {
 
 
 def server_answer(client: Client, text: str) -> tuple[int, list[tuple[str, str | None, str]]]:
-    answer = client.http.post(f"{client.base}/api/v1/streams/in1/tuples", data=text.encode(),
-                              headers={"Content-Type": "application/x-ndjson"}, timeout=60)
+    answer = client.http.post(
+        f"{client.base}/api/v1/streams/in1/tuples",
+        data=text.encode(),
+        headers={"Content-Type": "application/x-ndjson"},
+        timeout=60,
+    )
     if answer.status_code == 200:
         return 200, []
     error = answer.json()["error"]
-    return answer.status_code, [(error["code"], e["field"], e["reason"])
-                                for e in error["details"]["errors"]]
+    return answer.status_code, [
+        (error["code"], e["field"], e["reason"]) for e in error["details"]["errors"]
+    ]
 
 
 def run_answer(tmp_path, text: str) -> list[str]:
     (tmp_path / "rules.json").write_text(DIAGRAM)
     (tmp_path / "in1.ndjson").write_text(text + "\n")
     out, err = io.StringIO(), io.StringIO()
-    status = run_headless(str(tmp_path / "rules.json"), [f"in1={tmp_path / 'in1.ndjson'}"], None,
-                          out, err)
+    status = run_headless(
+        str(tmp_path / "rules.json"), [f"in1={tmp_path / 'in1.ndjson'}"], None, out, err
+    )
     assert status == 2 and out.getvalue() == ""
     prefix = f"{tmp_path / 'in1.ndjson'}:1: "
     return [problem.replace(prefix, "", 1) for problem in err.getvalue().splitlines()]
@@ -113,8 +132,10 @@ def test_the_server_and_sluice_run_judge_every_tuple_alike(joe, tmp_path, monkey
         status, refused = server_answer(joe, text)
         assert status == 400 and refused, case
         assert {code for code, _, _ in refused} == {"TUPLE_INVALID"}, case
-        expected = [f"[{code}] " + (f"field {field!r}: " if field else "") + reason
-                    for code, field, reason in refused]
+        expected = [
+            f"[{code}] " + (f"field {field!r}: " if field else "") + reason
+            for code, field, reason in refused
+        ]
         assert sorted(run_answer(tmp_path, text)) == sorted(expected), case
 
 
@@ -126,6 +147,7 @@ def test_both_accept_the_same_good_tuples(joe, tmp_path):
     for case, text in GOOD_LINES.items():
         assert server_answer(joe, text) == (200, []), case
         (tmp_path / "good.ndjson").write_text(text + "\n")
-        table, problems = read_ndjson(str(tmp_path / "good.ndjson"), schema, datetime.now(timezone.utc))
+        table, problems = read_ndjson(
+            str(tmp_path / "good.ndjson"), schema, datetime.now(timezone.utc)
+        )
         assert problems == [] and table.num_rows == 1, case
-

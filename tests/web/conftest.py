@@ -5,6 +5,7 @@ CUSTOMER1, bob CUSTOMER2; schema ``s``, streams ``in1`` and ``in2``) seeded into
 catalog, the stream runtime sharing the suite's SparkSession. Each user gets a browser
 context of their own, so their cookies and sockets are as separate as two people's.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,8 +23,14 @@ from server.control.diagrams import start_runtime
 from server.runtime import Runtime
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 VIEWPORT = {"width": 1280, "height": 800}
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 # Spark needs a few micro-batches for a window to close; everything else answers at once.
@@ -41,13 +48,17 @@ class Live:
     def call(self, user: str, method: str, path: str, **kwargs) -> requests.Response:
         """The server's answer, whatever it is."""
         if user not in self._tokens:
-            answer = requests.post(f"{self.url}/api/v1/auth/login",
-                                   json={"user": user, "password": self.passwords[user]}, timeout=30)
+            answer = requests.post(
+                f"{self.url}/api/v1/auth/login",
+                json={"user": user, "password": self.passwords[user]},
+                timeout=30,
+            )
             answer.raise_for_status()
             self._tokens[user] = answer.json()["token"]
         headers = {"Authorization": f"Bearer {self._tokens[user]}"}
-        return requests.request(method, f"{self.url}/api/v1{path}", headers=headers,
-                                timeout=60, **kwargs)
+        return requests.request(
+            method, f"{self.url}/api/v1{path}", headers=headers, timeout=60, **kwargs
+        )
 
     def api(self, user: str, method: str, path: str, **kwargs) -> requests.Response:
         """The server's answer, which must be a success."""
@@ -65,7 +76,7 @@ def live(spark, tmp_path_factory):
     # as the server starts it, but on the suite's SparkSession: logs for every input stream,
     # and administrators' limit changes reach the runtime
     start_runtime(svc, Runtime(data / "runtime", session=spark))
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)   # one line per request is noise
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request is noise
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="web-test-server", daemon=True)
     thread.start()
@@ -77,8 +88,9 @@ def live(spark, tmp_path_factory):
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"the web tests drive Debian's Chromium at {CHROMIUM}: "
-                    "sudo apt-get install -y chromium")
+        pytest.fail(
+            f"the web tests drive Debian's Chromium at {CHROMIUM}: sudo apt-get install -y chromium"
+        )
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser

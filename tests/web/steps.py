@@ -1,4 +1,5 @@
 """What a user does with the pages, step by step, as Playwright actions (shared by the tests)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,7 +18,8 @@ def box(page: Page, name: str) -> Locator:
 def drop(page: Page, box_type: str, x: int, y: int) -> None:
     """Drag a palette entry onto the canvas at (x, y) of the canvas."""
     page.locator(f'.palette-item[data-type="{box_type}"]').drag_to(
-        page.locator("#drawflow"), target_position={"x": x, "y": y})
+        page.locator("#drawflow"), target_position={"x": x, "y": y}
+    )
 
 
 def rename(page: Page, old: str, new: str) -> None:
@@ -121,7 +123,8 @@ def catalog_object(page: Page, type_: str, name: str) -> Locator:
 
 
 def result_rows(page: Page, window_start: str | None = None) -> Locator:
-    """The rows of the live results table, or those of the window that starts at ``window_start``."""
+    """The rows of the live results table, or those of the window that starts at
+    ``window_start``."""
     rows = page.locator("table.tuples tbody tr")
     if window_start is None:
         return rows

@@ -1,5 +1,6 @@
 """A user whose only role holds no grant: nothing of anyone else's shows anywhere in the page,
 the admin console is neither offered nor reachable, and the palette is what the server declares."""
+
 import re
 
 import pytest
@@ -9,8 +10,12 @@ from tests.web.steps import admin_tab, editor_notice, palette_types, watch_scrip
 
 PASSWORD = "a long password for nobody"
 # Al's own diagram, saved but not running: it must stay his.
-PRIVATE = {"version": 1, "name": "al_private", "inputs": {"in1": {}},
-           "outputs": {"al_private_out": {"from": "in1"}}}
+PRIVATE = {
+    "version": 1,
+    "name": "al_private",
+    "inputs": {"in1": {}},
+    "outputs": {"al_private_out": {"from": "in1"}},
+}
 
 
 @pytest.fixture
@@ -37,8 +42,11 @@ def test_a_user_without_rights_sees_nothing_of_others(login, live, private_diagr
     live.passwords["nobody"] = PASSWORD
 
     # Every name of a stream, output or diagram in the catalog (joe, an administrator, sees all).
-    others = {o["name"] for o in live.api("joe", "GET", "/catalog").json()["objects"]
-              if o["type"] in ("stream", "output", "diagram")}
+    others = {
+        o["name"]
+        for o in live.api("joe", "GET", "/catalog").json()["objects"]
+        if o["type"] in ("stream", "output", "diagram")
+    }
     assert {"in1", "in2", "al_private", "al_private_out"} <= others
     leak = re.compile(r"\b(" + "|".join(map(re.escape, sorted(others))) + r")\b")
 
@@ -51,7 +59,8 @@ def test_a_user_without_rights_sees_nothing_of_others(login, live, private_diagr
     # An input box would have to name a stream nobody may read: there is none to offer.
     page.locator('.palette-item[data-type="input"]').click()
     expect(editor_notice(page)).to_have_text(
-        "You may read no input stream that is not already on the canvas.")
+        "You may read no input stream that is not already on the canvas."
+    )
     expect(page.locator(".drawflow-node")).to_have_count(0)
     assert not leak.search(page.content())
 

@@ -1,5 +1,6 @@
 """The server's validation errors land next to the field they concern: the filter's ``where``
 input is marked invalid and described by the server's own message, in its own form group."""
+
 import re
 
 import pytest
@@ -11,13 +12,18 @@ from tests.web.steps import arrow, box, editor_notice, set_field
 
 def document(where: str) -> dict:
     """What the editor below builds: in1 -> filter1 -> output1."""
-    return {"version": 1, "name": "checked", "inputs": {"in1": {}},
-            "boxes": {"filter1": {"type": "filter", "in": "in1", "where": where}},
-            "outputs": {"output1": {"from": "filter1"}}}
+    return {
+        "version": 1,
+        "name": "checked",
+        "inputs": {"in1": {}},
+        "boxes": {"filter1": {"type": "filter", "in": "in1", "where": where}},
+        "outputs": {"output1": {"from": "filter1"}},
+    }
 
 
-@pytest.mark.parametrize("where, code", [("nosuch > 1", "UNKNOWN_FIELD"),
-                                         ("price + 1", "TYPE_MISMATCH")])
+@pytest.mark.parametrize(
+    "where, code", [("nosuch > 1", "UNKNOWN_FIELD"), ("price + 1", "TYPE_MISMATCH")]
+)
 def test_a_predicate_error_shows_beside_the_predicate(login, live, where, code):
     answer = live.api("al", "POST", "/diagrams/validate", json={"document": document(where)}).json()
     [problem] = answer["problems"]
@@ -36,12 +42,13 @@ def test_a_predicate_error_shows_beside_the_predicate(login, live, where, code):
 
     field = page.locator(".properties").get_by_label("where (required)", exact=True)
     expect(field).to_have_attribute("aria-invalid", "true")
-    error = page.locator(f'#{field.get_attribute("aria-errormessage")}')
+    error = page.locator(f"#{field.get_attribute('aria-errormessage')}")
     expect(error).to_have_text(problem["message"])
     expect(error).to_be_visible()
     assert field.get_attribute("aria-describedby").split()[0] == error.get_attribute("id")
-    assert field.evaluate("(f, e) => f.closest('.field') === e.closest('.field')",
-                          error.element_handle())
+    assert field.evaluate(
+        "(f, e) => f.closest('.field') === e.closest('.field')", error.element_handle()
+    )
     # the other fields of the box carry no error
     expect(page.locator(".properties .field-error:visible")).to_have_count(1)
     screenshot(page, f"validation-{code.lower()}")

@@ -1,11 +1,19 @@
 """The Borealis paper's scenario (section 4.1) in three browsers: Al builds and runs q1, Bob
 sees only what derives from in1 alone, and Joe's revocation stops Bob's results at once while
 Al's keep coming."""
+
 from playwright.sync_api import expect
 
 from tests.web.conftest import screenshot
-from tests.web.steps import (Feed, admin_permissions, build_q1, catalog_object, grant,
-                             open_results, result_rows)
+from tests.web.steps import (
+    Feed,
+    admin_permissions,
+    build_q1,
+    catalog_object,
+    grant,
+    open_results,
+    result_rows,
+)
 
 
 def test_paper_scenario(login, live):
@@ -19,7 +27,7 @@ def test_paper_scenario(login, live):
     open_results(al, "out1")
     feed = Feed(live)
     first = feed.tick()
-    second = feed.tick()   # its event time closes the first window
+    second = feed.tick()  # its event time closes the first window
     expect(result_rows(al, first)).to_have_count(4)
     sources = result_rows(al, first).locator("td.sources").all_inner_texts()
     assert sorted(sources) == ["in1", "in1", "in1, in2", "in2"]
@@ -30,13 +38,18 @@ def test_paper_scenario(login, live):
     bob.get_by_role("link", name="Catalog").click()
     expect(bob.locator("table.objects tbody tr")).to_have_count(0)
     bob.get_by_role("link", name="Live results").click()
-    expect(bob.locator("#page-results").get_by_label("Output", exact=True).locator("option")).to_have_count(0)
+    expect(
+        bob.locator("#page-results").get_by_label("Output", exact=True).locator("option")
+    ).to_have_count(0)
 
     # Joe grants CUSTOMER2 the schema and in1; Al, as the owner of out1, grants it to CUSTOMER2.
     joe = login("joe")
     permissions = admin_permissions(joe)
-    for action, label in (("VIEW_OBJECT", "schema s"), ("VIEW_OBJECT", "stream in1"),
-                          ("READ_TUPLE", "stream in1")):
+    for action, label in (
+        ("VIEW_OBJECT", "schema s"),
+        ("VIEW_OBJECT", "stream in1"),
+        ("READ_TUPLE", "stream in1"),
+    ):
         grant(permissions, "CUSTOMER2", action, label)
     out1 = catalog_object(al, "output", "out1")
     for action in ("VIEW_OBJECT", "SUBSCRIBE"):
@@ -47,8 +60,11 @@ def test_paper_scenario(login, live):
     expect(options).to_have_text(["out1"])
     bob.get_by_role("link", name="Catalog").click()
     expect(bob.locator("table.objects tbody tr")).to_have_count(3)
-    assert sorted(bob.locator("table.objects tbody tr").evaluate_all(
-        "rows => rows.map(r => r.dataset.object)")) == ["output/out1", "schema/s", "stream/in1"]
+    assert sorted(
+        bob.locator("table.objects tbody tr").evaluate_all(
+            "rows => rows.map(r => r.dataset.object)"
+        )
+    ) == ["output/out1", "schema/s", "stream/in1"]
 
     # The second window is still open; it closes after Bob subscribed, so he gets its {in1} rows.
     open_results(bob, "out1")
@@ -59,10 +75,12 @@ def test_paper_scenario(login, live):
 
     # Joe revokes READ_TUPLE on in1 from CUSTOMER2: Bob's pane stops, Al's goes on.
     joe.get_by_role("button", name="Revoke READ_TUPLE on stream in1 from CUSTOMER2").click()
-    expect(permissions.locator(".notice.ok")).to_have_text("Revoked READ_TUPLE on in1 from CUSTOMER2.")
+    expect(permissions.locator(".notice.ok")).to_have_text(
+        "Revoked READ_TUPLE on in1 from CUSTOMER2."
+    )
     screenshot(joe, "admin")
     bob_rows = result_rows(bob).count()
-    fourth = feed.tick()   # the third window, open at the revocation, closes after it ...
+    fourth = feed.tick()  # the third window, open at the revocation, closes after it ...
     feed.tick()
     # ... and the fourth closes in a later batch: once Al has that one, Bob's copy of the
     # third would have arrived too.

@@ -4,17 +4,29 @@ into the editor, the server's messages that quote them, a tuple's values in the 
 role and user names quoted back by the catalog browser and the admin console, and a failed
 login's attempted name in the audit log. No dialog may open, no element may be injected, and
 the payload must show literally wherever it lands."""
+
 import pytest
 import requests
 from playwright.sync_api import Page, expect
 
 from tests.web.conftest import screenshot
-from tests.web.steps import (HOSTILE, admin_tab, box, catalog_object, open_results, rename,
-                             watch_scripts)
+from tests.web.steps import (
+    HOSTILE,
+    admin_tab,
+    box,
+    catalog_object,
+    open_results,
+    rename,
+    watch_scripts,
+)
 
 QUOTED = f"'{HOSTILE}'"
-ECHO = {"version": 1, "name": "echo", "inputs": {"hostile_in": {}},
-        "outputs": {"hostile_out": {"from": "hostile_in"}}}
+ECHO = {
+    "version": 1,
+    "name": "echo",
+    "inputs": {"hostile_in": {}},
+    "outputs": {"hostile_out": {"from": "hostile_in"}},
+}
 
 
 def assert_nothing_injected(page: Page, scripts: list[str]) -> None:
@@ -40,8 +52,9 @@ def echo(live):
 
 def test_hostile_text_stays_text_on_every_page(login, live, echo):
     # someone tries to log in with the payload as their name: the audit log keeps the attempt
-    requests.post(f"{live.url}/api/v1/auth/login", json={"user": HOSTILE, "password": "x"},
-                  timeout=30)
+    requests.post(
+        f"{live.url}/api/v1/auth/login", json={"user": HOSTILE, "password": "x"}, timeout=30
+    )
 
     page = login("joe")
     scripts = watch_scripts(page)
@@ -54,7 +67,9 @@ def test_hostile_text_stays_text_on_every_page(login, live, echo):
     page.get_by_label("Diagram name").fill(HOSTILE)
     page.get_by_role("button", name="Validate", exact=True).click()
     problems = page.locator(".problems li")
-    expect(problems.filter(has_text=f"boxes.{HOSTILE}: {QUOTED} is not a valid name")).to_have_count(1)
+    expect(
+        problems.filter(has_text=f"boxes.{HOSTILE}: {QUOTED} is not a valid name")
+    ).to_have_count(1)
     expect(problems.filter(has_text=f"name: {QUOTED} is not a valid name")).to_have_count(1)
     expect(page.locator("#page-editor .toolbar .field-error")).to_contain_text(QUOTED)
     expect(page.locator(".properties .field-error").first).to_contain_text(QUOTED)
@@ -62,9 +77,15 @@ def test_hostile_text_stays_text_on_every_page(login, live, echo):
 
     # Live results: a tuple whose symbol is the payload.
     open_results(page, "hostile_out")
-    live.api("joe", "POST", "/streams/hostile_in/tuples",
-             json=[{"time": "2026-01-01T00:00:01+00:00", "symbol": HOSTILE, "price": 1.0}])
-    expect(page.locator("table.tuples").get_by_role("cell", name=HOSTILE, exact=True)).to_have_count(1)
+    live.api(
+        "joe",
+        "POST",
+        "/streams/hostile_in/tuples",
+        json=[{"time": "2026-01-01T00:00:01+00:00", "symbol": HOSTILE, "price": 1.0}],
+    )
+    expect(
+        page.locator("table.tuples").get_by_role("cell", name=HOSTILE, exact=True)
+    ).to_have_count(1)
     assert_nothing_injected(page, scripts)
 
     # Catalog browser: a grant to a role named with the payload is refused, quoting it.

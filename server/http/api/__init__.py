@@ -1,14 +1,39 @@
 """The REST API under ``/api/v1``: one blueprint per resource, each module exposing ``bp``."""
+
 from __future__ import annotations
 
 from flask import Blueprint, Flask
 
-from server.http.api import (audit, auth, box_types, catalog, diagrams, outputs, permissions, roles,
-                        schemas, streams, system, users)
+from server.http.api import (
+    audit,
+    auth,
+    box_types,
+    catalog,
+    diagrams,
+    outputs,
+    permissions,
+    roles,
+    schemas,
+    streams,
+    system,
+    users,
+)
 
 PREFIX = "/api/v1"
-MODULES = (auth, catalog, schemas, streams, box_types, diagrams, outputs, permissions, users,
-           roles, audit, system)
+MODULES = (
+    auth,
+    catalog,
+    schemas,
+    streams,
+    box_types,
+    diagrams,
+    outputs,
+    permissions,
+    users,
+    roles,
+    audit,
+    system,
+)
 
 
 def init_app(app: Flask) -> None:

@@ -1,4 +1,5 @@
 """The audit log (administrators), newest first, filtered by query parameters."""
+
 from __future__ import annotations
 
 from flask import Blueprint, request
@@ -11,26 +12,43 @@ from server.http.guard import guarded, subject
 bp = Blueprint("audit", __name__, url_prefix="/audit")
 
 # query parameter -> how to read it
-FILTERS = {"user": str, "event": str, "object": str, "since": float, "before_id": int,
-           "limit": int, "allowed": lambda v: {"true": True, "false": False}[v]}
-QUERY = {"type": "object", "properties": {
-    "user": {"type": "string"}, "event": {"type": "string"}, "object": {"type": "string"},
-    "since": {"type": "number"}, "before_id": {"type": "integer"},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
-    "allowed": {"type": "boolean"}}}
+FILTERS = {
+    "user": str,
+    "event": str,
+    "object": str,
+    "since": float,
+    "before_id": int,
+    "limit": int,
+    "allowed": lambda v: {"true": True, "false": False}[v],
+}
+QUERY = {
+    "type": "object",
+    "properties": {
+        "user": {"type": "string"},
+        "event": {"type": "string"},
+        "object": {"type": "string"},
+        "since": {"type": "number"},
+        "before_id": {"type": "integer"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "allowed": {"type": "boolean"},
+    },
+}
 
 
 def _filters() -> dict:
     out = {}
     for key, value in request.args.items():
         if key not in FILTERS:
-            raise InvalidInput(f"unknown filter {key[:40]!r}; expected one of {', '.join(FILTERS)}",
-                               code=codes.UNKNOWN_PARAMETER)
+            raise InvalidInput(
+                f"unknown filter {key[:40]!r}; expected one of {', '.join(FILTERS)}",
+                code=codes.UNKNOWN_PARAMETER,
+            )
         try:
             out[key] = FILTERS[key](value)
         except (KeyError, ValueError):
-            raise InvalidInput(code=codes.INVALID_PARAMETER, name=key,
-                               details={"parameter": key}) from None
+            raise InvalidInput(
+                code=codes.INVALID_PARAMETER, name=key, details={"parameter": key}
+            ) from None
     return out
 
 

@@ -1,32 +1,45 @@
 """Log in with role activation, log out, who am I, and change one's own password."""
+
 from __future__ import annotations
 
 from flask import Blueprint, g, jsonify, request
 
 from boxes.errors import Denied, Unauthenticated
+from server.control.services import services
 from server.http import security
 from server.http.api.schema_parts import obj
-from server.control.services import services
 from server.http.guard import guarded, subject
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 
-LOGIN = obj({"user": {"type": "string", "maxLength": 64},
-             "password": {"type": "string", "maxLength": 256},
-             "roles": {"type": "array", "items": {"type": "string", "maxLength": 64},
-                       "minItems": 1, "maxItems": 64,
-                       "description": "the roles to activate; leave out for all the user's"}},
-            ("user", "password"))
+LOGIN = obj(
+    {
+        "user": {"type": "string", "maxLength": 64},
+        "password": {"type": "string", "maxLength": 256},
+        "roles": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": 64},
+            "minItems": 1,
+            "maxItems": 64,
+            "description": "the roles to activate; leave out for all the user's",
+        },
+    },
+    ("user", "password"),
+)
 
 
 PASSWORD = {"type": "string", "maxLength": 256}
-CHANGE_PASSWORD = obj({"old_password": PASSWORD, "new_password": PASSWORD},
-                      ("old_password", "new_password"))
+CHANGE_PASSWORD = obj(
+    {"old_password": PASSWORD, "new_password": PASSWORD}, ("old_password", "new_password")
+)
 
 
 def _me(token: str, who) -> dict:
-    return {"user": who.user_name, "roles": sorted(who.roles),
-            "csrf_token": security.csrf_token(token)}
+    return {
+        "user": who.user_name,
+        "roles": sorted(who.roles),
+        "csrf_token": security.csrf_token(token),
+    }
 
 
 @bp.post("/login")
@@ -81,8 +94,9 @@ def change_password():
     address = request.remote_addr or "?"
     svc.throttle.check(who.user_name, address)
     try:
-        svc.catalog.accounts.change_own_password(who, g.body["old_password"],
-                                                 g.body["new_password"])
+        svc.catalog.accounts.change_own_password(
+            who, g.body["old_password"], g.body["new_password"]
+        )
     except Denied:
         svc.throttle.failed(who.user_name, address)
         raise

@@ -1,4 +1,5 @@
 """The box types and their parameter declarations, from which the editor builds its forms."""
+
 from __future__ import annotations
 
 from flask import Blueprint

@@ -1,4 +1,5 @@
 """Catalog lookup: the objects the session may view, and nothing else."""
+
 from __future__ import annotations
 
 from flask import Blueprint

@@ -1,4 +1,5 @@
 """Diagrams: create from a document, validate, describe, update, deploy, stop, status, delete."""
+
 from __future__ import annotations
 
 import json
@@ -8,16 +9,19 @@ from flask import Blueprint, g
 from boxes import codes
 from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
-from server.http.api.schema_parts import ROLE, obj
-from server.control.services import services
 from server.control.diagrams import document_of, plan_for, run_named, spec_of
+from server.control.services import services
+from server.http.api.schema_parts import ROLE, obj
 from server.http.guard import guarded, subject
 from server.ingest.admission import runtime_of
 
 bp = Blueprint("diagrams", __name__, url_prefix="/diagrams")
 
-DOCUMENT = {"type": ["string", "object"], "maxLength": 1 << 20,
-            "description": "the diagram document, as YAML/JSON text or as an object"}
+DOCUMENT = {
+    "type": ["string", "object"],
+    "maxLength": 1 << 20,
+    "description": "the diagram document, as YAML/JSON text or as an object",
+}
 CREATE = obj({"document": DOCUMENT, "role": ROLE}, ("document",))
 VALIDATE = obj({"document": DOCUMENT}, ("document",))
 D = ObjectType.DIAGRAM
@@ -82,7 +86,8 @@ def update(name: str):
     if doc.get("name") != name:
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
     created = svc.catalog.objects.replace_diagram(
-        subject(), spec_of(plan_for(svc.catalog, subject(), doc), doc))
+        subject(), spec_of(plan_for(svc.catalog, subject(), doc), doc)
+    )
     if svc.runtime is not None:
         svc.runtime.remove(name)
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}

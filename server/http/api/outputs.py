@@ -1,4 +1,5 @@
 """Outputs: the ones the session may view, one output's schema, and its recent results."""
+
 from __future__ import annotations
 
 from flask import Blueprint
@@ -8,7 +9,7 @@ from server.control.services import services
 from server.http.guard import guarded, subject
 
 bp = Blueprint("outputs", __name__, url_prefix="/outputs")
-O = ObjectType.OUTPUT
+OUTPUT = ObjectType.OUTPUT
 
 
 def _describe(o) -> dict:
@@ -24,14 +25,14 @@ def _describe(o) -> dict:
 def index():
     """The outputs the session may view."""
     seen = services().catalog.objects.lookup(subject())
-    return {"outputs": [_describe(o) for o in seen if o.type is O]}
+    return {"outputs": [_describe(o) for o in seen if o.type is OUTPUT]}
 
 
 @bp.get("/<name>")
 @guarded()
 def describe(name: str):
     """One output, with its schema once its diagram has been deployed."""
-    return _describe(services().catalog.objects.get(subject(), O, name))
+    return _describe(services().catalog.objects.get(subject(), OUTPUT, name))
 
 
 @bp.get("/<name>/recent")

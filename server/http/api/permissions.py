@@ -1,4 +1,5 @@
 """Permissions: the whole table (administrators), one object's grants, grant and revoke."""
+
 from __future__ import annotations
 
 from flask import Blueprint

@@ -1,10 +1,11 @@
 """Roles (administrators): list, add, delete."""
+
 from __future__ import annotations
 
 from flask import Blueprint, g
 
-from server.http.api.schema_parts import NAME, obj
 from server.control.services import services
+from server.http.api.schema_parts import NAME, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("roles", __name__, url_prefix="/roles")

@@ -1,4 +1,5 @@
 """Schemas: create, list, describe, delete."""
+
 from __future__ import annotations
 
 import json
@@ -6,17 +7,25 @@ import json
 from flask import Blueprint, g
 
 from catalog import ObjectType
-from server.http.api.schema_parts import NAME, ROLE, obj
 from server.control.services import services
+from server.http.api.schema_parts import NAME, ROLE, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("schemas", __name__, url_prefix="/schemas")
 
-CREATE = obj({"name": NAME,
-              "fields": {"type": "object", "maxProperties": 256,
-                         "additionalProperties": {"type": "string", "maxLength": 32}},
-              "event_time": {"type": ["string", "null"], "maxLength": 64},
-              "role": ROLE}, ("name", "fields"))
+CREATE = obj(
+    {
+        "name": NAME,
+        "fields": {
+            "type": "object",
+            "maxProperties": 256,
+            "additionalProperties": {"type": "string", "maxLength": 32},
+        },
+        "event_time": {"type": ["string", "null"], "maxLength": 64},
+        "role": ROLE,
+    },
+    ("name", "fields"),
+)
 
 
 def _describe(o) -> dict:
@@ -38,8 +47,9 @@ def create():
     spec = {"fields": g.body["fields"]}
     if g.body.get("event_time") is not None:
         spec["event_time"] = g.body["event_time"]
-    created = services().catalog.objects.add_schema(subject(), g.body["name"], spec,
-                                                    g.body.get("role"))
+    created = services().catalog.objects.add_schema(
+        subject(), g.body["name"], spec, g.body.get("role")
+    )
     return _describe(created), 201
 
 

@@ -1,4 +1,5 @@
 """Input streams: create, list, describe, delete, and ingestion of tuples into them."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ from boxes import codes
 from boxes.errors import InvalidInput
 from boxes.types import parse_schema
 from catalog import ObjectType
-from server.http.api.schema_parts import NAME, ROLE, obj
 from server.control.services import services
+from server.http.api.schema_parts import NAME, ROLE, obj
 from server.http.guard import guarded, subject
 from server.ingest.admission import ingest
 
@@ -33,8 +34,9 @@ def _describe(o) -> dict:
 def index():
     """The input streams the session may view."""
     seen = services().catalog.objects.lookup(subject())
-    return {"streams": [_describe(o) for o in seen
-                        if o.type is ObjectType.STREAM and o.kind == "input"]}
+    return {
+        "streams": [_describe(o) for o in seen if o.type is ObjectType.STREAM and o.kind == "input"]
+    }
 
 
 @bp.post("")
@@ -44,11 +46,14 @@ def create():
 
     Its ingestion log is created with it; if that fails, the stream is dropped again."""
     svc = services()
-    created = svc.catalog.objects.add_stream(subject(), g.body["name"], g.body["schema"],
-                                             g.body.get("role"))
+    created = svc.catalog.objects.add_stream(
+        subject(), g.body["name"], g.body["schema"], g.body.get("role")
+    )
     if svc.runtime is not None:
-        schema, _ = parse_schema(svc.catalog.objects.stream_schemas(subject(), [created.name])
-                                 [created.name], created.name)
+        schema, _ = parse_schema(
+            svc.catalog.objects.stream_schemas(subject(), [created.name])[created.name],
+            created.name,
+        )
         try:
             svc.runtime.create_stream(created.name, schema)
         except Exception:
@@ -85,8 +90,9 @@ def _tuples() -> list:
             return json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise InvalidInput(code=codes.BAD_JSON, reason=str(err)[:120]) from None
-    raise InvalidInput(f"send a JSON array (application/json) or NDJSON ({NDJSON})",
-                       code=codes.BAD_JSON)
+    raise InvalidInput(
+        f"send a JSON array (application/json) or NDJSON ({NDJSON})", code=codes.BAD_JSON
+    )
 
 
 @bp.post("/<name>/tuples")

@@ -4,6 +4,7 @@
 Only limits are changeable here (``server.settings.limits``); where data lives, the secret and
 TLS stay in the config file. A change is kept in the catalog and outlasts restarts until reset.
 """
+
 from __future__ import annotations
 
 from flask import Blueprint, g
@@ -15,8 +16,11 @@ from server.settings import limits
 
 bp = Blueprint("system", __name__, url_prefix="/system")
 
-CHANGE_ONE = {**limits.LIMIT, "type": ["integer", "null"],
-              "description": "the new limit; null gives the setting back to its configured value"}
+CHANGE_ONE = {
+    **limits.LIMIT,
+    "type": ["integer", "null"],
+    "description": "the new limit; null gives the setting back to its configured value",
+}
 CHANGE = {**obj({name: CHANGE_ONE for name in limits.CHANGEABLE}), "minProperties": 1}
 
 

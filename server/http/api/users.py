@@ -1,17 +1,20 @@
 """Users (administrators): list, add, enable or disable, set a password, delete, assign roles."""
+
 from __future__ import annotations
 
 from flask import Blueprint, g
 
-from server.http.api.schema_parts import NAME, obj
 from server.control.services import services
+from server.http.api.schema_parts import NAME, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("users", __name__, url_prefix="/users")
 
 PASSWORD = {"type": "string", "maxLength": 256}
-CREATE = obj({"name": NAME, "password": PASSWORD,
-              "roles": {"type": "array", "items": NAME, "maxItems": 64}}, ("name", "password"))
+CREATE = obj(
+    {"name": NAME, "password": PASSWORD, "roles": {"type": "array", "items": NAME, "maxItems": 64}},
+    ("name", "password"),
+)
 CHANGE = {**obj({"enabled": {"type": "boolean"}, "password": PASSWORD}), "minProperties": 1}
 
 
@@ -30,8 +33,9 @@ def index():
 @guarded(body=CREATE)
 def create():
     """Add a user with the given roles."""
-    user = services().catalog.accounts.add_user(subject(), g.body["name"], g.body["password"],
-                                                g.body.get("roles", ()))
+    user = services().catalog.accounts.add_user(
+        subject(), g.body["name"], g.body["password"], g.body.get("roles", ())
+    )
     return _user(user), 201
 
 

@@ -1,17 +1,32 @@
 """Checking: result types, fields read, and error messages that say what was expected."""
+
 from __future__ import annotations
 
 import pytest
 
-from boxes.errors import DiagramInvalid
 from boxes import codes
+from boxes.errors import DiagramInvalid
 from boxes.expressions import check_aggregate, check_expression, check_predicate
 from boxes.types import DataType, Field, Schema
 
-L, D, S, B, T = (DataType.LONG, DataType.DOUBLE, DataType.STRING, DataType.BOOLEAN,
-                 DataType.TIMESTAMP)
-SCHEMA = Schema((Field("price", D), Field("qty", L), Field("symbol", S), Field("time", T),
-                 Field("ok", B), Field("left_price", D)), event_time="time")
+L, D, S, B, T = (
+    DataType.LONG,
+    DataType.DOUBLE,
+    DataType.STRING,
+    DataType.BOOLEAN,
+    DataType.TIMESTAMP,
+)
+SCHEMA = Schema(
+    (
+        Field("price", D),
+        Field("qty", L),
+        Field("symbol", S),
+        Field("time", T),
+        Field("ok", B),
+        Field("left_price", D),
+    ),
+    event_time="time",
+)
 
 TYPED = [
     ("price * 2", D, {"price"}),
@@ -95,8 +110,12 @@ def test_error_says_what_was_expected_and_found(text, code, fragment):
 def test_every_problem_is_reported_at_once():
     with pytest.raises(DiagramInvalid) as caught:
         check_expression("pricee > 1 AND lower(qty) = 'x' AND _label = 1 AND nope(1)", SCHEMA, "p")
-    assert caught.value.codes == [codes.UNKNOWN_FIELD, codes.TYPE_MISMATCH, codes.LABEL_REFERENCE,
-                                  codes.UNKNOWN_FUNCTION]
+    assert caught.value.codes == [
+        codes.UNKNOWN_FIELD,
+        codes.TYPE_MISMATCH,
+        codes.LABEL_REFERENCE,
+        codes.UNKNOWN_FUNCTION,
+    ]
 
 
 def test_a_non_string_is_a_syntax_error():

@@ -1,4 +1,5 @@
 """The language reference (docs/expressions.md) names every function, alias and error code."""
+
 from __future__ import annotations
 
 from pathlib import Path

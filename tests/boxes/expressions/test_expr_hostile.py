@@ -1,4 +1,5 @@
 """Hostile expressions: each is refused with its own error code, before anything reaches Spark."""
+
 from __future__ import annotations
 
 import json
@@ -7,14 +8,20 @@ import sys
 
 import pytest
 
-from boxes.errors import DiagramInvalid
 from boxes import codes
+from boxes.errors import DiagramInvalid
 from boxes.expressions import check_aggregate, check_expression
 from boxes.types import DataType, Field, Schema
 
-SCHEMA = Schema((Field("price", DataType.DOUBLE), Field("qty", DataType.LONG),
-                 Field("symbol", DataType.STRING), Field("time", DataType.TIMESTAMP),
-                 Field("ok", DataType.BOOLEAN)))
+SCHEMA = Schema(
+    (
+        Field("price", DataType.DOUBLE),
+        Field("qty", DataType.LONG),
+        Field("symbol", DataType.STRING),
+        Field("time", DataType.TIMESTAMP),
+        Field("ok", DataType.BOOLEAN),
+    )
+)
 
 HOSTILE_EXPRESSIONS = [
     ("java_method('java.lang.Runtime', 'getRuntime')", codes.FORBIDDEN_FUNCTION),
@@ -91,8 +98,9 @@ HOSTILE_AGGREGATES = [
 ]
 
 
-@pytest.mark.parametrize("text, code", HOSTILE_EXPRESSIONS,
-                         ids=[t[:40] for t, _ in HOSTILE_EXPRESSIONS])
+@pytest.mark.parametrize(
+    "text, code", HOSTILE_EXPRESSIONS, ids=[t[:40] for t, _ in HOSTILE_EXPRESSIONS]
+)
 def test_hostile_expression_is_refused_with_its_code(text, code):
     with pytest.raises(DiagramInvalid) as caught:
         check_expression(text, SCHEMA, "boxes.f.where")
@@ -133,10 +141,17 @@ def test_refusing_the_corpus_never_loads_spark():
         "print(json.dumps({'refused': refused, 'spark': any(m.startswith('pyspark') or "
         "m.startswith('py4j') for m in sys.modules)}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True, cwd=_project_root())
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=_project_root(),
+    )
     assert json.loads(out.stdout) == {
-        "refused": len(HOSTILE_EXPRESSIONS) + len(HOSTILE_AGGREGATES), "spark": False}
+        "refused": len(HOSTILE_EXPRESSIONS) + len(HOSTILE_AGGREGATES),
+        "spark": False,
+    }
 
 
 def _project_root() -> str:

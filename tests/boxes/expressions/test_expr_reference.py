@@ -1,4 +1,5 @@
 """The tests' Python reference covers exactly what the language allows, so it cannot drift."""
+
 from __future__ import annotations
 
 from boxes.expressions import aggregates, functions, sqlvalues

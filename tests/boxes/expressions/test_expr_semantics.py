@@ -4,6 +4,7 @@ Python reference and against real Spark (one select for the whole table).
 Many cases are values that would raise in Spark's ANSI mode (overflow, division by zero,
 strings that do not convert): here they must come out as NULL, not as a failed query.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,10 +17,17 @@ from boxes.expressions.sqlvalues import LONG_MAX, LONG_MIN
 from boxes.types import DataType, Field, Schema
 from tests.boxes.expressions.reference.evaluate import evaluate
 
-SCHEMA = Schema((Field("a", DataType.BOOLEAN), Field("b", DataType.BOOLEAN),
-                 Field("n", DataType.LONG), Field("m", DataType.LONG),
-                 Field("x", DataType.DOUBLE), Field("s", DataType.STRING),
-                 Field("t", DataType.TIMESTAMP)))
+SCHEMA = Schema(
+    (
+        Field("a", DataType.BOOLEAN),
+        Field("b", DataType.BOOLEAN),
+        Field("n", DataType.LONG),
+        Field("m", DataType.LONG),
+        Field("x", DataType.DOUBLE),
+        Field("s", DataType.STRING),
+        Field("t", DataType.TIMESTAMP),
+    )
+)
 NAN = float("nan")
 T0 = datetime(2024, 5, 17, 13, 45, 30, 250000)  # a Friday
 _ = None
@@ -27,12 +35,34 @@ _ = None
 # (expression, row values for the fields it reads, expected value)
 CASES = [
     # three-valued logic
-    *[(f"a {op} b", {"a": left, "b": right}, want)
-      for op, table in (("AND", {(True, True): True, (True, False): False, (True, _): _,
-                                 (False, False): False, (False, _): False, (_, _): _}),
-                        ("OR", {(True, True): True, (True, False): True, (True, _): True,
-                                (False, False): False, (False, _): _, (_, _): _}))
-      for (left, right), want in table.items()],
+    *[
+        (f"a {op} b", {"a": left, "b": right}, want)
+        for op, table in (
+            (
+                "AND",
+                {
+                    (True, True): True,
+                    (True, False): False,
+                    (True, _): _,
+                    (False, False): False,
+                    (False, _): False,
+                    (_, _): _,
+                },
+            ),
+            (
+                "OR",
+                {
+                    (True, True): True,
+                    (True, False): True,
+                    (True, _): True,
+                    (False, False): False,
+                    (False, _): _,
+                    (_, _): _,
+                },
+            ),
+        )
+        for (left, right), want in table.items()
+    ],
     ("NOT a", {"a": _}, _),
     ("NOT a", {"a": False}, True),
     # arithmetic and NULL propagation
@@ -100,12 +130,18 @@ CASES = [
     ("CAST(s AS long)", {"s": "\u0661\u0662"}, _),
     ("CAST(s AS boolean)", {"s": " Yes "}, True),
     ("CAST(s AS boolean)", {"s": "maybe"}, _),
-    ("CAST(s AS timestamp)", {"s": "2024-01-02T03:04:05.123Z"},
-     datetime(2024, 1, 2, 3, 4, 5, 123000)),
+    (
+        "CAST(s AS timestamp)",
+        {"s": "2024-01-02T03:04:05.123Z"},
+        datetime(2024, 1, 2, 3, 4, 5, 123000),
+    ),
     ("CAST(s AS timestamp)", {"s": "2024-01-02 05:04:05+02:00"}, datetime(2024, 1, 2, 3, 4, 5)),
     ("CAST(s AS timestamp)", {"s": "+2024-01-02 03:04:05 UTC"}, datetime(2024, 1, 2, 3, 4, 5)),
-    ("CAST(s AS timestamp)", {"s": "2024-01-02T03:04:05.123+01"},
-     datetime(2024, 1, 2, 2, 4, 5, 123000)),
+    (
+        "CAST(s AS timestamp)",
+        {"s": "2024-01-02T03:04:05.123+01"},
+        datetime(2024, 1, 2, 2, 4, 5, 123000),
+    ),
     ("CAST(s AS timestamp)", {"s": "2024-01-02 03:04:05+18:30"}, _),
     ("CAST(s AS timestamp)", {"s": "Europe/Paris"}, _),
     ("CAST(s AS timestamp)", {"s": "12:30"}, _),
@@ -149,7 +185,7 @@ CASES = [
     ("lpad(s, 5, 'xy')", {"s": "ab"}, "xyxab"),
     ("lpad(s, 1, 'xy')", {"s": "ab"}, "a"),
     ("rpad(s, n, '.')", {"s": "ab", "n": -5}, ""),
-    ("rpad(s, n, '.')", {"s": "ab", "n": 10 ** 12}, _),
+    ("rpad(s, n, '.')", {"s": "ab", "n": 10**12}, _),
     # numeric functions
     ("abs(n)", {"n": LONG_MIN}, _),
     ("abs(x)", {"x": -1.5}, 1.5),
@@ -178,8 +214,11 @@ CASES = [
     ("date_trunc('week', t)", {"t": T0}, datetime(2024, 5, 13)),
     ("date_trunc('QUARTER', t)", {"t": T0}, datetime(2024, 4, 1)),
     ("date_trunc('minute', t)", {"t": T0}, datetime(2024, 5, 17, 13, 45)),
-    ("date_trunc('millisecond', t)", {"t": datetime(2024, 1, 1, 0, 0, 0, 123456)},
-     datetime(2024, 1, 1, 0, 0, 0, 123000)),
+    (
+        "date_trunc('millisecond', t)",
+        {"t": datetime(2024, 1, 1, 0, 0, 0, 123456)},
+        datetime(2024, 1, 1, 0, 0, 0, 123000),
+    ),
     ("unix_timestamp(t)", {"t": datetime(1970, 1, 1, 0, 1)}, 60),
     ("to_timestamp(s)", {"s": "2024-02-29"}, datetime(2024, 2, 29)),
     ("to_timestamp(s)", {"s": "2023-02-29"}, _),
@@ -222,8 +261,11 @@ def test_spark_agrees_and_no_value_fails_the_query(spark):
     rows = [tuple(_aware(_row(values)[f.name]) for f in SCHEMA.fields) for _, values, _ in CASES]
     frame = spark.createDataFrame(rows, SCHEMA.spark_type()).coalesce(1)
     results = frame.select(*[c.to_column().alias(f"e{i}") for i, c in enumerate(checked)]).collect()
-    wrong = [(text, _utc(results[i][i]), want) for i, (text, _, want) in enumerate(CASES)
-             if not _same(_utc(results[i][i]), want)]
+    wrong = [
+        (text, _utc(results[i][i]), want)
+        for i, (text, _, want) in enumerate(CASES)
+        if not _same(_utc(results[i][i]), want)
+    ]
     assert not wrong
 
 

@@ -3,6 +3,7 @@
 Only the two successful runs start Spark; every invalid diagram, argument or file is
 answered (exit 2, problems on stderr) before Spark starts.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,10 +17,15 @@ from tests.paper import as_yaml, q1
 
 SLUICE = str(Path(sys.executable).with_name("sluice"))
 FIGURE_6 = as_yaml(q1(headless=True, outputs={"raw": {"from": "in1"}}))
-IN1 = ['{"time": "2024-01-01T00:00:01Z", "symbol": "IBM", "price": 10}',
-       '{"time": "2024-01-01T00:00:03Z", "symbol": "ORCL", "price": 30}']
-IN2 = ['{"time": "2024-01-01T00:00:04", "symbol": "MSFT", "price": 40}',
-       '{"time": 1704067205, "symbol": "ORCL", "price": 50.5}', ""]
+IN1 = [
+    '{"time": "2024-01-01T00:00:01Z", "symbol": "IBM", "price": 10}',
+    '{"time": "2024-01-01T00:00:03Z", "symbol": "ORCL", "price": 30}',
+]
+IN2 = [
+    '{"time": "2024-01-01T00:00:04", "symbol": "MSFT", "price": 40}',
+    '{"time": 1704067205, "symbol": "ORCL", "price": 50.5}',
+    "",
+]
 
 
 @pytest.fixture
@@ -31,7 +37,9 @@ def files(tmp_path):
 
 
 def sluice(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([SLUICE, "run", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [SLUICE, "run", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def problems(done: subprocess.CompletedProcess) -> list[str]:
@@ -48,40 +56,82 @@ def test_run_prints_every_output_tuple_with_its_sources(files):
     results = {(r["_output"], r.get("symbol")): r for r in rows}
     assert len(rows) == len(results) == 5
     assert results[("out1", "ORCL")] == {
-        "window_start": "2024-01-01T00:00:00Z", "window_end": "2024-01-01T00:00:10Z", "symbol": "ORCL",
-        "avg_price": 40.25, "n": 2, "_output": "out1", "_sources": ["in1", "in2"]}
+        "window_start": "2024-01-01T00:00:00Z",
+        "window_end": "2024-01-01T00:00:10Z",
+        "symbol": "ORCL",
+        "avg_price": 40.25,
+        "n": 2,
+        "_output": "out1",
+        "_sources": ["in1", "in2"],
+    }
     assert results[("out1", "MSFT")]["_sources"] == ["in2"]
-    assert results[("raw", "IBM")] == {"time": "2024-01-01T00:00:01Z", "symbol": "IBM", "price": 10.0,
-                                       "_output": "raw", "_sources": ["in1"]}
+    assert results[("raw", "IBM")] == {
+        "time": "2024-01-01T00:00:01Z",
+        "symbol": "IBM",
+        "price": 10.0,
+        "_output": "raw",
+        "_sources": ["in1"],
+    }
 
 
 def test_readable_applies_the_secfilter(files):
-    done = sluice(files, "q1.yaml", "--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--readable", "in1")
+    done = sluice(
+        files, "q1.yaml", "--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--readable", "in1"
+    )
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines()]
-    assert sorted((r["_output"], r["symbol"]) for r in rows) == [("out1", "IBM"), ("raw", "IBM"), ("raw", "ORCL")]
+    assert sorted((r["_output"], r["symbol"]) for r in rows) == [
+        ("out1", "IBM"),
+        ("raw", "IBM"),
+        ("raw", "ORCL"),
+    ]
     assert {tuple(r["_sources"]) for r in rows} == {("in1",)}
 
 
 def test_a_bad_diagram_prints_every_problem(files):
-    (files / "bad.yaml").write_text(FIGURE_6.replace("size: 10s", "size: 10 parsecs")
-                                    .replace("group_by: [symbol]", "group_by: [sym]").replace("version: 1", "version: 3"))
+    (files / "bad.yaml").write_text(
+        FIGURE_6.replace("size: 10s", "size: 10 parsecs")
+        .replace("group_by: [symbol]", "group_by: [sym]")
+        .replace("version: 1", "version: 3")
+    )
     assert problems(sluice(files, "bad.yaml", "--input", "in1=a.ndjson")) == [
-        "[UNSUPPORTED_VERSION] version", "[INVALID_DURATION] boxes.avg.window.size"]
+        "[UNSUPPORTED_VERSION] version",
+        "[INVALID_DURATION] boxes.avg.window.size",
+    ]
 
 
 def test_bad_lines_are_named_by_file_and_line(files):
-    (files / "c.ndjson").write_text(IN1[0] + "\n{not json\n" + '{"time": "yesterday", "symbol": "X", "price": 1}\n'
-                                    + '{"symbol": "X", "price": "1"}\n' + '{"symbol": "X", "colour": 1}\n')
-    assert problems(sluice(files, "q1.yaml", "--input", "in1=c.ndjson", "--input", "in2=b.ndjson")) == [
-        "[BAD_JSON] c.ndjson:2"] + [f"[TUPLE_INVALID] c.ndjson{line}" for line in (":3", ":4", ":5", ":5")]
+    (files / "c.ndjson").write_text(
+        IN1[0]
+        + "\n{not json\n"
+        + '{"time": "yesterday", "symbol": "X", "price": 1}\n'
+        + '{"symbol": "X", "price": "1"}\n'
+        + '{"symbol": "X", "colour": 1}\n'
+    )
+    assert problems(
+        sluice(files, "q1.yaml", "--input", "in1=c.ndjson", "--input", "in2=b.ndjson")
+    ) == ["[BAD_JSON] c.ndjson:2"] + [
+        f"[TUPLE_INVALID] c.ndjson{line}" for line in (":3", ":4", ":5", ":5")
+    ]
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["--input", "in1=a.ndjson"], ["[INPUT_MISMATCH] in2"]),
-    (["--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--input", "in3=b.ndjson"], ["[INPUT_MISMATCH] in3"]),
-    (["--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--readable", "in1,in7"], ["[INPUT_MISMATCH] --readable"]),
-    (["--input", "in1=a.ndjson", "--input", "in2=missing.ndjson"], ["[FILE_UNREADABLE] missing.ndjson"]),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--input", "in1=a.ndjson"], ["[INPUT_MISMATCH] in2"]),
+        (
+            ["--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--input", "in3=b.ndjson"],
+            ["[INPUT_MISMATCH] in3"],
+        ),
+        (
+            ["--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--readable", "in1,in7"],
+            ["[INPUT_MISMATCH] --readable"],
+        ),
+        (
+            ["--input", "in1=a.ndjson", "--input", "in2=missing.ndjson"],
+            ["[FILE_UNREADABLE] missing.ndjson"],
+        ),
+    ],
+)
 def test_bad_arguments_are_refused_before_spark(files, args, expected):
     assert problems(sluice(files, "q1.yaml", *args)) == expected

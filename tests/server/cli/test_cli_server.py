@@ -1,4 +1,5 @@
 """``sluice user add NAME --admin``: the first administrator, straight into the catalog file."""
+
 from __future__ import annotations
 
 import io

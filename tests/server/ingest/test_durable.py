@@ -4,6 +4,7 @@
 the file before the rename, its directory after it. Both writers of small durable files
 (the log's ``schema.json``, a diagram's ``start.json``) go through it.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,9 +49,11 @@ def test_a_replace_leaves_the_new_content_and_no_temporary(tmp_path):
 def test_the_file_is_flushed_before_the_rename_and_the_directory_after(tmp_path, events):
     target = tmp_path / "state.json"
     write_durably(target, "x")
-    assert events == [("fsync", str(tmp_path / "state.json.tmp")),
-                      ("replace", str(target)),
-                      ("fsync", str(tmp_path))]
+    assert events == [
+        ("fsync", str(tmp_path / "state.json.tmp")),
+        ("replace", str(target)),
+        ("fsync", str(tmp_path)),
+    ]
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
@@ -87,13 +90,14 @@ def test_every_durable_file_has_its_directory_flushed_after_its_rename(tmp_path,
 
 def test_new_directories_are_flushed_into_their_parents(tmp_path, events):
     make_dirs_durably(tmp_path / "a" / "b")
-    make_dirs_durably(tmp_path / "a" / "b")   # existing: nothing to flush
+    make_dirs_durably(tmp_path / "a" / "b")  # existing: nothing to flush
     assert events == [("fsync", str(tmp_path)), ("fsync", str(tmp_path / "a"))]
 
 
 @pytest.mark.parametrize("write", [_schema_file, _start_file], ids=["stream", "diagram version"])
-def test_a_new_stream_or_diagram_directory_is_flushed_before_its_first_file(tmp_path, events,
-                                                                             write):
+def test_a_new_stream_or_diagram_directory_is_flushed_before_its_first_file(
+    tmp_path, events, write
+):
     path = write(tmp_path)
     created = events.index(("fsync", str(path.parent.parent)))
     assert created < events.index(("replace", str(path)))

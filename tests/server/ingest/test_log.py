@@ -1,4 +1,5 @@
 """The ingestion log: all-or-nothing checks, arrival order and time, durability, group commit."""
+
 from __future__ import annotations
 
 import threading
@@ -14,8 +15,19 @@ from server.ingest import IngestLog, Limits
 from server.ingest.acks import AckTimes
 from server.ingest.segments import Position, read_range
 
-SCHEMA, _ = parse_schema({"fields": {"time": "timestamp", "symbol": "string", "price": "double",
-                                     "qty": "long", "open": "boolean"}, "event_time": "time"}, "s")
+SCHEMA, _ = parse_schema(
+    {
+        "fields": {
+            "time": "timestamp",
+            "symbol": "string",
+            "price": "double",
+            "qty": "long",
+            "open": "boolean",
+        },
+        "event_time": "time",
+    },
+    "s",
+)
 GOOD = {"symbol": "ACME", "price": 1.5, "qty": 3, "open": True}
 
 
@@ -29,8 +41,11 @@ def log(tmp_path):
 
 def rows(log: IngestLog, name: str) -> list[dict]:
     head = log.heads([name])[name]
-    return [row for frame in read_range(log.directory(name), Position(0, 0, 0), head)
-            for row in pa.ipc.open_stream(frame.payload).read_all().to_pylist()]
+    return [
+        row
+        for frame in read_range(log.directory(name), Position(0, 0, 0), head)
+        for row in pa.ipc.open_stream(frame.payload).read_all().to_pylist()
+    ]
 
 
 def test_append_gives_arrival_order_and_fills_missing_event_time(log):
@@ -45,12 +60,14 @@ def test_append_gives_arrival_order_and_fills_missing_event_time(log):
     assert {k: stored[0][k] for k in GOOD} == GOOD
 
 
-@pytest.mark.parametrize("given", ["1969-12-31T23:59:59.5+00:00", -0.5,
-                                   datetime(1969, 12, 31, 23, 59, 59, 500_000)])
+@pytest.mark.parametrize(
+    "given", ["1969-12-31T23:59:59.5+00:00", -0.5, datetime(1969, 12, 31, 23, 59, 59, 500_000)]
+)
 def test_a_time_before_1970_keeps_its_fraction_of_a_second(log, given):
     log.append("trades", [{**GOOD, "time": given}])
-    assert rows(log, "trades")[0]["time"] == datetime(1969, 12, 31, 23, 59, 59, 500_000,
-                                                      tzinfo=timezone.utc)
+    assert rows(log, "trades")[0]["time"] == datetime(
+        1969, 12, 31, 23, 59, 59, 500_000, tzinfo=timezone.utc
+    )
 
 
 def test_acknowledged_tuples_survive_reopening(tmp_path, log):
@@ -63,21 +80,24 @@ def test_acknowledged_tuples_survive_reopening(tmp_path, log):
     reopened.close()
 
 
-@pytest.mark.parametrize("bad, field, reason", [
-    ({**GOOD, "price": "cheap"}, "price", "finite number"),
-    ({**GOOD, "qty": 1.5}, "qty", "integer"),
-    ({**GOOD, "qty": 1 << 64}, "qty", "64 bits"),
-    ({**GOOD, "open": "yes"}, "open", "true or false"),
-    ({**GOOD, "symbol": 7}, "symbol", "string"),
-    ({**GOOD, "symbol": "x" * 1001}, "symbol", "longer than"),
-    ({**GOOD, "time": "yesterday"}, "time", "ISO-8601"),
-    ({**GOOD, "price": float("nan")}, "price", "finite number"),
-    ({k: v for k, v in GOOD.items() if k != "qty"}, "qty", "missing"),
-    ({**GOOD, "_label": 1}, "_label", "no such field"),
-    ({**GOOD, "extra": 1}, "extra", "no such field"),
-    ([1, 2, 3], None, "must be an object"),
-    ("ACME,1.5", None, "must be an object"),
-])
+@pytest.mark.parametrize(
+    "bad, field, reason",
+    [
+        ({**GOOD, "price": "cheap"}, "price", "finite number"),
+        ({**GOOD, "qty": 1.5}, "qty", "integer"),
+        ({**GOOD, "qty": 1 << 64}, "qty", "64 bits"),
+        ({**GOOD, "open": "yes"}, "open", "true or false"),
+        ({**GOOD, "symbol": 7}, "symbol", "string"),
+        ({**GOOD, "symbol": "x" * 1001}, "symbol", "longer than"),
+        ({**GOOD, "time": "yesterday"}, "time", "ISO-8601"),
+        ({**GOOD, "price": float("nan")}, "price", "finite number"),
+        ({k: v for k, v in GOOD.items() if k != "qty"}, "qty", "missing"),
+        ({**GOOD, "_label": 1}, "_label", "no such field"),
+        ({**GOOD, "extra": 1}, "extra", "no such field"),
+        ([1, 2, 3], None, "must be an object"),
+        ("ACME,1.5", None, "must be an object"),
+    ],
+)
 def test_a_bad_tuple_rejects_the_whole_batch_and_says_where(log, bad, field, reason):
     with pytest.raises(InvalidInput) as caught:
         log.append("trades", [GOOD, GOOD, bad, GOOD])
@@ -96,12 +116,15 @@ def test_every_bad_tuple_is_reported(log):
     assert caught.value.details["invalid"] == 3
 
 
-@pytest.mark.parametrize("batch, error, code", [
-    ([GOOD] * 101, TooLarge, "BATCH_TOO_LARGE"),
-    ([{**GOOD, "symbol": "x" * 900}] * 100, TooLarge, "BATCH_TOO_LARGE"),
-    ([], InvalidInput, "BATCH_INVALID"),
-    ({"symbol": "ACME"}, InvalidInput, "BATCH_INVALID"),
-])
+@pytest.mark.parametrize(
+    "batch, error, code",
+    [
+        ([GOOD] * 101, TooLarge, "BATCH_TOO_LARGE"),
+        ([{**GOOD, "symbol": "x" * 900}] * 100, TooLarge, "BATCH_TOO_LARGE"),
+        ([], InvalidInput, "BATCH_INVALID"),
+        ({"symbol": "ACME"}, InvalidInput, "BATCH_INVALID"),
+    ],
+)
 def test_oversize_and_malformed_batches_are_refused(log, batch, error, code):
     with pytest.raises(error) as caught:
         log.append("trades", batch)
@@ -137,7 +160,8 @@ def test_concurrent_appends_share_flushes_and_keep_every_tuple(log):
         thread.join()
     assert sorted(r.first_seq for r in receipts) == list(range(threads * per_thread))
     assert sorted(r["qty"] for r in rows(log, "trades")) == sorted(
-        w * 1000 + i for w in range(threads) for i in range(per_thread))
+        w * 1000 + i for w in range(threads) for i in range(per_thread)
+    )
     assert log.commits < threads * per_thread
 
 
@@ -157,7 +181,7 @@ def test_the_acknowledgement_time_of_each_recent_head_is_kept(log):
     after = time.monotonic()
     head = receipt.first_seq + receipt.count
     assert before <= log.acked_at("trades", head) <= after
-    assert log.acked_at("trades", head - 1) is None     # inside a frame: never a head
+    assert log.acked_at("trades", head - 1) is None  # inside a frame: never a head
     assert log.acked_at("nowhere", head) is None
 
 

@@ -1,12 +1,19 @@
 """The segment log on real files: ranges across segments, torn tails, truncation."""
+
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from server.ingest.segments import (LogGap, Position, SegmentLog, list_segments, read_range,
-                                     segment_path)
+from server.ingest.segments import (
+    LogGap,
+    Position,
+    SegmentLog,
+    list_segments,
+    read_range,
+    segment_path,
+)
 
 
 def fill(log: SegmentLog, frames: int, rows: int = 3) -> list[Position]:
@@ -52,8 +59,9 @@ def test_truncation_deletes_only_segments_wholly_before_the_claim(tmp_path):
     claim = positions[9].seq
     log.truncate_before(claim)
     assert log.oldest().seq <= claim
-    assert [f.first_seq for f in read_range(tmp_path, positions[9], positions[-1])] == \
-        [3 * i for i in range(10, 20)]
+    assert [f.first_seq for f in read_range(tmp_path, positions[9], positions[-1])] == [
+        3 * i for i in range(10, 20)
+    ]
     assert log.oldest().seq > 0
 
 

@@ -1,4 +1,5 @@
 """Open pages learn of every catalog change through one ``catalog_changed`` socket event."""
+
 from __future__ import annotations
 
 import queue

@@ -1,5 +1,6 @@
 """The SecFilter at delivery, against the real catalog: each batch is filtered with the
 subscriber's permissions as they are when the batch arrives (the paper's Figure 10)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,13 @@ LABELS = {"in1": 1, "in2": 2, "both": 3}
 
 def batch(*labels: str) -> pa.Table:
     """One aggregate row per label, named after it."""
-    return pa.table({"symbol": list(labels), "n": list(range(len(labels))),
-                     "_label": label_array([np.array([LABELS[name] for name in labels], np.uint64)])})
+    return pa.table(
+        {
+            "symbol": list(labels),
+            "n": list(range(len(labels))),
+            "_label": label_array([np.array([LABELS[name] for name in labels], np.uint64)]),
+        }
+    )
 
 
 class Sent:
@@ -58,8 +64,9 @@ def test_the_papers_scenario_at_delivery(setup):
     cat, delivery, sent, who = setup
     delivery.subscribe("al-socket", who["al"], "out1")
     delivery.on_batch("out1", ALL)
-    assert sent.take() == {"al-socket": [("in1", ["in1"]), ("in2", ["in2"]),
-                                         ("both", ["in1", "in2"])]}
+    assert sent.take() == {
+        "al-socket": [("in1", ["in1"]), ("in2", ["in2"]), ("both", ["in1", "in2"])]
+    }
     cat.grants.grant(who["joe"], "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "s")
     cat.grants.grant(who["joe"], "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
     for action in (A.VIEW_OBJECT, A.SUBSCRIBE):
@@ -69,8 +76,9 @@ def test_the_papers_scenario_at_delivery(setup):
     assert sent.take()["bob-socket"] == [("in1", ["in1"])]
     cat.grants.revoke(who["joe"], "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
     delivery.on_batch("out1", ALL)
-    assert sent.take() == {"al-socket": [("in1", ["in1"]), ("in2", ["in2"]),
-                                         ("both", ["in1", "in2"])]}
+    assert sent.take() == {
+        "al-socket": [("in1", ["in1"]), ("in2", ["in2"]), ("both", ["in1", "in2"])]
+    }
 
 
 def test_losing_subscribe_ends_the_subscription(setup):
@@ -96,6 +104,9 @@ def test_an_ended_session_gets_nothing(setup, end):
 
 def test_recent_results_are_filtered_for_the_asker(setup):
     cat, delivery, sent, who = setup
-    assert [r["symbol"] for r in delivery.visible_rows(who["al"], "out1", ALL)] == \
-        ["in1", "in2", "both"]
+    assert [r["symbol"] for r in delivery.visible_rows(who["al"], "out1", ALL)] == [
+        "in1",
+        "in2",
+        "both",
+    ]
     assert delivery.visible_rows(who["bob"], "out1", ALL) == []

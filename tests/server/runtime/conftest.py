@@ -1,4 +1,5 @@
 """A Runtime over the suite's one SparkSession."""
+
 from __future__ import annotations
 
 import pytest

@@ -3,6 +3,7 @@
 Reads one JSON line per batch (``{"stream": name, "tuples": [...]}``) and answers
 ``ack <first_seq>`` once the batch is durable. Prints ``ready`` when the diagram runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,9 @@ DIAGRAM = union_doc("crashy", STREAMS, "price >= 0")
 
 
 def main(data_dir: str) -> None:
-    runtime = Runtime(Path(data_dir), "local[2]", settings=RuntimeSettings(compact_every=1, segment_bytes=4096))
+    runtime = Runtime(
+        Path(data_dir), "local[2]", settings=RuntimeSettings(compact_every=1, segment_bytes=4096)
+    )
     for name in STREAMS:
         runtime.create_stream(name, TRADE)
     runtime.deploy("crashy", plan_of(DIAGRAM))

@@ -1,4 +1,5 @@
 """What the runtime tests share: a schema, diagram documents, and ways to await results."""
+
 from __future__ import annotations
 
 import threading
@@ -12,8 +13,10 @@ from boxes.types import parse_schema
 from server.ingest.segments import list_segments, scan, segment_path
 from server.runtime.outputs import decode_batch
 
-TRADE, _ = parse_schema({"fields": {"time": "timestamp", "symbol": "string", "price": "double"},
-                         "event_time": "time"}, "trade")
+TRADE, _ = parse_schema(
+    {"fields": {"time": "timestamp", "symbol": "string", "price": "double"}, "event_time": "time"},
+    "trade",
+)
 WAIT = 240  # seconds; generous because the machine's two cores are shared
 
 
@@ -23,8 +26,13 @@ def union_doc(name: str, inputs: list[str], where: str | None = None) -> dict:
     if where:
         boxes["kept"] = {"type": "filter", "in": source, "where": where}
         source = "kept"
-    return {"version": 1, "name": name, "inputs": {i: {} for i in inputs}, "boxes": boxes,
-            "outputs": {f"{name}_out": {"from": source}}}
+    return {
+        "version": 1,
+        "name": name,
+        "inputs": {i: {} for i in inputs},
+        "boxes": boxes,
+        "outputs": {f"{name}_out": {"from": source}},
+    }
 
 
 def plan_of(doc: dict):
@@ -66,6 +74,8 @@ def wait_until(condition, timeout: float = WAIT, what: str = "condition"):
 def read_results(directory: Path) -> list[tuple[int, pa.Table]]:
     """Every retained ``(batch id, table)`` of a result log, oldest first; read-only, so a test
     may read it while the server writes."""
-    return [decode_batch(frame.payload)
-            for base in list_segments(directory)
-            for frame, _ in scan(segment_path(directory, base))]
+    return [
+        decode_batch(frame.payload)
+        for base in list_segments(directory)
+        for frame, _ in scan(segment_path(directory, base))
+    ]

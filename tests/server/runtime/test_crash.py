@@ -3,6 +3,7 @@
 Every acknowledged tuple must come out of the diagram exactly once, and no tuple (even an
 unacknowledged one, which may or may not have reached the log) may come out twice.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,13 @@ class Child:
 
     def __init__(self, data_dir: Path, next_id) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(CHILD), str(data_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, bufsize=1)
+            [sys.executable, str(CHILD), str(data_dir)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
         self.next_id = next_id
         self.acked: list[int] = []
         self.ready = threading.Event()
@@ -74,8 +80,9 @@ def delivered_ids(data_dir: Path) -> Counter:
     results = directory.results("crashy_out")
     if not results.exists():
         return Counter()
-    return Counter(int(row["symbol"][1:]) for _, table in read_results(results)
-                   for row in table.to_pylist())
+    return Counter(
+        int(row["symbol"][1:]) for _, table in read_results(results) for row in table.to_pylist()
+    )
 
 
 def test_every_acknowledged_tuple_comes_out_exactly_once_across_sigkills(tmp_path):
@@ -91,8 +98,10 @@ def test_every_acknowledged_tuple_comes_out_exactly_once_across_sigkills(tmp_pat
         child = Child(tmp_path, next_ids)
         assert child.ready.wait(WAIT), "the runtime did not start"
         before = sum(delivered_ids(tmp_path).values())
-        wait_until(lambda: sum(delivered_ids(tmp_path).values()) > before,
-                   what="the restarted query to deliver")
+        wait_until(
+            lambda: sum(delivered_ids(tmp_path).values()) > before,
+            what="the restarted query to deliver",
+        )
         target = len(child.acked) + random.randint(1, 40)
         wait_until(lambda: len(child.acked) >= target, what="more acknowledgements")
         child.kill()  # while the query is busy with the appends that keep coming
@@ -103,8 +112,10 @@ def test_every_acknowledged_tuple_comes_out_exactly_once_across_sigkills(tmp_pat
     final.stopped.set()
     final.feeder.join()
     acked.extend(final.acked)
-    delivered = wait_until(lambda: (d := delivered_ids(tmp_path)).keys() >= set(acked) and d,
-                           what="every acknowledged tuple to come out")
+    delivered = wait_until(
+        lambda: (d := delivered_ids(tmp_path)).keys() >= set(acked) and d,
+        what="every acknowledged tuple to come out",
+    )
     final.finish()
     delivered = delivered_ids(tmp_path)
     assert set(acked) <= delivered.keys()

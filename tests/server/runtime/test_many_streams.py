@@ -1,4 +1,5 @@
 """A diagram over 200 input streams: one source process, correct labels, bounded memory."""
+
 from __future__ import annotations
 
 import os

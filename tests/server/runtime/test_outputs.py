@@ -1,4 +1,5 @@
 """Output sinks fed real Spark DataFrames: exactly-once by batch id, last-N, slow consumers."""
+
 from __future__ import annotations
 
 import threading
@@ -14,6 +15,7 @@ from server.runtime.outputs import OutputSink
 def frames(spark):
     def make(*values: int):
         return spark.createDataFrame([(v,) for v in values], "v BIGINT")
+
     return make
 
 
@@ -26,7 +28,7 @@ def test_a_batch_already_logged_is_not_delivered_again_after_reopening(tmp_path,
     sink.close()
     reopened = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100)
     reopened.tap(seen)
-    reopened.handle(frames(3), 1)   # Spark re-runs the uncommitted batch after a crash
+    reopened.handle(frames(3), 1)  # Spark re-runs the uncommitted batch after a crash
     reopened.handle(frames(4), 2)
     reopened.close()
     assert [r["v"] for r in seen.rows] == [1, 2, 3, 4]
@@ -61,7 +63,7 @@ def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(tmp_path
     sink.handle(frames(0), 0)
     assert entered.wait(60)
     for batch_id in range(1, 6):
-        sink.handle(frames(batch_id), batch_id)   # returns at once: nothing waits for `slow`
+        sink.handle(frames(batch_id), batch_id)  # returns at once: nothing waits for `slow`
     stats = sink.stats()
     assert (stats["dropped_batches"], stats["dropped_rows"]) == (3, 3)
     release.set()
@@ -71,8 +73,7 @@ def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(tmp_path
     sink.close()
 
 
-def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery(tmp_path,
-                                                                                 frames):
+def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery(tmp_path, frames):
     acked = {0: time.monotonic() - 0.5}
     seen = Collector()
     sink = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100, acked=acked.__getitem__)
@@ -80,7 +81,7 @@ def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery
     assert sink.stats()["latency_ms"] is None
     sink.handle(frames(1), 0)
     assert sink.stats()["latency_ms"] >= 500
-    sink.handle(frames(2), 1)   # no acknowledgement time known: the lookup raises
+    sink.handle(frames(2), 1)  # no acknowledgement time known: the lookup raises
     assert [r["v"] for r in seen.wait_for_rows(2)] == [1, 2]
     assert sink.stats()["latency_ms"] is None
     sink.close()

@@ -4,6 +4,7 @@ Spark drops listener events when its bus falls behind; the runtime registers no 
 asks the queries themselves, on a schedule and at every ``status`` call. Each test ends a
 query in a way no listener tells the runtime about, and awaits the runtime's own finding.
 """
+
 from __future__ import annotations
 
 import threading
@@ -22,8 +23,13 @@ def make_runtime(spark, tmp_path):
     made = []
 
     def make(**settings) -> Runtime:
-        made.append(Runtime(tmp_path / f"rt{len(made)}", session=spark,
-                            settings=RuntimeSettings(compact_every=3600, **settings)))
+        made.append(
+            Runtime(
+                tmp_path / f"rt{len(made)}",
+                session=spark,
+                settings=RuntimeSettings(compact_every=3600, **settings),
+            )
+        )
         return made[-1]
 
     yield make
@@ -33,8 +39,7 @@ def make_runtime(spark, tmp_path):
 
 def python_listeners(spark) -> list[str]:
     listeners = spark._jsparkSession.streams().listListeners()
-    return [name for listener in listeners
-            if "Python" in (name := listener.getClass().getName())]
+    return [name for listener in listeners if "Python" in (name := listener.getClass().getName())]
 
 
 def query_of(spark, name: str):
@@ -50,8 +55,9 @@ def deploy_delivering(runtime: Runtime, name: str) -> Collector:
     return rows
 
 
-def test_a_query_failing_unseen_by_any_listener_is_marked_failed_and_restarted(make_runtime,
-                                                                             spark, tmp_path):
+def test_a_query_failing_unseen_by_any_listener_is_marked_failed_and_restarted(
+    make_runtime, spark, tmp_path
+):
     runtime = make_runtime(reconcile_every=EVERY, restart_backoff=2.0)
     assert python_listeners(spark) == []  # no termination event can reach Python
     runtime.create_stream("doomed", TRADE)
@@ -77,12 +83,16 @@ def test_a_query_failing_unseen_by_any_listener_is_marked_failed_and_restarted(m
         segment.rename(segments / segment.name)  # before the restart (2 s later) reads again
     assert [r["symbol"] for r in rows.wait_for_rows(1)] == ["x"]
     assert runtime.status("doomed") | {"outputs": None, "version": None} == {
-        "diagram": "doomed", "state": "running", "error": None, "restarts": 1,
-        "outputs": None, "version": None}
+        "diagram": "doomed",
+        "state": "running",
+        "error": None,
+        "restarts": 1,
+        "outputs": None,
+        "version": None,
+    }
 
 
-def test_a_query_stopped_behind_the_runtimes_back_is_found_within_one_round(make_runtime,
-                                                                           spark):
+def test_a_query_stopped_behind_the_runtimes_back_is_found_within_one_round(make_runtime, spark):
     runtime = make_runtime(reconcile_every=EVERY, restart_backoff=0.1)
     rows = deploy_delivering(runtime, "d")
     query_of(spark, "d.d_out").stop()
@@ -97,8 +107,7 @@ def test_a_query_stopped_behind_the_runtimes_back_is_found_within_one_round(make
     assert runtime.status("d")["error"] is None
 
 
-def test_every_status_call_checks_the_queries_and_racing_callers_restart_once(make_runtime,
-                                                                              spark):
+def test_every_status_call_checks_the_queries_and_racing_callers_restart_once(make_runtime, spark):
     runtime = make_runtime(reconcile_every=3600, restart_backoff=0.5)  # only status() looks
     rows = deploy_delivering(runtime, "d")
     query_of(spark, "d.d_out").stop()
@@ -113,8 +122,9 @@ def test_every_status_call_checks_the_queries_and_racing_callers_restart_once(ma
         caller.start()
     for caller in callers:
         caller.join()
-    assert [(a["state"], a["restarts"], a["error"]) for a in answers] == \
-        [("failed", 1, "output 'd_out' stopped unexpectedly")] * 8
+    assert [(a["state"], a["restarts"], a["error"]) for a in answers] == [
+        ("failed", 1, "output 'd_out' stopped unexpectedly")
+    ] * 8
 
     assert runtime.wait_for_state("d", "running", restarts=1, timeout=WAIT)
     assert [q.name for q in spark.streams.active if q.name == "d.d_out"] == ["d.d_out"]
@@ -134,8 +144,11 @@ def test_deploying_again_a_diagram_whose_query_died_starts_it_afresh(make_runtim
 
 
 def test_close_stops_the_reconciler_at_once(spark, tmp_path):
-    runtime = Runtime(tmp_path / "rt", session=spark,
-                      settings=RuntimeSettings(reconcile_every=3600, compact_every=3600))
+    runtime = Runtime(
+        tmp_path / "rt",
+        session=spark,
+        settings=RuntimeSettings(reconcile_every=3600, compact_every=3600),
+    )
     assert "runtime-reconciler" in [t.name for t in threading.enumerate()]
     started = time.monotonic()
     runtime.close()

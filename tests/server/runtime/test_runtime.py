@@ -1,10 +1,11 @@
 """Diagrams as real Spark streaming queries over the ingestion log."""
+
 from __future__ import annotations
 
 import pytest
+from runtime_helpers import TRADE, Collector, plan_of, union_doc, wait_until
 
 from boxes.errors import InvalidInput, NotFound, TooLarge
-from runtime_helpers import Collector, TRADE, plan_of, union_doc, wait_until
 
 
 def trade(symbol: str, price: float) -> dict:
@@ -65,9 +66,14 @@ def test_a_failing_diagram_reports_its_error_and_disturbs_no_other(runtime):
     for segment in runtime.log.directory("doomed").glob("*.seg"):
         segment.unlink()  # the rows the stopped diagram still needs are lost
     runtime.deploy("doomed", doomed_plan, Collector())
-    status = wait_until(lambda: (s := runtime.status("doomed"))["state"] == "failed"
-                        and s["restarts"] == runtime.settings.max_restarts and s,
-                        what="the diagram to fail after its automatic restarts")
+    status = wait_until(
+        lambda: (
+            (s := runtime.status("doomed"))["state"] == "failed"
+            and s["restarts"] == runtime.settings.max_restarts
+            and s
+        ),
+        what="the diagram to fail after its automatic restarts",
+    )
     assert "LOG_GAP" in status["error"]
     runtime.append("fine", [trade("y", 2.0)])
     assert [r["symbol"] for r in survivor.wait_for_rows(1)] == ["y"]

@@ -1,19 +1,22 @@
 """A plain-Python evaluator of checked expressions: the independent reference for the Spark columns.
 
 ``evaluate(check_expression(...), row)`` computes one value, ``aggregate(check_aggregate(...),
-rows)`` one group's. Rows map field names to Python values; timestamps may be naive (meaning UTC) or aware.
+rows)`` one group's. Rows map field names to Python values; timestamps may be naive (meaning UTC)
+or aware.
 
 It follows SQL as Spark does it: NULL propagates, AND/OR/NOT are three-valued, ``/`` and
 ``%`` by zero give NULL, ``%`` takes the dividend's sign, integer overflow gives NULL (as the
 ``try_`` functions the columns use), and NaN equals NaN and sorts above every number.
 """
+
 from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Mapping, Sequence
 from datetime import timezone
 from functools import singledispatch
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from boxes.expressions import CheckedAggregate, CheckedExpr, functions
 from boxes.expressions import nodes as n
@@ -48,11 +51,17 @@ def _avg(values: list[Any], kind: DataType) -> Any:
 def _extreme(largest: bool):
     def pick(values: list[Any], kind: DataType) -> Any:
         return (max if largest else min)(values, key=order_key) if values else None
+
     return pick
 
 
-_AGGREGATES = {"count": lambda values, kind: len(values), "sum": _sum, "avg": _avg,
-               "min": _extreme(False), "max": _extreme(True)}
+_AGGREGATES = {
+    "count": lambda values, kind: len(values),
+    "sum": _sum,
+    "avg": _avg,
+    "min": _extreme(False),
+    "max": _extreme(True),
+}
 
 
 @singledispatch
@@ -98,8 +107,13 @@ def _remainder(left: Any, right: Any) -> Any:
     return math.fmod(left, right)
 
 
-_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-          "%": _remainder}
+_ARITH = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "%": _remainder,
+}
 
 
 @_eval.register
@@ -116,8 +130,14 @@ def _(node: n.Shift, row):
     return None if value is None else from_micros(to_micros(value) + node.micros)
 
 
-_ORDER = {"=": lambda c: c == 0, "!=": lambda c: c != 0, "<": lambda c: c < 0,
-          "<=": lambda c: c <= 0, ">": lambda c: c > 0, ">=": lambda c: c >= 0}
+_ORDER = {
+    "=": lambda c: c == 0,
+    "!=": lambda c: c != 0,
+    "<": lambda c: c < 0,
+    "<=": lambda c: c <= 0,
+    ">": lambda c: c > 0,
+    ">=": lambda c: c >= 0,
+}
 
 
 @_eval.register
@@ -125,7 +145,8 @@ def _(node: n.Compare, row):
     left, right = _eval(node.left, row), _eval(node.right, row)
     if node.op == "<=>":
         return (left is None and right is None) or (
-            left is not None and right is not None and compare(left, right) == 0)
+            left is not None and right is not None and compare(left, right) == 0
+        )
     if left is None or right is None:
         return None
     return _ORDER[node.op](compare(left, right))

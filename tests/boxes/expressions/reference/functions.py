@@ -3,17 +3,25 @@
 The Spark builders live in ``boxes/expressions/functions.py``; these are the independent
 reference the differential tests compare them against.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from boxes.expressions.functions import MAX_PAD, MAX_STRING
-from boxes.expressions.sqlvalues import INT_MAX, INT_MIN, MAX_MICROS, MIN_MICROS, from_micros
-from boxes.expressions.sqlvalues import parse_timestamp, to_micros
-from tests.boxes.expressions.reference.values import compare, long_or_null, order_key
-from tests.boxes.expressions.reference.values import round_half_up
+from boxes.expressions.sqlvalues import (
+    INT_MAX,
+    INT_MIN,
+    MAX_MICROS,
+    MIN_MICROS,
+    from_micros,
+    parse_timestamp,
+    to_micros,
+)
+from tests.boxes.expressions.reference.values import compare, long_or_null, order_key, round_half_up
 
 
 def _substring_py(text: str, pos: int, length: int = INT_MAX) -> str | None:
@@ -32,9 +40,10 @@ def _pad_py(left: bool) -> Callable[[str, int, str], str | None]:
             return None
         spaces = size - len(text)
         if spaces <= 0 or not fill:
-            return text[:max(size, 0)]
+            return text[: max(size, 0)]
         filler = (fill * (spaces // len(fill) + 1))[:spaces]
         return filler + text if left else text + filler
+
     return pad
 
 
@@ -60,9 +69,10 @@ def _to_long_py(op: Callable[[float], int]) -> Callable[[Any], int | None]:
     def convert(value: Any) -> int | None:
         if isinstance(value, int):
             return value
-        if math.isnan(value) or not -(2.0 ** 63) <= value < 2.0 ** 63:
+        if math.isnan(value) or not -(2.0**63) <= value < 2.0**63:
             return None
         return op(value)
+
     return convert
 
 
@@ -80,6 +90,7 @@ def _exp_py(value: float) -> float:
 def _log_py(op: Callable[[float], float]) -> Callable[[float], float | None]:
     def log(value: float) -> float | None:
         return None if value <= 0 else op(value)
+
     return log
 
 
@@ -106,6 +117,7 @@ def _extreme_py(largest: bool) -> Callable[..., Any]:
         if not present:
             return None
         return (max if largest else min)(present, key=order_key)
+
     return pick
 
 
@@ -134,8 +146,9 @@ def _trunc_py(unit: str, ts: datetime) -> datetime:
     order = ("year", "month", "day", "hour", "minute", "second")
     reset = {"month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0}
     keep = order.index(unit)
-    return ts.replace(microsecond=0,
-                      **{name: value for name, value in reset.items() if order.index(name) > keep})
+    return ts.replace(
+        microsecond=0, **{name: value for name, value in reset.items() if order.index(name) > keep}
+    )
 
 
 def _timestamp_seconds_py(seconds: int) -> datetime | None:

@@ -4,6 +4,7 @@ Values are Python ``int`` (long), ``float`` (double), ``str``, ``bool`` and naiv
 meaning UTC (the session time zone). Where Spark in ANSI mode would raise (overflow, a bad
 cast), Sluice's columns yield NULL instead, and so do these functions.
 """
+
 from __future__ import annotations
 
 import math
@@ -67,8 +68,7 @@ def round_half_up(value: float, digits: int) -> float:
     if math.isnan(value) or math.isinf(value):
         return value
     context = Context(prec=800)
-    return float(Decimal(repr(value)).quantize(Decimal(1).scaleb(-digits), ROUND_HALF_UP,
-                                               context))
+    return float(Decimal(repr(value)).quantize(Decimal(1).scaleb(-digits), ROUND_HALF_UP, context))
 
 
 def cast(value: Any, source: DataType, target: DataType) -> Any:
@@ -85,8 +85,15 @@ def _string_to_long(text: str) -> int | None:
 
 def _string_to_double(text: str) -> float | None:
     stripped = text.strip()
-    special = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf,
-               "-infinity": -math.inf, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
+    special = {
+        "nan": math.nan,
+        "infinity": math.inf,
+        "+infinity": math.inf,
+        "-infinity": -math.inf,
+        "inf": math.inf,
+        "+inf": math.inf,
+        "-inf": -math.inf,
+    }
     if stripped.lower() in special:
         return special[stripped.lower()]
     if not re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[dDfF]?", stripped):
