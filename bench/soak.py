@@ -98,7 +98,7 @@ class Served:
             try:
                 if requests.get(f"{self.url}/api/v1/openapi.json", timeout=2).ok:
                     break
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError("the server did not start in 300 s")
