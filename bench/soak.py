@@ -292,6 +292,7 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
         else float("nan")
     )
     dropped = dropped_batches(status)
+    progress = status.get("progress") or {}
     bus = (system.get("runtime") or {}).get("listener_bus") or {}
     dropped_events = sum((bus.get("dropped_events") or {}).values())
     growth = (memory[1] - memory[0]) / memory[0]
@@ -303,7 +304,7 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
         Row("soak", "dropped batches", "batches", float(dropped)),
         Row("soak", "permission changes", "changes", float(changes[0])),
         Row("soak", "Spark listener events dropped", "events", float(dropped_events)),
-        Row("soak", "diagram restarts", "restarts", float(status.get("restarts") or 0)),
+        Row("soak", "diagram restarts", "restarts", float(progress.get("restarts") or 0)),
         Row("soak", "server memory after warm-up", "MiB", memory[0] / 2**20),
         Row("soak", "server memory at the end", "MiB", memory[1] / 2**20),
     ]
@@ -318,8 +319,8 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
         Goal(
             "soak",
             "diagram still running",
-            str(status.get("state")),
-            status.get("state") == "running",
+            str(progress.get("state")),
+            progress.get("state") == "running",
         ),
     ]
     extra = {
