@@ -454,6 +454,12 @@ DEPLOY_FAILED = define(
     "runtime",
     private=("reason",),
 )
+DEPLOY_TIMEOUT = define(
+    "DEPLOY_TIMEOUT",
+    503,
+    "diagram {diagram!r} did not start within {seconds} s; its queries are stopped",
+    "runtime",
+)
 DIAGRAM_RUNNING = define(
     "DIAGRAM_RUNNING", 409, "diagram {name} is running; stop it first", "runtime"
 )

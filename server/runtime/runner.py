@@ -33,7 +33,7 @@ from py4j.protocol import Py4JError
 from boxes import codes
 from boxes.compiler import compile_plan
 from boxes.document import Plan
-from boxes.errors import Conflict, NotFound, SluiceError
+from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.runtime import checkpoints
@@ -43,6 +43,8 @@ from server.runtime.source import LogSource, input_frames
 
 log = logging.getLogger(__name__)
 RUNNING, STOPPED, FAILED = "running", "stopped", "failed"
+STARTING = "starting"  # deploying: its outputs are taken, its queries not yet all up
+CHECK_WAIT = 5.0  # seconds a status waits for another caller's check of the same diagram
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class RuntimeSettings:
     compact_every: float = 60.0  # seconds between ingestion-log compactions
     max_restarts: int = 3  # automatic restarts of a failed diagram from its checkpoint
     restart_backoff: float = 2.0  # seconds before the first restart, doubled for each next
-    source_start_timeout: float = 120.0  # how long deploy waits for its sources to come up
+    deploy_timeout: float = 120.0  # how long a deploy may wait for its queries' sources
     reconcile_every: float = 2.0  # seconds between checks that every running query is alive
 
 
@@ -107,7 +109,13 @@ class Runtime:
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
         self._heads = HeadServer(self.log)
         self._diagrams_root = self.data_dir / "diagrams"
+        # Locks, always taken in this order: a diagram's own (held through its deploy, restart,
+        # stop or check, so that one slow diagram holds up only itself), then ``_launching``
+        # (Spark starts one diagram's queries at a time), then ``_lock`` (the registry, held
+        # only for a moment). A status read never waits on a diagram's lock.
         self._deployments: dict[str, _Deployment] = {}
+        self._diagram_locks: dict[str, threading.RLock] = {}
+        self._launching = threading.Lock()
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)  # notified when a diagram changes state
         self._closed = threading.Event()
@@ -124,11 +132,13 @@ class Runtime:
     @classmethod
     def start(cls, config: Any) -> Runtime:
         """Build from the server's settings (``data_dir``, ``spark_master``, ``spark_conf``,
-        ``recent_tuples``, ``max_batch_tuples``, ``reconcile_seconds``)."""
+        ``recent_tuples``, ``max_batch_tuples``, ``reconcile_seconds``,
+        ``deploy_timeout_seconds``)."""
         settings = RuntimeSettings(
             recent_rows=config.recent_tuples,
             limits=Limits(max_tuples=config.max_batch_tuples),
             reconcile_every=config.reconcile_seconds,
+            deploy_timeout=config.deploy_timeout_seconds,
         )
         return cls(
             Path(config.data_dir) / "runtime", config.spark_master, config.spark_conf, settings
@@ -178,8 +188,8 @@ class Runtime:
         """
         checkpoints.check_id(diagram_id)
         version = str(version) if version is not None else fingerprint(plan)
-        with self._lock:
-            current = self._deployments.get(diagram_id)
+        with self._diagram_lock(diagram_id):
+            current = self._registered(diagram_id)
             if current is not None:
                 self._reconcile(current)  # a dead query is not "already running"
             if current is not None and current.state == RUNNING and current.version == version:
@@ -187,20 +197,37 @@ class Runtime:
             if current is not None:
                 self._halt(current, STOPPED)
             self._check_inputs(plan)
-            self._check_outputs_free(diagram_id, plan)
-            for old in checkpoints.versions(self._diagrams_root, diagram_id):
-                if old.version != version:
-                    checkpoints.remove(old)
             directory = checkpoints.DiagramDir(self._diagrams_root, diagram_id, version)
-            directory.fix_start(self.log.heads(list(plan.inputs)))
-            deployment = _Deployment(diagram_id, version, plan, directory, on_batch)
-            self._deployments[diagram_id] = deployment
-            self._launch(deployment)
+            deployment = _Deployment(diagram_id, version, plan, directory, on_batch, state=STARTING)
+            with self._lock:
+                self._check_outputs_free(diagram_id, plan)
+                self._deployments[diagram_id] = deployment
+            try:
+                for old in checkpoints.versions(self._diagrams_root, diagram_id):
+                    if old.version != version:
+                        checkpoints.remove(old)
+                directory.fix_start(self.log.heads(list(plan.inputs)))
+            except Exception as exc:
+                self._set_state(deployment, FAILED, f"{type(exc).__name__}: {exc}")
+                raise
+            with self._launching:
+                self._launch(deployment)
         return version
+
+    def _diagram_lock(self, diagram_id: str) -> threading.RLock:
+        with self._lock:
+            return self._diagram_locks.setdefault(diagram_id, threading.RLock())
+
+    def _registered(self, diagram_id: str) -> _Deployment | None:
+        with self._lock:
+            return self._deployments.get(diagram_id)
 
     def _launch(self, deployment: _Deployment) -> None:
         try:
             self._start_queries(deployment, deployment.directory.start(), deployment.on_batch)
+        except SluiceError as err:
+            self._halt(deployment, FAILED, str(err))
+            raise
         except Exception as exc:
             self._halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
             raise SluiceError(
@@ -219,7 +246,7 @@ class Runtime:
     def _check_outputs_free(self, diagram_id: str, plan: Plan) -> None:
         for other in self._deployments.values():
             clash = set(other.plan.outputs) & set(plan.outputs)
-            if other.diagram_id != diagram_id and other.state == RUNNING and clash:
+            if other.diagram_id != diagram_id and other.state in (RUNNING, STARTING) and clash:
                 raise Conflict(
                     code=codes.OUTPUT_IN_USE,
                     outputs=", ".join(sorted(clash)),
@@ -230,7 +257,8 @@ class Runtime:
         """Start every output's query, then wait until each has its source process up.
 
         Spark gives a new Python process 10 s to connect back (not configurable); starting
-        many at once on a busy machine misses that, so deploys are taken one at a time."""
+        many at once on a busy machine misses that, so deploys are taken one at a time. A
+        deploy whose sources are not all up within ``deploy_timeout`` is abandoned."""
         client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
         by_schema: dict[Schema, list[str]] = {}
         for name in deployment.plan.inputs:
@@ -266,12 +294,19 @@ class Runtime:
                 .start()
             )
         queries = list(deployment.queries.values())
-        self._heads.wait_for_clients(
+        came_up = self._heads.wait_for_clients(
             client,
             len(queries) * len(by_schema),
             lambda: all(q.isActive for q in queries),
-            self.settings.source_start_timeout,
+            self.settings.deploy_timeout,
         )
+        # A query that ended instead is found failed (and restarted) by the next check.
+        if not came_up and all(q.isActive for q in queries):
+            raise Unavailable(
+                code=codes.DEPLOY_TIMEOUT,
+                diagram=deployment.diagram_id,
+                seconds=self.settings.deploy_timeout,
+            )
 
     def _acked(self, checkpoint: Path, batch_id: int) -> float | None:
         """When the newest input row of an output's batch was acknowledged: the latest
@@ -284,16 +319,17 @@ class Runtime:
 
     def stop(self, diagram_id: str) -> None:
         """Stop a diagram's queries; its checkpoint stays, so ``deploy`` resumes where it was."""
-        with self._lock:
-            deployment = self._deployments.get(diagram_id)
+        with self._diagram_lock(diagram_id):
+            deployment = self._registered(diagram_id)
             if deployment is not None and deployment.state != STOPPED:
                 self._halt(deployment, STOPPED)
 
     def remove(self, diagram_id: str) -> None:
         """Stop a diagram and forget it: checkpoints, results and its hold on the input logs."""
-        with self._lock:
+        with self._diagram_lock(diagram_id):
             self.stop(diagram_id)
-            self._deployments.pop(diagram_id, None)
+            with self._lock:
+                self._deployments.pop(diagram_id, None)
             for directory in checkpoints.versions(self._diagrams_root, diagram_id):
                 checkpoints.remove(directory)
 
@@ -319,8 +355,8 @@ class Runtime:
         bus fared. Idempotent: only a ``running`` diagram's current queries are looked at, and
         failing stops and forgets them, so a second look (another thread, the next round)
         finds nothing to do."""
-        with self._lock:
-            if self._deployments.get(deployment.diagram_id) is not deployment:
+        with self._diagram_lock(deployment.diagram_id):
+            if self._registered(deployment.diagram_id) is not deployment:
                 return
             if deployment.state != RUNNING:
                 return
@@ -336,10 +372,15 @@ class Runtime:
             with self._lock:
                 deployments = list(self._deployments.values())
             for deployment in deployments:
+                busy = self._diagram_lock(deployment.diagram_id)
+                if not busy.acquire(blocking=False):
+                    continue  # being deployed, stopped or checked: the next round looks again
                 try:
                     self._reconcile(deployment)
                 except Exception:  # Spark unreachable for a moment: the next round looks again
                     log.exception("checking diagram %s failed", deployment.diagram_id)
+                finally:
+                    busy.release()
 
     def _retry_later(self, deployment: _Deployment) -> None:
         """Restart a failed diagram from its checkpoint a few times, since a failure may be
@@ -358,40 +399,52 @@ class Runtime:
                 self._changed.notify_all()
 
     def _restart(self, deployment: _Deployment) -> None:
-        with self._lock:
+        with self._diagram_lock(deployment.diagram_id):
             if (
-                self._deployments.get(deployment.diagram_id) is not deployment
+                self._registered(deployment.diagram_id) is not deployment
                 or deployment.state != FAILED
                 or self._closed.is_set()
             ):
                 return
             deployment.retry = None
+            self._set_state(deployment, STARTING, deployment.error)
             try:
-                self._launch(deployment)
+                with self._launching:
+                    self._launch(deployment)
             except SluiceError:
                 self._retry_later(deployment)
 
     # -- observing -------------------------------------------------------------------------
     def status(self, diagram_id: str) -> dict[str, Any]:
-        """State (``running``/``stopped``/``failed`` + error) and per-output progress, checked
-        against the queries themselves at the call."""
-        with self._lock:
-            deployment = self._deployments.get(diagram_id)
-            if deployment is None:
-                return {"diagram": diagram_id, "state": STOPPED, "error": None, "outputs": {}}
-            self._reconcile(deployment)
-            outputs = {
-                name: _progress(query.lastProgress, deployment.sinks[name].stats())
-                for name, query in deployment.queries.items()
-            }
-            return {
-                "diagram": diagram_id,
-                "version": deployment.version,
-                "state": deployment.state,
-                "error": deployment.error,
-                "restarts": deployment.restarts,
-                "outputs": outputs,
-            }
+        """State (``starting``/``running``/``stopped``/``failed`` + error) and per-output
+        progress, checked against the queries themselves at the call. A status never waits for a
+        deploy or restart (it answers ``starting``), and at most ``CHECK_WAIT`` for a stop or
+        another caller's check of the same diagram."""
+        deployment = self._registered(diagram_id)
+        if deployment is None:
+            return {"diagram": diagram_id, "state": STOPPED, "error": None, "outputs": {}}
+        busy = self._diagram_lock(diagram_id)
+        # A check in progress takes a moment: wait for its verdict. A deploy or restart may
+        # take minutes: answer with what is known.
+        wait = 0 if deployment.state == STARTING else CHECK_WAIT
+        if busy.acquire(timeout=wait):
+            try:
+                self._reconcile(deployment)
+            finally:
+                busy.release()
+        outputs = {}
+        for name, query in list(deployment.queries.items()):
+            sink = deployment.sinks.get(name)
+            if sink is not None:
+                outputs[name] = _progress(query.lastProgress, sink.stats())
+        return {
+            "diagram": diagram_id,
+            "version": deployment.version,
+            "state": deployment.state,
+            "error": deployment.error,
+            "restarts": deployment.restarts,
+            "outputs": outputs,
+        }
 
     def wait_for_state(
         self, diagram_id: str, state: str, restarts: int | None = None, timeout: float | None = None
@@ -482,7 +535,9 @@ class Runtime:
         """Stop every query (checkpoints stay), the log and, if this runtime made it, Spark."""
         self._closed.set()
         with self._lock:
-            for deployment in self._deployments.values():
+            deployments = list(self._deployments.values())
+        for deployment in deployments:
+            with self._diagram_lock(deployment.diagram_id):
                 if deployment.state != STOPPED:
                     self._halt(deployment, STOPPED)
         for thread in self._threads:

@@ -73,6 +73,7 @@ class Settings(BaseSettings):
     login_attempts_per_minute: int = 10
     recent_tuples: int = 200
     reconcile_seconds: float = Field(2.0, gt=0)  # how often running queries are checked
+    deploy_timeout_seconds: float = Field(120.0, gt=0)  # a deploy's queries must be up by then
     tls_cert: Path | None = None
     tls_key: Path | None = None
     admin_user: str | None = None

@@ -12,3 +12,22 @@ def runtime(spark, tmp_path):
     rt = Runtime(tmp_path / "rt", session=spark, settings=RuntimeSettings(compact_every=3600))
     yield rt
     rt.close()
+
+
+@pytest.fixture
+def make_runtime(spark, tmp_path):
+    made = []
+
+    def make(**settings) -> Runtime:
+        made.append(
+            Runtime(
+                tmp_path / f"rt{len(made)}",
+                session=spark,
+                settings=RuntimeSettings(**{"compact_every": 3600, **settings}),
+            )
+        )
+        return made[-1]
+
+    yield make
+    for runtime in made:
+        runtime.close()

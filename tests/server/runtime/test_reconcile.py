@@ -10,31 +10,11 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
 from runtime_helpers import TRADE, WAIT, Collector, plan_of, union_doc
 
 from server.runtime import Runtime, RuntimeSettings
 
 EVERY = 1.0  # seconds between the reconciler's rounds in these tests
-
-
-@pytest.fixture
-def make_runtime(spark, tmp_path):
-    made = []
-
-    def make(**settings) -> Runtime:
-        made.append(
-            Runtime(
-                tmp_path / f"rt{len(made)}",
-                session=spark,
-                settings=RuntimeSettings(compact_every=3600, **settings),
-            )
-        )
-        return made[-1]
-
-    yield make
-    for runtime in made:
-        runtime.close()
 
 
 def python_listeners(spark) -> list[str]:

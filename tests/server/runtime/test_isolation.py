@@ -1,0 +1,73 @@
+"""One diagram's deploy never holds up another's requests, and every deploy has a time limit
+(issue 12, isolation): the runtime held one lock through a whole deploy or restart (up to
+minutes), so a slow deploy made every other diagram's status request wait."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from runtime_helpers import TRADE, WAIT, Collector, plan_of, union_doc
+
+from boxes.errors import SluiceError
+from server.runtime import Runtime
+from server.runtime.runner import STARTING
+
+PROMPT = 1.0  # seconds: what "answers at once" means on a busy two-core machine
+
+
+def held_deploys(runtime: Runtime, monkeypatch, diagram: str) -> threading.Event:
+    """Make ``diagram``'s deploy wait, after its outputs are taken and before its queries start,
+    until the returned event is set (the slow part of a real deploy: Spark starting queries)."""
+    release = threading.Event()
+    start_queries = runtime._start_queries
+
+    def slow(deployment, start, on_batch):
+        if deployment.diagram_id == diagram:
+            assert release.wait(WAIT), "the test never released the deploy"
+        return start_queries(deployment, start, on_batch)
+
+    monkeypatch.setattr(runtime, "_start_queries", slow)
+    return release
+
+
+def test_a_slow_deploy_holds_up_no_other_diagrams_status_or_stop(runtime, monkeypatch):
+    for stream in ("a_in", "b_in"):
+        runtime.create_stream(stream, TRADE)
+    rows = Collector()
+    runtime.deploy("b", plan_of(union_doc("b", ["b_in"])), rows)
+    release = held_deploys(runtime, monkeypatch, "a")
+    deploying = threading.Thread(
+        target=runtime.deploy, args=("a", plan_of(union_doc("a", ["a_in"])))
+    )
+    deploying.start()
+    try:
+        deadline = time.monotonic() + WAIT
+        while runtime.status("a")["state"] != STARTING:
+            assert time.monotonic() < deadline, "a's deploy never began"
+            time.sleep(0.01)
+        began = time.monotonic()
+        assert runtime.status("b")["state"] == "running"
+        assert runtime.status("a")["state"] == STARTING  # its own status does not wait either
+        runtime.stop("b")
+        assert runtime.status("b")["state"] == "stopped"
+        assert time.monotonic() - began < PROMPT
+    finally:
+        release.set()
+        deploying.join(WAIT)
+    assert runtime.status("a")["state"] == "running"
+
+
+def test_a_deploy_whose_queries_are_not_up_in_time_is_abandoned(make_runtime, spark):
+    # No Python source process connects back within a millisecond.
+    runtime = make_runtime(deploy_timeout=0.001)
+    runtime.create_stream("t_in", TRADE)
+    with pytest.raises(SluiceError) as refused:
+        runtime.deploy("t", plan_of(union_doc("t", ["t_in"])))
+    assert refused.value.code == "DEPLOY_TIMEOUT"
+    assert "did not start within 0.001 s" in refused.value.message
+    status = runtime.status("t")
+    assert status["state"] == "failed" and "DEPLOY_TIMEOUT" in status["error"]
+    assert status["outputs"] == {}
+    assert not [q for q in spark.streams.active if q.name.startswith("t.")]
