@@ -7,7 +7,9 @@ only a wider one is ``struct<w0: bigint, w1: bigint, ...>``: a struct costs ever
 shuffle and the Arrow hand-over noticeably more than a long, even with one field.
 
 Every box gets its label from here: an input attaches a literal, filter/map/union copy it,
-an aggregate ORs the labels of its group word by word, a join ORs left and right. Everything
+an aggregate ORs the labels of its group word by word, a join ORs left and right, a count
+window ORs the labels of the tuples in each window (``merge_ranges``, numpy on the Arrow batch
+its stateful step receives). Everything else
 is a native Spark expression (no Python UDF), and an input's label stays a plain literal (so
 Spark could fold a readable-set test on it; ``tests/boxes/test_labels.py`` shows it). Outputs
 check labels against a subscriber's rights on the Arrow batches instead (``secfilter.py``),
@@ -19,7 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from boxes import codes
+from boxes.ranges import range_reduce
 
 LABEL_COLUMN = "_label"
 WORD_BITS = 64
@@ -99,3 +104,25 @@ def merge_pair(left, right, words: int):
     return _compose(
         [a.bitwiseOR(b) for a, b in zip(_words(left, words), _words(right, words), strict=False)]
     )
+
+
+def split(frame) -> list:
+    """The label of ``frame`` as one long column per word (``w0``, ``w1``, ... aliased): the shape
+    a Python step (a count window's state) works on."""
+    words = words_of(frame)
+    return [w.alias(word_name(k)) for k, w in enumerate(_words(label_column(), words))]
+
+
+def join_words(columns: Sequence):
+    """The label column from word columns (the inverse of ``split``)."""
+    return _compose(list(columns))
+
+
+def merge_ranges(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The OR of the labels (one label word per element of ``words``) in each range
+    ``words[s : e + 1]``: a count window's label is the OR of its tuples' labels.
+
+    >>> merge_ranges(np.array([1, 2, 4, 8]), np.array([0, 1]), np.array([1, 3])).tolist()
+    [3, 14]
+    """
+    return range_reduce(np.bitwise_or, words.astype(np.int64), starts, ends, 0)

@@ -3,14 +3,15 @@
 A query's offset is ``{stream: {"seq", "seg", "pos"}}``: for each stream, the log position
 after the last row read, so Spark's checkpoint records exactly what the query consumed and
 a range can be read back from the segment files by any process. Every row carries
-``_stream``, the index of its stream in the ``streams`` option; ``input_frames`` splits the
-one DataFrame into one DataFrame per input. One source per schema keeps a diagram that
+``_stream``, the index of its stream in the ``streams`` option, and ``_arrival``, its row
+number in that stream's log (the arrival order a count window breaks ties by; see
+``boxes/arrival.py``); ``input_frames`` splits the one DataFrame into one DataFrame per input. One source per schema keeps a diagram that
 reads 200 streams at one driver-side Python process instead of 200.
 
 Options: ``root`` (the ingestion log's directory), ``streams`` (JSON list of names),
 ``start`` (JSON ``{stream: [seq, seg, pos]}``, fixed when the query's checkpoint is
 created), ``heads`` (the ``HeadServer`` address), ``poll`` (long-poll seconds), ``schema``
-(DDL of the rows, ``_stream`` first).
+(DDL of the rows, ``_stream`` and ``_arrival`` first).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
+from boxes.arrival import ARRIVAL_COLUMN
 from boxes.types import Schema
 from server.ingest.segments import Position, read_range
 
@@ -30,7 +33,10 @@ STREAM_COLUMN = "_stream"
 
 
 def ddl(schema: Schema) -> str:
-    return ", ".join([f"{STREAM_COLUMN} INT"] + [f"`{f.name}` {f.type.ddl}" for f in schema.fields])
+    return ", ".join(
+        [f"{STREAM_COLUMN} INT", f"{ARRIVAL_COLUMN} BIGINT"]
+        + [f"`{f.name}` {f.type.ddl}" for f in schema.fields]
+    )
 
 
 def _offset(position: Position) -> dict[str, int]:
@@ -91,6 +97,10 @@ class LogReader(SimpleDataSourceStreamReader):
             for frame in frames:
                 table = pa.ipc.open_stream(frame.payload).read_all()
                 stream = pa.array([index] * table.num_rows, pa.int32())
+                rows = pa.array(
+                    np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64)
+                )
+                table = table.add_column(0, ARRIVAL_COLUMN, rows)
                 yield from table.add_column(0, STREAM_COLUMN, stream).to_batches()
 
     def stop(self) -> None:
