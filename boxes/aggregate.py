@@ -1,4 +1,5 @@
-"""The ``aggregate`` box: event-time windows (tumbling or sliding), grouped, with aggregates.
+"""The ``aggregate`` box: event-time windows (tumbling or sliding) or count windows, grouped,
+with aggregates.
 
 Output fields: ``window_start``, ``window_end``, the group-by fields, then the aggregates. The
 label of a result is the OR of the labels of the tuples in its group. A window's result is
@@ -6,6 +7,12 @@ emitted once the watermark passes its end (append mode) and its event time is ``
 the moment the result is complete. That field carries the watermark, so another aggregate or
 a join can follow; a result never falls behind the watermark downstream, as it would if it were
 timed at ``window_start``. A window [20s, 30s) chained into 30 s windows lands in [30s, 60s).
+
+A count window (``window: {rows: N, slide: M}``) is CQL's ``[PARTITION BY group_by ROWS N]``:
+per group, the N most recent tuples by event time (ties by arrival order), a result after every
+M tuples that enter it, ``window_start``/``window_end`` the oldest and newest event time in it
+(``boxes/countwindow.py``; on Spark ``boxes/countstate.py``). Its results have no event time:
+a group's newest tuple may be older than the watermark, so nothing downstream may wait on it.
 """
 
 from __future__ import annotations
@@ -37,14 +44,21 @@ class AggregateBox(Operator):
         Param(
             "window",
             Kind.WINDOW,
-            "the event-time window",
+            "a time window (size, e.g. 10s) or a count window (rows, e.g. 100)",
             params=(
-                Param("size", Kind.DURATION, "the window length, e.g. 10s"),
+                Param("size", Kind.DURATION, "a time window's length, e.g. 10s", required=False),
+                Param(
+                    "rows",
+                    Kind.COUNT,
+                    "a count window: the number of most recent tuples of each group",
+                    required=False,
+                ),
                 Param(
                     "slide",
-                    Kind.DURATION,
-                    "how far each window starts after the previous "
-                    "(omit for tumbling windows: slide = size)",
+                    Kind.SLIDE,
+                    "a time window: how far each window starts after the previous (omit for "
+                    "tumbling windows: slide = size); a count window: a result every this many "
+                    "tuples (omit: after each tuple)",
                     required=False,
                 ),
             ),
@@ -71,6 +85,8 @@ class AggregateBox(Operator):
     slide: float
     group_by: tuple[str, ...]
     aggregates: tuple[tuple[str, CheckedAggregate], ...]
+    rows: int | None = None  # a count window (size and slide are then 0)
+    row_slide: int = 1
 
     @classmethod
     def build(
@@ -84,14 +100,7 @@ class AggregateBox(Operator):
                 f"{path}.in",
                 f"{args['in']!r} has no event time; windows need one",
             )
-        size = duration_of(args["window"]["size"])
-        slide = duration_of(args["window"].get("slide") or args["window"]["size"])
-        if size == 0 or slide == 0 or slide > size:
-            problems.add(
-                codes.INVALID_DURATION,
-                f"{path}.window",
-                "a window's size and slide must be positive, with slide <= size",
-            )
+        size, slide, rows, row_slide = _window(args["window"], f"{path}.window", problems)
         group_by = tuple(args["group_by"])
         out: list[Field] = [Field(n, DataType.TIMESTAMP) for n in WINDOW_FIELDS]
         for i, field in enumerate(group_by):
@@ -121,13 +130,15 @@ class AggregateBox(Operator):
         assert schema.event_time is not None  # NO_EVENT_TIME otherwise
         return cls(
             name,
-            Schema(tuple(out), "window_end"),
+            Schema(tuple(out), None if rows else "window_end"),
             args["in"],
             schema.event_time,
             size,
             slide,
             group_by,
             tuple(aggregates),
+            rows,
+            row_slide,
         )
 
     @property
@@ -137,6 +148,10 @@ class AggregateBox(Operator):
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F
 
+        if self.rows is not None:
+            from boxes.countstate import compile_count_window
+
+            return compile_count_window(self, frames[self.source])
         window = F.window(self.time, spark_interval(self.size), spark_interval(self.slide))
         grouped = (
             frames[self.source]
@@ -153,6 +168,47 @@ class AggregateBox(Operator):
             *[field for field, _ in self.aggregates],
             labels.LABEL_COLUMN,
         )
+
+
+def _window(
+    window: Mapping[str, Any], path: str, problems: Problems
+) -> tuple[float, float, int | None, int]:
+    """(size, slide) of a time window or (rows, slide) of a count window; the other pair 0."""
+    size, rows, slide = window.get("size"), window.get("rows"), window.get("slide")
+    if (size is None) == (rows is None):
+        problems.add(
+            codes.WINDOW_KIND,
+            path,
+            codes.WINDOW_KIND.render(reason="both are given" if size else "neither is given"),
+        )
+        return 1.0, 1.0, None, 1
+    if rows is not None:
+        if slide is not None and not isinstance(slide, int):
+            problems.add(
+                codes.WINDOW_KIND,
+                f"{path}.slide",
+                codes.WINDOW_KIND.render(reason="a count window slides by a number of tuples"),
+            )
+        elif slide is not None and slide > rows:
+            problems.add(
+                codes.INVALID_COUNT, f"{path}.slide", "a count window's slide must be <= rows"
+            )
+        return 0.0, 0.0, rows, slide if isinstance(slide, int) else 1
+    if isinstance(slide, int):
+        problems.add(
+            codes.WINDOW_KIND,
+            f"{path}.slide",
+            codes.WINDOW_KIND.render(reason="a time window slides by a duration"),
+        )
+        slide = None
+    seconds, step = duration_of(size), duration_of(slide or size)
+    if seconds == 0 or step == 0 or step > seconds:
+        problems.add(
+            codes.INVALID_DURATION,
+            path,
+            "a window's size and slide must be positive, with slide <= size",
+        )
+    return seconds, step, None, 1
 
 
 def _check_unique(fields: list[Field], path: str, problems: Problems) -> None:

@@ -19,13 +19,16 @@ ARRIVAL_COLUMN = "_arrival"
 
 
 def attach(frame):
-    """``frame`` with ``_arrival``: the log's row number if the source gave one, else the row's
-    position (Spark numbers a batch DataFrame's rows in partition order: file order)."""
+    """``frame`` with ``_arrival``: the log's row number if the source gave one, else in a batch
+    the row's position (Spark numbers a batch DataFrame's rows in partition order: file order).
+    Another streaming source has no numbers (Spark cannot number a stream's rows): 0, so ties
+    are broken in the order tuples reach the window."""
     from pyspark.sql import functions as F
 
     if ARRIVAL_COLUMN in frame.columns:
         return frame
-    return frame.withColumn(ARRIVAL_COLUMN, F.monotonically_increasing_id())
+    number = F.lit(0).cast("long") if frame.isStreaming else F.monotonically_increasing_id()
+    return frame.withColumn(ARRIVAL_COLUMN, number)
 
 
 def carried(frame) -> list:

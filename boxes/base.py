@@ -21,6 +21,9 @@ from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid, Problem
 from boxes.types import FIELD_NAME, Schema
 
+# More rows than any window needs; a smaller ceiling is a cost limit (boxes/cost.py).
+MAX_COUNT = 10_000_000
+
 
 class Kind(str, Enum):
     """The kind of value a parameter takes: tells the validator its shape and the editor its
@@ -33,7 +36,9 @@ class Kind(str, Enum):
     AGGREGATES = "named aggregates"  # {output field: aggregate expression}
     FIELD_LIST = "field list"  # a list of field names
     DURATION = "duration"  # '500ms', '10s', '1m', '2h', '1d'
-    WINDOW = "window"  # {size: duration, slide: duration}
+    COUNT = "count"  # a whole number of tuples, 1 or more
+    SLIDE = "slide"  # a duration (time window) or a count (count window)
+    WINDOW = "window"  # {size: duration, slide: duration} or {rows: count, slide: count}
     SCHEMA_REF = "schema ref"  # a schema name, or an inline schema
 
     @property
@@ -44,6 +49,7 @@ class Kind(str, Enum):
             Kind.EXPRESSIONS: "object",
             Kind.AGGREGATES: "object",
             Kind.WINDOW: "object",
+            Kind.COUNT: "integer",
         }.get(self, "string")
 
 
@@ -137,8 +143,25 @@ def check_params(
     return args, problems
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_COUNT
+
+
 def _check_value(value: Any, param: Param, path: str) -> tuple[Any, list[Problem]]:
     """The value (a WINDOW with its defaults filled in) and its problems."""
+    if param.kind is Kind.SLIDE:
+        kind = Kind.COUNT if isinstance(value, int) else Kind.DURATION
+        return _check_value(value, Param(param.name, kind, param.description), path)
+    if param.kind is Kind.COUNT:
+        if not _is_count(value):
+            return value, [
+                Problem(
+                    codes.INVALID_COUNT,
+                    path,
+                    codes.INVALID_COUNT.render(name=param.name, value=value, limit=MAX_COUNT),
+                )
+            ]
+        return value, []
     if param.kind is Kind.DURATION:
         if parse_duration(value) is None:
             return value, [

@@ -341,6 +341,18 @@ COST_LIMIT_EXCEEDED = define(
     "{parameter} is {value}; the limit is {limit}",
     "document",
 )
+INVALID_COUNT = define(
+    "INVALID_COUNT",
+    400,
+    "{name!r} must be a whole number of tuples from 1 to {limit}; got {value!r}",
+    "document",
+)
+WINDOW_KIND = define(
+    "WINDOW_KIND",
+    400,
+    "a window has either 'size' (a time window) or 'rows' (a count window): {reason}",
+    "document",
+)
 TOO_FEW_INPUTS = define("TOO_FEW_INPUTS", 400, "a union needs two or more inputs", "document")
 NO_EVENT_TIME = define(
     "NO_EVENT_TIME", 400, "the input has no event-time field a window or join needs", "document"

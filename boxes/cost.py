@@ -10,11 +10,14 @@ which limit.
 ===================== ====== ================================================================
 parameter             unit   measure
 ===================== ====== ================================================================
-windows_per_tuple     count  windows one tuple falls into: ceil(size / slide), per aggregate
-window_seconds        s      a window's length, per aggregate
+windows_per_tuple     count  windows one tuple falls into: ceil(size / slide), per aggregate;
+                             for a count window ceil(rows / slide) (results it is part of)
+window_seconds        s      a time window's length, per aggregate
+window_rows           count  a count window's rows, per aggregate (what each group key keeps)
 join_bound_seconds    s      a join's ``within``, per join (how long each side's rows are kept)
 open_windows          count  windows each group key holds open at once, summed over the
-                             diagram's aggregates: ceil((size + lateness) / slide) each
+                             diagram's aggregates: ceil((size + lateness) / slide) each, one
+                             for a count window
 ===================== ====== ================================================================
 
 >>> from boxes.document import validate
@@ -44,6 +47,7 @@ from boxes.join import JoinBox
 PARAMETERS: Mapping[str, str] = {
     "windows_per_tuple": "boxes.{box}.window",
     "window_seconds": "boxes.{box}.window.size",
+    "window_rows": "boxes.{box}.window.rows",
     "join_bound_seconds": "boxes.{box}.within",
     "open_windows": "boxes",
 }
@@ -74,7 +78,13 @@ def estimate(plan: Plan) -> tuple[Measure, ...]:
     measures: list[Measure] = []
     open_windows = 0
     for box in plan.boxes:
-        if isinstance(box, AggregateBox):
+        if isinstance(box, AggregateBox) and box.rows is not None:
+            measures += [
+                Measure("windows_per_tuple", -(-box.rows // box.row_slide), box.name),
+                Measure("window_rows", box.rows, box.name),
+            ]
+            open_windows += 1
+        elif isinstance(box, AggregateBox):
             measures += [
                 Measure("windows_per_tuple", _windows(box.size, box.slide), box.name),
                 Measure("window_seconds", box.size, box.name),

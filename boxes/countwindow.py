@@ -22,6 +22,7 @@ sums, min, max and the label OR from a sparse table. A late tuple is inserted on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,9 @@ class CountWindow:
     slide: int
     functions: tuple[tuple[str, int | None], ...]
     words: int
+    # A batch run has every tuple at once: it replays them in event-time order (ties by arrival),
+    # as if each had arrived in order. A stream takes each batch in arrival order.
+    replay: bool = False
 
     @property
     def columns(self) -> list[str]:
@@ -77,7 +81,8 @@ class CountWindow:
         pending count and the results (``window_start``, ``window_end`` as the time unit of
         ``_t``, one column per aggregate named ``agg{i}``, and the label words).
         """
-        batch = batch[self.columns].sort_values(ARRIVAL, kind="stable").reset_index(drop=True)
+        order = [TIME, ARRIVAL] if self.replay else [ARRIVAL]
+        batch = batch[self.columns].sort_values(order, kind="stable").reset_index(drop=True)
         times, arrivals = batch[TIME].to_numpy(), batch[ARRIVAL].to_numpy()
         # in_order[k]: row k is greater than row k - 1, so it may continue a run.
         in_order = np.ones(len(batch), dtype=bool)
@@ -201,6 +206,7 @@ def _min_max(function, values: pd.Series, present, starts, ends, count) -> np.nd
     if array.dtype.kind in "iuf" or (array.dtype.kind == "M" and present.all()):
         is_time = array.dtype.kind == "M"
         numbers = array.view(np.int64) if is_time else array
+        ufunc: Any
         if numbers.dtype.kind == "f":
             ufunc, fill = (np.fmin, np.nan) if function == "min" else (np.fmax, np.nan)
         else:

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from boxes import codes, registry
+from boxes.aggregate import AggregateBox
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
@@ -469,11 +470,12 @@ class _Validator:
         inputs = tuple(sorted(n.name for n in self.nodes.values() if n.section == "inputs"))
         words = word_count(len(inputs))
         lateness = {n: duration_of(self.nodes[n].args["lateness"]) for n in inputs}
+        operators = tuple(node.checked_box for node in order if node.section == "boxes")
+        counted = any(isinstance(b, AggregateBox) and b.rows is not None for b in operators)
         input_boxes = tuple(
-            InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n])
+            InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n], counted)
             for i, n in enumerate(inputs)
         )
-        operators = tuple(node.checked_box for node in order if node.section == "boxes")
         outputs = tuple(
             OutputBox(node.name, node.checked_schema, node.args["from"])
             for node in order

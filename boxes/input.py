@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from boxes import labels
+from boxes import arrival, labels
 from boxes.base import Box, Kind, Param
 from boxes.durations import spark_interval
 from boxes.types import Schema
@@ -43,10 +43,14 @@ class InputBox(Box):
     bit: int
     words: int
     lateness: float
+    arrival: bool = False  # keep each tuple's arrival order (the plan has a count window)
 
     def attach(self, frame: Any):
         """The caller's DataFrame for this stream, watermarked and labelled."""
-        frame = frame.select(*self.schema.names)
+        if self.arrival:
+            frame = arrival.attach(frame).select(*self.schema.names, arrival.ARRIVAL_COLUMN)
+        else:
+            frame = frame.select(*self.schema.names)
         if self.schema.event_time:
             frame = frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
         return frame.withColumn(labels.LABEL_COLUMN, labels.literal(self.bit, self.words))

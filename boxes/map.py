@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from boxes import codes
+from boxes import arrival, codes
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.expressions import CheckedExpr, check_expression
 from boxes.labels import LABEL_COLUMN
@@ -78,4 +78,5 @@ class MapBox(Operator):
             ).alias(field)
             for field, e in self.exprs
         ]
-        return frames[self.source].select(*columns, F.col(LABEL_COLUMN))
+        frame = frames[self.source]
+        return frame.select(*columns, *arrival.carried(frame), F.col(LABEL_COLUMN))

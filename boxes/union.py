@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from boxes import codes
+from boxes.arrival import ARRIVAL_COLUMN
 from boxes.base import Kind, Operator, Param, Problems
+from boxes.labels import LABEL_COLUMN
 from boxes.types import Schema
 
 
@@ -55,6 +57,9 @@ class UnionBox(Operator):
         # Every branch has the same columns in the same order (one schema, then the label), so
         # the positional union is right; pairing branches keeps the plan shallow for wide unions.
         branches = [frames[s] for s in self.sources]
+        if len({ARRIVAL_COLUMN in b.columns for b in branches}) > 1:
+            # A join's or a window's results have no arrival order: then no branch keeps one.
+            branches = [b.select(*self.schema.names, LABEL_COLUMN) for b in branches]
         while len(branches) > 1:
             pairs = zip(branches[0::2], branches[1::2], strict=False)
             branches = [a.union(b) for a, b in pairs] + branches[

@@ -5,8 +5,9 @@ after the last row read, so Spark's checkpoint records exactly what the query co
 a range can be read back from the segment files by any process. Every row carries
 ``_stream``, the index of its stream in the ``streams`` option, and ``_arrival``, its row
 number in that stream's log (the arrival order a count window breaks ties by; see
-``boxes/arrival.py``); ``input_frames`` splits the one DataFrame into one DataFrame per input. One source per schema keeps a diagram that
-reads 200 streams at one driver-side Python process instead of 200.
+``boxes/arrival.py``); ``input_frames`` splits the one DataFrame into one DataFrame per
+input. One source per schema keeps a diagram that reads 200 streams at one driver-side Python
+process instead of 200.
 
 Options: ``root`` (the ingestion log's directory), ``streams`` (JSON list of names),
 ``start`` (JSON ``{stream: [seq, seg, pos]}``, fixed when the query's checkpoint is

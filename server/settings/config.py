@@ -88,6 +88,7 @@ class Settings(BaseSettings):
     max_window_seconds: int = 7 * 24 * 3600
     max_join_bound_seconds: int = 24 * 3600
     max_open_windows: int = 100_000
+    max_window_rows: int = 100_000  # a count window's rows: what each group key keeps
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["text", "json"] = "text"  # json: one object a line, for log collectors
 

@@ -37,6 +37,7 @@ CHANGEABLE = (
     "max_window_seconds",
     "max_join_bound_seconds",
     "max_open_windows",
+    "max_window_rows",
 )
 # The diagram cost ceilings among them, by the boxes/cost.py parameter each bounds.
 COST_CEILINGS = {
@@ -44,6 +45,7 @@ COST_CEILINGS = {
     "window_seconds": "max_window_seconds",
     "join_bound_seconds": "max_join_bound_seconds",
     "open_windows": "max_open_windows",
+    "window_rows": "max_window_rows",
 }
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 10_000_000}
 

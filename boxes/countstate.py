@@ -1,0 +1,127 @@
+"""A count-window aggregate on Spark: ``transformWithStateInPandas`` around ``countwindow.py``.
+
+Spark has no count window; its stateful API gives each group's new rows as pandas batches
+(Arrow underneath) and keeps state per group. The state is one value per group: the window's
+rows as one Arrow IPC blob and the count of tuples entered since the last result, so a batch
+costs one read and one write of state per group, whatever its size (a list state would cost
+a call per row). The argument of every aggregate is computed by Spark before the step, from the
+checked expression tree (never from text); the step only sees numbers, times and label words.
+
+Time mode is none (the window is ordered by event time itself, not by timers), and the output
+has no event-time column: Spark refuses a result behind the watermark there, and a quiet
+group's newest tuple may well be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.types import BinaryType, LongType, StructField, StructType, TimestampType
+
+from boxes import arrival, labels
+from boxes.countwindow import ARRIVAL, TIME, CountWindow, label_name, value_name
+
+if TYPE_CHECKING:
+    from boxes.aggregate import AggregateBox
+
+_ALL = "_all"  # the one key of a window over the whole stream (no group_by)
+_STATE = StructType([StructField("rows", BinaryType()), StructField("pending", LongType())])
+
+
+def to_bytes(window: pd.DataFrame) -> bytes:
+    table = pa.Table.from_pandas(window, preserve_index=False)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def from_bytes(blob: bytes) -> pd.DataFrame:
+    return pa.ipc.open_stream(blob).read_all().to_pandas()
+
+
+class CountWindowProcessor(StatefulProcessor):
+    """Per group: read the window, advance it by the group's new rows, write it back."""
+
+    def __init__(self, spec: CountWindow, keys: tuple[str, ...], names: tuple[str, ...]):
+        self.spec, self.keys, self.names = spec, keys, names
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.state = handle.getValueState("window", _STATE)
+
+    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues) -> Iterator:
+        batch = pd.concat(list(rows), ignore_index=True)
+        # Spark hands the columns over by position (named _1, _2, ... after the keys).
+        batch = batch.iloc[:, len(batch.columns) - len(self.spec.columns) :]
+        batch.columns = self.spec.columns
+        stored = self.state.get()
+        window, pending = (from_bytes(stored[0]), stored[1]) if stored else (self.spec.empty(), 0)
+        window, pending, results = self.spec.advance(window, pending, batch)
+        self.state.update((to_bytes(window), pending))
+        if len(results):
+            yield self.output(key, results)
+
+    def output(self, key: Any, results: pd.DataFrame) -> pd.DataFrame:
+        out = {name: [value] * len(results) for name, value in zip(self.keys, key, strict=False)}
+        for end in ("window_start", "window_end"):
+            out[end] = pd.to_datetime(results[end].astype("int64"), unit="us")
+        for k, name in enumerate(self.names):
+            out[name] = results[f"agg{k}"]
+        for k in range(self.spec.words):
+            out[label_name(k)] = results[label_name(k)].astype("int64")
+        return pd.DataFrame(out)
+
+    def close(self) -> None:
+        pass
+
+
+def compile_count_window(box: AggregateBox, frame):
+    """The box's DataFrame: results in schema order, then the label."""
+    from pyspark.sql import functions as F
+
+    assert box.rows is not None
+    words = labels.words_of(frame)
+    spec = CountWindow(
+        box.rows,
+        box.row_slide,
+        tuple(
+            (agg.function, k if agg.argument is not None else None)
+            for k, (_, agg) in enumerate(box.aggregates)
+        ),
+        words,
+        replay=not frame.isStreaming,
+    )
+    order = arrival.carried(frame) or [F.lit(0).cast("long")]
+    keys = list(box.group_by) or [_ALL]
+    columns = (
+        [F.col(g) for g in box.group_by]
+        + ([] if box.group_by else [F.lit(0).alias(_ALL)])
+        + [F.unix_micros(F.col(box.time)).alias(TIME), order[0].alias(ARRIVAL)]
+        + [w.alias(label_name(k)) for k, w in enumerate(labels.split(frame))]
+        + [
+            agg.argument.to_column().alias(value_name(k))
+            for k, (_, agg) in enumerate(box.aggregates)
+            if agg.argument is not None
+        ]
+    )
+    by_name = {f.name: f for f in box.schema.fields}
+    result = StructType(
+        [StructField(g, by_name[g].type.spark_type()) for g in box.group_by]
+        + [StructField(n, TimestampType()) for n in ("window_start", "window_end")]
+        + [StructField(n, agg.type.spark_type()) for n, agg in box.aggregates]
+        + [StructField(label_name(k), LongType()) for k in range(words)]
+    )
+    processor = CountWindowProcessor(
+        spec, tuple(box.group_by), tuple(name for name, _ in box.aggregates)
+    )
+    stepped = (
+        frame.select(*columns)
+        .groupBy(*keys)
+        .transformWithStateInPandas(processor, result, "Append", "None")
+    )
+    label = labels.join_words([F.col(label_name(k)) for k in range(words)])
+    return stepped.select(*box.schema.names, label.alias(labels.LABEL_COLUMN))
