@@ -20,6 +20,7 @@ EXPERIMENTS = {
     "setup": "bench.query_setup",
     "tuple": "bench.tuple_path",
     "sources": "bench.sources",
+    "count_window": "bench.count_window",
     "e2e": "bench.end_to_end",
 }
 

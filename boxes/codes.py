@@ -28,6 +28,7 @@ GROUPS = {
     "expression": "Expressions (see docs/expressions.md)",
     "ingest": "Ingestion and the durable log",
     "runtime": "Running diagrams",
+    "cql": "The CQL dialect (see docs/cql.md); the path is cql.LINE.COLUMN",
 }
 
 
@@ -413,6 +414,32 @@ NOT_AN_AGGREGATE = define(
     400,
     "an aggregate slot whose top is not exactly one of count/sum/avg/min/max",
     "expression",
+)
+
+# The CQL dialect (boxes/cql): each problem's path is cql.LINE.COLUMN.
+CQL_SYNTAX = define("CQL_SYNTAX", 400, "not a query of Sluice's CQL: {reason}", "cql")
+CQL_UNSUPPORTED = define(
+    "CQL_UNSUPPORTED", 400, "the query is CQL, but no diagram can run it: {reason}", "cql"
+)
+CQL_NOT_EXECUTABLE = define(
+    "CQL_NOT_EXECUTABLE",
+    400,
+    "{what} is parsed, but carrying it out belongs to another part of Sluice: {reason}",
+    "cql",
+)
+CQL_UNKNOWN_NAME = define("CQL_UNKNOWN_NAME", 400, "{name!r} names no stream in FROM", "cql")
+CQL_SELECT = define(
+    "CQL_SELECT",
+    400,
+    "a query with GROUP BY or aggregates selects aggregates and GROUP BY fields: {reason}",
+    "cql",
+)
+CQL_WINDOW = define("CQL_WINDOW", 400, "the window does not fit the query: {reason}", "cql")
+CQL_DUPLICATE_OUTPUT = define(
+    "CQL_DUPLICATE_OUTPUT", 400, "two queries write to output {name!r}", "cql"
+)
+CQL_NOT_EXPRESSIBLE = define(
+    "CQL_NOT_EXPRESSIBLE", 400, "the diagram has no CQL form: {reason}", "cql"
 )
 
 # Ingestion and the durable log (server/ingest, `sluice run`).

@@ -43,8 +43,9 @@ def test_declarations_are_json_for_the_editor():
     window = next(p for p in by_type["aggregate"]["params"] if p["name"] == "window")
     assert window["kind"] == "window" and window["type"] == "object"
     assert [(p["name"], p["kind"], p["required"]) for p in window["params"]] == [
-        ("size", "duration", True),
-        ("slide", "duration", False),
+        ("size", "duration", False),
+        ("rows", "count", False),
+        ("slide", "slide", False),
     ]
     assert {p["name"]: p["kind"] for p in by_type["filter"]["params"]} == {
         "in": "input ref",
