@@ -1,0 +1,381 @@
+"""A CQL script's tree to a diagram document, plus where in the text each part came from.
+
+The document is what Sluice validates, stores, deploys and shows; CQL is only another way to
+write one. Each SELECT becomes a chain ``input -> WHERE (filter) -> aggregate or SELECT (map) ->
+HAVING (filter)``; UNION joins chains with a union box; ``a JOIN b ON a.k = b.k`` over two
+``[RANGE d]`` windows is a join box with ``within: d`` (two tuples meet while both are in their
+windows); the query's output is ``INSERT INTO name`` (default ``out``). Boxes are named after
+the output and their clause (``out_where``, ``out_agg``, ``out_1_where`` in a union's second
+branch), so the same query always gives the same document.
+
+Semantics that differ from STREAM's CQL, on purpose:
+* WHERE filters the stream *before* the window, as SIF-CQL's window-level filter does; so
+  ``[ROWS 100] WHERE p`` holds the 100 latest tuples that satisfy p. For time windows the two
+  readings agree.
+* A count window is per group: ``[ROWS n]`` with GROUP BY (the last n tuples of the stream,
+  grouped afterwards) is refused, with ``[PARTITION BY g ROWS n]`` as the fix.
+* Without aggregates a window changes nothing: ISTREAM of ``S [RANGE d]`` is S itself.
+* Only ISTREAM (append) runs: RSTREAM would re-send the whole relation at every instant
+  (Spark's complete mode, with no event-time bound on state), DSTREAM would need retractions
+  that append-only outputs and their subscribers cannot take back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from boxes import codes
+from boxes.cql import ast
+from boxes.cql.parser import fail
+from boxes.types import Schema
+
+DEFAULT_OUTPUT = "out"
+DEFAULT_NAME = "query"
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_AND = re.compile(r"\band\b", re.I)
+_EQUAL = re.compile(r"^\s*(\w+)\.(\w+)\s*=\s*(\w+)\.(\w+)\s*$")
+
+
+@dataclass
+class Compiled:
+    """The document, and the CQL position of each document path it has (for problems)."""
+
+    document: dict[str, Any]
+    positions: dict[str, ast.Pos] = field(default_factory=dict)
+
+    def position_of(self, path: str) -> ast.Pos | None:
+        """The position of the longest known prefix of a document path."""
+        parts = path.split(".")
+        for n in range(len(parts), 0, -1):
+            found = self.positions.get(".".join(parts[:n]))
+            if found is not None:
+                return found
+        return None
+
+
+def compile_script(
+    script: ast.Script, schemas: Mapping[str, Schema] | None = None, name: str | None = None
+) -> Compiled:
+    """The diagram document of ``script``. ``schemas``: streams the caller knows (the catalog's
+    on the server), used only to name a join's shared fields as the join box does."""
+    return _Compiler(script, dict(schemas or {})).run(name)
+
+
+class _Compiler:
+    def __init__(self, script: ast.Script, schemas: dict[str, Schema]) -> None:
+        self.script = script
+        self.schemas = schemas
+        self.inputs: dict[str, Any] = {}
+        self.boxes: dict[str, Any] = {}
+        self.outputs: dict[str, Any] = {}
+        self.out = Compiled({})
+
+    def run(self, name: str | None) -> Compiled:
+        script = self.script
+        if script.punctuations:
+            sp = script.punctuations[0]
+            raise fail(
+                codes.CQL_NOT_EXECUTABLE,
+                sp.pos,
+                codes.CQL_NOT_EXECUTABLE.render(
+                    what="INSERT SP", reason="security punctuations are the punctuations issue's"
+                ),
+            )
+        if not script.queries:
+            raise fail(codes.CQL_SYNTAX, None, "the script has no query (SELECT ...)")
+        for stream in script.streams:
+            self.declare(stream)
+        for query in script.queries:
+            self.query(query)
+        doc: dict[str, Any] = {"version": 1, "name": script.name or name or DEFAULT_NAME}
+        doc.update(inputs=self.inputs, outputs=self.outputs)
+        if self.boxes:
+            doc["boxes"] = self.boxes
+        self.out.document = doc
+        return self.out
+
+    def declare(self, stream: ast.CreateStream) -> None:
+        schema: dict[str, Any] = {"fields": {c.name: c.type for c in stream.columns}}
+        if stream.event_time:
+            schema["event_time"] = stream.event_time
+        spec: dict[str, Any] = {"schema": schema}
+        if stream.lateness:
+            spec["lateness"] = stream.lateness
+        self.inputs[stream.name] = spec
+        self.out.positions[f"inputs.{stream.name}"] = stream.pos
+        from boxes.types import parse_schema
+
+        parsed, problems = parse_schema(schema, f"inputs.{stream.name}.schema")
+        if parsed is not None and not problems:
+            self.schemas[stream.name] = parsed
+
+    def query(self, query: ast.Query) -> None:
+        output = query.output or DEFAULT_OUTPUT
+        if query.stream != "istream":
+            raise fail(
+                codes.CQL_UNSUPPORTED,
+                query.pos,
+                codes.CQL_UNSUPPORTED.render(
+                    reason=f"{query.stream.upper()}: only ISTREAM (append) runs; RSTREAM re-sends "
+                    "the whole relation at every instant, DSTREAM needs retractions"
+                ),
+            )
+        if query.on_result:
+            raise fail(
+                codes.CQL_NOT_EXECUTABLE,
+                query.on_result[0].pos,
+                codes.CQL_NOT_EXECUTABLE.render(
+                    what="ON RESULT", reason="security punctuations are the punctuations issue's"
+                ),
+            )
+        if query.level is not None:
+            raise _level(query.level)
+        if output in self.outputs:
+            raise fail(
+                codes.CQL_DUPLICATE_OUTPUT,
+                query.pos,
+                codes.CQL_DUPLICATE_OUTPUT.render(name=output),
+            )
+        if len(query.selects) == 1:
+            last = self.select(query.selects[0], f"{output}_")
+        else:
+            branches = [self.select(s, f"{output}_{i}_") for i, s in enumerate(query.selects)]
+            last = f"{output}_union"
+            self.add(last, {"type": "union", "in": branches}, query.pos)
+        self.outputs[output] = {"from": last}
+        self.out.positions[f"outputs.{output}"] = query.pos
+
+    def add(self, name: str, box: dict[str, Any], pos: ast.Pos) -> str:
+        self.boxes[name] = box
+        self.out.positions[f"boxes.{name}"] = pos
+        return name
+
+    def source(self, source: ast.Source) -> str:
+        if source.stream not in self.inputs:
+            self.inputs[source.stream] = {}
+            self.out.positions[f"inputs.{source.stream}"] = source.pos
+        if source.window is not None and source.window.level is not None:
+            raise _level(source.window.level)
+        return source.stream
+
+    def select(self, select: ast.Select, prefix: str) -> str:
+        if select.comma_join:
+            raise fail(
+                codes.CQL_UNSUPPORTED,
+                select.sources[1].pos,
+                codes.CQL_UNSUPPORTED.render(
+                    reason="a join of relations by FROM a, b; write a JOIN b ON a.k = b.k over "
+                    "[RANGE d] windows of equal length"
+                ),
+            )
+        names = _Names(select.sources, self.schemas)
+        if select.join_on is not None:
+            last = self.join(select, names, prefix)
+        else:
+            last = self.source(select.sources[0])
+        if select.where is not None:
+            last = self.add(
+                f"{prefix}where",
+                {"type": "filter", "in": last, "where": names.text(select.where)},
+                select.where.pos,
+            )
+        aggregating = bool(select.group_by) or select.having is not None
+        aggregating = aggregating or any(i.aggregate for i in select.items or ())
+        if aggregating:
+            if select.join_on is not None:
+                raise fail(
+                    codes.CQL_UNSUPPORTED,
+                    select.pos,
+                    codes.CQL_UNSUPPORTED.render(reason="aggregates over a join"),
+                )
+            last = self.aggregate(select, names, prefix, last)
+            if select.having is not None:
+                last = self.add(
+                    f"{prefix}having",
+                    {"type": "filter", "in": last, "where": names.text(select.having)},
+                    select.having.pos,
+                )
+        elif select.items is not None:
+            fields = {}
+            for item in select.items:
+                fields[_item_name(item)] = names.text(item.expr)
+                self.out.positions[f"boxes.{prefix}select.fields.{_item_name(item)}"] = (
+                    item.expr.pos
+                )
+            last = self.add(
+                f"{prefix}select", {"type": "map", "in": last, "fields": fields}, select.pos
+            )
+        return last
+
+    def join(self, select: ast.Select, names: _Names, prefix: str) -> str:
+        left, right = select.sources
+        assert select.join_on is not None
+        sizes = set()
+        for side in (left, right):
+            w = side.window
+            if w is None or w.kind != "range" or w.slide is not None:
+                raise fail(
+                    codes.CQL_WINDOW,
+                    w.pos if w else side.pos,
+                    codes.CQL_WINDOW.render(
+                        reason="each side of a join needs [RANGE d] (its time bound), no slide"
+                    ),
+                )
+            sizes.add(w.size)
+        if len(sizes) > 1:
+            raise fail(
+                codes.CQL_WINDOW,
+                right.window.pos if right.window else right.pos,
+                codes.CQL_WINDOW.render(reason="both sides of a join need the same RANGE"),
+            )
+        on = []
+        for part in _AND.split(select.join_on.text):
+            match = _EQUAL.match(part)
+            pair = {match.group(1), match.group(3)} if match else set()
+            if not match or match.group(2) != match.group(4) or pair != {left.alias, right.alias}:
+                raise fail(
+                    codes.CQL_UNSUPPORTED,
+                    select.join_on.pos,
+                    codes.CQL_UNSUPPORTED.render(
+                        reason="ON takes equalities of one field on both sides, joined by AND "
+                        f"({left.alias}.k = {right.alias}.k AND ...)"
+                    ),
+                )
+            on.append(match.group(2))
+        box = {
+            "type": "join",
+            "left": self.source(left),
+            "right": self.source(right),
+            "on": on,
+            "within": sizes.pop(),
+        }
+        return self.add(f"{prefix}join", box, select.pos)
+
+    def aggregate(self, select: ast.Select, names: _Names, prefix: str, last: str) -> str:
+        source = select.sources[0]
+        window = _window(source.window, select)
+        aggregates = {}
+        for item in select.items or ():
+            if item.aggregate is None:
+                if item.expr.text not in select.group_by or item.name not in (None, item.expr.text):
+                    raise fail(
+                        codes.CQL_SELECT,
+                        item.expr.pos,
+                        codes.CQL_SELECT.render(
+                            reason=f"{item.expr.text!r} is neither an aggregate nor a GROUP BY "
+                            "field (which keeps its name)"
+                        ),
+                    )
+                continue
+            name = _item_name(item)
+            aggregates[name] = names.text(item.expr) if item.argument else "count()"
+            self.out.positions[f"boxes.{prefix}agg.aggregates.{name}"] = item.expr.pos
+        if select.items is None or not aggregates:
+            raise fail(
+                codes.CQL_SELECT,
+                select.pos,
+                codes.CQL_SELECT.render(reason="select at least one aggregate (count(*), ...)"),
+            )
+        box: dict[str, Any] = {"type": "aggregate", "in": last, "window": window}
+        if select.group_by:
+            box["group_by"] = list(select.group_by)
+        box["aggregates"] = aggregates
+        if source.window is not None:
+            self.out.positions[f"boxes.{prefix}agg.window"] = source.window.pos
+        return self.add(f"{prefix}agg", box, select.pos)
+
+
+class _Names:
+    """What the FROM aliases stand for: qualified names become the fields a box sees."""
+
+    def __init__(self, sources: tuple[ast.Source, ...], schemas: Mapping[str, Schema]) -> None:
+        self.sources = {s.alias: s for s in sources}
+        self.sides = {s.alias: side for s, side in zip(sources, ("left", "right"), strict=False)}
+        self.joined = len(sources) == 2
+        shared: set[str] = set()
+        if self.joined:
+            a, b = (schemas.get(s.stream) for s in sources)
+            if a is not None and b is not None:
+                shared = set(a.names) & set(b.names)
+            elif sources[0].stream == sources[1].stream:
+                shared = {"*"}  # a self-join shares every field
+        self.shared = shared
+
+    def field(self, alias: str, name: str, pos: ast.Pos) -> str:
+        if alias not in self.sources:
+            raise fail(codes.CQL_UNKNOWN_NAME, pos, codes.CQL_UNKNOWN_NAME.render(name=alias))
+        if self.joined and (name in self.shared or "*" in self.shared):
+            return f"{self.sides[alias]}_{name}"
+        return name
+
+    def text(self, expr: ast.Expr) -> str:
+        out, last = [], 0
+        for start, end, alias, name in expr.refs:
+            pos = ast.Pos(expr.pos.line, expr.pos.column + start)
+            out.append(expr.text[last:start] + self.field(alias, name, pos))
+            last = end
+        return "".join(out) + expr.text[last:]
+
+
+def _item_name(item: ast.SelectItem) -> str:
+    """AS name; else a plain field's own name; else ``fn_field`` / ``count`` for an aggregate."""
+    if item.name:
+        return item.name
+    text = item.expr.text
+    if _IDENT.match(text):
+        return text.split(".")[-1]
+    if item.aggregate:
+        arg = item.argument.text if item.argument else ""
+        return f"{item.aggregate}_{arg}" if _IDENT.match(arg) else item.aggregate
+    raise fail(
+        codes.CQL_SELECT,
+        item.expr.pos,
+        codes.CQL_SELECT.render(reason=f"name the expression {text!r} with AS"),
+    )
+
+
+def _window(window: ast.Window | None, select: ast.Select) -> dict[str, Any]:
+    if window is None or window.kind in ("now", "unbounded"):
+        raise fail(
+            codes.CQL_WINDOW,
+            window.pos if window else select.sources[0].pos,
+            codes.CQL_WINDOW.render(
+                reason="an aggregate needs [RANGE d], [ROWS n] or [PARTITION BY a ROWS n]"
+            ),
+        )
+    if window.kind == "range":
+        out: dict[str, Any] = {"size": window.size}
+    elif window.kind == "rows" and select.group_by:
+        raise fail(
+            codes.CQL_UNSUPPORTED,
+            window.pos,
+            codes.CQL_UNSUPPORTED.render(
+                reason="[ROWS n] with GROUP BY groups the stream's last n tuples; Sluice's count "
+                f"window is per group: write [PARTITION BY {', '.join(select.group_by)} "
+                f"ROWS {window.rows}]"
+            ),
+        )
+    elif window.kind == "partition" and set(window.partition) != set(select.group_by):
+        raise fail(
+            codes.CQL_WINDOW,
+            window.pos,
+            codes.CQL_WINDOW.render(reason="PARTITION BY and GROUP BY must name the same fields"),
+        )
+    else:
+        out = {"rows": window.rows}
+    if window.slide is not None:
+        out["slide"] = window.slide
+    return out
+
+
+def _level(level: ast.Level) -> Exception:
+    return fail(
+        codes.CQL_NOT_EXECUTABLE,
+        level.pos,
+        codes.CQL_NOT_EXECUTABLE.render(
+            what="a security level", reason="levels are the levels issue's"
+        ),
+    )

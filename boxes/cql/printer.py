@@ -1,0 +1,128 @@
+"""A diagram document to CQL, when the diagram has a CQL form (else CQL_NOT_EXPRESSIBLE).
+
+A diagram has one when every output reads a chain the compiler makes: an input or a join of
+two inputs, then at most a WHERE filter, then an aggregate (with at most a HAVING filter after
+it) or a map; or a union of such chains. Expressions are printed as the document writes them.
+Box names are not printed: compiling the CQL again names the boxes after their clause, so a
+diagram whose boxes carry those names comes back equal (``tests/boxes/cql/test_roundtrip.py``),
+and any other comes back equal up to box names.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from boxes import codes
+from boxes.cql.compiler import DEFAULT_OUTPUT
+from boxes.errors import DiagramInvalid, Problem
+
+
+def to_cql(doc: Mapping[str, Any]) -> str:
+    """The CQL script of a (valid) diagram document."""
+    return _Printer(doc).run()
+
+
+def _refuse(path: str, reason: str) -> DiagramInvalid:
+    return DiagramInvalid(
+        [Problem(codes.CQL_NOT_EXPRESSIBLE, path, codes.CQL_NOT_EXPRESSIBLE.render(reason=reason))]
+    )
+
+
+class _Printer:
+    def __init__(self, doc: Mapping[str, Any]) -> None:
+        self.doc = doc
+        self.boxes: Mapping[str, Any] = doc.get("boxes") or {}
+        self.inputs: Mapping[str, Any] = doc.get("inputs") or {}
+        uses: Counter[str] = Counter()
+        for box in self.boxes.values():
+            for key in ("in", "left", "right"):
+                refs = box.get(key)
+                uses.update(refs if isinstance(refs, list) else [refs] if refs else [])
+        for out in (doc.get("outputs") or {}).values():
+            uses[out.get("from")] += 1
+        shared = sorted(n for n, count in uses.items() if count > 1 and n in self.boxes)
+        if shared:
+            raise _refuse(f"boxes.{shared[0]}", f"box {shared[0]!r} feeds more than one box")
+
+    def run(self) -> str:
+        parts = [f"CREATE DIAGRAM {self.doc['name']}"]
+        parts += [self.stream(n, spec) for n, spec in self.inputs.items() if self.schema(spec)]
+        for name, out in (self.doc.get("outputs") or {}).items():
+            query = self.query(out["from"])
+            parts.append(query if name == DEFAULT_OUTPUT else f"INSERT INTO {name}\n{query}")
+        return ";\n".join(parts) + ";\n"
+
+    def schema(self, spec: Any) -> Mapping[str, Any] | None:
+        schema = (spec or {}).get("schema")
+        if isinstance(schema, str):
+            return (self.doc.get("schemas") or {}).get(schema)
+        return schema
+
+    def stream(self, name: str, spec: Mapping[str, Any]) -> str:
+        schema = self.schema(spec) or {}
+        columns = ", ".join(f"{f} {t}" for f, t in schema.get("fields", {}).items())
+        text = f"CREATE STREAM {name} ({columns})"
+        if schema.get("event_time"):
+            text += f" EVENT TIME {schema['event_time']}"
+        if spec.get("lateness"):
+            text += f" LATENESS {spec['lateness']}"
+        return text
+
+    def query(self, node: str) -> str:
+        box = self.boxes.get(node)
+        if box is not None and box["type"] == "union":
+            return "\nUNION\n".join(self.select(branch) for branch in box["in"])
+        return self.select(node)
+
+    def select(self, node: str) -> str:
+        box, having, agg, items = self.boxes.get(node), None, None, "*"
+        if box and box["type"] == "filter" and self._type(box["in"]) == "aggregate":
+            having, node = box["where"], box["in"]
+            box = self.boxes[node]
+        if box and box["type"] == "aggregate":
+            agg, node = box, box["in"]
+            group = list(box.get("group_by") or [])
+            items = ", ".join(group + [f"{t} AS {n}" for n, t in box["aggregates"].items()])
+        elif box and box["type"] == "map":
+            node = box["in"]
+            items = ", ".join(t if t == n else f"{t} AS {n}" for n, t in box["fields"].items())
+        where = None
+        box = self.boxes.get(node)
+        if box and box["type"] == "filter":
+            where, node = box["where"], box["in"]
+        text = f"SELECT {items}\nFROM {self.source(node, agg)}"
+        if where is not None:
+            text += f"\nWHERE {where}"
+        if agg is not None and agg.get("group_by"):
+            text += f"\nGROUP BY {', '.join(agg['group_by'])}"
+        if having is not None:
+            text += f"\nHAVING {having}"
+        return text
+
+    def source(self, node: str, agg: Mapping[str, Any] | None) -> str:
+        box = self.boxes.get(node)
+        if box is None and node in self.inputs:
+            return node + (f" {_window(agg)}" if agg else "")
+        if box is not None and box["type"] == "join" and agg is None:
+            left, right, within = box["left"], box["right"], box["within"]
+            if left not in self.inputs or right not in self.inputs:
+                raise _refuse(f"boxes.{node}", "a join's sides are inputs in CQL")
+            on = " AND ".join(f"a.{f} = b.{f}" for f in box["on"])
+            return f"{left} AS a [RANGE {within}] JOIN {right} AS b [RANGE {within}]\nON {on}"
+        raise _refuse(f"boxes.{node}", f"box {node!r} is not where a CQL query can start")
+
+    def _type(self, node: str) -> str | None:
+        box = self.boxes.get(node)
+        return box["type"] if box else None
+
+
+def _window(agg: Mapping[str, Any]) -> str:
+    window = agg["window"]
+    slide = f" SLIDE {window['slide']}" if window.get("slide") is not None else ""
+    if "size" in window:
+        return f"[RANGE {window['size']}{slide}]"
+    if agg.get("group_by"):
+        return f"[PARTITION BY {', '.join(agg['group_by'])} ROWS {window['rows']}{slide}]"
+    return f"[ROWS {window['rows']}{slide}]"
