@@ -431,7 +431,7 @@ CQL_UNKNOWN_NAME = define("CQL_UNKNOWN_NAME", 400, "{name!r} names no stream in 
 CQL_SELECT = define(
     "CQL_SELECT",
     400,
-    "a query with GROUP BY or aggregates selects aggregates and GROUP BY fields: {reason}",
+    "the SELECT list is not one a diagram computes: {reason}",
     "cql",
 )
 CQL_WINDOW = define("CQL_WINDOW", 400, "the window does not fit the query: {reason}", "cql")

@@ -35,6 +35,7 @@ from boxes.types import Schema
 DEFAULT_OUTPUT = "out"
 DEFAULT_NAME = "query"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_QUALIFIED = re.compile(r"^[A-Za-z_]\w*\.[A-Za-z_]\w*$")
 _AND = re.compile(r"\band\b", re.I)
 _EQUAL = re.compile(r"^\s*(\w+)\.(\w+)\s*=\s*(\w+)\.(\w+)\s*$")
 
@@ -85,7 +86,7 @@ class _Compiler:
                 ),
             )
         if not script.queries:
-            raise fail(codes.CQL_SYNTAX, None, "the script has no query (SELECT ...)")
+            raise fail(codes.CQL_SYNTAX, ast.Pos(1, 1), "the script has no query (SELECT ...)")
         for stream in script.streams:
             self.declare(stream)
         for query in script.queries:
@@ -199,8 +200,9 @@ class _Compiler:
                     select.having.pos,
                 )
         elif select.items is not None:
-            fields = {}
+            fields: dict[str, str] = {}
             for item in select.items:
+                _unique(fields, item)
                 fields[_item_name(item)] = names.text(item.expr)
                 self.out.positions[f"boxes.{prefix}select.fields.{_item_name(item)}"] = (
                     item.expr.pos
@@ -271,6 +273,7 @@ class _Compiler:
                     )
                 continue
             name = _item_name(item)
+            _unique(aggregates, item)
             aggregates[name] = names.text(item.expr) if item.argument else "count()"
             self.out.positions[f"boxes.{prefix}agg.aggregates.{name}"] = item.expr.pos
         if select.items is None or not aggregates:
@@ -320,12 +323,21 @@ class _Names:
         return "".join(out) + expr.text[last:]
 
 
+def _unique(taken: Mapping[str, str], item: ast.SelectItem) -> None:
+    if _item_name(item) in taken:
+        raise fail(
+            codes.CQL_SELECT,
+            item.expr.pos,
+            codes.CQL_SELECT.render(reason=f"two outputs are named {_item_name(item)!r}"),
+        )
+
+
 def _item_name(item: ast.SelectItem) -> str:
     """AS name; else a plain field's own name; else ``fn_field`` / ``count`` for an aggregate."""
     if item.name:
         return item.name
     text = item.expr.text
-    if _IDENT.match(text):
+    if _IDENT.match(text) or _QUALIFIED.match(text):
         return text.split(".")[-1]
     if item.aggregate:
         arg = item.argument.text if item.argument else ""
