@@ -259,7 +259,7 @@ class _Compiler:
     def aggregate(self, select: ast.Select, names: _Names, prefix: str, last: str) -> str:
         source = select.sources[0]
         window = _window(source.window, select)
-        aggregates = {}
+        aggregates: dict[str, str] = {}
         for item in select.items or ():
             if item.aggregate is None:
                 if item.expr.text not in select.group_by or item.name not in (None, item.expr.text):

@@ -33,7 +33,9 @@ def _run_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description=RUN_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("diagram", help="the diagram document (YAML or JSON)")
+    p.add_argument(
+        "diagram", help="the diagram document (YAML or JSON), or a CQL script (FILE.cql)"
+    )
     p.add_argument(
         "--input",
         "-i",

@@ -1,5 +1,8 @@
 """``sluice run``: a diagram over finite NDJSON files, run once as a batch, results as NDJSON.
 
+The diagram is a document (YAML/JSON) or, for a file named ``*.cql``, a CQL script whose
+``CREATE STREAM`` statements declare the inputs (``boxes/cql``).
+
 Everything that can be wrong with the diagram, the ``--input`` list or the files is found and
 reported before Spark starts. The compiled plan is the one the server streams; here its
 inputs are batch DataFrames, so every window closes and nothing is late.
@@ -18,6 +21,7 @@ import pyarrow as pa
 
 from boxes import codes
 from boxes.compiler import compile_plan
+from boxes.cql import validate_cql
 from boxes.document import Plan, load_document, validate
 from boxes.errors import DiagramInvalid, Problem
 from boxes.labels import LABEL_COLUMN
@@ -33,7 +37,7 @@ def run_headless(
 ) -> int:
     """Run and print; return the exit status (2 when anything given is invalid)."""
     try:
-        plan = validate(load_document(_read(diagram, "diagram")))
+        plan = _plan(diagram)
         files = _input_files(plan, input_specs)
         allowed = _readable(plan, readable)
         tables = _read_inputs(plan, files)
@@ -83,6 +87,13 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _plan(diagram: str) -> Plan:
+    text = _read(diagram, "diagram")
+    if diagram.endswith(".cql"):
+        return validate_cql(text)[1]
+    return validate(load_document(text))
 
 
 def _read(path: str, what: str) -> str:

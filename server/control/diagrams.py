@@ -13,7 +13,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from boxes import codes, cost
+from boxes import codes, cost, cql
+from boxes.cql.compiler import compile_script
 from boxes.document import Plan, load_document, validate
 from boxes.errors import DiagramInvalid, InvalidInput, SluiceError
 from boxes.input import InputBox
@@ -79,6 +80,28 @@ def plan_for(
     names = list(inputs) if isinstance(inputs, Mapping) else []
     plan = plan_of(doc, catalog.objects.stream_schemas(subject, names))
     return plan if ceilings is None else affordable(plan, ceilings)
+
+
+def planned(
+    catalog, subject: Subject, body: Mapping, ceilings: Mapping[str, float] | None = None
+) -> tuple[dict, Plan]:
+    """The document a request sends (``document``, or ``cql`` with an optional ``name``) and
+    its plan. CQL is compiled against the streams the session may view, and every problem,
+    of the CQL or of the document it compiles to, is located at its CQL line and column."""
+    if "cql" not in body:
+        doc = document_of(body["document"])
+        return doc, plan_for(catalog, subject, doc, ceilings)
+    script = cql.parse(body["cql"])
+    names = sorted({s.stream for q in script.queries for sel in q.selects for s in sel.sources})
+    schemas = {
+        name: parse_schema(schema, name)[0]
+        for name, schema in catalog.objects.stream_schemas(subject, names).items()
+    }
+    compiled = compile_script(script, schemas, body.get("name"))
+    try:
+        return compiled.document, plan_for(catalog, subject, compiled.document, ceilings)
+    except DiagramInvalid as err:
+        raise cql.relocate(err, compiled) from None
 
 
 def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:

@@ -9,7 +9,7 @@ from flask import Blueprint, g
 from boxes import codes
 from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
-from server.control.diagrams import document_of, plan_for, run_named, spec_of
+from server.control.diagrams import planned, run_named, spec_of
 from server.control.services import services
 from server.http.api.schema_parts import ROLE, obj
 from server.http.guard import guarded, subject
@@ -22,8 +22,20 @@ DOCUMENT = {
     "maxLength": 1 << 20,
     "description": "the diagram document, as YAML/JSON text or as an object",
 }
-CREATE = obj({"document": DOCUMENT, "role": ROLE}, ("document",))
-VALIDATE = obj({"document": DOCUMENT}, ("document",))
+CQL = {
+    "type": "string",
+    "maxLength": 1 << 16,
+    "description": "the diagram as a CQL script (docs/cql.md), instead of a document",
+}
+NAME = {
+    "type": "string",
+    "maxLength": 64,
+    "description": "the CQL diagram's name (default: its CREATE DIAGRAM, else 'query')",
+}
+# Exactly one of a document and a CQL script.
+ONE_OF = {"oneOf": [{"required": ["document"]}, {"required": ["cql"]}]}
+CREATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME, "role": ROLE}), **ONE_OF}
+VALIDATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME}), **ONE_OF}
 D = ObjectType.DIAGRAM
 
 
@@ -47,8 +59,7 @@ def index():
 def create():
     """Add a diagram (ADD on the system, READ_TUPLE on every input); it starts stopped."""
     svc = services()
-    doc = document_of(g.body["document"])
-    plan = plan_for(svc.catalog, subject(), doc, svc.limits.cost_ceilings())
+    doc, plan = planned(svc.catalog, subject(), g.body, svc.limits.cost_ceilings())
     created = svc.catalog.objects.add_diagram(subject(), spec_of(plan, doc), g.body.get("role"))
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}, 201
 
@@ -56,15 +67,14 @@ def create():
 @bp.post("/validate")
 @guarded(body=VALIDATE)
 def check():
-    """Check a document against the streams the session may view, without storing it."""
+    """Check a document or CQL script against the streams the session may view, without
+    storing it; for CQL, also the document it compiles to."""
     svc = services()
     try:
-        plan = plan_for(
-            svc.catalog, subject(), document_of(g.body["document"]), svc.limits.cost_ceilings()
-        )
+        doc, plan = planned(svc.catalog, subject(), g.body, svc.limits.cost_ceilings())
     except DiagramInvalid as err:
         return {"valid": False, "problems": err.details["problems"]}
-    return {"valid": True, "plan": plan.to_dict()}
+    return {"valid": True, "plan": plan.to_dict(), **({"document": doc} if "cql" in g.body else {})}
 
 
 @bp.get("/<name>")
@@ -84,12 +94,11 @@ def update(name: str):
     expose other data, and its owner grants it again deliberately.
     """
     svc = services()
-    doc = document_of(g.body["document"])
+    body = {"name": name, **g.body}
+    doc, plan = planned(svc.catalog, subject(), body, svc.limits.cost_ceilings())
     if doc.get("name") != name:
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
-    created = svc.catalog.objects.replace_diagram(
-        subject(), spec_of(plan_for(svc.catalog, subject(), doc, svc.limits.cost_ceilings()), doc)
-    )
+    created = svc.catalog.objects.replace_diagram(subject(), spec_of(plan, doc))
     if svc.runtime is not None:
         svc.runtime.remove(name)
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}

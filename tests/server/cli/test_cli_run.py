@@ -135,3 +135,33 @@ def test_bad_lines_are_named_by_file_and_line(files):
 )
 def test_bad_arguments_are_refused_before_spark(files, args, expected):
     assert problems(sluice(files, "q1.yaml", *args)) == expected
+
+
+COUNT_CQL = """CREATE DIAGRAM last2;
+CREATE STREAM in1 (time timestamp, symbol string, price double) EVENT TIME time;
+CREATE STREAM in2 (time timestamp, symbol string, price double) EVENT TIME time;
+INSERT INTO out1
+SELECT count(*) AS n, avg(price) AS mean FROM in1 [ROWS 2]
+UNION
+SELECT count(*) AS n, avg(price) AS mean FROM in2 [ROWS 2];
+"""
+
+
+def test_a_cql_script_runs_with_count_windows(files):
+    (files / "last2.cql").write_text(COUNT_CQL)
+    done = sluice(files, "last2.cql", "--input", "in1=a.ndjson", "-i", "in2=b.ndjson")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted((r["n"], r["mean"], tuple(r["_sources"])) for r in rows) == [
+        (1, 10.0, ("in1",)),
+        (1, 40.0, ("in2",)),
+        (2, 20.0, ("in1",)),
+        (2, 45.25, ("in2",)),
+    ]
+
+
+def test_a_bad_cql_script_is_refused_at_its_line_and_column(files):
+    (files / "bad.cql").write_text(COUNT_CQL.replace("avg(price)", "avg(symbol)", 1))
+    assert problems(sluice(files, "bad.cql", "--input", "in1=a.ndjson")) == [
+        "[TYPE_MISMATCH] cql.5.27"
+    ]

@@ -1,0 +1,53 @@
+"""Diagrams written in CQL through the REST API: created, validated and updated like documents,
+with every problem at its CQL line and column; the stored document is the compiled one."""
+
+from __future__ import annotations
+
+API = "/api/v1/diagrams"
+CQL = (
+    "CREATE DIAGRAM qc;\n"
+    "INSERT INTO oc SELECT symbol, count(*) AS n, avg(price) AS p\n"
+    "FROM in1 [PARTITION BY symbol ROWS 10] WHERE price > 1 GROUP BY symbol"
+)
+
+
+def test_a_diagram_from_cql_is_stored_as_its_document(client, auth):
+    made = client.post(API, json={"cql": CQL}, headers=auth.headers("al"))
+    assert made.status_code == 201, made.json
+    assert sorted(o["name"] for o in made.json["objects"]) == [
+        "oc",
+        "qc",
+        "qc.oc_agg",
+        "qc.oc_where",
+    ]
+    doc = client.get(f"{API}/qc", headers=auth.headers("al")).json["document"]
+    assert doc["boxes"]["oc_agg"]["window"] == {"rows": 10}
+    assert doc["outputs"] == {"oc": {"from": "oc_agg"}}
+
+
+def test_cql_problems_come_with_code_line_and_column(client, auth):
+    bad = CQL.replace("avg(price)", "avg(symbol)")
+    checked = client.post(f"{API}/validate", json={"cql": bad}, headers=auth.headers("al")).json
+    assert checked["valid"] is False
+    assert [(p["code"], p["path"]) for p in checked["problems"]] == [("TYPE_MISMATCH", "cql.2.46")]
+    refused = client.post(API, json={"cql": "SELECT * FRM in1"}, headers=auth.headers("al"))
+    assert refused.status_code == 400
+    error = refused.json["error"]
+    assert [(p["code"], p["path"]) for p in error["details"]["problems"]] == [
+        ("CQL_SYNTAX", "cql.1.10")
+    ]
+    assert client.get(f"{API}/qc", headers=auth.headers("al")).status_code == 404
+
+
+def test_a_stream_the_session_cannot_see_looks_missing_in_cql_too(client, auth):
+    checked = client.post(
+        f"{API}/validate", json={"cql": "SELECT * FROM in1"}, headers=auth.headers("bob")
+    ).json
+    assert [p["code"] for p in checked["problems"]] == ["NOT_FOUND"]
+
+
+def test_a_body_has_a_document_or_cql_not_both(client, auth):
+    both = client.post(
+        f"{API}/validate", json={"cql": CQL, "document": {}}, headers=auth.headers("al")
+    )
+    assert both.status_code == 400 and both.json["error"]["code"] == "INVALID_BODY"
