@@ -23,7 +23,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType, TimestampType
 
 from boxes import arrival, labels
-from boxes.countwindow import ARRIVAL, TIME, CountWindow, label_name, value_name
+from boxes.countwindow import ARRIVAL, TIME, CountWindow, Rows, label_name, value_name
 
 if TYPE_CHECKING:
     from boxes.aggregate import AggregateBox
@@ -32,16 +32,20 @@ _ALL = "_all"  # the one key of a window over the whole stream (no group_by)
 _STATE = StructType([StructField("rows", BinaryType()), StructField("pending", LongType())])
 
 
-def to_bytes(window: pd.DataFrame) -> bytes:
-    table = pa.Table.from_pandas(window, preserve_index=False)
+def to_bytes(window: Rows) -> bytes:
+    batch = pa.RecordBatch.from_arrays([pa.array(v) for v in window.values()], list(window))
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
     return sink.getvalue().to_pybytes()
 
 
-def from_bytes(blob: bytes) -> pd.DataFrame:
-    return pa.ipc.open_stream(blob).read_all().to_pandas()
+def from_bytes(blob: bytes) -> Rows:
+    table = pa.ipc.open_stream(blob).read_all()
+    return {
+        n: c.to_numpy(zero_copy_only=False)
+        for n, c in zip(table.column_names, table.columns, strict=True)
+    }
 
 
 class CountWindowProcessor(StatefulProcessor):
@@ -54,21 +58,24 @@ class CountWindowProcessor(StatefulProcessor):
         self.state = handle.getValueState("window", _STATE)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues) -> Iterator:
-        batch = pd.concat(list(rows), ignore_index=True)
+        frames = list(rows)
+        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         # Spark hands the columns over by position (named _1, _2, ... after the keys).
-        batch = batch.iloc[:, len(batch.columns) - len(self.spec.columns) :]
-        batch.columns = self.spec.columns
+        names = self.spec.columns
+        first = len(frame.columns) - len(names)
+        batch = {n: frame.iloc[:, first + i].to_numpy() for i, n in enumerate(names)}
         stored = self.state.get()
         window, pending = (from_bytes(stored[0]), stored[1]) if stored else (self.spec.empty(), 0)
         window, pending, results = self.spec.advance(window, pending, batch)
         self.state.update((to_bytes(window), pending))
-        if len(results):
+        if len(results["window_end"]):
             yield self.output(key, results)
 
-    def output(self, key: Any, results: pd.DataFrame) -> pd.DataFrame:
-        out = {name: [value] * len(results) for name, value in zip(self.keys, key, strict=False)}
+    def output(self, key: Any, results: Rows) -> pd.DataFrame:
+        count = len(results["window_end"])
+        out: dict[str, Any] = {n: [v] * count for n, v in zip(self.keys, key, strict=False)}
         for end in ("window_start", "window_end"):
-            out[end] = pd.to_datetime(results[end].astype("int64"), unit="us")
+            out[end] = results[end].astype("int64").view("datetime64[us]")
         for k, name in enumerate(self.names):
             out[name] = results[f"agg{k}"]
         for k in range(self.spec.words):

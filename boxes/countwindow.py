@@ -17,10 +17,13 @@ checks this and the results against a plain-Python reference with hypothesis).
 Tuples in order (each greater than the window's newest) take the vectorized path: the window
 and the batch form one sequence, and each result is a range of it: counts and sums from prefix
 sums, min, max and the label OR from a sparse table. A late tuple is inserted on its own.
+Windows, batches and results are plain numpy columns (``Rows``): the step runs once per group
+and batch, so per-call overhead (pandas' is tens of microseconds an operation) is what counts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,7 @@ from boxes import labels
 from boxes.ranges import range_reduce
 
 TIME, ARRIVAL = "_t", "_a"
+Rows = dict[str, np.ndarray]  # columns of equal length, by name
 _INT64_MAX = float(2**63)
 
 
@@ -68,91 +72,107 @@ class CountWindow:
             + [value_name(i) for i in values]
         )
 
-    def empty(self) -> pd.DataFrame:
-        return pd.DataFrame({c: pd.Series([], dtype="int64") for c in self.columns})
+    def empty(self) -> Rows:
+        return {c: np.zeros(0, dtype=np.int64) for c in self.columns}
 
-    def advance(
-        self, window: pd.DataFrame, pending: int, batch: pd.DataFrame
-    ) -> tuple[pd.DataFrame, int, pd.DataFrame]:
-        """Feed ``batch`` (one group's new tuples, any order) to the window.
+    def advance(self, window: Rows, pending: int, batch: Mapping) -> tuple[Rows, int, Rows]:
+        """Feed ``batch`` (one group's new tuples, any order; columns by name, a DataFrame or
+        a dict of arrays) to the window.
 
         ``window``: the group's window (sorted by (time, arrival), at most ``rows`` rows);
         ``pending``: tuples entered since the last result. Returns the new window, the new
         pending count and the results (``window_start``, ``window_end`` as the time unit of
         ``_t``, one column per aggregate named ``agg{i}``, and the label words).
         """
-        order = [TIME, ARRIVAL] if self.replay else [ARRIVAL]
-        batch = batch[self.columns].sort_values(order, kind="stable").reset_index(drop=True)
-        times, arrivals = batch[TIME].to_numpy(), batch[ARRIVAL].to_numpy()
+        columns = {c: np.asarray(batch[c]) for c in self.columns}
+        times, arrivals = columns[TIME], columns[ARRIVAL]
+        order = (
+            np.lexsort((arrivals, times)) if self.replay else np.argsort(arrivals, kind="stable")
+        )
+        columns = {c: v[order] for c, v in columns.items()}
+        times, arrivals = columns[TIME], columns[ARRIVAL]
         # in_order[k]: row k is greater than row k - 1, so it may continue a run.
-        in_order = np.ones(len(batch), dtype=bool)
+        in_order = np.ones(len(times), dtype=bool)
         in_order[1:] = (times[1:] > times[:-1]) | (
             (times[1:] == times[:-1]) & (arrivals[1:] > arrivals[:-1])
         )
         breaks = np.flatnonzero(~in_order)
-        results: list[pd.DataFrame] = []
+        results: list[Rows] = []
         i = 0
-        while i < len(batch):
-            if len(window) == 0 or _greater(batch, i, window, len(window) - 1):
+        while i < len(times):
+            if _size(window) == 0 or _after(columns, i, window):
                 after = int(np.searchsorted(breaks, i, side="right"))
-                end = int(breaks[after]) if after < len(breaks) else len(batch)
-                window, pending = self._run(window, pending, batch.iloc[i:end], results)
+                end = int(breaks[after]) if after < len(breaks) else len(times)
+                window, pending = self._run(window, pending, _slice(columns, i, end), results)
                 i = end
             else:
-                window, pending = self._insert(window, pending, batch.iloc[i : i + 1], results)
+                window, pending = self._insert(window, pending, _slice(columns, i, i + 1), results)
                 i += 1
-        out = pd.concat(results, ignore_index=True) if results else self._no_results()
-        return window.reset_index(drop=True), pending, out
+        return window, pending, _concat(results) if results else self._no_results()
 
-    def _run(self, window, pending, run, results):
+    def _run(self, window: Rows, pending: int, run: Rows, results: list[Rows]):
         """Tuples each greater than all before them: all enter; results from ranges."""
-        seq = pd.concat([window, run], ignore_index=True)
-        first = len(window)
-        steps = np.arange(1, len(run) + 1)
+        seq = _concat([window, run])
+        first, count = _size(window), _size(run)
+        steps = np.arange(1, count + 1)
         ends = first + np.flatnonzero((pending + steps) % self.slide == 0)
         if len(ends):
             results.append(self.aggregate(seq, ends))
-        return seq.iloc[max(0, len(seq) - self.rows) :], (pending + len(run)) % self.slide
+        size = _size(seq)
+        return _slice(seq, max(0, size - self.rows), size), (pending + count) % self.slide
 
-    def _insert(self, window, pending, row, results):
+    def _insert(self, window: Rows, pending: int, row: Rows, results: list[Rows]):
         """One tuple older than the window's newest: it takes its place by (time, arrival)."""
-        t, a = row[TIME].iat[0], row[ARRIVAL].iat[0]
-        wt, wa = window[TIME].to_numpy(), window[ARRIVAL].to_numpy()
+        t, a = row[TIME][0], row[ARRIVAL][0]
+        wt, wa = window[TIME], window[ARRIVAL]
         at = int(np.count_nonzero((wt < t) | ((wt == t) & (wa <= a))))
-        if at == 0 and len(window) >= self.rows:
+        size = _size(window)
+        if at == 0 and size >= self.rows:
             return window, pending  # older than a full window: it never enters
-        window = pd.concat([window.iloc[:at], row, window.iloc[at:]], ignore_index=True)
-        window = window.iloc[max(0, len(window) - self.rows) :].reset_index(drop=True)
+        window = _concat([_slice(window, 0, at), row, _slice(window, at, size)])
+        window = _slice(window, max(0, size + 1 - self.rows), size + 1)
         pending += 1
         if pending == self.slide:
-            results.append(self.aggregate(window, np.array([len(window) - 1])))
+            results.append(self.aggregate(window, np.array([_size(window) - 1])))
             pending = 0
         return window, pending
 
-    def aggregate(self, seq: pd.DataFrame, ends: np.ndarray) -> pd.DataFrame:
+    def aggregate(self, seq: Rows, ends: np.ndarray) -> Rows:
         """The results of the windows ``seq[max(0, end - rows + 1) : end + 1]`` for each end."""
         starts = np.maximum(ends - self.rows + 1, 0)
-        times = seq[TIME].to_numpy()
-        out: dict[str, object] = {"window_start": times[starts], "window_end": times[ends]}
+        times = seq[TIME]
+        out: Rows = {"window_start": times[starts], "window_end": times[ends]}
         for k, (function, arg) in enumerate(self.functions):
             values = None if arg is None else seq[value_name(arg)]
             out[f"agg{k}"] = _aggregate(function, values, starts, ends)
         for k in range(self.words):
-            words = seq[label_name(k)].to_numpy(dtype=np.int64)
+            words = seq[label_name(k)].astype(np.int64)
             out[label_name(k)] = labels.merge_ranges(words, starts, ends)
-        return pd.DataFrame(out)
+        return out
 
-    def _no_results(self) -> pd.DataFrame:
+    def _no_results(self) -> Rows:
         names = ["window_start", "window_end"]
         names += [f"agg{k}" for k in range(len(self.functions))]
         names += [label_name(k) for k in range(self.words)]
-        return pd.DataFrame({n: [] for n in names})
+        return {n: np.zeros(0, dtype=np.int64) for n in names}
 
 
-def _greater(batch: pd.DataFrame, i: int, window: pd.DataFrame, j: int) -> bool:
-    """Is batch row i after window row j in (time, arrival) order?"""
-    bt, ba = batch[TIME].iat[i], batch[ARRIVAL].iat[i]
-    wt, wa = window[TIME].iat[j], window[ARRIVAL].iat[j]
+def _size(rows: Rows) -> int:
+    return len(rows[TIME])
+
+
+def _slice(rows: Rows, start: int, end: int) -> Rows:
+    return {c: v[start:end] for c, v in rows.items()}
+
+
+def _concat(parts: list[Rows]) -> Rows:
+    return {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+
+
+def _after(batch: Rows, i: int, window: Rows) -> bool:
+    """Is batch row i after the window's newest row in (time, arrival) order?"""
+    bt, ba = batch[TIME][i], batch[ARRIVAL][i]
+    wt, wa = window[TIME][-1], window[ARRIVAL][-1]
     return bool(bt > wt or (bt == wt and ba > wa))
 
 
@@ -160,18 +180,18 @@ def _prefix(values: np.ndarray) -> np.ndarray:
     return np.concatenate([np.zeros(1, dtype=values.dtype), np.cumsum(values)])
 
 
-def _aggregate(function: str, values: pd.Series | None, starts, ends) -> np.ndarray:
+def _aggregate(function: str, values: np.ndarray | None, starts, ends) -> np.ndarray:
     """One aggregate over each range [start, end] of ``values`` (NULLs skipped, as Spark's)."""
     if values is None:
         return (ends - starts + 1).astype(np.int64)
-    present = values.notna().to_numpy()
+    present = ~pd.isna(values)
     counts = _prefix(present.astype(np.int64))
     count = counts[ends + 1] - counts[starts]
     if function == "count":
         return count
     if function in ("min", "max"):
         return _min_max(function, values, present, starts, ends, count)
-    array = values.to_numpy()
+    array = values
     if array.dtype.kind in "iu":
         # Exact: prefix sums wrap modulo 2**64 but differences of them do not lose a bit; a
         # window whose true sum leaves the long range is NULL (Spark's try_sum).
@@ -185,24 +205,18 @@ def _aggregate(function: str, values: pd.Series | None, starts, ends) -> np.ndar
         return np.array(
             [None if s is None else s / c for s, c in zip(total, count, strict=True)], dtype=object
         )
-    floats = np.where(present, array.astype(np.float64), 0.0)
-    # pandas' rolling sum is compensated (Kahan), so a window's sum does not inherit the
-    # rounding of a long prefix, as a difference of prefix sums would.
-    rolling = pd.Series(floats).rolling(_span(starts, ends), min_periods=1).sum().to_numpy()
-    total_f = np.where(count > 0, rolling[ends], np.nan)
+    floats = _prefix(np.where(present, array.astype(np.float64), 0.0))
+    # A difference of prefix sums: the prefix starts at the window's oldest row, so it spans
+    # one batch and a window, and its rounding stays that of a sum of that many doubles.
+    total_f = np.where(count > 0, floats[ends + 1] - floats[starts], np.nan)
     if function == "sum":
         return total_f
     with np.errstate(invalid="ignore", divide="ignore"):
         return total_f / count
 
 
-def _span(starts, ends) -> int:
-    """The (common) length of the ranges; the first ones may be shorter, at the sequence's start."""
-    return int((ends - starts).max()) + 1 if len(ends) else 1
-
-
-def _min_max(function, values: pd.Series, present, starts, ends, count) -> np.ndarray:
-    array = values.to_numpy()
+def _min_max(function, values: np.ndarray, present, starts, ends, count) -> np.ndarray:
+    array = values
     if array.dtype.kind in "iuf" or (array.dtype.kind == "M" and present.all()):
         is_time = array.dtype.kind == "M"
         numbers = array.view(np.int64) if is_time else array

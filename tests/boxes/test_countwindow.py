@@ -78,7 +78,7 @@ def run(spec: CountWindow, batches, shuffle_seed: int):
     for batch in batches:
         shuffled = frame(batch).sample(frac=1, random_state=rng) if batch else frame(batch)
         window, pending, results = spec.advance(window, pending, shuffled)
-        out.extend(results.itertuples(index=False, name=None))
+        out.extend(zip(*[column.tolist() for column in results.values()], strict=True))
     return out
 
 

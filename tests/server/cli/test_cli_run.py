@@ -163,5 +163,5 @@ def test_a_cql_script_runs_with_count_windows(files):
 def test_a_bad_cql_script_is_refused_at_its_line_and_column(files):
     (files / "bad.cql").write_text(COUNT_CQL.replace("avg(price)", "avg(symbol)", 1))
     assert problems(sluice(files, "bad.cql", "--input", "in1=a.ndjson")) == [
-        "[TYPE_MISMATCH] cql.5.27"
+        "[TYPE_MISMATCH] cql.5.23"
     ]
