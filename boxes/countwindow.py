@@ -166,7 +166,10 @@ def _slice(rows: Rows, start: int, end: int) -> Rows:
 
 
 def _concat(parts: list[Rows]) -> Rows:
-    return {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+    """The rows of ``parts`` in order; empty parts (whose columns have no real type: an empty
+    window) are left out, so a column keeps its batches' type (times, strings)."""
+    kept = [p for p in parts if _size(p)] or parts[:1]
+    return {c: np.concatenate([p[c] for p in kept]) for c in kept[0]}
 
 
 def _after(batch: Rows, i: int, window: Rows) -> bool:
