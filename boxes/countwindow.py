@@ -158,7 +158,7 @@ class CountWindow:
 
 
 def _size(rows: Rows) -> int:
-    return len(rows[TIME])
+    return len(next(iter(rows.values())))
 
 
 def _slice(rows: Rows, start: int, end: int) -> Rows:
@@ -230,12 +230,10 @@ def _min_max(function, values: np.ndarray, present, starts, ends, count) -> np.n
             info = np.iinfo(np.int64)
             ufunc, fill = (np.minimum, info.max) if function == "min" else (np.maximum, info.min)
             numbers = numbers.astype(np.int64)
+        # Every range holds a value here (ints and these times have no NULLs; a double's NULL
+        # is NaN, which fmin/fmax skip, and a range of NaNs answers NaN: NULL).
         found = range_reduce(ufunc, numbers, starts, ends, fill)
-        result = found.view(array.dtype) if is_time else found
-        if numbers.dtype.kind != "f":
-            result = result.astype(object)
-            result[count == 0] = None
-        return result
+        return found.view(array.dtype) if is_time else found
     pick = min if function == "min" else max
     return np.array(
         [
