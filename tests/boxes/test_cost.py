@@ -83,3 +83,21 @@ def test_a_measure_at_its_limit_passes_and_one_above_is_a_problem_naming_box_and
 
 def test_a_parameter_without_a_limit_is_not_limited():
     assert cost.over(cost.estimate(plan({"a": aggregate("1h", "1ms")})), {}) == []
+
+
+def test_a_count_window_keeps_its_rows_per_key_and_is_in_rows_over_slide_results():
+    box = {
+        "type": "aggregate",
+        "in": "i",
+        "window": {"rows": 1000, "slide": 30},
+        "group_by": ["k"],
+        "aggregates": {"n": "count()"},
+    }
+    p = plan({"a": box})
+    assert measures(p) == {
+        ("windows_per_tuple", "a"): 34,  # ceil(1000 / 30)
+        ("window_rows", "a"): 1000,
+        ("open_windows", None): 1,
+    }
+    (problem,) = cost.over(cost.estimate(p), {"window_rows": 500})
+    assert (problem.code, problem.path) == ("COST_LIMIT_EXCEEDED", "boxes.a.window.rows")
