@@ -17,10 +17,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.types import BinaryType, LongType, StructField, StructType, TimestampType
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    LongType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from boxes import arrival, labels
 from boxes.countwindow import ARRIVAL, TIME, CountWindow, Rows, label_name, value_name
@@ -60,10 +68,11 @@ class CountWindowProcessor(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues) -> Iterator:
         frames = list(rows)
         frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-        # Spark hands the columns over by position (named _1, _2, ... after the keys).
+        # Spark hands the columns over by position (named _1, _2, ... after the keys); each
+        # cell holds the group's tuples of one packed Arrow batch (``pack``).
         names = self.spec.columns
         first = len(frame.columns) - len(names)
-        batch = {n: frame.iloc[:, first + i].to_numpy() for i, n in enumerate(names)}
+        batch = {n: np.concatenate(list(frame.iloc[:, first + i])) for i, n in enumerate(names)}
         stored = self.state.get()
         window, pending = (from_bytes(stored[0]), stored[1]) if stored else (self.spec.empty(), 0)
         window, pending, results = self.spec.advance(window, pending, batch)
@@ -84,6 +93,24 @@ class CountWindowProcessor(StatefulProcessor):
 
     def close(self) -> None:
         pass
+
+
+def pack(keys: list[str], columns: list[str]):
+    """A ``mapInArrow`` step: each Arrow batch becomes one row per group whose cells are lists
+    of that group's values. PySpark 4.3 hands a ``transformWithStateInPandas`` step its rows
+    through ``itertuples``, a Python step per row; packed, that is a step per group and batch,
+    and the tuples themselves travel as Arrow lists (pyarrow groups them in C++)."""
+
+    def packed(batches):
+        for batch in batches:
+            if batch.num_rows:
+                table = pa.Table.from_batches([batch])
+                grouped = table.group_by(keys, use_threads=False).aggregate(
+                    [(c, "list") for c in columns]
+                )
+                yield from grouped.select(keys + [f"{c}_list" for c in columns]).to_batches()
+
+    return packed
 
 
 def compile_count_window(box: AggregateBox, frame):
@@ -125,8 +152,13 @@ def compile_count_window(box: AggregateBox, frame):
     processor = CountWindowProcessor(
         spec, tuple(box.group_by), tuple(name for name, _ in box.aggregates)
     )
+    flat = frame.select(*columns)
+    packed_schema = StructType(
+        [flat.schema[k] for k in keys]
+        + [StructField(c, ArrayType(flat.schema[c].dataType)) for c in spec.columns]
+    )
     stepped = (
-        frame.select(*columns)
+        flat.mapInArrow(pack(keys, spec.columns), packed_schema)
         .groupBy(*keys)
         .transformWithStateInPandas(processor, result, "Append", "None")
     )
