@@ -151,6 +151,9 @@ TOO_MANY_LOGINS = define(
     "TOO_MANY_LOGINS", 429, "too many failed logins from this address; try again later", "http"
 )
 NOT_SUBSCRIBED = define("NOT_SUBSCRIBED", 404, "not subscribed to {output!r}", "http")
+UNKNOWN_EVENT = define(
+    "UNKNOWN_EVENT", 400, "no socket.io event {event!r}; expected one of {expected}", "http"
+)
 NOT_OWNER = define("NOT_OWNER", 403, "only role {role} may update diagram {name}", "http")
 NAME_CHANGED = define("NAME_CHANGED", 400, "the document's name must stay {name!r}", "http")
 WEAK_SECRET = define(

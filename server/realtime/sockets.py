@@ -7,10 +7,10 @@ also authorizes it by its rule in the policy table (``socket.EVENT``), and a
 sweeper disconnects the sockets of sessions that ended (logout, expiry, disabled or deleted
 user, a password reset) as soon as the catalog changes, or when a session's time runs out.
 
-Events (each answered by an ack, ``{"error": {...}}`` on failure):
-``subscribe {output}``, ``unsubscribe {output}`` and ``ingest {stream, tuples}``. Results
-arrive as ``tuples {output, tuples: [...]}``; ``subscription_ended {output, error}`` tells a
-subscriber it lost SUBSCRIBE.
+Events (each answered by an ack, ``{"error": {...}}`` on failure, ``UNKNOWN_EVENT`` for any
+other event): ``subscribe {output}``, ``unsubscribe {output}`` and ``ingest {stream,
+tuples}``. Results arrive as ``tuples {output, tuples: [...]}``; ``subscription_ended
+{output, error}`` tells a subscriber it lost SUBSCRIBE.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from catalog import INVALID_SESSION, Catalog, Subject
 from server.control.services import services
 from server.http import security
 from server.http.errors import body, unexpected
-from server.http.guard import socket_event
+from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
 from server.realtime.extension import socketio
 
@@ -139,6 +139,14 @@ def on_connect(auth=None):
 def on_unexpected(err: Exception):
     """A bug in a handler: its ack is HTTP's bare ``INTERNAL_ERROR``, so no client waits."""
     return unexpected()
+
+
+@socketio.on("*", namespace=NAMESPACE)
+def on_unknown(event, *_):
+    """An event nobody handles is answered too (``UNKNOWN_EVENT``), so no client waits."""
+    shown = event[:40] if isinstance(event, str) else "?"
+    expected = ", ".join(sorted(SOCKET_EVENTS))
+    return body(codes.UNKNOWN_EVENT, codes.UNKNOWN_EVENT.render(event=shown, expected=expected))
 
 
 @socketio.on("disconnect", namespace=NAMESPACE)

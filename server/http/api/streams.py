@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from flask import Blueprint, g, request
 
 from boxes import codes
@@ -12,7 +10,7 @@ from boxes.types import parse_schema
 from catalog import ObjectType
 from server.control.services import services
 from server.http.api.schema_parts import NAME, ROLE, obj
-from server.http.guard import guarded, subject
+from server.http.guard import guarded, loads, subject
 from server.ingest.admission import ingest
 
 bp = Blueprint("streams", __name__, url_prefix="/streams")
@@ -83,13 +81,14 @@ def delete(name: str):
 def _tuples() -> list:
     """A JSON array, or NDJSON (one object a line) when sent as ``application/x-ndjson``."""
     raw = request.get_data(cache=True)
-    try:
-        if request.mimetype == NDJSON:
-            return [json.loads(line) for line in raw.splitlines() if line.strip()]
-        if request.is_json:
-            return json.loads(raw or b"null")
-    except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise InvalidInput(code=codes.BAD_JSON, reason=str(err)[:120]) from None
+    if request.mimetype == NDJSON:
+        return [
+            loads(line, f"line {number}: ")
+            for number, line in enumerate(raw.splitlines(), 1)
+            if line.strip()
+        ]
+    if request.is_json:
+        return loads(raw or b"null")
     raise InvalidInput(
         f"send a JSON array (application/json) or NDJSON ({NDJSON})", code=codes.BAD_JSON
     )
