@@ -129,6 +129,11 @@ INTERNAL_ERROR = define(
 # Requests and sessions (server/http, server/realtime, server/settings).
 METHOD_NOT_ALLOWED = define("METHOD_NOT_ALLOWED", 405, "{method} is not allowed here", "http")
 REQUEST_TOO_LARGE = define("REQUEST_TOO_LARGE", 413, "the request body is too large", "http")
+MALFORMED_REQUEST = define("MALFORMED_REQUEST", 400, "the request is not well-formed HTTP", "http")
+URI_TOO_LONG = define("URI_TOO_LONG", 414, "the request line is longer than {limit} bytes", "http")
+HEADERS_TOO_LARGE = define(
+    "HEADERS_TOO_LARGE", 431, "the request's header fields are too many or too large", "http"
+)
 RATE_LIMITED = define("RATE_LIMITED", 429, "too many requests; retry after {retry_after} s", "http")
 BAD_JSON = define("BAD_JSON", 400, "the body is not valid JSON: {reason}", "http")
 INVALID_BODY = define(
