@@ -48,6 +48,10 @@ class Access:
     body: Mapping[str, Any] | None = None
     content: tuple[str, ...] = ("application/json",)
     query: Mapping[str, Any] | None = None
+    answer: Mapping[str, Any] | None = None  # the success answer's schema (None: no content)
+    status: int = 200
+    path: Mapping[str, Any] | None = None  # path parameters' schemas, beside the usual ones
+    shape: Mapping[str, Any] | None = None  # the body, when the view reads it itself
 
 
 def operation(endpoint: str | None) -> str | None:
@@ -64,11 +68,21 @@ def _refuse_unlisted() -> None:
     raise NotFound("no such resource")
 
 
-def guarded(body=None, content=("application/json",), query=None) -> Callable:
-    """Reach the view only as its operation's rule in the policy table allows."""
-    access = Access(body, tuple(content), query)
-    if body is not None:
-        jsonschema.Draft202012Validator.check_schema(body)
+def guarded(
+    body=None,
+    content=("application/json",),
+    query=None,
+    answer=None,
+    status=200,
+    path=None,
+    shape=None,
+) -> Callable:
+    """Reach the view only as its operation's rule in the policy table allows; ``answer`` and
+    ``status`` describe its success for the OpenAPI description."""
+    access = Access(body, tuple(content), query, answer, status, path, shape)
+    for schema in (body, answer):
+        if schema is not None:
+            jsonschema.Draft202012Validator.check_schema(schema)
 
     def mark(view: Callable) -> Callable:
         @functools.wraps(view)
@@ -157,13 +171,21 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
     )
     if errors:
         problems = [
-            Problem(
-                codes.INVALID_BODY, ".".join(str(p) for p in e.absolute_path), e.message[:200]
-            ).to_dict()
+            Problem(_code(e), ".".join(str(p) for p in e.absolute_path), e.message[:200]).to_dict()
             for e in errors[:20]
         ]
         summary = "; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3])
-        raise InvalidInput(summary, code=codes.INVALID_BODY, details={"problems": problems})
+        found = {p["code"] for p in problems}
+        code = found.pop() if len(found) == 1 else codes.INVALID_BODY
+        raise InvalidInput(summary, code=code, details={"problems": problems})
+
+
+def _code(error: jsonschema.ValidationError) -> str:
+    """A value of the right JSON type that a piece refuses (its pattern, enum or length)
+    answers the piece's own code (``x-code``), if it names one."""
+    if error.validator != "type" and isinstance(error.schema, Mapping):
+        return codes.lookup(error.schema.get("x-code", codes.INVALID_BODY))
+    return codes.INVALID_BODY
 
 
 def unguarded(app: Flask) -> list[str]:

@@ -7,6 +7,7 @@ from flask import Blueprint, request
 from boxes import codes
 from boxes.errors import InvalidInput
 from server.control.services import services
+from server.http.api.schema_parts import ANY_OBJECT, STRING, STRINGS, answer, listing
 from server.http.guard import guarded, subject
 
 bp = Blueprint("audit", __name__, url_prefix="/audit")
@@ -52,8 +53,23 @@ def _filters() -> dict:
     return out
 
 
+ENTRY = answer(
+    {
+        "id": {"type": "integer"},
+        "at": {"type": "number"},
+        "user": {"type": ["string", "null"]},
+        "roles": STRINGS,
+        "event": STRING,
+        "object": {"type": ["string", "null"]},
+        "allowed": {"type": "boolean"},
+        "reason": STRING,
+        "details": ANY_OBJECT,
+    }
+)
+
+
 @bp.get("")
-@guarded(query=QUERY)
+@guarded(query=QUERY, answer=listing("entries", ENTRY))
 def index():
     """Audit entries: every permission change, login and denial."""
     entries = services().catalog.audit(subject(), **_filters())
