@@ -221,7 +221,7 @@ ROLES_EMPTY = define(
 )
 WRONG_PASSWORD = define("WRONG_PASSWORD", 403, "the current password is not right", "catalog")
 ROLE_NOT_ACTIVE = define(
-    "ROLE_NOT_ACTIVE", 400, "role {role!r} is not active in this session", "catalog"
+    "ROLE_NOT_ACTIVE", 403, "role {role!r} is not active in this session", "catalog"
 )
 OWNER_ROLE_REQUIRED = define(
     "OWNER_ROLE_REQUIRED",

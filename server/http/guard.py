@@ -238,5 +238,19 @@ def socket_event(name: str, body: Mapping[str, Any]) -> Callable:
     return mark
 
 
+def _options():
+    """OPTIONS names the methods of the route it matched, as OpenAPI reads paths (a concrete
+    ``/diagrams/validate`` wins over ``/diagrams/{name}``), not of every route the path fits."""
+    if request.method == "OPTIONS" and request.url_rule is not None:
+        response = current_app.response_class(status=204)
+        path = request.url_rule.rule
+        rules = [r for r in current_app.url_map.iter_rules() if r.rule == path]
+        methods = set().union(*(r.methods or () for r in rules))
+        response.headers["Allow"] = ", ".join(sorted(methods))
+        return response
+    return None
+
+
 def init_app(app: Flask) -> None:
     app.before_request(_deny_unguarded)
+    app.before_request(_options)

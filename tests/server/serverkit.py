@@ -142,7 +142,7 @@ class Server:
             assert self.process.poll() is None, open(self.log_path).read()[-3000:]
             try:
                 return requests.get(f"{self.url}/api/v1/openapi.json", timeout=2).ok
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # the worker still loads
                 return False
 
         wait_until(up, self.STARTUP, "the server to start")

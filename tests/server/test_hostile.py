@@ -325,6 +325,16 @@ CORPUS = [
         "INVALID_PARAMETER",
     ),
     (
+        "audit limit below its declared minimum",
+        "GET",
+        "/api/v1/audit?limit=0",
+        None,
+        None,
+        "joe",
+        400,
+        "INVALID_PARAMETER",
+    ),
+    (
         "audit unknown filter",
         "GET",
         "/api/v1/audit?password=x",
@@ -554,3 +564,11 @@ def test_a_body_that_is_not_json_is_told_without_internals(client, auth, path, c
     assert response.status_code == 400 and response.json["error"]["code"] == "BAD_JSON"
     message = response.json["error"]["message"]
     assert not [word for word in INTERNALS if word in message.lower()], message
+
+
+def test_options_names_the_methods_of_the_route_it_matched(client):
+    """/diagrams/validate is its own resource (POST), as OpenAPI reads it, although
+    /diagrams/<name> would also fit it."""
+    assert client.options("/api/v1/diagrams/validate").headers["Allow"] == "OPTIONS, POST"
+    allowed = client.options("/api/v1/diagrams/q1").headers["Allow"]
+    assert allowed == "DELETE, GET, HEAD, OPTIONS, PUT"

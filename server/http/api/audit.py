@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jsonschema
 from flask import Blueprint, request
 
 from boxes import codes
@@ -46,7 +47,8 @@ def _filters() -> dict:
             )
         try:
             out[key] = FILTERS[key](value)
-        except (KeyError, ValueError):
+            jsonschema.validate(out[key], QUERY["properties"][key])
+        except (KeyError, ValueError, jsonschema.ValidationError):
             raise InvalidInput(
                 code=codes.INVALID_PARAMETER, name=key, details={"parameter": key}
             ) from None

@@ -5,6 +5,7 @@ A piece may name the error code (``x-code``) that answers a value of the right J
 it refuses: a bad name is ``INVALID_NAME`` whether the guard or the catalog finds it.
 """
 
+from boxes import codes
 from catalog.model import NAME as NAME_RE
 from catalog.model import USER_NAME as USER_NAME_RE
 from catalog.model import Action, ObjectType
@@ -12,7 +13,7 @@ from catalog.model import Action, ObjectType
 NAME = {
     "type": "string",
     "pattern": f"^{NAME_RE.pattern}$",
-    "x-code": "INVALID_NAME",
+    "x-code": codes.INVALID_NAME,
     "description": "an ASCII letter, then letters, digits or '_' (at most 64 characters)",
 }
 USER_NAME = {
@@ -25,14 +26,18 @@ ROLE = {
     "type": ["string", "null"],
     "description": "the active role that will own the new object (needed when several are active)",
 }
-OBJECT_TYPE = {"type": "string", "enum": [t.value for t in ObjectType], "x-code": "UNKNOWN_TYPE"}
-ACTION = {"type": "string", "enum": [a.value for a in Action], "x-code": "UNKNOWN_ACTION"}
+OBJECT_TYPE = {
+    "type": "string",
+    "enum": [t.value for t in ObjectType],
+    "x-code": codes.UNKNOWN_TYPE,
+}
+ACTION = {"type": "string", "enum": [a.value for a in Action], "x-code": codes.UNKNOWN_ACTION}
 PASSWORD = {
     "type": "string",
     "minLength": 8,
     "maxLength": 72,
     "pattern": "^[^\\u0000]*$",
-    "x-code": "INVALID_PASSWORD",
+    "x-code": codes.INVALID_PASSWORD,
     "description": "8 characters or more, at most 72 bytes in UTF-8, no NUL",
 }
 STRING = {"type": "string"}

@@ -6,6 +6,7 @@ import json
 
 from flask import Blueprint, g
 
+from boxes import codes
 from boxes.types import FIELD_NAME, TYPE_ALIASES
 from catalog import ObjectType
 from server.control.services import services
@@ -20,10 +21,10 @@ TYPE_NAME = {
     "pattern": "^("
     + "|".join("".join(f"[{c}{c.upper()}]" for c in name) for name in sorted(TYPE_ALIASES))
     + ")$",
-    "x-code": "SCHEMA_INVALID",
+    "x-code": codes.SCHEMA_INVALID,
     "description": "one of " + ", ".join(sorted(TYPE_ALIASES)) + " (any case)",
 }
-FIELD = {"type": "string", "pattern": FIELD_NAME.pattern, "x-code": "SCHEMA_INVALID"}
+FIELD = {"type": "string", "pattern": FIELD_NAME.pattern, "x-code": codes.SCHEMA_INVALID}
 CREATE = obj(
     {
         "name": NAME,

@@ -1,0 +1,48 @@
+"""What the fuzz tests share: how many examples, and sessions of the demo's users that outlive
+what a fuzzer does to them (a logout, a disabled user, a reset password)."""
+
+from __future__ import annotations
+
+import os
+
+import requests
+
+# Examples per operation and user in `make test`; `make fuzz` sets more (not SLUICE_*: the
+# server under test would read that as a setting).
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "5"))
+USERS = ("joe", "ed", "al", "bob")  # ADMIN, INFO_PROVIDER, CUSTOMER1, CUSTOMER2
+
+
+class Sessions:
+    """A bearer token per demo user, logged in again whenever the server ended it."""
+
+    def __init__(self, server) -> None:
+        self.url, self.logins = server.url, server.logins
+        self.tokens: dict[str, str] = {}
+
+    def login(self, user: str) -> str:
+        body = {"user": user, "password": self.logins[user]}
+        answer = requests.post(f"{self.url}/api/v1/auth/login", json=body, timeout=60)
+        if answer.status_code == 401 and user != "joe":  # the fuzzer disabled or reset it
+            requests.patch(
+                f"{self.url}/api/v1/users/{user}",
+                json={"enabled": True, "password": self.logins[user]},
+                headers=self.headers("joe"),
+                timeout=60,
+            )
+            answer = requests.post(f"{self.url}/api/v1/auth/login", json=body, timeout=60)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["token"]
+
+    def headers(self, user: str, fresh: bool = False) -> dict[str, str]:
+        """``fresh``: a session of its own (for an operation that may end it)."""
+        if fresh:
+            return {"Authorization": f"Bearer {self.login(user)}"}
+        if user not in self.tokens:
+            self.tokens[user] = self.login(user)
+        return {"Authorization": f"Bearer {self.tokens[user]}"}
+
+    def answered(self, user: str, status: int) -> None:
+        """After a 401 the session may have been ended: log in again next time."""
+        if status == 401:
+            self.tokens.pop(user, None)
