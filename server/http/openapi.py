@@ -15,6 +15,7 @@ import re
 from flask import Flask, current_app
 
 from boxes import codes
+from catalog.model import APPLICABLE
 from catalog.policy import OPERATIONS
 from server.http.api.schema_parts import ACTION, NAME, OBJECT_TYPE, STRING
 from server.http.guard import SOCKET, SOCKET_EVENTS, guarded, rule_of
@@ -136,6 +137,9 @@ def spec(app: Flask) -> dict:
                     "description": "set by login; unsafe methods also need X-CSRF-Token",
                 },
             },
+        },
+        "x-applicable-actions": {
+            category: sorted(a.value for a in actions) for category, actions in APPLICABLE.items()
         },
         "x-socketio-events": {
             name: {"payload": a.body, "x-permissions": str(OPERATIONS[SOCKET + name])}

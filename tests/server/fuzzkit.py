@@ -10,7 +10,8 @@ import requests
 # Examples per operation and user in `make test`; `make fuzz` sets more (not SLUICE_*: the
 # server under test would read that as a setting).
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "5"))
-USERS = ("joe", "ed", "al", "bob")  # ADMIN, INFO_PROVIDER, CUSTOMER1, CUSTOMER2
+ROLES = {"joe": "ADMIN", "ed": "INFO_PROVIDER", "al": "CUSTOMER1", "bob": "CUSTOMER2"}
+USERS = tuple(ROLES)
 
 
 class Sessions:
@@ -23,16 +24,23 @@ class Sessions:
     def login(self, user: str) -> str:
         body = {"user": user, "password": self.logins[user]}
         answer = requests.post(f"{self.url}/api/v1/auth/login", json=body, timeout=60)
-        if answer.status_code == 401 and user != "joe":  # the fuzzer disabled or reset it
-            requests.patch(
-                f"{self.url}/api/v1/users/{user}",
-                json={"enabled": True, "password": self.logins[user]},
-                headers=self.headers("joe"),
-                timeout=60,
-            )
+        if answer.status_code == 401 and user != "joe":  # the fuzzer, as joe, changed the user
+            self.restore(user)
             answer = requests.post(f"{self.url}/api/v1/auth/login", json=body, timeout=60)
         assert answer.status_code == 200, answer.text
         return answer.json()["token"]
+
+    def restore(self, user: str) -> None:
+        """Give a demo user back its password, its role and its place (as joe)."""
+        users = f"{self.url}/api/v1/users"
+        password, joe = self.logins[user], self.headers("joe")
+        changed = requests.patch(
+            f"{users}/{user}", json={"enabled": True, "password": password}, headers=joe, timeout=60
+        )
+        if changed.status_code == 404:
+            body = {"name": user, "password": password, "roles": [ROLES[user]]}
+            requests.post(users, json=body, headers=joe, timeout=60)
+        requests.put(f"{users}/{user}/roles/{ROLES[user]}", headers=joe, timeout=60)
 
     def headers(self, user: str, fresh: bool = False) -> dict[str, str]:
         """``fresh``: a session of its own (for an operation that may end it)."""

@@ -43,7 +43,10 @@ def of(type_: str, name: str):
 @bp.put(GRANT)
 @guarded(answer=answer({"granted": {"type": "boolean"}}))
 def grant(type_: str, name: str, role: str, action: str):
-    """Grant ``action`` on an object to ``role``; only what the granter holds may be granted."""
+    """Grant ``action`` on an object to ``role``; only what the granter holds may be granted.
+
+    An action that does not apply to the object's type (WRITE on a schema, SUBSCRIBE on a
+    stream: see x-applicable-actions) is refused with ACTION_NOT_APPLICABLE."""
     added = services().catalog.grants.grant(subject(), role, action, parse_type(type_), name)
     return {"granted": added}
 
@@ -51,6 +54,8 @@ def grant(type_: str, name: str, role: str, action: str):
 @bp.delete(GRANT)
 @guarded(answer=answer({"revoked": {"type": "boolean"}}))
 def revoke(type_: str, name: str, role: str, action: str):
-    """Revoke a grant; the next result batch is filtered by the new permissions."""
+    """Revoke a grant; the next result batch is filtered by the new permissions.
+
+    An action that does not apply to the object's type is refused with ACTION_NOT_APPLICABLE."""
     removed = services().catalog.grants.revoke(subject(), role, action, parse_type(type_), name)
     return {"revoked": removed}
