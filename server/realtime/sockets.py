@@ -32,6 +32,7 @@ from server.ingest.admission import ingest
 from server.realtime.extension import socketio
 
 NAMESPACE = "/"
+RESERVED = "reserved:"  # marks a client's event named like the server's own
 SWEEP_AT_LEAST_EVERY = 5.0
 OUTPUT = {
     "type": "object",
@@ -144,7 +145,7 @@ def on_unexpected(err: Exception):
 @socketio.on("*", namespace=NAMESPACE)
 def on_unknown(event, *_):
     """An event nobody handles is answered too (``UNKNOWN_EVENT``), so no client waits."""
-    shown = event[:40] if isinstance(event, str) else "?"
+    shown = event.removeprefix(RESERVED)[:40] if isinstance(event, str) else "?"
     expected = ", ".join(sorted(SOCKET_EVENTS))
     return body(codes.UNKNOWN_EVENT, codes.UNKNOWN_EVENT.render(event=shown, expected=expected))
 
@@ -177,8 +178,25 @@ def on_ingest(subject: Subject, payload: dict):
     return ingest(services(), subject, payload["stream"], lambda: payload["tuples"])
 
 
+def _no_reserved_events(server) -> None:
+    """A client's event named like the server's own (``connect``, ``disconnect``) is an
+    unknown event (``UNKNOWN_EVENT``), not a call of those handlers: python-socketio would run
+    them, and a refused "connect" would kill its thread with no acknowledgement."""
+    if getattr(server, "sluice_reserved", False):
+        return
+    handle = server._handle_event  # the one entry of every event packet
+
+    def event(eio_sid, namespace, id, data):
+        if isinstance(data, list) and data and data[0] in server.reserved_events:
+            data = [RESERVED + data[0], *data[1:]]
+        return handle(eio_sid, namespace, id, data)
+
+    server._handle_event, server.sluice_reserved = event, True
+
+
 def init_app(app, svc) -> None:
     """Wire the connection registry and the sweeper to this app's socket server."""
+    _no_reserved_events(socketio.server)
     svc.connections = Connections(
         svc.catalog, lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE)
     )

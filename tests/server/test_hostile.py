@@ -524,12 +524,15 @@ def test_hostile_request(app, client, auth, case):
         ("ingest", {"stream": "feed"}),
         ("ingest", {"stream": "feed", "tuples": "x"}),
         ("unknown", {"output": "out1"}),
+        ("connect", {"token": "forged"}),
+        ("disconnect", {}),
     ],
 )
 def test_hostile_socket_events(app, auth, event, payload):
     sock = socketio.test_client(app, auth={"token": auth.token("al")})
     ack = sock.emit(event, payload, callback=True)
-    assert ack["error"]["code"] == ("UNKNOWN_EVENT" if event == "unknown" else "INVALID_BODY")
+    unknown = event in ("unknown", "connect", "disconnect")
+    assert ack["error"]["code"] == ("UNKNOWN_EVENT" if unknown else "INVALID_BODY")
     assert sock.is_connected()
     sock.disconnect()
 
