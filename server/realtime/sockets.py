@@ -179,15 +179,16 @@ def on_ingest(subject: Subject, payload: dict):
 
 
 def _no_reserved_events(server) -> None:
-    """A client's event named like the server's own (``connect``, ``disconnect``) is an
-    unknown event (``UNKNOWN_EVENT``), not a call of those handlers: python-socketio would run
-    them, and a refused "connect" would kill its thread with no acknowledgement."""
+    """A client's event named like the server's own (``connect``, ``disconnect``, the catch-all
+    ``*``) is an unknown event (``UNKNOWN_EVENT``), not a call of those handlers:
+    python-socketio would run them, and a refused "connect" or a "*" (called without its
+    event name) would kill its thread with no acknowledgement."""
     if getattr(server, "sluice_reserved", False):
         return
     handle = server._handle_event  # the one entry of every event packet
 
     def event(eio_sid, namespace, id, data):
-        if isinstance(data, list) and data and data[0] in server.reserved_events:
+        if isinstance(data, list) and data and data[0] in (*server.reserved_events, "*"):
             data = [RESERVED + data[0], *data[1:]]
         return handle(eio_sid, namespace, id, data)
 

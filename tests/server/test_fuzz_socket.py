@@ -117,6 +117,6 @@ def check_ack(event, ack) -> None:
 def test_every_event_is_acknowledged(sockets, user, event, payload, extra_args):
     client = sockets[user].connected()
     data = tuple([payload, *extra_args]) if extra_args else payload
-    ack = client.call(event, data, timeout=30)  # a TimeoutError here is a handler that died
+    ack = client.call(event, data, timeout=10)  # a TimeoutError here is a handler that died
     check_ack(event, ack)
     assert client.connected

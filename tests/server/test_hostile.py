@@ -526,12 +526,13 @@ def test_hostile_request(app, client, auth, case):
         ("unknown", {"output": "out1"}),
         ("connect", {"token": "forged"}),
         ("disconnect", {}),
+        ("*", {"output": "out1"}),
     ],
 )
 def test_hostile_socket_events(app, auth, event, payload):
     sock = socketio.test_client(app, auth={"token": auth.token("al")})
     ack = sock.emit(event, payload, callback=True)
-    unknown = event in ("unknown", "connect", "disconnect")
+    unknown = event in ("unknown", "connect", "disconnect", "*")
     assert ack["error"]["code"] == ("UNKNOWN_EVENT" if unknown else "INVALID_BODY")
     assert sock.is_connected()
     sock.disconnect()
