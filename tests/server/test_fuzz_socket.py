@@ -103,7 +103,7 @@ def check_ack(event, ack) -> None:
 
 
 @settings(
-    max_examples=EXAMPLES * 20,
+    max_examples=EXAMPLES * 100,
     deadline=None,
     suppress_health_check=list(HealthCheck),
     database=None,
