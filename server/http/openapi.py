@@ -36,6 +36,16 @@ ERROR = {
     },
 }
 PARAM = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+# The rules every input follows, wherever it comes in (REST, socket.io, `sluice run`).
+INPUT_RULES = (
+    "Input rules: a name is an ASCII letter then letters, digits or '_' (a user name may also "
+    "hold '.', '@', '-'), at most 64 characters; a body has only its declared keys. In a "
+    "tuple every field of its stream's schema is required except the event-time field, "
+    "which takes the arrival time when it is left out; null is never a value, in any field; "
+    "a time is an ISO-8601 string or seconds since the epoch, in the years 1 to 9999 in "
+    "either form (TUPLE_INVALID otherwise, over REST and as a socket.io ack alike). A body "
+    "that is not UTF-8 JSON is BAD_JSON; every socket.io event, known or not, is acknowledged."
+)
 # Path parameters by name (a route may declare others in ``path=``).
 PATH = {"type_": OBJECT_TYPE, "action": ACTION, "role": NAME, "name": NAME}
 
@@ -119,7 +129,7 @@ def spec(app: Flask) -> dict:
             "title": "Sluice API",
             "version": "1",
             "description": "Secure multi-user stream processing. Errors always have the "
-            "shape {error: {code, message, details}}.",
+            "shape {error: {code, message, details}}. " + INPUT_RULES,
         },
         "paths": paths,
         "components": {
