@@ -99,6 +99,7 @@ class Feeds:
         while not self._stop.wait(PERIOD):
             try:
                 for stream in MARKETS:
+                    self.svc.catalog.authorize(ed, "streams.append", {"name": stream})
                     ingest(self.svc, ed, stream, functools.partial(self._batch, stream))
             except Unauthenticated:
                 ed = self.svc.catalog.sessions.login("ed", self.password)[1]

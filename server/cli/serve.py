@@ -25,7 +25,7 @@ from gunicorn.glogging import Logger
 from boxes import codes
 from server.app import close_app, create_app
 from server.control.datadir import DataDir, claim
-from server.http.errors import body
+from server.http.errors import body, incident
 from server.settings import logs
 from server.settings.config import Settings, load_settings
 
@@ -39,7 +39,7 @@ LIMIT_REQUEST_LINE = 8190
 # gunicorn answers a request it cannot parse before Flask sees it; these statuses answer in
 # the API's error shape instead of gunicorn's HTML page (the rare others, a refused proxy
 # line, 417 or 501, keep gunicorn's page).
-GUNICORN_ERRORS = {
+GUNICORN_ERRORS: dict[int, tuple[codes.Code, dict[str, Any]]] = {
     400: (codes.MALFORMED_REQUEST, {}),
     414: (codes.URI_TOO_LONG, {"limit": LIMIT_REQUEST_LINE}),
     431: (codes.HEADERS_TOO_LARGE, {}),
@@ -54,7 +54,11 @@ def _json_error(sock: Any, status: int, reason: str, message: str) -> None:
     if status not in GUNICORN_ERRORS:
         return _html_error(sock, status, reason, message)
     code, params = GUNICORN_ERRORS[status]
-    payload = json.dumps(body(code, code.render(**params))).encode()
+    details: dict[str, Any] = {}
+    if status >= 500:  # gunicorn has just logged the failure; name it for the client
+        details = params = {"incident": incident()}
+        log.error("incident %s: gunicorn answered %s %s", params["incident"], status, reason)
+    payload = json.dumps(body(code, code.render(**params), details)).encode()
     head = (
         f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
