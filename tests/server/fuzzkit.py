@@ -4,8 +4,11 @@ what a fuzzer does to them (a logout, a disabled user, a reset password)."""
 from __future__ import annotations
 
 import os
+import time
 
 import requests
+
+from server.settings.limits import CHANGEABLE
 
 # Examples per operation and user in `make test`; `make fuzz` sets more (not SLUICE_*: the
 # server under test would read that as a setting).
@@ -23,12 +26,28 @@ class Sessions:
 
     def login(self, user: str) -> str:
         body = {"user": user, "password": self.logins[user]}
-        answer = requests.post(f"{self.url}/api/v1/auth/login", json=body, timeout=60)
-        if answer.status_code == 401 and user != "joe":  # the fuzzer, as joe, changed the user
-            self.restore(user)
+        for _ in range(5):
             answer = requests.post(f"{self.url}/api/v1/auth/login", json=body, timeout=60)
+            if answer.status_code == 429:  # the fuzzer lowered the login limit, then failed logins
+                if "joe" in self.tokens:
+                    self.reset_limits()
+                time.sleep(answer.json()["error"]["details"]["retry_after"])  # as told
+            elif answer.status_code == 401 and user != "joe":  # the fuzzer, as joe, changed it
+                self.restore(user)
+            else:
+                break
         assert answer.status_code == 200, answer.text
         return answer.json()["token"]
+
+    def reset_limits(self) -> None:
+        """Give the limits an administrator may change back their configured values."""
+        answer = requests.patch(
+            f"{self.url}/api/v1/system/settings",
+            json=dict.fromkeys(CHANGEABLE),
+            headers=self.headers("joe"),
+            timeout=60,
+        )
+        assert answer.status_code == 200, answer.text
 
     def restore(self, user: str) -> None:
         """Give a demo user back its password, its role and its place (as joe)."""
