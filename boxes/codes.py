@@ -343,6 +343,12 @@ DUPLICATE_BOX_TYPE = define(
 UNKNOWN_INPUT = define("UNKNOWN_INPUT", 400, "{ref!r} names no input or box", "document")
 DIAGRAM_CYCLE = define("DIAGRAM_CYCLE", 400, "boxes {cycle} form a cycle", "document")
 UNREACHABLE = define("UNREACHABLE", 400, "{name!r} does not lead to any output", "document")
+COST_LIMIT_EXCEEDED = define(
+    "COST_LIMIT_EXCEEDED",
+    400,
+    "{parameter} is {value}; the limit is {limit}",
+    "document",
+)
 TOO_FEW_INPUTS = define("TOO_FEW_INPUTS", 400, "a union needs two or more inputs", "document")
 NO_EVENT_TIME = define(
     "NO_EVENT_TIME", 400, "the input has no event-time field a window or join needs", "document"
