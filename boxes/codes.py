@@ -171,6 +171,11 @@ INTERNAL_ERROR = define(
 # Requests and sessions (server/http, server/realtime, server/settings).
 METHOD_NOT_ALLOWED = define("METHOD_NOT_ALLOWED", 405, "{method} is not allowed here", "http")
 REQUEST_TOO_LARGE = define("REQUEST_TOO_LARGE", 413, "the request body is too large", "http")
+MALFORMED_REQUEST = define("MALFORMED_REQUEST", 400, "the request is not well-formed HTTP", "http")
+URI_TOO_LONG = define("URI_TOO_LONG", 414, "the request line is longer than {limit} bytes", "http")
+HEADERS_TOO_LARGE = define(
+    "HEADERS_TOO_LARGE", 431, "the request's header fields are too many or too large", "http"
+)
 RATE_LIMITED = define("RATE_LIMITED", 429, "too many requests; retry after {retry_after} s", "http")
 BAD_JSON = define("BAD_JSON", 400, "the body is not valid JSON: {reason}", "http")
 INVALID_BODY = define(
@@ -193,6 +198,9 @@ TOO_MANY_LOGINS = define(
     "TOO_MANY_LOGINS", 429, "too many failed logins from this address; try again later", "http"
 )
 NOT_SUBSCRIBED = define("NOT_SUBSCRIBED", 404, "not subscribed to {output!r}", "http")
+UNKNOWN_EVENT = define(
+    "UNKNOWN_EVENT", 400, "no socket.io event {event!r}; expected one of {expected}", "http"
+)
 NOT_OWNER = define("NOT_OWNER", 403, "only role {role} may update diagram {name}", "http")
 NAME_CHANGED = define("NAME_CHANGED", 400, "the document's name must stay {name!r}", "http")
 WEAK_SECRET = define(
@@ -255,7 +263,7 @@ ROLES_EMPTY = define(
 )
 WRONG_PASSWORD = define("WRONG_PASSWORD", 403, "the current password is not right", "catalog")
 ROLE_NOT_ACTIVE = define(
-    "ROLE_NOT_ACTIVE", 400, "role {role!r} is not active in this session", "catalog"
+    "ROLE_NOT_ACTIVE", 403, "role {role!r} is not active in this session", "catalog"
 )
 OWNER_ROLE_REQUIRED = define(
     "OWNER_ROLE_REQUIRED",

@@ -52,7 +52,7 @@ def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
             raise InvalidInput(code=codes.OWNER_ROLE_REQUIRED)
         (role,) = active
     if role not in active:
-        raise InvalidInput(code=codes.ROLE_NOT_ACTIVE, role=str(role)[:64])
+        raise Denied(code=codes.ROLE_NOT_ACTIVE, role=str(role)[:64])
     return role
 
 

@@ -7,10 +7,10 @@ also authorizes it by its rule in the policy table (``socket.EVENT``), and a
 sweeper disconnects the sockets of sessions that ended (logout, expiry, disabled or deleted
 user, a password reset) as soon as the catalog changes, or when a session's time runs out.
 
-Events (each answered by an ack, ``{"error": {...}}`` on failure):
-``subscribe {output}``, ``unsubscribe {output}`` and ``ingest {stream, tuples}``. Results
-arrive as ``tuples {output, tuples: [...]}``; ``subscription_ended {output, error}`` tells a
-subscriber it lost SUBSCRIBE.
+Events (each answered by an ack, ``{"error": {...}}`` on failure, ``UNKNOWN_EVENT`` for any
+other event): ``subscribe {output}``, ``unsubscribe {output}`` and ``ingest {stream,
+tuples}``. Results arrive as ``tuples {output, tuples: [...]}``; ``subscription_ended
+{output, error}`` tells a subscriber it lost SUBSCRIBE.
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from boxes.errors import NotFound, SluiceError, Unauthenticated
 from catalog import INVALID_SESSION, Catalog, Subject
 from server.control.services import services
 from server.http import security
-from server.http.errors import answer, unexpected
-from server.http.guard import socket_event
+from server.http.errors import answer, body, unexpected
+from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
 from server.realtime.extension import socketio
 
 NAMESPACE = "/"
+RESERVED = "reserved:"  # marks a client's event named like the server's own
 SWEEP_AT_LEAST_EVERY = 5.0
 OUTPUT = {
     "type": "object",
@@ -141,6 +142,14 @@ def on_unexpected(err: Exception):
     return unexpected()
 
 
+@socketio.on("*", namespace=NAMESPACE)
+def on_unknown(event, *_):
+    """An event nobody handles is answered too (``UNKNOWN_EVENT``), so no client waits."""
+    shown = event.removeprefix(RESERVED)[:40] if isinstance(event, str) else "?"
+    expected = ", ".join(sorted(SOCKET_EVENTS))
+    return body(codes.UNKNOWN_EVENT, codes.UNKNOWN_EVENT.render(event=shown, expected=expected))
+
+
 @socketio.on("disconnect", namespace=NAMESPACE)
 def on_disconnect(*_):
     svc = services()
@@ -169,8 +178,26 @@ def on_ingest(subject: Subject, payload: dict):
     return ingest(services(), subject, payload["stream"], lambda: payload["tuples"])
 
 
+def _no_reserved_events(server) -> None:
+    """A client's event named like the server's own (``connect``, ``disconnect``, the catch-all
+    ``*``) is an unknown event (``UNKNOWN_EVENT``), not a call of those handlers:
+    python-socketio would run them, and a refused "connect" or a "*" (called without its
+    event name) would kill its thread with no acknowledgement."""
+    if getattr(server, "sluice_reserved", False):
+        return
+    handle = server._handle_event  # the one entry of every event packet
+
+    def event(eio_sid, namespace, id, data):
+        if isinstance(data, list) and data and data[0] in (*server.reserved_events, "*"):
+            data = [RESERVED + data[0], *data[1:]]
+        return handle(eio_sid, namespace, id, data)
+
+    server._handle_event, server.sluice_reserved = event, True
+
+
 def init_app(app, svc) -> None:
     """Wire the connection registry and the sweeper to this app's socket server."""
+    _no_reserved_events(socketio.server)
     svc.connections = Connections(
         svc.catalog, lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE)
     )

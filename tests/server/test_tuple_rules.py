@@ -67,6 +67,13 @@ BAD = {
     "time after 9999": line(time=1e12),
     "time before year 1": line(time=-1e11),
     "time far out": line(time=1e300),
+    "epoch time in year 55,900": line(time=1.7e12),
+    "epoch time -1e15": line(time=-1e15),
+    "epoch time 1e20": line(time=1e20),
+    "ISO time in year 99999": line(time="99999-01-01T00:00:00Z"),
+    "ISO time in year 10000": line(time="10000-01-01T00:00:00"),
+    "ISO time in year 0": line(time="0000-01-01T00:00:00"),
+    "null event time": line(time=None),
     "time as bool": line(time=True),
     "time as object": line(time={"s": 1}),
     "several fields": line(symbol=..., price="x", qty=True, colour=1),
@@ -76,13 +83,16 @@ BAD = {
 GOOD_LINES = {
     "every field": line(),
     "no event time (arrival time)": line(time=...),
-    "null event time": line(time=None),
     "epoch seconds": line(time=1704067201.25),
     "naive ISO time": line(time="2024-01-01T00:00:01"),
     "integer for double": line(price=2),
     "longest string": line(symbol="x" * (64 * 1024)),
     "extreme longs": line(qty=-(1 << 63)),
 }
+
+
+# One range for both forms of a time: each of these is refused with the same words.
+OUT_OF_RANGE = ["time after 9999", "epoch time in year 55,900", "ISO time in year 99999"]
 
 
 def server_answer(client: Client, text: str) -> tuple[int, list[tuple[str, str | None, str]]]:
@@ -151,3 +161,27 @@ def test_both_accept_the_same_good_tuples(joe, tmp_path):
             str(tmp_path / "good.ndjson"), schema, datetime.now(timezone.utc)
         )
         assert problems == [] and table.num_rows == 1, case
+
+
+def test_a_time_out_of_range_is_refused_alike_in_either_form(joe):
+    reasons = {server_answer(joe, BAD[case])[1][0][2].split(" is ")[-1] for case in OUT_OF_RANGE}
+    assert reasons == {"outside the years 1 to 9999"}
+
+
+def test_null_is_refused_in_every_field_alike(joe):
+    """One rule: null is never a value; only leaving the event-time field out is allowed."""
+    for field in FIELDS:
+        status, refused = server_answer(joe, line(**{field: None}))
+        assert status == 400 and refused[0][:2] == ("TUPLE_INVALID", field), field
+        assert refused[0][2].startswith("null is not a value"), field
+
+
+@pytest.mark.parametrize("time", [-1e15, 1e20, "99999-01-01T00:00:00Z", None])
+def test_socket_ingest_refuses_a_time_out_of_range_with_an_ack(joe, time):
+    joe.connect()
+    try:
+        ack = joe.emit("ingest", {"stream": "in1", "tuples": [{**GOOD, "time": time}]})
+    finally:
+        joe.close()
+    assert ack["error"]["code"] == "TUPLE_INVALID"
+    assert [e["field"] for e in ack["error"]["details"]["errors"]] == ["time"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import jsonschema
 from flask import Blueprint, request
 
 from boxes import codes
 from boxes.errors import InvalidInput
 from server.control.services import services
+from server.http.api.schema_parts import ANY_OBJECT, STRING, STRINGS, answer, listing
 from server.http.guard import guarded, subject
 
 bp = Blueprint("audit", __name__, url_prefix="/audit")
@@ -45,15 +47,31 @@ def _filters() -> dict:
             )
         try:
             out[key] = FILTERS[key](value)
-        except (KeyError, ValueError):
+            jsonschema.validate(out[key], QUERY["properties"][key])
+        except (KeyError, ValueError, jsonschema.ValidationError):
             raise InvalidInput(
                 code=codes.INVALID_PARAMETER, name=key, details={"parameter": key}
             ) from None
     return out
 
 
+ENTRY = answer(
+    {
+        "id": {"type": "integer"},
+        "at": {"type": "number"},
+        "user": {"type": ["string", "null"]},
+        "roles": STRINGS,
+        "event": STRING,
+        "object": {"type": ["string", "null"]},
+        "allowed": {"type": "boolean"},
+        "reason": STRING,
+        "details": ANY_OBJECT,
+    }
+)
+
+
 @bp.get("")
-@guarded(query=QUERY)
+@guarded(query=QUERY, answer=listing("entries", ENTRY))
 def index():
     """Audit entries: every permission change, login and denial."""
     entries = services().catalog.audit(subject(), **_filters())

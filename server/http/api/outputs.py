@@ -6,10 +6,13 @@ from flask import Blueprint
 
 from catalog import ObjectType
 from server.control.services import services
+from server.http.api.schema_parts import ANY_OBJECT, STRING, answer, catalog_object, listing
 from server.http.guard import guarded, subject
 
 bp = Blueprint("outputs", __name__, url_prefix="/outputs")
 OUTPUT = ObjectType.OUTPUT
+DESCRIBED = catalog_object(schema=ANY_OBJECT)
+RECENT = answer({"output": STRING, "tuples": {"type": "array", "items": ANY_OBJECT}})
 
 
 def _describe(o) -> dict:
@@ -21,7 +24,7 @@ def _describe(o) -> dict:
 
 
 @bp.get("")
-@guarded()
+@guarded(answer=listing("outputs", DESCRIBED))
 def index():
     """The outputs the session may view."""
     seen = services().catalog.objects.lookup(subject())
@@ -29,14 +32,14 @@ def index():
 
 
 @bp.get("/<name>")
-@guarded()
+@guarded(answer=DESCRIBED)
 def describe(name: str):
     """One output, with its schema once its diagram has been deployed."""
     return _describe(services().catalog.objects.get(subject(), OUTPUT, name))
 
 
 @bp.get("/<name>/recent")
-@guarded()
+@guarded(answer=RECENT)
 def recent(name: str):
     """The latest results (SUBSCRIBE), filtered by the session's permissions as they are now."""
     svc = services()
