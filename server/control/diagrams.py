@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from boxes import codes
+from boxes.cost import estimate
 from boxes.document import Plan, load_document, validate
 from boxes.errors import InvalidInput, SluiceError
 from boxes.input import InputBox
@@ -70,7 +71,9 @@ def plan_for(catalog, subject: Subject, doc: Mapping) -> Plan:
 
 def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
     boxes = tuple(b.name for b in plan.boxes if not isinstance(b, (InputBox, OutputBox)))
-    return DiagramSpec(plan.name, plan.inputs, boxes, tuple(plan.outputs), document=doc)
+    return DiagramSpec(
+        plan.name, plan.inputs, boxes, tuple(plan.outputs), document=doc, cost=estimate(plan)
+    )
 
 
 def run(svc, resumable: Resumable) -> None:
