@@ -10,7 +10,7 @@ session's active roles at that moment, before Spark sees it.
 >>> from catalog.bootstrap import ADMIN_ROLE
 >>> cat.operators.set_limits(joe, ADMIN_ROLE, {"windows_per_tuple": 50})
 {'windows_per_tuple': 50.0}
->>> cat.operators.limits(joe)[ADMIN_ROLE]
+>>> cat.operators.limits_of(joe, ADMIN_ROLE)
 {'windows_per_tuple': 50.0}
 >>> _ = cat.operators.set_limits(joe, ADMIN_ROLE, {"windows_per_tuple": None})
 """
@@ -52,11 +52,11 @@ class Operators:
         self.core = core
         self.ceilings: Mapping[str, float] = DEFAULT_CEILINGS  # the server sets its own
 
-    def limits(self, subject: Subject) -> dict[str, dict[str, float]]:
-        """Every role's limits (administrators); a role without limits is left out."""
-        self.core.require_admin(subject, "role_limits")
+    def limits_of(self, subject: Subject, role: str) -> dict[str, float]:
+        """A role's limits (administrators)."""
+        role_named(self.core.require_admin(subject, "role_limits"), role)
         with self.core.store.reader() as conn:
-            return repository.load_role_limits(conn)
+            return repository.load_role_limits(conn).get(role, {})
 
     def set_limits(
         self, subject: Subject, role: str, changes: Mapping[str, object]
