@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from boxes import codes
-from boxes.cost import Cost, estimate
+from boxes.cost import Cost, cost_of
 from boxes.document import validate
 from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound, Problem
 from boxes.types import parse_schema
@@ -47,7 +47,7 @@ class DiagramSpec:
     outputs: tuple[str, ...]
     streams: tuple[str, ...] = ()
     document: Mapping[str, Any] | None = field(default=None, compare=False)
-    cost: Cost = field(default=Cost(), compare=False)  # ``boxes.cost.estimate`` of its plan
+    cost: Cost = field(default=Cost(), compare=False)  # ``boxes.cost.cost_of`` its plan
 
 
 def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
@@ -93,7 +93,7 @@ def _cost_of(diagram: CatalogObject, snapshot: Snapshot) -> Cost:
         return Cost()
     inputs = [snapshot.objects[i] for i in diagram.refs]
     schemas = {s.name: parse_schema(_schema_of(s, snapshot), s.name)[0] for s in inputs}
-    return estimate(validate(json.loads(diagram.spec), schemas))
+    return cost_of(validate(json.loads(diagram.spec), schemas))
 
 
 def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):

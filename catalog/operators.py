@@ -1,11 +1,11 @@
 """Operator-based access control (Borealis paper, section 5.4): who may use which box type, and
 how far a role may push box parameters.
 
-Box types are catalog objects (``catalog.box_types``); putting a box in a diagram needs
-``USE`` on its type. Roles carry
-limits on box parameters (``boxes.cost.PARAMETERS``); system-wide ceilings, a server setting,
-apply to everyone. A diagram is admitted when it is added, replaced and deployed, against the
-session's active roles at that moment, before Spark sees it.
+Box types are catalog objects (``catalog.box_types``); putting a box in a diagram needs ``USE``
+on its type. Roles carry limits on box parameters (``boxes.cost.PARAMETERS``) below the
+system-wide ceilings, which the server checks for everyone
+(``server.control.diagrams.affordable``). A diagram is admitted when it is added, replaced and
+deployed, against the session's active roles at that moment, before Spark sees it.
 
 >>> from catalog.bootstrap import ADMIN_ROLE
 >>> cat.operators.set_limits(joe, ADMIN_ROLE, {"windows_per_tuple": 50})
@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 
 from boxes import codes
-from boxes.cost import DEFAULT_CEILINGS, PARAMETERS, Cost, effective, excesses
+from boxes.cost import PARAMETERS, Cost, effective, excesses
 from boxes.errors import Denied, InvalidInput
 from catalog import repository
 from catalog.accounts import role_named
@@ -50,7 +50,6 @@ def _limit_value(parameter: str, value: object) -> float | None:
 class Operators:
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.ceilings: Mapping[str, float] = DEFAULT_CEILINGS  # the server sets its own
 
     def limits_of(self, subject: Subject, role: str) -> dict[str, float]:
         """A role's limits (administrators)."""
@@ -101,7 +100,7 @@ class Operators:
         self, subject: Subject, snapshot: Snapshot, diagram: str, cost: Cost, event: str
     ) -> None:
         """Refuse (audited) a diagram that uses a box type no active role may USE, or that is
-        over the limits of the session's active roles or the system's ceilings."""
+        over the limits of the session's active roles."""
         core = self.core
         refused = []
         for name in cost.box_types:
@@ -126,7 +125,7 @@ class Operators:
         with core.store.reader() as conn:
             role_limits = repository.load_role_limits(conn)
         roles = active_roles(subject, snapshot) or frozenset()
-        over = excesses(cost, effective(role_limits, roles, self.ceilings))
+        over = excesses(cost, effective(role_limits, roles))
         if over:
             found = [e.to_dict() for e in over]
             core.log(subject, event, f"diagram:{diagram}", False, "over limits", excesses=found)

@@ -1,11 +1,11 @@
 """Operator-based access control on a real catalog file: USE on box types, role limits and
-system ceilings, checked when a diagram is added and deployed, with nothing half-applied."""
+checked when a diagram is added and deployed, with nothing half-applied."""
 
 from __future__ import annotations
 
 import pytest
 
-from boxes.cost import estimate
+from boxes.cost import cost_of
 from boxes.document import validate
 from boxes.errors import Denied, InvalidInput
 from boxes.types import parse_schema
@@ -34,7 +34,7 @@ def spec(name, size="10s", slide=None):
         "outputs": {f"{name}_out": {"from": "a"}},
     }
     plan = validate(doc, {"in1": parse_schema(FIELDS, "in1")[0]})
-    return DiagramSpec(name, ("in1",), ("a",), (f"{name}_out",), document=doc, cost=estimate(plan))
+    return DiagramSpec(name, ("in1",), ("a",), (f"{name}_out",), document=doc, cost=cost_of(plan))
 
 
 @pytest.fixture
@@ -58,13 +58,13 @@ def test_a_box_type_needs_use_and_a_refusal_creates_nothing(cat, admin, al):
     assert cat.objects.add_diagram(al, spec("q1"))[0].name == "q1"
 
 
-def test_the_attack_is_refused_for_everyone_by_the_system_ceiling(cat, admin):
-    cat.objects.add_schema(admin, "s", FIELDS)
-    cat.objects.add_stream(admin, "in1", "s")
+def test_the_attack_is_refused_by_a_role_limit_and_creates_nothing(cat, admin, al):
+    cat.grants.grant(admin, "CUSTOMER1", A.USE, T.BOX_TYPE, "aggregate")
+    cat.operators.set_limits(admin, "CUSTOMER1", {"windows_per_tuple": 100})
     with pytest.raises(Denied) as err:
-        cat.objects.add_diagram(admin, spec("q1", "1h", "1ms"))
+        cat.objects.add_diagram(al, spec("q1", "1h", "1ms"))
     assert err.value.code == "OVER_LIMIT"
-    assert "windows_per_tuple is 3600000; the system limit is at most 1000" in err.value.message
+    assert "windows_per_tuple is 3600000; the limit of role CUSTOMER1 is 100.0" in err.value.message
     assert cat.core.snapshot.find(T.DIAGRAM, "q1") is None
     denial = cat.audit(admin, event="diagram_add")[0]
     assert not denial.allowed and denial.details["excesses"][0]["parameter"] == "windows_per_tuple"
@@ -72,18 +72,18 @@ def test_the_attack_is_refused_for_everyone_by_the_system_ceiling(cat, admin):
 
 def test_role_limits_apply_at_add_and_again_at_deploy(cat, admin, al):
     cat.grants.grant(admin, "CUSTOMER1", A.USE, T.BOX_TYPE, "aggregate")
-    cat.operators.set_limits(admin, "CUSTOMER1", {"window_size": 60})
+    cat.operators.set_limits(admin, "CUSTOMER1", {"window_seconds": 60})
     with pytest.raises(Denied) as err:
         cat.objects.add_diagram(al, spec("big", "10m"))
-    assert "box a: window_size is 600.0; the role CUSTOMER1 limit is at most 60.0" in str(err.value)
+    assert "box a: window_seconds is 600.0; the limit of role CUSTOMER1 is 60.0" in str(err.value)
     cat.objects.add_diagram(al, spec("q1", "30s"))
-    cat.operators.set_limits(admin, "CUSTOMER1", {"window_size": 20})
+    cat.operators.set_limits(admin, "CUSTOMER1", {"window_seconds": 20})
     with pytest.raises(Denied) as err:
         cat.objects.set_query_status(al, "q1", "running")
     assert err.value.code == "OVER_LIMIT"
     assert cat.objects.get(al, T.DIAGRAM, "q1").status == "stopped"
     cat.grants.revoke(admin, "CUSTOMER1", A.USE, T.BOX_TYPE, "aggregate")
-    cat.operators.set_limits(admin, "CUSTOMER1", {"window_size": None})
+    cat.operators.set_limits(admin, "CUSTOMER1", {"window_seconds": None})
     with pytest.raises(Denied) as err:
         cat.objects.set_query_status(al, "q1", "running")
     assert err.value.code == "BOX_TYPE_NOT_ALLOWED"
@@ -91,17 +91,21 @@ def test_role_limits_apply_at_add_and_again_at_deploy(cat, admin, al):
 
 def test_limits_are_set_by_administrators_all_or_none(cat, admin, al):
     with pytest.raises(Denied):
-        cat.operators.set_limits(al, "CUSTOMER1", {"window_size": 1})
+        cat.operators.set_limits(al, "CUSTOMER1", {"window_seconds": 1})
     with pytest.raises(InvalidInput) as err:
-        cat.operators.set_limits(admin, "CUSTOMER1", {"window_size": 5, "sort_rows": 1})
+        cat.operators.set_limits(admin, "CUSTOMER1", {"window_seconds": 5, "sort_rows": 1})
     assert err.value.code == "UNKNOWN_LIMIT"
     with pytest.raises(InvalidInput) as err:
-        cat.operators.set_limits(admin, "CUSTOMER1", {"window_size": 5, "join_bound": -1})
+        cat.operators.set_limits(
+            admin, "CUSTOMER1", {"window_seconds": 5, "join_bound_seconds": -1}
+        )
     assert err.value.code == "INVALID_LIMIT"
     assert cat.operators.limits_of(admin, "CUSTOMER1") == {}
-    assert cat.operators.set_limits(admin, "CUSTOMER1", {"window_size": 5}) == {"window_size": 5}
+    assert cat.operators.set_limits(admin, "CUSTOMER1", {"window_seconds": 5}) == {
+        "window_seconds": 5
+    }
     assert cat.audit(admin, event="role_limits")[0].details == {
-        "parameter": "window_size",
+        "parameter": "window_seconds",
         "old": None,
         "new": 5.0,
     }

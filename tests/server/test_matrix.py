@@ -267,7 +267,7 @@ CASES = [
         "PATCH",
         "/api/v1/roles/<name>/limits",
         "/api/v1/roles/CUSTOMER1/limits",
-        {"window_size": 60},
+        {"window_seconds": 60},
         ADMIN_CALLERS,
         (401, 403, 403, 403, 200),
     ),

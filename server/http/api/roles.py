@@ -31,10 +31,10 @@ LIMIT = {
     "type": ["number", "null"],
     "exclusiveMinimum": 0,
     "maximum": 1e12,
-    "description": "the role's limit (seconds for durations); null removes it",
+    "description": "the role's limit; null removes it",
 }
 LIMITS = {
-    **obj({name: {**LIMIT, "description": p.description} for name, p in PARAMETERS.items()}),
+    **obj({name: LIMIT for name in PARAMETERS}),
     "minProperties": 1,
 }
 
@@ -44,7 +44,7 @@ def _limits(role: str) -> dict:
     return {
         "role": role,
         "limits": svc.catalog.operators.limits_of(subject(), role),
-        "ceilings": dict(svc.catalog.operators.ceilings),
+        "ceilings": svc.limits.cost_ceilings(),
     }
 
 
