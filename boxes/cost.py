@@ -159,10 +159,10 @@ def effective(role_limits: Mapping[str, Mapping[str, float]], roles: Iterable[st
     out = {}
     roles = sorted(roles)
     for name in PARAMETERS:
-        values = [(role_limits.get(r, {}).get(name), r) for r in roles]
-        if values and all(v is not None for v, _ in values):
-            value, role = max(values, key=lambda vr: vr[0])
-            out[name] = Limit(value, role)
+        found = {r: role_limits.get(r, {}).get(name) for r in roles}
+        limits = [Limit(v, r) for r, v in found.items() if v is not None]
+        if limits and len(limits) == len(found):
+            out[name] = max(limits, key=lambda limit: limit.value)
     return out
 
 

@@ -92,7 +92,11 @@ def _cost_of(diagram: CatalogObject, snapshot: Snapshot) -> Cost:
     if diagram.spec is None:
         return Cost()
     inputs = [snapshot.objects[i] for i in diagram.refs]
-    schemas = {s.name: parse_schema(_schema_of(s, snapshot), s.name)[0] for s in inputs}
+    schemas = {}
+    for stream in inputs:
+        schema = parse_schema(_schema_of(stream, snapshot), stream.name)[0]
+        assert schema is not None, "the catalog stores only valid schemas"
+        schemas[stream.name] = schema
     return cost_of(validate(json.loads(diagram.spec), schemas))
 
 
