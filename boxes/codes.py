@@ -295,6 +295,30 @@ INVALID_STATUS = define("INVALID_STATUS", 400, "status must be one of {expected}
 DIAGRAM_INCOMPLETE = define(
     "DIAGRAM_INCOMPLETE", 400, "a diagram needs at least one input and one output", "catalog"
 )
+BOX_TYPE_NOT_ALLOWED = define(
+    "BOX_TYPE_NOT_ALLOWED",
+    403,
+    "diagram {diagram!r} uses box type(s) {types} that no active role may USE",
+    "catalog",
+)
+OVER_LIMIT = define(
+    "OVER_LIMIT",
+    403,
+    "diagram {diagram!r} is over its deployer's limits: {excesses}",
+    "catalog",
+)
+UNKNOWN_LIMIT = define(
+    "UNKNOWN_LIMIT",
+    400,
+    "unknown limit parameter(s) {parameters}; expected one of {expected}",
+    "catalog",
+)
+INVALID_LIMIT = define(
+    "INVALID_LIMIT",
+    400,
+    "the limit on {parameter} must be a positive number below 1e12, or null to remove it",
+    "catalog",
+)
 UNSUPPORTED_DATABASE = define(
     "UNSUPPORTED_DATABASE",
     400,

@@ -28,6 +28,7 @@ class Action(str, Enum):
     WRITE = "WRITE"
     CHANGE_PERM = "CHANGE_PERM"
     CHANGE_SYSTEM = "CHANGE_SYSTEM"
+    USE = "USE"  # put a box of this box type in a diagram (operator-based access control)
 
 
 class ObjectType(str, Enum):
@@ -37,6 +38,7 @@ class ObjectType(str, Enum):
     DIAGRAM = "diagram"
     BOX = "box"
     OUTPUT = "output"
+    BOX_TYPE = "box_type"
 
 
 A = Action
@@ -49,6 +51,7 @@ APPLICABLE: dict[str, frozenset[Action]] = {
     "diagram": frozenset({A.VIEW_OBJECT, A.SET_QUERY_STATUS, A.CHANGE_PERM}),
     "box": frozenset({A.VIEW_OBJECT, A.CHANGE_PERM}),
     "output": frozenset({A.VIEW_OBJECT, A.SUBSCRIBE, A.CHANGE_PERM}),
+    "box_type": frozenset({A.VIEW_OBJECT, A.USE, A.CHANGE_PERM}),
 }
 
 

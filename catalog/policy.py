@@ -134,6 +134,8 @@ OPERATIONS: Mapping[str, Rule] = {
     "roles.index": needs(ADMIN),
     "roles.create": needs(ADMIN),
     "roles.delete": needs(ADMIN),
+    "roles.limits": needs(ADMIN),
+    "roles.set_limits": needs(ADMIN),
     "audit.index": needs(ADMIN),
     "system.status": needs(ADMIN),
     "system.show": needs(ADMIN),

@@ -307,3 +307,27 @@ def set_system_setting(conn, name: str, value: Any, by: str, at: float) -> None:
 
 def delete_system_setting(conn, name: str) -> None:
     conn.execute("DELETE FROM system_settings WHERE name = ?", (name,))
+
+
+def load_role_limits(conn) -> dict[str, dict[str, float]]:
+    """Per role, the limits it carries on box parameters (``boxes.cost.PARAMETERS``)."""
+    out: dict[str, dict[str, float]] = {}
+    for role, parameter, value in conn.execute(
+        "SELECT role, parameter, value FROM role_limits ORDER BY role, parameter"
+    ):
+        out.setdefault(role, {})[parameter] = value
+    return out
+
+
+def set_role_limit(conn, role: str, parameter: str, value: float, by: str, at: float) -> None:
+    conn.execute(
+        "INSERT INTO role_limits (role, parameter, value, changed_by, changed_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (role, parameter) DO UPDATE SET"
+        " value = excluded.value, changed_by = excluded.changed_by,"
+        " changed_at = excluded.changed_at",
+        (role, parameter, value, by, at),
+    )
+
+
+def delete_role_limit(conn, role: str, parameter: str) -> None:
+    conn.execute("DELETE FROM role_limits WHERE role = ? AND parameter = ?", (role, parameter))

@@ -83,7 +83,9 @@ def plan_for(
 
 def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
     boxes = tuple(b.name for b in plan.boxes if not isinstance(b, (InputBox, OutputBox)))
-    return DiagramSpec(plan.name, plan.inputs, boxes, tuple(plan.outputs), document=doc)
+    return DiagramSpec(
+        plan.name, plan.inputs, boxes, tuple(plan.outputs), document=doc, cost=cost.cost_of(plan)
+    )
 
 
 def run(svc, resumable: Resumable) -> None:

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 
+from boxes import registry
 from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
 from server.control.diagrams import plan_for, spec_of
@@ -65,6 +66,8 @@ def build_world(cat) -> dict[str, str]:
     passwords = seed_demo(cat)
     joe = cat.sessions.login("joe", passwords["joe"])[1]
     cat.grants.grant(joe, "INFO_PROVIDER", A.ADD, T.SYSTEM, "system")
+    for box_type in registry.operators():
+        cat.grants.grant(joe, "INFO_PROVIDER", A.USE, T.BOX_TYPE, box_type)
     ed = cat.sessions.login("ed", passwords["ed"])[1]
     for schema in ("fs", "spare"):
         cat.objects.add_schema(ed, schema, {"fields": {"x": "long"}})

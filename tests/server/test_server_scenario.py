@@ -78,6 +78,8 @@ def test_the_papers_scenario(live):
         grants += [("stream", stream, "CUSTOMER1", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
         grants += [("stream", stream, "INFO_PROVIDER", a) for a in ("VIEW_OBJECT", "WRITE")]
     grants.append(("system", "system", "CUSTOMER1", "ADD"))
+    # operator-based access control (the paper's future work): q1 unions and aggregates
+    grants += [("box_type", t, "CUSTOMER1", "USE") for t in ("union", "aggregate")]
     for type_, name, role, action in grants:
         joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
 

@@ -1,9 +1,10 @@
-"""Roles (administrators): list, add, delete."""
+"""Roles (administrators): list, add, delete, and the limits a role carries on box parameters."""
 
 from __future__ import annotations
 
 from flask import Blueprint, g
 
+from boxes.cost import PARAMETERS
 from server.control.services import services
 from server.http.api.schema_parts import NAME, STRING, answer, listing, obj
 from server.http.guard import guarded, subject
@@ -24,6 +25,44 @@ def create():
     """Add a role."""
     services().catalog.accounts.add_role(subject(), g.body["name"])
     return {"name": g.body["name"]}, 201
+
+
+LIMIT = {
+    "type": ["number", "null"],
+    "exclusiveMinimum": 0,
+    "maximum": 1e12,
+    "description": "the role's limit; null removes it",
+}
+LIMITS = {
+    **obj({name: LIMIT for name in PARAMETERS}),
+    "minProperties": 1,
+}
+
+
+def _limits(role: str) -> dict:
+    svc = services()
+    return {
+        "role": role,
+        "limits": svc.catalog.operators.limits_of(subject(), role),
+        "ceilings": svc.limits.cost_ceilings(),
+    }
+
+
+@bp.get("/<name>/limits")
+@guarded()
+def limits(name: str):
+    """A role's limits on box parameters, and the system-wide ceilings over every role."""
+    return _limits(name)
+
+
+@bp.patch("/<name>/limits")
+@guarded(body=LIMITS)
+def set_limits(name: str):
+    """Set (a number) or remove (null) a role's limits on box parameters: all or none, each
+    audited. A diagram over its deployer's limits is refused when added, replaced or deployed.
+    """
+    services().catalog.operators.set_limits(subject(), name, g.body)
+    return _limits(name)
 
 
 @bp.delete("/<name>")
