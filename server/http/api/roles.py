@@ -39,6 +39,16 @@ LIMITS = {
 }
 
 
+NUMBER = {"type": "number"}
+LIMITS_ANSWER = answer(
+    {
+        "role": STRING,
+        "limits": obj(dict.fromkeys(PARAMETERS, NUMBER)),
+        "ceilings": answer(dict.fromkeys(PARAMETERS, NUMBER)),
+    }
+)
+
+
 def _limits(role: str) -> dict:
     svc = services()
     return {
@@ -49,14 +59,14 @@ def _limits(role: str) -> dict:
 
 
 @bp.get("/<name>/limits")
-@guarded()
+@guarded(answer=LIMITS_ANSWER)
 def limits(name: str):
     """A role's limits on box parameters, and the system-wide ceilings over every role."""
     return _limits(name)
 
 
 @bp.patch("/<name>/limits")
-@guarded(body=LIMITS)
+@guarded(body=LIMITS, answer=LIMITS_ANSWER)
 def set_limits(name: str):
     """Set (a number) or remove (null) a role's limits on box parameters: all or none, each
     audited. A diagram over its deployer's limits is refused when added, replaced or deployed.
