@@ -24,7 +24,7 @@ export class Editor {
     this.savedDoc = null;   // that diagram's document as last loaded or saved (JSON)
     this.clipboard = [];
     this.history = new History();
-    this.nameInput = el("input", { name: "diagram", value: "", placeholder: "e.g. q1", autocomplete: "off", spellcheck: false });
+    this.nameInput = el("input", { name: "diagram", value: "", autocomplete: "off", spellcheck: false });
     this.nameError = errorSlot();
     this.message = el("p", { class: "notice", role: "status" });
     this.paletteBox = el("div", { class: "palette-box" });
