@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from boxes import codes, levels
+from boxes import codes, levels, secfilter
 from boxes.errors import InvalidInput
 from boxes.levels import BOTTOM as B0
 from boxes.levels import TOP as T
@@ -220,3 +220,21 @@ def test_time_window_result_filtered_afterwards_is_withheld(message_log):
     assert after.count() == 0
     [low] = counted(at(message_log, ("1", B0))).collect()
     assert (low.n, CLOUD.level(low.lvl)) == (2, ("1", B0))
+
+
+def test_output_filter_checks_the_clearance_of_the_moment(message_log):
+    """The Q7 results (serviceId 5 at [1,B], 7 at [2,⊥]) as Spark hands them to delivery: a
+    subscriber cleared [1,T] gets serviceId 5 only; once lowered to [1,⊥] it gets neither, and
+    one cleared [T,T] gets both."""
+    q7 = _window_min_max(at(message_log, (T, T)).where(F.col("outcome") == "success"), "serviceId")
+    batch = q7.withColumnRenamed("lvl", levels.LEVEL_COLUMN).orderBy("serviceId").toArrow()
+    services = batch.column("serviceId").to_pylist()
+    assert services == ["5", "7"]
+
+    def seen(level):
+        return [services[i] for i in secfilter.cleared(batch, CLOUD.clearance(level))]
+
+    assert seen(("1", T)) == ["5"]
+    assert seen(("1", B0)) == []
+    assert seen((T, T)) == ["5", "7"]
+    assert seen(("2", B0)) == ["7"]
