@@ -98,7 +98,7 @@ class Served:
             try:
                 if requests.get(f"{self.url}/api/v1/openapi.json", timeout=2).ok:
                     break
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError("the server did not start in 300 s")
@@ -278,6 +278,7 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
                 worker.join()
             _settle(subs)
             status = admin.call("GET", "/diagrams/soak/status")
+            system = admin.call("GET", "/system/status")
             latencies = sorted(x for s in subs for x in s.latencies)
             for s in subs:
                 s.client.disconnect()
@@ -291,6 +292,9 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
         else float("nan")
     )
     dropped = dropped_batches(status)
+    progress = status.get("progress") or {}
+    bus = (system.get("runtime") or {}).get("listener_bus") or {}
+    dropped_events = sum((bus.get("dropped_events") or {}).values())
     growth = (memory[1] - memory[0]) / memory[0]
     rows = [
         Row("soak", "tuples sent (acknowledged)", "tuples", float(sum(sent))),
@@ -299,6 +303,8 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
         Row("soak", "latency p99", "ms", p99),
         Row("soak", "dropped batches", "batches", float(dropped)),
         Row("soak", "permission changes", "changes", float(changes[0])),
+        Row("soak", "Spark listener events dropped", "events", float(dropped_events)),
+        Row("soak", "diagram restarts", "restarts", float(progress.get("restarts") or 0)),
         Row("soak", "server memory after warm-up", "MiB", memory[0] / 2**20),
         Row("soak", "server memory at the end", "MiB", memory[1] / 2**20),
     ]
@@ -310,6 +316,12 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
             growth <= 0.10,
         ),
         Goal("soak", "no dropped batches", str(dropped), dropped == 0),
+        Goal(
+            "soak",
+            "diagram still running",
+            str(progress.get("state")),
+            progress.get("state") == "running",
+        ),
     ]
     extra = {
         "minutes": minutes,
@@ -318,6 +330,7 @@ def run(minutes: float, subscribers: int, senders: int, rate: int) -> tuple[list
         "rate": rate,
         "memory_bytes": memory,
         "status": status,
+        "system": system,
     }
     return rows, goals, extra
 

@@ -37,10 +37,14 @@ class Code(str):
     status: int
     template: str
     group: str
+    private: frozenset[str]
 
-    def __new__(cls, name: str, status: int, template: str, group: str) -> Code:
+    def __new__(
+        cls, name: str, status: int, template: str, group: str, private: frozenset[str]
+    ) -> Code:
         code = super().__new__(cls, name)
         code.status, code.template, code.group = status, template, group
+        code.private = private
         return code
 
     def __reduce__(self):
@@ -59,18 +63,42 @@ class Code(str):
             raise TypeError(f"code {self} needs parameter(s) {', '.join(sorted(missing))}")
         return self.template.format(**params)
 
+    def render_public(self, params: dict[str, Any], incident: str) -> str:
+        """The message a client may see of the server's own failure: private parameters (paths,
+        Java and Python error texts), and any not given, point to the log's incident instead.
+
+        >>> DEPLOY_FAILED.render_public({"diagram": "q1", "reason": "OutOfMemoryError"}, "ab12")
+        "diagram 'q1' could not start: see incident ab12 in the server log"
+        """
+        hidden = _Hidden(f"see incident {incident} in the server log")
+        shown = {
+            p: params[p] if p in params and p not in self.private else hidden
+            for p in self.parameters
+        }
+        return self.template.format(**shown)
+
+
+class _Hidden(str):
+    """A placeholder that prints the same with ``!r`` as without."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
 
 REGISTRY: dict[str, Code] = {}
 _QUOTED = re.compile(r"\{(\w+)!r\}")
 
 
-def define(name: str, status: int, template: str, group: str) -> Code:
-    """Register a code; a name declared twice is refused (one code, one status)."""
+def define(
+    name: str, status: int, template: str, group: str, private: tuple[str, ...] = ()
+) -> Code:
+    """Register a code; a name declared twice is refused (one code, one status). ``private``
+    parameters are for the server log only (see ``Code.render_public``)."""
     if name in REGISTRY:
         raise ValueError(f"error code {name} is declared twice")
     if group not in GROUPS or not name.isupper() or status not in range(400, 600):
         raise ValueError(f"error code {name}: bad group {group!r} or status {status}")
-    REGISTRY[name] = code = Code(name, status, template, group)
+    REGISTRY[name] = code = Code(name, status, template, group, frozenset(private))
     return code
 
 
@@ -90,6 +118,13 @@ def _shown(template: str) -> str:
     return _QUOTED.sub(r"'{\1}'", template)
 
 
+def _shown_public(code: Code) -> str:
+    shown = _shown(code.template)
+    for name in sorted(code.private):
+        shown = shown.replace("{" + name + "}", "{" + name + "} *(logged)*")
+    return shown
+
+
 def markdown() -> str:
     """``docs/errors.md``: every code with its status and template, group by group."""
     out = [
@@ -102,18 +137,22 @@ def markdown() -> str:
         "acks alike. The status is the HTTP status of an answer whose code it "
         "is; a code that names",
         "one problem of a diagram comes inside `DIAGRAM_INVALID` (400), in `details.problems`.",
-        "`{name}` in a message is a parameter.",
+        "`{name}` in a message is a parameter. A 5xx answer carries `details.incident`, the id",
+        "under which the server log holds what went wrong; parameters marked *(logged)* are",
+        "shown to the client as that pointer, never as their value (paths, Java errors).",
         "",
     ]
     for group, title in GROUPS.items():
         out += [f"## {title}", "", "| code | status | message |", "|---|---|---|"]
-        out += [f"| `{c}` | {c.status} | {_shown(c.template)} |" for c in in_group(group)]
+        out += [f"| `{c}` | {c.status} | {_shown_public(c)} |" for c in in_group(group)]
         out.append("")
     return "\n".join(out)
 
 
 # General: the defaults of the error classes (boxes/errors.py) and the server's own failures.
-SLUICE_ERROR = define("SLUICE_ERROR", 503, "the server cannot do this now: {reason}", "general")
+SLUICE_ERROR = define(
+    "SLUICE_ERROR", 503, "the server cannot do this now: {reason}", "general", private=("reason",)
+)
 INVALID_INPUT = define("INVALID_INPUT", 400, "the request is malformed: {reason}", "general")
 NOT_FOUND = define("NOT_FOUND", 404, "no {what} named {name!r}", "general")
 CONFLICT = define("CONFLICT", 409, "the object's state forbids the change: {reason}", "general")
@@ -123,7 +162,10 @@ PERMISSION_DENIED = define(
 )
 UNAVAILABLE = define("UNAVAILABLE", 503, "{what} is not available now", "general")
 INTERNAL_ERROR = define(
-    "INTERNAL_ERROR", 500, "the server failed to answer; the error is logged", "general"
+    "INTERNAL_ERROR",
+    500,
+    "the server failed to answer; the error is logged as incident {incident}",
+    "general",
 )
 
 # Requests and sessions (server/http, server/realtime, server/settings).
@@ -293,6 +335,12 @@ DUPLICATE_BOX_TYPE = define(
 UNKNOWN_INPUT = define("UNKNOWN_INPUT", 400, "{ref!r} names no input or box", "document")
 DIAGRAM_CYCLE = define("DIAGRAM_CYCLE", 400, "boxes {cycle} form a cycle", "document")
 UNREACHABLE = define("UNREACHABLE", 400, "{name!r} does not lead to any output", "document")
+COST_LIMIT_EXCEEDED = define(
+    "COST_LIMIT_EXCEEDED",
+    400,
+    "{parameter} is {value}; the limit is {limit}",
+    "document",
+)
 TOO_FEW_INPUTS = define("TOO_FEW_INPUTS", 400, "a union needs two or more inputs", "document")
 NO_EVENT_TIME = define(
     "NO_EVENT_TIME", 400, "the input has no event-time field a window or join needs", "document"
@@ -374,19 +422,37 @@ INGEST_RATE_LIMITED = define(
 )
 STREAM_EXISTS = define("STREAM_EXISTS", 409, "stream {name!r} exists with another schema", "ingest")
 LOG_CORRUPT = define(
-    "LOG_CORRUPT", 503, "stream log {directory}: bad schema file: {problems}", "ingest"
+    "LOG_CORRUPT",
+    503,
+    "stream log {directory}: bad schema file: {problems}",
+    "ingest",
+    private=("directory", "problems"),
 )
 LOG_WRITE_FAILED = define(
-    "LOG_WRITE_FAILED", 503, "the ingestion log could not be flushed: {reason}", "ingest"
+    "LOG_WRITE_FAILED",
+    503,
+    "the ingestion log could not be flushed: {reason}",
+    "ingest",
+    private=("reason",),
 )
-LOG_GAP = define("LOG_GAP", 503, "log {directory}: rows {first} to {last} are missing", "ingest")
+LOG_GAP = define(
+    "LOG_GAP",
+    503,
+    "log {directory}: rows {first} to {last} are missing",
+    "ingest",
+    private=("directory",),
+)
 
 # Running diagrams (server/runtime, server/control).
 RUNTIME_UNAVAILABLE = define(
     "RUNTIME_UNAVAILABLE", 503, "the stream runtime is not running on this server", "runtime"
 )
 DEPLOY_FAILED = define(
-    "DEPLOY_FAILED", 503, "diagram {diagram!r} could not start: {reason}", "runtime"
+    "DEPLOY_FAILED",
+    503,
+    "diagram {diagram!r} could not start: {reason}",
+    "runtime",
+    private=("reason",),
 )
 DIAGRAM_RUNNING = define(
     "DIAGRAM_RUNNING", 409, "diagram {name} is running; stop it first", "runtime"

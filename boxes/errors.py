@@ -63,6 +63,7 @@ class SluiceError(Exception):
         self.code = resolved
         self.message = message
         self.details = dict(details or {})
+        self.params = params
 
     @property
     def status(self) -> int:

@@ -71,7 +71,7 @@ def _deploy_q1(svc, password: str) -> None:
     cat = svc.catalog
     _, al = cat.sessions.login("al", password)
     if cat.core.snapshot.find(ObjectType.DIAGRAM, "q1") is None:
-        cat.objects.add_diagram(al, spec_of(plan_for(cat, al, Q1), Q1))
+        cat.objects.add_diagram(al, spec_of(plan_for(cat, al, Q1, svc.limits.cost_ceilings()), Q1))
     if cat.objects.get(al, ObjectType.DIAGRAM, "q1").status != "running":
         cat.objects.set_query_status(al, "q1", "running")
         run_named(svc, "q1")
@@ -99,6 +99,7 @@ class Feeds:
         while not self._stop.wait(PERIOD):
             try:
                 for stream in MARKETS:
+                    self.svc.catalog.authorize(ed, "streams.append", {"name": stream})
                     ingest(self.svc, ed, stream, functools.partial(self._batch, stream))
             except Unauthenticated:
                 ed = self.svc.catalog.sessions.login("ed", self.password)[1]

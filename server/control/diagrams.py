@@ -13,9 +13,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from boxes import codes
+from boxes import codes, cost
 from boxes.document import Plan, load_document, validate
-from boxes.errors import InvalidInput, SluiceError
+from boxes.errors import DiagramInvalid, InvalidInput, SluiceError
 from boxes.input import InputBox
 from boxes.output import OutputBox
 from boxes.types import parse_schema
@@ -61,11 +61,24 @@ def plan_of(doc: Mapping, schemas: Mapping[str, dict]) -> Plan:
     return validate(doc, streams)
 
 
-def plan_for(catalog, subject: Subject, doc: Mapping) -> Plan:
-    """Validate against the input streams the session may view; unseen ones look missing."""
+def affordable(plan: Plan, ceilings: Mapping[str, float]) -> Plan:
+    """``plan`` if its estimated cost is within the ceilings in force, else every excess as
+    a problem of the document (Spark never sees a diagram over them)."""
+    problems = cost.over(cost.estimate(plan), ceilings)
+    if problems:
+        raise DiagramInvalid(problems)
+    return plan
+
+
+def plan_for(
+    catalog, subject: Subject, doc: Mapping, ceilings: Mapping[str, float] | None = None
+) -> Plan:
+    """Validate against the input streams the session may view (unseen ones look missing) and
+    the cost ``ceilings`` (the server passes those in force; tests and benchmarks may not)."""
     inputs = doc.get("inputs") if isinstance(doc, Mapping) else None
     names = list(inputs) if isinstance(inputs, Mapping) else []
-    return plan_of(doc, catalog.objects.stream_schemas(subject, names))
+    plan = plan_of(doc, catalog.objects.stream_schemas(subject, names))
+    return plan if ceilings is None else affordable(plan, ceilings)
 
 
 def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
@@ -76,6 +89,7 @@ def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
 def run(svc, resumable: Resumable) -> None:
     """Start one running diagram's query and route its outputs to the delivery path."""
     plan = plan_of(json.loads(resumable.diagram.spec), resumable.schemas)
+    affordable(plan, svc.limits.cost_ceilings())  # the ceilings may have been lowered since
     svc.delivery.register(plan.outputs, Labels(plan.inputs, dict(resumable.sources)))
     runtime_of(svc).deploy(resumable.diagram.name, plan, svc.delivery.on_batch)
 

@@ -1,14 +1,19 @@
 """One error shape everywhere: ``{"error": {"code", "message", "details"}}``, never a stack trace.
 
 The HTTP status comes from the error's code, as ``boxes/codes.py`` declares it (one code, one
-status), never from its message. Flask's own 404, 405 and 413 answer in the same shape;
-anything unexpected is logged here and answered with a bare ``INTERNAL_ERROR`` so nothing about
-the server's insides leaks to the caller.
+status), never from its message. Flask's own 404, 405 and 413 answer in the same shape. The
+server's own failures (a 5xx, and anything unexpected, answered ``INTERNAL_ERROR``) are logged
+here under a new incident id; the caller gets the code, the id (``details.incident``) and the
+code's public message, never a path, a Java or Python error text or a trace, so an operator can
+find the detail that the client may not see.
 """
 
 from __future__ import annotations
 
-from flask import Flask, current_app, jsonify
+import logging
+import secrets
+
+from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
 
 from boxes import codes
@@ -18,6 +23,7 @@ from boxes.errors import RateLimited, SluiceError, Unauthenticated
 # Werkzeug's own refusals (no route, wrong method, body beyond MAX_CONTENT_LENGTH) by status;
 # any other is a malformed request, or the server's failure.
 WERKZEUG = {404: codes.NOT_FOUND, 405: codes.METHOD_NOT_ALLOWED, 413: codes.REQUEST_TOO_LARGE}
+log = logging.getLogger(__name__)
 
 
 def body(code: Code, message: str, details: dict | None = None) -> dict:
@@ -25,14 +31,24 @@ def body(code: Code, message: str, details: dict | None = None) -> dict:
     return {"error": {"code": codes.lookup(code), "message": message, "details": details or {}}}
 
 
+def incident() -> str:
+    """A new id for one failure, quoted to the client and written to the log beside the detail."""
+    return secrets.token_hex(6)
+
+
+def answer(err: SluiceError) -> dict:
+    """The error as a client sees it; a 5xx is logged under an incident id and answered with
+    the id and the code's public message only."""
+    if err.status < 500:
+        return body(err.code, err.message, err.details)
+    case = incident()
+    log.error("incident %s: %s %s", case, err, err.details or "", exc_info=err)
+    return body(err.code, err.code.render_public(err.params, case), {"incident": case})
+
+
 def _sluice(err: SluiceError):
-    status = err.status
-    message = err.message
-    if status >= 500:
-        current_app.logger.error("%s", err)
-        message = message.splitlines()[0][:300] if message else err.code
-    response = jsonify(body(err.code, message, err.details))
-    response.status_code = status
+    response = jsonify(answer(err))
+    response.status_code = err.status
     if isinstance(err, RateLimited):
         response.headers["Retry-After"] = str(err.retry_after)
     if isinstance(err, Unauthenticated):
@@ -51,9 +67,12 @@ def _http(err: HTTPException):
 
 
 def unexpected() -> dict:
-    """Log the exception being handled; the bare answer that says nothing about it."""
-    current_app.logger.exception("unexpected error")
-    return body(codes.INTERNAL_ERROR, codes.INTERNAL_ERROR.render())
+    """Log the exception being handled under an incident id; the answer names only the id."""
+    case = incident()
+    log.exception("incident %s: unexpected error", case)
+    return body(
+        codes.INTERNAL_ERROR, codes.INTERNAL_ERROR.render(incident=case), {"incident": case}
+    )
 
 
 def _unexpected(err: Exception):

@@ -35,7 +35,7 @@ from catalog import INVALID_SESSION, Subject
 from catalog.policy import OPERATIONS, Rule
 from server.control.services import services
 from server.http import security
-from server.http.errors import body as error_body
+from server.http.errors import answer
 
 SOCKET = "socket."  # socket event NAME is operation ``socket.NAME``
 
@@ -197,7 +197,7 @@ def socket_event(name: str, body: Mapping[str, Any]) -> Callable:
                 )
                 return handler(who, payload)
             except SluiceError as err:
-                return error_body(err.code, err.message, err.details)
+                return answer(err)
 
         return run
 

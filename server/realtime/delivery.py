@@ -28,7 +28,7 @@ from boxes.labels import LABEL_COLUMN
 from boxes.secfilter import deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
-from server.http.errors import body
+from server.http.errors import answer
 
 TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
@@ -108,7 +108,7 @@ class Delivery:
             return True
         except SluiceError as err:
             self.unsubscribe(sid, output)
-            self.emit(ENDED_EVENT, {"output": output, **body(err.code, err.message)}, to=sid)
+            self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
             return False
 
     def on_batch(self, output: str, table: pa.Table) -> None:

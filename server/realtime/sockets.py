@@ -26,7 +26,7 @@ from boxes.errors import NotFound, SluiceError, Unauthenticated
 from catalog import INVALID_SESSION, Catalog, Subject
 from server.control.services import services
 from server.http import security
-from server.http.errors import body, unexpected
+from server.http.errors import answer, unexpected
 from server.http.guard import socket_event
 from server.ingest.admission import ingest
 from server.realtime.extension import socketio
@@ -132,7 +132,7 @@ def on_connect(auth=None):
     try:
         services().connections.add(request.sid, _token(auth))
     except SluiceError as err:
-        raise ConnectionRefusedError(body(err.code, err.message)["error"]) from None
+        raise ConnectionRefusedError(answer(err)["error"]) from None
 
 
 @socketio.on_error_default

@@ -81,6 +81,12 @@ class Settings(BaseSettings):
     testing: bool = False
     runtime: bool = True  # start Spark and the ingestion logs (off: REST only)
     ingest_tuples_per_second: int = 50_000  # per session, for HTTP and socket ingestion together
+    # Ceilings on what one diagram may cost (boxes/cost.py), for everyone: checked when a diagram
+    # is validated, stored or deployed, before Spark sees it.
+    max_windows_per_tuple: int = 1_000
+    max_window_seconds: int = 7 * 24 * 3600
+    max_join_bound_seconds: int = 24 * 3600
+    max_open_windows: int = 100_000
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["text", "json"] = "text"  # json: one object a line, for log collectors
 

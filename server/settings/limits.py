@@ -29,7 +29,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CHANGEABLE = ("max_batch_tuples", "login_attempts_per_minute", "ingest_tuples_per_second")
+CHANGEABLE = (
+    "max_batch_tuples",
+    "login_attempts_per_minute",
+    "ingest_tuples_per_second",
+    "max_windows_per_tuple",
+    "max_window_seconds",
+    "max_join_bound_seconds",
+    "max_open_windows",
+)
+# The diagram cost ceilings among them, by the boxes/cost.py parameter each bounds.
+COST_CEILINGS = {
+    "windows_per_tuple": "max_windows_per_tuple",
+    "window_seconds": "max_window_seconds",
+    "join_bound_seconds": "max_join_bound_seconds",
+    "open_windows": "max_open_windows",
+}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 10_000_000}
 
 Follower = Callable[[Mapping[str, int]], None]
@@ -61,6 +76,11 @@ class LiveLimits:
     @property
     def ingest_tuples_per_second(self) -> int:
         return self._values["ingest_tuples_per_second"]
+
+    def cost_ceilings(self) -> dict[str, int]:
+        """The ceilings in force on a diagram's cost, by ``boxes.cost`` parameter."""
+        values = self._values
+        return {parameter: values[name] for parameter, name in COST_CEILINGS.items()}
 
     def values(self) -> dict[str, int]:
         return dict(self._values)

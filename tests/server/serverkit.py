@@ -140,9 +140,11 @@ class Server:
 
         def up() -> bool:
             assert self.process.poll() is None, open(self.log_path).read()[-3000:]
+            # gunicorn listens before its worker has built the app (and started Spark): until
+            # then a request is accepted and waits, so a timeout means "not yet" too.
             try:
                 return requests.get(f"{self.url}/api/v1/openapi.json", timeout=2).ok
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 return False
 
         wait_until(up, self.STARTUP, "the server to start")

@@ -237,32 +237,45 @@ def broken_route(app, monkeypatch):
     return add
 
 
-def test_a_server_failure_is_a_503_with_one_line_of_message(client, broken_route):
+def test_a_server_failure_answers_its_code_and_an_incident_the_log_explains(
+    client, broken_route, caplog
+):
     from boxes.errors import SluiceError
 
     def broken():
         raise SluiceError(
-            "diagram 'q1' could not start: boom\n\tat org.apache.spark.Secret", code="DEPLOY_FAILED"
+            code="DEPLOY_FAILED",
+            diagram="q1",
+            reason="java.lang.OutOfMemoryError: boom\n\tat org.apache.spark.Secret",
         )
 
     broken_route(broken)
     response = client.get("/api/v1/broken")
     assert response.status_code == 503
-    assert response.json["error"] == {
+    error = response.json["error"]
+    incident = error["details"]["incident"]
+    assert error == {
         "code": "DEPLOY_FAILED",
-        "details": {},
-        "message": "diagram 'q1' could not start: boom",
+        "details": {"incident": incident},
+        "message": f"diagram 'q1' could not start: see incident {incident} in the server log",
     }
+    logged = [r.getMessage() for r in caplog.records if incident in r.getMessage()]
+    assert len(logged) == 1 and "OutOfMemoryError: boom" in logged[0]
 
 
-def test_an_unexpected_exception_is_a_bare_500(client, broken_route):
+def test_an_unexpected_exception_is_a_bare_500_with_an_incident(client, broken_route, caplog):
     def broken():
         raise KeyError("/srv/secret/path")
 
     broken_route(broken)
     response = client.get("/api/v1/broken")
     assert response.status_code == 500 and "secret" not in response.get_data(as_text=True)
-    assert response.json["error"]["code"] == "INTERNAL_ERROR"
+    error = response.json["error"]
+    assert error["code"] == "INTERNAL_ERROR"
+    incident = error["details"]["incident"]
+    assert error["message"].endswith(f"logged as incident {incident}")
+    (record,) = [r for r in caplog.records if incident in r.getMessage()]
+    assert "/srv/secret/path" in caplog.text and record.exc_info is not None
 
 
 def test_with_tls_the_cookies_are_secure(tmp_path):

@@ -77,6 +77,12 @@ def test_an_unexpected_socket_error_is_acked_like_a_bare_500(app, auth):
         ack = sock.emit("test_broken", {}, callback=True)
     finally:
         sock.disconnect()
+    incident = ack["error"]["details"]["incident"]
     assert ack == {
-        "error": {"code": "INTERNAL_ERROR", "details": {}, "message": codes.INTERNAL_ERROR.template}
+        "error": {
+            "code": "INTERNAL_ERROR",
+            "details": {"incident": incident},
+            "message": codes.INTERNAL_ERROR.render(incident=incident),
+        }
     }
+    assert "secret" not in str(ack)

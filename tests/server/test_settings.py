@@ -19,16 +19,24 @@ def test_changed_settings_are_in_force_after_a_restart_until_reset(serve):
     server.kill()
     server.start()
 
+    ceilings = {
+        "max_windows_per_tuple": 1_000,
+        "max_window_seconds": 7 * 24 * 3600,
+        "max_join_bound_seconds": 24 * 3600,
+        "max_open_windows": 100_000,
+    }
     assert joe.call("GET", "/system/settings") == {
         "settings": {
             "max_batch_tuples": 3,
             "login_attempts_per_minute": 2,
             "ingest_tuples_per_second": 50_000,
+            **ceilings,
         },
         "configured": {
             "max_batch_tuples": 100,
             "login_attempts_per_minute": 10,
             "ingest_tuples_per_second": 50_000,
+            **ceilings,
         },
     }
     refused = joe.call("POST", "/streams/in1/tuples", 413, json=[{"x": 1}] * 4)

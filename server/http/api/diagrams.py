@@ -48,7 +48,7 @@ def create():
     """Add a diagram (ADD on the system, READ_TUPLE on every input); it starts stopped."""
     svc = services()
     doc = document_of(g.body["document"])
-    plan = plan_for(svc.catalog, subject(), doc)
+    plan = plan_for(svc.catalog, subject(), doc, svc.limits.cost_ceilings())
     created = svc.catalog.objects.add_diagram(subject(), spec_of(plan, doc), g.body.get("role"))
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}, 201
 
@@ -59,7 +59,9 @@ def check():
     """Check a document against the streams the session may view, without storing it."""
     svc = services()
     try:
-        plan = plan_for(svc.catalog, subject(), document_of(g.body["document"]))
+        plan = plan_for(
+            svc.catalog, subject(), document_of(g.body["document"]), svc.limits.cost_ceilings()
+        )
     except DiagramInvalid as err:
         return {"valid": False, "problems": err.details["problems"]}
     return {"valid": True, "plan": plan.to_dict()}
@@ -86,7 +88,7 @@ def update(name: str):
     if doc.get("name") != name:
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
     created = svc.catalog.objects.replace_diagram(
-        subject(), spec_of(plan_for(svc.catalog, subject(), doc), doc)
+        subject(), spec_of(plan_for(svc.catalog, subject(), doc, svc.limits.cost_ceilings()), doc)
     )
     if svc.runtime is not None:
         svc.runtime.remove(name)

@@ -26,6 +26,10 @@ def test_followers_get_the_limits_now_and_after_each_change():
             "max_batch_tuples": 100,
             "login_attempts_per_minute": 10,
             "ingest_tuples_per_second": 50_000,
+            "max_windows_per_tuple": 1_000,
+            "max_window_seconds": 7 * 24 * 3600,
+            "max_join_bound_seconds": 24 * 3600,
+            "max_open_windows": 100_000,
         }
     ]
     assert live.configured["max_batch_tuples"] == 100

@@ -1,0 +1,85 @@
+"""The cost estimate of a diagram (pure: a validated plan in, measures out) and the problems it
+reports for measures over their limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from boxes import cost
+from boxes.document import validate
+
+SCHEMA = {"fields": {"t": "timestamp", "k": "string", "x": "long"}, "event_time": "t"}
+
+
+def plan(boxes: dict, lateness: str | None = None, out: str = "a", inputs=("i",)):
+    declared = {name: {"schema": "s"} for name in inputs}
+    if lateness:
+        declared["i"]["lateness"] = lateness
+    doc = {
+        "version": 1,
+        "name": "q",
+        "schemas": {"s": SCHEMA},
+        "inputs": declared,
+        "boxes": boxes,
+        "outputs": {"o": {"from": out}},
+    }
+    return validate(doc)
+
+
+def aggregate(size: str, slide: str | None = None, source: str = "i") -> dict:
+    window = {"size": size} if slide is None else {"size": size, "slide": slide}
+    return {"type": "aggregate", "in": source, "window": window, "aggregates": {"n": "count()"}}
+
+
+def measures(p) -> dict:
+    return {(m.parameter, m.box): m.value for m in cost.estimate(p)}
+
+
+def test_a_tumbling_window_puts_each_tuple_in_one_window():
+    assert measures(plan({"a": aggregate("10s")})) == {
+        ("windows_per_tuple", "a"): 1,
+        ("window_seconds", "a"): 10.0,
+        ("open_windows", None): 1,
+    }
+
+
+def test_a_sliding_window_puts_each_tuple_in_size_over_slide_windows_rounded_up():
+    got = measures(plan({"a": aggregate("10s", "3s")}))
+    assert got[("windows_per_tuple", "a")] == 4  # ceil(10 / 3)
+    assert measures(plan({"a": aggregate("1h", "1ms")}))[("windows_per_tuple", "a")] == 3_600_000
+
+
+def test_lateness_keeps_more_windows_open_and_aggregates_add_up():
+    boxes = {"a": aggregate("10s", "5s"), "b": aggregate("1m", source="a")}
+    got = measures(plan(boxes, lateness="20s", out="b"))
+    # a: ceil((10 + 20) / 5) = 6; b: ceil((60 + 20) / 60) = 2
+    assert got[("open_windows", None)] == 8
+
+
+def test_a_join_is_measured_by_its_bound():
+    join = {"type": "join", "left": "i", "right": "j", "on": ["k"], "within": "2m"}
+    assert measures(plan({"a": join}, inputs=("i", "j")))[("join_bound_seconds", "a")] == 120.0
+
+
+@pytest.mark.parametrize("limit, refused", [(3_600_000, False), (3_599_999, True)])
+def test_a_measure_at_its_limit_passes_and_one_above_is_a_problem_naming_box_and_limit(
+    limit, refused
+):
+    problems = cost.over(
+        cost.estimate(plan({"a": aggregate("1h", "1ms")})), {"windows_per_tuple": limit}
+    )
+    assert [p.to_dict() for p in problems] == (
+        [
+            {
+                "code": "COST_LIMIT_EXCEEDED",
+                "path": "boxes.a.window",
+                "message": f"windows_per_tuple is 3600000; the limit is {limit}",
+            }
+        ]
+        if refused
+        else []
+    )
+
+
+def test_a_parameter_without_a_limit_is_not_limited():
+    assert cost.over(cost.estimate(plan({"a": aggregate("1h", "1ms")})), {}) == []
