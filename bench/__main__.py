@@ -20,6 +20,7 @@ EXPERIMENTS = {
     "setup": "bench.query_setup",
     "tuple": "bench.tuple_path",
     "sources": "bench.sources",
+    "levels": "bench.levels_table1",
     "e2e": "bench.end_to_end",
 }
 

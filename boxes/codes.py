@@ -506,5 +506,23 @@ OUTPUT_IN_USE = define(
 )
 
 
+# Chinese-Wall security levels (seeds 000/001, boxes/levels.py).
+LEVEL_UNKNOWN_COMPANY = define(
+    "LEVEL_UNKNOWN_COMPANY",
+    400,
+    "{name!r} is no company of conflict-of-interest class {coi!r}",
+    "catalog",
+)
+LEVEL_BAD_SHAPE = define(
+    "LEVEL_BAD_SHAPE",
+    400,
+    'a level names one entry (a company, "⊥" or "T") per conflict-of-interest class: {reason}',
+    "catalog",
+)
+LEVEL_BAD_CLASSES = define(
+    "LEVEL_BAD_CLASSES", 400, "invalid conflict-of-interest classes: {reason}", "catalog"
+)
+
+
 if __name__ == "__main__":
     print(markdown(), end="")
