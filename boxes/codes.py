@@ -522,6 +522,31 @@ LEVEL_BAD_SHAPE = define(
 LEVEL_BAD_CLASSES = define(
     "LEVEL_BAD_CLASSES", 400, "invalid conflict-of-interest classes: {reason}", "catalog"
 )
+LEVEL_UNKNOWN = define("LEVEL_UNKNOWN", 404, "no {what} named {name!r}", "catalog")
+LEVEL_IN_USE = define(
+    "LEVEL_IN_USE", 409, "{what} {name!r} is still used by {uses}; change those first", "catalog"
+)
+LEVEL_NOT_INPUT = define(
+    "LEVEL_NOT_INPUT", 400, "only an input stream has a company; {name!r} is not one", "catalog"
+)
+LEVEL_NO_ORGANISATION = define(
+    "LEVEL_NO_ORGANISATION",
+    403,
+    "a multilevel stream takes each tuple's level from its sender's organisation; you have none",
+    "ingest",
+)
+LEVEL_NOT_DOMINATED = define(
+    "LEVEL_NOT_DOMINATED",
+    403,
+    "diagram {diagram!r} runs at level {level}, which your clearance does not dominate",
+    "catalog",
+)
+LEVEL_OUTSIDE_PLAN = define(
+    "LEVEL_OUTSIDE_PLAN",
+    400,
+    "diagram {diagram!r} declares a level, but the server has no companies to compile it with",
+    "document",
+)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,9 @@ class Lattice:
 
     classes: tuple[tuple[str, tuple[str, ...]], ...]
     bits: Mapping[str, int] = field(init=False, compare=False, repr=False)
+    # Bits chosen by whoever keeps the lattice (the catalog never reuses a company's bit, since
+    # labels outlive a company); by default the companies are numbered in order.
+    assigned: Mapping[str, int] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         bits: dict[str, int] = {}
@@ -51,7 +54,14 @@ class Lattice:
                         code=codes.LEVEL_BAD_CLASSES,
                         reason=f"company {company!r} is reserved or in two classes",
                     )
-                bits[company] = len(bits)
+                bits[company] = len(bits) if self.assigned is None else self.assigned[company]
+        if self.assigned is not None and (
+            len(set(bits.values())) != len(bits)
+            or not all(0 <= bit < MAX_COMPANIES for bit in bits.values())
+        ):
+            raise InvalidInput(
+                code=codes.LEVEL_BAD_CLASSES, reason="company bits repeat or exceed 63"
+            )
         if len(bits) > MAX_COMPANIES:
             raise InvalidInput(
                 code=codes.LEVEL_BAD_CLASSES, reason=f"more than {MAX_COMPANIES} companies"
@@ -59,8 +69,17 @@ class Lattice:
         object.__setattr__(self, "bits", bits)
 
     @classmethod
-    def of(cls, classes: Mapping[str, Sequence[str]]) -> Lattice:
-        return cls(tuple((name, tuple(companies)) for name, companies in classes.items()))
+    def of(
+        cls, classes: Mapping[str, Sequence[str]], bits: Mapping[str, int] | None = None
+    ) -> Lattice:
+        return cls(tuple((name, tuple(companies)) for name, companies in classes.items()), bits)
+
+    def company_class(self, company: str) -> str | None:
+        """The class a company belongs to (None: no such company)."""
+        for name, companies in self.classes:
+            if company in companies:
+                return name
+        return None
 
     def company_mask(self, company: str) -> int:
         return 1 << self.bits[company]

@@ -23,6 +23,7 @@ from catalog.accounts import Accounts
 from catalog.audit import Entry, query
 from catalog.core import Core, Settings
 from catalog.grants import Grants
+from catalog.levels import Levels
 from catalog.model import Subject
 from catalog.objects import Objects
 from catalog.operators import Operators
@@ -43,6 +44,7 @@ class Catalog:
         self.objects = Objects(self.core, self.operators)
         self.grants = Grants(self.core)
         self.system = SystemSettings(self.core)
+        self.levels = Levels(self.core)
         box_types.add_missing(self.core)
 
     @classmethod
