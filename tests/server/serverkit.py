@@ -84,9 +84,19 @@ def build_world(cat) -> dict[str, str]:
         (A.SUBSCRIBE, T.OUTPUT, "out1"),
     ):
         cat.grants.grant(al, "INFO_PROVIDER", action, type_, name)
+    seed_levels(cat, joe)
     for who in (joe, ed, al):
         cat.sessions.logout(who)
     return passwords
+
+
+def seed_levels(cat, joe) -> None:
+    """Two COI classes (``oil`` has no company yet) and an unused company, so that every levels
+    route has something to act on; no stream has a company, so nothing else changes."""
+    cat.levels.add_class(joe, "banks")
+    cat.levels.add_class(joe, "oil")
+    for company in ("A", "B", "C"):
+        cat.levels.add_company(joe, "banks", company)
 
 
 def wait_until(condition, timeout: float = 10.0, what: str = "condition"):

@@ -32,6 +32,10 @@ JUDGED = {
     "streams.append.post": {"TUPLE_INVALID", "BATCH_INVALID"},
     "permissions.grant.put": {"ACTION_NOT_APPLICABLE"},  # the action depends on the type
     "permissions.revoke.delete": {"ACTION_NOT_APPLICABLE"},
+    # a level names classes and companies of the catalog; only an input stream has a company
+    "levels.set_clearance.put": {"LEVEL_BAD_SHAPE", "LEVEL_UNKNOWN_COMPANY"},
+    "levels.set_stream.put": {"LEVEL_NOT_INPUT"},
+    "levels.add_company.post": {"LEVEL_BAD_CLASSES"},  # all 64 bits given out
 }
 STATEFUL_PHASES = [Phase.generate]  # no shrinking: a failure is reported as found
 SETTINGS = settings(
