@@ -541,10 +541,11 @@ LEVEL_NOT_DOMINATED = define(
     "diagram {diagram!r} runs at level {level}, which your clearance does not dominate",
     "catalog",
 )
-LEVEL_OUTSIDE_PLAN = define(
-    "LEVEL_OUTSIDE_PLAN",
+LEVEL_UNRESOLVED = define(
+    "LEVEL_UNRESOLVED",
     400,
-    "diagram {diagram!r} declares a level, but the server has no companies to compile it with",
+    "diagram {diagram!r} declares a level, which only the server can resolve against its "
+    "companies; run it there",
     "document",
 )
 

@@ -168,3 +168,13 @@ def merge_group():
 def merge_pair(left, right):
     """A joined tuple's level: the LUB (OR) of the two sides'."""
     return left.bitwiseOR(right)
+
+
+def level_word():
+    """In a diagram at a level, a tuple's level label: the first word of its label
+    (``boxes.labels.with_level``); what ``_level`` reads in an expression."""
+    from pyspark.sql import functions as F
+
+    from boxes.labels import LABEL_COLUMN, word_name
+
+    return F.col(LABEL_COLUMN).getField(word_name(0))
