@@ -8,6 +8,11 @@ Subscribers who share a readable set share one answer (``boxes.secfilter.deliver
 delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
 leave the server.
 
+An output of a diagram at a level also carries ``_level`` (``boxes/levels.py``): a subscriber
+then receives only the rows its clearance (its active roles', as they are at that batch)
+dominates, on top of the SecFilter, and each delivered tuple shows its level per conflict-of-
+interest class (``{"banks": "A"}``; public is ``{}``) as ``_level`` beside ``_sources``.
+
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
 one tap (``server.runtime.outputs.Tap``).
@@ -21,11 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from boxes.errors import SluiceError
 from boxes.labels import LABEL_COLUMN
-from boxes.secfilter import deliveries, label_sources, readable_mask
+from boxes.levels import LEVEL_COLUMN
+from boxes.secfilter import cleared, deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from server.http.errors import answer
@@ -52,13 +59,32 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def rows(table: pa.Table, inputs: Sequence[str], picked) -> list[dict]:
-    """The picked rows (indexes) as JSON-ready dicts with ``_sources``, without the label."""
+def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[dict]:
+    """The picked rows (indexes) as JSON-ready dicts with ``_sources`` (and ``_level``, read
+    with the catalog's ``policy``, for an output at a level), without the label bits."""
     sources = label_sources(table, inputs)
     fields = table.drop_columns([LABEL_COLUMN]).take(pa.array(picked, pa.int64())).to_pylist()
-    return [
+    out = [
         {**{k: _jsonable(v) for k, v in row.items()}, "_sources": sources[i]}
         for row, i in zip(fields, picked, strict=False)
+    ]
+    if LEVEL_COLUMN in table.column_names:
+        for row in out:
+            row[LEVEL_COLUMN] = policy.level_of(row.pop(LEVEL_COLUMN) & (1 << 64) - 1)
+    return out
+
+
+def cleared_picks(table: pa.Table, picks: list, clearances: Sequence[int]) -> list:
+    """Each subscriber's rows that its clearance also dominates (an output at a level)."""
+    if LEVEL_COLUMN not in table.column_names:
+        return picks
+    answers: dict[int, np.ndarray] = {}
+    for clearance in clearances:
+        if clearance not in answers:
+            answers[clearance] = cleared(table, clearance)
+    return [
+        np.intersect1d(picked, answers[clearance], assume_unique=True)
+        for picked, clearance in zip(picks, clearances, strict=True)
     ]
 
 
@@ -99,8 +125,11 @@ class Delivery:
         if labels is None or table.num_rows == 0:
             return []
         mask = labels.mask(self.catalog.sessions.readable_sources(subject))
-        (picked,) = deliveries(table, [mask])
-        return rows(table, labels.inputs, picked)
+        policy = self.catalog.core.snapshot.levels
+        (picked,) = cleared_picks(
+            table, deliveries(table, [mask]), [policy.clearance(subject.roles)]
+        )
+        return rows(table, labels.inputs, picked, policy)
 
     def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:
         try:
@@ -125,9 +154,11 @@ class Delivery:
             return
         readable = self.catalog.sessions.readable_sources
         picks = deliveries(table, [labels.mask(readable(who)) for _, who in subscribers])
+        policy = self.catalog.core.snapshot.levels
+        picks = cleared_picks(table, picks, [policy.clearance(who.roles) for _, who in subscribers])
         if not any(len(picked) for picked in picks):
             return
-        decoded = rows(table, labels.inputs, range(table.num_rows))  # once for everyone
+        decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone
         for (sid, _), picked in zip(subscribers, picks, strict=False):
             if len(picked):
                 self.emit(

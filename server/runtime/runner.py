@@ -166,8 +166,9 @@ class Runtime:
             )
         self.log.drop_stream(name)
 
-    def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
-        return self.log.append(name, tuples)
+    def append(self, name: str, tuples: list[dict], level: int = 0) -> AppendReceipt:
+        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label."""
+        return self.log.append(name, tuples, level)
 
     def set_max_tuples(self, count: int) -> None:
         """Follow the server's batch limit when an administrator changes it."""

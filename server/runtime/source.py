@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
+from boxes.levels import LEVEL_COLUMN
 from boxes.types import Schema
 from server.ingest.segments import Position, read_range
 
@@ -30,7 +31,10 @@ STREAM_COLUMN = "_stream"
 
 
 def ddl(schema: Schema) -> str:
-    return ", ".join([f"{STREAM_COLUMN} INT"] + [f"`{f.name}` {f.type.ddl}" for f in schema.fields])
+    """The rows' DDL: ``_stream``, the schema's fields, then ``_level`` (Chinese-Wall level
+    label, written at admission; 0 for a frame without one: public)."""
+    fields = [f"`{f.name}` {f.type.ddl}" for f in schema.fields]
+    return ", ".join([f"{STREAM_COLUMN} INT", *fields, f"{LEVEL_COLUMN} BIGINT"])
 
 
 def _offset(position: Position) -> dict[str, int]:
@@ -91,6 +95,9 @@ class LogReader(SimpleDataSourceStreamReader):
             for frame in frames:
                 table = pa.ipc.open_stream(frame.payload).read_all()
                 stream = pa.array([index] * table.num_rows, pa.int32())
+                if LEVEL_COLUMN not in table.column_names:
+                    public = pa.array([0] * table.num_rows, pa.int64())
+                    table = table.append_column(LEVEL_COLUMN, public)
                 yield from table.add_column(0, STREAM_COLUMN, stream).to_batches()
 
     def stop(self) -> None:

@@ -134,7 +134,7 @@ def deploy(name: str):
     runtime_of(svc)
     obj_ = svc.catalog.objects.set_query_status(subject(), name, "running")
     try:
-        run_named(svc, name)
+        run_named(svc, name, subject())
     except Exception:
         svc.catalog.objects.set_query_status(subject(), name, "stopped")
         raise
