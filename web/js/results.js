@@ -8,6 +8,7 @@ import * as socket from "./socket.js";
 
 const MAX_ROWS = 200;
 const SOURCES = "_sources";
+const LEVEL = "_level";   // only on an output of a diagram at a level: per COI class, a company or T
 
 export class Results {
   constructor(root) {
@@ -87,7 +88,8 @@ export class Results {
     if (!this.columns.length && tuples.length) this.setColumns(tuples[0]);
     for (const tuple of tuples) {
       this.body.prepend(el("tr", {}, this.columns.map((c) => el("td", {}, cell(tuple[c]))),
-        el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", "))));
+        el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", ")),
+        this.levelled ? el("td", { class: "level" }, levelText(tuple[LEVEL])) : null));
       this.chart.push(tuple[this.fieldPicker.value]);
     }
     while (this.body.rows.length > MAX_ROWS) this.body.lastElementChild.remove();
@@ -96,9 +98,10 @@ export class Results {
   }
 
   setColumns(first) {
-    this.columns = Object.keys(first).filter((k) => k !== SOURCES);
+    this.columns = Object.keys(first).filter((k) => k !== SOURCES && k !== LEVEL);
+    this.levelled = LEVEL in first;
     fill(this.head, el("tr", {}, this.columns.map((c) => el("th", { scope: "col" }, c)),
-      el("th", { scope: "col" }, "sources")));
+      el("th", { scope: "col" }, "sources"), this.levelled ? el("th", { scope: "col" }, "level") : null));
     const numeric = this.columns.filter((c) => typeof first[c] === "number");
     fill(this.fieldPicker, numeric.map((c) => el("option", { value: c }, c)));
     this.chart.reset();
@@ -109,6 +112,12 @@ export class Results {
     this.output = null;
     notice(this.message, `Your subscription to ${output} ended: ${error.message}`, "error");
   }
+}
+
+/** A level as "banks: A, oil: T", or "public" when every class is ⊥. */
+function levelText(level) {
+  const entries = Object.entries(level || {});
+  return entries.length ? entries.map(([coi, entry]) => `${coi}: ${entry}`).join(", ") : "public";
 }
 
 function cell(value) {
