@@ -492,6 +492,13 @@ DEPLOY_TIMEOUT = define(
     "diagram {diagram!r} did not start within {seconds} s; its queries are stopped",
     "runtime",
 )
+SPARK_DRIVER_LOST = define(
+    "SPARK_DRIVER_LOST",
+    503,
+    "the Spark driver stopped (killed or out of memory); a new one is started and the diagram "
+    "resumes from its checkpoint",
+    "runtime",
+)
 DIAGRAM_RUNNING = define(
     "DIAGRAM_RUNNING", 409, "diagram {name} is running; stop it first", "runtime"
 )

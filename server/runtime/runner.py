@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from py4j.protocol import Py4JError
 
 from boxes import codes
 from boxes.compiler import compile_plan
@@ -40,6 +39,13 @@ from server.runtime import checkpoints
 from server.runtime.heads import HeadServer
 from server.runtime.outputs import Callback, OutputSink
 from server.runtime.source import LogSource, input_frames
+from server.runtime.spark import (
+    DRIVER_GONE,
+    build_session,
+    discard_session,
+    driver_alive,
+    driver_pid,
+)
 
 log = logging.getLogger(__name__)
 RUNNING, STOPPED, FAILED = "running", "stopped", "failed"
@@ -99,13 +105,12 @@ class Runtime:
         settings: RuntimeSettings = RuntimeSettings(),
         session=None,
     ) -> None:
-        from server.runtime.spark import build_session
-
         self.data_dir = Path(data_dir)
         self.settings = settings
         self._owns_session = session is None
-        self.spark = session or build_session(spark_master, spark_conf)
-        self.spark.dataSource.register(LogSource)
+        self._spark_master, self._spark_conf = spark_master, spark_conf
+        self.driver_restarts = 0
+        self._attach(session or build_session(spark_master, spark_conf))
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
         self._heads = HeadServer(self.log)
         self._diagrams_root = self.data_dir / "diagrams"
@@ -128,6 +133,10 @@ class Runtime:
         ]
         for thread in self._threads:
             thread.start()
+
+    def _attach(self, session) -> None:
+        self.spark = session
+        self.spark.dataSource.register(LogSource)
 
     @classmethod
     def start(cls, config: Any) -> Runtime:
@@ -338,7 +347,10 @@ class Runtime:
             deployment.retry.cancel()
             deployment.retry = None
         for query in deployment.queries.values():
-            query.stop()
+            try:
+                query.stop()
+            except DRIVER_GONE:  # the driver is gone, and its queries with it
+                log.warning("could not stop a query of %s", deployment.diagram_id, exc_info=True)
         for sink in deployment.sinks.values():
             sink.close()
         deployment.queries.clear()
@@ -369,6 +381,9 @@ class Runtime:
 
     def _reconcile_all(self) -> None:
         while not self._closed.wait(self.settings.reconcile_every):
+            if not driver_alive(self.spark):
+                self._replace_driver()
+                continue
             with self._lock:
                 deployments = list(self._deployments.values())
             for deployment in deployments:
@@ -382,23 +397,33 @@ class Runtime:
                 finally:
                     busy.release()
 
-    def _retry_later(self, deployment: _Deployment) -> None:
-        """Restart a failed diagram from its checkpoint a few times, since a failure may be
-        passing (e.g. a Python process that started too slowly)."""
-        with self._changed:
-            if (
-                deployment.retry is None
-                and not self._closed.is_set()
-                and deployment.restarts < self.settings.max_restarts
-            ):
-                delay = self.settings.restart_backoff * 2**deployment.restarts
-                deployment.restarts += 1
-                deployment.retry = threading.Timer(delay, self._restart, args=(deployment,))
-                deployment.retry.daemon = True
-                deployment.retry.start()
-                self._changed.notify_all()
+    def _replace_driver(self) -> None:
+        """The Spark driver is gone (killed, or exited on running out of memory): fail every
+        diagram it ran, start a new driver and resume each from its checkpoint. Nothing
+        acknowledged is lost, since the ingestion log lives in this process, not in Spark.
+        A driver this runtime did not start (a session handed in) is not its to replace."""
+        error = str(Unavailable(code=codes.SPARK_DRIVER_LOST))
+        with self._lock:
+            deployments = list(self._deployments.values())
+        resume = []
+        for deployment in deployments:
+            with self._diagram_lock(deployment.diagram_id):
+                if deployment.state in (RUNNING, STARTING) or deployment.retry is not None:
+                    self._halt(deployment, FAILED, error)
+                    resume.append(deployment)
+        log.error("the Spark driver is gone; %d diagram(s) stopped with it", len(resume))
+        if not self._owns_session or self._closed.is_set():
+            return
+        with self._launching:
+            discard_session(self.spark)
+            self._attach(build_session(self._spark_master, self._spark_conf))
+            self.driver_restarts += 1
+        log.warning("a new Spark driver is up; resuming %d diagram(s)", len(resume))
+        for deployment in resume:
+            self._resume(deployment)
 
-    def _restart(self, deployment: _Deployment) -> None:
+    def _resume(self, deployment: _Deployment) -> None:
+        """Start a failed diagram again from its checkpoint, or retry later if it fails."""
         with self._diagram_lock(deployment.diagram_id):
             if (
                 self._registered(deployment.diagram_id) is not deployment
@@ -413,6 +438,31 @@ class Runtime:
                     self._launch(deployment)
             except SluiceError:
                 self._retry_later(deployment)
+
+    def driver(self) -> dict[str, Any]:
+        """The Spark driver: its process (if this runtime launched it), whether it answers, and
+        how often it was replaced."""
+        return {
+            "pid": driver_pid(self.spark),
+            "alive": driver_alive(self.spark),
+            "restarts": self.driver_restarts,
+        }
+
+    def _retry_later(self, deployment: _Deployment) -> None:
+        """Restart a failed diagram from its checkpoint a few times, since a failure may be
+        passing (e.g. a Python process that started too slowly)."""
+        with self._changed:
+            if (
+                deployment.retry is None
+                and not self._closed.is_set()
+                and deployment.restarts < self.settings.max_restarts
+            ):
+                delay = self.settings.restart_backoff * 2**deployment.restarts
+                deployment.restarts += 1
+                deployment.retry = threading.Timer(delay, self._resume, args=(deployment,))
+                deployment.retry.daemon = True
+                deployment.retry.start()
+                self._changed.notify_all()
 
     # -- observing -------------------------------------------------------------------------
     def status(self, diagram_id: str) -> dict[str, Any]:
@@ -430,13 +480,19 @@ class Runtime:
         if busy.acquire(timeout=wait):
             try:
                 self._reconcile(deployment)
+            except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
+                log.warning("checking diagram %s failed", diagram_id, exc_info=True)
             finally:
                 busy.release()
         outputs = {}
         for name, query in list(deployment.queries.items()):
             sink = deployment.sinks.get(name)
+            try:
+                progress = query.lastProgress
+            except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
+                progress = None
             if sink is not None:
-                outputs[name] = _progress(query.lastProgress, sink.stats())
+                outputs[name] = _progress(progress, sink.stats())
         return {
             "diagram": diagram_id,
             "version": deployment.version,
@@ -492,7 +548,7 @@ class Runtime:
                 "events_posted": counters["numEventsPosted"].getCount(),
                 "dropped_events": dropped,
             }
-        except (Py4JError, AttributeError, KeyError, TypeError):
+        except (*DRIVER_GONE, AttributeError, KeyError, TypeError):
             log.warning("Spark's listener-bus metrics are not reachable", exc_info=True)
             return None
 

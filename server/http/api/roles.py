@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from boxes.cost import PARAMETERS
+from catalog.operators import MAX_LIMIT
 from server.control.services import services
 from server.http.api.schema_parts import NAME, STRING, answer, listing, obj
 from server.http.guard import guarded, subject
@@ -30,7 +31,7 @@ def create():
 LIMIT = {
     "type": ["number", "null"],
     "exclusiveMinimum": 0,
-    "maximum": 1e12,
+    "exclusiveMaximum": MAX_LIMIT,
     "description": "the role's limit; null removes it",
 }
 LIMITS = {
