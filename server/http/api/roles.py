@@ -7,7 +7,7 @@ from flask import Blueprint, g
 from boxes.cost import PARAMETERS
 from catalog.operators import MAX_LIMIT
 from server.control.services import services
-from server.http.api.schema_parts import NAME, STRING, answer, listing, obj
+from server.http.api.schema_parts import ROLE_NAME, STRING, answer, listing, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("roles", __name__, url_prefix="/roles")
@@ -21,7 +21,7 @@ def index():
 
 
 @bp.post("")
-@guarded(body=obj({"name": NAME}, ("name",)), answer=answer({"name": STRING}), status=201)
+@guarded(body=obj({"name": ROLE_NAME}, ("name",)), answer=answer({"name": STRING}), status=201)
 def create():
     """Add a role."""
     services().catalog.accounts.add_role(subject(), g.body["name"])

@@ -18,11 +18,13 @@ NAME = {
 }
 USER_NAME = {
     **NAME,
+    "x-what": "user",
     "pattern": f"^{USER_NAME_RE.pattern}$",
     "description": "an ASCII letter, then letters, digits, '_', '.', '@' or '-' (at most 64)",
 }
+ROLE_NAME = {**NAME, "x-what": "role"}
 ROLE = {
-    **NAME,
+    **ROLE_NAME,
     "type": ["string", "null"],
     "description": "the active role that will own the new object (needed when several are active)",
 }
