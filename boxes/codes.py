@@ -492,6 +492,13 @@ DEPLOY_TIMEOUT = define(
     "diagram {diagram!r} did not start within {seconds} s; its queries are stopped",
     "runtime",
 )
+STATE_LIMIT_EXCEEDED = define(
+    "STATE_LIMIT_EXCEEDED",
+    409,
+    "diagram {diagram!r} holds {rows} rows of state, over the limit of {limit} "
+    "(max_state_rows); it is stopped, since restarting from its checkpoint would hold as many",
+    "runtime",
+)
 SPARK_DRIVER_LOST = define(
     "SPARK_DRIVER_LOST",
     503,

@@ -110,6 +110,7 @@ class Runtime:
         self._owns_session = session is None
         self._spark_master, self._spark_conf = spark_master, spark_conf
         self.driver_restarts = 0
+        self.max_state_rows: int | None = None  # none until the server sets its ceiling
         self._attach(session or build_session(spark_master, spark_conf))
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
         self._heads = HeadServer(self.log)
@@ -177,6 +178,11 @@ class Runtime:
 
     def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
         return self.log.append(name, tuples)
+
+    def set_max_state_rows(self, rows: int) -> None:
+        """The most rows of state a diagram may hold (all its outputs' state stores): one that
+        holds more is stopped at the next check (``max_state_rows``, a changeable setting)."""
+        self.max_state_rows = rows
 
     def set_max_tuples(self, count: int) -> None:
         """Follow the server's batch limit when an administrator changes it."""
@@ -378,6 +384,26 @@ class Runtime:
                     log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
                     self._retry_later(deployment)
                     return
+            self._check_state(deployment)
+
+    def _check_state(self, deployment: _Deployment) -> None:
+        """Stop a diagram whose state outgrew ``max_state_rows``. Its cost estimate cannot
+        know this (how many group keys arrive is up to the data); left alone, it would grow
+        until the driver runs out of memory and takes every other diagram down with it. Not
+        retried: its checkpoint holds the same state."""
+        limit = self.max_state_rows
+        if limit is None:
+            return
+        rows = sum(_state_rows(query.lastProgress) for query in deployment.queries.values())
+        if rows > limit:
+            error = Conflict(
+                code=codes.STATE_LIMIT_EXCEEDED,
+                diagram=deployment.diagram_id,
+                rows=rows,
+                limit=limit,
+            )
+            self._halt(deployment, FAILED, str(error))
+            log.error("diagram %s stopped: %s", deployment.diagram_id, deployment.error)
 
     def _reconcile_all(self) -> None:
         while not self._closed.wait(self.settings.reconcile_every):
@@ -635,9 +661,16 @@ def _ended(output: str, query: Any) -> str:
     return _summary(str(error))
 
 
+def _state_rows(progress: Mapping[str, Any] | None) -> int:
+    """Rows held by a query's state stores (windows, join buffers), as of its last batch."""
+    return sum(op.get("numRowsTotal", 0) for op in (progress or {}).get("stateOperators", []))
+
+
 def _progress(progress: Mapping[str, Any] | None, delivered: Mapping[str, Any]) -> dict[str, Any]:
+    state_rows = _state_rows(progress)
     progress = progress or {}
     return {
+        "state_rows": state_rows,
         "batch_id": progress.get("batchId"),
         "input_rows": progress.get("numInputRows", 0),
         "input_rows_per_second": progress.get("inputRowsPerSecond", 0.0),

@@ -88,6 +88,9 @@ class Settings(BaseSettings):
     max_window_seconds: int = 7 * 24 * 3600
     max_join_bound_seconds: int = 24 * 3600
     max_open_windows: int = 100_000
+    # Checked while a diagram runs (its state depends on the data: group keys x open windows,
+    # join buffers): a diagram whose state stores hold more rows is stopped.
+    max_state_rows: int = 5_000_000
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["text", "json"] = "text"  # json: one object a line, for log collectors
 
