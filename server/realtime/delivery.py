@@ -29,6 +29,7 @@ from boxes.secfilter import deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from server.http.errors import answer
+from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
 TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
@@ -60,6 +61,15 @@ def rows(table: pa.Table, inputs: Sequence[str], picked) -> list[dict]:
         {**{k: _jsonable(v) for k, v in row.items()}, "_sources": sources[i]}
         for row, i in zip(fields, picked, strict=False)
     ]
+
+
+def position_of(table: pa.Table) -> dict[str, int]:
+    """Where a live batch sits in its output's result log: its batch id, and the position to
+    read from (``GET /outputs/NAME/results?from=``) for what follows it."""
+    metadata = table.schema.metadata or {}
+    if BATCH_KEY not in metadata:
+        return {}
+    return {"batch": int(metadata[BATCH_KEY]), "next": int(metadata[NEXT_KEY])}
 
 
 class Delivery:
@@ -128,8 +138,8 @@ class Delivery:
         if not any(len(picked) for picked in picks):
             return
         decoded = rows(table, labels.inputs, range(table.num_rows))  # once for everyone
+        position = position_of(table)
         for (sid, _), picked in zip(subscribers, picks, strict=False):
             if len(picked):
-                self.emit(
-                    TUPLES_EVENT, {"output": output, "tuples": [decoded[i] for i in picked]}, to=sid
-                )
+                tuples = [decoded[i] for i in picked]
+                self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)

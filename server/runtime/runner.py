@@ -37,7 +37,7 @@ from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.runtime import checkpoints
 from server.runtime.heads import HeadServer
-from server.runtime.outputs import Callback, OutputSink
+from server.runtime.outputs import Callback, OutputSink, Results
 from server.runtime.source import LogSource, input_frames
 from server.runtime.spark import (
     DRIVER_GONE,
@@ -592,6 +592,10 @@ class Runtime:
             return self._sink(output).recent(n)
         except NotFound:
             return None
+
+    def results(self, output: str, start: int, max_rows: int) -> Results:
+        """A running output's results from row position ``start`` (see ``OutputSink.read_from``)."""
+        return self._sink(output).read_from(start, max_rows)
 
     # -- housekeeping ----------------------------------------------------------------------
     def compact(self) -> dict[str, int]:

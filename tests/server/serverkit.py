@@ -194,6 +194,7 @@ class Client:
         self.http.headers["Authorization"] = f"Bearer {self.token}"
         self.received: list[dict] = []
         self.arrivals: list[float] = []  # time.monotonic() of each tuples event
+        self.positions: list[int] = []  # each tuples event's ``next`` result-log position
         self.sock = None
 
     def call(self, method: str, path: str, expect: int = 200, **kwargs):
@@ -216,6 +217,7 @@ class Client:
 
     def _tuples(self, data) -> None:
         self.arrivals.append(time.monotonic())
+        self.positions.append(data["next"])
         self.received.extend(data["tuples"])
 
     def emit(self, event: str, payload):
