@@ -7,6 +7,7 @@ import pytest
 from boxes import codes
 from boxes.errors import (
     Conflict,
+    Gone,
     Denied,
     InvalidInput,
     NotFound,
@@ -25,6 +26,7 @@ CLASS_OF = {
     403: Denied,
     404: NotFound,
     409: Conflict,
+    410: Gone,
     413: TooLarge,
     429: RateLimited,
     503: SluiceError,
