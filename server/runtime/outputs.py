@@ -222,6 +222,8 @@ class OutputSink:
 
     def stats(self) -> dict:
         with self._lock:
+            head = self._results.head.seq
+            bases = list_segments(self._results.directory)
             taps = [t.stats() for t in self._taps]
         # "subscribers" is the status API's name for the taps (the server's one is delivery)
         return {
@@ -232,6 +234,10 @@ class OutputSink:
             "subscribers": taps,
             "dropped_batches": sum(t["dropped_batches"] for t in taps),
             "dropped_rows": sum(t["dropped_rows"] for t in taps),
+            # positions a subscriber may resume from: [oldest_position, next_position]
+            "oldest_position": bases[0] if bases else head,
+            "next_position": head,
+            "retained_rows": self.retain_rows,
         }
 
     def close(self) -> None:

@@ -146,6 +146,7 @@ class Runtime:
         ``deploy_timeout_seconds``)."""
         settings = RuntimeSettings(
             recent_rows=config.recent_tuples,
+            retain_result_rows=config.result_retention_rows,
             limits=Limits(max_tuples=config.max_batch_tuples),
             reconcile_every=config.reconcile_seconds,
             deploy_timeout=config.deploy_timeout_seconds,

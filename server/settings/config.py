@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     max_batch_tuples: int = 10_000
     login_attempts_per_minute: int = 10
     recent_tuples: int = 200
+    # result rows kept on disk per output, for subscribers who resume from a position
+    result_retention_rows: int = Field(100_000, ge=1)
     reconcile_seconds: float = Field(2.0, gt=0)  # how often running queries are checked
     deploy_timeout_seconds: float = Field(120.0, gt=0)  # a deploy's queries must be up by then
     tls_cert: Path | None = None

@@ -137,5 +137,18 @@ def test_the_papers_scenario(live):
     assert rest["tuples"] == [] and rest["next"] == read["next"]
     paged = al.call("GET", "/outputs/out1/results?from=2&limit=1")
     assert paged["tuples"] == al.received[2 : paged["next"]] and paged["next"] > 2
-    for client in (ed, al, bob):
+
+    # Al's second socket subscribes from the start: the log's results, then live ones, each once.
+    phone = Client(live.url, "al", PASSWORD)
+    phone.connect()
+    assert phone.emit("subscribe", {"output": "out1", "from": 0}) == {
+        "subscribed": "out1",
+        "replayed_to": al.positions[-1],
+    }
+    assert phone.received == al.received
+    prices(ed, 120)
+    wait_until(lambda: len(window(al, 120)) == 3, 120, "Al's window after the replay")
+    wait_until(lambda: len(phone.received) == len(al.received), 60, "the phone's live window")
+    assert phone.received == al.received
+    for client in (ed, al, bob, phone):
         client.close()

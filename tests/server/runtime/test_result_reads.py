@@ -49,3 +49,9 @@ def test_a_position_retention_dropped_is_refused_naming_the_oldest_kept(sink):
     assert refused.value.status == 410
     assert f"read from {oldest} or later" in refused.value.message
     assert numbers(sink.read_from(oldest, max_rows=100))[0] == oldest
+
+
+def test_the_status_shows_which_positions_a_subscriber_may_resume_from(sink):
+    stats = sink.stats()
+    assert stats["oldest_position"] == sink.read_from(19, max_rows=1).oldest
+    assert (stats["next_position"], stats["retained_rows"]) == (20, 8)
