@@ -7,8 +7,8 @@ import pytest
 from boxes import codes
 from boxes.errors import (
     Conflict,
-    Gone,
     Denied,
+    Gone,
     InvalidInput,
     NotFound,
     RateLimited,
