@@ -187,7 +187,9 @@ UNKNOWN_PARAMETER = define(
     "unknown parameter or section {name!r}; expected one of {expected}",
     "http",
 )
-INVALID_PARAMETER = define("INVALID_PARAMETER", 400, "filter {name} has an invalid value", "http")
+INVALID_PARAMETER = define(
+    "INVALID_PARAMETER", 400, "parameter {name} is missing or has an invalid value", "http"
+)
 CSRF_FAILED = define(
     "CSRF_FAILED",
     403,
@@ -490,6 +492,27 @@ DEPLOY_TIMEOUT = define(
     "DEPLOY_TIMEOUT",
     503,
     "diagram {diagram!r} did not start within {seconds} s; its queries are stopped",
+    "runtime",
+)
+STATE_LIMIT_EXCEEDED = define(
+    "STATE_LIMIT_EXCEEDED",
+    409,
+    "diagram {diagram!r} holds {rows} rows of state, over the limit of {limit} "
+    "(max_state_rows); it is stopped, since restarting from its checkpoint would hold as many",
+    "runtime",
+)
+RESULTS_EXPIRED = define(
+    "RESULTS_EXPIRED",
+    410,
+    "results of output {output!r} before position {oldest} are no longer kept; "
+    "read from {oldest} or later",
+    "runtime",
+)
+SPARK_DRIVER_LOST = define(
+    "SPARK_DRIVER_LOST",
+    503,
+    "the Spark driver stopped (killed or out of memory); a new one is started and the diagram "
+    "resumes from its checkpoint",
     "runtime",
 )
 DIAGRAM_RUNNING = define(

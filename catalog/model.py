@@ -141,13 +141,18 @@ def check_name(value: object, what: str, pattern: re.Pattern[str] = NAME) -> str
     """``value`` if it is a valid name; else ``INVALID_NAME``, quoting at most 40 characters."""
     if isinstance(value, str) and pattern.fullmatch(value):
         return value
+    raise InvalidInput(
+        name_problem(value, what, pattern), code=codes.INVALID_NAME, details={"field": what}
+    )
+
+
+def name_problem(value: object, what: str, pattern: re.Pattern[str] = NAME) -> str:
+    """What is wrong with a name, in the same words wherever it is found (catalog or guard)."""
     shown = repr(value)[:40] + ("…" if len(repr(value)) > 40 else "")
     allowed = "letters, digits and '_'" + (", '.', '@', '-'" if pattern is USER_NAME else "")
-    raise InvalidInput(
+    return (
         f"{what} name {shown} must start with an ASCII letter and contain only "
-        f"{allowed} (at most 64 characters)",
-        code=codes.INVALID_NAME,
-        details={"field": what},
+        f"{allowed} (at most 64 characters)"
     )
 
 

@@ -152,6 +152,7 @@ def start_runtime(svc, runtime=None) -> None:
         runtime = Runtime.start(svc.settings)
     svc.runtime = runtime
     svc.limits.follow(lambda values: runtime.set_max_tuples(values["max_batch_tuples"]))
+    svc.limits.follow(lambda values: runtime.set_max_state_rows(values["max_state_rows"]))
     open_logs(svc)
     for resumable in svc.catalog.objects.resumable():
         try:

@@ -32,6 +32,9 @@ from flask import Flask, current_app, g, request
 from boxes import codes
 from boxes.errors import InvalidInput, NotFound, Problem, SluiceError, Unauthenticated
 from catalog import INVALID_SESSION, Subject
+from catalog.model import NAME as NAME_RE
+from catalog.model import USER_NAME as USER_NAME_RE
+from catalog.model import name_problem
 from catalog.policy import OPERATIONS, Rule
 from server.control.services import services
 from server.http import security
@@ -171,7 +174,7 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
     )
     if errors:
         problems = [
-            Problem(_code(e), ".".join(str(p) for p in e.absolute_path), e.message[:200]).to_dict()
+            Problem(_code(e), ".".join(str(p) for p in e.absolute_path), _message(e)).to_dict()
             for e in errors[:20]
         ]
         summary = "; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3])
@@ -186,6 +189,17 @@ def _code(error: jsonschema.ValidationError) -> str:
     if error.validator != "type" and isinstance(error.schema, Mapping):
         return codes.lookup(error.schema.get("x-code", codes.INVALID_BODY))
     return codes.INVALID_BODY
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    """A refused name is told in the catalog's words (what it must look like), not as the
+    regular expression it failed; anything else in JSON Schema's."""
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    if schema.get("x-code") == codes.INVALID_NAME and isinstance(error.instance, str):
+        what = schema.get("x-what", "the")
+        pattern = USER_NAME_RE if what == "user" else NAME_RE
+        return name_problem(error.instance, what, pattern)
+    return error.message[:200]
 
 
 def unguarded(app: Flask) -> list[str]:

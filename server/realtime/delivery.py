@@ -36,9 +36,12 @@ from boxes.secfilter import cleared, deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from server.http.errors import answer
+from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
 TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
+MISSED_EVENT = "missed"
+REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,15 @@ def cleared_picks(table: pa.Table, picks: list, clearances: Sequence[int]) -> li
     ]
 
 
+def position_of(table: pa.Table) -> dict[str, int]:
+    """Where a live batch sits in its output's result log: its batch id, and the position to
+    read from (``GET /outputs/NAME/results?from=``) for what follows it."""
+    metadata = table.schema.metadata or {}
+    if BATCH_KEY not in metadata:
+        return {}
+    return {"batch": int(metadata[BATCH_KEY]), "next": int(metadata[NEXT_KEY])}
+
+
 class Delivery:
     def __init__(self, catalog: Catalog, emit) -> None:
         """``emit(event, data, to=sid)`` sends to one socket (``socketio.emit``)."""
@@ -96,6 +108,9 @@ class Delivery:
         self._labels: dict[str, Labels] = {}
         self.schemas: dict[str, Schema] = {}
         self._subscribers: dict[str, dict[str, Subject]] = {}
+        # (output, sid) -> live batches held back while that subscriber catches up
+        self._held: dict[tuple[str, str], list[pa.Table]] = {}
+        self._next: dict[str, int] = {}  # output -> position after the last batch handed here
         self._lock = threading.Lock()
 
     def register(self, outputs: Mapping[str, Schema], labels: Labels) -> None:
@@ -109,6 +124,42 @@ class Delivery:
         with self._lock:
             self._subscribers.setdefault(output, {})[sid] = subject
 
+    def subscribe_from(self, sid: str, subject: Subject, output: str, start: int, read) -> int:
+        """Subscribe, first sending what the output's result log holds from ``start`` on
+        (``read(output, start, rows)``, filtered with the permissions of the moment), then
+        live batches, with no gap and no batch twice: live batches that arrive meanwhile are
+        held back and sent after, less those the replay already covered. Returns where the
+        replay ended; an error from the first read (``RESULTS_EXPIRED``) subscribes nothing."""
+        with self._lock:
+            self._held[(output, sid)] = []
+            self._subscribers.setdefault(output, {})[sid] = subject
+        try:
+            end = start
+            while True:
+                page = read(output, end, REPLAY_PAGE)
+                if page.tables:
+                    table = pa.concat_tables(page.tables)
+                    self._send(sid, output, self.visible_rows(subject, output, table), page.next)
+                if page.next == end:
+                    break
+                end = page.next
+        except BaseException:
+            with self._lock:
+                self._held.pop((output, sid), None)
+                self._subscribers.get(output, {}).pop(sid, None)
+            raise
+        with self._lock:
+            held = self._held.pop((output, sid), [])
+        for table in held:
+            if position_of(table).get("next", end + 1) > end:
+                self._send(sid, output, self.visible_rows(subject, output, table), None, table)
+        return end
+
+    def _send(self, sid: str, output: str, tuples: list[dict], next_: int | None, table=None):
+        if tuples:
+            position = position_of(table) if table is not None else {"next": next_}
+            self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
+
     def unsubscribe(self, sid: str, output: str) -> bool:
         with self._lock:
             return self._subscribers.get(output, {}).pop(sid, None) is not None
@@ -118,6 +169,16 @@ class Delivery:
         with self._lock:
             for subscribers in self._subscribers.values():
                 subscribers.pop(sid, None)
+
+    def _gap(self, output: str, position: Mapping[str, int], count: int) -> dict | None:
+        """The positions between the last batch handed here and this one, if any."""
+        if "next" not in position:
+            return None
+        start, last = position["next"] - count, self._next.get(output)
+        self._next[output] = position["next"]
+        if last is None or start <= last:  # the first batch, or a new result log (redeploy)
+            return None
+        return {"from": last, "to": start}
 
     def visible_rows(self, subject: Subject, output: str, table: pa.Table) -> list[dict]:
         """What one session may see of ``table`` now (the recent-results cache)."""
@@ -141,15 +202,27 @@ class Delivery:
             return False
 
     def on_batch(self, output: str, table: pa.Table) -> None:
-        """Filter one result batch for every subscriber of ``output`` and send each its part."""
+        """Filter one result batch for every subscriber of ``output`` and send each its part.
+        Rows the output produced that never got here (the tap's queue overflowed) are
+        announced first, as positions a subscriber can read back."""
+        position = position_of(table)
         with self._lock:
             labels = self._labels.get(output)
-            subscribers = list(self._subscribers.get(output, {}).items())
+            subscribers = []
+            for sid, who in self._subscribers.get(output, {}).items():
+                held = self._held.get((output, sid))
+                if held is None:
+                    subscribers.append((sid, who))
+                else:
+                    held.append(table)
+            missed = self._gap(output, position, table.num_rows)
         if labels is None or not subscribers or table.num_rows == 0:
             return
         subscribers = [
             (sid, who) for sid, who in subscribers if self._still_subscribed(sid, who, output)
         ]
+        for sid, _ in subscribers if missed else ():
+            self.emit(MISSED_EVENT, {"output": output, **missed}, to=sid)
         if not subscribers:
             return
         readable = self.catalog.sessions.readable_sources
@@ -161,6 +234,5 @@ class Delivery:
         decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone
         for (sid, _), picked in zip(subscribers, picks, strict=False):
             if len(picked):
-                self.emit(
-                    TUPLES_EVENT, {"output": output, "tuples": [decoded[i] for i in picked]}, to=sid
-                )
+                tuples = [decoded[i] for i in picked]
+                self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)

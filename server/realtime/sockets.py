@@ -8,9 +8,12 @@ sweeper disconnects the sockets of sessions that ended (logout, expiry, disabled
 user, a password reset) as soon as the catalog changes, or when a session's time runs out.
 
 Events (each answered by an ack, ``{"error": {...}}`` on failure, ``UNKNOWN_EVENT`` for any
-other event): ``subscribe {output}``, ``unsubscribe {output}`` and ``ingest {stream,
-tuples}``. Results arrive as ``tuples {output, tuples: [...]}``; ``subscription_ended
-{output, error}`` tells a subscriber it lost SUBSCRIBE.
+other event): ``subscribe {output, from?}``, ``unsubscribe {output}`` and ``ingest {stream,
+tuples}``. Results arrive as ``tuples {output, tuples: [...], batch, next}``;
+``subscribe`` with ``from`` (a ``next`` seen before) first sends what the output's result
+log holds from there, then live results, with no gap and nothing twice; ``missed {output,
+from, to}`` names positions a subscriber's delivery skipped (to read back the same way);
+``subscription_ended {output, error}`` tells a subscriber it lost SUBSCRIBE.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from flask import request
 from flask_socketio import ConnectionRefusedError
 
 from boxes import codes
-from boxes.errors import NotFound, SluiceError, Unauthenticated
+from boxes.errors import NotFound, SluiceError, Unauthenticated, Unavailable
 from catalog import INVALID_SESSION, Catalog, Subject
 from server.control.services import services
 from server.http import security
@@ -39,6 +42,13 @@ OUTPUT = {
     "properties": {"output": {"type": "string", "maxLength": 64}},
     "required": ["output"],
     "additionalProperties": False,
+}
+SUBSCRIBE = {
+    **OUTPUT,
+    "properties": {
+        **OUTPUT["properties"],
+        "from": {"type": "integer", "minimum": 0, "maximum": 2**62},
+    },
 }
 INGEST = {
     "type": "object",
@@ -158,10 +168,18 @@ def on_disconnect(*_):
 
 
 @socketio.on("subscribe", namespace=NAMESPACE)
-@socket_event("subscribe", OUTPUT)
+@socket_event("subscribe", SUBSCRIBE)
 def on_subscribe(subject: Subject, payload: dict):
-    services().delivery.subscribe(request.sid, subject, payload["output"])
-    return {"subscribed": payload["output"]}
+    svc, output = services(), payload["output"]
+    if "from" not in payload:
+        svc.delivery.subscribe(request.sid, subject, output)
+        return {"subscribed": output}
+    if svc.runtime is None:
+        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
+    end = svc.delivery.subscribe_from(
+        request.sid, subject, output, payload["from"], svc.runtime.results
+    )
+    return {"subscribed": output, "replayed_to": end}
 
 
 @socketio.on("unsubscribe", namespace=NAMESPACE)

@@ -204,6 +204,7 @@ class Client:
         self.http.headers["Authorization"] = f"Bearer {self.token}"
         self.received: list[dict] = []
         self.arrivals: list[float] = []  # time.monotonic() of each tuples event
+        self.positions: list[int] = []  # each tuples event's ``next`` result-log position
         self.sock = None
 
     def call(self, method: str, path: str, expect: int = 200, **kwargs):
@@ -211,21 +212,27 @@ class Client:
         assert answer.status_code == expect, f"{method} {path}: {answer.status_code} {answer.text}"
         return answer.json() if answer.content else None
 
-    def connect(self, resubscribe=()) -> None:
-        """Open the socket; on every (re)connection subscribe again to ``resubscribe``."""
+    def connect(self, resubscribe=(), resume: bool = False) -> None:
+        """Open the socket; on every (re)connection subscribe again to ``resubscribe``, with
+        ``resume`` from the last position received (so nothing produced meanwhile is lost)."""
         import socketio as sio
 
         self.sock = sio.Client(reconnection=True, reconnection_delay=0.2)
         self.sock.on("tuples", self._tuples)
-        self.sock.on(
-            "connect", lambda: [self.sock.emit("subscribe", {"output": o}) for o in resubscribe]
-        )
+
+        def subscribe() -> None:
+            for output in resubscribe:
+                since = {"from": self.positions[-1]} if resume and self.positions else {}
+                self.sock.emit("subscribe", {"output": output, **since})
+
+        self.sock.on("connect", subscribe)
         self.sock.connect(
             self.base, auth={"token": self.token}, transports=["websocket"], wait_timeout=10
         )
 
     def _tuples(self, data) -> None:
         self.arrivals.append(time.monotonic())
+        self.positions.append(data["next"])
         self.received.extend(data["tuples"])
 
     def emit(self, event: str, payload):

@@ -8,6 +8,7 @@ from boxes import codes
 from boxes.errors import (
     Conflict,
     Denied,
+    Gone,
     InvalidInput,
     NotFound,
     RateLimited,
@@ -25,6 +26,7 @@ CLASS_OF = {
     403: Denied,
     404: NotFound,
     409: Conflict,
+    410: Gone,
     413: TooLarge,
     429: RateLimited,
     503: SluiceError,

@@ -179,6 +179,14 @@ CASES = [
         DIAGRAM_CALLERS,
         (401, 404, 200, 200, 403),
     ),
+    (
+        "GET",
+        "/api/v1/outputs/<name>/results",
+        "/api/v1/outputs/out1/results?from=0",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 503, 503, 403),  # allowed, then: this app runs no stream runtime
+    ),
     ("GET", "/api/v1/permissions", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
     (
         "GET",

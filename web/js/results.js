@@ -40,6 +40,8 @@ export class Results {
         el("h2", {}, "Live chart"), field("Numeric field", this.fieldPicker), this.chart.element)));
     socket.on("tuples", (data) => this.receive(data));
     socket.on("subscription_ended", (data) => this.ended(data));
+    socket.on("missed", (data) => this.catchUp(data));
+    socket.on("connect", () => this.resume());
   }
 
   /** The outputs this session may view (subscribing may still be refused). */
@@ -62,6 +64,7 @@ export class Results {
       return;
     }
     this.output = output;
+    this.next = null;
     this.columns = [];
     this.count = 0;
     fill(this.head);
@@ -83,8 +86,40 @@ export class Results {
     }
   }
 
-  receive({ output, tuples }) {
+  /** After a reconnection (a network blip, a server restart): subscribe again from the last
+   * position seen, so the server sends what was produced meanwhile, then live results. */
+  async resume() {
+    if (!this.output) return;
+    const request = { output: this.output };
+    if (this.next !== null) request.from = this.next;
+    try {
+      await socket.call("subscribe", request);
+      notice(this.message, `Reconnected to ${this.output}; nothing was missed.`, "ok");
+    } catch (error) {
+      notice(this.message, `Reconnected, but: ${error.message}`, "error");
+    }
+  }
+
+  /** The server's delivery skipped positions [from, to): read them back over REST. */
+  async catchUp({ output, from, to }) {
+    let at = from;
+    while (output === this.output && at < to) {
+      // whole batches: a limit of at most to - at rows ends the read at or before `to`
+      const limit = Math.min(to - at, 10000);
+      const read = await api.get(`/outputs/${api.seg(output)}/results?from=${at}&limit=${limit}`);
+      this.show(read.tuples);
+      if (read.next === at) break;
+      at = read.next;
+    }
+  }
+
+  receive({ output, tuples, next }) {
     if (output !== this.output) return;
+    if (next !== undefined) this.next = next;
+    this.show(tuples);
+  }
+
+  show(tuples) {
     if (!this.columns.length && tuples.length) this.setColumns(tuples[0]);
     for (const tuple of tuples) {
       this.body.prepend(el("tr", {}, this.columns.map((c) => el("td", {}, cell(tuple[c]))),

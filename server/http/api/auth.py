@@ -7,7 +7,7 @@ from flask import Blueprint, g, jsonify, request
 from boxes.errors import Denied, Unauthenticated
 from server.control.services import services
 from server.http import security
-from server.http.api.schema_parts import NAME, PASSWORD, STRING, answer, obj
+from server.http.api.schema_parts import PASSWORD, ROLE_NAME, STRING, answer, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
@@ -18,7 +18,7 @@ LOGIN = obj(
         "password": {"type": "string", "maxLength": 256},
         "roles": {
             "type": "array",
-            "items": NAME,
+            "items": ROLE_NAME,
             "minItems": 1,
             "maxItems": 64,
             "description": "the roles to activate; leave out for all the user's",

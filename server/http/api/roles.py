@@ -5,8 +5,9 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from boxes.cost import PARAMETERS
+from catalog.operators import MAX_LIMIT
 from server.control.services import services
-from server.http.api.schema_parts import NAME, STRING, answer, listing, obj
+from server.http.api.schema_parts import ROLE_NAME, STRING, answer, listing, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("roles", __name__, url_prefix="/roles")
@@ -20,7 +21,7 @@ def index():
 
 
 @bp.post("")
-@guarded(body=obj({"name": NAME}, ("name",)), answer=answer({"name": STRING}), status=201)
+@guarded(body=obj({"name": ROLE_NAME}, ("name",)), answer=answer({"name": STRING}), status=201)
 def create():
     """Add a role."""
     services().catalog.accounts.add_role(subject(), g.body["name"])
@@ -30,7 +31,7 @@ def create():
 LIMIT = {
     "type": ["number", "null"],
     "exclusiveMinimum": 0,
-    "maximum": 1e12,
+    "exclusiveMaximum": MAX_LIMIT,
     "description": "the role's limit; null removes it",
 }
 LIMITS = {

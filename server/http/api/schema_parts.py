@@ -5,7 +5,12 @@ A piece may name the error code (``x-code``) that answers a value of the right J
 it refuses: a bad name is ``INVALID_NAME`` whether the guard or the catalog finds it.
 """
 
+from collections.abc import Mapping
+
+import jsonschema
+
 from boxes import codes
+from boxes.errors import InvalidInput
 from catalog.model import NAME as NAME_RE
 from catalog.model import USER_NAME as USER_NAME_RE
 from catalog.model import Action, ObjectType
@@ -18,11 +23,13 @@ NAME = {
 }
 USER_NAME = {
     **NAME,
+    "x-what": "user",
     "pattern": f"^{USER_NAME_RE.pattern}$",
     "description": "an ASCII letter, then letters, digits, '_', '.', '@' or '-' (at most 64)",
 }
+ROLE_NAME = {**NAME, "x-what": "role"}
 ROLE = {
-    **NAME,
+    **ROLE_NAME,
     "type": ["string", "null"],
     "description": "the active role that will own the new object (needed when several are active)",
 }
@@ -84,3 +91,36 @@ def catalog_object(**more: dict) -> dict:
         {**CATALOG_OBJECT["properties"], **more},
         optional=("kind", "source_index", *more),
     )
+
+
+_READERS = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": lambda v: {"true": True, "false": False}[v],
+}
+
+
+def query_values(args: Mapping[str, str], schema: Mapping) -> dict:
+    """Query parameters read by their declared type and checked against ``schema`` (an object
+    schema): ``UNKNOWN_PARAMETER`` for one it does not declare, ``INVALID_PARAMETER`` for a
+    bad value, ``INVALID_PARAMETER`` naming a required one that is missing."""
+    properties = schema["properties"]
+    out = {}
+    for key, value in args.items():
+        if key not in properties:
+            raise InvalidInput(
+                f"unknown parameter {key[:40]!r}; expected one of {', '.join(properties)}",
+                code=codes.UNKNOWN_PARAMETER,
+            )
+        try:
+            out[key] = _READERS[properties[key]["type"]](value)
+            jsonschema.validate(out[key], properties[key])
+        except (KeyError, ValueError, jsonschema.ValidationError):
+            raise InvalidInput(
+                code=codes.INVALID_PARAMETER, name=key, details={"parameter": key}
+            ) from None
+    for key in schema.get("required", ()):
+        if key not in out:
+            raise InvalidInput(code=codes.INVALID_PARAMETER, name=key, details={"parameter": key})
+    return out

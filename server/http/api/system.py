@@ -24,8 +24,22 @@ CHANGE_ONE = {
 CHANGE = {**obj({name: CHANGE_ONE for name in limits.CHANGEABLE}), "minProperties": 1}
 VALUES = answer({name: limits.LIMIT for name in limits.CHANGEABLE})
 SETTINGS = answer({"settings": VALUES, "configured": VALUES})
+DRIVER = answer(
+    {
+        "pid": {"type": ["integer", "null"]},
+        "alive": {"type": "boolean"},
+        "restarts": {"type": "integer", "minimum": 0},
+    }
+)
 RUNTIME = answer(
-    {"runtime": {"oneOf": [{"type": "null"}, answer({"listener_bus": {"type": "object"}})]}}
+    {
+        "runtime": {
+            "oneOf": [
+                {"type": "null"},
+                answer({"listener_bus": {"type": ["object", "null"]}, "driver": DRIVER}),
+            ]
+        }
+    }
 )
 
 
@@ -37,11 +51,12 @@ def _answer(values: dict) -> dict:
 @guarded(answer=RUNTIME)
 def status():
     """How the stream runtime fares (administrators): Spark's listener-bus counters, among them
-    the events each queue dropped (``null`` without the runtime)."""
+    the events each queue dropped, and the Spark driver (its process, whether it answers, how
+    often it was replaced); ``null`` without the runtime."""
     svc = services()
     if svc.runtime is None:
         return {"runtime": None}
-    return {"runtime": {"listener_bus": svc.runtime.listener_bus()}}
+    return {"runtime": {"listener_bus": svc.runtime.listener_bus(), "driver": svc.runtime.driver()}}
 
 
 @bp.get("/settings")

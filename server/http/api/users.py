@@ -6,8 +6,8 @@ from flask import Blueprint, g
 
 from server.control.services import services
 from server.http.api.schema_parts import (
-    NAME,
     PASSWORD,
+    ROLE_NAME,
     STRING,
     STRINGS,
     USER_NAME,
@@ -23,7 +23,7 @@ CREATE = obj(
     {
         "name": USER_NAME,
         "password": PASSWORD,
-        "roles": {"type": "array", "items": NAME, "maxItems": 64},
+        "roles": {"type": "array", "items": ROLE_NAME, "maxItems": 64},
     },
     ("name", "password"),
 )
