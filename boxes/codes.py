@@ -178,6 +178,7 @@ HEADERS_TOO_LARGE = define(
 )
 RATE_LIMITED = define("RATE_LIMITED", 429, "too many requests; retry after {retry_after} s", "http")
 BAD_JSON = define("BAD_JSON", 400, "the body is not valid JSON: {reason}", "http")
+BAD_CSV = define("BAD_CSV", 400, "the body is not valid CSV at line {line}: {reason}", "http")
 INVALID_BODY = define(
     "INVALID_BODY", 400, "the body does not match the request's schema: {summary}", "http"
 )

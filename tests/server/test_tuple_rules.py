@@ -185,3 +185,49 @@ def test_socket_ingest_refuses_a_time_out_of_range_with_an_ack(joe, time):
         joe.close()
     assert ack["error"]["code"] == "TUPLE_INVALID"
     assert [e["field"] for e in ack["error"]["details"]["errors"]] == ["time"]
+
+
+def post_csv(client: Client, text: bytes):
+    return client.http.post(
+        f"{client.base}/api/v1/streams/in1/tuples",
+        data=text,
+        headers={"Content-Type": "text/csv"},
+        timeout=60,
+    )
+
+
+def test_csv_rows_are_read_by_their_fields_types_and_judged_by_the_same_rule(joe):
+    good = (
+        b"\xef\xbb\xbftime,symbol,price,qty,open\r\n"  # a spreadsheet's byte-order mark
+        b'2024-01-01T00:00:01Z,"IBM, Inc.",1.5,3,true\r\n'
+        b",XOM,2,-4,FALSE\r\n"  # no event time: the arrival time
+        b"\r\n"
+        b'1704067201.25,"say ""hi""",0.25,0,false\r\n'
+    )
+    answer = post_csv(joe, good)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["count"] == 3
+
+    bad = post_csv(joe, b"time,symbol,price,qty,open\n2024-01-01T00:00:01Z,IBM,1.5,3.5,true\n")
+    assert bad.status_code == 400
+    error = bad.json()["error"]
+    assert error["code"] == "TUPLE_INVALID"
+    assert [(e["field"], e["reason"]) for e in error["details"]["errors"]] == [
+        ("qty", "expected an integer, got '3.5'")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"time,symbol\n1,a\n2,b,c\n", "at line 3: 3 cells where the header has 2"),
+        (b"time,symbol\n\xff,a\n", "at line 1: it is not UTF-8 text"),
+        (b"", "at line 1: there is no header row"),
+        (b'symbol\n"unclosed\n', "at line 2"),
+    ],
+)
+def test_malformed_csv_is_refused_naming_its_line(joe, body, message):
+    answer = post_csv(joe, body)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "BAD_CSV"
+    assert message in answer.json()["error"]["message"]

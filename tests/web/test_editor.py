@@ -344,7 +344,7 @@ def test_export_then_import_gives_the_same_document(login, live, stored, tmp_pat
     expect(boxes(page)).to_have_count(0)
     copy = tmp_path / "shipped.json"
     copy.write_text(json.dumps(exported))
-    page.locator('input[type="file"]').set_input_files(copy)
+    page.locator('#page-editor input[type="file"]').set_input_files(copy)
     expect(editor_notice(page)).to_have_text("Imported shipped.json; Save stores it.")
     expect(boxes(page)).to_have_count(5)
     expect(page.get_by_label("Diagram name")).to_have_value(name)
@@ -352,7 +352,7 @@ def test_export_then_import_gives_the_same_document(login, live, stored, tmp_pat
         toolbar(page, "Export").click()
     assert json.loads(again.value.path().read_text()) == exported
 
-    page.locator('input[type="file"]').set_input_files(
+    page.locator('#page-editor input[type="file"]').set_input_files(
         {"name": "junk.json", "mimeType": "application/json", "buffer": b"{not json"}
     )
     expect(editor_notice(page)).to_have_text("junk.json is not a JSON diagram document.")

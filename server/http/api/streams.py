@@ -19,12 +19,14 @@ from server.http.api.schema_parts import (
     obj,
 )
 from server.http.guard import guarded, loads, subject
-from server.ingest.admission import ingest
+from server.ingest.admission import ingest, runtime_of
+from server.ingest.csv_tuples import read_csv
 
 bp = Blueprint("streams", __name__, url_prefix="/streams")
 
 CREATE = obj({"name": NAME, "schema": NAME, "role": ROLE}, ("name", "schema"))
 NDJSON = "application/x-ndjson"
+CSV = "text/csv"
 STREAM = catalog_object(schema=ANY_OBJECT)
 TUPLES = {
     "type": "array",
@@ -98,9 +100,12 @@ def delete(name: str):
     return "", 204
 
 
-def _tuples() -> list:
-    """A JSON array, or NDJSON (one object a line) when sent as ``application/x-ndjson``."""
+def _tuples(name: str) -> list:
+    """A JSON array, NDJSON (one object a line) when sent as ``application/x-ndjson``, or CSV
+    with a header row naming the stream's fields when sent as ``text/csv``."""
     raw = request.get_data(cache=True)
+    if request.mimetype == CSV:
+        return read_csv(raw, runtime_of(services()).log.schema(name))
     if request.mimetype == NDJSON:
         return [
             loads(line, f"line {number}: ")
@@ -110,12 +115,13 @@ def _tuples() -> list:
     if request.is_json:
         return loads(raw or b"null")
     raise InvalidInput(
-        f"send a JSON array (application/json) or NDJSON ({NDJSON})", code=codes.BAD_JSON
+        f"send a JSON array (application/json), NDJSON ({NDJSON}) or CSV ({CSV})",
+        code=codes.BAD_JSON,
     )
 
 
 @bp.post("/<name>/tuples")
-@guarded(content=("application/json", NDJSON), answer=APPENDED, shape=TUPLES)
+@guarded(content=("application/json", NDJSON, CSV), answer=APPENDED, shape=TUPLES)
 def append(name: str):
     """Append tuples (WRITE on the stream); answered once they are durable."""
-    return ingest(services(), subject(), name, _tuples)
+    return ingest(services(), subject(), name, lambda: _tuples(name))
