@@ -73,8 +73,10 @@ def _operation(rule, method: str, view) -> dict:
         {"name": name, "in": "path", "required": True, "schema": path.get(name, STRING)}
         for name in sorted(rule.arguments)
     ]
-    for name, schema in ((access.query or {}).get("properties") or {}).items():
-        params.append({"name": name, "in": "query", "required": False, "schema": schema})
+    query = access.query or {}
+    required = set(query.get("required", ()))
+    for name, schema in (query.get("properties") or {}).items():
+        params.append({"name": name, "in": "query", "required": name in required, "schema": schema})
     if params:
         op["parameters"] = params
     needs = rule_of(rule.endpoint)

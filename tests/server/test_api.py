@@ -198,6 +198,11 @@ def test_the_openapi_description_is_valid_and_covers_every_route(app, client):
         and "password" in login["requestBody"]["content"]["application/json"]["schema"]["required"]
     )
     assert set(spec["x-socketio-events"]) == {"subscribe", "unsubscribe", "ingest"}
+    reads = spec["paths"]["/api/v1/outputs/{name}/results"]["get"]["parameters"]
+    assert {p["name"]: p["required"] for p in reads if p["in"] == "query"} == {
+        "from": True,
+        "limit": False,
+    }
     change = spec["paths"]["/api/v1/auth/password"]["post"]
     assert (
         change["x-permissions"] == "a session"
