@@ -4,13 +4,18 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-full soak errors-doc setup check-java clean
+.PHONY: run test fuzz lint bench bench-full soak errors-doc setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
 
 test: setup
 	$(BIN)/python -m pytest
+
+# The API and socket.io fuzz with ten times the examples `make test` gives them (Schemathesis over
+# every operation as every demo user, its stateful phase, Hypothesis over every socket event).
+fuzz: setup
+	FUZZ_EXAMPLES=50 $(BIN)/python -m pytest -p no:cacheprovider tests/server/test_fuzz_api.py tests/server/test_fuzz_socket.py
 
 # Lint, format check and types (configured in pyproject.toml); fix with `ruff check --fix` and
 # `ruff format` on the files you change.

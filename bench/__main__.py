@@ -21,6 +21,7 @@ EXPERIMENTS = {
     "tuple": "bench.tuple_path",
     "sources": "bench.sources",
     "count_window": "bench.count_window",
+    "levels": "bench.levels_table1",
     "e2e": "bench.end_to_end",
 }
 

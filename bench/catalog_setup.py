@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from boxes import registry
 from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import decide
 from catalog.bootstrap import add_admin
@@ -32,6 +33,8 @@ def setup(cat: Catalog, background: int):
     cat.accounts.add_role(joe, "CUSTOMER1")
     cat.accounts.add_user(joe, "al", PASSWORD, ["CUSTOMER1"])
     cat.grants.grant(joe, "CUSTOMER1", Action.ADD, ObjectType.SYSTEM, "system")
+    for box_type in registry.operators():
+        cat.grants.grant(joe, "CUSTOMER1", Action.USE, ObjectType.BOX_TYPE, box_type)
     for i in range(6):
         cat.objects.add_schema(joe, f"s{i}", {"fields": {"x": "long"}})
         cat.objects.add_stream(joe, f"in{i}", f"s{i}")

@@ -172,8 +172,14 @@ INTERNAL_ERROR = define(
 # Requests and sessions (server/http, server/realtime, server/settings).
 METHOD_NOT_ALLOWED = define("METHOD_NOT_ALLOWED", 405, "{method} is not allowed here", "http")
 REQUEST_TOO_LARGE = define("REQUEST_TOO_LARGE", 413, "the request body is too large", "http")
+MALFORMED_REQUEST = define("MALFORMED_REQUEST", 400, "the request is not well-formed HTTP", "http")
+URI_TOO_LONG = define("URI_TOO_LONG", 414, "the request line is longer than {limit} bytes", "http")
+HEADERS_TOO_LARGE = define(
+    "HEADERS_TOO_LARGE", 431, "the request's header fields are too many or too large", "http"
+)
 RATE_LIMITED = define("RATE_LIMITED", 429, "too many requests; retry after {retry_after} s", "http")
 BAD_JSON = define("BAD_JSON", 400, "the body is not valid JSON: {reason}", "http")
+BAD_CSV = define("BAD_CSV", 400, "the body is not valid CSV at line {line}: {reason}", "http")
 INVALID_BODY = define(
     "INVALID_BODY", 400, "the body does not match the request's schema: {summary}", "http"
 )
@@ -183,7 +189,9 @@ UNKNOWN_PARAMETER = define(
     "unknown parameter or section {name!r}; expected one of {expected}",
     "http",
 )
-INVALID_PARAMETER = define("INVALID_PARAMETER", 400, "filter {name} has an invalid value", "http")
+INVALID_PARAMETER = define(
+    "INVALID_PARAMETER", 400, "parameter {name} is missing or has an invalid value", "http"
+)
 CSRF_FAILED = define(
     "CSRF_FAILED",
     403,
@@ -194,6 +202,9 @@ TOO_MANY_LOGINS = define(
     "TOO_MANY_LOGINS", 429, "too many failed logins from this address; try again later", "http"
 )
 NOT_SUBSCRIBED = define("NOT_SUBSCRIBED", 404, "not subscribed to {output!r}", "http")
+UNKNOWN_EVENT = define(
+    "UNKNOWN_EVENT", 400, "no socket.io event {event!r}; expected one of {expected}", "http"
+)
 NOT_OWNER = define("NOT_OWNER", 403, "only role {role} may update diagram {name}", "http")
 NAME_CHANGED = define("NAME_CHANGED", 400, "the document's name must stay {name!r}", "http")
 WEAK_SECRET = define(
@@ -256,7 +267,7 @@ ROLES_EMPTY = define(
 )
 WRONG_PASSWORD = define("WRONG_PASSWORD", 403, "the current password is not right", "catalog")
 ROLE_NOT_ACTIVE = define(
-    "ROLE_NOT_ACTIVE", 400, "role {role!r} is not active in this session", "catalog"
+    "ROLE_NOT_ACTIVE", 403, "role {role!r} is not active in this session", "catalog"
 )
 OWNER_ROLE_REQUIRED = define(
     "OWNER_ROLE_REQUIRED",
@@ -287,6 +298,30 @@ NOT_TRANSFERABLE = define(
 INVALID_STATUS = define("INVALID_STATUS", 400, "status must be one of {expected}", "catalog")
 DIAGRAM_INCOMPLETE = define(
     "DIAGRAM_INCOMPLETE", 400, "a diagram needs at least one input and one output", "catalog"
+)
+BOX_TYPE_NOT_ALLOWED = define(
+    "BOX_TYPE_NOT_ALLOWED",
+    403,
+    "diagram {diagram!r} uses box type(s) {types} that no active role may USE",
+    "catalog",
+)
+OVER_LIMIT = define(
+    "OVER_LIMIT",
+    403,
+    "diagram {diagram!r} is over its deployer's limits: {excesses}",
+    "catalog",
+)
+UNKNOWN_LIMIT = define(
+    "UNKNOWN_LIMIT",
+    400,
+    "unknown limit parameter(s) {parameters}; expected one of {expected}",
+    "catalog",
+)
+INVALID_LIMIT = define(
+    "INVALID_LIMIT",
+    400,
+    "the limit on {parameter} must be a positive number below 1e12, or null to remove it",
+    "catalog",
 )
 UNSUPPORTED_DATABASE = define(
     "UNSUPPORTED_DATABASE",
@@ -499,6 +534,27 @@ DEPLOY_TIMEOUT = define(
     "diagram {diagram!r} did not start within {seconds} s; its queries are stopped",
     "runtime",
 )
+STATE_LIMIT_EXCEEDED = define(
+    "STATE_LIMIT_EXCEEDED",
+    409,
+    "diagram {diagram!r} holds {rows} rows of state, over the limit of {limit} "
+    "(max_state_rows); it is stopped, since restarting from its checkpoint would hold as many",
+    "runtime",
+)
+RESULTS_EXPIRED = define(
+    "RESULTS_EXPIRED",
+    410,
+    "results of output {output!r} before position {oldest} are no longer kept; "
+    "read from {oldest} or later",
+    "runtime",
+)
+SPARK_DRIVER_LOST = define(
+    "SPARK_DRIVER_LOST",
+    503,
+    "the Spark driver stopped (killed or out of memory); a new one is started and the diagram "
+    "resumes from its checkpoint",
+    "runtime",
+)
 DIAGRAM_RUNNING = define(
     "DIAGRAM_RUNNING", 409, "diagram {name} is running; stop it first", "runtime"
 )
@@ -510,6 +566,50 @@ OUTPUT_IN_USE = define(
     409,
     "output(s) {outputs} already belong to running diagram {diagram!r}",
     "runtime",
+)
+
+
+# Chinese-Wall security levels (seeds 000/001, boxes/levels.py).
+LEVEL_UNKNOWN_COMPANY = define(
+    "LEVEL_UNKNOWN_COMPANY",
+    400,
+    "{name!r} is no company of conflict-of-interest class {coi!r}",
+    "catalog",
+)
+LEVEL_BAD_SHAPE = define(
+    "LEVEL_BAD_SHAPE",
+    400,
+    'a level names one entry (a company, "⊥" or "T") per conflict-of-interest class: {reason}',
+    "catalog",
+)
+LEVEL_BAD_CLASSES = define(
+    "LEVEL_BAD_CLASSES", 400, "invalid conflict-of-interest classes: {reason}", "catalog"
+)
+LEVEL_UNKNOWN = define("LEVEL_UNKNOWN", 404, "no {what} named {name!r}", "catalog")
+LEVEL_IN_USE = define(
+    "LEVEL_IN_USE", 409, "{what} {name!r} is still used by {uses}; change those first", "catalog"
+)
+LEVEL_NOT_INPUT = define(
+    "LEVEL_NOT_INPUT", 400, "only an input stream has a company; {name!r} is not one", "catalog"
+)
+LEVEL_NO_ORGANISATION = define(
+    "LEVEL_NO_ORGANISATION",
+    403,
+    "a multilevel stream takes each tuple's level from its sender's organisation; you have none",
+    "ingest",
+)
+LEVEL_NOT_DOMINATED = define(
+    "LEVEL_NOT_DOMINATED",
+    403,
+    "diagram {diagram!r} runs at level {level}, which your clearance does not dominate",
+    "catalog",
+)
+LEVEL_UNRESOLVED = define(
+    "LEVEL_UNRESOLVED",
+    400,
+    "diagram {diagram!r} declares a level, which only the server can resolve against its "
+    "companies; run it there",
+    "document",
 )
 
 

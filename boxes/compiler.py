@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from boxes import codes
+from boxes import codes, labels
 from boxes.base import Operator
 from boxes.document import Plan
 from boxes.errors import InvalidInput
 from boxes.input import InputBox
+from boxes.levels import LEVEL_COLUMN
 from boxes.output import OutputBox
 
 if TYPE_CHECKING:
@@ -22,15 +23,26 @@ if TYPE_CHECKING:
 
 
 def compile_plan(plan: Plan, inputs: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
-    """Per output name, a DataFrame of the output's user fields in order, then ``_label``."""
+    """Per output name, a DataFrame of the output's user fields in order, then ``_label``.
+
+    A plan at a level (``plan.clearance``, resolved from its ``level:`` by the server) reads
+    each input's ``_level`` column (0 where absent), keeps only the tuples its clearance
+    dominates before the first box, and gives each output a ``_level`` column after
+    ``_label``: the LUB (OR) of the levels of the tuples a result derives from.
+    """
     _check_inputs(plan, inputs)
+    if plan.level is not None and plan.clearance is None:
+        raise InvalidInput(code=codes.LEVEL_UNRESOLVED, diagram=plan.name)
     frames: dict[str, DataFrame] = {}
     outputs: dict[str, DataFrame] = {}
     for box in plan.boxes:
         if isinstance(box, InputBox):
-            frames[box.name] = box.attach(inputs[box.name])
+            frames[box.name] = box.attach(inputs[box.name], plan.clearance)
         elif isinstance(box, OutputBox):
-            outputs[box.name] = box.compile(frames)
+            out = box.compile(frames)
+            if plan.clearance is not None:
+                out = labels.split_level(out, plan.label_words, LEVEL_COLUMN)
+            outputs[box.name] = out
         else:
             assert isinstance(box, Operator)
             frames[box.name] = box.compile(frames)

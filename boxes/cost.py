@@ -34,11 +34,12 @@ open_windows          count  windows each group key holds open at once, summed o
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from boxes import codes
 from boxes.aggregate import AggregateBox
+from boxes.base import Operator
 from boxes.document import Plan
 from boxes.errors import Problem
 from boxes.join import JoinBox
@@ -108,4 +109,77 @@ def over(measures: tuple[Measure, ...], limits: Mapping[str, float]) -> list[Pro
         )
         for m in measures
         if m.parameter in limits and m.value > limits[m.parameter]
+    ]
+
+
+# Roles' limits (operator-based access control, catalog/operators.py): below the ceilings,
+# which the server checks for everyone, each role may be held to lower limits.
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The operator box types a plan uses, and its measures: what the catalog admits."""
+
+    box_types: tuple[str, ...] = ()
+    measures: tuple[Measure, ...] = ()
+
+
+def cost_of(plan: Plan) -> Cost:
+    types = {b.type_name for b in plan.boxes if isinstance(b, Operator)}
+    return Cost(tuple(sorted(types)), estimate(plan))
+
+
+@dataclass(frozen=True)
+class Limit:
+    value: float
+    role: str
+
+
+@dataclass(frozen=True)
+class Excess:
+    measure: Measure
+    limit: Limit
+
+    def to_dict(self) -> dict:
+        return {
+            "parameter": self.measure.parameter,
+            "value": self.measure.value,
+            "limit": self.limit.value,
+            "role": self.limit.role,
+            "box": self.measure.box,
+        }
+
+    def __str__(self) -> str:
+        where = f"box {self.measure.box}: " if self.measure.box else ""
+        return (
+            f"{where}{self.measure.parameter} is {self.measure.value}; the limit of role "
+            f"{self.limit.role} is {self.limit.value}"
+        )
+
+
+def effective(role_limits: Mapping[str, Mapping[str, float]], roles: Iterable[str]) -> dict:
+    """Per parameter, the most permissive limit among the active ``roles`` (rights add up
+    across roles, so a role without a limit on it leaves the parameter to the ceilings).
+
+    >>> effective({"A": {"window_seconds": 60}, "B": {"window_seconds": 600}}, "AB")
+    {'window_seconds': Limit(value=600, role='B')}
+    >>> effective({"A": {"window_seconds": 60}}, "AB")
+    {}
+    """
+    out = {}
+    roles = sorted(roles)
+    for name in PARAMETERS:
+        found = {r: role_limits.get(r, {}).get(name) for r in roles}
+        limits = [Limit(v, r) for r, v in found.items() if v is not None]
+        if limits and len(limits) == len(found):
+            out[name] = max(limits, key=lambda limit: limit.value)
+    return out
+
+
+def excesses(cost: Cost, limits: Mapping[str, Limit]) -> list[Excess]:
+    """The measures over their role limit."""
+    return [
+        Excess(m, limits[m.parameter])
+        for m in cost.measures
+        if m.parameter in limits and m.value > limits[m.parameter].value
     ]

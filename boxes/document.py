@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -34,14 +34,16 @@ from boxes.aggregate import AggregateBox
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
+from boxes.expressions.checker import LEVEL_READABLE
 from boxes.input import InputBox
 from boxes.labels import word_count
+from boxes.levels import BOTTOM, TOP
 from boxes.output import OutputBox
 from boxes.types import FIELD_NAME, Schema, parse_schema
 
 VERSION = 1
 MAX_BOXES = 1000
-SECTIONS = ("version", "name", "description", "schemas", "inputs", "boxes", "outputs")
+SECTIONS = ("version", "name", "description", "level", "schemas", "inputs", "boxes", "outputs")
 # A diagram needs about six levels (boxes > name > window > size); the rest is headroom.
 MAX_DEPTH = 64
 
@@ -141,15 +143,23 @@ class Plan:
     outputs: Mapping[str, Schema]
     label_words: int
     boxes: tuple[Box, ...]  # inputs, then operators in topological order, then outputs
+    # The level the diagram runs at (``level:``, per COI class a company or T; absent: the
+    # diagram is not at a level), and the clearance the server resolved it to (company bits).
+    level: Mapping[str, str] | None = None
+    clearance: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "inputs": list(self.inputs),
             "label_words": self.label_words,
             "outputs": {n: s.to_dict() for n, s in self.outputs.items()},
             "boxes": [box.describe() for box in self.boxes],
         }
+        if self.level is not None:
+            out["level"] = dict(self.level)
+            out["clearance"] = self.clearance
+        return out
 
 
 def validate(doc: Mapping, streams: Mapping[str, Schema] | None = None) -> Plan:
@@ -216,12 +226,41 @@ class _Validator:
         self.read_inputs(sections["inputs"])
         self.read_boxes(sections["boxes"])
         self.read_outputs(sections["outputs"])
+        level = self.read_level(doc.get("level"))
         order, cyclic = self.check_graph()
         self.check_reachable(cyclic)
-        self.build(order)
+        readable = LEVEL_READABLE.set("level" in doc)
+        try:
+            self.build(order)
+        finally:
+            LEVEL_READABLE.reset(readable)
         if self.problems:
             raise DiagramInvalid(self.problems)
-        return self.plan(doc["name"], order)
+        return replace(self.plan(doc["name"], order), level=level)
+
+    def read_level(self, raw: Any) -> Mapping[str, str] | None:
+        """``level:``, per conflict-of-interest class a company, ``T`` or ``⊥``; which classes
+        and companies exist is the server's to check (``LEVEL_BAD_SHAPE`` there)."""
+        if raw is None:
+            return None
+        if not isinstance(raw, Mapping) or len(raw) > 64:
+            self.add(
+                codes.WRONG_TYPE,
+                "level",
+                "'level' maps conflict-of-interest classes to a company, T or ⊥ (at most 64)",
+            )
+            return None
+        level = {}
+        for coi, entry in raw.items():
+            if not isinstance(coi, str) or not FIELD_NAME.match(coi):
+                self.add(codes.INVALID_NAME, "level", bad_name(str(coi)))
+            elif not isinstance(entry, str) or not (
+                entry in (BOTTOM, TOP) or FIELD_NAME.match(entry)
+            ):
+                self.add(codes.WRONG_TYPE, f"level.{coi}", "an entry is a company's name, T or ⊥")
+            else:
+                level[coi] = entry
+        return level
 
     def check_header(self, doc: Mapping) -> None:
         for key in doc:

@@ -127,6 +127,12 @@ class DiagramInvalid(InvalidInput):
         return [p.code for p in self.problems]
 
 
+class Gone(SluiceError):
+    """What was asked for existed once and is no longer kept (HTTP 410)."""
+
+    code = codes.RESULTS_EXPIRED
+
+
 class TooLarge(SluiceError):
     """A request or batch beyond the configured limits (HTTP 413)."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from boxes import arrival, labels
+from boxes import arrival, labels, levels
 from boxes.base import Box, Kind, Param
 from boxes.durations import spark_interval
 from boxes.types import Schema
@@ -45,15 +45,36 @@ class InputBox(Box):
     lateness: float
     arrival: bool = False  # keep each tuple's arrival order (the plan has a count window)
 
-    def attach(self, frame: Any):
-        """The caller's DataFrame for this stream, watermarked and labelled."""
+    def attach(self, frame: Any, clearance: int | None = None):
+        """The caller's DataFrame for this stream, watermarked and labelled.
+
+        With a ``clearance`` (a diagram at a level), only the tuples it dominates enter, before
+        any window, join or aggregate (seed 001, section 3), and each keeps its level label
+        (column ``_level``, 0 if the frame has none: public) as its label's first word.
+        """
+        kept = list(self.schema.names)
         if self.arrival:
-            frame = arrival.attach(frame).select(*self.schema.names, arrival.ARRIVAL_COLUMN)
+            frame = arrival.attach(frame)
+            kept.append(arrival.ARRIVAL_COLUMN)
+        if clearance is None:
+            frame = frame.select(*kept)
         else:
-            frame = frame.select(*self.schema.names)
+            from pyspark.sql import functions as F
+
+            level = (
+                F.col(levels.LEVEL_COLUMN)
+                if levels.LEVEL_COLUMN in frame.columns
+                else F.lit(0).cast("long")
+            )
+            frame = levels.at_level(
+                frame.select(*kept, level.alias(levels.LEVEL_COLUMN)), clearance
+            )
         if self.schema.event_time:
             frame = frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
-        return frame.withColumn(labels.LABEL_COLUMN, labels.literal(self.bit, self.words))
+        if clearance is None:
+            return frame.withColumn(labels.LABEL_COLUMN, labels.literal(self.bit, self.words))
+        label = labels.with_level(self.bit, self.words, frame[levels.LEVEL_COLUMN])
+        return frame.withColumn(labels.LABEL_COLUMN, label).drop(levels.LEVEL_COLUMN)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "bit": self.bit, "lateness": self.lateness}

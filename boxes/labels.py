@@ -126,3 +126,19 @@ def merge_ranges(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     [3, 14]
     """
     return range_reduce(np.bitwise_or, words.astype(np.int64), starts, ends, 0)
+def with_level(bit: int, words: int, level):
+    """The label of an input's tuples in a diagram at a level: the tuple's level label as the
+    first word (``w0``), then the stream's own bit in ``words`` words. Every box merges it
+    word by word (OR), so the level merges exactly like the sources, with no box knowing."""
+    from pyspark.sql import functions as F
+
+    return _compose(
+        [level.cast("long")] + [F.lit(w).cast("long") for w in mask_words([bit], words)]
+    )
+
+
+def split_level(frame, words: int, level_column: str):
+    """A levelled label back as the source label (``words`` words) and the level column."""
+    label = label_column()
+    parts = _words(label, words + 1)
+    return frame.withColumn(level_column, parts[0]).withColumn(LABEL_COLUMN, _compose(parts[1:]))

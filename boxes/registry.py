@@ -14,7 +14,7 @@ from typing import Any
 
 from boxes import codes
 from boxes.aggregate import AggregateBox
-from boxes.base import Box
+from boxes.base import Box, Operator
 from boxes.errors import Conflict, NotFound
 from boxes.filter import FilterBox
 from boxes.input import InputBox
@@ -45,6 +45,12 @@ def get(name: str) -> type[Box]:
 
 def names() -> list[str]:
     return list(_REGISTRY)
+
+
+def operators() -> list[str]:
+    """The types of boxes that work on tuples (not a diagram's inputs and outputs): what
+    operator-based access control governs."""
+    return [name for name, box_class in _REGISTRY.items() if issubclass(box_class, Operator)]
 
 
 def declarations() -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 
 from boxes.labels import LABEL_COLUMN, WORD_BITS, word_count, word_name
+from boxes.levels import LEVEL_COLUMN
 
 Batch: TypeAlias = pa.Table | pa.RecordBatch
 Words = list[np.ndarray]  # one uint64 array per label word, with an entry per row
@@ -47,10 +48,10 @@ def readable_mask(inputs: Sequence[str], readable: Iterable[str]) -> np.ndarray:
     return mask
 
 
-def label_words(batch: Batch) -> Words:
+def label_words(batch: Batch, name: str = LABEL_COLUMN) -> Words:
     """The labels of a batch as unsigned 64-bit words, one array per word (views, no copy
-    unless the column comes in several chunks)."""
-    column = batch.column(LABEL_COLUMN)
+    unless the column comes in several chunks); ``name`` picks the label kind."""
+    column = batch.column(name)
     if isinstance(column, pa.ChunkedArray):
         column = (
             column.chunk(0)
@@ -125,6 +126,14 @@ def deliveries(batch: Batch, masks: Sequence[np.ndarray]) -> list[np.ndarray]:
         slot.append(keys[key])
     answers = _answer(words, batch.num_rows, distinct_masks)
     return [answers[i] for i in slot]
+
+
+def cleared(batch: Batch, clearance: int) -> np.ndarray:
+    """Row indexes whose Chinese-Wall level (``boxes/levels.py``, one word) is dominated by
+    ``clearance``: the same subset test as the source label, on the level column."""
+    words = label_words(batch, LEVEL_COLUMN)
+    mask = np.array([clearance & ((1 << WORD_BITS) - 1)], dtype=np.uint64)
+    return np.flatnonzero(_within(words, mask))
 
 
 def _answer(words: Words, rows: int, masks: list[np.ndarray]) -> list[np.ndarray]:

@@ -7,9 +7,9 @@ the ``ADMIN`` role, the first time.
 
 from __future__ import annotations
 
-from boxes import codes
+from boxes import codes, registry
 from boxes.errors import Conflict
-from catalog import passwords, repository
+from catalog import box_types, passwords, repository
 from catalog.front import Catalog
 from catalog.model import USER_NAME, Action, CatalogObject, ObjectType, check_name
 
@@ -33,17 +33,16 @@ def add_admin(cat: Catalog, name: str, password: str) -> bool:
             user_id = repository.insert_user(conn, name, hashed, True, at)
             repository.assign_role(conn, user_id, ADMIN_ROLE)
             if snapshot.system is None:
-                repository.insert_object(
-                    conn,
-                    CatalogObject(
-                        id=0,
-                        type=ObjectType.SYSTEM,
-                        name="system",
-                        owner_user=name,
-                        owner_role=ADMIN_ROLE,
-                        created_at=at,
-                    ),
+                system = CatalogObject(
+                    id=0,
+                    type=ObjectType.SYSTEM,
+                    name="system",
+                    owner_user=name,
+                    owner_role=ADMIN_ROLE,
+                    created_at=at,
                 )
+                repository.insert_object(conn, system)
+                box_types.insert(core, conn, system, snapshot)
             core.log(None, "user_add", f"user:{name}", True, LOCAL, conn, roles=[ADMIN_ROLE])
     return True
 
@@ -62,7 +61,8 @@ DEMO_SCHEMA = {
     "event_time": "time",
 }
 # Joe's grants at the end of the paper's Figure 8 (plus ADD on the system, which Al needs to
-# insert q1 and which the paper leaves out "for simplicity").
+# insert q1 and which the paper leaves out "for simplicity", and USE on every box type, which
+# operator-based access control, the paper's future work, needs).
 DEMO_GRANTS = (
     [
         ("CUSTOMER1", a, ObjectType.STREAM, s)
@@ -76,6 +76,7 @@ DEMO_GRANTS = (
     ]
     + [(r, Action.VIEW_OBJECT, ObjectType.SCHEMA, "s") for r in ("CUSTOMER1", "INFO_PROVIDER")]
     + [("CUSTOMER1", Action.ADD, ObjectType.SYSTEM, "system")]
+    + [("CUSTOMER1", Action.USE, ObjectType.BOX_TYPE, t) for t in registry.operators()]
 )
 
 

@@ -25,18 +25,27 @@ TRACKED = {
     "sessions": None,
     "session_roles": None,
 }
+# Tables of the Chinese-Wall levels (``catalog.clearance``): any change reloads them whole.
+LEVEL_TABLES = (
+    "coi_classes",
+    "companies",
+    "stream_levels",
+    "user_organisations",
+    "role_clearances",
+)
 
 
 @dataclass(frozen=True)
 class Touched:
     objects: frozenset[int]
     subjects: bool
+    levels: bool = False
 
 
-def _trigger(table: str, column: str | None, event: str) -> str:
+def _trigger(table: str, column: str | None, event: str, what: str = "subjects") -> str:
     rows = {"INSERT": ("NEW",), "DELETE": ("OLD",), "UPDATE": ("OLD", "NEW")}[event]
     values = ", ".join(
-        f"('object', {row}.{column})" if column else "('subjects', NULL)" for row in rows
+        f"('object', {row}.{column})" if column else f"('{what}', NULL)" for row in rows
     )
     return (
         f"CREATE TEMP TRIGGER IF NOT EXISTS touched_{table}_{event.lower()}"
@@ -53,6 +62,11 @@ def install(conn: sqlite3.Connection) -> None:
         for table, column in TRACKED.items()
         for event in ("INSERT", "UPDATE", "DELETE")
     ]
+    ddl += [
+        _trigger(table, None, event, "levels")
+        for table in LEVEL_TABLES
+        for event in ("INSERT", "UPDATE", "DELETE")
+    ]
     conn.executescript("\n".join(ddl))
 
 
@@ -64,4 +78,5 @@ def take(conn: sqlite3.Connection) -> Touched:
     return Touched(
         frozenset(i for what, i in rows if what == "object"),
         any(what == "subjects" for what, _ in rows),
+        any(what == "levels" for what, _ in rows),
     )

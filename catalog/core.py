@@ -21,7 +21,7 @@ from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticat
 from catalog import audit, changelog, repository
 from catalog.authorizer import Decision, decide, decide_any, sees
 from catalog.model import Action, CatalogObject, ObjectType, Subject, parse_type
-from catalog.snapshot import Snapshot, build, with_objects, with_subjects
+from catalog.snapshot import Snapshot, build, with_levels, with_objects, with_subjects
 from catalog.store import Store
 
 INVALID_SESSION = "no valid session; log in again"
@@ -49,7 +49,9 @@ class Settings:
 def load(conn) -> Snapshot:
     """A snapshot of every row; what the change log noted so far is in it, so forget it."""
     changelog.take(conn)
-    return build(repository.load_subjects(conn), repository.load_objects(conn))
+    return build(
+        repository.load_subjects(conn), repository.load_objects(conn), repository.load_levels(conn)
+    )
 
 
 def advance(previous: Snapshot, conn) -> Snapshot:
@@ -62,6 +64,8 @@ def advance(previous: Snapshot, conn) -> Snapshot:
         snapshot = with_objects(
             snapshot, touched.objects, repository.load_objects(conn, touched.objects)
         )
+    if touched.levels:
+        snapshot = with_levels(snapshot, repository.load_levels(conn))
     return snapshot
 
 

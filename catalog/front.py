@@ -8,7 +8,7 @@ True
 >>> _ = cat.objects.add_schema(joe, "trade", {"fields": {"price": "double"}})
 >>> _ = cat.objects.add_stream(joe, "in1", "trade")
 >>> [o.name for o in cat.objects.lookup(joe)]
-['system', 'trade', 'in1']
+['system', 'trade', 'in1', 'aggregate', 'filter', 'join', 'map', 'union']
 """
 
 from __future__ import annotations
@@ -18,12 +18,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from boxes.errors import Denied
+from catalog import box_types
 from catalog.accounts import Accounts
 from catalog.audit import Entry, query
 from catalog.core import Core, Settings
 from catalog.grants import Grants
+from catalog.levels import Levels
 from catalog.model import Subject
 from catalog.objects import Objects
+from catalog.operators import Operators
 from catalog.policy import OPERATIONS
 from catalog.sessions import Sessions
 from catalog.store import Store
@@ -37,9 +40,12 @@ class Catalog:
         self.core = Core(store, settings, clock)
         self.sessions = Sessions(self.core)
         self.accounts = Accounts(self.core)
-        self.objects = Objects(self.core)
+        self.operators = Operators(self.core)
+        self.objects = Objects(self.core, self.operators)
         self.grants = Grants(self.core)
         self.system = SystemSettings(self.core)
+        self.levels = Levels(self.core)
+        box_types.add_missing(self.core)
 
     @classmethod
     def open(

@@ -28,6 +28,7 @@ class Action(str, Enum):
     WRITE = "WRITE"
     CHANGE_PERM = "CHANGE_PERM"
     CHANGE_SYSTEM = "CHANGE_SYSTEM"
+    USE = "USE"  # put a box of this box type in a diagram (operator-based access control)
 
 
 class ObjectType(str, Enum):
@@ -37,6 +38,7 @@ class ObjectType(str, Enum):
     DIAGRAM = "diagram"
     BOX = "box"
     OUTPUT = "output"
+    BOX_TYPE = "box_type"
 
 
 A = Action
@@ -49,6 +51,7 @@ APPLICABLE: dict[str, frozenset[Action]] = {
     "diagram": frozenset({A.VIEW_OBJECT, A.SET_QUERY_STATUS, A.CHANGE_PERM}),
     "box": frozenset({A.VIEW_OBJECT, A.CHANGE_PERM}),
     "output": frozenset({A.VIEW_OBJECT, A.SUBSCRIBE, A.CHANGE_PERM}),
+    "box_type": frozenset({A.VIEW_OBJECT, A.USE, A.CHANGE_PERM}),
 }
 
 
@@ -138,13 +141,18 @@ def check_name(value: object, what: str, pattern: re.Pattern[str] = NAME) -> str
     """``value`` if it is a valid name; else ``INVALID_NAME``, quoting at most 40 characters."""
     if isinstance(value, str) and pattern.fullmatch(value):
         return value
+    raise InvalidInput(
+        name_problem(value, what, pattern), code=codes.INVALID_NAME, details={"field": what}
+    )
+
+
+def name_problem(value: object, what: str, pattern: re.Pattern[str] = NAME) -> str:
+    """What is wrong with a name, in the same words wherever it is found (catalog or guard)."""
     shown = repr(value)[:40] + ("…" if len(repr(value)) > 40 else "")
     allowed = "letters, digits and '_'" + (", '.', '@', '-'" if pattern is USER_NAME else "")
-    raise InvalidInput(
+    return (
         f"{what} name {shown} must start with an ASCII letter and contain only "
-        f"{allowed} (at most 64 characters)",
-        code=codes.INVALID_NAME,
-        details={"field": what},
+        f"{allowed} (at most 64 characters)"
     )
 
 

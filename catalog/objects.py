@@ -2,8 +2,10 @@
 
 A new object is owned by the user who created it and by the active role it was created under.
 A new diagram is checked recursively, as Borealis does: ADD on the system, then VIEW_OBJECT and
-READ_TUPLE on every input stream it reads (and VIEW_OBJECT on their schemas); then the diagram,
-its boxes, derived streams and outputs are created in one transaction.
+READ_TUPLE on every input stream it reads (and VIEW_OBJECT on their schemas), then USE on every
+box type it uses and its cost against the session's limits (``catalog.operators``); then the
+diagram, its boxes, derived streams and outputs are created in one transaction. A deploy checks
+the box types and limits again, for the deploying session.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from boxes import codes
+from boxes.cost import Cost, cost_of
+from boxes.document import validate
 from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound, Problem
 from boxes.types import parse_schema
 from catalog import policy, repository
@@ -22,6 +26,7 @@ from catalog.accounts import role_named
 from catalog.authorizer import active_roles, decide
 from catalog.core import Core
 from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
+from catalog.operators import Operators
 from catalog.snapshot import Snapshot
 
 QUERY_STATUSES = ("running", "stopped")
@@ -42,6 +47,7 @@ class DiagramSpec:
     outputs: tuple[str, ...]
     streams: tuple[str, ...] = ()
     document: Mapping[str, Any] | None = field(default=None, compare=False)
+    cost: Cost = field(default=Cost(), compare=False)  # ``boxes.cost.cost_of`` its plan
 
 
 def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
@@ -52,7 +58,7 @@ def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
             raise InvalidInput(code=codes.OWNER_ROLE_REQUIRED)
         (role,) = active
     if role not in active:
-        raise InvalidInput(code=codes.ROLE_NOT_ACTIVE, role=str(role)[:64])
+        raise Denied(code=codes.ROLE_NOT_ACTIVE, role=str(role)[:64])
     return role
 
 
@@ -81,6 +87,19 @@ def _source_index(stream: CatalogObject) -> int:
     return stream.source_index
 
 
+def _cost_of(diagram: CatalogObject, snapshot: Snapshot) -> Cost:
+    """The cost of a stored diagram's document, validated against its inputs' schemas now."""
+    if diagram.spec is None:
+        return Cost()
+    inputs = [snapshot.objects[i] for i in diagram.refs]
+    schemas = {}
+    for stream in inputs:
+        schema = parse_schema(_schema_of(stream, snapshot), stream.name)[0]
+        assert schema is not None, "the catalog stores only valid schemas"
+        schemas[stream.name] = schema
+    return cost_of(validate(json.loads(diagram.spec), schemas))
+
+
 def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):
     return CatalogObject(
         id=0,
@@ -94,8 +113,9 @@ def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, 
 
 
 class Objects:
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, operators: Operators) -> None:
         self.core = core
+        self.operators = operators
 
     def lookup(self, subject: Subject) -> list[CatalogObject]:
         """Everything the session may view, and nothing else (the user abstraction layer)."""
@@ -250,6 +270,7 @@ class Objects:
             role = owner_role(core.valid(subject, snapshot), role, snapshot)
             self._check_new(snapshot, subject, T.DIAGRAM, spec.name)
             inputs = self._check_inputs(snapshot, subject, spec)
+            self.operators.admit(subject, snapshot, spec.name, spec.cost, "diagram_add")
             self._check_free(snapshot, news)
             with core.change() as conn:
                 self._insert_diagram(conn, subject, role, spec, news, inputs)
@@ -291,6 +312,7 @@ class Objects:
                     f"diagram {old.name} is running; stop it first", code=codes.DIAGRAM_RUNNING
                 )
             inputs = self._check_inputs(snapshot, subject, spec)
+            self.operators.admit(subject, snapshot, spec.name, spec.cost, "diagram_replace")
             self._check_free(snapshot, news, replacing=old)
             with core.change() as conn:
                 repository.delete_object(conn, old.id)
@@ -457,13 +479,18 @@ class Objects:
         return core.snapshot.objects[obj.id]
 
     def set_query_status(self, subject: Subject, diagram: str, status: str) -> CatalogObject:
-        """Record that a diagram should run or stop; the runner acts on it."""
+        """Record that a diagram should run or stop; the runner acts on it. To run, the
+        session must be allowed its box types and be within its limits now."""
         core = self.core
         if status not in QUERY_STATUSES:
             raise InvalidInput(code=codes.INVALID_STATUS, expected=", ".join(QUERY_STATUSES))
         with core.store.lock:
-            obj = core.find(subject, T.DIAGRAM, diagram)
-            core.require(subject, Action.SET_QUERY_STATUS, obj)
+            snapshot = core.snapshot
+            obj = core.find(subject, T.DIAGRAM, diagram, snapshot)
+            core.require(subject, Action.SET_QUERY_STATUS, obj, snapshot)
+            if status == "running":
+                cost = _cost_of(obj, snapshot)
+                self.operators.admit(subject, snapshot, diagram, cost, "query_status")
             with core.change() as conn:
                 repository.set_status(conn, obj.id, status)
                 core.log(

@@ -307,3 +307,116 @@ def set_system_setting(conn, name: str, value: Any, by: str, at: float) -> None:
 
 def delete_system_setting(conn, name: str) -> None:
     conn.execute("DELETE FROM system_settings WHERE name = ?", (name,))
+
+
+def load_role_limits(conn) -> dict[str, dict[str, float]]:
+    """Per role, the limits it carries on box parameters (``boxes.cost.PARAMETERS``)."""
+    out: dict[str, dict[str, float]] = {}
+    for role, parameter, value in conn.execute(
+        "SELECT role, parameter, value FROM role_limits ORDER BY role, parameter"
+    ):
+        out.setdefault(role, {})[parameter] = value
+    return out
+
+
+def set_role_limit(conn, role: str, parameter: str, value: float, by: str, at: float) -> None:
+    conn.execute(
+        "INSERT INTO role_limits (role, parameter, value, changed_by, changed_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (role, parameter) DO UPDATE SET"
+        " value = excluded.value, changed_by = excluded.changed_by,"
+        " changed_at = excluded.changed_at",
+        (role, parameter, value, by, at),
+    )
+
+
+def delete_role_limit(conn, role: str, parameter: str) -> None:
+    conn.execute("DELETE FROM role_limits WHERE role = ? AND parameter = ?", (role, parameter))
+
+
+@dataclass(frozen=True)
+class LevelRows:
+    """The Chinese-Wall tables (``catalog.clearance``): classes in creation order with their
+    companies and bits, stream companies, user organisations and role clearances."""
+
+    classes: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+    streams: tuple[tuple[int, str | None], ...]
+    organisations: tuple[tuple[int, str], ...]
+    clearances: tuple[tuple[str, str, str], ...]
+
+
+def load_levels(conn) -> LevelRows:
+    companies: dict[str, list[tuple[str, int]]] = {}
+    for name, coi, bit in conn.execute("SELECT name, coi, bit FROM companies ORDER BY bit"):
+        companies.setdefault(coi, []).append((name, bit))
+    classes = tuple(
+        (name, tuple(companies.get(name, ())))
+        for (name,) in conn.execute("SELECT name FROM coi_classes ORDER BY id")
+    )
+    return LevelRows(
+        classes,
+        tuple(conn.execute("SELECT stream_id, company FROM stream_levels ORDER BY stream_id")),
+        tuple(conn.execute("SELECT user_id, company FROM user_organisations ORDER BY user_id")),
+        tuple(conn.execute("SELECT role, coi, entry FROM role_clearances ORDER BY role, coi")),
+    )
+
+
+def insert_coi_class(conn, name: str, at: float) -> None:
+    conn.execute("INSERT INTO coi_classes (name, created_at) VALUES (?, ?)", (name, at))
+
+
+def delete_coi_class(conn, name: str) -> bool:
+    return conn.execute("DELETE FROM coi_classes WHERE name = ?", (name,)).rowcount == 1
+
+
+def next_company_bit(conn) -> int:
+    (bit,) = conn.execute("SELECT value FROM counters WHERE name = 'company_bit'").fetchone()
+    conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'company_bit'")
+    return bit
+
+
+def insert_company(conn, name: str, coi: str, bit: int, at: float) -> None:
+    conn.execute(
+        "INSERT INTO companies (name, coi, bit, created_at) VALUES (?, ?, ?, ?)",
+        (name, coi, bit, at),
+    )
+
+
+def delete_company(conn, name: str) -> bool:
+    return conn.execute("DELETE FROM companies WHERE name = ?", (name,)).rowcount == 1
+
+
+def company_uses(conn, name: str) -> int:
+    """How many streams, organisations and clearances name a company."""
+    (count,) = conn.execute(
+        "SELECT (SELECT count(*) FROM stream_levels WHERE company = ?)"
+        " + (SELECT count(*) FROM user_organisations WHERE company = ?)"
+        " + (SELECT count(*) FROM role_clearances WHERE entry = ?)",
+        (name, name, name),
+    ).fetchone()
+    return count
+
+
+def set_stream_level(conn, stream_id: int, company: str | None, multilevel: bool) -> None:
+    conn.execute("DELETE FROM stream_levels WHERE stream_id = ?", (stream_id,))
+    if company is not None or multilevel:
+        conn.execute(
+            "INSERT INTO stream_levels (stream_id, company, multilevel) VALUES (?, ?, ?)",
+            (stream_id, company, int(multilevel)),
+        )
+
+
+def set_organisation(conn, user_id: int, company: str | None) -> None:
+    conn.execute("DELETE FROM user_organisations WHERE user_id = ?", (user_id,))
+    if company is not None:
+        conn.execute(
+            "INSERT INTO user_organisations (user_id, company) VALUES (?, ?)", (user_id, company)
+        )
+
+
+def set_clearance(conn, role: str, level: dict[str, str], by: str, at: float) -> None:
+    conn.execute("DELETE FROM role_clearances WHERE role = ?", (role,))
+    conn.executemany(
+        "INSERT INTO role_clearances (role, coi, entry, changed_by, changed_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(role, coi, entry, by, at) for coi, entry in sorted(level.items())],
+    )

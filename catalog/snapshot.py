@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from boxes.levels import Lattice
+from catalog.clearance import EMPTY, LevelPolicy
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
-from catalog.repository import ObjectRows, SubjectRows
+from catalog.repository import LevelRows, ObjectRows, SubjectRows
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class Snapshot:
     sessions: Mapping[int, Session]
     sessions_by_token: Mapping[str, Session]
     read_masks: Mapping[str, int]
+    levels: LevelPolicy = EMPTY
 
     @property
     def system(self) -> CatalogObject | None:
@@ -91,8 +94,27 @@ def _object_fields(rows: ObjectRows) -> dict:
     )
 
 
-def build(subjects: SubjectRows, objects: ObjectRows) -> Snapshot:
-    return Snapshot(**_subject_fields(subjects), **_object_fields(objects))
+def level_policy(rows: LevelRows) -> LevelPolicy:
+    """The Chinese-Wall policy of the level tables (classes without a company are left out:
+    every level is ⊥ in them)."""
+    classes = {name: [c for c, _ in companies] for name, companies in rows.classes if companies}
+    bits = {c: bit for _, companies in rows.classes for c, bit in companies}
+    clearances: dict[str, dict[str, str]] = {}
+    for role, coi, entry in rows.clearances:
+        if coi in classes:
+            clearances.setdefault(role, {})[coi] = entry
+    return LevelPolicy.make(
+        Lattice.of(classes, bits), dict(rows.streams), dict(rows.organisations), clearances
+    )
+
+
+def build(subjects: SubjectRows, objects: ObjectRows, levels: LevelRows | None = None) -> Snapshot:
+    policy = EMPTY if levels is None else level_policy(levels)
+    return Snapshot(**_subject_fields(subjects), **_object_fields(objects), levels=policy)
+
+
+def with_levels(previous: Snapshot, levels: LevelRows) -> Snapshot:
+    return replace(previous, levels=level_policy(levels))
 
 
 def with_subjects(previous: Snapshot, subjects: SubjectRows) -> Snapshot:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from contextvars import ContextVar
 
 import lark
 
@@ -39,6 +40,11 @@ _UNITS = {
     "week": 604_800_000_000,
 }
 _COMPARE = {"==": "=", "<>": "!="}
+# ``_level`` (a tuple's Chinese-Wall level label, ``boxes/levels.py``) is readable, never
+# written, in the expressions of a diagram that declares ``level:``; the document sets this
+# while it checks such a diagram's boxes. Elsewhere it is reserved like every ``_`` name.
+LEVEL_FIELD = "_level"
+LEVEL_READABLE: ContextVar[bool] = ContextVar("level_readable", default=False)
 MAX_ROUND_DIGITS = 15
 
 
@@ -123,6 +129,8 @@ class Checker:
     def _ref(self, tree, _):
         parts = [str(t) for t in tree.children[0].children]
         name = ".".join(parts)
+        if name == LEVEL_FIELD and LEVEL_READABLE.get():
+            return n.Ref(L, name)
         if name.startswith("_"):
             self.report(
                 codes.LABEL_REFERENCE,

@@ -19,9 +19,11 @@ from __future__ import annotations
 from functools import singledispatch
 from typing import Any
 
+from boxes import levels
 from boxes.expressions import functions, guards
 from boxes.expressions import nodes as n
 from boxes.expressions import sqlvalues as sv
+from boxes.expressions.checker import LEVEL_FIELD
 from boxes.types import DataType
 
 
@@ -51,6 +53,8 @@ def _(node: n.Lit, F):
 
 @_build.register
 def _(node: n.Ref, F):
+    if node.name == LEVEL_FIELD:
+        return levels.level_word()
     return F.col(node.name)
 
 

@@ -13,15 +13,19 @@ process, so a second server on it exits at once; the worker inherits the claim.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import IO, Any
 
 from flask import Flask
+from gunicorn import util
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
+from boxes import codes
 from server.app import close_app, create_app
 from server.control.datadir import DataDir, claim
+from server.http.errors import body, incident
 from server.settings import logs
 from server.settings.config import Settings, load_settings
 
@@ -31,6 +35,40 @@ log = logging.getLogger(__name__)
 WORKER_TIMEOUT = 600
 # How long open requests (each websocket is one) may take to finish at shutdown.
 GRACEFUL_SECONDS = 10
+LIMIT_REQUEST_LINE = 8190
+# gunicorn answers a request it cannot parse before Flask sees it; these statuses answer in
+# the API's error shape instead of gunicorn's HTML page (the rare others, a refused proxy
+# line, 417 or 501, keep gunicorn's page).
+GUNICORN_ERRORS: dict[int, tuple[codes.Code, dict[str, Any]]] = {
+    400: (codes.MALFORMED_REQUEST, {}),
+    414: (codes.URI_TOO_LONG, {"limit": LIMIT_REQUEST_LINE}),
+    431: (codes.HEADERS_TOO_LARGE, {}),
+    500: (codes.INTERNAL_ERROR, {}),
+}
+_html_error = util.write_error
+
+
+def _json_error(sock: Any, status: int, reason: str, message: str) -> None:
+    """gunicorn's error page, as ``{"error": ...}``; its message (which may quote the
+    request) is not echoed."""
+    if status not in GUNICORN_ERRORS:
+        return _html_error(sock, status, reason, message)
+    code, params = GUNICORN_ERRORS[status]
+    details: dict[str, Any] = {}
+    if status >= 500:  # gunicorn has just logged the failure; name it for the client
+        details = params = {"incident": incident()}
+        log.error("incident %s: gunicorn answered %s %s", params["incident"], status, reason)
+    payload = json.dumps(body(code, code.render(**params), details)).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin1") + payload)
+
+
+def _answer_errors_in_json(worker: Any) -> None:
+    """In the worker: gunicorn writes every error page through ``util.write_error``."""
+    util.write_error = _json_error
 
 
 class _ThroughOurLogging(Logger):
@@ -66,7 +104,8 @@ class _Gunicorn(BaseApplication):
             "loglevel": settings.log_level.lower(),
             "proc_name": "sluice",
             "control_socket_disable": True,
-            "limit_request_line": 8190,
+            "limit_request_line": LIMIT_REQUEST_LINE,
+            "post_worker_init": _answer_errors_in_json,
             "worker_exit": self._worker_exit,
         }
         if settings.tls_cert:

@@ -8,6 +8,7 @@ index), which is how each subscriber's readable set becomes a mask over that out
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Mapping
@@ -16,7 +17,7 @@ from typing import Any
 from boxes import codes, cost, cql
 from boxes.cql.compiler import compile_script
 from boxes.document import Plan, load_document, validate
-from boxes.errors import DiagramInvalid, InvalidInput, SluiceError
+from boxes.errors import Denied, DiagramInvalid, InvalidInput, Problem, SluiceError
 from boxes.input import InputBox
 from boxes.output import OutputBox
 from boxes.types import parse_schema
@@ -74,11 +75,12 @@ def affordable(plan: Plan, ceilings: Mapping[str, float]) -> Plan:
 def plan_for(
     catalog, subject: Subject, doc: Mapping, ceilings: Mapping[str, float] | None = None
 ) -> Plan:
-    """Validate against the input streams the session may view (unseen ones look missing) and
-    the cost ``ceilings`` (the server passes those in force; tests and benchmarks may not)."""
+    """Validate against the input streams the session may view (unseen ones look missing),
+    the catalog's companies (a ``level:``) and the cost ``ceilings`` (the server passes those
+    in force; tests and benchmarks may not)."""
     inputs = doc.get("inputs") if isinstance(doc, Mapping) else None
     names = list(inputs) if isinstance(inputs, Mapping) else []
-    plan = plan_of(doc, catalog.objects.stream_schemas(subject, names))
+    plan = resolved(plan_of(doc, catalog.objects.stream_schemas(subject, names)), catalog)
     return plan if ceilings is None else affordable(plan, ceilings)
 
 
@@ -102,24 +104,58 @@ def planned(
         return compiled.document, plan_for(catalog, subject, compiled.document, ceilings)
     except DiagramInvalid as err:
         raise cql.relocate(err, compiled) from None
+def resolved(plan: Plan, catalog) -> Plan:
+    """A plan at a level with its clearance (company bits) from the catalog's lattice; a
+    class or company the catalog lacks is a problem of the document at ``level``."""
+    if plan.level is None:
+        return plan
+    try:
+        mask = catalog.core.snapshot.levels.mask_of(plan.level)
+    except InvalidInput as err:
+        raise DiagramInvalid([Problem(err.code, "level", err.message)]) from None
+    return dataclasses.replace(plan, clearance=mask)
+
+
+def check_clearance(catalog, subject: Subject, plan: Plan) -> None:
+    """Deploying a diagram at a level needs the deployer's clearance (its active roles', as
+    they are now) to dominate that level; a refusal is audited."""
+    if plan.clearance is None:
+        return
+    snapshot = catalog.core.snapshot
+    policy = snapshot.levels
+    clearance = policy.clearance(catalog.core.valid(subject, snapshot).roles)
+    decision = policy.dominates(clearance, plan.clearance)
+    if decision.allowed:
+        return
+    catalog.core.log(subject, "deploy", f"diagram:{plan.name}", False, decision.reason)
+    raise Denied(
+        code=codes.LEVEL_NOT_DOMINATED,
+        diagram=plan.name,
+        level=json.dumps(dict(plan.level or {}), ensure_ascii=False),
+    )
 
 
 def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
     boxes = tuple(b.name for b in plan.boxes if not isinstance(b, (InputBox, OutputBox)))
-    return DiagramSpec(plan.name, plan.inputs, boxes, tuple(plan.outputs), document=doc)
+    return DiagramSpec(
+        plan.name, plan.inputs, boxes, tuple(plan.outputs), document=doc, cost=cost.cost_of(plan)
+    )
 
 
-def run(svc, resumable: Resumable) -> None:
-    """Start one running diagram's query and route its outputs to the delivery path."""
-    plan = plan_of(json.loads(resumable.diagram.spec), resumable.schemas)
+def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
+    """Start one running diagram's query and route its outputs to the delivery path; a
+    ``deployer`` (not a restart) must be cleared for the diagram's level."""
+    plan = resolved(plan_of(json.loads(resumable.diagram.spec), resumable.schemas), svc.catalog)
     affordable(plan, svc.limits.cost_ceilings())  # the ceilings may have been lowered since
+    if deployer is not None:
+        check_clearance(svc.catalog, deployer, plan)
     svc.delivery.register(plan.outputs, Labels(plan.inputs, dict(resumable.sources)))
     runtime_of(svc).deploy(resumable.diagram.name, plan, svc.delivery.on_batch)
 
 
-def run_named(svc, name: str) -> None:
+def run_named(svc, name: str, deployer: Subject | None = None) -> None:
     (found,) = [r for r in svc.catalog.objects.resumable() if r.diagram.name == name]
-    run(svc, found)
+    run(svc, found, deployer)
 
 
 def open_logs(svc) -> None:
@@ -137,6 +173,7 @@ def start_runtime(svc, runtime=None) -> None:
         runtime = Runtime.start(svc.settings)
     svc.runtime = runtime
     svc.limits.follow(lambda values: runtime.set_max_tuples(values["max_batch_tuples"]))
+    svc.limits.follow(lambda values: runtime.set_max_state_rows(values["max_state_rows"]))
     open_logs(svc)
     for resumable in svc.catalog.objects.resumable():
         try:

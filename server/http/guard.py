@@ -32,6 +32,9 @@ from flask import Flask, current_app, g, request
 from boxes import codes
 from boxes.errors import InvalidInput, NotFound, Problem, SluiceError, Unauthenticated
 from catalog import INVALID_SESSION, Subject
+from catalog.model import NAME as NAME_RE
+from catalog.model import USER_NAME as USER_NAME_RE
+from catalog.model import name_problem
 from catalog.policy import OPERATIONS, Rule
 from server.control.services import services
 from server.http import security
@@ -48,6 +51,10 @@ class Access:
     body: Mapping[str, Any] | None = None
     content: tuple[str, ...] = ("application/json",)
     query: Mapping[str, Any] | None = None
+    answer: Mapping[str, Any] | None = None  # the success answer's schema (None: no content)
+    status: int = 200
+    path: Mapping[str, Any] | None = None  # path parameters' schemas, beside the usual ones
+    shape: Mapping[str, Any] | None = None  # the body, when the view reads it itself
 
 
 def operation(endpoint: str | None) -> str | None:
@@ -64,11 +71,21 @@ def _refuse_unlisted() -> None:
     raise NotFound("no such resource")
 
 
-def guarded(body=None, content=("application/json",), query=None) -> Callable:
-    """Reach the view only as its operation's rule in the policy table allows."""
-    access = Access(body, tuple(content), query)
-    if body is not None:
-        jsonschema.Draft202012Validator.check_schema(body)
+def guarded(
+    body=None,
+    content=("application/json",),
+    query=None,
+    answer=None,
+    status=200,
+    path=None,
+    shape=None,
+) -> Callable:
+    """Reach the view only as its operation's rule in the policy table allows; ``answer`` and
+    ``status`` describe its success for the OpenAPI description."""
+    access = Access(body, tuple(content), query, answer, status, path, shape)
+    for schema in (body, answer):
+        if schema is not None:
+            jsonschema.Draft202012Validator.check_schema(schema)
 
     def mark(view: Callable) -> Callable:
         @functools.wraps(view)
@@ -130,12 +147,24 @@ def json_body(schema: Mapping[str, Any]) -> Any:
         raise InvalidInput(
             "expected a JSON body (Content-Type: application/json)", code=codes.BAD_JSON
         )
-    try:
-        value = json.loads(request.get_data(cache=True) or b"null")
-    except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise InvalidInput(code=codes.BAD_JSON, reason=str(err)[:120]) from None
+    value = loads(request.get_data(cache=True) or b"null")
     check(value, schema)
     return value
+
+
+def loads(raw: bytes, where: str = "") -> Any:
+    """JSON text (UTF-8, as RFC 8259 requires) as a value; ``BAD_JSON`` says what is wrong in
+    words of JSON (``Expecting value at line 1, column 5``), never the parser's insides
+    (recursion limits, codec names)."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        reason = "it is not UTF-8 text"
+    except RecursionError:
+        reason = "it is nested too deeply"
+    except json.JSONDecodeError as err:
+        reason = f"{err.msg} at line {err.lineno}, column {err.colno}"
+    raise InvalidInput(code=codes.BAD_JSON, reason=where + reason) from None
 
 
 def check(value: Any, schema: Mapping[str, Any]) -> None:
@@ -145,13 +174,32 @@ def check(value: Any, schema: Mapping[str, Any]) -> None:
     )
     if errors:
         problems = [
-            Problem(
-                codes.INVALID_BODY, ".".join(str(p) for p in e.absolute_path), e.message[:200]
-            ).to_dict()
+            Problem(_code(e), ".".join(str(p) for p in e.absolute_path), _message(e)).to_dict()
             for e in errors[:20]
         ]
         summary = "; ".join(f"{p['path'] or 'body'}: {p['message']}" for p in problems[:3])
-        raise InvalidInput(summary, code=codes.INVALID_BODY, details={"problems": problems})
+        found = {p["code"] for p in problems}
+        code = found.pop() if len(found) == 1 else codes.INVALID_BODY
+        raise InvalidInput(summary, code=code, details={"problems": problems})
+
+
+def _code(error: jsonschema.ValidationError) -> str:
+    """A value of the right JSON type that a piece refuses (its pattern, enum or length)
+    answers the piece's own code (``x-code``), if it names one."""
+    if error.validator != "type" and isinstance(error.schema, Mapping):
+        return codes.lookup(error.schema.get("x-code", codes.INVALID_BODY))
+    return codes.INVALID_BODY
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    """A refused name is told in the catalog's words (what it must look like), not as the
+    regular expression it failed; anything else in JSON Schema's."""
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    if schema.get("x-code") == codes.INVALID_NAME and isinstance(error.instance, str):
+        what = schema.get("x-what", "the")
+        pattern = USER_NAME_RE if what == "user" else NAME_RE
+        return name_problem(error.instance, what, pattern)
+    return error.message[:200]
 
 
 def unguarded(app: Flask) -> list[str]:
@@ -204,5 +252,19 @@ def socket_event(name: str, body: Mapping[str, Any]) -> Callable:
     return mark
 
 
+def _options():
+    """OPTIONS names the methods of the route it matched, as OpenAPI reads paths (a concrete
+    ``/diagrams/validate`` wins over ``/diagrams/{name}``), not of every route the path fits."""
+    if request.method == "OPTIONS" and request.url_rule is not None:
+        response = current_app.response_class(status=204)
+        path = request.url_rule.rule
+        rules = [r for r in current_app.url_map.iter_rules() if r.rule == path]
+        methods = set().union(*(r.methods or () for r in rules))
+        response.headers["Allow"] = ", ".join(sorted(methods))
+        return response
+    return None
+
+
 def init_app(app: Flask) -> None:
     app.before_request(_deny_unguarded)
+    app.before_request(_options)

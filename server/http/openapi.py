@@ -15,7 +15,9 @@ import re
 from flask import Flask, current_app
 
 from boxes import codes
+from catalog.model import APPLICABLE
 from catalog.policy import OPERATIONS
+from server.http.api.schema_parts import ACTION, NAME, OBJECT_TYPE, STRING
 from server.http.guard import SOCKET, SOCKET_EVENTS, guarded, rule_of
 
 ERROR = {
@@ -34,6 +36,18 @@ ERROR = {
     },
 }
 PARAM = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+# The rules every input follows, wherever it comes in (REST, socket.io, `sluice run`).
+INPUT_RULES = (
+    "Input rules: a name is an ASCII letter then letters, digits or '_' (a user name may also "
+    "hold '.', '@', '-'), at most 64 characters; a body has only its declared keys. In a "
+    "tuple every field of its stream's schema is required except the event-time field, "
+    "which takes the arrival time when it is left out; null is never a value, in any field; "
+    "a time is an ISO-8601 string or seconds since the epoch, in the years 1 to 9999 in "
+    "either form (TUPLE_INVALID otherwise, over REST and as a socket.io ack alike). A body "
+    "that is not UTF-8 JSON is BAD_JSON; every socket.io event, known or not, is acknowledged."
+)
+# Path parameters by name (a route may declare others in ``path=``).
+PATH = {"type_": OBJECT_TYPE, "action": ACTION, "role": NAME, "name": NAME}
 
 
 def _operation(rule, method: str, view) -> dict:
@@ -45,7 +59,7 @@ def _operation(rule, method: str, view) -> dict:
         "summary": summary or rule.endpoint,
         "tags": [rule.endpoint.split(".")[-2] if "." in rule.endpoint else "meta"],
         "responses": {
-            "2XX": {"description": "success", "content": {"application/json": {"schema": {}}}},
+            str(access.status): _success(access),
             "4XX": {
                 "description": "refused",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
@@ -54,24 +68,51 @@ def _operation(rule, method: str, view) -> dict:
     }
     if description.strip():
         op["description"] = " ".join(description.split())
+    path = {**PATH, **(access.path or {})}
     params = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "schema": path.get(name, STRING)}
         for name in sorted(rule.arguments)
     ]
-    for name, schema in ((access.query or {}).get("properties") or {}).items():
-        params.append({"name": name, "in": "query", "required": False, "schema": schema})
+    query = access.query or {}
+    required = set(query.get("required", ()))
+    for name, schema in (query.get("properties") or {}).items():
+        params.append({"name": name, "in": "query", "required": name in required, "schema": schema})
     if params:
         op["parameters"] = params
     needs = rule_of(rule.endpoint)
     op["security"] = [] if needs.public else [{"bearer": []}, {"cookie": []}]
     op["x-permissions"] = str(needs)
-    if method in ("POST", "PUT", "PATCH") and (access.body or len(access.content) > 1):
-        schema = access.body or {"type": "array", "items": {"type": "object"}}
+    if method in ("POST", "PUT", "PATCH") and (access.body or access.shape):
+        schema = access.body or access.shape
         op["requestBody"] = {
             "required": True,
             "content": {c: {"schema": schema} for c in access.content},
         }
     return op
+
+
+def _success(access) -> dict:
+    if access.answer is None:
+        return {"description": "done, nothing to say"}
+    return {"description": "success", "content": {"application/json": {"schema": access.answer}}}
+
+
+def _link(paths: dict) -> None:
+    """Link what a POST creates to the operations on it (``POST /x`` answers a ``name``;
+    ``/x/{name}...`` takes it), so a stateful fuzzer reaches the objects it created."""
+    for path, item in paths.items():
+        created = item.get("post", {}).get("responses", {}).get("201")
+        if created is None:
+            continue
+        links = created.setdefault("links", {})
+        for other, other_item in paths.items():
+            if not other.startswith(path + "/{name}"):
+                continue
+            for op in other_item.values():
+                links[op["operationId"]] = {
+                    "operationId": op["operationId"],
+                    "parameters": {"name": "$response.body#/name"},
+                }
 
 
 def spec(app: Flask) -> dict:
@@ -83,13 +124,14 @@ def spec(app: Flask) -> dict:
         item = paths.setdefault(PARAM.sub(r"{\1}", rule.rule), {})
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
             item[method.lower()] = _operation(rule, method, view)
+    _link(paths)
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "Sluice API",
             "version": "1",
             "description": "Secure multi-user stream processing. Errors always have the "
-            "shape {error: {code, message, details}}.",
+            "shape {error: {code, message, details}}. " + INPUT_RULES,
         },
         "paths": paths,
         "components": {
@@ -108,6 +150,9 @@ def spec(app: Flask) -> dict:
                 },
             },
         },
+        "x-applicable-actions": {
+            category: sorted(a.value for a in actions) for category, actions in APPLICABLE.items()
+        },
         "x-socketio-events": {
             name: {"payload": a.body, "x-permissions": str(OPERATIONS[SOCKET + name])}
             for name, a in SOCKET_EVENTS.items()
@@ -117,7 +162,7 @@ def spec(app: Flask) -> dict:
 
 def init_app(app: Flask) -> None:
     @app.get("/api/v1/openapi.json")
-    @guarded()
+    @guarded(answer={"type": "object", "required": ["openapi", "info", "paths", "components"]})
     def openapi_json():
         """This description of the API."""
         return spec(current_app)

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from boxes import codes
-from boxes.errors import InvalidInput, RateLimited, TooLarge, Unavailable
-from catalog import Subject
+from boxes.errors import Denied, InvalidInput, RateLimited, TooLarge, Unavailable
+from catalog import ObjectType, Subject
+from catalog.clearance import PUBLIC
 
 
 class TupleRate:
@@ -48,6 +49,21 @@ def runtime_of(svc) -> Any:
     return svc.runtime
 
 
+def admitted_level(svc, subject: Subject, stream: str) -> int:
+    """The Chinese-Wall level label every tuple of this batch gets (``catalog.clearance``):
+    the stream's company, or on a multilevel stream the sender's organisation; never a value
+    from the tuples. Decided here, once per batch, and written durably with it."""
+    snapshot = svc.catalog.core.snapshot
+    obj = snapshot.find(ObjectType.STREAM, stream)
+    if obj is None:  # the guard found it a moment ago; a drop in between is the log's to refuse
+        return PUBLIC
+    try:
+        return snapshot.levels.admitted_level(obj.id, subject.user_id)
+    except Denied as refused:
+        svc.catalog.core.log(subject, "ingest", f"stream:{stream}", False, str(refused))
+        raise
+
+
 def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
     """Append the tuples ``read()`` gives to input ``stream``, durably, for a caller the policy
     table has already allowed (``streams.append``, ``socket.ingest``: WRITE on the stream). The
@@ -64,5 +80,5 @@ def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
             details={"limit": limit},
         )
     svc.rate.take(subject.session_id, len(tuples))
-    receipt = runtime_of(svc).append(stream, tuples)
+    receipt = runtime_of(svc).append(stream, tuples, level=admitted_level(svc, subject, stream))
     return {"stream": receipt.stream, "first_seq": receipt.first_seq, "count": receipt.count}

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from boxes import codes
 from boxes.errors import InvalidInput, TooLarge
+from boxes.levels import LEVEL_COLUMN
 from boxes.types import Schema
 from server.ingest.tuples import MAX_STRING_BYTES, TupleCoercion, micros
 
@@ -30,9 +31,17 @@ class Limits:
 
 
 def encode(
-    stream: str, schema: Schema, tuples: Any, arrival: datetime, limits: Limits = Limits()
+    stream: str,
+    schema: Schema,
+    tuples: Any,
+    arrival: datetime,
+    limits: Limits = Limits(),
+    level: int = 0,
 ) -> tuple[int, bytes]:
-    """Return ``(row count, Arrow IPC bytes)`` or raise ``InvalidInput`` naming every bad tuple."""
+    """Return ``(row count, Arrow IPC bytes)`` or raise ``InvalidInput`` naming every bad tuple.
+
+    A non-zero ``level`` (the batch's Chinese-Wall level label, ``boxes/levels.py``) becomes
+    a ``_level`` column after the schema's; a public batch has none (the reader reads 0)."""
     if not isinstance(tuples, (list, tuple)):
         raise InvalidInput(
             f"stream {stream!r}: expected a list of tuples", code=codes.BATCH_INVALID
@@ -69,6 +78,9 @@ def encode(
             details={"stream": stream, "invalid": bad_count, "errors": errors[:MAX_REPORTED]},
         )
     table = pa.Table.from_pydict(columns, schema=schema.arrow_schema())
+    if level:
+        signed = level - (1 << 64) if level >= 1 << 63 else level
+        table = table.append_column(LEVEL_COLUMN, pa.array([signed] * len(tuples), pa.int64()))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)

@@ -133,10 +133,12 @@ class IngestLog:
         return schema
 
     # -- appending -------------------------------------------------------------------------
-    def append(self, name: str, tuples: list[Mapping[str, Any]]) -> AppendReceipt:
-        """Check, encode and durably append a batch; return once it is on disk."""
+    def append(self, name: str, tuples: list[Mapping[str, Any]], level: int = 0) -> AppendReceipt:
+        """Check, encode and durably append a batch; return once it is on disk. A ``level``
+        (Chinese-Wall label bits, decided at admission) is written with every tuple."""
         schema = self.schema(name)
-        count, payload = encode(name, schema, tuples, datetime.now(timezone.utc), self.limits)
+        now = datetime.now(timezone.utc)
+        count, payload = encode(name, schema, tuples, now, self.limits, level)
         pending = _Pending(name, count, payload)
         with self._queued:
             if self._closing:

@@ -1,10 +1,12 @@
 """One tuple coercion: what a tuple may hold, for the server's ingestion and for ``sluice run``.
 
 A tuple is an object with only its schema's fields. Every field is required except the
-event-time field, which defaults to the arrival time. Types are strict: no bool as a number,
-integers fit in 64 bits, doubles are finite, strings are UTF-8 text of at most
+event-time field, which takes the arrival time when it is left out. ``null`` is never a value,
+in any field (the event-time field is left out, not set to null). Types are strict: no bool
+as a number, integers fit in 64 bits, doubles are finite, strings are UTF-8 text of at most
 ``max_string_bytes``, timestamps are ISO-8601 strings (UTC unless they say otherwise),
-``datetime`` objects or seconds since the epoch, from year 1 to 9999 (Spark's range). Values
+``datetime`` objects or seconds since the epoch, from year 1 to 9999 (Spark's range) in either
+form: an ISO year 10000 or 0 is refused with the same reason as epoch seconds past 9999. Values
 come out as their Arrow column takes them (a timestamp as microseconds since the epoch).
 
 >>> from boxes.types import parse_schema
@@ -16,6 +18,7 @@ come out as their Arrow column takes them (a timestamp as microseconds since the
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -26,6 +29,9 @@ from boxes.types import DataType, Schema
 MAX_STRING_BYTES = 64 << 10
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# An ISO date whose year is outside 1-9999 (five or more digits, negative, or year 0), which
+# ``fromisoformat`` cannot parse: refused as out of range, as its epoch-seconds twin is.
+_ISO_YEAR_OUT = re.compile(r"[+-]?\d{5,}-|[+-]?0000-|-\d{4}-")
 _MICRO = timedelta(microseconds=1)
 
 
@@ -62,7 +68,10 @@ def _timestamp(value: Any) -> int:
         try:
             found = micros(datetime.fromisoformat(value))
         except ValueError:
-            raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}") from None
+            if _ISO_YEAR_OUT.match(value):
+                found = MICROS_MAX + 1
+            else:
+                raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}") from None
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         found = round(value * 1_000_000)
     else:
@@ -90,6 +99,12 @@ def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"expected true or false, got {value!r}")
     return value
+
+
+_NULL = {
+    False: "null is not a value (every field is required)",
+    True: "null is not a value (leave the event-time field out for the arrival time)",
+}
 
 
 class TupleCoercion:
@@ -136,10 +151,12 @@ class TupleCoercion:
         values: dict[str, Any] = {}
         for name, check in self._checks.items():
             value = item.get(name)
-            if value is None and name == self.schema.event_time:
+            if name not in item and name == self.schema.event_time:
                 values[name] = arrival_us
-            elif value is None:
+            elif name not in item:
                 problems.append(TupleProblem(index, name, "missing (every field is required)"))
+            elif value is None:
+                problems.append(TupleProblem(index, name, _NULL[name == self.schema.event_time]))
             else:
                 try:
                     values[name] = check(value)

@@ -8,6 +8,11 @@ Subscribers who share a readable set share one answer (``boxes.secfilter.deliver
 delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
 leave the server.
 
+An output of a diagram at a level also carries ``_level`` (``boxes/levels.py``): a subscriber
+then receives only the rows its clearance (its active roles', as they are at that batch)
+dominates, on top of the SecFilter, and each delivered tuple shows its level per conflict-of-
+interest class (``{"banks": "A"}``; public is ``{}``) as ``_level`` beside ``_sources``.
+
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
 one tap (``server.runtime.outputs.Tap``).
@@ -21,17 +26,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from boxes.errors import SluiceError
 from boxes.labels import LABEL_COLUMN
-from boxes.secfilter import deliveries, label_sources, readable_mask
+from boxes.levels import LEVEL_COLUMN
+from boxes.secfilter import cleared, deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from server.http.errors import answer
+from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
 TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
+MISSED_EVENT = "missed"
+REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
 
 @dataclass(frozen=True)
@@ -52,14 +62,42 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def rows(table: pa.Table, inputs: Sequence[str], picked) -> list[dict]:
-    """The picked rows (indexes) as JSON-ready dicts with ``_sources``, without the label."""
+def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[dict]:
+    """The picked rows (indexes) as JSON-ready dicts with ``_sources`` (and ``_level``, read
+    with the catalog's ``policy``, for an output at a level), without the label bits."""
     sources = label_sources(table, inputs)
     fields = table.drop_columns([LABEL_COLUMN]).take(pa.array(picked, pa.int64())).to_pylist()
-    return [
+    out = [
         {**{k: _jsonable(v) for k, v in row.items()}, "_sources": sources[i]}
         for row, i in zip(fields, picked, strict=False)
     ]
+    if LEVEL_COLUMN in table.column_names:
+        for row in out:
+            row[LEVEL_COLUMN] = policy.level_of(row.pop(LEVEL_COLUMN) & (1 << 64) - 1)
+    return out
+
+
+def cleared_picks(table: pa.Table, picks: list, clearances: Sequence[int]) -> list:
+    """Each subscriber's rows that its clearance also dominates (an output at a level)."""
+    if LEVEL_COLUMN not in table.column_names:
+        return picks
+    answers: dict[int, np.ndarray] = {}
+    for clearance in clearances:
+        if clearance not in answers:
+            answers[clearance] = cleared(table, clearance)
+    return [
+        np.intersect1d(picked, answers[clearance], assume_unique=True)
+        for picked, clearance in zip(picks, clearances, strict=True)
+    ]
+
+
+def position_of(table: pa.Table) -> dict[str, int]:
+    """Where a live batch sits in its output's result log: its batch id, and the position to
+    read from (``GET /outputs/NAME/results?from=``) for what follows it."""
+    metadata = table.schema.metadata or {}
+    if BATCH_KEY not in metadata:
+        return {}
+    return {"batch": int(metadata[BATCH_KEY]), "next": int(metadata[NEXT_KEY])}
 
 
 class Delivery:
@@ -70,6 +108,9 @@ class Delivery:
         self._labels: dict[str, Labels] = {}
         self.schemas: dict[str, Schema] = {}
         self._subscribers: dict[str, dict[str, Subject]] = {}
+        # (output, sid) -> live batches held back while that subscriber catches up
+        self._held: dict[tuple[str, str], list[pa.Table]] = {}
+        self._next: dict[str, int] = {}  # output -> position after the last batch handed here
         self._lock = threading.Lock()
 
     def register(self, outputs: Mapping[str, Schema], labels: Labels) -> None:
@@ -83,6 +124,42 @@ class Delivery:
         with self._lock:
             self._subscribers.setdefault(output, {})[sid] = subject
 
+    def subscribe_from(self, sid: str, subject: Subject, output: str, start: int, read) -> int:
+        """Subscribe, first sending what the output's result log holds from ``start`` on
+        (``read(output, start, rows)``, filtered with the permissions of the moment), then
+        live batches, with no gap and no batch twice: live batches that arrive meanwhile are
+        held back and sent after, less those the replay already covered. Returns where the
+        replay ended; an error from the first read (``RESULTS_EXPIRED``) subscribes nothing."""
+        with self._lock:
+            self._held[(output, sid)] = []
+            self._subscribers.setdefault(output, {})[sid] = subject
+        try:
+            end = start
+            while True:
+                page = read(output, end, REPLAY_PAGE)
+                if page.tables:
+                    table = pa.concat_tables(page.tables)
+                    self._send(sid, output, self.visible_rows(subject, output, table), page.next)
+                if page.next == end:
+                    break
+                end = page.next
+        except BaseException:
+            with self._lock:
+                self._held.pop((output, sid), None)
+                self._subscribers.get(output, {}).pop(sid, None)
+            raise
+        with self._lock:
+            held = self._held.pop((output, sid), [])
+        for table in held:
+            if position_of(table).get("next", end + 1) > end:
+                self._send(sid, output, self.visible_rows(subject, output, table), None, table)
+        return end
+
+    def _send(self, sid: str, output: str, tuples: list[dict], next_: int | None, table=None):
+        if tuples:
+            position = position_of(table) if table is not None else {"next": next_}
+            self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
+
     def unsubscribe(self, sid: str, output: str) -> bool:
         with self._lock:
             return self._subscribers.get(output, {}).pop(sid, None) is not None
@@ -93,14 +170,27 @@ class Delivery:
             for subscribers in self._subscribers.values():
                 subscribers.pop(sid, None)
 
+    def _gap(self, output: str, position: Mapping[str, int], count: int) -> dict | None:
+        """The positions between the last batch handed here and this one, if any."""
+        if "next" not in position:
+            return None
+        start, last = position["next"] - count, self._next.get(output)
+        self._next[output] = position["next"]
+        if last is None or start <= last:  # the first batch, or a new result log (redeploy)
+            return None
+        return {"from": last, "to": start}
+
     def visible_rows(self, subject: Subject, output: str, table: pa.Table) -> list[dict]:
         """What one session may see of ``table`` now (the recent-results cache)."""
         labels = self._labels.get(output)
         if labels is None or table.num_rows == 0:
             return []
         mask = labels.mask(self.catalog.sessions.readable_sources(subject))
-        (picked,) = deliveries(table, [mask])
-        return rows(table, labels.inputs, picked)
+        policy = self.catalog.core.snapshot.levels
+        (picked,) = cleared_picks(
+            table, deliveries(table, [mask]), [policy.clearance(subject.roles)]
+        )
+        return rows(table, labels.inputs, picked, policy)
 
     def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:
         try:
@@ -112,24 +202,37 @@ class Delivery:
             return False
 
     def on_batch(self, output: str, table: pa.Table) -> None:
-        """Filter one result batch for every subscriber of ``output`` and send each its part."""
+        """Filter one result batch for every subscriber of ``output`` and send each its part.
+        Rows the output produced that never got here (the tap's queue overflowed) are
+        announced first, as positions a subscriber can read back."""
+        position = position_of(table)
         with self._lock:
             labels = self._labels.get(output)
-            subscribers = list(self._subscribers.get(output, {}).items())
+            subscribers = []
+            for sid, who in self._subscribers.get(output, {}).items():
+                held = self._held.get((output, sid))
+                if held is None:
+                    subscribers.append((sid, who))
+                else:
+                    held.append(table)
+            missed = self._gap(output, position, table.num_rows)
         if labels is None or not subscribers or table.num_rows == 0:
             return
         subscribers = [
             (sid, who) for sid, who in subscribers if self._still_subscribed(sid, who, output)
         ]
+        for sid, _ in subscribers if missed else ():
+            self.emit(MISSED_EVENT, {"output": output, **missed}, to=sid)
         if not subscribers:
             return
         readable = self.catalog.sessions.readable_sources
         picks = deliveries(table, [labels.mask(readable(who)) for _, who in subscribers])
+        policy = self.catalog.core.snapshot.levels
+        picks = cleared_picks(table, picks, [policy.clearance(who.roles) for _, who in subscribers])
         if not any(len(picked) for picked in picks):
             return
-        decoded = rows(table, labels.inputs, range(table.num_rows))  # once for everyone
+        decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone
         for (sid, _), picked in zip(subscribers, picks, strict=False):
             if len(picked):
-                self.emit(
-                    TUPLES_EVENT, {"output": output, "tuples": [decoded[i] for i in picked]}, to=sid
-                )
+                tuples = [decoded[i] for i in picked]
+                self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)

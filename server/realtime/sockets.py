@@ -7,10 +7,13 @@ also authorizes it by its rule in the policy table (``socket.EVENT``), and a
 sweeper disconnects the sockets of sessions that ended (logout, expiry, disabled or deleted
 user, a password reset) as soon as the catalog changes, or when a session's time runs out.
 
-Events (each answered by an ack, ``{"error": {...}}`` on failure):
-``subscribe {output}``, ``unsubscribe {output}`` and ``ingest {stream, tuples}``. Results
-arrive as ``tuples {output, tuples: [...]}``; ``subscription_ended {output, error}`` tells a
-subscriber it lost SUBSCRIBE.
+Events (each answered by an ack, ``{"error": {...}}`` on failure, ``UNKNOWN_EVENT`` for any
+other event): ``subscribe {output, from?}``, ``unsubscribe {output}`` and ``ingest {stream,
+tuples}``. Results arrive as ``tuples {output, tuples: [...], batch, next}``;
+``subscribe`` with ``from`` (a ``next`` seen before) first sends what the output's result
+log holds from there, then live results, with no gap and nothing twice; ``missed {output,
+from, to}`` names positions a subscriber's delivery skipped (to read back the same way);
+``subscription_ended {output, error}`` tells a subscriber it lost SUBSCRIBE.
 """
 
 from __future__ import annotations
@@ -22,22 +25,30 @@ from flask import request
 from flask_socketio import ConnectionRefusedError
 
 from boxes import codes
-from boxes.errors import NotFound, SluiceError, Unauthenticated
+from boxes.errors import NotFound, SluiceError, Unauthenticated, Unavailable
 from catalog import INVALID_SESSION, Catalog, Subject
 from server.control.services import services
 from server.http import security
-from server.http.errors import answer, unexpected
-from server.http.guard import socket_event
+from server.http.errors import answer, body, unexpected
+from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
 from server.realtime.extension import socketio
 
 NAMESPACE = "/"
+RESERVED = "reserved:"  # marks a client's event named like the server's own
 SWEEP_AT_LEAST_EVERY = 5.0
 OUTPUT = {
     "type": "object",
     "properties": {"output": {"type": "string", "maxLength": 64}},
     "required": ["output"],
     "additionalProperties": False,
+}
+SUBSCRIBE = {
+    **OUTPUT,
+    "properties": {
+        **OUTPUT["properties"],
+        "from": {"type": "integer", "minimum": 0, "maximum": 2**62},
+    },
 }
 INGEST = {
     "type": "object",
@@ -141,6 +152,14 @@ def on_unexpected(err: Exception):
     return unexpected()
 
 
+@socketio.on("*", namespace=NAMESPACE)
+def on_unknown(event, *_):
+    """An event nobody handles is answered too (``UNKNOWN_EVENT``), so no client waits."""
+    shown = event.removeprefix(RESERVED)[:40] if isinstance(event, str) else "?"
+    expected = ", ".join(sorted(SOCKET_EVENTS))
+    return body(codes.UNKNOWN_EVENT, codes.UNKNOWN_EVENT.render(event=shown, expected=expected))
+
+
 @socketio.on("disconnect", namespace=NAMESPACE)
 def on_disconnect(*_):
     svc = services()
@@ -149,10 +168,18 @@ def on_disconnect(*_):
 
 
 @socketio.on("subscribe", namespace=NAMESPACE)
-@socket_event("subscribe", OUTPUT)
+@socket_event("subscribe", SUBSCRIBE)
 def on_subscribe(subject: Subject, payload: dict):
-    services().delivery.subscribe(request.sid, subject, payload["output"])
-    return {"subscribed": payload["output"]}
+    svc, output = services(), payload["output"]
+    if "from" not in payload:
+        svc.delivery.subscribe(request.sid, subject, output)
+        return {"subscribed": output}
+    if svc.runtime is None:
+        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
+    end = svc.delivery.subscribe_from(
+        request.sid, subject, output, payload["from"], svc.runtime.results
+    )
+    return {"subscribed": output, "replayed_to": end}
 
 
 @socketio.on("unsubscribe", namespace=NAMESPACE)
@@ -169,8 +196,26 @@ def on_ingest(subject: Subject, payload: dict):
     return ingest(services(), subject, payload["stream"], lambda: payload["tuples"])
 
 
+def _no_reserved_events(server) -> None:
+    """A client's event named like the server's own (``connect``, ``disconnect``, the catch-all
+    ``*``) is an unknown event (``UNKNOWN_EVENT``), not a call of those handlers:
+    python-socketio would run them, and a refused "connect" or a "*" (called without its
+    event name) would kill its thread with no acknowledgement."""
+    if getattr(server, "sluice_reserved", False):
+        return
+    handle = server._handle_event  # the one entry of every event packet
+
+    def event(eio_sid, namespace, id, data):
+        if isinstance(data, list) and data and data[0] in (*server.reserved_events, "*"):
+            data = [RESERVED + data[0], *data[1:]]
+        return handle(eio_sid, namespace, id, data)
+
+    server._handle_event, server.sluice_reserved = event, True
+
+
 def init_app(app, svc) -> None:
     """Wire the connection registry and the sweeper to this app's socket server."""
+    _no_reserved_events(socketio.server)
     svc.connections = Connections(
         svc.catalog, lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE)
     )

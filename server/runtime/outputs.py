@@ -16,14 +16,18 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
-from server.ingest.segments import SegmentLog
+from boxes import codes
+from boxes.errors import Gone
+from server.ingest.segments import Position, SegmentLog, list_segments, read_range
 
 log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
+NEXT_KEY = b"sluice.next"  # on a table handed to taps: the position after its last row
 Callback = Callable[[str, pa.Table], None]
 Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
 
@@ -82,6 +86,17 @@ class Tap:
             "dropped_rows": self.dropped_rows,
             "callback_failures": self.failures,
         }
+
+
+@dataclass(frozen=True)
+class Results:
+    """A read of an output's result log: tables in order, the position read from, the
+    position to read next, and the oldest position still kept."""
+
+    tables: list[pa.Table]
+    start: int
+    next: int
+    oldest: int
 
 
 class OutputSink:
@@ -150,8 +165,38 @@ class OutputSink:
             self.rows += table.num_rows
             self._remember(table)
             taps = list(self._taps)
+        positioned = table.replace_schema_metadata(
+            {BATCH_KEY: str(batch_id).encode(), NEXT_KEY: str(self._results.head.seq).encode()}
+        )
         for tap in taps:
-            tap.offer(table)
+            tap.offer(positioned)
+
+    def read_from(self, start: int, max_rows: int) -> Results:
+        """Up to about ``max_rows`` results from row position ``start`` on (whole batches, the
+        first one cut at ``start``), as the durable log holds them; ``RESULTS_EXPIRED`` if
+        retention has dropped rows at or after ``start``."""
+        with self._lock:  # taken by ``handle`` after a batch is written and synced
+            head = self._results.head
+            bases = list_segments(self._results.directory)
+        oldest = bases[0] if bases else head.seq
+        if start < oldest:
+            raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest)
+        base = max((b for b in bases if b <= start), default=oldest)
+        tables: list[pa.Table] = []
+        end = start
+        try:
+            for frame in read_range(self._results.directory, Position(base, base, 0), head):
+                if frame.first_seq + frame.count <= start:
+                    continue
+                _, table = decode_batch(frame.payload)
+                tables.append(table.slice(max(0, start - frame.first_seq)))
+                end = frame.first_seq + frame.count
+                if end >= head.seq or sum(t.num_rows for t in tables) >= max_rows:
+                    break
+        except FileNotFoundError:  # retention dropped the segment while it was read
+            oldest = list_segments(self._results.directory)[0]
+            raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest) from None
+        return Results(tables, start=start, next=end, oldest=oldest)
 
     def tap(self, callback: Callback, max_pending: int = 64) -> Tap:
         """Feed every batch delivered from now on to ``callback``, from a thread of its own."""
@@ -177,6 +222,8 @@ class OutputSink:
 
     def stats(self) -> dict:
         with self._lock:
+            head = self._results.head.seq
+            bases = list_segments(self._results.directory)
             taps = [t.stats() for t in self._taps]
         # "subscribers" is the status API's name for the taps (the server's one is delivery)
         return {
@@ -187,6 +234,10 @@ class OutputSink:
             "subscribers": taps,
             "dropped_batches": sum(t["dropped_batches"] for t in taps),
             "dropped_rows": sum(t["dropped_rows"] for t in taps),
+            # positions a subscriber may resume from: [oldest_position, next_position]
+            "oldest_position": bases[0] if bases else head,
+            "next_position": head,
+            "retained_rows": self.retain_rows,
         }
 
     def close(self) -> None:

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from py4j.protocol import Py4JError
 
 from boxes import codes
 from boxes.compiler import compile_plan
@@ -38,8 +37,15 @@ from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.runtime import checkpoints
 from server.runtime.heads import HeadServer
-from server.runtime.outputs import Callback, OutputSink
+from server.runtime.outputs import Callback, OutputSink, Results
 from server.runtime.source import LogSource, input_frames
+from server.runtime.spark import (
+    DRIVER_GONE,
+    build_session,
+    discard_session,
+    driver_alive,
+    driver_pid,
+)
 
 log = logging.getLogger(__name__)
 RUNNING, STOPPED, FAILED = "running", "stopped", "failed"
@@ -99,13 +105,13 @@ class Runtime:
         settings: RuntimeSettings = RuntimeSettings(),
         session=None,
     ) -> None:
-        from server.runtime.spark import build_session
-
         self.data_dir = Path(data_dir)
         self.settings = settings
         self._owns_session = session is None
-        self.spark = session or build_session(spark_master, spark_conf)
-        self.spark.dataSource.register(LogSource)
+        self._spark_master, self._spark_conf = spark_master, spark_conf
+        self.driver_restarts = 0
+        self.max_state_rows: int | None = None  # none until the server sets its ceiling
+        self._attach(session or build_session(spark_master, spark_conf))
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
         self._heads = HeadServer(self.log)
         self._diagrams_root = self.data_dir / "diagrams"
@@ -129,6 +135,10 @@ class Runtime:
         for thread in self._threads:
             thread.start()
 
+    def _attach(self, session) -> None:
+        self.spark = session
+        self.spark.dataSource.register(LogSource)
+
     @classmethod
     def start(cls, config: Any) -> Runtime:
         """Build from the server's settings (``data_dir``, ``spark_master``, ``spark_conf``,
@@ -136,6 +146,7 @@ class Runtime:
         ``deploy_timeout_seconds``)."""
         settings = RuntimeSettings(
             recent_rows=config.recent_tuples,
+            retain_result_rows=config.result_retention_rows,
             limits=Limits(max_tuples=config.max_batch_tuples),
             reconcile_every=config.reconcile_seconds,
             deploy_timeout=config.deploy_timeout_seconds,
@@ -166,8 +177,14 @@ class Runtime:
             )
         self.log.drop_stream(name)
 
-    def append(self, name: str, tuples: list[dict]) -> AppendReceipt:
-        return self.log.append(name, tuples)
+    def append(self, name: str, tuples: list[dict], level: int = 0) -> AppendReceipt:
+        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label."""
+        return self.log.append(name, tuples, level)
+
+    def set_max_state_rows(self, rows: int) -> None:
+        """The most rows of state a diagram may hold (all its outputs' state stores): one that
+        holds more is stopped at the next check (``max_state_rows``, a changeable setting)."""
+        self.max_state_rows = rows
 
     def set_max_tuples(self, count: int) -> None:
         """Follow the server's batch limit when an administrator changes it."""
@@ -338,7 +355,10 @@ class Runtime:
             deployment.retry.cancel()
             deployment.retry = None
         for query in deployment.queries.values():
-            query.stop()
+            try:
+                query.stop()
+            except DRIVER_GONE:  # the driver is gone, and its queries with it
+                log.warning("could not stop a query of %s", deployment.diagram_id, exc_info=True)
         for sink in deployment.sinks.values():
             sink.close()
         deployment.queries.clear()
@@ -366,9 +386,32 @@ class Runtime:
                     log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
                     self._retry_later(deployment)
                     return
+            self._check_state(deployment)
+
+    def _check_state(self, deployment: _Deployment) -> None:
+        """Stop a diagram whose state outgrew ``max_state_rows``. Its cost estimate cannot
+        know this (how many group keys arrive is up to the data); left alone, it would grow
+        until the driver runs out of memory and takes every other diagram down with it. Not
+        retried: its checkpoint holds the same state."""
+        limit = self.max_state_rows
+        if limit is None:
+            return
+        rows = sum(_state_rows(query.lastProgress) for query in deployment.queries.values())
+        if rows > limit:
+            error = Conflict(
+                code=codes.STATE_LIMIT_EXCEEDED,
+                diagram=deployment.diagram_id,
+                rows=rows,
+                limit=limit,
+            )
+            self._halt(deployment, FAILED, str(error))
+            log.error("diagram %s stopped: %s", deployment.diagram_id, deployment.error)
 
     def _reconcile_all(self) -> None:
         while not self._closed.wait(self.settings.reconcile_every):
+            if not driver_alive(self.spark):
+                self._replace_driver()
+                continue
             with self._lock:
                 deployments = list(self._deployments.values())
             for deployment in deployments:
@@ -382,23 +425,33 @@ class Runtime:
                 finally:
                     busy.release()
 
-    def _retry_later(self, deployment: _Deployment) -> None:
-        """Restart a failed diagram from its checkpoint a few times, since a failure may be
-        passing (e.g. a Python process that started too slowly)."""
-        with self._changed:
-            if (
-                deployment.retry is None
-                and not self._closed.is_set()
-                and deployment.restarts < self.settings.max_restarts
-            ):
-                delay = self.settings.restart_backoff * 2**deployment.restarts
-                deployment.restarts += 1
-                deployment.retry = threading.Timer(delay, self._restart, args=(deployment,))
-                deployment.retry.daemon = True
-                deployment.retry.start()
-                self._changed.notify_all()
+    def _replace_driver(self) -> None:
+        """The Spark driver is gone (killed, or exited on running out of memory): fail every
+        diagram it ran, start a new driver and resume each from its checkpoint. Nothing
+        acknowledged is lost, since the ingestion log lives in this process, not in Spark.
+        A driver this runtime did not start (a session handed in) is not its to replace."""
+        error = str(Unavailable(code=codes.SPARK_DRIVER_LOST))
+        with self._lock:
+            deployments = list(self._deployments.values())
+        resume = []
+        for deployment in deployments:
+            with self._diagram_lock(deployment.diagram_id):
+                if deployment.state in (RUNNING, STARTING) or deployment.retry is not None:
+                    self._halt(deployment, FAILED, error)
+                    resume.append(deployment)
+        log.error("the Spark driver is gone; %d diagram(s) stopped with it", len(resume))
+        if not self._owns_session or self._closed.is_set():
+            return
+        with self._launching:
+            discard_session(self.spark)
+            self._attach(build_session(self._spark_master, self._spark_conf))
+            self.driver_restarts += 1
+        log.warning("a new Spark driver is up; resuming %d diagram(s)", len(resume))
+        for deployment in resume:
+            self._resume(deployment)
 
-    def _restart(self, deployment: _Deployment) -> None:
+    def _resume(self, deployment: _Deployment) -> None:
+        """Start a failed diagram again from its checkpoint, or retry later if it fails."""
         with self._diagram_lock(deployment.diagram_id):
             if (
                 self._registered(deployment.diagram_id) is not deployment
@@ -413,6 +466,31 @@ class Runtime:
                     self._launch(deployment)
             except SluiceError:
                 self._retry_later(deployment)
+
+    def driver(self) -> dict[str, Any]:
+        """The Spark driver: its process (if this runtime launched it), whether it answers, and
+        how often it was replaced."""
+        return {
+            "pid": driver_pid(self.spark),
+            "alive": driver_alive(self.spark),
+            "restarts": self.driver_restarts,
+        }
+
+    def _retry_later(self, deployment: _Deployment) -> None:
+        """Restart a failed diagram from its checkpoint a few times, since a failure may be
+        passing (e.g. a Python process that started too slowly)."""
+        with self._changed:
+            if (
+                deployment.retry is None
+                and not self._closed.is_set()
+                and deployment.restarts < self.settings.max_restarts
+            ):
+                delay = self.settings.restart_backoff * 2**deployment.restarts
+                deployment.restarts += 1
+                deployment.retry = threading.Timer(delay, self._resume, args=(deployment,))
+                deployment.retry.daemon = True
+                deployment.retry.start()
+                self._changed.notify_all()
 
     # -- observing -------------------------------------------------------------------------
     def status(self, diagram_id: str) -> dict[str, Any]:
@@ -430,13 +508,19 @@ class Runtime:
         if busy.acquire(timeout=wait):
             try:
                 self._reconcile(deployment)
+            except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
+                log.warning("checking diagram %s failed", diagram_id, exc_info=True)
             finally:
                 busy.release()
         outputs = {}
         for name, query in list(deployment.queries.items()):
             sink = deployment.sinks.get(name)
+            try:
+                progress = query.lastProgress
+            except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
+                progress = None
             if sink is not None:
-                outputs[name] = _progress(query.lastProgress, sink.stats())
+                outputs[name] = _progress(progress, sink.stats())
         return {
             "diagram": diagram_id,
             "version": deployment.version,
@@ -492,7 +576,7 @@ class Runtime:
                 "events_posted": counters["numEventsPosted"].getCount(),
                 "dropped_events": dropped,
             }
-        except (Py4JError, AttributeError, KeyError, TypeError):
+        except (*DRIVER_GONE, AttributeError, KeyError, TypeError):
             log.warning("Spark's listener-bus metrics are not reachable", exc_info=True)
             return None
 
@@ -510,6 +594,10 @@ class Runtime:
             return self._sink(output).recent(n)
         except NotFound:
             return None
+
+    def results(self, output: str, start: int, max_rows: int) -> Results:
+        """A running output's results from row position ``start`` (see ``OutputSink.read_from``)."""
+        return self._sink(output).read_from(start, max_rows)
 
     # -- housekeeping ----------------------------------------------------------------------
     def compact(self) -> dict[str, int]:
@@ -579,9 +667,16 @@ def _ended(output: str, query: Any) -> str:
     return _summary(str(error))
 
 
+def _state_rows(progress: Mapping[str, Any] | None) -> int:
+    """Rows held by a query's state stores (windows, join buffers), as of its last batch."""
+    return sum(op.get("numRowsTotal", 0) for op in (progress or {}).get("stateOperators", []))
+
+
 def _progress(progress: Mapping[str, Any] | None, delivered: Mapping[str, Any]) -> dict[str, Any]:
+    state_rows = _state_rows(progress)
     progress = progress or {}
     return {
+        "state_rows": state_rows,
         "batch_id": progress.get("batchId"),
         "input_rows": progress.get("numInputRows", 0),
         "input_rows_per_second": progress.get("inputRowsPerSecond", 0.0),

@@ -26,6 +26,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from boxes.arrival import ARRIVAL_COLUMN
+from boxes.levels import LEVEL_COLUMN
 from boxes.types import Schema
 from server.ingest.segments import Position, read_range
 
@@ -34,9 +35,12 @@ STREAM_COLUMN = "_stream"
 
 
 def ddl(schema: Schema) -> str:
+    """The rows' DDL: ``_stream``, ``_arrival`` (the row's number in its stream's log), the
+    schema's fields, then ``_level`` (Chinese-Wall level label, written at admission; 0 for a
+    frame without one: public)."""
+    fields = [f"`{f.name}` {f.type.ddl}" for f in schema.fields]
     return ", ".join(
-        [f"{STREAM_COLUMN} INT", f"{ARRIVAL_COLUMN} BIGINT"]
-        + [f"`{f.name}` {f.type.ddl}" for f in schema.fields]
+        [f"{STREAM_COLUMN} INT", f"{ARRIVAL_COLUMN} BIGINT", *fields, f"{LEVEL_COLUMN} BIGINT"]
     )
 
 
@@ -102,6 +106,9 @@ class LogReader(SimpleDataSourceStreamReader):
                     np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64)
                 )
                 table = table.add_column(0, ARRIVAL_COLUMN, rows)
+                if LEVEL_COLUMN not in table.column_names:
+                    public = pa.array([0] * table.num_rows, pa.int64())
+                    table = table.append_column(LEVEL_COLUMN, public)
                 yield from table.add_column(0, STREAM_COLUMN, stream).to_batches()
 
     def stop(self) -> None:

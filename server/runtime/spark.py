@@ -1,7 +1,9 @@
 """The one SparkSession a process uses, built with the settings Sluice relies on.
 
 Why these settings: ``-Xss32m`` stops a query stop during a Python ``foreachBatch`` from
-killing its thread with a StackOverflowError; few shuffle partitions suit small, frequent
+killing its thread with a StackOverflowError; ``ExitOnOutOfMemoryError`` turns a driver that
+ran out of memory (in an unknown state afterwards) into one that is gone, which the runtime
+notices and replaces; few shuffle partitions suit small, frequent
 micro-batches on a small machine; RocksDB keeps window and join state off the JVM heap;
 UTC makes timestamps mean the same on every machine.
 """
@@ -12,8 +14,10 @@ import os
 import sys
 from collections.abc import Mapping
 
+from py4j.protocol import Py4JError
+
 DEFAULT_CONF: dict[str, str] = {
-    "spark.driver.extraJavaOptions": "-Xss32m",
+    "spark.driver.extraJavaOptions": "-Xss32m -XX:+ExitOnOutOfMemoryError",
     "spark.executor.extraJavaOptions": "-Xss32m",
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
@@ -31,6 +35,9 @@ DEFAULT_CONF: dict[str, str] = {
     # replacing fs.file.impl as well kills every aggregate and join at its first commit.
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
 }
+
+# What a call into a driver JVM that is gone raises: py4j's own error, or the socket's.
+DRIVER_GONE = (Py4JError, OSError)
 
 
 def build_session(
@@ -51,3 +58,46 @@ def build_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
+
+
+def driver_alive(session) -> bool:
+    """Whether the session's driver JVM still answers (not exited, not stopped)."""
+    process = getattr(session.sparkContext._gateway, "proc", None)
+    if process is not None and process.poll() is not None:
+        return False
+    try:
+        return not session.sparkContext._jsc.sc().isStopped()
+    except (*DRIVER_GONE, AttributeError):  # no JVM to answer, or the context was stopped
+        return False
+
+
+def driver_pid(session) -> int | None:
+    """The process id of the driver JVM this process launched (None if it did not)."""
+    process = getattr(session.sparkContext._gateway, "proc", None)
+    return process.pid if process is not None else None
+
+
+def discard_session(session) -> None:
+    """Forget a session whose driver is gone, so that the next ``build_session`` launches a
+    new JVM: PySpark keeps the gateway and the session in class attributes and would hand the
+    dead ones out again. A driver that is still running (hung) is killed."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    context = session.sparkContext
+    gateway = context._gateway
+    process = getattr(gateway, "proc", None)
+    if process is not None and process.poll() is None:
+        process.kill()
+        process.wait()
+    context._jsc = None  # what ``stop`` would do, without calling the JVM that is gone
+    if context._accumulatorServer is not None:
+        context._accumulatorServer.shutdown()
+        context._accumulatorServer = None
+    with SparkContext._lock:
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+        SparkContext._active_spark_context = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+    gateway.shutdown()  # its Python callback server; the Java side is gone already

@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     max_batch_tuples: int = 10_000
     login_attempts_per_minute: int = 10
     recent_tuples: int = 200
+    # result rows kept on disk per output, for subscribers who resume from a position
+    result_retention_rows: int = Field(100_000, ge=1)
     reconcile_seconds: float = Field(2.0, gt=0)  # how often running queries are checked
     deploy_timeout_seconds: float = Field(120.0, gt=0)  # a deploy's queries must be up by then
     tls_cert: Path | None = None
@@ -89,6 +91,9 @@ class Settings(BaseSettings):
     max_join_bound_seconds: int = 24 * 3600
     max_open_windows: int = 100_000
     max_window_rows: int = 100_000  # a count window's rows: what each group key keeps
+    # Checked while a diagram runs (its state depends on the data: group keys x open windows,
+    # join buffers): a diagram whose state stores hold more rows is stopped.
+    max_state_rows: int = 5_000_000
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["text", "json"] = "text"  # json: one object a line, for log collectors
 

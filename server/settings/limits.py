@@ -38,6 +38,7 @@ CHANGEABLE = (
     "max_join_bound_seconds",
     "max_open_windows",
     "max_window_rows",
+    "max_state_rows",
 )
 # The diagram cost ceilings among them, by the boxes/cost.py parameter each bounds.
 COST_CEILINGS = {

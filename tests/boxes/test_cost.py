@@ -101,3 +101,38 @@ def test_a_count_window_keeps_its_rows_per_key_and_is_in_rows_over_slide_results
     }
     (problem,) = cost.over(cost.estimate(p), {"window_rows": 500})
     assert (problem.code, problem.path) == ("COST_LIMIT_EXCEEDED", "boxes.a.window.rows")
+def test_role_limits_add_up_across_roles_and_a_role_without_one_leaves_it_to_the_ceilings():
+    from boxes.cost import Limit, effective
+
+    limits = {"A": {"window_seconds": 60, "open_windows": 5}, "B": {"window_seconds": 600}}
+    assert effective(limits, ["A", "B"]) == {"window_seconds": Limit(600, "B")}
+    assert effective(limits, ["A"]) == {
+        "window_seconds": Limit(60, "A"),
+        "open_windows": Limit(5, "A"),
+    }
+    assert effective(limits, []) == {}
+
+
+def test_cost_of_names_the_operator_types_and_the_excesses_name_box_and_role():
+    from boxes.cost import Limit, cost_of, excesses
+    from boxes.document import validate
+
+    doc = {
+        "version": 1,
+        "name": "q",
+        "schemas": {"s": {"fields": {"t": "timestamp"}, "event_time": "t"}},
+        "inputs": {"i": {"schema": "s"}},
+        "boxes": {
+            "a": {
+                "type": "aggregate",
+                "in": "i",
+                "window": {"size": "1h", "slide": "1ms"},
+                "aggregates": {"n": "count()"},
+            },
+        },
+        "outputs": {"o": {"from": "a"}},
+    }
+    cost = cost_of(validate(doc))
+    assert cost.box_types == ("aggregate",)
+    (excess,) = excesses(cost, {"windows_per_tuple": Limit(100, "CUSTOMER1")})
+    assert str(excess) == "box a: windows_per_tuple is 3600000; the limit of role CUSTOMER1 is 100"

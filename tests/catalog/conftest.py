@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from boxes import registry
 from catalog import Catalog
 from catalog.bootstrap import add_admin
 
 PASSWORD = "correct horse battery"
+BOX_TYPES = sorted(registry.operators())  # a lookup lists box types last, by name
 
 
 class Clock:

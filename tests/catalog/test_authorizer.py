@@ -9,7 +9,7 @@ from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import OWNER, decide, decide_any
 from catalog.bootstrap import add_admin
 from catalog.model import APPLICABLE
-from tests.catalog.conftest import PASSWORD
+from tests.catalog.conftest import BOX_TYPES, PASSWORD
 
 T, A = ObjectType, Action
 # One object of each kind, by (type, name) and the key of APPLICABLE it falls under.
@@ -123,7 +123,7 @@ def test_view_catalog_on_the_system_shows_every_object(cat, admin, people, login
     cat.objects.add_schema(olga, "s", {"fields": {"x": "long"}})
     assert cat.objects.lookup(vic) == []
     cat.grants.grant(admin, "AUDITOR", A.VIEW_CATALOG, T.SYSTEM, "system")
-    assert [o.name for o in cat.objects.lookup(vic)] == ["system", "s"]
+    assert [o.name for o in cat.objects.lookup(vic)] == ["system", "s", *BOX_TYPES]
     schema = cat.core.snapshot.find(T.SCHEMA, "s")
     assert decide(vic, A.VIEW_OBJECT, schema, cat.core.snapshot).rule == "catalog"
 

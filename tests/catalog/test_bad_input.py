@@ -215,7 +215,7 @@ CASES = {
     ),
     "owner role not active": (
         lambda c, j, a, b: c.objects.add_schema(a, "t", {"fields": {"x": "long"}}, role="ADMIN"),
-        InvalidInput,
+        Denied,
         "ROLE_NOT_ACTIVE",
     ),
     "disable the last admin": (

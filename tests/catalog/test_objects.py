@@ -116,7 +116,7 @@ def test_the_owner_role_is_read_from_the_session_as_it_is_now(cat, admin, people
     dee = login("dee")
     cat.accounts.unassign_role(admin, "dee", "CUSTOMER2")
     assert dee.roles == {"CUSTOMER1", "CUSTOMER2"}
-    with pytest.raises(InvalidInput) as err:
+    with pytest.raises(Denied) as err:
         cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}}, role="CUSTOMER2")
     assert err.value.code == "ROLE_NOT_ACTIVE"
     assert cat.objects.add_schema(dee, "t", {"fields": {"x": "long"}}).owner_role == "CUSTOMER1"

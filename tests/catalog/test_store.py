@@ -10,7 +10,7 @@ from boxes.errors import InvalidInput
 from catalog import Catalog, ObjectType
 from catalog.bootstrap import add_admin
 from catalog.store import Store, migrations
-from tests.catalog.conftest import PASSWORD
+from tests.catalog.conftest import BOX_TYPES, PASSWORD
 
 
 def _schema_version(store: Store) -> int:
@@ -37,7 +37,7 @@ def test_everything_survives_a_restart(cat, admin, people, db_url, clock):
     try:
         assert again.sessions.resolve(token) == al
         joe = again.sessions.login("joe", PASSWORD)[1]
-        assert [o.name for o in again.objects.lookup(joe)] == ["system", "s", "in1"]
+        assert [o.name for o in again.objects.lookup(joe)] == ["system", "s", "in1", *BOX_TYPES]
         assert again.objects.get(joe, ObjectType.STREAM, "in1").source_index == 0
     finally:
         again.close()
@@ -68,7 +68,7 @@ def test_an_in_memory_catalog_works_for_one_process():
     try:
         assert add_admin(cat, "joe", PASSWORD)
         joe = cat.sessions.login("joe", PASSWORD)[1]
-        assert [o.name for o in cat.objects.lookup(joe)] == ["system"]
+        assert [o.name for o in cat.objects.lookup(joe)] == ["system", *BOX_TYPES]
     finally:
         cat.close()
 

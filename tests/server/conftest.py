@@ -76,3 +76,16 @@ def live(tmp_path, spark):
     yield server
     server.stop()
     close_app(app)
+
+
+@pytest.fixture(scope="session")
+def demo_server(tmp_path_factory):
+    """``sluice serve --demo`` (the paper's users, roles, streams and running q1, Spark
+    included), shared by the fuzz tests; login throttling is set out of their way."""
+    import json
+
+    server = Server(tmp_path_factory.mktemp("demo"), demo=True, login_attempts_per_minute=1_000_000)
+    server.start()
+    server.logins = json.loads((server.data / "demo_logins.json").read_text())
+    yield server
+    server.kill()

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 
+from boxes import registry
 from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
 from server.control.diagrams import plan_for, spec_of
@@ -65,6 +66,8 @@ def build_world(cat) -> dict[str, str]:
     passwords = seed_demo(cat)
     joe = cat.sessions.login("joe", passwords["joe"])[1]
     cat.grants.grant(joe, "INFO_PROVIDER", A.ADD, T.SYSTEM, "system")
+    for box_type in registry.operators():
+        cat.grants.grant(joe, "INFO_PROVIDER", A.USE, T.BOX_TYPE, box_type)
     ed = cat.sessions.login("ed", passwords["ed"])[1]
     for schema in ("fs", "spare"):
         cat.objects.add_schema(ed, schema, {"fields": {"x": "long"}})
@@ -81,9 +84,19 @@ def build_world(cat) -> dict[str, str]:
         (A.SUBSCRIBE, T.OUTPUT, "out1"),
     ):
         cat.grants.grant(al, "INFO_PROVIDER", action, type_, name)
+    seed_levels(cat, joe)
     for who in (joe, ed, al):
         cat.sessions.logout(who)
     return passwords
+
+
+def seed_levels(cat, joe) -> None:
+    """Two COI classes (``oil`` has no company yet) and an unused company, so that every levels
+    route has something to act on; no stream has a company, so nothing else changes."""
+    cat.levels.add_class(joe, "banks")
+    cat.levels.add_class(joe, "oil")
+    for company in ("A", "B", "C"):
+        cat.levels.add_company(joe, "banks", company)
 
 
 def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
@@ -191,6 +204,7 @@ class Client:
         self.http.headers["Authorization"] = f"Bearer {self.token}"
         self.received: list[dict] = []
         self.arrivals: list[float] = []  # time.monotonic() of each tuples event
+        self.positions: list[int] = []  # each tuples event's ``next`` result-log position
         self.sock = None
 
     def call(self, method: str, path: str, expect: int = 200, **kwargs):
@@ -198,21 +212,27 @@ class Client:
         assert answer.status_code == expect, f"{method} {path}: {answer.status_code} {answer.text}"
         return answer.json() if answer.content else None
 
-    def connect(self, resubscribe=()) -> None:
-        """Open the socket; on every (re)connection subscribe again to ``resubscribe``."""
+    def connect(self, resubscribe=(), resume: bool = False) -> None:
+        """Open the socket; on every (re)connection subscribe again to ``resubscribe``, with
+        ``resume`` from the last position received (so nothing produced meanwhile is lost)."""
         import socketio as sio
 
         self.sock = sio.Client(reconnection=True, reconnection_delay=0.2)
         self.sock.on("tuples", self._tuples)
-        self.sock.on(
-            "connect", lambda: [self.sock.emit("subscribe", {"output": o}) for o in resubscribe]
-        )
+
+        def subscribe() -> None:
+            for output in resubscribe:
+                since = {"from": self.positions[-1]} if resume and self.positions else {}
+                self.sock.emit("subscribe", {"output": output, **since})
+
+        self.sock.on("connect", subscribe)
         self.sock.connect(
             self.base, auth={"token": self.token}, transports=["websocket"], wait_timeout=10
         )
 
     def _tuples(self, data) -> None:
         self.arrivals.append(time.monotonic())
+        self.positions.append(data["next"])
         self.received.extend(data["tuples"])
 
     def emit(self, event: str, payload):

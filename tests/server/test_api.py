@@ -198,6 +198,11 @@ def test_the_openapi_description_is_valid_and_covers_every_route(app, client):
         and "password" in login["requestBody"]["content"]["application/json"]["schema"]["required"]
     )
     assert set(spec["x-socketio-events"]) == {"subscribe", "unsubscribe", "ingest"}
+    reads = spec["paths"]["/api/v1/outputs/{name}/results"]["get"]["parameters"]
+    assert {p["name"]: p["required"] for p in reads if p["in"] == "query"} == {
+        "from": True,
+        "limit": False,
+    }
     change = spec["paths"]["/api/v1/auth/password"]["post"]
     assert (
         change["x-permissions"] == "a session"
@@ -268,3 +273,23 @@ def test_an_invisible_output_answers_exactly_like_a_missing_one(app, client, aut
         return text.replace(name, "NAME")
 
     assert answers("out1") == answers("out9")
+
+
+def test_every_operation_declares_its_answer_and_its_parameters(client):
+    """What the fuzz checks answers against: a real schema per success, typed path
+    parameters, and links from what a POST creates to the operations on it."""
+    spec = client.get(f"{API}/openapi.json").json
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            (status,) = [s for s in op["responses"] if s.startswith("2")]
+            success = op["responses"][status]
+            if status == "204":
+                assert "content" not in success, (method, path)
+            else:
+                schema = success["content"]["application/json"]["schema"]
+                assert schema.get("type") or schema.get("oneOf"), (method, path)
+            for param in op.get("parameters", ()):
+                if param["in"] == "path":
+                    assert param["schema"].get("pattern") or param["schema"].get("enum"), path
+    links = spec["paths"]["/api/v1/diagrams"]["post"]["responses"]["201"]["links"]
+    assert {"diagrams.deploy.post", "diagrams.delete.delete"} <= set(links)

@@ -8,6 +8,7 @@ from boxes import codes
 from boxes.errors import (
     Conflict,
     Denied,
+    Gone,
     InvalidInput,
     NotFound,
     RateLimited,
@@ -25,12 +26,19 @@ CLASS_OF = {
     403: Denied,
     404: NotFound,
     409: Conflict,
+    410: Gone,
     413: TooLarge,
     429: RateLimited,
     503: SluiceError,
 }
-# Never raised as a SluiceError: Werkzeug's wrong method, and the catch-all for a bug.
-NOT_RAISED = {codes.METHOD_NOT_ALLOWED, codes.INTERNAL_ERROR}
+# Never raised as a SluiceError: Werkzeug's wrong method, the catch-all for a bug, and what
+# gunicorn answers before the app sees the request (server/cli/serve.py).
+NOT_RAISED = {
+    codes.METHOD_NOT_ALLOWED,
+    codes.INTERNAL_ERROR,
+    codes.URI_TOO_LONG,
+    codes.HEADERS_TOO_LARGE,
+}
 
 
 def test_every_status_a_code_answers_has_its_error_class():

@@ -325,6 +325,46 @@ CORPUS = [
         "INVALID_PARAMETER",
     ),
     (
+        "audit limit below its declared minimum",
+        "GET",
+        "/api/v1/audit?limit=0",
+        None,
+        None,
+        "joe",
+        400,
+        "INVALID_PARAMETER",
+    ),
+    (
+        "results without a position",
+        "GET",
+        "/api/v1/outputs/out1/results",
+        None,
+        None,
+        "al",
+        400,
+        "INVALID_PARAMETER",
+    ),
+    (
+        "results from a negative position",
+        "GET",
+        "/api/v1/outputs/out1/results?from=-1",
+        None,
+        None,
+        "al",
+        400,
+        "INVALID_PARAMETER",
+    ),
+    (
+        "results with a huge page",
+        "GET",
+        "/api/v1/outputs/out1/results?from=0&limit=1e9",
+        None,
+        None,
+        "al",
+        400,
+        "INVALID_PARAMETER",
+    ),
+    (
         "audit unknown filter",
         "GET",
         "/api/v1/audit?password=x",
@@ -514,12 +554,16 @@ def test_hostile_request(app, client, auth, case):
         ("ingest", {"stream": "feed"}),
         ("ingest", {"stream": "feed", "tuples": "x"}),
         ("unknown", {"output": "out1"}),
+        ("connect", {"token": "forged"}),
+        ("disconnect", {}),
+        ("*", {"output": "out1"}),
     ],
 )
 def test_hostile_socket_events(app, auth, event, payload):
     sock = socketio.test_client(app, auth={"token": auth.token("al")})
     ack = sock.emit(event, payload, callback=True)
-    assert ack is None if event == "unknown" else ack["error"]["code"] == "INVALID_BODY"
+    unknown = event in ("unknown", "connect", "disconnect", "*")
+    assert ack["error"]["code"] == ("UNKNOWN_EVENT" if unknown else "INVALID_BODY")
     assert sock.is_connected()
     sock.disconnect()
 
@@ -528,3 +572,37 @@ def test_error_messages_never_echo_a_whole_hostile_name(client, auth):
     name = "<script>" + "A" * 500 + "</script>"
     response = client.get(f"/api/v1/schemas/{name}", headers=auth.headers("joe"))
     assert response.status_code == 404 and len(json.dumps(response.json)) < 300
+
+
+# Bodies that are not JSON: the message says so in JSON's words, never the parser's insides.
+NOT_JSON = {
+    "nested 100 000 deep": b"[" * 100_000,
+    "a UTF-16 byte-order mark": b"\xff\xfe{\x00}\x00",
+    "not UTF-8": b'{"name": "\xff\xfe"}',
+    "cut short": b'{"name": "t",',
+}
+INTERNALS = ("recursion", "codec", "decod", "utf-16", "utf-32", "(char ", "python", "0x")
+
+
+@pytest.mark.parametrize("body", NOT_JSON.values(), ids=list(NOT_JSON))
+@pytest.mark.parametrize(
+    "path, content_type",
+    [
+        ("/api/v1/schemas", JSON),
+        ("/api/v1/streams/feed/tuples", JSON),
+        ("/api/v1/streams/feed/tuples", "application/x-ndjson"),
+    ],
+)
+def test_a_body_that_is_not_json_is_told_without_internals(client, auth, path, content_type, body):
+    response = client.post(path, data=body, content_type=content_type, headers=auth.headers("al"))
+    assert response.status_code == 400 and response.json["error"]["code"] == "BAD_JSON"
+    message = response.json["error"]["message"]
+    assert not [word for word in INTERNALS if word in message.lower()], message
+
+
+def test_options_names_the_methods_of_the_route_it_matched(client):
+    """/diagrams/validate is its own resource (POST), as OpenAPI reads it, although
+    /diagrams/<name> would also fit it."""
+    assert client.options("/api/v1/diagrams/validate").headers["Allow"] == "OPTIONS, POST"
+    allowed = client.options("/api/v1/diagrams/q1").headers["Allow"]
+    assert allowed == "DELETE, GET, HEAD, OPTIONS, PUT"

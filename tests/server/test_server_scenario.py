@@ -78,6 +78,8 @@ def test_the_papers_scenario(live):
         grants += [("stream", stream, "CUSTOMER1", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
         grants += [("stream", stream, "INFO_PROVIDER", a) for a in ("VIEW_OBJECT", "WRITE")]
     grants.append(("system", "system", "CUSTOMER1", "ADD"))
+    # operator-based access control (the paper's future work): q1 unions and aggregates
+    grants += [("box_type", t, "CUSTOMER1", "USE") for t in ("union", "aggregate")]
     for type_, name, role, action in grants:
         joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
 
@@ -122,5 +124,31 @@ def test_the_papers_scenario(live):
     wait_until(lambda: len(window(al, 90)) == 3, 120, "Al's windows after the revocation")
     assert window(al, 60) == {"IBM": ["in1"], "BP": ["in2"], "XOM": ["in1", "in2"]}
     assert len(bob.received) == seen_by_bob
-    for client in (ed, al, bob):
+
+    # Reading out1's result log from the start (what a client that lost its connection does):
+    # Al gets everything he was sent live, in order; Bob, revoked, gets nothing, old or new.
+    wait_until(lambda: len(al.positions) == len(set(al.positions)) > 0, 10, "positions")
+    assert al.positions == sorted(al.positions)
+    read = al.call("GET", "/outputs/out1/results?from=0")
+    assert read["from"] == 0 and read["oldest"] == 0 and read["next"] == al.positions[-1]
+    assert read["tuples"] == al.received
+    assert bob.call("GET", "/outputs/out1/results?from=0")["tuples"] == []
+    rest = al.call("GET", f"/outputs/out1/results?from={read['next']}")
+    assert rest["tuples"] == [] and rest["next"] == read["next"]
+    paged = al.call("GET", "/outputs/out1/results?from=2&limit=1")
+    assert paged["tuples"] == al.received[2 : paged["next"]] and paged["next"] > 2
+
+    # Al's second socket subscribes from the start: the log's results, then live ones, each once.
+    phone = Client(live.url, "al", PASSWORD)
+    phone.connect()
+    assert phone.emit("subscribe", {"output": "out1", "from": 0}) == {
+        "subscribed": "out1",
+        "replayed_to": al.positions[-1],
+    }
+    assert phone.received == al.received
+    prices(ed, 120)
+    wait_until(lambda: len(window(al, 120)) == 3, 120, "Al's window after the replay")
+    wait_until(lambda: len(phone.received) == len(al.received), 60, "the phone's live window")
+    assert phone.received == al.received
+    for client in (ed, al, bob, phone):
         client.close()

@@ -12,3 +12,10 @@ def test_an_administrator_sees_how_many_events_sparks_listener_bus_dropped(live)
     dropped = bus["dropped_events"]
     assert "appStatus" in dropped
     assert all(isinstance(count, int) and count >= 0 for count in dropped.values())
+
+
+def test_an_administrator_sees_the_spark_driver_answering(live):
+    joe = Client(live.url, "joe", PASSWORD)
+    driver = joe.call("GET", "/system/status")["runtime"]["driver"]
+    assert driver["alive"] is True
+    assert driver["restarts"] == 0

@@ -67,6 +67,13 @@ BAD = {
     "time after 9999": line(time=1e12),
     "time before year 1": line(time=-1e11),
     "time far out": line(time=1e300),
+    "epoch time in year 55,900": line(time=1.7e12),
+    "epoch time -1e15": line(time=-1e15),
+    "epoch time 1e20": line(time=1e20),
+    "ISO time in year 99999": line(time="99999-01-01T00:00:00Z"),
+    "ISO time in year 10000": line(time="10000-01-01T00:00:00"),
+    "ISO time in year 0": line(time="0000-01-01T00:00:00"),
+    "null event time": line(time=None),
     "time as bool": line(time=True),
     "time as object": line(time={"s": 1}),
     "several fields": line(symbol=..., price="x", qty=True, colour=1),
@@ -76,13 +83,16 @@ BAD = {
 GOOD_LINES = {
     "every field": line(),
     "no event time (arrival time)": line(time=...),
-    "null event time": line(time=None),
     "epoch seconds": line(time=1704067201.25),
     "naive ISO time": line(time="2024-01-01T00:00:01"),
     "integer for double": line(price=2),
     "longest string": line(symbol="x" * (64 * 1024)),
     "extreme longs": line(qty=-(1 << 63)),
 }
+
+
+# One range for both forms of a time: each of these is refused with the same words.
+OUT_OF_RANGE = ["time after 9999", "epoch time in year 55,900", "ISO time in year 99999"]
 
 
 def server_answer(client: Client, text: str) -> tuple[int, list[tuple[str, str | None, str]]]:
@@ -151,3 +161,73 @@ def test_both_accept_the_same_good_tuples(joe, tmp_path):
             str(tmp_path / "good.ndjson"), schema, datetime.now(timezone.utc)
         )
         assert problems == [] and table.num_rows == 1, case
+
+
+def test_a_time_out_of_range_is_refused_alike_in_either_form(joe):
+    reasons = {server_answer(joe, BAD[case])[1][0][2].split(" is ")[-1] for case in OUT_OF_RANGE}
+    assert reasons == {"outside the years 1 to 9999"}
+
+
+def test_null_is_refused_in_every_field_alike(joe):
+    """One rule: null is never a value; only leaving the event-time field out is allowed."""
+    for field in FIELDS:
+        status, refused = server_answer(joe, line(**{field: None}))
+        assert status == 400 and refused[0][:2] == ("TUPLE_INVALID", field), field
+        assert refused[0][2].startswith("null is not a value"), field
+
+
+@pytest.mark.parametrize("time", [-1e15, 1e20, "99999-01-01T00:00:00Z", None])
+def test_socket_ingest_refuses_a_time_out_of_range_with_an_ack(joe, time):
+    joe.connect()
+    try:
+        ack = joe.emit("ingest", {"stream": "in1", "tuples": [{**GOOD, "time": time}]})
+    finally:
+        joe.close()
+    assert ack["error"]["code"] == "TUPLE_INVALID"
+    assert [e["field"] for e in ack["error"]["details"]["errors"]] == ["time"]
+
+
+def post_csv(client: Client, text: bytes):
+    return client.http.post(
+        f"{client.base}/api/v1/streams/in1/tuples",
+        data=text,
+        headers={"Content-Type": "text/csv"},
+        timeout=60,
+    )
+
+
+def test_csv_rows_are_read_by_their_fields_types_and_judged_by_the_same_rule(joe):
+    good = (
+        b"\xef\xbb\xbftime,symbol,price,qty,open\r\n"  # a spreadsheet's byte-order mark
+        b'2024-01-01T00:00:01Z,"IBM, Inc.",1.5,3,true\r\n'
+        b",XOM,2,-4,FALSE\r\n"  # no event time: the arrival time
+        b"\r\n"
+        b'1704067201.25,"say ""hi""",0.25,0,false\r\n'
+    )
+    answer = post_csv(joe, good)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["count"] == 3
+
+    bad = post_csv(joe, b"time,symbol,price,qty,open\n2024-01-01T00:00:01Z,IBM,1.5,3.5,true\n")
+    assert bad.status_code == 400
+    error = bad.json()["error"]
+    assert error["code"] == "TUPLE_INVALID"
+    assert [(e["field"], e["reason"]) for e in error["details"]["errors"]] == [
+        ("qty", "expected an integer, got '3.5'")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"time,symbol\n1,a\n2,b,c\n", "at line 3: 3 cells where the header has 2"),
+        (b"time,symbol\n\xff,a\n", "at line 1: it is not UTF-8 text"),
+        (b"", "at line 1: there is no header row"),
+        (b'symbol\n"unclosed\n', "at line 2"),
+    ],
+)
+def test_malformed_csv_is_refused_naming_its_line(joe, body, message):
+    answer = post_csv(joe, body)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "BAD_CSV"
+    assert message in answer.json()["error"]["message"]

@@ -42,6 +42,7 @@ def set_field(page: Page, box_name: str, label: str, value: str) -> None:
 
 def build_q1(page: Page) -> None:
     """The paper's q1: in1 and in2 into a union, a 10 s average per symbol, output out1."""
+    page.get_by_label("Diagram name").fill("q1")
     drop(page, "input", 15, 40)
     drop(page, "input", 15, 200)
     expect(box(page, "in1")).to_be_visible()
@@ -59,6 +60,14 @@ def build_q1(page: Page) -> None:
     set_field(page, "avg", "size (required)", "10s")
     set_field(page, "avg", "group_by", "symbol")
     set_field(page, "avg", "aggregates (required)", "avg_price: avg(price)\nn: count()")
+
+
+def confirm(page: Page, answer: str) -> None:
+    """Answer the open confirmation dialog with its ``answer`` button (the verb, or Cancel)."""
+    dialog = page.get_by_role("alertdialog")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name=answer, exact=True).click()
+    expect(dialog).to_be_hidden()
 
 
 def watch_scripts(page: Page) -> list[str]:

@@ -10,6 +10,7 @@ from tests.web.steps import (
     admin_permissions,
     build_q1,
     catalog_object,
+    confirm,
     grant,
     open_results,
     result_rows,
@@ -75,6 +76,7 @@ def test_paper_scenario(login, live):
 
     # Joe revokes READ_TUPLE on in1 from CUSTOMER2: Bob's pane stops, Al's goes on.
     joe.get_by_role("button", name="Revoke READ_TUPLE on stream in1 from CUSTOMER2").click()
+    confirm(joe, "Revoke")
     expect(permissions.locator(".notice.ok")).to_have_text(
         "Revoked READ_TUPLE on in1 from CUSTOMER2."
     )

@@ -33,12 +33,16 @@ export function onSessionEnded(listener) {
 }
 
 export async function request(method, path, body) {
+  return send(method, path, body === undefined ? undefined : JSON.stringify(body), "application/json");
+}
+
+/** A request whose body is sent as it is (text of `contentType`), e.g. a CSV file's. */
+export async function send(method, path, text, contentType) {
   const headers = { Accept: "application/json" };
   if (method !== "GET") headers["X-CSRF-Token"] = csrf;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (text !== undefined) headers["Content-Type"] = contentType;
   const response = await fetch(PREFIX + path, {
-    method, headers, credentials: "same-origin",
-    body: body === undefined ? undefined : JSON.stringify(body),
+    method, headers, credentials: "same-origin", body: text,
   });
   const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
   if (!response.ok) {

@@ -10,36 +10,76 @@ export class Canvas {
   /**
    * @param container the element Drawflow draws into
    * @param declarations Map of box type -> declaration
-   * @param events {select(id|null), change()}
+   * @param events {select(id|null), change(), edited() after a change worth undoing,
+   *                refused(message) when an arrow is not accepted}
    */
   constructor(container, declarations, events) {
     this.container = container;
     this.declarations = declarations;
+    this.events = events;
     this.boxes = new Map();   // Drawflow node id (string) -> {type, name, params}
+    this.picked = new Set();  // the selected boxes: a click picks one, shift+click adds or drops
+    this.quiet = false;       // true while the canvas redraws itself (restore, refused arrows)
+    this.shift = false;
     this.editor = new Drawflow(container);
     this.editor.reroute = false;
+    this.editor.zoom_min = 0.2;
     this.editor.start();
-    this.editor.on("nodeSelected", (id) => events.select(String(id)));
-    this.editor.on("nodeUnselected", () => events.select(null));
+    container.addEventListener("pointerdown", (e) => { this.shift = e.shiftKey; }, true);
+    this.editor.on("nodeSelected", (id) => this.onPick(String(id)));
+    this.editor.on("nodeUnselected", () => {
+      if (!this.shift) this.pick([]);
+      events.select(null);
+    });
     this.editor.on("nodeRemoved", (id) => {
       this.boxes.delete(String(id));
+      this.picked.delete(String(id));
       events.select(null);
-      events.change();
+      this.changed();
     });
-    this.editor.on("connectionCreated", (c) => this.onConnect(c, events));
-    this.editor.on("connectionRemoved", () => events.change());
+    this.editor.on("nodeMoved", () => this.changed());
+    this.editor.on("connectionCreated", (c) => this.onConnect(c));
+    this.editor.on("connectionRemoved", () => this.changed());
   }
 
-  /** A port that takes one box keeps only the newest arrow, as a form field keeps one value. */
-  onConnect({ output_id, input_id, output_class, input_class }, events) {
+  /** Tell the editor something changed; unless the canvas is redrawing itself, it is undoable. */
+  changed() {
+    this.events.change();
+    if (!this.quiet) this.events.edited();
+  }
+
+  onPick(id) {
+    if (this.shift) {
+      const next = new Set(this.picked);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      this.pick([...next]);
+    } else {
+      this.pick([id]);
+    }
+    this.events.select(id);
+  }
+
+  /** Mark exactly these boxes as selected. */
+  pick(ids) {
+    this.picked = new Set(ids.filter((id) => this.boxes.has(id)));
+    for (const id of this.boxes.keys()) this.nodeElement(id).classList.toggle("picked", this.picked.has(id));
+  }
+
+  /** A port that takes one box refuses a second arrow: the user removes the first one deliberately. */
+  onConnect({ output_id, input_id, output_class, input_class }) {
     const box = this.boxes.get(String(input_id));
     const port = portsOf(this.declarations.get(box.type))[portIndex(input_class)];
-    if (port.kind !== "input refs") {
-      for (const c of this.connectionsInto(input_id, input_class)) {
-        if (c.node !== String(output_id)) this.editor.removeSingleConnection(c.node, input_id, c.input, input_class);
-      }
+    const others = this.connectionsInto(input_id, input_class).filter((c) => c.node !== String(output_id));
+    if (port.kind !== "input refs" && others.length && !this.quiet) {
+      this.quiet = true;
+      this.editor.removeSingleConnection(output_id, input_id, output_class, input_class);
+      this.quiet = false;
+      const from = this.boxes.get(String(others[0].node)).name;
+      this.events.refused(`${box.name}'s port "${port.name}" takes one arrow and already has one from ${from}: select that arrow and press Delete first.`);
+      return;
     }
-    events.change();
+    this.changed();
   }
 
   connectionsInto(id, inputClass) {
@@ -132,6 +172,79 @@ export class Canvas {
   clear() {
     this.editor.clear();
     this.boxes.clear();
+    this.picked.clear();
+  }
+
+  /** The boxes (all, or those with the given ids) as plain data: type, name, params, refs, x, y. */
+  snapshot(ids = null) {
+    const wanted = ids ? new Set(ids) : null;
+    return this.nodes().filter((n) => !wanted || wanted.has(n.id)).map((n) => {
+      const at = this.editor.getNodeFromId(n.id);
+      return { type: n.type, name: n.name, params: structuredClone(n.params), refs: n.refs, x: at.pos_x, y: at.pos_y };
+    });
+  }
+
+  /**
+   * Add boxes from a snapshot, with arrows from the boxes their refs name (on the canvas or
+   * among them). Quietly: the caller records one undoable step for the whole of it.
+   * Returns the new boxes' ids.
+   */
+  place(items, dx = 0, dy = 0) {
+    this.quiet = true;
+    try {
+      const ids = items.map((it) => this.add(it.type, it.name, structuredClone(it.params), it.x + dx, it.y + dy));
+      items.forEach((it, i) => it.refs.forEach((names, port) => names.forEach((ref) => {
+        const from = this.idOfName(ref);
+        if (from) this.connect(from, ids[i], port);
+      })));
+      return ids;
+    } finally {
+      this.quiet = false;
+    }
+  }
+
+  /** Replace everything on the canvas with a snapshot (undo, redo). */
+  restore(items) {
+    this.clear();
+    this.place(items);
+    this.events.change();
+  }
+
+  removeMany(ids) {
+    this.quiet = true;
+    try {
+      for (const id of ids) if (this.boxes.has(id)) this.remove(id);
+    } finally {
+      this.quiet = false;
+    }
+    this.editor.node_selected = null;   // Drawflow's own Delete key must find nothing left to remove
+  }
+
+  /**
+   * Zoom out (never in beyond 1) and pan so every box shows. Drawflow scales its canvas about
+   * the canvas's centre, so a box at p shows at centre + zoom * (p - centre) + pan.
+   */
+  fit(margin = 20) {
+    const ids = [...this.boxes.keys()];
+    if (!ids.length) return;
+    const rects = ids.map((id) => {
+      const n = this.editor.getNodeFromId(id);
+      const node = this.nodeElement(id);
+      return { x: n.pos_x, y: n.pos_y, r: n.pos_x + node.offsetWidth, b: n.pos_y + node.offsetHeight };
+    });
+    const left = Math.min(...rects.map((r) => r.x)) - 10;    // the input ports stick out
+    const top = Math.min(...rects.map((r) => r.y));
+    const right = Math.max(...rects.map((r) => r.r)) + 10;
+    const bottom = Math.max(...rects.map((r) => r.b));
+    const width = this.container.clientWidth;
+    const height = this.container.clientHeight;
+    const zoom = Math.min(1, (width - 2 * margin) / (right - left), (height - 2 * margin) / (bottom - top));
+    const ed = this.editor;
+    ed.zoom = zoom;
+    ed.zoom_last_value = zoom;
+    ed.canvas_x = margin - width / 2 - zoom * (left - width / 2);
+    ed.canvas_y = margin - height / 2 - zoom * (top - height / 2);
+    ed.precanvas.style.transform = `translate(${ed.canvas_x}px, ${ed.canvas_y}px) scale(${zoom})`;
   }
 
   /** Outline the boxes that have problems. */

@@ -1,7 +1,7 @@
 // The catalog browser: the objects this session may view, their owners, and, for an object
 // whose permissions the session may see, who holds what (with grant and revoke for its owner).
 import * as api from "./api.js";
-import { el, fill } from "./dom.js";
+import { el, fill, table } from "./dom.js";
 import { PermissionPanel } from "./permissions.js";
 
 export class CatalogBrowser {
@@ -29,11 +29,21 @@ export class CatalogBrowser {
     if (this.panel) await this.panel.refresh();
   }
 
-  open(object) {
+  async open(object) {
     const root = el("div");
-    fill(this.detail, el("h2", {}, `Permissions on ${object.type} ${object.name}`), root);
+    const fields = object.type === "schema" ? await schemaFields(object.name) : null;
+    fill(this.detail, fields, el("h2", {}, `Permissions on ${object.type} ${object.name}`), root);
     this.panel = new PermissionPanel(root, async () =>
       (await api.get(`/permissions/${api.seg(object.type)}/${api.seg(object.name)}`)).permissions);
     return this.panel.refresh();
   }
+}
+
+/** A schema's fields as a table (VIEW_OBJECT is enough to see them). */
+async function schemaFields(name) {
+  const { schema } = await api.get(`/schemas/${api.seg(name)}`);
+  const rows = Object.entries(schema.fields).map(([field, type]) =>
+    [field, type, field === schema.event_time ? "event time" : ""]);
+  return el("section", { class: "schema-fields", "aria-label": `Fields of schema ${name}` },
+    el("h2", {}, `Schema ${name}`), table(["field", "type", ""], rows));
 }

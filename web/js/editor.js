@@ -1,12 +1,17 @@
 // The editor page: palette, canvas and properties, the diagram toolbar (new, save, validate,
-// deploy, stop, delete) and the list of the user's diagrams with their live status.
+// deploy, stop, delete), the canvas toolbar (undo, redo, copy, paste, fit, export, import) with
+// their keyboard shortcuts, and the list of the user's diagrams with their live status.
 import * as api from "./api.js";
 import { Canvas } from "./canvas.js";
+import { confirmDanger } from "./confirm.js";
 import { DiagramList } from "./diagrams.js";
 import { depths, fromDocument, pathOf, sectionOf, toDocument } from "./document.js";
 import { append, clearFieldError, el, errorSlot, field, fill, notice, showFieldError } from "./dom.js";
+import { History } from "./history.js";
 import { acceptDrops, renderPalette } from "./palette.js";
 import { renderProperties } from "./properties.js";
+
+const PASTE_OFFSET = 40;
 
 export class Editor {
   constructor(root) {
@@ -15,30 +20,56 @@ export class Editor {
     this.streams = [];
     this.problems = [];
     this.selected = null;
-    this.nameInput = el("input", { name: "diagram", value: "q1", autocomplete: "off", spellcheck: false });
+    this.loaded = null;     // the name of the stored diagram the canvas holds, if it holds one
+    this.savedDoc = null;   // that diagram's document as last loaded or saved (JSON)
+    this.clipboard = [];
+    this.history = new History();
+    this.nameInput = el("input", { name: "diagram", value: "", autocomplete: "off", spellcheck: false });
     this.nameError = errorSlot();
     this.message = el("p", { class: "notice", role: "status" });
     this.paletteBox = el("div", { class: "palette-box" });
     this.propertiesBox = el("aside", { class: "properties-box", "aria-label": "Properties" });
+    this.propertiesBox.addEventListener("change", () => this.record());
     this.problemsBox = el("section", { class: "problems", "aria-label": "Problems" });
     this.canvasBox = el("div", { id: "drawflow", class: "canvas", "aria-label": "Diagram canvas" });
-    this.list = new DiagramList((name) => this.load(name));
-    const button = (label, action, cls = "") =>
-      el("button", { type: "button", class: cls, "data-action": label.toLowerCase(), onclick: () => this.run(action) }, label);
+    this.importInput = el("input", { type: "file", accept: ".json,application/json", hidden: true,
+      "aria-label": "Diagram document to import", onchange: () => this.run(() => this.importFile()) });
+    this.list = new DiagramList((name) => this.run(() => this.load(name)));
+    this.buttons = [];
+    const button = (label, action, attrs = {}) => {
+      const b = el("button", { type: "button", "data-action": label.toLowerCase(), ...attrs, onclick: () => this.run(action) }, label);
+      this.buttons.push(b);
+      return b;
+    };
+    const key = (label, keys, action) => button(label, action, { "aria-keyshortcuts": keys, title: `${label} (${keys})` });
     fill(root,
       el("div", { class: "toolbar" },
         append(field("Diagram name", this.nameInput), [this.nameError]),
         button("New", () => this.reset()),
         button("Validate", () => this.validate()),
-        button("Save", () => this.save(), "primary"),
+        key("Save", "Control+S", () => this.save()),
         button("Deploy", () => this.deploy()),
         button("Stop", () => this.stop()),
-        button("Delete", () => this.remove(), "danger"),
+        button("Delete", () => this.remove(), { class: "danger" }),
         this.message),
       el("div", { class: "editor-body" },
         el("div", { class: "sidebar" }, this.paletteBox, this.list.element),
-        el("div", { class: "canvas-column" }, this.canvasBox, this.problemsBox),
+        el("div", { class: "canvas-column" },
+          el("div", { class: "canvas-tools", role: "toolbar", "aria-label": "Canvas" },
+            key("Undo", "Control+Z", () => this.undo()),
+            key("Redo", "Control+Shift+Z", () => this.redo()),
+            key("Copy", "Control+C", () => this.copy()),
+            key("Paste", "Control+V", () => this.paste()),
+            key("Select all", "Control+A", () => this.canvas.pick([...this.canvas.boxes.keys()])),
+            button("Fit", () => this.canvas.fit(), { title: "Zoom to show every box" }),
+            button("Export", () => this.exportFile(), { title: "Download the diagram document as JSON" }),
+            button("Import", () => this.importInput.click(), { title: "Open a diagram document from a file" }),
+            this.importInput),
+          this.canvasBox, this.problemsBox),
         this.propertiesBox));
+    root.querySelector('[data-action="save"]').classList.add("primary");
+    // capturing on window: before Drawflow's own Delete key, which would remove one box alone
+    window.addEventListener("keydown", (event) => this.shortcut(event), true);
     this.canvas = null;
   }
 
@@ -51,8 +82,11 @@ export class Editor {
       this.canvas = new Canvas(this.canvasBox, this.declarations, {
         select: (id) => this.select(id),
         change: () => this.refreshProperties(),
+        edited: () => this.record(),
+        refused: (text) => notice(this.message, text, "error"),
       });
       acceptDrops(this.canvasBox, (type, x, y) => this.addBox(type, (name, params) => this.canvas.addAt(type, name, params, x, y)));
+      this.history.reset(this.canvas.snapshot());
     }
     renderPalette(this.paletteBox, this.declarations, (type) =>
       this.addBox(type, (name, params) => this.canvas.addFree(type, name, params)));
@@ -70,12 +104,89 @@ export class Editor {
     await this.list.refresh();
   }
 
+  /** Run a toolbar action; its buttons wait (disabled, aria-busy) until it ends, errors show. */
   async run(action) {
+    this.root.setAttribute("aria-busy", "true");
+    for (const b of this.buttons) b.disabled = true;
     try {
       await action();
     } catch (error) {
       this.showError(error);
+    } finally {
+      for (const b of this.buttons) b.disabled = false;
+      this.root.removeAttribute("aria-busy");
     }
+  }
+
+  /** Keyboard shortcuts on the editor page, except while typing in a field. */
+  shortcut(event) {
+    if (this.root.hidden || !this.canvas || !this.root.contains(this.canvasBox)) return;   // another page, or a stale editor
+    if (document.querySelector("dialog[open]")) return;
+    if (event.target.closest?.("input, textarea, select, [contenteditable]")) return;
+    const mod = event.ctrlKey || event.metaKey;
+    const k = event.key.toLowerCase();
+    const actions = {
+      z: () => (event.shiftKey ? this.redo() : this.undo()),
+      y: () => this.redo(),
+      c: () => this.copy(),
+      v: () => this.paste(),
+      a: () => this.canvas.pick([...this.canvas.boxes.keys()]),
+      s: () => this.run(() => this.save()),
+    };
+    if (mod && actions[k]) {
+      event.preventDefault();
+      actions[k]();
+    } else if (!mod && (event.key === "Delete" || event.key === "Backspace") && this.canvas.picked.size) {
+      event.preventDefault();
+      this.canvas.removeMany([...this.canvas.picked]);
+      this.record();
+    }
+  }
+
+  /** One undoable step: the canvas as it is now. */
+  record() {
+    if (this.canvas) this.history.record(this.canvas.snapshot());
+  }
+
+  undo() {
+    const state = this.history.undo();
+    if (state) this.restore(state);
+  }
+
+  redo() {
+    const state = this.history.redo();
+    if (state) this.restore(state);
+  }
+
+  restore(state) {
+    this.selected = null;
+    this.canvas.restore(state);
+    this.setProblems([]);
+  }
+
+  copy() {
+    const ids = this.canvas.picked.size ? [...this.canvas.picked] : this.selected ? [this.selected] : [];
+    this.clipboard = this.canvas.snapshot(ids);
+    notice(this.message, this.clipboard.length === 1 ? "Copied 1 box." : `Copied ${this.clipboard.length} boxes.`, "ok");
+  }
+
+  /** Paste the copied boxes, renamed to free names, with the arrows between them, a little apart. */
+  paste() {
+    if (!this.clipboard.length) return;
+    const renamed = new Map();
+    const items = [];
+    for (const item of this.clipboard) {
+      const name = this.freshName(item.type, [...renamed.values()]);
+      if (name === null) continue;   // an input needs a readable stream not yet on the canvas
+      renamed.set(item.name, name);
+      items.push({ ...item, name });
+    }
+    for (const item of items) item.refs = item.refs.map((names) => names.filter((n) => renamed.has(n)).map((n) => renamed.get(n)));
+    const ids = this.canvas.place(items, PASTE_OFFSET, PASTE_OFFSET);
+    this.canvas.pick(ids);
+    this.record();
+    const skipped = this.clipboard.length - items.length;
+    notice(this.message, `Pasted ${items.length} of ${this.clipboard.length} boxes${skipped ? " (no free stream for the other inputs)" : ""}.`, skipped ? "error" : "ok");
   }
 
   addBox(type, place) {
@@ -85,12 +196,13 @@ export class Editor {
       return;
     }
     const id = place(name, {});
+    this.record();
     this.select(id);
   }
 
   /** Inputs are named after a readable stream; other boxes get the first free "<type><n>". */
-  freshName(type) {
-    const used = new Set(this.canvas.nodes().map((n) => n.name));
+  freshName(type, taken = []) {
+    const used = new Set([...this.canvas.nodes().map((n) => n.name), ...taken]);
     if (sectionOf(type) === "inputs") return this.streams.find((s) => !used.has(s)) ?? null;
     for (let n = 1; ; n += 1) if (!used.has(`${type}${n}`)) return `${type}${n}`;
   }
@@ -106,12 +218,13 @@ export class Editor {
   }
 
   showProperties() {
-    if (!this.selected) {
+    const node = this.selected && this.canvas?.nodes().find((n) => n.id === this.selected);
+    if (!node) {
+      this.selected = null;
       fill(this.propertiesBox, el("p", { class: "hint" },
-        "Drag a box from the palette onto the canvas (or press it), draw arrows from a box's right-hand port to another box's left-hand port, then select a box to edit it."));
+        "Drag a box from the palette onto the canvas (or press it), draw arrows from a box's right-hand port to another box's left-hand port, then select a box to edit it. Shift+click selects several boxes."));
       return;
     }
-    const node = this.canvas.nodes().find((n) => n.id === this.selected);
     renderProperties(this.propertiesBox, node, this.declarations.get(node.type), {
       streams: this.streams,
       problems: this.problems,
@@ -126,6 +239,22 @@ export class Editor {
     return toDocument(this.nameInput.value.trim(), this.canvas.nodes(), this.declarations);
   }
 
+  /** The diagram name typed or loaded; without one, say so and return null. */
+  named(action) {
+    const name = this.nameInput.value.trim();
+    if (!name) {
+      notice(this.message, `Type a diagram's name, or open one from Your diagrams, to ${action} it.`, "error");
+      this.nameInput.focus();
+      return null;
+    }
+    return name;
+  }
+
+  /** Whether the canvas differs from the stored diagram it was loaded from. */
+  edited() {
+    return this.loaded !== null && JSON.stringify(this.document()) !== this.savedDoc;
+  }
+
   async validate() {
     const answer = await api.post("/diagrams/validate", { document: this.document() });
     this.setProblems(answer.valid ? [] : answer.problems);
@@ -133,64 +262,120 @@ export class Editor {
     else notice(this.message, countProblems(answer.problems), "error");
   }
 
+  /** Update the stored diagram the canvas was loaded from; create one under any other name. */
   async save() {
-    const saved = await api.post("/diagrams", { document: this.document() });
+    const doc = this.document();
+    const updating = this.loaded !== null && this.loaded === doc.name;
+    const saved = updating ? await api.put(`/diagrams/${api.seg(doc.name)}`, { document: doc })
+      : await api.post("/diagrams", { document: doc });
+    this.loaded = saved.name;
+    this.savedDoc = JSON.stringify(doc);
     this.setProblems([]);
-    notice(this.message, `Saved ${saved.name}.`, "ok");
+    notice(this.message, `${updating ? "Updated" : "Saved"} ${saved.name}.`, "ok");
     await this.list.refresh();
   }
 
-  /** Deploy the diagram on the canvas, saving it first if the server does not have it yet. */
+  /** Deploy what is on the canvas: save it first when it is new or edited since it was loaded. */
   async deploy() {
-    const name = this.nameInput.value.trim();
-    if (!this.list.has(name)) await this.save();
+    const name = this.named("deploy");
+    if (!name) return;
+    if (this.list.has(name) && this.loaded !== name) {
+      notice(this.message, `A diagram named ${name} is stored and the canvas does not hold it: open it from Your diagrams, or name this one differently.`, "error");
+      return;
+    }
+    if (!this.list.has(name) || this.edited()) await this.save();
+    notice(this.message, `Deploying ${name}…`, "info");
     const answer = await api.post(`/diagrams/${api.seg(name)}/deploy`);
     notice(this.message, `${name} is ${answer.status}.`, "ok");
     await this.list.refresh();
   }
 
   async stop() {
-    const name = this.nameInput.value.trim();
+    const name = this.named("stop");
+    if (!name) return;
     const answer = await api.post(`/diagrams/${api.seg(name)}/stop`);
     notice(this.message, `${name} is ${answer.status}.`, "ok");
     await this.list.refresh();
   }
 
   async remove() {
-    const name = this.nameInput.value.trim();
+    const name = this.named("delete");
+    if (!name) return;
+    if (!(await confirmDanger(`Delete diagram ${name}? It stops if it runs, and its outputs and their grants go with it.`, "Delete"))) return;
     await api.del(`/diagrams/${api.seg(name)}`);
+    if (this.loaded === name) this.loaded = null;
     notice(this.message, `Deleted ${name}.`, "ok");
     await this.list.refresh();
   }
 
   reset() {
+    this.select(null);
     this.canvas.clear();
     this.nameInput.value = "";
+    this.loaded = null;
+    this.savedDoc = null;
+    this.history.reset(this.canvas.snapshot());
     this.setProblems([]);
-    this.select(null);
     notice(this.message, "");
     this.nameInput.focus();
   }
 
   async load(name) {
     const diagram = await api.get(`/diagrams/${api.seg(name)}`);
-    this.canvas.clear();
+    this.show(diagram.name, diagram.document || {});
+    this.loaded = diagram.name;
+    this.savedDoc = JSON.stringify(this.document());
+    notice(this.message, `Loaded ${diagram.name} (${diagram.status}).`, "ok");
+  }
+
+  /** Draw a document: each box in the column of its distance from the inputs, then fit. */
+  show(name, doc) {
     this.select(null);
+    this.canvas.clear();
     this.setProblems([]);
-    this.nameInput.value = diagram.name;
-    const nodes = fromDocument(diagram.document || {}, this.declarations);
+    this.nameInput.value = name;
+    const nodes = fromDocument(doc, this.declarations);
     const columns = depths(nodes);
     const rows = new Map();
-    const ids = nodes.map((node, i) => {
+    this.canvas.place(nodes.map((node, i) => {
       const row = rows.get(columns[i]) || 0;
       rows.set(columns[i], row + 1);
-      return this.canvas.add(node.type, node.name, node.params, 40 + columns[i] * 210, 30 + row * 110);
-    });
-    nodes.forEach((node, i) => node.refs.forEach((names, port) => names.forEach((ref) => {
-      const from = this.canvas.idOfName(ref);
-      if (from) this.canvas.connect(from, ids[i], port);
-    })));
-    notice(this.message, `Loaded ${diagram.name} (${diagram.status}).`, "ok");
+      return { ...node, x: 40 + columns[i] * 210, y: 30 + row * 110 };
+    }));
+    this.canvas.fit();
+    this.history.reset(this.canvas.snapshot());
+  }
+
+  exportFile() {
+    const doc = this.document();
+    const blob = new Blob([`${JSON.stringify(doc, null, 2)}\n`], { type: "application/json" });
+    const link = el("a", { href: URL.createObjectURL(blob), download: `${doc.name || "diagram"}.json` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 0);
+  }
+
+  /** Open a document from a file; it is a new, unsaved diagram until Save. */
+  async importFile() {
+    const file = this.importInput.files[0];
+    this.importInput.value = "";
+    if (!file) return;
+    let doc;
+    try {
+      doc = JSON.parse(await file.text());
+    } catch {
+      notice(this.message, `${file.name} is not a JSON diagram document.`, "error");
+      return;
+    }
+    if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
+      notice(this.message, `${file.name} is not a diagram document.`, "error");
+      return;
+    }
+    this.show(typeof doc.name === "string" ? doc.name : "", doc);
+    this.loaded = null;
+    this.savedDoc = null;
+    notice(this.message, `Imported ${file.name}; Save stores it.`, "ok");
   }
 
   setProblems(problems) {

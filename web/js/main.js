@@ -9,9 +9,10 @@ import { el, fill } from "./dom.js";
 import { Editor } from "./editor.js";
 import { Results } from "./results.js";
 import * as socket from "./socket.js";
+import { StreamsPage } from "./streams.js";
 
 const $ = (id) => document.getElementById(id);
-const PAGES = { editor: "Editor", results: "Live results", catalog: "Catalog", admin: "Admin" };
+const PAGES = { editor: "Editor", results: "Live results", catalog: "Catalog", streams: "Streams", admin: "Admin" };
 let pages = null;   // page name -> {view, section}, built after login
 
 async function start() {
@@ -51,6 +52,7 @@ async function enter(me) {
     editor: { view: new Editor($("page-editor")) },
     results: { view: new Results($("page-results")) },
     catalog: { view: new CatalogBrowser($("page-catalog")) },
+    streams: { view: new StreamsPage($("page-streams")) },
   };
   if (admin) pages.admin = { view: new AdminConsole($("page-admin")) };
   fill($("nav"), Object.entries(PAGES).filter(([key]) => pages[key]).map(([key, label]) =>

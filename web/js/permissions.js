@@ -4,6 +4,7 @@
 // the owner row of an object lists every action that applies to it. The grant form is built
 // once and only its choices follow refreshes, so a change elsewhere never wipes what is typed.
 import * as api from "./api.js";
+import { confirmDanger } from "./confirm.js";
 import { el, field, fill, freshId, notice } from "./dom.js";
 
 const key = (o) => `${o.type}/${o.name}`;
@@ -42,7 +43,7 @@ export class PermissionPanel {
     });
     this.error = el("p", { class: "notice error", hidden: true });
     fill(root, this.error,
-      el("table", { class: "permissions" },
+      this.table = el("table", { class: "permissions" },
         el("thead", {}, el("tr", {}, ["object", "role", "actions", "held as"].map((h) => el("th", { scope: "col" }, h)))),
         this.body),
       this.form, this.message);
@@ -59,10 +60,14 @@ export class PermissionPanel {
       rows = await this.load();
       fill(this.error);
     } catch (error) {
-      fill(this.error, error.message);
+      // Not the owner, a CHANGE_PERM holder or an administrator: say so, not the server's code.
+      fill(this.error, error.status === 403
+        ? "Only this object's owner, holders of CHANGE_PERM on it and administrators may see its permissions."
+        : error.message);
       rows = [];
     }
     this.error.hidden = !this.error.textContent;
+    this.table.hidden = !this.error.hidden;
     fill(this.body, rows.map((r) => el("tr", {},
       el("td", {}, `${r.type} ${r.name}`), el("td", {}, r.role),
       el("td", { class: "actions" }, r.actions.map((a) => this.chip(r, a))),
@@ -84,7 +89,11 @@ export class PermissionPanel {
     return el("span", { class: "chip" }, action, el("button", {
       type: "button", class: "revoke", title: "Revoke",
       "aria-label": `Revoke ${action} on ${row.type} ${row.name} from ${row.role}`,
-      onclick: () => this.change("DELETE", row, row.role, action),
+      onclick: async () => {
+        if (await confirmDanger(`Revoke ${action} on ${row.type} ${row.name} from ${row.role}?`, "Revoke")) {
+          await this.change("DELETE", row, row.role, action);
+        }
+      },
     }, "×"));
   }
 

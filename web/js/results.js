@@ -8,6 +8,7 @@ import * as socket from "./socket.js";
 
 const MAX_ROWS = 200;
 const SOURCES = "_sources";
+const LEVEL = "_level";   // only on an output of a diagram at a level: per COI class, a company or T
 
 export class Results {
   constructor(root) {
@@ -39,6 +40,8 @@ export class Results {
         el("h2", {}, "Live chart"), field("Numeric field", this.fieldPicker), this.chart.element)));
     socket.on("tuples", (data) => this.receive(data));
     socket.on("subscription_ended", (data) => this.ended(data));
+    socket.on("missed", (data) => this.catchUp(data));
+    socket.on("connect", () => this.resume());
   }
 
   /** The outputs this session may view (subscribing may still be refused). */
@@ -61,6 +64,7 @@ export class Results {
       return;
     }
     this.output = output;
+    this.next = null;
     this.columns = [];
     this.count = 0;
     fill(this.head);
@@ -82,12 +86,45 @@ export class Results {
     }
   }
 
-  receive({ output, tuples }) {
+  /** After a reconnection (a network blip, a server restart): subscribe again from the last
+   * position seen, so the server sends what was produced meanwhile, then live results. */
+  async resume() {
+    if (!this.output) return;
+    const request = { output: this.output };
+    if (this.next !== null) request.from = this.next;
+    try {
+      await socket.call("subscribe", request);
+      notice(this.message, `Reconnected to ${this.output}; nothing was missed.`, "ok");
+    } catch (error) {
+      notice(this.message, `Reconnected, but: ${error.message}`, "error");
+    }
+  }
+
+  /** The server's delivery skipped positions [from, to): read them back over REST. */
+  async catchUp({ output, from, to }) {
+    let at = from;
+    while (output === this.output && at < to) {
+      // whole batches: a limit of at most to - at rows ends the read at or before `to`
+      const limit = Math.min(to - at, 10000);
+      const read = await api.get(`/outputs/${api.seg(output)}/results?from=${at}&limit=${limit}`);
+      this.show(read.tuples);
+      if (read.next === at) break;
+      at = read.next;
+    }
+  }
+
+  receive({ output, tuples, next }) {
     if (output !== this.output) return;
+    if (next !== undefined) this.next = next;
+    this.show(tuples);
+  }
+
+  show(tuples) {
     if (!this.columns.length && tuples.length) this.setColumns(tuples[0]);
     for (const tuple of tuples) {
       this.body.prepend(el("tr", {}, this.columns.map((c) => el("td", {}, cell(tuple[c]))),
-        el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", "))));
+        el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", ")),
+        this.levelled ? el("td", { class: "level" }, levelText(tuple[LEVEL])) : null));
       this.chart.push(tuple[this.fieldPicker.value]);
     }
     while (this.body.rows.length > MAX_ROWS) this.body.lastElementChild.remove();
@@ -96,9 +133,10 @@ export class Results {
   }
 
   setColumns(first) {
-    this.columns = Object.keys(first).filter((k) => k !== SOURCES);
+    this.columns = Object.keys(first).filter((k) => k !== SOURCES && k !== LEVEL);
+    this.levelled = LEVEL in first;
     fill(this.head, el("tr", {}, this.columns.map((c) => el("th", { scope: "col" }, c)),
-      el("th", { scope: "col" }, "sources")));
+      el("th", { scope: "col" }, "sources"), this.levelled ? el("th", { scope: "col" }, "level") : null));
     const numeric = this.columns.filter((c) => typeof first[c] === "number");
     fill(this.fieldPicker, numeric.map((c) => el("option", { value: c }, c)));
     this.chart.reset();
@@ -109,6 +147,12 @@ export class Results {
     this.output = null;
     notice(this.message, `Your subscription to ${output} ended: ${error.message}`, "error");
   }
+}
+
+/** A level as "banks: A, oil: T", or "public" when every class is ⊥. */
+function levelText(level) {
+  const entries = Object.entries(level || {});
+  return entries.length ? entries.map(([coi, entry]) => `${coi}: ${entry}`).join(", ") : "public";
 }
 
 function cell(value) {

@@ -2,6 +2,7 @@
 // play which role. The forms are built once; refreshes redraw only the tables and the role
 // choices, so a change made elsewhere never wipes what an administrator is typing.
 import * as api from "./api.js";
+import { confirmDanger } from "./confirm.js";
 import { el, field, fill, notice, select } from "./dom.js";
 
 export class Accounts {
@@ -14,7 +15,7 @@ export class Accounts {
     this.newRoles = el("div");
     const heads = (names) => el("thead", {}, el("tr", {}, names.map((h) => el("th", { scope: "col" }, h))));
     fill(usersRoot, el("h2", {}, "Users"), this.message,
-      el("table", { class: "users" }, heads(["user", "state", "roles", "password"]), this.users),
+      el("table", { class: "users" }, heads(["user", "state", "roles", "password", ""]), this.users),
       this.createForm());
     fill(rolesRoot, el("h2", {}, "Roles"), this.roleMessage,
       el("table", { class: "roles" }, heads(["role", "played by", ""]), this.roleRows),
@@ -30,7 +31,8 @@ export class Accounts {
       el("td", {}, users.filter((u) => u.roles.includes(r)).map((u) => u.name).join(", ")),
       el("td", {}, el("button", {
         type: "button", class: "danger", "aria-label": `Delete role ${r}`,
-        onclick: () => this.act(`Deleted role ${r}.`, () => api.del(`/roles/${api.seg(r)}`), this.roleMessage),
+        onclick: () => this.act(`Deleted role ${r}.`, () => api.del(`/roles/${api.seg(r)}`), this.roleMessage,
+          `Delete role ${r}? Its grants and the objects it owns go with it.`),
       }, "Delete")))));
     const checked = new Set([...this.newRoles.querySelectorAll("input:checked")].map((b) => b.value));
     fill(this.newRoles, roles.map((r) => el("label", { class: "check" },
@@ -49,7 +51,8 @@ export class Accounts {
           () => api.patch(`/users/${seg}`, { enabled: !user.enabled })) }, user.enabled ? "Disable" : "Enable")),
       el("td", {}, user.roles.map((r) => el("span", { class: "chip" }, r, el("button", {
         type: "button", class: "revoke", "aria-label": `Take role ${r} from ${user.name}`,
-        onclick: () => this.act(`${user.name} no longer plays ${r}.`, () => api.del(`/users/${seg}/roles/${api.seg(r)}`)),
+        onclick: () => this.act(`${user.name} no longer plays ${r}.`, () => api.del(`/users/${seg}/roles/${api.seg(r)}`),
+          this.message, `Take role ${r} from ${user.name}?`),
       }, "×"))),
       missing.length ? el("span", { class: "inline-form" }, pick, el("button", {
         type: "button", onclick: () => this.act(`${user.name} may now play ${pick.value}.`, () => api.put(`/users/${seg}/roles/${api.seg(pick.value)}`)),
@@ -57,7 +60,12 @@ export class Accounts {
       el("td", {}, el("span", { class: "inline-form" }, password, el("button", {
         type: "button", onclick: () => this.act(`Password of ${user.name} reset; their sessions ended.`,
           () => api.patch(`/users/${seg}`, { password: password.value })),
-      }, "Reset"))));
+      }, "Reset"))),
+      el("td", {}, el("button", {
+        type: "button", class: "danger", "aria-label": `Delete user ${user.name}`,
+        onclick: () => this.act(`Deleted ${user.name}.`, () => api.del(`/users/${seg}`), this.message,
+          `Delete user ${user.name}? Their sessions end and they can no longer log in.`),
+      }, "Delete")));
   }
 
   createForm() {
@@ -92,8 +100,9 @@ export class Accounts {
     return form;
   }
 
-  /** Do a change, redraw, then say how it went. */
-  async act(done, change, message = this.message) {
+  /** Do a change (after the user confirms it, when `question` is given), redraw, say how it went. */
+  async act(done, change, message = this.message, question = null) {
+    if (question && !(await confirmDanger(question, "Delete"))) return;
     try {
       await change();
       await this.refresh();

@@ -10,6 +10,7 @@ from server.http.api import (
     box_types,
     catalog,
     diagrams,
+    levels,
     outputs,
     permissions,
     roles,
@@ -31,6 +32,7 @@ MODULES = (
     permissions,
     users,
     roles,
+    levels,
     audit,
     system,
 )

@@ -7,7 +7,7 @@ from flask import Blueprint, g, jsonify, request
 from boxes.errors import Denied, Unauthenticated
 from server.control.services import services
 from server.http import security
-from server.http.api.schema_parts import obj
+from server.http.api.schema_parts import PASSWORD, ROLE_NAME, STRING, answer, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
@@ -18,7 +18,7 @@ LOGIN = obj(
         "password": {"type": "string", "maxLength": 256},
         "roles": {
             "type": "array",
-            "items": {"type": "string", "maxLength": 64},
+            "items": ROLE_NAME,
             "minItems": 1,
             "maxItems": 64,
             "description": "the roles to activate; leave out for all the user's",
@@ -28,10 +28,12 @@ LOGIN = obj(
 )
 
 
-PASSWORD = {"type": "string", "maxLength": 256}
 CHANGE_PASSWORD = obj(
-    {"old_password": PASSWORD, "new_password": PASSWORD}, ("old_password", "new_password")
+    {"old_password": {"type": "string", "maxLength": 256}, "new_password": PASSWORD},
+    ("old_password", "new_password"),
 )
+ME = {"user": STRING, "roles": {"type": "array", "items": STRING}, "csrf_token": STRING}
+SESSION = answer({**ME, "token": STRING, "expires_in": {"type": "integer", "minimum": 1}})
 
 
 def _me(token: str, who) -> dict:
@@ -43,7 +45,7 @@ def _me(token: str, who) -> dict:
 
 
 @bp.post("/login")
-@guarded(body=LOGIN)
+@guarded(body=LOGIN, answer=SESSION)
 def login():
     """Open a session with the given roles active (all of the user's roles if none are named).
 
@@ -66,7 +68,7 @@ def login():
 
 
 @bp.post("/logout")
-@guarded()
+@guarded(answer=answer({"logged_out": {"const": True}}))
 def logout():
     """End the session; its sockets are disconnected."""
     services().catalog.sessions.logout(subject())
@@ -76,14 +78,14 @@ def logout():
 
 
 @bp.get("/whoami")
-@guarded()
+@guarded(answer=answer(ME))
 def whoami():
     """The session's user, its active roles and its CSRF token."""
     return _me(g.token, subject())
 
 
 @bp.post("/password")
-@guarded(body=CHANGE_PASSWORD)
+@guarded(body=CHANGE_PASSWORD, answer=answer({"user": STRING, "changed": {"const": True}}))
 def change_password():
     """Change the session's own password, proving the current one; other sessions end.
 

@@ -7,11 +7,21 @@ import json
 from flask import Blueprint, g
 
 from boxes import codes
+from boxes.document import SECTIONS
 from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
 from server.control.diagrams import planned, run_named, spec_of
 from server.control.services import services
-from server.http.api.schema_parts import ROLE, obj
+from server.http.api.schema_parts import (
+    ANY_OBJECT,
+    CATALOG_OBJECT,
+    ROLE,
+    STRING,
+    answer,
+    catalog_object,
+    listing,
+    obj,
+)
 from server.http.guard import guarded, subject
 from server.ingest.admission import runtime_of
 
@@ -20,7 +30,11 @@ bp = Blueprint("diagrams", __name__, url_prefix="/diagrams")
 DOCUMENT = {
     "type": ["string", "object"],
     "maxLength": 1 << 20,
-    "description": "the diagram document, as YAML/JSON text or as an object",
+    "description": "the diagram document, as YAML/JSON text or as an object with the sections "
+    + ", ".join(SECTIONS)
+    + " (docs/ and GET /box-types). Its names, references, types and expressions are checked "
+    "by the compiler, which reports every problem with its path (DIAGRAM_INVALID); "
+    "POST /diagrams/validate tells without storing.",
 }
 CQL = {
     "type": "string",
@@ -32,6 +46,26 @@ NAME = {
     "maxLength": 64,
     "description": "the CQL diagram's name (default: its CREATE DIAGRAM, else 'query')",
 }
+DIAGRAM = catalog_object(status=STRING, document=ANY_OBJECT)
+CREATED = {
+    **DIAGRAM,
+    "properties": {
+        **DIAGRAM["properties"],
+        "objects": {"type": "array", "items": CATALOG_OBJECT},
+    },
+}
+PROBLEM = answer({"code": STRING, "path": STRING, "message": STRING})
+CHECKED = {
+    "oneOf": [
+        answer(
+            {"valid": {"const": True}, "plan": ANY_OBJECT, "document": ANY_OBJECT},
+            optional=("document",),
+        ),
+        answer({"valid": {"const": False}, "problems": {"type": "array", "items": PROBLEM}}),
+    ]
+}
+STATUS = answer({"name": STRING, "status": STRING})
+PROGRESS = answer({"name": STRING, "status": STRING, "progress": {"type": ["object", "null"]}})
 # Exactly one of a document and a CQL script.
 ONE_OF = {"oneOf": [{"required": ["document"]}, {"required": ["cql"]}]}
 CREATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME, "role": ROLE}), **ONE_OF}
@@ -47,7 +81,7 @@ def _describe(o) -> dict:
 
 
 @bp.get("")
-@guarded()
+@guarded(answer=listing("diagrams", DIAGRAM))
 def index():
     """The diagrams the session may view, with their status."""
     seen = services().catalog.objects.lookup(subject())
@@ -55,7 +89,7 @@ def index():
 
 
 @bp.post("")
-@guarded(body=CREATE)
+@guarded(body=CREATE, answer=CREATED, status=201)
 def create():
     """Add a diagram (ADD on the system, READ_TUPLE on every input); it starts stopped."""
     svc = services()
@@ -65,7 +99,7 @@ def create():
 
 
 @bp.post("/validate")
-@guarded(body=VALIDATE)
+@guarded(body=VALIDATE, answer=CHECKED)
 def check():
     """Check a document or CQL script against the streams the session may view, without
     storing it; for CQL, also the document it compiles to."""
@@ -78,14 +112,14 @@ def check():
 
 
 @bp.get("/<name>")
-@guarded()
+@guarded(answer=DIAGRAM)
 def describe(name: str):
     """One diagram, with its document and status."""
     return _describe(services().catalog.objects.get(subject(), D, name))
 
 
 @bp.put("/<name>")
-@guarded(body=VALIDATE)
+@guarded(body=VALIDATE, answer=CREATED)
 def update(name: str):
     """Replace a stopped diagram's document (its owner role; the new objects keep that owner).
 
@@ -105,14 +139,14 @@ def update(name: str):
 
 
 @bp.post("/<name>/deploy")
-@guarded()
+@guarded(answer=STATUS)
 def deploy(name: str):
     """Start the diagram's query (SET_QUERY_STATUS); it resumes after a server restart."""
     svc = services()
     runtime_of(svc)
     obj_ = svc.catalog.objects.set_query_status(subject(), name, "running")
     try:
-        run_named(svc, name)
+        run_named(svc, name, subject())
     except Exception:
         svc.catalog.objects.set_query_status(subject(), name, "stopped")
         raise
@@ -120,7 +154,7 @@ def deploy(name: str):
 
 
 @bp.post("/<name>/stop")
-@guarded()
+@guarded(answer=STATUS)
 def stop(name: str):
     """Stop the diagram's query (SET_QUERY_STATUS)."""
     svc = services()
@@ -131,7 +165,7 @@ def stop(name: str):
 
 
 @bp.get("/<name>/status")
-@guarded()
+@guarded(answer=PROGRESS)
 def status(name: str):
     """Whether the diagram runs, and its query's progress.
 
@@ -147,7 +181,7 @@ def status(name: str):
 
 
 @bp.delete("/<name>")
-@guarded()
+@guarded(status=204)
 def delete(name: str):
     """Drop the diagram with its boxes and outputs (its owner or an administrator)."""
     svc = services()

@@ -2,14 +2,45 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
+import pyarrow as pa
+from flask import Blueprint, request
 
+from boxes import codes
+from boxes.errors import Unavailable
 from catalog import ObjectType
 from server.control.services import services
+from server.http.api.schema_parts import (
+    ANY_OBJECT,
+    STRING,
+    answer,
+    catalog_object,
+    listing,
+    obj,
+    query_values,
+)
 from server.http.guard import guarded, subject
 
 bp = Blueprint("outputs", __name__, url_prefix="/outputs")
 OUTPUT = ObjectType.OUTPUT
+DESCRIBED = catalog_object(schema=ANY_OBJECT)
+RECENT = answer({"output": STRING, "tuples": {"type": "array", "items": ANY_OBJECT}})
+POSITION = {"type": "integer", "minimum": 0, "maximum": 2**62}
+READ = obj(
+    {
+        "from": {**POSITION, "description": "the row position to read from (0: the start)"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10_000, "default": 1_000},
+    },
+    ("from",),
+)
+RESULTS = answer(
+    {
+        "output": STRING,
+        "tuples": {"type": "array", "items": ANY_OBJECT},
+        "from": POSITION,
+        "next": POSITION,
+        "oldest": POSITION,
+    }
+)
 
 
 def _describe(o) -> dict:
@@ -21,7 +52,7 @@ def _describe(o) -> dict:
 
 
 @bp.get("")
-@guarded()
+@guarded(answer=listing("outputs", DESCRIBED))
 def index():
     """The outputs the session may view."""
     seen = services().catalog.objects.lookup(subject())
@@ -29,17 +60,41 @@ def index():
 
 
 @bp.get("/<name>")
-@guarded()
+@guarded(answer=DESCRIBED)
 def describe(name: str):
     """One output, with its schema once its diagram has been deployed."""
     return _describe(services().catalog.objects.get(subject(), OUTPUT, name))
 
 
 @bp.get("/<name>/recent")
-@guarded()
+@guarded(answer=RECENT)
 def recent(name: str):
     """The latest results (SUBSCRIBE), filtered by the session's permissions as they are now."""
     svc = services()
     table = svc.runtime.recent(name) if svc.runtime is not None else None
     rows = [] if table is None else svc.delivery.visible_rows(subject(), name, table)
     return {"output": name, "tuples": rows}
+
+
+@bp.get("/<name>/results")
+@guarded(query=READ, answer=RESULTS)
+def results(name: str):
+    """A running output's results from a position in its durable result log, paged (SUBSCRIBE),
+    filtered by the session's permissions as they are now, like live delivery. ``next`` is
+    where to read on; a position retention has dropped answers ``410 RESULTS_EXPIRED`` naming
+    the oldest position still kept. Live ``tuples`` events carry ``next`` too, so a client
+    that lost its connection reads what it missed from there."""
+    query = query_values(request.args, READ)
+    svc = services()
+    if svc.runtime is None:
+        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
+    read = svc.runtime.results(name, query["from"], query.get("limit", 1_000))
+    table = pa.concat_tables(read.tables) if read.tables else None
+    rows = [] if table is None else svc.delivery.visible_rows(subject(), name, table)
+    return {
+        "output": name,
+        "tuples": rows,
+        "from": read.start,
+        "next": read.next,
+        "oldest": read.oldest,
+    }

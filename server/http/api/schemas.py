@@ -6,26 +6,46 @@ import json
 
 from flask import Blueprint, g
 
+from boxes import codes
+from boxes.types import FIELD_NAME, TYPE_ALIASES
 from catalog import ObjectType
 from server.control.services import services
-from server.http.api.schema_parts import NAME, ROLE, obj
+from server.http.api.schema_parts import ANY_OBJECT, NAME, ROLE, catalog_object, listing, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("schemas", __name__, url_prefix="/schemas")
 
+# A field's type, in any case (``long``, ``LONG``, ``bigint``...).
+TYPE_NAME = {
+    "type": "string",
+    "pattern": "^("
+    + "|".join("".join(f"[{c}{c.upper()}]" for c in name) for name in sorted(TYPE_ALIASES))
+    + ")$",
+    "x-code": codes.SCHEMA_INVALID,
+    "description": "one of " + ", ".join(sorted(TYPE_ALIASES)) + " (any case)",
+}
+FIELD = {"type": "string", "pattern": FIELD_NAME.pattern, "x-code": codes.SCHEMA_INVALID}
 CREATE = obj(
     {
         "name": NAME,
         "fields": {
             "type": "object",
+            "minProperties": 1,
             "maxProperties": 256,
-            "additionalProperties": {"type": "string", "maxLength": 32},
+            "propertyNames": FIELD,
+            "additionalProperties": TYPE_NAME,
         },
-        "event_time": {"type": ["string", "null"], "maxLength": 64},
+        "event_time": {
+            **FIELD,
+            "type": ["string", "null"],
+            "description": "the field that holds each tuple's event time: one of 'fields' "
+            "whose type is timestamp (null or left out: the arrival time)",
+        },
         "role": ROLE,
     },
     ("name", "fields"),
 )
+SCHEMA = catalog_object(schema=ANY_OBJECT)
 
 
 def _describe(o) -> dict:
@@ -33,7 +53,7 @@ def _describe(o) -> dict:
 
 
 @bp.get("")
-@guarded()
+@guarded(answer=listing("schemas", SCHEMA))
 def index():
     """The schemas the session may view."""
     seen = services().catalog.objects.lookup(subject())
@@ -41,7 +61,7 @@ def index():
 
 
 @bp.post("")
-@guarded(body=CREATE)
+@guarded(body=CREATE, answer=SCHEMA, status=201)
 def create():
     """Add a schema (ADD on the system); its owner is the creating role."""
     spec = {"fields": g.body["fields"]}
@@ -54,14 +74,14 @@ def create():
 
 
 @bp.get("/<name>")
-@guarded()
+@guarded(answer=SCHEMA)
 def describe(name: str):
     """One schema's fields."""
     return _describe(services().catalog.objects.get(subject(), ObjectType.SCHEMA, name))
 
 
 @bp.delete("/<name>")
-@guarded()
+@guarded(status=204)
 def delete(name: str):
     """Drop a schema no stream uses (its owner or an administrator)."""
     services().catalog.objects.drop(subject(), ObjectType.SCHEMA, name)

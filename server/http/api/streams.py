@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from flask import Blueprint, g, request
 
 from boxes import codes
@@ -11,14 +9,36 @@ from boxes.errors import InvalidInput
 from boxes.types import parse_schema
 from catalog import ObjectType
 from server.control.services import services
-from server.http.api.schema_parts import NAME, ROLE, obj
-from server.http.guard import guarded, subject
-from server.ingest.admission import ingest
+from server.http.api.schema_parts import (
+    ANY_OBJECT,
+    NAME,
+    ROLE,
+    answer,
+    catalog_object,
+    listing,
+    obj,
+)
+from server.http.guard import guarded, loads, subject
+from server.ingest.admission import ingest, runtime_of
+from server.ingest.csv_tuples import read_csv
 
 bp = Blueprint("streams", __name__, url_prefix="/streams")
 
 CREATE = obj({"name": NAME, "schema": NAME, "role": ROLE}, ("name", "schema"))
 NDJSON = "application/x-ndjson"
+CSV = "text/csv"
+STREAM = catalog_object(schema=ANY_OBJECT)
+TUPLES = {
+    "type": "array",
+    "items": {"type": "object"},
+    "description": "tuples, each an object with the stream's fields (its schema: GET "
+    "/streams/{name}); every field is required but the event-time field, which takes the "
+    "arrival time when left out; null is never a value; a time is an ISO-8601 string or "
+    "epoch seconds in the years 1 to 9999. One bad tuple refuses the batch (TUPLE_INVALID).",
+}
+APPENDED = answer(
+    {"stream": {"type": "string"}, "first_seq": {"type": "integer"}, "count": {"type": "integer"}}
+)
 
 
 def _describe(o) -> dict:
@@ -30,7 +50,7 @@ def _describe(o) -> dict:
 
 
 @bp.get("")
-@guarded()
+@guarded(answer=listing("streams", STREAM))
 def index():
     """The input streams the session may view."""
     seen = services().catalog.objects.lookup(subject())
@@ -40,7 +60,7 @@ def index():
 
 
 @bp.post("")
-@guarded(body=CREATE)
+@guarded(body=CREATE, answer=STREAM, status=201)
 def create():
     """Add an input stream of a schema the session may view; it gets a new source index.
 
@@ -63,14 +83,14 @@ def create():
 
 
 @bp.get("/<name>")
-@guarded()
+@guarded(answer=STREAM)
 def describe(name: str):
     """One stream, with its schema."""
     return _describe(services().catalog.objects.get(subject(), ObjectType.STREAM, name))
 
 
 @bp.delete("/<name>")
-@guarded()
+@guarded(status=204)
 def delete(name: str):
     """Drop an input stream no diagram reads (its owner or an administrator); its log goes too."""
     svc = services()
@@ -80,23 +100,28 @@ def delete(name: str):
     return "", 204
 
 
-def _tuples() -> list:
-    """A JSON array, or NDJSON (one object a line) when sent as ``application/x-ndjson``."""
+def _tuples(name: str) -> list:
+    """A JSON array, NDJSON (one object a line) when sent as ``application/x-ndjson``, or CSV
+    with a header row naming the stream's fields when sent as ``text/csv``."""
     raw = request.get_data(cache=True)
-    try:
-        if request.mimetype == NDJSON:
-            return [json.loads(line) for line in raw.splitlines() if line.strip()]
-        if request.is_json:
-            return json.loads(raw or b"null")
-    except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise InvalidInput(code=codes.BAD_JSON, reason=str(err)[:120]) from None
+    if request.mimetype == CSV:
+        return read_csv(raw, runtime_of(services()).log.schema(name))
+    if request.mimetype == NDJSON:
+        return [
+            loads(line, f"line {number}: ")
+            for number, line in enumerate(raw.splitlines(), 1)
+            if line.strip()
+        ]
+    if request.is_json:
+        return loads(raw or b"null")
     raise InvalidInput(
-        f"send a JSON array (application/json) or NDJSON ({NDJSON})", code=codes.BAD_JSON
+        f"send a JSON array (application/json), NDJSON ({NDJSON}) or CSV ({CSV})",
+        code=codes.BAD_JSON,
     )
 
 
 @bp.post("/<name>/tuples")
-@guarded(content=("application/json", NDJSON))
+@guarded(content=("application/json", NDJSON, CSV), answer=APPENDED, shape=TUPLES)
 def append(name: str):
     """Append tuples (WRITE on the stream); answered once they are durable."""
-    return ingest(services(), subject(), name, _tuples)
+    return ingest(services(), subject(), name, lambda: _tuples(name))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from server.control.services import services
-from server.http.api.schema_parts import obj
+from server.http.api.schema_parts import answer, obj
 from server.http.guard import guarded, subject
 from server.settings import limits
 
@@ -22,6 +22,25 @@ CHANGE_ONE = {
     "description": "the new limit; null gives the setting back to its configured value",
 }
 CHANGE = {**obj({name: CHANGE_ONE for name in limits.CHANGEABLE}), "minProperties": 1}
+VALUES = answer({name: limits.LIMIT for name in limits.CHANGEABLE})
+SETTINGS = answer({"settings": VALUES, "configured": VALUES})
+DRIVER = answer(
+    {
+        "pid": {"type": ["integer", "null"]},
+        "alive": {"type": "boolean"},
+        "restarts": {"type": "integer", "minimum": 0},
+    }
+)
+RUNTIME = answer(
+    {
+        "runtime": {
+            "oneOf": [
+                {"type": "null"},
+                answer({"listener_bus": {"type": ["object", "null"]}, "driver": DRIVER}),
+            ]
+        }
+    }
+)
 
 
 def _answer(values: dict) -> dict:
@@ -29,25 +48,26 @@ def _answer(values: dict) -> dict:
 
 
 @bp.get("/status")
-@guarded()
+@guarded(answer=RUNTIME)
 def status():
     """How the stream runtime fares (administrators): Spark's listener-bus counters, among them
-    the events each queue dropped (``null`` without the runtime)."""
+    the events each queue dropped, and the Spark driver (its process, whether it answers, how
+    often it was replaced); ``null`` without the runtime."""
     svc = services()
     if svc.runtime is None:
         return {"runtime": None}
-    return {"runtime": {"listener_bus": svc.runtime.listener_bus()}}
+    return {"runtime": {"listener_bus": svc.runtime.listener_bus(), "driver": svc.runtime.driver()}}
 
 
 @bp.get("/settings")
-@guarded()
+@guarded(answer=SETTINGS)
 def show():
     """The changeable settings in force, and their configured values (administrators)."""
     return _answer(services().limits.values())
 
 
 @bp.patch("/settings")
-@guarded(body=CHANGE)
+@guarded(body=CHANGE, answer=SETTINGS)
 def change():
     """Change settings: all or none, each audited with its old and new value.
 

@@ -5,16 +5,31 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from server.control.services import services
-from server.http.api.schema_parts import NAME, obj
+from server.http.api.schema_parts import (
+    PASSWORD,
+    ROLE_NAME,
+    STRING,
+    STRINGS,
+    USER_NAME,
+    answer,
+    listing,
+    obj,
+)
 from server.http.guard import guarded, subject
 
 bp = Blueprint("users", __name__, url_prefix="/users")
 
-PASSWORD = {"type": "string", "maxLength": 256}
 CREATE = obj(
-    {"name": NAME, "password": PASSWORD, "roles": {"type": "array", "items": NAME, "maxItems": 64}},
+    {
+        "name": USER_NAME,
+        "password": PASSWORD,
+        "roles": {"type": "array", "items": ROLE_NAME, "maxItems": 64},
+    },
     ("name", "password"),
 )
+USER = answer({"name": STRING, "enabled": {"type": "boolean"}, "roles": STRINGS})
+BY_NAME = {"name": USER_NAME}
+ASSIGNED = answer({"user": STRING, "role": STRING, "assigned": {"type": "boolean"}})
 CHANGE = {**obj({"enabled": {"type": "boolean"}, "password": PASSWORD}), "minProperties": 1}
 
 
@@ -23,14 +38,14 @@ def _user(u) -> dict:
 
 
 @bp.get("")
-@guarded()
+@guarded(answer=listing("users", USER))
 def index():
     """Every user, with its roles."""
     return {"users": [_user(u) for u in services().catalog.accounts.users(subject())]}
 
 
 @bp.post("")
-@guarded(body=CREATE)
+@guarded(body=CREATE, answer=USER, status=201)
 def create():
     """Add a user with the given roles."""
     user = services().catalog.accounts.add_user(
@@ -40,7 +55,7 @@ def create():
 
 
 @bp.patch("/<name>")
-@guarded(body=CHANGE)
+@guarded(body=CHANGE, answer=answer({"name": STRING, "changed": STRINGS}), path=BY_NAME)
 def change(name: str):
     """Enable or disable a user, or set its password.
 
@@ -54,7 +69,7 @@ def change(name: str):
 
 
 @bp.delete("/<name>")
-@guarded()
+@guarded(status=204, path=BY_NAME)
 def delete(name: str):
     """Delete a user; the objects it created stay with their owner role."""
     services().catalog.accounts.delete_user(subject(), name)
@@ -62,7 +77,7 @@ def delete(name: str):
 
 
 @bp.put("/<name>/roles/<role>")
-@guarded()
+@guarded(answer=ASSIGNED, path=BY_NAME)
 def assign(name: str, role: str):
     """Let a user play a role."""
     services().catalog.accounts.assign_role(subject(), name, role)
@@ -70,7 +85,7 @@ def assign(name: str, role: str):
 
 
 @bp.delete("/<name>/roles/<role>")
-@guarded()
+@guarded(answer=ASSIGNED, path=BY_NAME)
 def unassign(name: str, role: str):
     """Take a role from a user, and from its open sessions."""
     services().catalog.accounts.unassign_role(subject(), name, role)

@@ -9,7 +9,8 @@ import pytest
 
 from boxes.secfilter import label_array
 from catalog import Action, ObjectType
-from server.realtime.delivery import ENDED_EVENT, TUPLES_EVENT, Delivery, Labels
+from server.realtime.delivery import ENDED_EVENT, MISSED_EVENT, TUPLES_EVENT, Delivery, Labels
+from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 
 T, A = ObjectType, Action
 LABELS = {"in1": 1, "in2": 2, "both": 3}
@@ -110,3 +111,63 @@ def test_recent_results_are_filtered_for_the_asker(setup):
         "both",
     ]
     assert delivery.visible_rows(who["bob"], "out1", ALL) == []
+
+
+def positioned(table: pa.Table, batch_id: int, next_: int) -> pa.Table:
+    """A batch as the output's sink hands it over: with its place in the result log."""
+    return table.replace_schema_metadata({BATCH_KEY: str(batch_id), NEXT_KEY: str(next_)})
+
+
+def events(sent: Sent, kind: str) -> list[dict]:
+    return [data for _, event, data in sent.events if event == kind]
+
+
+def test_rows_that_never_reached_delivery_are_announced_as_positions(setup):
+    cat, delivery, sent, who = setup
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", positioned(ALL, 0, 3))
+    delivery.on_batch("out1", positioned(ALL, 3, 12))  # batches 1 and 2 (rows 3-8) were dropped
+    assert events(sent, MISSED_EVENT) == [{"output": "out1", "from": 3, "to": 9}]
+    assert [e["next"] for e in events(sent, TUPLES_EVENT)] == [3, 12]
+    kinds = [event for _, event, _ in sent.events]
+    assert kinds == [TUPLES_EVENT, MISSED_EVENT, TUPLES_EVENT]  # told before what follows
+
+
+class Log:
+    """A result log of positioned batches, read as ``Runtime.results`` reads one; the first
+    read lets a live batch arrive, as one may while a subscriber catches up."""
+
+    def __init__(self, delivery: Delivery, batches: list[pa.Table], arriving: list[pa.Table]):
+        self.delivery, self.batches, self.arriving = delivery, batches, arriving
+
+    def __call__(self, output: str, start: int, rows: int) -> Results:
+        for table in self.arriving:
+            self.delivery.on_batch(output, table)
+        self.arriving = []
+        ends = [int(t.schema.metadata[NEXT_KEY]) for t in self.batches]
+        tables = [t for t, end in zip(self.batches, ends, strict=True) if end > start][:1]
+        end = next((e for e in ends if e > start), start)
+        return Results(tables, start=start, next=end, oldest=0)
+
+
+def test_subscribing_from_a_position_replays_then_goes_live_with_no_gap_and_nothing_twice(setup):
+    cat, delivery, sent, who = setup
+    logged = [positioned(batch(name), i, i + 1) for i, name in enumerate(("in1", "in2", "both"))]
+    newer = positioned(batch("in1"), 3, 4)
+    # While Al catches up from position 1, batch 2 (already logged) and batch 3 arrive live.
+    log = Log(delivery, logged, arriving=[logged[2], newer])
+    assert delivery.subscribe_from("al-socket", who["al"], "out1", 1, log) == 3
+    assert sent.take() == {
+        "al-socket": [("in2", ["in2"]), ("both", ["in1", "in2"]), ("in1", ["in1"])]
+    }
+    delivery.on_batch("out1", positioned(batch("in2"), 4, 5))
+    assert sent.take() == {"al-socket": [("in2", ["in2"])]}
+
+
+def test_a_replay_is_filtered_with_the_permissions_of_the_moment(setup):
+    cat, delivery, sent, who = setup
+    for action in (A.VIEW_OBJECT, A.SUBSCRIBE):
+        cat.grants.grant(who["al"], "CUSTOMER2", action, T.OUTPUT, "out1")
+    log = Log(delivery, [positioned(ALL, 0, 3)], arriving=[])
+    assert delivery.subscribe_from("bob-socket", who["bob"], "out1", 0, log) == 3
+    assert sent.take() == {}  # Bob may read neither input

@@ -1,4 +1,5 @@
-"""Crash safety for real: SIGKILL a server runtime at random moments, then count the results.
+"""Crash safety for real: SIGKILL a server runtime, or only its Spark driver, at random
+moments, then count the results.
 
 Every acknowledged tuple must come out of the diagram exactly once, and no tuple (even an
 unacknowledged one, which may or may not have reached the log) may come out twice.
@@ -23,6 +24,7 @@ from server.runtime.checkpoints import DiagramDir
 from server.runtime.runner import fingerprint
 
 KILLS = 5
+DRIVER_KILLS = 2
 CHILD = Path(__file__).with_name("crash_child.py")
 
 
@@ -85,7 +87,8 @@ def delivered_ids(data_dir: Path) -> Counter:
     )
 
 
-def test_every_acknowledged_tuple_comes_out_exactly_once_across_sigkills(tmp_path):
+def id_source():
+    """Fresh tuple ids for every feeder thread, never one twice."""
     counter = iter(range(10**9))
     lock = threading.Lock()
 
@@ -93,6 +96,32 @@ def test_every_acknowledged_tuple_comes_out_exactly_once_across_sigkills(tmp_pat
         with lock:
             return [next(counter) for _ in range(n)]
 
+    return next_ids
+
+
+def java_children(parent: int) -> list[int]:
+    """The Java processes descended from ``parent`` (a runtime's Spark driver)."""
+    by_parent: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError):
+            continue  # ended while we looked
+        by_parent.setdefault(ppid, []).append(int(stat.parent.name))
+    found, todo = [], [parent]
+    while todo:
+        for pid in by_parent.get(todo.pop(), []):
+            todo.append(pid)
+            try:
+                if (Path("/proc") / str(pid) / "comm").read_text().strip() == "java":
+                    found.append(pid)
+            except OSError:
+                continue
+    return found
+
+
+def test_every_acknowledged_tuple_comes_out_exactly_once_across_sigkills(tmp_path):
+    next_ids = id_source()
     acked: list[int] = []
     for _ in range(KILLS):
         child = Child(tmp_path, next_ids)
@@ -119,4 +148,36 @@ def test_every_acknowledged_tuple_comes_out_exactly_once_across_sigkills(tmp_pat
     final.finish()
     delivered = delivered_ids(tmp_path)
     assert set(acked) <= delivered.keys()
+    assert [i for i, n in delivered.items() if n > 1] == []
+
+
+def test_a_killed_spark_driver_is_replaced_and_every_acknowledged_tuple_comes_out_once(tmp_path):
+    """The JVM is killed while tuples keep arriving (the log is the runtime's, so they are
+    still acknowledged); a new driver resumes the diagram from its checkpoint."""
+    child = Child(tmp_path, id_source())
+    assert child.ready.wait(WAIT), "the runtime did not start"
+    for _ in range(DRIVER_KILLS):
+        before = sum(delivered_ids(tmp_path).values())
+        wait_until(
+            lambda: sum(delivered_ids(tmp_path).values()) > before, what="the diagram to deliver"
+        )
+        (driver,) = java_children(child.process.pid)
+        target = len(child.acked) + random.randint(1, 40)
+        wait_until(lambda: len(child.acked) >= target, what="more acknowledgements")
+        os.kill(driver, signal.SIGKILL)
+        wait_until(
+            lambda: (pids := java_children(child.process.pid)) and pids != [driver],
+            what="a new Spark driver",
+        )
+    target = len(child.acked) + 20
+    wait_until(lambda: len(child.acked) >= target, what="acknowledgements after the last kill")
+    child.stopped.set()
+    child.feeder.join()
+    wait_until(
+        lambda: delivered_ids(tmp_path).keys() >= set(child.acked),
+        what="every acknowledged tuple to come out",
+    )
+    delivered = delivered_ids(tmp_path)
+    assert child.process.poll() is None, "the runtime process itself must survive"
+    child.finish()
     assert [i for i, n in delivered.items() if n > 1] == []

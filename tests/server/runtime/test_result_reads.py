@@ -1,0 +1,57 @@
+"""Reading an output's durable result log from a position (issue 20's catch-up read): whole
+batches from the position on, paged, and a clear refusal once retention dropped the rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from boxes.errors import Gone
+from server.runtime.outputs import OutputSink
+
+BATCH = 4
+
+
+@pytest.fixture
+def sink(spark, tmp_path):
+    """An output that keeps about 8 rows (segments of ~1 batch), fed five batches of 4 rows."""
+    out = OutputSink("o", tmp_path / "results", recent_rows=1, retain_rows=8, segment_bytes=1)
+    for batch_id in range(5):
+        first = batch_id * BATCH
+        out.handle(spark.range(first, first + BATCH).toDF("n"), batch_id)
+    yield out
+    out.close()
+
+
+def numbers(read) -> list[int]:
+    return [row["n"] for table in read.tables for row in table.to_pylist()]
+
+
+def test_a_read_starts_at_its_position_even_inside_a_batch_and_says_where_to_go_on(sink):
+    read = sink.read_from(14, max_rows=100)
+    assert numbers(read) == [14, 15, 16, 17, 18, 19]
+    assert (read.start, read.next) == (14, 20)
+    assert sink.read_from(20, max_rows=100).tables == []
+    assert sink.read_from(20, max_rows=100).next == 20
+
+
+def test_a_read_is_paged_by_whole_batches(sink):
+    first = sink.read_from(12, max_rows=3)
+    assert numbers(first) == [12, 13, 14, 15] and first.next == 16
+    assert numbers(sink.read_from(first.next, max_rows=3)) == [16, 17, 18, 19]
+
+
+def test_a_position_retention_dropped_is_refused_naming_the_oldest_kept(sink):
+    oldest = sink.read_from(19, max_rows=1).oldest
+    assert 0 < oldest <= 12  # at least the retained 8 rows, in whole segments
+    with pytest.raises(Gone) as refused:
+        sink.read_from(oldest - 1, max_rows=10)
+    assert refused.value.code == "RESULTS_EXPIRED"
+    assert refused.value.status == 410
+    assert f"read from {oldest} or later" in refused.value.message
+    assert numbers(sink.read_from(oldest, max_rows=100))[0] == oldest
+
+
+def test_the_status_shows_which_positions_a_subscriber_may_resume_from(sink):
+    stats = sink.stats()
+    assert stats["oldest_position"] == sink.read_from(19, max_rows=1).oldest
+    assert (stats["next_position"], stats["retained_rows"]) == (20, 8)

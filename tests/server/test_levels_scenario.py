@@ -1,0 +1,111 @@
+"""Chinese-Wall levels end to end on a live server (real Spark, HTTP and socket.io clients):
+two competing banks and two competing oil companies, a consultant cleared for one of each,
+a diagram at the consultant's level; then the administrator lowers the clearance and the
+next tuple of the bank is withheld while the oil company's still arrives."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from serverkit import PASSWORD, Client, wait_until
+
+EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+STREAMS = {"bank_a": "A", "bank_b": "B", "oil_x": "X", "oil_y": "Y", "news": None}
+WATCH = {
+    "version": 1,
+    "name": "watch",
+    "level": {"banks": "A", "oil": "X"},
+    "inputs": {name: {} for name in [*STREAMS, "messages"]},
+    "boxes": {"all": {"type": "union", "in": [*STREAMS, "messages"]}},
+    "outputs": {"seen": {"from": "all"}},
+}
+
+# The same diagram at bank B's level, which the consultant's clearance does not dominate.
+RIVAL = {**WATCH, "name": "rival", "level": {"banks": "B"}, "outputs": {"r": {"from": "all"}}}
+
+
+def tuple_(who: str, n: int) -> list[dict]:
+    return [{"t": (EPOCH + timedelta(seconds=n)).isoformat(), "who": who, "n": n}]
+
+
+def seen(client: Client) -> dict[str, dict]:
+    """``who:n`` -> the level each received tuple showed."""
+    return {f"{t['who']}:{t['n']}": t["_level"] for t in client.received}
+
+
+def test_a_consultant_reads_one_company_per_class_until_the_clearance_is_lowered(live):
+    joe = Client(live.url, "joe", PASSWORD)
+    for role in ("CONSULTANT", "FEED"):
+        joe.call("POST", "/roles", 201, json={"name": role})
+    for user, role in (("al", "CONSULTANT"), ("ed", "FEED"), ("cy", "FEED")):
+        joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
+    fields = {"t": "timestamp", "who": "string", "n": "long"}
+    joe.call("POST", "/schemas", 201, json={"name": "s", "fields": fields, "event_time": "t"})
+    grants = [("schema", "s", r, "VIEW_OBJECT") for r in ("CONSULTANT", "FEED")]
+    for stream in [*STREAMS, "messages"]:
+        joe.call("POST", "/streams", 201, json={"name": stream, "schema": "s"})
+        grants += [("stream", stream, "CONSULTANT", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
+        grants += [("stream", stream, "FEED", a) for a in ("VIEW_OBJECT", "WRITE")]
+    grants += [
+        ("system", "system", "CONSULTANT", "ADD"),
+        ("box_type", "union", "CONSULTANT", "USE"),
+    ]
+    for type_, name, role, action in grants:
+        joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
+
+    # The Chinese Wall: two COI classes, each stream of one company (news is public), a
+    # multilevel message log whose tuples take their sender's organisation.
+    for coi, companies in (("banks", "AB"), ("oil", "XY")):
+        joe.call("POST", "/levels/classes", 201, json={"name": coi})
+        for company in companies:
+            joe.call("POST", f"/levels/classes/{coi}/companies", 201, json={"name": company})
+    for stream, company in STREAMS.items():
+        if company:
+            joe.call("PUT", f"/levels/streams/{stream}", json={"company": company})
+    joe.call("PUT", "/levels/streams/messages", json={"multilevel": True})
+    joe.call("PUT", "/levels/users/ed", json={"organisation": "B"})
+    joe.call("PUT", "/levels/users/cy", json={"organisation": "A"})
+    joe.call("PUT", "/levels/roles/CONSULTANT", json={"clearance": {"banks": "A", "oil": "X"}})
+
+    al = Client(live.url, "al", PASSWORD)
+    al.call("POST", "/diagrams", 201, json={"document": RIVAL})
+    refused = al.call("POST", "/diagrams/rival/deploy", 403)
+    assert refused["error"]["code"] == "LEVEL_NOT_DOMINATED"
+    al.call("POST", "/diagrams", 201, json={"document": WATCH})
+    al.call("POST", "/diagrams/watch/deploy")
+    al.connect()
+    assert al.emit("subscribe", {"output": "seen"}) == {"subscribed": "seen"}
+
+    ed, cy = Client(live.url, "ed", PASSWORD), Client(live.url, "cy", PASSWORD)
+    ed.connect()
+    for stream in STREAMS:
+        ed.call("POST", f"/streams/{stream}/tuples", json=tuple_(stream, 1))
+    ed.call("POST", "/streams/messages/tuples", json=tuple_("ed", 1))  # level B
+    cy.call("POST", "/streams/messages/tuples", json=tuple_("cy", 1))  # level A
+    wait_until(lambda: len(al.received) >= 4, 120, "the consultant's first tuples")
+    assert seen(al) == {
+        "bank_a:1": {"banks": "A"},
+        "oil_x:1": {"oil": "X"},
+        "news:1": {},
+        "cy:1": {"banks": "A"},
+    }
+
+    # The sender cannot choose its level: a `_level` field is refused like any unknown field.
+    forged = ed.call(
+        "POST", "/streams/messages/tuples", 400, json=[{**tuple_("ed", 2)[0], "_level": 0}]
+    )
+    assert forged["error"]["code"] == "TUPLE_INVALID"
+
+    # The administrator lowers the clearance: bank A is no longer covered, oil X still is.
+    joe.call("PUT", "/levels/roles/CONSULTANT", json={"clearance": {"oil": "X"}})
+    before = len(al.received)
+    ed.call("POST", "/streams/bank_a/tuples", json=tuple_("bank_a", 2))
+    ed.emit("ingest", {"stream": "oil_x", "tuples": tuple_("oil_x", 2)})
+    wait_until(lambda: "oil_x:2" in seen(al), 120, "the oil company's next tuple")
+    assert "bank_a:2" not in seen(al) and len(al.received) == before + 1
+    entries = joe.call("GET", "/audit?event=levels")["entries"]
+    assert entries[0]["object"] == "role:CONSULTANT" and entries[0]["details"]["new"] == {
+        "oil": "X"
+    }
+    for client in (joe, al, ed, cy):
+        client.close()

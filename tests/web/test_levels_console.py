@@ -1,0 +1,31 @@
+"""The admin console's Levels tab: an administrator builds a Chinese Wall with forms only."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.web.steps import admin_tab
+
+
+def test_an_administrator_sets_classes_companies_and_a_clearance(login, live):
+    joe = login("joe")
+    pane = admin_tab(joe, "Levels")
+    status = pane.get_by_role("status")
+    add_class = pane.get_by_role("form", name="Add a class")
+    add_class.get_by_label("Class").fill("web_banks")
+    add_class.get_by_role("button", name="Save").click()
+    expect(status).to_have_text("Class added.")
+    add_company = pane.get_by_role("form", name="Add a company")
+    add_company.get_by_label("Class").select_option("web_banks")
+    add_company.get_by_label("Company").fill("WebA")
+    add_company.get_by_role("button", name="Save").click()
+    expect(status).to_have_text("Company added.")
+    clearance = pane.get_by_role("form", name="Clearance of a role")
+    clearance.get_by_label("Role").select_option("CUSTOMER1")
+    clearance.get_by_label("web_banks").select_option("WebA")
+    clearance.get_by_role("button", name="Save").click()
+    expect(status).to_have_text("Clearance set; deliveries follow it from the next batch.")
+    assert live.api("joe", "GET", "/levels").json()["clearances"]["CUSTOMER1"] == {
+        "web_banks": "WebA"
+    }
+    expect(pane.get_by_role("table", name="Clearances")).to_contain_text("web_banks: WebA")
