@@ -462,6 +462,7 @@ CQL_NOT_EXECUTABLE = define(
     "{what} is parsed, but carrying it out belongs to another part of Sluice: {reason}",
     "cql",
 )
+CQL_LEVEL = define("CQL_LEVEL", 400, "the security level does not fit: {reason}", "cql")
 CQL_UNKNOWN_NAME = define("CQL_UNKNOWN_NAME", 400, "{name!r} names no stream in FROM", "cql")
 CQL_SELECT = define(
     "CQL_SELECT",

@@ -126,6 +126,8 @@ def merge_ranges(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     [3, 14]
     """
     return range_reduce(np.bitwise_or, words.astype(np.int64), starts, ends, 0)
+
+
 def with_level(bit: int, words: int, level):
     """The label of an input's tuples in a diagram at a level: the tuple's level label as the
     first word (``w0``), then the stream's own bit in ``words`` words. Every box merges it

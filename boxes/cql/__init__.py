@@ -13,7 +13,7 @@ the document at the CQL line and column it came from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from boxes.cql.compiler import Compiled, compile_script
@@ -27,17 +27,24 @@ __all__ = ["compile_cql", "to_cql", "validate_cql", "parse"]
 
 
 def compile_cql(
-    text: str, schemas: Mapping[str, Schema] | None = None, name: str | None = None
+    text: str,
+    schemas: Mapping[str, Schema] | None = None,
+    name: str | None = None,
+    classes: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The diagram document of a CQL script (not yet validated)."""
-    return compile_script(parse(text), schemas, name).document
+    """The diagram document of a CQL script (not yet validated); ``classes``: the
+    conflict-of-interest classes a level written by position refers to, in order."""
+    return compile_script(parse(text), schemas, name, classes).document
 
 
 def validate_cql(
-    text: str, streams: Mapping[str, Schema] | None = None, name: str | None = None
+    text: str,
+    streams: Mapping[str, Schema] | None = None,
+    name: str | None = None,
+    classes: Sequence[str] | None = None,
 ) -> tuple[dict[str, Any], Plan]:
     """Compile and validate; every problem located in the CQL text (``cql.LINE.COLUMN``)."""
-    compiled = compile_script(parse(text), streams, name)
+    compiled = compile_script(parse(text), streams, name, classes)
     try:
         return compiled.document, validate(compiled.document, streams)
     except DiagramInvalid as err:

@@ -34,10 +34,13 @@ class Expr:
 
 @dataclass(frozen=True)
 class Level:
-    """A security level of SIF-CQL / CW-DSMS: one part per conflict-of-interest class."""
+    """A security level of SIF-CQL / CW-DSMS: one part per conflict-of-interest class, a
+    company, ``T`` or ``⊥``. The papers write it by position (``[1, B]``: the classes in the
+    catalog's order); ``classes`` names them instead (``[banks: A, oil: T]``)."""
 
     parts: tuple[str, ...]
     pos: Pos = field(compare=False)
+    classes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

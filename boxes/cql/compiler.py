@@ -23,13 +23,14 @@ Semantics that differ from STREAM's CQL, on purpose:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from boxes import codes
 from boxes.cql import ast
 from boxes.cql.parser import fail
+from boxes.levels import BOTTOM, TOP
 from boxes.types import Schema
 
 DEFAULT_OUTPUT = "out"
@@ -58,20 +59,38 @@ class Compiled:
 
 
 def compile_script(
-    script: ast.Script, schemas: Mapping[str, Schema] | None = None, name: str | None = None
+    script: ast.Script,
+    schemas: Mapping[str, Schema] | None = None,
+    name: str | None = None,
+    classes: Sequence[str] | None = None,
 ) -> Compiled:
     """The diagram document of ``script``. ``schemas``: streams the caller knows (the catalog's
-    on the server), used only to name a join's shared fields as the join box does."""
-    return _Compiler(script, dict(schemas or {})).run(name)
+    on the server), used only to name a join's shared fields as the join box does. ``classes``:
+    the conflict-of-interest classes in the catalog's order, which a level written by position
+    (``[1, B]``, as the papers do) refers to."""
+    return _Compiler(script, dict(schemas or {}), classes).run(name)
+
+
+def dominated(low: Mapping[str, str], high: Mapping[str, str]) -> bool:
+    """Definition 4 of seed 000 on levels as mappings (a class left out is ⊥): per class the
+    same company, ⊥ below, or T above."""
+    return all(
+        low.get(c, BOTTOM) in (high.get(c, BOTTOM), BOTTOM) or high.get(c) == TOP
+        for c in set(low) | set(high)
+    )
 
 
 class _Compiler:
-    def __init__(self, script: ast.Script, schemas: dict[str, Schema]) -> None:
+    def __init__(
+        self, script: ast.Script, schemas: dict[str, Schema], classes: Sequence[str] | None
+    ) -> None:
         self.script = script
         self.schemas = schemas
+        self.classes = tuple(classes) if classes is not None else None
         self.inputs: dict[str, Any] = {}
         self.boxes: dict[str, Any] = {}
         self.outputs: dict[str, Any] = {}
+        self.level: dict[str, str] | None = None
         self.out = Compiled({})
 
     def run(self, name: str | None) -> Compiled:
@@ -92,6 +111,8 @@ class _Compiler:
         for query in script.queries:
             self.query(query)
         doc: dict[str, Any] = {"version": 1, "name": script.name or name or DEFAULT_NAME}
+        if self.level is not None:
+            doc["level"] = self.level
         doc.update(inputs=self.inputs, outputs=self.outputs)
         if self.boxes:
             doc["boxes"] = self.boxes
@@ -132,8 +153,7 @@ class _Compiler:
                     what="ON RESULT", reason="security punctuations are the punctuations issue's"
                 ),
             )
-        if query.level is not None:
-            raise _level(query.level)
+        self.query_level(query)
         if output in self.outputs:
             raise fail(
                 codes.CQL_DUPLICATE_OUTPUT,
@@ -158,9 +178,71 @@ class _Compiler:
         if source.stream not in self.inputs:
             self.inputs[source.stream] = {}
             self.out.positions[f"inputs.{source.stream}"] = source.pos
-        if source.window is not None and source.window.level is not None:
-            raise _level(source.window.level)
         return source.stream
+
+    def query_level(self, query: ast.Query) -> None:
+        """The level the diagram runs at, from the query's ``AT LEVEL`` and its windows'
+        ``WHERE level DOMINATED BY``. A diagram runs at one level and filters every input to
+        the tuples it dominates before any window, so the windows' level (one for all of
+        them) is that level, and ``AT LEVEL`` must dominate it: running below the level asked
+        for gives exactly the window's tuples (000 section 5's rewriting, done by the plan)."""
+        windows = [
+            s.window.level
+            for sel in query.selects
+            for s in sel.sources
+            if s.window is not None and s.window.level is not None
+        ]
+        levels = [(self.resolve(w), w.pos) for w in windows]
+        for other, pos in levels[1:]:
+            if other != levels[0][0]:
+                raise fail(
+                    codes.CQL_LEVEL, pos, codes.CQL_LEVEL.render(reason="windows at two levels")
+                )
+        at = self.resolve(query.level) if query.level is not None else None
+        if at is not None and levels and not dominated(levels[0][0], at):
+            raise fail(
+                codes.CQL_LEVEL,
+                levels[0][1],
+                codes.CQL_LEVEL.render(reason="the window's level is not dominated by AT LEVEL"),
+            )
+        if levels:
+            level, pos = levels[0]
+        elif at is not None and query.level is not None:
+            level, pos = at, query.level.pos
+        else:
+            return
+        if self.level is not None and self.level != level:
+            raise fail(codes.CQL_LEVEL, pos, codes.CQL_LEVEL.render(reason="queries at two levels"))
+        self.level = level
+        self.out.positions["level"] = pos
+
+    def resolve(self, level: ast.Level) -> dict[str, str]:
+        """A level as the document writes it: per class its company, T or ⊥."""
+        if level.classes is not None:
+            if len(set(level.classes)) != len(level.classes):
+                raise fail(
+                    codes.CQL_LEVEL, level.pos, codes.CQL_LEVEL.render(reason="a class twice")
+                )
+            return dict(zip(level.classes, level.parts, strict=True))
+        if self.classes is None:
+            raise fail(
+                codes.CQL_LEVEL,
+                level.pos,
+                codes.CQL_LEVEL.render(
+                    reason="a level by position needs the conflict-of-interest classes; "
+                    "name them, e.g. [banks: A, oil: T]"
+                ),
+            )
+        if len(level.parts) != len(self.classes):
+            raise fail(
+                codes.CQL_LEVEL,
+                level.pos,
+                codes.CQL_LEVEL.render(
+                    reason=f"{len(level.parts)} parts for {len(self.classes)} "
+                    "conflict-of-interest classes"
+                ),
+            )
+        return dict(zip(self.classes, level.parts, strict=True))
 
     def select(self, select: ast.Select, prefix: str) -> str:
         if select.comma_join:
@@ -381,13 +463,3 @@ def _window(window: ast.Window | None, select: ast.Select) -> dict[str, Any]:
     if window.slide is not None:
         out["slide"] = window.slide
     return out
-
-
-def _level(level: ast.Level) -> Exception:
-    return fail(
-        codes.CQL_NOT_EXECUTABLE,
-        level.pos,
-        codes.CQL_NOT_EXECUTABLE.render(
-            what="a security level", reason="levels are the levels issue's"
-        ),
-    )

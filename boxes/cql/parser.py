@@ -221,7 +221,18 @@ class _Builder:
         return self.level(node.children[-1]) if node is not None else None
 
     def level(self, node) -> ast.Level:
-        return ast.Level(tuple(str(p.children[0]) for p in node.children), _pos(node))
+        named = [p.children[0] is not None for p in node.children]
+        parts = tuple(str(p.children[1]) for p in node.children)
+        if not any(named):
+            return ast.Level(parts, _pos(node))
+        if not all(named):
+            raise fail(
+                codes.CQL_SYNTAX,
+                _pos(node),
+                "a level either names every class ([banks: A, oil: T]) or none ([A, T])",
+            )
+        classes = tuple(str(p.children[0]) for p in node.children)
+        return ast.Level(parts, _pos(node), classes)
 
     def duration(self, node) -> str:
         """A duration as the document writes it: ``10 SECONDS`` and ``10s`` are both '10s'."""

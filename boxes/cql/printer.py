@@ -49,8 +49,10 @@ class _Printer:
     def run(self) -> str:
         parts = [f"CREATE DIAGRAM {self.doc['name']}"]
         parts += [self.stream(n, spec) for n, spec in self.inputs.items() if self.schema(spec)]
+        level = self.doc.get("level")
+        at = f"\nAT LEVEL [{', '.join(f'{c}: {v}' for c, v in level.items())}]" if level else ""
         for name, out in (self.doc.get("outputs") or {}).items():
-            query = self.query(out["from"])
+            query = self.query(out["from"]) + at
             parts.append(query if name == DEFAULT_OUTPUT else f"INSERT INTO {name}\n{query}")
         return ";\n".join(parts) + ";\n"
 

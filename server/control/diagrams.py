@@ -99,11 +99,14 @@ def planned(
         name: parse_schema(schema, name)[0]
         for name, schema in catalog.objects.stream_schemas(subject, names).items()
     }
-    compiled = compile_script(script, schemas, body.get("name"))
+    classes = [name for name, _ in catalog.core.snapshot.levels.lattice.classes]
+    compiled = compile_script(script, schemas, body.get("name"), classes)
     try:
         return compiled.document, plan_for(catalog, subject, compiled.document, ceilings)
     except DiagramInvalid as err:
         raise cql.relocate(err, compiled) from None
+
+
 def resolved(plan: Plan, catalog) -> Plan:
     """A plan at a level with its clearance (company bits) from the catalog's lattice; a
     class or company the catalog lacks is a problem of the document at ``level``."""

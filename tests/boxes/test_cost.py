@@ -101,6 +101,8 @@ def test_a_count_window_keeps_its_rows_per_key_and_is_in_rows_over_slide_results
     }
     (problem,) = cost.over(cost.estimate(p), {"window_rows": 500})
     assert (problem.code, problem.path) == ("COST_LIMIT_EXCEEDED", "boxes.a.window.rows")
+
+
 def test_role_limits_add_up_across_roles_and_a_role_without_one_leaves_it_to_the_ceilings():
     from boxes.cost import Limit, effective
 

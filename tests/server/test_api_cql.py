@@ -51,3 +51,20 @@ def test_a_body_has_a_document_or_cql_not_both(client, auth):
         f"{API}/validate", json={"cql": CQL, "document": {}}, headers=auth.headers("al")
     )
     assert both.status_code == 400 and both.json["error"]["code"] == "INVALID_BODY"
+
+
+def test_a_level_by_position_follows_the_catalogs_classes(client, auth):
+    """The fixture's classes are banks (A, B, C) and oil, which has no company yet and so no
+    place in a level: ``[A]`` is banks A."""
+
+    def check(cql):
+        body = {"cql": f"SELECT * FROM in1 {cql}"}
+        return client.post(f"{API}/validate", json=body, headers=auth.headers("al")).json
+
+    assert check("AT LEVEL [A]")["document"]["level"] == {"banks": "A"}
+    assert check("AT LEVEL [banks: T]")["document"]["level"] == {"banks": "T"}
+    wrong = check("AT LEVEL [A, ⊥]")
+    assert [(p["code"], p["path"]) for p in wrong["problems"]] == [("CQL_LEVEL", "cql.1.28")]
+    assert "2 parts for 1 conflict-of-interest classes" in wrong["problems"][0]["message"]
+    unknown = check("AT LEVEL [Z]")
+    assert [p["path"] for p in unknown["problems"]] == ["cql.1.28"]

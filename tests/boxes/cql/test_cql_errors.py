@@ -57,11 +57,24 @@ CORPUS = [
         codes.CQL_NOT_EXECUTABLE,
         "cql.2.27",
     ),
-    ("SELECT * FROM s AT LEVEL [1, B]", codes.CQL_NOT_EXECUTABLE, "cql.2.26"),
+    ("SELECT * FROM s AT LEVEL [1, B]", codes.CQL_LEVEL, "cql.2.26"),
     (
         "SELECT count(*) FROM s [ROWS 10 WHERE level DOMINATED BY [T, T]]",
-        codes.CQL_NOT_EXECUTABLE,
+        codes.CQL_LEVEL,
         "cql.2.58",
+    ),
+    ("SELECT * FROM s AT LEVEL [banks: A, B]", codes.CQL_SYNTAX, "cql.2.26"),
+    ("SELECT * FROM s AT LEVEL [banks: A, banks: B]", codes.CQL_LEVEL, "cql.2.26"),
+    (
+        "SELECT count(*) FROM s [ROWS 10 WHERE level DOMINATED BY [banks: A]] AT LEVEL [banks: B]",
+        codes.CQL_LEVEL,
+        "cql.2.58",
+    ),
+    (
+        "SELECT count(*) AS n FROM s [ROWS 10 WHERE level DOMINATED BY [banks: A]]; "
+        "INSERT INTO o2 SELECT * FROM s AT LEVEL [banks: B]",
+        codes.CQL_LEVEL,
+        "cql.2.116",
     ),
     ("SELECT count(*) FROM s", codes.CQL_WINDOW, "cql.2.22"),
     ("SELECT count(*) FROM s [NOW]", codes.CQL_WINDOW, "cql.2.24"),

@@ -4,12 +4,15 @@ results on real Spark; the others are refused with their code at their position.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from boxes import codes
 from boxes.compiler import compile_plan
 from boxes.cql import compile_cql, parse, validate_cql
 from boxes.errors import DiagramInvalid
+from boxes.levels import BOTTOM, LEVEL_COLUMN, Lattice
 from tests.boxes.conftest import at, collect, frames
 
 STREAM = (
@@ -138,15 +141,64 @@ def test_qi_counts_the_last_100_matching_tuples(spark):
     assert sorted(r["count"] for r in run(spark, QI)) == [1, 2]
 
 
-def test_qj_level_clause_parses_and_waits_for_the_levels_issue():
+CLASSES = ("coi1", "coi2")
+# The papers' companies 1 and 2 (a company's name starts with a letter in Sluice's catalog).
+LATTICE = Lattice.of({"coi1": ["C1", "C2"], "coi2": ["A", "B"]})
+# Company 1's and company 2's messages, interleaved; all are sends that succeeded to CompanyB.
+LEVELLED = [(1, "C1"), (2, "C2"), (3, "C1"), (4, "C2"), (5, "C2"), (6, "C1")]
+SMALL = "SELECT count(*) AS n FROM MessageLog [ROWS 3{clause}] WHERE msgType = 'send'{at}"
+
+
+def run_at(spark, query: str) -> list[int]:
+    """The counts a levelled query returns on LEVELLED, run at its level as the server runs it
+    (inputs keep the tuples the level dominates, before the window)."""
+    doc, plan = validate_cql(STREAM + query, classes=CLASSES)
+    plan = dataclasses.replace(
+        plan, clearance=LATTICE.clearance(tuple(doc["level"].get(c, BOTTOM) for c in CLASSES))
+    )
+    schema = plan.input_schemas["MessageLog"].spark_type().add(LEVEL_COLUMN, "long")
+    rows = [
+        (
+            *(
+                log(t, "5", "send", f"Company{c}", "CompanyB", "success")[f]
+                for f in plan.input_schemas["MessageLog"].names
+            ),
+            LATTICE.company_mask(c),
+        )
+        for t, c in LEVELLED
+    ]
+    frame = spark.createDataFrame(rows, schema=schema)
+    out = compile_plan(plan, {"MessageLog": frame})["out"]
+    return [r["n"] for r in sorted(out.toArrow().to_pylist(), key=lambda r: r["window_end"])]
+
+
+def test_qj_level_clause_compiles_to_a_diagram_at_that_level():
     window = parse(QJ_LEVEL).queries[0].selects[0].sources[0].window
     assert window is not None and window.level is not None
     assert (window.rows, window.level.parts) == (100, ("1", "⊥"))
+    doc = compile_cql(QJ_LEVEL, classes=CLASSES)
+    assert doc["level"] == {"coi1": "1", "coi2": "⊥"}
+    assert doc["boxes"]["out_agg"]["window"] == {"rows": 100}
+    named = compile_cql(QJ_LEVEL.replace("[1, ⊥]", "[coi1: 1, coi2: ⊥]"))
+    assert named == doc
     with pytest.raises(DiagramInvalid) as err:
-        compile_cql(QJ_LEVEL)
-    assert [(p.code, p.path) for p in err.value.problems] == [
-        (codes.CQL_NOT_EXECUTABLE, "cql.1.65")
-    ]
+        compile_cql(QJ_LEVEL)  # by position, without the classes it refers to
+    assert [(p.code, p.path) for p in err.value.problems] == [(codes.CQL_LEVEL, "cql.1.65")]
+
+
+def test_qi_and_qj_filter_before_the_window_which_filtering_after_cannot_do(spark):
+    """001 section 3: Qi at [1, ⊥] counts company 1's last tuples; Qj at [T, ⊥] counts all; and
+    Qj' (Qj's windows, then a filter on the level) is not Qi."""
+    qi = run_at(spark, SMALL.format(clause=" WHERE level DOMINATED BY [C1, ⊥]", at=""))
+    qj = run_at(spark, SMALL.format(clause="", at=" AT LEVEL [T, ⊥]"))
+    assert qi == [1, 2, 3]
+    assert qj == [1, 2, 3, 3, 3, 3]
+    windows = [LEVELLED[max(0, k - 2) : k + 1] for k in range(len(LEVELLED))]
+    qj_prime = [sum(1 for _, c in w if c == "C1") for w in windows]
+    assert qj_prime == [1, 1, 2, 1, 1, 1] != qi
+    # A window's level below the query's: the query runs at the window's level.
+    below = SMALL.format(clause=" WHERE level DOMINATED BY [C1, ⊥]", at=" AT LEVEL [T, T]")
+    assert run_at(spark, below) == qi
 
 
 def test_insert_sp_parses_into_the_punctuation_statement():

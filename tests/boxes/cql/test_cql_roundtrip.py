@@ -76,13 +76,20 @@ def queries(draw):
     return draw(selects(draw(st.sampled_from(["s1", "s2"])), shape))
 
 
+LEVELS = st.none() | st.dictionaries(
+    st.sampled_from(["banks", "oil"]), st.sampled_from(["A", "B", "T", "⊥"]), min_size=1
+)
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(queries(), min_size=1, max_size=3))
-def test_diagram_to_cql_to_diagram_is_the_same_document(texts):
-    script = STREAMS + ";\n".join(f"INSERT INTO o{i}\n{q}" for i, q in enumerate(texts))
+@given(st.lists(queries(), min_size=1, max_size=3), LEVELS)
+def test_diagram_to_cql_to_diagram_is_the_same_document(texts, level):
+    at = f" AT LEVEL [{', '.join(f'{c}: {v}' for c, v in level.items())}]" if level else ""
+    script = STREAMS + ";\n".join(f"INSERT INTO o{i}\n{q}{at}" for i, q in enumerate(texts))
     # Every stream read, so the document is valid; then print and compile again.
-    script += ";\nINSERT INTO all1 SELECT * FROM s1;\nINSERT INTO all2 SELECT * FROM s2"
+    script += f";\nINSERT INTO all1 SELECT * FROM s1{at};\nINSERT INTO all2 SELECT * FROM s2{at}"
     doc, _ = validate_cql(script)
+    assert doc.get("level") == level
     printed = to_cql(doc)
     assert compile_cql(printed) == doc, printed
 
