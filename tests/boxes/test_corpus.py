@@ -175,7 +175,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "window without size",
         doc("f: {type: aggregate, in: in1, window: {slide: 5s}, aggregates: {n: count()}}"),
-        ["MISSING_PARAMETER"],
+        ["WINDOW_KIND"],
     ),
     (
         "group by unknown field",
