@@ -36,6 +36,13 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
 }
 
+# Loggers that warn about normal operation: the stateful Python API's state server warns each
+# time a count window's group is read for the first time ("Value state ... doesn't contain a
+# value"), once per new group key.
+QUIET_LOGGERS = (
+    "org.apache.spark.sql.execution.python.streaming.TransformWithStateInPySparkStateServer",
+)
+
 # What a call into a driver JVM that is gone raises: py4j's own error, or the socket's.
 DRIVER_GONE = (Py4JError, OSError)
 
@@ -57,6 +64,11 @@ def build_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    jvm = session.sparkContext._jvm
+    for logger in QUIET_LOGGERS:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            logger, jvm.org.apache.logging.log4j.Level.ERROR
+        )
     return session
 
 
