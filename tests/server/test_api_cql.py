@@ -89,7 +89,7 @@ def test_a_document_without_a_cql_form_says_why(client, auth):
     ]
     doc["outputs"]["also"] = {"from": "oc_where"}
     refused = client.post(f"{API}/cql", json={"document": doc}, headers=auth.headers("al"))
-    assert refused.status_code == 400
+    assert refused.status_code == 400 and refused.json["error"]["code"] == "DIAGRAM_INVALID"
     error = refused.json["error"]
     assert [(p["code"], p["path"]) for p in error["details"]["problems"]] == [
         ("CQL_NOT_EXPRESSIBLE", "boxes.oc_where")

@@ -9,6 +9,7 @@ import datetime as dt
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.web.conftest import screenshot
 from tests.web.steps import (
     arrow,
     box,
@@ -56,9 +57,7 @@ def draw(page: Page, cql: str) -> None:
     page.get_by_role("button", name="Draw on canvas").click()
 
 
-def test_a_typed_query_becomes_boxes_and_arrows_and_its_deployment_delivers(
-    login, live, dropped
-):
+def test_a_typed_query_becomes_boxes_and_arrows_and_its_deployment_delivers(login, live, dropped):
     page = login("al")
     scripts = watch_scripts(page)
     draw(page, QUERY)
@@ -136,6 +135,7 @@ def test_the_tab_shows_the_cql_of_a_drawn_diagram_or_why_it_has_none(login):
     set_field(page, "filter1", "where (required)", "price > 1")
     tab(page, "Query").click()
     expect(query_notice(page)).to_have_text("The CQL of the diagram on the canvas.")
+    screenshot(page, "query-tab")
     expect(query_text(page)).to_have_value(
         "CREATE DIAGRAM drawn;\nINSERT INTO drawn_out\nSELECT *\nFROM in1\nWHERE price > 1;\n"
     )
