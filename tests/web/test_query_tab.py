@@ -156,3 +156,27 @@ def test_the_tab_shows_the_cql_of_a_drawn_diagram_or_why_it_has_none(login):
     )
     expect(query_text(page)).to_have_value("")
     assert scripts == []
+
+
+@pytest.mark.parametrize(
+    "cql",
+    [
+        "CREATE DIAGRAM cqlrows;\nSELECT symbol, count(*) AS n, avg(price) AS p\n"
+        "FROM in1 [PARTITION BY symbol ROWS 3] WHERE price > 1 GROUP BY symbol",
+        "CREATE DIAGRAM cqlrange;\nSELECT symbol, max(price) AS top\n"
+        "FROM in1 [RANGE 10s] GROUP BY symbol HAVING top > 5",
+        "CREATE DIAGRAM cqlunion;\nSELECT * FROM in1 WHERE price > 1\nUNION\nSELECT * FROM in2",
+    ],
+)
+def test_a_drawn_query_is_saved_as_the_document_it_compiles_to(login, live, dropped, cql):
+    """What the canvas holds after drawing is exactly the compiled document: nothing the
+    server compiled (a count window, a HAVING filter, a union's inputs) is lost on the way."""
+    compiled = live.api("al", "POST", "/diagrams/validate", json={"cql": cql}).json()["document"]
+    page = login("al")
+    draw(page, cql)
+    expect(editor_notice(page)).to_contain_text(f"Drew {compiled['name']} from its query")
+    dropped.append(compiled["name"])
+    page.locator("#page-editor").get_by_role("button", name="Save", exact=True).click()
+    expect(editor_notice(page)).to_have_text(f"Saved {compiled['name']}.")
+    stored = live.api("al", "GET", f"/diagrams/{compiled['name']}").json()["document"]
+    assert stored == compiled
