@@ -55,7 +55,7 @@ def test_the_documented_client_prints_live_results(live, tmp_path):
     try:
         assert lines(process.stderr).get(timeout=60) == "subscribed to big_quotes\n"
         rows = [
-            {"t": "2026-01-01T00:00:0%dZ" % i, "symbol": s, "price": p}
+            {"t": f"2026-01-01T00:00:0{i}Z", "symbol": s, "price": p}
             for i, (s, p) in enumerate([("A", 5), ("B", 50), ("C", 500)])
         ]
         joe.call("POST", "/streams/quotes/tuples", json=rows)
