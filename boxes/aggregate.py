@@ -11,8 +11,11 @@ timed at ``window_start``. A window [20s, 30s) chained into 30 s windows lands i
 A count window (``window: {rows: N, slide: M}``) is CQL's ``[PARTITION BY group_by ROWS N]``:
 per group, the N most recent tuples by event time (ties by arrival order), a result after every
 M tuples that enter it, ``window_start``/``window_end`` the oldest and newest event time in it
-(``boxes/countwindow.py``; on Spark ``boxes/countstate.py``). Its results have no event time:
-a group's newest tuple may be older than the watermark, so nothing downstream may wait on it.
+(``boxes/countwindow.py``; on Spark ``boxes/countstate.py``). With ``partitioned: false`` it is
+CQL's ``[ROWS N] ... GROUP BY group_by``: the whole stream's N most recent tuples, grouped, and
+each result instant emits the groups whose row changed (``boxes/countgroups.py``). Its results
+have no event time: a group's newest tuple may be older than the watermark, so nothing
+downstream may wait on it.
 """
 
 from __future__ import annotations
@@ -54,6 +57,14 @@ class AggregateBox(Operator):
                     required=False,
                 ),
                 Param(
+                    "partitioned",
+                    Kind.FLAG,
+                    "a count window with group_by: true (the default) keeps the last rows of "
+                    "each group (CQL's PARTITION BY); false keeps the stream's last rows, then "
+                    "groups them",
+                    required=False,
+                ),
+                Param(
                     "slide",
                     Kind.SLIDE,
                     "a time window: how far each window starts after the previous (omit for "
@@ -87,6 +98,7 @@ class AggregateBox(Operator):
     aggregates: tuple[tuple[str, CheckedAggregate], ...]
     rows: int | None = None  # a count window (size and slide are then 0)
     row_slide: int = 1
+    partitioned: bool = True  # a count window per group, or the stream's (then grouped)
 
     @classmethod
     def build(
@@ -139,6 +151,7 @@ class AggregateBox(Operator):
             tuple(aggregates),
             rows,
             row_slide,
+            args["window"].get("partitioned", True),
         )
 
     @property
@@ -194,6 +207,12 @@ def _window(
                 codes.INVALID_COUNT, f"{path}.slide", "a count window's slide must be <= rows"
             )
         return 0.0, 0.0, rows, slide if isinstance(slide, int) else 1
+    if "partitioned" in window:
+        problems.add(
+            codes.WINDOW_KIND,
+            f"{path}.partitioned",
+            codes.WINDOW_KIND.render(reason="'partitioned' is a count window's"),
+        )
     if isinstance(slide, int):
         problems.add(
             codes.WINDOW_KIND,

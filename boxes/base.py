@@ -39,6 +39,7 @@ class Kind(str, Enum):
     COUNT = "count"  # a whole number of tuples, 1 or more
     SLIDE = "slide"  # a duration (time window) or a count (count window)
     WINDOW = "window"  # {size: duration, slide: duration} or {rows: count, slide: count}
+    FLAG = "flag"  # true or false
     SCHEMA_REF = "schema ref"  # a schema name, or an inline schema
 
     @property
@@ -50,6 +51,7 @@ class Kind(str, Enum):
             Kind.AGGREGATES: "object",
             Kind.WINDOW: "object",
             Kind.COUNT: "integer",
+            Kind.FLAG: "boolean",
         }.get(self, "string")
 
 
@@ -96,6 +98,7 @@ _SHAPES = {
     Kind.AGGREGATES: (_is_text_map, "a mapping of field name to aggregate expression text"),
     Kind.FIELD_LIST: (_is_name_list, "a list of field names"),
     Kind.WINDOW: (lambda v: isinstance(v, Mapping), "a mapping"),
+    Kind.FLAG: (lambda v: isinstance(v, bool), "true or false"),
     Kind.SCHEMA_REF: (lambda v: isinstance(v, (str, Mapping)), "a schema name or a schema"),
 }
 

@@ -31,13 +31,22 @@ from pyspark.sql.types import (
 )
 
 from boxes import arrival, labels
+from boxes.countgroups import GroupedCountWindow, key_name
 from boxes.countwindow import ARRIVAL, TIME, CountWindow, Rows, label_name, value_name
 
 if TYPE_CHECKING:
     from boxes.aggregate import AggregateBox
 
 _ALL = "_all"  # the one key of a window over the whole stream (no group_by)
-_STATE = StructType([StructField("rows", BinaryType()), StructField("pending", LongType())])
+# The window's rows, the tuples entered since the last result and, for a window over the whole
+# stream that is then grouped, the relation of the last result (countgroups.py).
+_STATE = StructType(
+    [
+        StructField("rows", BinaryType()),
+        StructField("pending", LongType()),
+        StructField("relation", BinaryType()),
+    ]
+)
 
 
 def to_bytes(window: Rows) -> bytes:
@@ -59,8 +68,14 @@ def from_bytes(blob: bytes) -> Rows:
 class CountWindowProcessor(StatefulProcessor):
     """Per group: read the window, advance it by the group's new rows, write it back."""
 
-    def __init__(self, spec: CountWindow, keys: tuple[str, ...], names: tuple[str, ...]):
-        self.spec, self.keys, self.names = spec, keys, names
+    def __init__(
+        self,
+        spec: CountWindow,
+        keys: tuple[str, ...],
+        names: tuple[str, ...],
+        grouped: GroupedCountWindow | None = None,
+    ):
+        self.spec, self.keys, self.names, self.grouped = spec, keys, names, grouped
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getValueState("window", _STATE)
@@ -75,14 +90,24 @@ class CountWindowProcessor(StatefulProcessor):
         batch = {n: np.concatenate(list(frame.iloc[:, first + i])) for i, n in enumerate(names)}
         stored = self.state.get()
         window, pending = (from_bytes(stored[0]), stored[1]) if stored else (self.spec.empty(), 0)
-        window, pending, results = self.spec.advance(window, pending, batch)
-        self.state.update((to_bytes(window), pending))
+        if self.grouped is None:
+            window, pending, results = self.spec.advance(window, pending, batch)
+            self.state.update((to_bytes(window), pending, None))
+        else:
+            relation = from_bytes(stored[2]) if stored else self.grouped.empty_relation()
+            window, pending, relation, results = self.grouped.advance(
+                window, pending, relation, batch
+            )
+            self.state.update((to_bytes(window), pending, to_bytes(relation)))
         if len(results["window_end"]):
             yield self.output(key, results)
 
     def output(self, key: Any, results: Rows) -> pd.DataFrame:
         count = len(results["window_end"])
-        out: dict[str, Any] = {n: [v] * count for n, v in zip(self.keys, key, strict=False)}
+        if self.grouped is None:
+            out: dict[str, Any] = {n: [v] * count for n, v in zip(self.keys, key, strict=False)}
+        else:  # one window for the stream: each row names its group
+            out = {n: results[key_name(k)] for k, n in enumerate(self.keys)}
         for end in ("window_start", "window_end"):
             out[end] = results[end].astype("int64").view("datetime64[us]")
         for k, name in enumerate(self.names):
@@ -119,6 +144,10 @@ def compile_count_window(box: AggregateBox, frame):
 
     assert box.rows is not None
     words = labels.words_of(frame)
+    # Partitioned: Spark groups by the group-by fields and each group has its window. Else one
+    # window for the whole stream (key _ALL) keeps the group-by fields in its rows.
+    partitioned = box.partitioned and bool(box.group_by)
+    carried = () if partitioned else tuple(key_name(k) for k in range(len(box.group_by)))
     spec = CountWindow(
         box.rows,
         box.row_slide,
@@ -128,12 +157,13 @@ def compile_count_window(box: AggregateBox, frame):
         ),
         words,
         replay=not frame.isStreaming,
+        carried=carried,
     )
+    grouped = GroupedCountWindow(spec, len(carried)) if carried else None
     order = arrival.carried(frame) or [F.lit(0).cast("long")]
-    keys = list(box.group_by) or [_ALL]
+    keys = list(box.group_by) if partitioned else [_ALL]
     columns = (
-        [F.col(g) for g in box.group_by]
-        + ([] if box.group_by else [F.lit(0).alias(_ALL)])
+        ([F.col(g) for g in box.group_by] if partitioned else [F.lit(0).alias(_ALL)])
         + [F.unix_micros(F.col(box.time)).alias(TIME), order[0].alias(ARRIVAL)]
         + [w.alias(label_name(k)) for k, w in enumerate(labels.split(frame))]
         + [
@@ -141,6 +171,7 @@ def compile_count_window(box: AggregateBox, frame):
             for k, (_, agg) in enumerate(box.aggregates)
             if agg.argument is not None
         ]
+        + [F.col(g).alias(name) for g, name in zip(box.group_by, carried, strict=False)]
     )
     by_name = {f.name: f for f in box.schema.fields}
     result = StructType(
@@ -150,7 +181,7 @@ def compile_count_window(box: AggregateBox, frame):
         + [StructField(label_name(k), LongType()) for k in range(words)]
     )
     processor = CountWindowProcessor(
-        spec, tuple(box.group_by), tuple(name for name, _ in box.aggregates)
+        spec, tuple(box.group_by), tuple(name for name, _ in box.aggregates), grouped
     )
     flat = frame.select(*columns)
     packed_schema = StructType(

@@ -23,7 +23,7 @@ and batch, so per-call overhead (pandas' is tens of microseconds an operation) i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,8 @@ from boxes.ranges import range_reduce
 
 TIME, ARRIVAL = "_t", "_a"
 Rows = dict[str, np.ndarray]  # columns of equal length, by name
+# The results of the windows ending at each of ``ends`` in a sequence of rows.
+Emit = Callable[[Rows, np.ndarray], Rows]
 _INT64_MAX = float(2**63)
 
 
@@ -61,6 +63,8 @@ class CountWindow:
     # A batch run has every tuple at once: it replays them in event-time order (ties by arrival),
     # as if each had arrived in order. A stream takes each batch in arrival order.
     replay: bool = False
+    # Columns a window's rows keep without aggregating them (a grouped window's keys).
+    carried: tuple[str, ...] = ()
 
     @property
     def columns(self) -> list[str]:
@@ -70,20 +74,25 @@ class CountWindow:
             [TIME, ARRIVAL]
             + [label_name(k) for k in range(self.words)]
             + [value_name(i) for i in values]
+            + list(self.carried)
         )
 
     def empty(self) -> Rows:
         return {c: np.zeros(0, dtype=np.int64) for c in self.columns}
 
-    def advance(self, window: Rows, pending: int, batch: Mapping) -> tuple[Rows, int, Rows]:
+    def advance(
+        self, window: Rows, pending: int, batch: Mapping, emit: Emit | None = None
+    ) -> tuple[Rows, int, Rows]:
         """Feed ``batch`` (one group's new tuples, any order; columns by name, a DataFrame or
         a dict of arrays) to the window.
 
         ``window``: the group's window (sorted by (time, arrival), at most ``rows`` rows);
         ``pending``: tuples entered since the last result. Returns the new window, the new
         pending count and the results (``window_start``, ``window_end`` as the time unit of
-        ``_t``, one column per aggregate named ``agg{i}``, and the label words).
+        ``_t``, one column per aggregate named ``agg{i}``, and the label words). ``emit``
+        computes the results of windows (default ``aggregate``: one row per window).
         """
+        emit = emit or self.aggregate
         columns = {c: np.asarray(batch[c]) for c in self.columns}
         times, arrivals = columns[TIME], columns[ARRIVAL]
         order = (
@@ -103,25 +112,27 @@ class CountWindow:
             if _size(window) == 0 or _after(columns, i, window):
                 after = int(np.searchsorted(breaks, i, side="right"))
                 end = int(breaks[after]) if after < len(breaks) else len(times)
-                window, pending = self._run(window, pending, _slice(columns, i, end), results)
+                run = _slice(columns, i, end)
+                window, pending = self._run(window, pending, run, results, emit)
                 i = end
             else:
-                window, pending = self._insert(window, pending, _slice(columns, i, i + 1), results)
+                row = _slice(columns, i, i + 1)
+                window, pending = self._insert(window, pending, row, results, emit)
                 i += 1
         return window, pending, _concat(results) if results else self._no_results()
 
-    def _run(self, window: Rows, pending: int, run: Rows, results: list[Rows]):
+    def _run(self, window: Rows, pending: int, run: Rows, results: list[Rows], emit: Emit):
         """Tuples each greater than all before them: all enter; results from ranges."""
         seq = _concat([window, run])
         first, count = _size(window), _size(run)
         steps = np.arange(1, count + 1)
         ends = first + np.flatnonzero((pending + steps) % self.slide == 0)
         if len(ends):
-            results.append(self.aggregate(seq, ends))
+            results.append(emit(seq, ends))
         size = _size(seq)
         return _slice(seq, max(0, size - self.rows), size), (pending + count) % self.slide
 
-    def _insert(self, window: Rows, pending: int, row: Rows, results: list[Rows]):
+    def _insert(self, window: Rows, pending: int, row: Rows, results: list[Rows], emit: Emit):
         """One tuple older than the window's newest: it takes its place by (time, arrival)."""
         t, a = row[TIME][0], row[ARRIVAL][0]
         wt, wa = window[TIME], window[ARRIVAL]
@@ -133,7 +144,7 @@ class CountWindow:
         window = _slice(window, max(0, size + 1 - self.rows), size + 1)
         pending += 1
         if pending == self.slide:
-            results.append(self.aggregate(window, np.array([_size(window) - 1])))
+            results.append(emit(window, np.array([_size(window) - 1])))
             pending = 0
         return window, pending
 

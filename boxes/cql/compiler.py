@@ -12,8 +12,8 @@ Semantics that differ from STREAM's CQL, on purpose:
 * WHERE filters the stream *before* the window, as SIF-CQL's window-level filter does; so
   ``[ROWS 100] WHERE p`` holds the 100 latest tuples that satisfy p. For time windows the two
   readings agree.
-* A count window is per group: ``[ROWS n]`` with GROUP BY (the last n tuples of the stream,
-  grouped afterwards) is refused, with ``[PARTITION BY g ROWS n]`` as the fix.
+* ``[ROWS n]`` with GROUP BY is CQL's: the stream's last n tuples, grouped afterwards
+  (``partitioned: false``); ``[PARTITION BY g ROWS n]`` keeps the last n tuples of each group.
 * Without aggregates a window changes nothing: ISTREAM of ``S [RANGE d]`` is S itself.
 * Only ISTREAM (append) runs: RSTREAM would re-send the whole relation at every instant
   (Spark's complete mode, with no event-time bound on state), DSTREAM would need retractions
@@ -443,15 +443,7 @@ def _window(window: ast.Window | None, select: ast.Select) -> dict[str, Any]:
     if window.kind == "range":
         out: dict[str, Any] = {"size": window.size}
     elif window.kind == "rows" and select.group_by:
-        raise fail(
-            codes.CQL_UNSUPPORTED,
-            window.pos,
-            codes.CQL_UNSUPPORTED.render(
-                reason="[ROWS n] with GROUP BY groups the stream's last n tuples; Sluice's count "
-                f"window is per group: write [PARTITION BY {', '.join(select.group_by)} "
-                f"ROWS {window.rows}]"
-            ),
-        )
+        out = {"rows": window.rows, "partitioned": False}
     elif window.kind == "partition" and set(window.partition) != set(select.group_by):
         raise fail(
             codes.CQL_WINDOW,

@@ -125,6 +125,6 @@ def _window(agg: Mapping[str, Any]) -> str:
     slide = f" SLIDE {window['slide']}" if window.get("slide") is not None else ""
     if "size" in window:
         return f"[RANGE {window['size']}{slide}]"
-    if agg.get("group_by"):
+    if agg.get("group_by") and window.get("partitioned", True):
         return f"[PARTITION BY {', '.join(agg['group_by'])} ROWS {window['rows']}{slide}]"
     return f"[ROWS {window['rows']}{slide}]"

@@ -164,6 +164,8 @@ class Checker:
         left, right = self.check(left_tree), self.check(right_tree)
         if left is None or right is None:
             return None
+        if op == "-" and T in (left.type, right.type) and {left.type, right.type} <= {T, None}:
+            return n.Elapsed(D, _coerce(left, T), _coerce(right, T))
         if not all(x.type is None or x.type.is_numeric for x in (left, right)):
             hint = " (use concat for text)" if op == "+" and S in (left.type, right.type) else ""
             self.report(

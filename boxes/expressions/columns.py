@@ -86,6 +86,12 @@ def _(node: n.Shift, F):
     return guards.timestamp_from_micros(F, micros)
 
 
+@_build.register
+def _(node: n.Elapsed, F):
+    micros = F.unix_micros(_build(node.left, F)) - F.unix_micros(_build(node.right, F))
+    return micros.cast("double") / F.lit(1_000_000.0)
+
+
 _COMPARE = {
     "=": "__eq__",
     "!=": "__ne__",

@@ -53,6 +53,15 @@ class Shift(Node):
 
 
 @dataclass(frozen=True)
+class Elapsed(Node):
+    """The seconds from ``right`` to ``left``, two timestamps (``t1 - t2``), as a double: a
+    delay such as 000's Q6 computes."""
+
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True)
 class Compare(Node):
     """``= != < <= > >= <=>`` over two operands of one type."""
 
@@ -130,7 +139,7 @@ class Call(Node):
 
 def children(node: Node) -> tuple[Node, ...]:
     """The direct sub-expressions of a node, in source order."""
-    if isinstance(node, (Arith, Compare, Logic)):
+    if isinstance(node, (Arith, Elapsed, Compare, Logic)):
         return (node.left, node.right)
     if isinstance(node, (Neg, Shift, Not, IsNull, Like, Cast)):
         return (node.operand,)

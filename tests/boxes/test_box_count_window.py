@@ -112,9 +112,45 @@ def test_streaming_batches_carry_the_window_over(spark, stream_files, tmp_path):
     )
 
 
+def test_the_streams_last_rows_grouped_across_batches(spark, stream_files, tmp_path):
+    """``partitioned: false``: one window of the stream's last 3 tuples, grouped by k; each
+    instant emits the groups whose row changed, the window and the last relation carried in
+    Spark's state from one micro-batch to the next."""
+    plan = validate(load_document(DOC % ("{rows: 3, partitioned: false}", "[k]")))
+    frame = compile_plan(plan, stream_files.frames(spark, plan))["out"]
+    query = (
+        frame.writeStream.format("memory")
+        .queryName("count_window_grouped")
+        .outputMode("append")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .start()
+    )
+    try:
+        stream_files.write("in1", DATA["in1"])
+        query.processAllAvailable()
+        stream_files.write("in2", DATA["in2"])
+        query.processAllAvailable()
+        got = collect(plan, spark.table("count_window_grouped"))
+    finally:
+        query.stop()
+    # Windows: [x1] [x1 y10] [x1 y10 x2] | [y10 x2 x4] [x2 x4 y20]
+    assert sorted((r["k"], r["n"], r["total"], r["window_end"]) for r, _ in got) == [
+        ("x", 1, 1, at(1)),
+        ("x", 2, 3, at(3)),
+        ("x", 2, 6, at(4)),  # x1 left, x4 came: (2, 6)
+        ("y", 1, 10, at(2)),
+        ("y", 1, 20, at(5)),  # y10 left, y20 came: count 1 again, a new sum
+    ]
+    # A row's label is its group's tuples': x2 (in1) and x4 (in2); y20 alone (in2).
+    assert {(r["k"], r["window_end"]): s for r, s in got}[("x", at(4))] == ("in1", "in2")
+    assert {(r["k"], r["window_end"]): s for r, s in got}[("y", at(5))] == ("in2",)
+
+
 @pytest.mark.parametrize(
     ("window", "code", "path"),
     [
+        ("{size: 10s, partitioned: false}", codes.WINDOW_KIND, "boxes.a.window.partitioned"),
+        ("{rows: 5, partitioned: 'no'}", codes.WRONG_TYPE, "boxes.a.window.partitioned"),
         ("{rows: 0}", codes.INVALID_COUNT, "boxes.a.window.rows"),
         ("{rows: '10'}", codes.INVALID_COUNT, "boxes.a.window.rows"),
         ("{rows: 5, slide: 6}", codes.INVALID_COUNT, "boxes.a.window.slide"),

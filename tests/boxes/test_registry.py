@@ -45,6 +45,7 @@ def test_declarations_are_json_for_the_editor():
     assert [(p["name"], p["kind"], p["required"]) for p in window["params"]] == [
         ("size", "duration", False),
         ("rows", "count", False),
+        ("partitioned", "flag", False),
         ("slide", "slide", False),
     ]
     assert {p["name"]: p["kind"] for p in by_type["filter"]["params"]} == {

@@ -3,6 +3,8 @@ with every problem at its CQL line and column; the stored document is the compil
 
 from __future__ import annotations
 
+import pytest
+
 API = "/api/v1/diagrams"
 CQL = (
     "CREATE DIAGRAM qc;\n"
@@ -107,3 +109,30 @@ def test_a_document_is_printed_only_once_valid_for_the_session(client, auth):
         .json["cql"]
         .startswith("CREATE DIAGRAM q2")
     )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"cql": 123},
+        {"cql": ""},
+        {"cql": "x" * 70_000},
+        {"cql": "SELECT * FROM in1", "name": "../../etc"},
+        {"cql": "SELECT * FROM in1", "name": "a" * 65},
+        {"cql": "CREATE DIAGRAM q_ok; SELECT * FROM in1", "name": 7},
+        {"cql": "SELECT * FROM in1 AT LEVEL [" + ", ".join(["T"] * 5000) + "]"},
+        {"cql": "CREATE DIAGRAM `x`; SELECT * FROM in1"},
+        {"cql": "SELECT * FROM in1; " * 2000},
+        {"cql": "SELECT reflect('java.lang.Runtime', 'getRuntime') AS r FROM in1"},
+        {"cql": "SELECT _label AS l FROM in1"},
+        {"cql": "INSERT INTO _label SELECT * FROM in1"},
+        {"cql": "SELECT * FROM in1\x00"},
+        {"cql": "SELECT count(*) AS n FROM in1 [ROWS 9999999999999999999999]"},
+    ],
+)
+def test_hostile_cql_gets_a_coded_4xx_and_nothing_is_stored(client, auth, body):
+    before = client.get(API, headers=auth.headers("al")).json
+    answer = client.post(API, json=body, headers=auth.headers("al"))
+    assert 400 <= answer.status_code < 500, answer.json
+    assert answer.json["error"]["code"] and answer.json["error"]["message"]
+    assert client.get(API, headers=auth.headers("al")).json == before

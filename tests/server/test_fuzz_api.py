@@ -37,6 +37,9 @@ JUDGED = {
     "levels.set_stream.put": {"LEVEL_NOT_INPUT"},
     "levels.add_company.post": {"LEVEL_BAD_CLASSES"},  # all 64 bits given out
 }
+# A deploy waits for its queries to start, up to the server's own deploy_timeout_seconds (120 s);
+# the client's 10 s default made a deploy on a loaded machine look like a failure.
+TIMEOUT = 150
 STATEFUL_PHASES = [Phase.generate]  # no shrinking: a failure is reported as found
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None
@@ -103,7 +106,8 @@ def validate(case, response, sessions: Sessions, user: str) -> None:
 def call(case, sessions: Sessions, user: str) -> None:
     if positive(case):
         obey(case)
-    validate(case, case.call(headers=headers(case, sessions, user)), sessions, user)
+    answer = case.call(headers=headers(case, sessions, user), timeout=TIMEOUT)
+    validate(case, answer, sessions, user)
 
 
 def operation_id(case) -> str | None:
@@ -133,7 +137,7 @@ def test_stateful_workflows_as_every_user(api, sessions, user):
             used.add(operation_id(case))
 
         def get_call_kwargs(self, case):
-            return {"headers": headers(case, sessions, user)}
+            return {"headers": headers(case, sessions, user), "timeout": TIMEOUT}
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             validate(case, response, sessions, user)

@@ -57,7 +57,7 @@ def build_q1(page: Page) -> None:
     arrow(page, "in2", "merged")
     arrow(page, "merged", "avg")
     arrow(page, "avg", "out1")
-    set_field(page, "avg", "size (required)", "10s")
+    set_field(page, "avg", "size", "10s")
     set_field(page, "avg", "group_by", "symbol")
     set_field(page, "avg", "aggregates (required)", "avg_price: avg(price)\nn: count()")
 

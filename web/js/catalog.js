@@ -10,9 +10,14 @@ export class CatalogBrowser {
     this.detail = el("section", { class: "detail", "aria-live": "polite" },
       el("p", { class: "hint" }, "Choose an object to see its permissions."));
     this.panel = null;
+    this.search = el("input", { type: "search", placeholder: "name, type or owner",
+      "aria-label": "Search the catalog", autocomplete: "off", spellcheck: false });
+    this.search.addEventListener("input", () => this.filter());
+    this.count = el("p", { class: "hint", "aria-live": "polite" });
     fill(root, el("div", { class: "split" },
       el("section", { "aria-labelledby": "catalog-title" },
         el("h2", { id: "catalog-title" }, "Objects you may view"),
+        el("div", { class: "catalog-search" }, this.search, this.count),
         el("table", { class: "objects" },
           el("thead", {}, el("tr", {}, ["type", "name", "kind", "owner", "owner role", "source"].map((h) => el("th", { scope: "col" }, h)))),
           this.body)),
@@ -26,7 +31,21 @@ export class CatalogBrowser {
       el("td", {}, el("button", { type: "button", class: "link", onclick: () => this.open(o) }, o.name)),
       el("td", {}, o.kind || ""), el("td", {}, o.owner.user), el("td", {}, o.owner.role),
       el("td", {}, o.source_index ?? ""))));
+    this.filter();
     if (this.panel) await this.panel.refresh();
+  }
+
+  /** Show the rows whose type, name, kind or owner contains every word typed (any case). */
+  filter() {
+    const words = this.search.value.toLowerCase().split(/\s+/).filter(Boolean);
+    const rows = [...this.body.rows];
+    let shown = 0;
+    for (const row of rows) {
+      const text = [...row.cells].map((c) => c.textContent).join(" ").toLowerCase();
+      row.hidden = !words.every((w) => text.includes(w));
+      if (!row.hidden) shown += 1;
+    }
+    this.count.textContent = words.length ? `${shown} of ${rows.length} objects` : "";
   }
 
   async open(object) {

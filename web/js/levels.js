@@ -15,6 +15,7 @@ export class LevelsPanel {
     this.root = root;
     this.message = el("p", { class: "notice", role: "status" });
     this.config = null;
+    this.sent = null;   // the title of the form whose request is on its way
   }
 
   async refresh() {
@@ -32,10 +33,39 @@ export class LevelsPanel {
       notice(this.message, done, "ok");
     } catch (error) {
       notice(this.message, error.message, "error");
+    } finally {
+      this.sent = null;
+    }
+  }
+
+  /** What the administrator has typed or chosen in each form, by form and field. */
+  typed() {
+    const values = new Map();
+    for (const form of this.root.querySelectorAll("form")) {
+      if (form.getAttribute("aria-label") === this.sent) continue;   // just saved: start afresh
+      for (const control of form.elements) {
+        if (control.name) values.set(`${form.getAttribute("aria-label")}/${control.name}`, control.value);
+      }
+    }
+    return values;
+  }
+
+  /** Put back what was typed, where the control (and, in a list, the option) still exists: the
+   * panel is built again whenever the catalog changes, which must not undo a form half filled. */
+  restore(values) {
+    for (const form of this.root.querySelectorAll("form")) {
+      for (const control of form.elements) {
+        const value = values.get(`${form.getAttribute("aria-label")}/${control.name}`);
+        if (value === undefined) continue;
+        if (control.tagName !== "SELECT" || [...control.options].some((o) => o.value === value)) {
+          control.value = value;
+        }
+      }
     }
   }
 
   render(streams, users, roles) {
+    const typed = this.typed();
     const { classes, clearances, organisations } = this.config;
     const companies = classes.flatMap((c) => c.companies);
     const rows = classes.map((c) => [c.name, c.companies.map((name) => el("span", { class: "company" }, name,
@@ -69,6 +99,7 @@ export class LevelsPanel {
       table(["Role", "Clearance"], Object.entries(clearances).map(([r, l]) =>
         [r, Object.entries(l).map(([k, v]) => `${k}: ${v}`).join(", ") || "public only"]), "Clearances"),
       this.message);
+    this.restore(typed);
   }
 
   form(title, fields, send, done) {
@@ -78,6 +109,7 @@ export class LevelsPanel {
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const values = Object.fromEntries(new FormData(form).entries());
+      this.sent = title;
       this.act(() => send(values), done);
     });
     return form;

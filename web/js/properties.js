@@ -11,6 +11,14 @@ const CODECS = {
     show: (v) => (v || []).join(", "),
     read: (text) => text.split(",").map((s) => s.trim()).filter(Boolean),
   },
+  // Numbers and flags typed as text: what is not one is sent as typed, for the server to name.
+  integer: { show: (v) => v ?? "", read: (text) => wholeOrText(text) },
+  boolean: {
+    show: (v) => (v === undefined || v === null ? "" : String(v)),
+    read: (text) => ({ true: true, false: false })[text.trim().toLowerCase()] ?? (text.trim() || undefined),
+  },
+  // A slide is a duration ("5s") for a time window and a number of tuples for a count window.
+  slide: { show: (v) => v ?? "", read: (text) => wholeOrText(text) },
   object: {
     show: (v) => Object.entries(v || {}).map(([k, x]) => `${k}: ${x}`).join("\n"),
     read: (text) => Object.fromEntries(text.split("\n").map((line) => line.trim()).filter(Boolean)
@@ -20,6 +28,11 @@ const CODECS = {
       })),
   },
 };
+
+function wholeOrText(text) {
+  const trimmed = text.trim();
+  return /^\d{1,15}$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
 
 /**
  * Render the form for one box into `root`.
@@ -64,7 +77,7 @@ function paramField(values, param, prefix) {
     return withError(el("fieldset", { class: "group" }, el("legend", {}, label),
       param.params.map((p) => paramField(values[param.name], p, `${path}.`))), path);
   }
-  const codec = CODECS[param.type] || CODECS.string;
+  const codec = CODECS[param.kind] || CODECS[param.type] || CODECS.string;
   const control = param.type === "object"
     ? el("textarea", { rows: 3, spellcheck: false })
     : el("input", { autocomplete: "off", spellcheck: false });

@@ -35,7 +35,7 @@ CORPUS = [
     ("RSTREAM(SELECT * FROM s)", codes.CQL_UNSUPPORTED, "cql.2.1"),
     ("DSTREAM(SELECT * FROM s)", codes.CQL_UNSUPPORTED, "cql.2.1"),
     ("SELECT * FROM s a, s b WHERE a.k = b.k", codes.CQL_UNSUPPORTED, "cql.2.20"),
-    ("SELECT count(*) FROM s [ROWS 10] GROUP BY k", codes.CQL_UNSUPPORTED, "cql.2.24"),
+    ("SELECT count(*) AS n FROM s [ROWS 10] GROUP BY nope", codes.UNKNOWN_FIELD, "cql.2.1"),
     (
         "SELECT * FROM s a [RANGE 1s] JOIN s b [RANGE 1s] ON a.k = b.v",
         codes.CQL_UNSUPPORTED,

@@ -37,7 +37,8 @@ def windows(draw, grouped: bool):
         return f"[RANGE {size}s" + (f" SLIDE {slide}s]" if slide else "]")
     rows = draw(st.integers(1, 500))
     slide = draw(st.none() | st.integers(1, rows))
-    head = "[PARTITION BY k ROWS" if grouped else "[ROWS"
+    # Grouped: the last rows of each group (PARTITION BY) or of the stream, then grouped.
+    head = "[PARTITION BY k ROWS" if grouped and draw(st.booleans()) else "[ROWS"
     return f"{head} {rows}" + (f" SLIDE {slide}]" if slide else "]")
 
 

@@ -154,3 +154,14 @@ def test_aggregate_reads_its_argument_fields():
     checked = check_aggregate("sum(price * qty)", SCHEMA, "p")
     assert checked.fields == {"price", "qty"}
     assert checked.argument.text == "price * qty"
+
+
+def test_timestamp_minus_timestamp_is_the_seconds_between_them():
+    from boxes.expressions import check_expression
+    from boxes.types import DataType, Field, Schema
+
+    schema = Schema((Field("a", DataType.TIMESTAMP), Field("b", DataType.TIMESTAMP)), None)
+    assert check_expression("a - b", schema, "x").type is DataType.DOUBLE
+    assert (
+        check_expression("a - TIMESTAMP '2024-01-01 00:00:00'", schema, "x").type is DataType.DOUBLE
+    )

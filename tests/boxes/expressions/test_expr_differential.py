@@ -161,6 +161,7 @@ def expressions(kind: DataType, depth: int, fields: tuple):
             _call("pow({}, {})", num, num),
             _call("round({}, {})", x[D], st.integers(0, 3)),
             _call("least({}, {})", x[D], num),
+            _call("({} - {})", x[T], x[T]),  # seconds between two timestamps
         ]
         + [_call("CAST({} AS double)", x[k]) for k in (S, L, B, T)],
         S: [_call(f + "({})", x[S]) for f in ("lower", "upper", "trim", "ltrim", "rtrim")]

@@ -130,6 +130,14 @@ def _(node: n.Shift, row):
     return None if value is None else from_micros(to_micros(value) + node.micros)
 
 
+@_eval.register
+def _(node: n.Elapsed, row):
+    left, right = _eval(node.left, row), _eval(node.right, row)
+    if left is None or right is None:
+        return None
+    return (to_micros(left) - to_micros(right)) / 1_000_000
+
+
 _ORDER = {
     "=": lambda c: c == 0,
     "!=": lambda c: c != 0,
