@@ -320,6 +320,8 @@ export class Editor {
   async deploy() {
     const name = this.named("deploy");
     if (!name) return;
+    // The list may be older than the catalog (still loading, or another tab created the name).
+    if (this.loaded !== name) await this.list.refresh();
     if (this.list.has(name) && this.loaded !== name) {
       notice(this.message, `A diagram named ${name} is stored and the canvas does not hold it: open it from Your diagrams, or name this one differently.`, "error");
       return;
