@@ -438,6 +438,12 @@ UNKNOWN_TYPE = define(
 )
 ARITY = define("ARITY", 400, "{name}() takes {expected}; got {count}", "expression")
 INVALID_LITERAL = define("INVALID_LITERAL", 400, "an unusable literal: {reason}", "expression")
+INVALID_POLYGON = define(
+    "INVALID_POLYGON",
+    400,
+    "point_in_polygon() needs a literal 'lon lat, lon lat, ...' ring: {reason}",
+    "expression",
+)
 AGGREGATE_NOT_ALLOWED = define(
     "AGGREGATE_NOT_ALLOWED", 400, "an aggregate inside a filter or map expression", "expression"
 )

@@ -16,7 +16,7 @@ import lark
 
 from boxes import codes
 from boxes.errors import Problem
-from boxes.expressions import functions
+from boxes.expressions import functions, geo
 from boxes.expressions import nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.expressions.aggregates import AGGREGATES
@@ -400,6 +400,8 @@ class Checker:
         return self._typed_call(tree, name, spec, args, arg_trees)
 
     def _literal_arg(self, name, index, tree):
+        if name == "point_in_polygon":
+            return self._polygon(tree)
         if name == "date_trunc":
             unit = _unquote(tree.children[0]).lower() if tree.data == "string_lit" else None
             if unit not in functions.TRUNC_UNITS:
@@ -420,6 +422,21 @@ class Checker:
             )
             return None
         return n.Lit(L, digits)
+
+    def _polygon(self, tree):
+        if tree.data != "string_lit":
+            self.report(
+                codes.INVALID_POLYGON,
+                "point_in_polygon() needs a literal polygon such as "
+                f"'103.6 1.2, 103.9 1.2, 103.9 1.4'; got {self.snippet(tree)}",
+            )
+            return None
+        text = _unquote(tree.children[0])
+        vertices = geo.parse_polygon(text)
+        if isinstance(vertices, str):
+            self.report(codes.INVALID_POLYGON, f"point_in_polygon(): {vertices}")
+            return None
+        return n.Lit(S, text)
 
     def _typed_call(self, tree, name, spec, args, arg_trees):
         groups: dict[str, DataType | None] = {}

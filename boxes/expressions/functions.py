@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from boxes.expressions import guards
+from boxes.expressions import geo, guards
 from boxes.expressions import sqlvalues as sv
 from boxes.types import DataType
 
@@ -166,6 +166,20 @@ FUNCTIONS: dict[str, Function] = {
     "log10": Function((D,), D, _simple("log10")),
     "pow": Function((D, D), D, _simple("pow")),
     "sign": Function((D,), D, _simple("signum")),
+    # trigonometry, in radians
+    "sin": Function((D,), D, _simple("sin")),
+    "cos": Function((D,), D, _simple("cos")),
+    "tan": Function((D,), D, _simple("tan")),
+    "asin": Function((D,), D, _simple("asin")),
+    "acos": Function((D,), D, _simple("acos")),
+    "atan": Function((D,), D, _simple("atan")),
+    "atan2": Function((D, D), D, _simple("atan2")),
+    "radians": Function((D,), D, _simple("radians")),
+    "degrees": Function((D,), D, _simple("degrees")),
+    # geography (boxes/expressions/geo.py): longitude before latitude, in degrees
+    "distance_km": Function((D, D, D, D), D, geo.distance_km),
+    "point_in_box": Function((D, D, D, D, D, D), B, geo.point_in_box),
+    "point_in_polygon": Function((D, D, S), B, geo.point_in_polygon, literals=frozenset({2})),
     "greatest": Function((SAME, SAME), SAME, _simple("greatest"), variadic=True, strict=False),
     "least": Function((SAME, SAME), SAME, _simple("least"), variadic=True, strict=False),
     "coalesce": Function((SAME,), SAME, _simple("coalesce"), variadic=True, strict=False),

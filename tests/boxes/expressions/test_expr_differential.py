@@ -112,6 +112,8 @@ LITERALS = {
     B: st.sampled_from(["TRUE", "FALSE"]),
     T: st.sampled_from(["TIMESTAMP '2024-01-01 10:00:00'", "TIMESTAMP '1999-12-31 23:59:59.999'"]),
 }
+TRIGONOMETRY = ("sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees")
+POLYGONS = st.sampled_from(["'0 0, 2 0, 2 1, 1 1, 1 2, 0 2'", "'-1 -1, 3 0.5, -0.5 3, -1 -1'"])
 LIKE_PATTERNS = st.one_of(
     st.text(alphabet="ab%_ ", max_size=4).map(lambda p: f"'{p}'"),
     st.sampled_from(["'a\\%'", "'\\_%'", "'%\\\\%'"]),
@@ -157,7 +159,10 @@ def expressions(kind: DataType, depth: int, fields: tuple):
         + [_call("CAST({} AS long)", x[k]) for k in (S, D, B, T)],
         D: [_call("({} " + op + " {})", num, num) for op in "+-*/%"]
         + [_call(f + "({})", num) for f in ("sqrt", "exp", "ln", "log10", "sign", "abs")]
+        + [_call(f + "({})", num) for f in TRIGONOMETRY]
         + [
+            _call("atan2({}, {})", num, num),
+            _call("distance_km({}, {}, {}, {})", num, num, num, num),
             _call("pow({}, {})", num, num),
             _call("round({}, {})", x[D], st.integers(0, 3)),
             _call("least({}, {})", x[D], num),
@@ -196,6 +201,8 @@ def expressions(kind: DataType, depth: int, fields: tuple):
             _call("({} NOT LIKE {})", x[S], LIKE_PATTERNS),
             _call("starts_with({}, {})", x[S], x[S]),
             _call("contains({}, {})", x[S], x[S]),
+            _call("point_in_box({}, {}, {}, {}, {}, {})", num, num, num, num, num, num),
+            _call("point_in_polygon({}, {}, {})", num, num, POLYGONS),
         ]
         + [_call("CAST({} AS boolean)", x[k]) for k in (S, L, D)],
         T: [

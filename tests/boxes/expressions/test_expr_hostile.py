@@ -74,6 +74,8 @@ HOSTILE_EXPRESSIONS = [
     ("99999999999999999999 > qty", codes.INVALID_LITERAL),
     ("price < 1e999", codes.INVALID_LITERAL),
     ("symbol LIKE 'a\\b'", codes.INVALID_LITERAL),
+    ("point_in_polygon(price, price, symbol)", codes.INVALID_POLYGON),
+    ("point_in_polygon(price, price, '0 0, 1 0, 0 1)) OR (1 = 1')", codes.INVALID_POLYGON),
     ("symbol LIKE '%a%a%a%a%a%a%a%a%b'", codes.INVALID_LITERAL),
     ("CAST(symbol AS binary) IS NULL", codes.UNKNOWN_TYPE),
     ("'1' + 1", codes.TYPE_MISMATCH),

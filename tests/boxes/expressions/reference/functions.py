@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from boxes.expressions.functions import MAX_PAD, MAX_STRING
+from boxes.expressions.geo import EARTH_RADIUS_KM, parse_polygon
 from boxes.expressions.sqlvalues import (
     INT_MAX,
     INT_MIN,
@@ -111,6 +112,65 @@ def _sign_py(value: float) -> float:
     return value if value == 0 or math.isnan(value) else math.copysign(1.0, value)
 
 
+def _java_math(op: Callable[..., float]) -> Callable[..., float]:
+    """Java's Math: a domain error (sin of infinity, asin of 2) is NaN, never an exception."""
+
+    def call(*args: float) -> float:
+        try:
+            return op(*args)
+        except ValueError:
+            return math.nan
+
+    return call
+
+
+def _atan2_py(y: float, x: float) -> float:
+    """Spark adds 0.0 to both sides first, so -0.0 counts as 0.0 (atan2(0.0, -0.0) is 0, not pi)."""
+    return math.atan2(y + 0.0, x + 0.0)
+
+
+def _position(lon: float, lat: float) -> bool:
+    """In range (NaN and infinities are not: Spark's NaN sorts above every number)."""
+    return -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0
+
+
+def _distance_km_py(lon1: float, lat1: float, lon2: float, lat2: float) -> float | None:
+    """The haversine formula, written the way geo.distance_km orders its operations."""
+    if not (_position(lon1, lat1) and _position(lon2, lat2)):
+        return None
+    half_dlat = math.sin(math.radians(lat2 - lat1) / 2.0)
+    half_dlon = math.sin(math.radians(lon2 - lon1) / 2.0)
+    h = half_dlat * half_dlat + math.cos(math.radians(lat1)) * math.cos(math.radians(lat2)) * (
+        half_dlon * half_dlon
+    )
+    h = min(h, 1.0)
+    return 2.0 * math.atan2(math.sqrt(h), math.sqrt(1.0 - h)) * EARTH_RADIUS_KM
+
+
+def _point_in_box_py(*coordinates: float) -> bool | None:
+    lon, lat, west, south, east, north = coordinates
+    if not (_position(lon, lat) and _position(west, south) and _position(east, north)):
+        return None
+    across = west <= lon <= east if west <= east else lon >= west or lon <= east
+    return south <= lat <= north and across
+
+
+def _point_in_polygon_py(lon: float, lat: float, polygon: str) -> bool | None:
+    """Even-odd ray casting (W. R. Franklin's PNPOLY), inside the ring's bounding box."""
+    if not _position(lon, lat):
+        return None
+    ring = parse_polygon(polygon)
+    assert not isinstance(ring, str), ring
+    xs, ys = [x for x, _ in ring], [y for _, y in ring]
+    if not (min(xs) <= lon <= max(xs) and min(ys) <= lat <= max(ys)):
+        return False
+    inside = False
+    for (x0, y0), (x1, y1) in zip(ring, ring[1:] + ring[:1], strict=True):
+        if (lat < y0) != (lat < y1) and lon < (lat - y0) * ((x1 - x0) / (y1 - y0)) + x0:
+            inside = not inside
+    return inside
+
+
 def _extreme_py(largest: bool) -> Callable[..., Any]:
     def pick(*values: Any) -> Any:
         present = [v for v in values if v is not None]
@@ -186,6 +246,18 @@ PYTHON: dict[str, Callable[..., Any]] = {
     "log10": _log_py(math.log10),
     "pow": _pow_py,
     "sign": _sign_py,
+    "sin": _java_math(math.sin),
+    "cos": _java_math(math.cos),
+    "tan": _java_math(math.tan),
+    "asin": _java_math(math.asin),
+    "acos": _java_math(math.acos),
+    "atan": math.atan,
+    "atan2": _atan2_py,
+    "radians": math.radians,
+    "degrees": math.degrees,
+    "distance_km": _distance_km_py,
+    "point_in_box": _point_in_box_py,
+    "point_in_polygon": _point_in_polygon_py,
     "greatest": _extreme_py(True),
     "least": _extreme_py(False),
     "coalesce": _coalesce_py,
