@@ -180,6 +180,9 @@ HEADERS_TOO_LARGE = define(
 RATE_LIMITED = define("RATE_LIMITED", 429, "too many requests; retry after {retry_after} s", "http")
 BAD_JSON = define("BAD_JSON", 400, "the body is not valid JSON: {reason}", "http")
 BAD_CSV = define("BAD_CSV", 400, "the body is not valid CSV at line {line}: {reason}", "http")
+BAD_NMEA = define(
+    "BAD_NMEA", 400, "the body is not AIS NMEA (!AIVDM) at line {line}: {reason}", "http"
+)
 INVALID_BODY = define(
     "INVALID_BODY", 400, "the body does not match the request's schema: {summary}", "http"
 )
@@ -499,6 +502,13 @@ INGEST_RATE_LIMITED = define(
     "INGEST_RATE_LIMITED",
     429,
     "this session may send {per_second} tuples a second; slow down",
+    "ingest",
+)
+NMEA_SCHEMA = define(
+    "NMEA_SCHEMA",
+    400,
+    "stream {stream!r} takes no AIS message: its fields ({fields}) are neither among a position "
+    "report's ({position}) nor among voyage data's ({voyage}), besides its event time",
     "ingest",
 )
 STREAM_EXISTS = define("STREAM_EXISTS", 409, "stream {name!r} exists with another schema", "ingest")

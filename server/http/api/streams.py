@@ -21,12 +21,14 @@ from server.http.api.schema_parts import (
 from server.http.guard import guarded, loads, subject
 from server.ingest.admission import ingest, runtime_of
 from server.ingest.csv_tuples import read_csv
+from server.ingest.nmea import read_nmea
 
 bp = Blueprint("streams", __name__, url_prefix="/streams")
 
 CREATE = obj({"name": NAME, "schema": NAME, "role": ROLE}, ("name", "schema"))
 NDJSON = "application/x-ndjson"
 CSV = "text/csv"
+NMEA = "text/x-nmea"
 STREAM = catalog_object(schema=ANY_OBJECT)
 TUPLES = {
     "type": "array",
@@ -102,10 +104,13 @@ def delete(name: str):
 
 def _tuples(name: str) -> list:
     """A JSON array, NDJSON (one object a line) when sent as ``application/x-ndjson``, or CSV
-    with a header row naming the stream's fields when sent as ``text/csv``."""
+    with a header row naming the stream's fields when sent as ``text/csv``, or AIS sentences
+    (``!AIVDM``, one a line) when sent as ``text/x-nmea``."""
     raw = request.get_data(cache=True)
     if request.mimetype == CSV:
         return read_csv(raw, runtime_of(services()).log.schema(name))
+    if request.mimetype == NMEA:
+        return read_nmea(raw, runtime_of(services()).log.schema(name), name)
     if request.mimetype == NDJSON:
         return [
             loads(line, f"line {number}: ")
@@ -115,13 +120,14 @@ def _tuples(name: str) -> list:
     if request.is_json:
         return loads(raw or b"null")
     raise InvalidInput(
-        f"send a JSON array (application/json), NDJSON ({NDJSON}) or CSV ({CSV})",
+        f"send a JSON array (application/json), NDJSON ({NDJSON}), CSV ({CSV}) or AIS "
+        f"NMEA ({NMEA})",
         code=codes.BAD_JSON,
     )
 
 
 @bp.post("/<name>/tuples")
-@guarded(content=("application/json", NDJSON, CSV), answer=APPENDED, shape=TUPLES)
+@guarded(content=("application/json", NDJSON, CSV, NMEA), answer=APPENDED, shape=TUPLES)
 def append(name: str):
     """Append tuples (WRITE on the stream); answered once they are durable."""
     return ingest(services(), subject(), name, lambda: _tuples(name))
