@@ -100,8 +100,12 @@ def _tagged(sentence: str, seconds: int) -> str:
 class Traffic:
     """A fleet in the strait, the companies that own it, and their Route feed."""
 
-    def __init__(self, ships: int = 40, seed: int = 7, start: datetime | None = None) -> None:
-        self.rng = random.Random(seed)
+    def __init__(
+        self, ships: int = 40, seed: int = 7, start: datetime | None = None, pace: float = 1.0
+    ) -> None:
+        """``pace`` seconds of sailing pass for each second of the clock (a live demo's ships
+        would hardly move at 1)."""
+        self.rng, self.pace = random.Random(seed), pace
         self.seconds = int((start or datetime(2026, 1, 1, tzinfo=timezone.utc)).timestamp())
         self.ships = [self._ship(k) for k in range(ships)]
         heard = [s.mmsi for s in self.ships if self.rng.random() < KEPT]
@@ -150,7 +154,7 @@ class Traffic:
         self.seconds += seconds
         sentences = []
         for ship in self.ships:
-            ship.travelled_km += ship.knots * KNOT_KM_H * seconds / 3600
+            ship.travelled_km += ship.knots * KNOT_KM_H * seconds * self.pace / 3600
             lon, lat, course = ship.position()
             report = {
                 "type": 1,

@@ -3,7 +3,9 @@
 Seeds the catalog as in the paper's Figure 8 (Joe, Ed, Al, Bob and their roles, schema ``s``,
 streams ``in1`` and ``in2``, Joe's grants), deploys ``q1`` (union -> 10 s average per symbol)
 as Al, and starts two feeds that send New York (``in1``) and London (``in2``) prices as Ed
-through the real ingestion path: WRITE checked, limits applied, durable append. The demo
+through the real ingestion path: WRITE checked, limits applied, durable append. Ed also sends
+ship traffic in the Singapore Strait (seed 002, ``ais_demo.py``) as real ``!AIVDM`` sentences
+to ``ais`` and ``voyages``, and the companies' feed to ``routes``. The demo
 passwords are generated once and kept in ``demo_logins.json`` (mode 0600) in the data
 directory, so a restarted demo prints the same logins.
 """
@@ -20,10 +22,12 @@ from datetime import datetime, timezone
 
 from boxes import codes
 from boxes.errors import Conflict, Unauthenticated
-from catalog import ObjectType
+from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
+from server.cli.ais_demo import Traffic
 from server.control.diagrams import open_logs, plan_for, run_named, spec_of
 from server.ingest.admission import ingest
+from server.ingest.nmea import read_nmea
 
 log = logging.getLogger(__name__)
 LOGINS = "demo_logins.json"
@@ -50,6 +54,44 @@ MARKETS = {
     "in2": {"BP": 4.8, "HSBA": 6.5, "XOM": 104.0},
 }
 PERIOD = 0.5
+# Seed 002's streams: AIS positions and voyage data (decoded from NMEA) and the Route feed.
+AIS_SCHEMAS = {
+    "ais_position": {
+        "fields": {
+            "mmsi": "long",
+            "lat": "double",
+            "lon": "double",
+            "sog": "double",
+            "cog": "double",
+            "heading": "long",
+            "ts": "timestamp",
+        },
+        "event_time": "ts",
+    },
+    "ais_voyage": {
+        "fields": {
+            "mmsi": "long",
+            "name": "string",
+            "ship_type": "long",
+            "destination": "string",
+            "ts": "timestamp",
+        },
+        "event_time": "ts",
+    },
+    "route": {
+        "fields": {
+            "mmsi": "long",
+            "company": "string",
+            "next_leg": "string",
+            "free_load": "long",
+            "time": "timestamp",
+        },
+        "event_time": "time",
+    },
+}
+AIS_STREAMS = {"ais": "ais_position", "voyages": "ais_voyage", "routes": "route"}
+AIS_PERIOD, AIS_PACE = 1.0, 30.0  # a report a second, the ships sailing 30 times as fast
+VOYAGES_EVERY, ROUTES_EVERY = 60, 10  # ticks between voyage data, and company updates (5 min)
 
 
 def _logins(svc) -> dict[str, str]:
@@ -76,6 +118,68 @@ def _deploy_q1(svc, password: str) -> None:
         cat.objects.set_query_status(al, "q1", "running")
         run_named(svc, "q1")
     cat.sessions.logout(al)
+
+
+def _seed_ais(svc, password: str) -> None:
+    """Joe adds the AIS schemas and streams (once), which Ed may write and Al may read."""
+    cat = svc.catalog
+    if cat.core.snapshot.find(ObjectType.STREAM, "ais") is not None:
+        return
+    _, joe = cat.sessions.login("joe", password)
+    for name, schema in AIS_SCHEMAS.items():
+        cat.objects.add_schema(joe, name, schema)
+        for role in ("INFO_PROVIDER", "CUSTOMER1"):
+            cat.grants.grant(joe, role, Action.VIEW_OBJECT, ObjectType.SCHEMA, name)
+    for stream, schema_name in AIS_STREAMS.items():
+        cat.objects.add_stream(joe, stream, schema_name)
+        for role, actions in (
+            ("INFO_PROVIDER", (Action.VIEW_OBJECT, Action.WRITE)),
+            ("CUSTOMER1", (Action.VIEW_OBJECT, Action.READ_TUPLE)),
+        ):
+            for action in actions:
+                cat.grants.grant(joe, role, action, ObjectType.STREAM, stream)
+    cat.sessions.logout(joe)
+
+
+class AisFeed:
+    """Ed's strait traffic: position reports every AIS_PERIOD seconds as NMEA, voyage data
+    and the companies' Route feed now and then, through the same ingestion as any client."""
+
+    def __init__(self, svc, password: str) -> None:
+        self.svc, self.password = svc, password
+        self.traffic = Traffic(start=datetime.now(timezone.utc), pace=AIS_PACE)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="demo-ais", daemon=True)
+
+    def _send(self, ed, stream: str, read) -> None:
+        self.svc.catalog.authorize(ed, "streams.append", {"name": stream})
+        ingest(self.svc, ed, stream, read)
+
+    def _nmea(self, stream: str, lines: list[str]):
+        schema = self.svc.runtime.log.schema(stream)
+        return lambda: read_nmea("\n".join(lines).encode(), schema, stream)
+
+    def _run(self) -> None:
+        ed, ticks = self.svc.catalog.sessions.login("ed", self.password)[1], 0
+        while not self._stop.wait(AIS_PERIOD):
+            try:
+                self._send(ed, "ais", self._nmea("ais", self.traffic.tick(int(AIS_PERIOD))))
+                if ticks % VOYAGES_EVERY == 0:
+                    self._send(ed, "voyages", self._nmea("voyages", self.traffic.voyages()))
+                if ticks % ROUTES_EVERY == 0:
+                    self._send(ed, "routes", self.traffic.route_updates)
+                ticks += 1
+            except Unauthenticated:
+                ed = self.svc.catalog.sessions.login("ed", self.password)[1]
+            except Exception:
+                log.exception("demo AIS feed failed; retrying")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 class Feeds:
@@ -115,11 +219,12 @@ class Feeds:
 
 
 def start_demo(svc) -> dict[str, str]:
-    """Seed (once), deploy q1 as Al, start Ed's feeds; return the demo logins."""
+    """Seed (once), deploy q1 as Al, start Ed's feeds (prices and ships); return the logins."""
     passwords = _logins(svc)
+    _seed_ais(svc, passwords["joe"])
     open_logs(svc)
     _deploy_q1(svc, passwords["al"])
-    feeds = Feeds(svc, passwords["ed"])
-    feeds.start()
-    svc.on_close.append(feeds.stop)
+    for feed in (Feeds(svc, passwords["ed"]), AisFeed(svc, passwords["ed"])):
+        feed.start()
+        svc.on_close.append(feed.stop)
     return passwords

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pyarrow as pa
 import pytest
-from serverkit import PASSWORD, Client, wait_until
+from serverkit import PASSWORD, Client, overrides, wait_until
 
 from server.cli.ais_demo import Traffic
 from server.ingest.segments import Position, read_range
@@ -136,3 +136,26 @@ def test_without_write_the_body_is_never_judged(joe):
     answer = post(bob, "ais", ["not NMEA at all"])
     assert answer.status_code == 403
     assert answer.json()["error"]["code"] != "BAD_NMEA"
+
+
+def test_the_demo_sends_strait_traffic_as_ed(tmp_path, spark):
+    """``serve --demo`` seeds the AIS streams and Ed's feed fills them through ingestion."""
+    from server.app import close_app, create_app
+    from server.cli.demo import start_demo
+    from server.control.diagrams import start_runtime
+    from server.runtime import Runtime
+
+    app = create_app(overrides(tmp_path))
+    svc = app.extensions["sluice"]
+    try:
+        start_runtime(svc, Runtime(tmp_path / "runtime", session=spark))
+        start_demo(svc)
+        live = type("Live", (), {"app": app})
+        wait_until(lambda: len(stored(live, "voyages")) == 40, 60, "the demo's voyage data")
+        wait_until(lambda: len(stored(live, "ais")) >= 80, 60, "two rounds of positions")
+        assert len(stored(live, "routes")) >= 40 * (1 + 10 * 0.9)
+        ships = {t["mmsi"] for t in stored(live, "ais")}
+        assert ships == {t["mmsi"] for t in stored(live, "voyages")}
+        assert all(103.3 < t["lon"] < 104.5 and 1.0 < t["lat"] < 1.4 for t in stored(live, "ais"))
+    finally:
+        close_app(app)
