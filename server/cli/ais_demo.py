@@ -20,6 +20,7 @@ import operator
 import random
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from pyais.encode import encode_dict
 
@@ -110,7 +111,7 @@ class Traffic:
         self.ships = [self._ship(k) for k in range(ships)]
         heard = [s.mmsi for s in self.ships if self.rng.random() < KEPT]
         unheard = [900_000_000 + k for k in range(len(self.ships) * FAKE_PER_SHIP)]
-        self.routes = {
+        self.routes: dict[int, dict[str, Any]] = {
             mmsi: {
                 "mmsi": mmsi,
                 "company": self._company(),
@@ -156,7 +157,7 @@ class Traffic:
         for ship in self.ships:
             ship.travelled_km += ship.knots * KNOT_KM_H * seconds * self.pace / 3600
             lon, lat, course = ship.position()
-            report = {
+            report: dict[str, str | int | float | bytes | bool] = {
                 "type": 1,
                 "mmsi": ship.mmsi,
                 "status": 0,
@@ -175,7 +176,7 @@ class Traffic:
         """One voyage-data message (two fragments) per ship, with its destination."""
         sentences = []
         for k, ship in enumerate(self.ships):
-            data = {
+            data: dict[str, str | int | float | bytes | bool] = {
                 "type": 5,
                 "mmsi": ship.mmsi,
                 "imo": 9_000_000 + ship.mmsi % 1_000_000,
