@@ -34,6 +34,11 @@ def parse_polygon(text: str) -> tuple[Vertex, ...] | str:
 
     The ring may be closed (last vertex equal to the first) or not; at least 3 distinct
     vertices and at most ``MAX_VERTICES``, each a position in range.
+
+    >>> parse_polygon("103.6 1.15, 104.2 1.15, 104.2 1.3, 103.6 1.15")
+    ((103.6, 1.15), (104.2, 1.15), (104.2, 1.3))
+    >>> parse_polygon("103.6 1.15; 104.2 1.15")
+    "vertex 1 ('103.6 1.15; 104.2 1.15') is not 'longitude latitude'"
     """
     parts = text.split(",")
     if len(parts) > MAX_VERTICES + 1:
