@@ -266,6 +266,12 @@ ROLES_EMPTY = define(
     "catalog",
 )
 WRONG_PASSWORD = define("WRONG_PASSWORD", 403, "the current password is not right", "catalog")
+OWN_PASSWORD = define(
+    "OWN_PASSWORD",
+    403,
+    "change your own password with POST /api/v1/auth/password, which asks for the current one",
+    "catalog",
+)
 ROLE_NOT_ACTIVE = define(
     "ROLE_NOT_ACTIVE", 403, "role {role!r} is not active in this session", "catalog"
 )
