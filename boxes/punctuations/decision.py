@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from boxes.punctuations.model import Sp
-from boxes.punctuations.patterns import ANY, Pattern
+from boxes.punctuations.patterns import ANY, CONST, SET, Pattern
 from boxes.punctuations.shield import Policy
 
 
@@ -40,12 +40,15 @@ class TupleLabel:
 
 def role_mask(pattern: Pattern, roles: Mapping[str, int]) -> int:
     """The bits of the catalog's roles ``pattern`` matches (a role it names that the catalog
-    does not know gets nothing)."""
-    mask = 0
-    for name, bit in roles.items():
-        if pattern.matches(name):
-            mask |= 1 << bit
-    return mask
+    does not know gets nothing). Role names are text, so a range matches none; the cost is the
+    pattern's size, not the number of roles, but for ``*``."""
+    if pattern.kind == ANY:
+        return active_mask(roles, roles)
+    return (
+        active_mask((v for v in pattern.values if isinstance(v, str)), roles)
+        if pattern.kind in (CONST, SET)
+        else 0
+    )
 
 
 def active_mask(active: Iterable[str], roles: Mapping[str, int]) -> int:
@@ -62,13 +65,23 @@ class Rule:
     """One sp, evaluated once per policy: its tuple pattern and what it does to each field."""
 
     tuples: Pattern
-    positive: bool
+    effect: int  # GRANT_IMMUTABLE, GRANT or DENY
     fields: tuple[int, ...]
+
+
+GRANT_IMMUTABLE, GRANT, DENY = 0, 1, 2
+EVERYONE = -1  # all bits: no server policy restricts anything
 
 
 class Decider:
     """A policy compiled for one stream's fields and the catalog's roles: a tuple then costs
-    only its tuple patterns (none when every sp's is ``*``)."""
+    only its tuple patterns (none when every sp's is ``*``).
+
+    ``server``: the server's own policy for the stream (section 4.2). It refines what the
+    provider's mutable sps grant, by intersection: a role reads a field so granted only if the
+    server's policy grants it too. What an immutable sp grants, the server leaves alone; a
+    provider's denial holds either way.
+    """
 
     def __init__(
         self,
@@ -77,23 +90,27 @@ class Decider:
         fields: Sequence[str],
         roles: Mapping[str, int],
         tid_field: str | None = None,
+        server: Policy | None = None,
     ) -> None:
         self.width, self.tid_field = len(fields), tid_field
-        self.rules = tuple(
-            _rule(sp, stream, fields, roles) for sp in (policy.sps if policy else ())
-        )
-        self.rules = tuple(r for r in self.rules if any(r.fields))
+        rules = (_rule(sp, stream, fields, roles) for sp in (policy.sps if policy else ()))
+        self.rules = tuple(r for r in rules if any(r.fields))
+        self.server = Decider(server, stream, fields, roles, tid_field) if server else None
+        fixed = all(r.tuples.kind == ANY for r in self.rules)
+        self.constant: TupleLabel | None = None
         self.constant = (
-            _combine(self.rules, None, self.width)
-            if all(r.tuples.kind == ANY for r in self.rules)
-            else None
+            self._label(None, None) if fixed and (not self.server or self.server.constant) else None
         )
 
     def __call__(self, values: Mapping[str, Any]) -> TupleLabel:
         if self.constant is not None:
             return self.constant
         tid = values.get(self.tid_field) if self.tid_field is not None else None
-        return _combine(self.rules, tid, self.width)
+        return self._label(tid, values)
+
+    def _label(self, tid: Any, values: Mapping[str, Any] | None) -> TupleLabel:
+        allowed = self.server(values or {}).fields if self.server else (EVERYONE,) * self.width
+        return _combine(self.rules, tid, allowed)
 
 
 def decide(
@@ -103,31 +120,36 @@ def decide(
     fields: Sequence[str],
     roles: Mapping[str, int],
     tid_field: str | None = None,
+    server: Policy | None = None,
 ) -> TupleLabel:
-    """The label of one tuple under ``policy`` (None: nobody reads it)."""
-    return Decider(policy, stream, fields, roles, tid_field)(values)
+    """The label of one tuple under ``policy`` (None: nobody reads it), refined by the
+    server's policy ``server`` if there is one."""
+    return Decider(policy, stream, fields, roles, tid_field, server)(values)
 
 
 def _rule(sp: Sp, stream: str, fields: Sequence[str], roles: Mapping[str, int]) -> Rule:
     mask = role_mask(sp.roles, roles) if sp.streams.matches(stream) else 0
-    return Rule(
-        sp.tuples, sp.positive, tuple(mask if sp.attributes.matches(f) else 0 for f in fields)
-    )
+    effect = DENY if not sp.positive else GRANT_IMMUTABLE if sp.immutable else GRANT
+    return Rule(sp.tuples, effect, tuple(mask if sp.attributes.matches(f) else 0 for f in fields))
 
 
-def _combine(rules: Sequence[Rule], tid: Any, width: int) -> TupleLabel:
-    granted, denied = [0] * width, [0] * width
+def _combine(rules: Sequence[Rule], tid: Any, allowed: Sequence[int]) -> TupleLabel:
+    """Per field: (immutable grants | mutable grants & what the server allows) & ~denials."""
+    masks = [[0] * len(allowed) for _ in (GRANT_IMMUTABLE, GRANT, DENY)]
+    known = tid is not None
     for rule in rules:
-        known = tid is not None
         if rule.tuples.kind == ANY or (known and rule.tuples.matches(tid)):
-            target = granted if rule.positive else denied
-        elif not rule.positive and not known:
-            target = denied  # cannot tell whether the denial covers it: it does
+            target = masks[rule.effect]
+        elif rule.effect == DENY and not known:
+            target = masks[DENY]  # cannot tell whether the denial covers it: it does
         else:
             continue
         for i, m in enumerate(rule.fields):
             target[i] |= m
-    fields = tuple(g & ~d for g, d in zip(granted, denied, strict=True))
+    fixed, granted, denied = masks
+    fields = tuple(
+        (f | g & a) & ~d for f, g, a, d in zip(fixed, granted, allowed, denied, strict=True)
+    )
     mask = 0
     for m in fields:
         mask |= m

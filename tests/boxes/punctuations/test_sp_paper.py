@@ -6,7 +6,7 @@ import pytest
 from paper003 import FIELDS, ROLES, TID, readable, row
 
 from boxes.cql import parse
-from boxes.punctuations import Sp, Stamp, decide, from_cql, from_json, policy_from_cql
+from boxes.punctuations import Policy, Sp, Stamp, decide, from_cql, from_json, policy_from_cql
 from boxes.punctuations import patterns as p
 from boxes.punctuations.shield import SecurityShield, Tuple
 
@@ -301,3 +301,38 @@ def test_section_6_setting_half_the_tuples_filtered(ratio, apr_size):
 def test_json_form_reads_back_to_the_same_sp():
     for sp_ in (STREAM_LEVEL, TUPLE_LEVEL, ATTRIBUTE_LEVEL):
         assert from_json(sp_.to_json()) == sp_
+
+
+# Section 4.2: server-side policies refine the provider's by intersection, unless immutable.
+DOCTORS_AND_CARDIOLOGISTS = Sp(streams=p.const("s1"), roles=p.members("C", "D"), ts=1, sn=1)
+SERVER_ONLY_C = Sp(roles=p.const("C"), ts=1, sn=1)
+
+
+def readable_with_server(provider, server, stream="s1", patient=120):
+    label = decide(
+        Policy(1, provider),
+        stream,
+        row(stream, patient),
+        FIELDS[stream],
+        ROLES,
+        TID,
+        Policy(1, server),
+    )
+    return {n for n, b in ROLES.items() if label.mask >> b & 1}
+
+
+def test_intersect_a_server_policy_narrows_a_mutable_sp():
+    """match(t, intersect(sp1, sp2)) iff match(t, sp1) and match(t, sp2)."""
+    assert readable_with_server((DOCTORS_AND_CARDIOLOGISTS,), (SERVER_ONLY_C,)) == {"C"}
+    reversed_ = ((SERVER_ONLY_C,), (DOCTORS_AND_CARDIOLOGISTS,))
+    assert readable_with_server(*reversed_) == {"C"}
+    assert readable_with_server(*reversed_, stream="s2") == set()  # the server's is for s1
+
+
+def test_an_immutable_sp_ignores_the_server():
+    """Immutable = T: the server-side policies are ignored (Figure 8a's sp is immutable)."""
+    immutable = Sp(**{**vars(DOCTORS_AND_CARDIOLOGISTS), "immutable": True})
+    assert readable_with_server((immutable,), (SERVER_ONLY_C,)) == {"C", "D"}
+    (statement,) = parse(FIGURE_8A).punctuations
+    sp_ = from_cql(statement, ts=1, sn=1)
+    assert readable_with_server((sp_,), (), "s3") == {"R1"}  # a server policy granting nobody

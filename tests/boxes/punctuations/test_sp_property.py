@@ -43,8 +43,8 @@ def patterns_(names):
 
 PATIENTS = tuple(range(118, 137))
 sps = st.builds(
-    lambda s, t, a, r, pos, ts, sn: Sp(
-        streams=s, tuples=t, attributes=a, roles=r, positive=pos, ts=ts, sn=sn
+    lambda s, t, a, r, pos, ts, sn, imm: Sp(
+        streams=s, tuples=t, attributes=a, roles=r, positive=pos, ts=ts, sn=sn, immutable=imm
     ),
     patterns_(("s1", "s2")),
     patterns_(PATIENTS),
@@ -53,6 +53,7 @@ sps = st.builds(
     st.booleans(),
     st.integers(1, 3),
     st.sampled_from([1, 1, 2, 3]),
+    st.booleans(),
 )
 stamps = st.one_of(st.none(), st.builds(Stamp, st.integers(1, 3), st.sampled_from([1, 1, 2, 3])))
 histories = st.lists(st.one_of(sps, stamps), max_size=30)
@@ -117,9 +118,11 @@ def test_shield_matches_the_text(items):
             assert all(s in items[:i] for s in policy.sps)
 
 
-def reference_label(sps, stream, values, tid):
+def reference_label(sps, stream, values, tid, server=None):
     """Role name -> fields it may read, by Definition 4.1 read sp by sp (a denial wins; an
-    unknown identifier: a tuple pattern other than * grants nothing and denies)."""
+    unknown identifier: a tuple pattern other than * grants nothing and denies), and section
+    4.2: a mutable grant holds only where the server's policy, if any, grants too."""
+    allowed = reference_label(server, stream, values, tid) if server is not None else None
     out = {}
     for role in ROLE_NAMES:
         fields = set()
@@ -134,7 +137,10 @@ def reference_label(sps, stream, values, tid):
                     return True
                 return sp.tuples.matches(values[tid]) if tid else deny
 
-            if any(covers(s, False) for s in sps if s.positive) and not any(
+            def refined(sp):
+                return sp.immutable or allowed is None or f in allowed.get(role, ())
+
+            if any(covers(s, False) and refined(s) for s in sps if s.positive) and not any(
                 covers(s, True) for s in sps if not s.positive
             ):
                 fields.add(f)
@@ -148,23 +154,26 @@ DENY_D_SOME = Sp(roles=p.const("D"), tuples=p.inclusive(120, 130), positive=Fals
 
 
 @settings(max_examples=400, deadline=None)
-@example([GRANT_D, DENY_D_SOME], "s1", 125, None)  # unknown identifier: the denial holds
-@example([GRANT_D, DENY_D_SOME], "s1", 125, "Patient_id")
-@example([GRANT_D, DENY_D_SOME], "s1", 131, "Patient_id")
+@example([GRANT_D, DENY_D_SOME], "s1", 125, None, None)  # unknown identifier: the denial holds
+@example([GRANT_D, DENY_D_SOME], "s1", 125, "Patient_id", None)
+@example([GRANT_D, DENY_D_SOME], "s1", 131, "Patient_id", None)
+@example([GRANT_D], "s1", 131, "Patient_id", [DENY_D_SOME])  # a server policy of denials only
 @given(
     st.lists(sps, max_size=5),
     st.sampled_from(["s1", "s2"]),
     st.integers(118, 136),
     st.sampled_from([None, "Patient_id"]),
+    st.one_of(st.none(), st.lists(sps, max_size=3)),
 )
-def test_labels_match_definition_4_1(policy_sps, stream, patient, tid):
+def test_labels_match_definition_4_1(policy_sps, stream, patient, tid, server_sps):
     values = {"Patient_id": patient, "Beats_per_min": 70, "Timestamp": "9:17"}
-    label = decide(Policy(1, tuple(policy_sps)), stream, values, FIELDS, ROLES, tid)
+    server = Policy(1, tuple(server_sps)) if server_sps is not None else None
+    label = decide(Policy(1, tuple(policy_sps)), stream, values, FIELDS, ROLES, tid, server)
     got = {}
     for role, bit in ROLES.items():
         fields = {f for f, m in zip(FIELDS, label.fields, strict=True) if m >> bit & 1}
         assert bool(fields) == bool(label.mask >> bit & 1)
         if fields:
             got[role] = fields
-    assert got == reference_label(policy_sps, stream, values, tid)
+    assert got == reference_label(policy_sps, stream, values, tid, server_sps)
     assert label.mask >> len(ROLES) == 0  # no bit for a role the catalog does not know
