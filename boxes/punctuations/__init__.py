@@ -13,10 +13,12 @@ from boxes.punctuations.model import Sp, Stamp, from_cql, from_json, policy_from
 from boxes.punctuations.shield import (
     EMPTY,
     Policy,
+    Run,
     SecurityShield,
     ShieldState,
     SpVerdict,
     TupleVerdict,
+    admit_frame,
     admit_sp,
     admit_tuple,
 )
@@ -33,6 +35,8 @@ __all__ = [
     "TupleLabel",
     "TupleVerdict",
     "active_mask",
+    "Run",
+    "admit_frame",
     "admit_sp",
     "admit_tuple",
     "decide",

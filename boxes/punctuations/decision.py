@@ -98,19 +98,27 @@ class Decider:
         self.server = Decider(server, stream, fields, roles, tid_field) if server else None
         fixed = all(r.tuples.kind == ANY for r in self.rules)
         self.constant: TupleLabel | None = None
-        self.constant = (
-            self._label(None, None) if fixed and (not self.server or self.server.constant) else None
-        )
+        if fixed and (not self.server or self.server.constant):
+            self.constant = self.at(None)
 
     def __call__(self, values: Mapping[str, Any]) -> TupleLabel:
+        return self.at(values.get(self.tid_field) if self.tid_field is not None else None)
+
+    def at(self, tid: Any) -> TupleLabel:
+        """The label of a tuple whose identifier is ``tid`` (None: not known)."""
         if self.constant is not None:
             return self.constant
-        tid = values.get(self.tid_field) if self.tid_field is not None else None
-        return self._label(tid, values)
-
-    def _label(self, tid: Any, values: Mapping[str, Any] | None) -> TupleLabel:
-        allowed = self.server(values or {}).fields if self.server else (EVERYONE,) * self.width
+        allowed = self.server.at(tid).fields if self.server else (EVERYONE,) * self.width
         return _combine(self.rules, tid, allowed)
+
+    def frame(self, tids: Sequence[Any] | int) -> list[TupleLabel]:
+        """The labels of a run of tuples, from their identifiers, or from their count when the
+        policy does not look at identifiers (``constant``): then one label serves them all."""
+        if self.constant is not None:
+            return [self.constant] * (tids if isinstance(tids, int) else len(tids))
+        if isinstance(tids, int):
+            return [self.at(None)] * tids
+        return [self.at(t) for t in tids]
 
 
 def decide(

@@ -26,7 +26,7 @@ first tuple it lets through), for the paper's examples; the server decides label
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from boxes.punctuations.model import Sp, Stamp
@@ -163,3 +163,29 @@ class SecurityShield:
             self.sent = policy
         out.append(item)
         return out
+
+
+@dataclass(frozen=True)
+class Run:
+    """Tuples ``start:stop`` of a frame, one stamp, governed by ``policy`` (None: denied)."""
+
+    start: int
+    stop: int
+    policy: Policy | None
+
+
+def admit_frame(
+    state: ShieldState, stamps: Sequence[Stamp | None]
+) -> tuple[ShieldState, list[Run]]:
+    """``admit_tuple`` for a frame of tuples (no sp among them), one call per run of equal
+    stamps: after a run's first tuple, the others with its stamp change nothing (the policy
+    it was granted stays current; a denied one leaves no policy, and the horizon already
+    holds the stamp)."""
+    runs: list[Run] = []
+    start = 0
+    for stop in range(1, len(stamps) + 1):
+        if stop == len(stamps) or stamps[stop] != stamps[start]:
+            state, policy, _ = admit_tuple(state, stamps[start])
+            runs.append(Run(start, stop, policy))
+            start = stop
+    return state, runs

@@ -56,3 +56,16 @@ def test_a_compiled_policy_decides_per_tuple():
 def test_active_roles():
     assert active_mask({"D", "R70", "Insurer"}, ROLES) == 1 << 1 | 1 << 70
     assert active_mask((), ROLES) == 0
+
+
+def test_a_frame_is_labelled_as_its_tuples():
+    by_id = Sp(tuples=p.members(120, 125), roles=p.const("D"), ts=1, sn=1)
+    everyone = Sp(roles=p.WILDCARD, ts=1, sn=2)
+    tids = [119, 120, 125, None]
+    for sps in ((by_id,), (everyone,), (by_id, everyone)):
+        decider = Decider(Policy(1, sps), "s1", FIELDS, ROLES, "Patient_id")
+        one_by_one = [decider({"Patient_id": t, "Beats_per_min": 1}) for t in tids]
+        assert decider.frame(tids) == one_by_one
+        assert decider.frame(4) == [decider.at(None)] * 4
+    assert Decider(Policy(1, (everyone,)), "s1", FIELDS, ROLES).constant is not None
+    assert Decider(Policy(1, (by_id,)), "s1", FIELDS, ROLES).constant is None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from boxes.punctuations import EMPTY, Sp, Stamp, admit_sp, admit_tuple, decide
+from boxes.punctuations import EMPTY, Sp, Stamp, admit_frame, admit_sp, admit_tuple, decide
 from boxes.punctuations import patterns as p
 from boxes.punctuations.shield import Policy
 
@@ -116,6 +116,30 @@ def test_shield_matches_the_text(items):
                 range(1, item.csn + 1)
             )
             assert all(s in items[:i] for s in policy.sps)
+
+
+@settings(max_examples=300, deadline=None)
+@given(histories)
+def test_a_frame_decides_as_its_tuples_one_by_one(items):
+    """The writer's per-frame path: each maximal run of tuples between sps as one frame."""
+    one, frame = EMPTY, EMPTY
+    pending: list = []
+    end = object()
+    for item in [*items, end]:
+        if isinstance(item, Sp) or item is end:
+            frame, runs = admit_frame(frame, pending)
+            by_frame = [r.policy for r in runs for _ in range(r.start, r.stop)]
+            by_tuple = []
+            for stamp in pending:
+                one, policy, _ = admit_tuple(one, stamp)
+                by_tuple.append(policy)
+            assert by_frame == by_tuple and frame == one
+            pending = []
+            if isinstance(item, Sp):
+                one, _ = admit_sp(one, item)
+                frame, _ = admit_sp(frame, item)
+        else:
+            pending.append(item)
 
 
 def reference_label(sps, stream, values, tid, server=None):
