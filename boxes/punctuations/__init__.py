@@ -8,7 +8,7 @@ One job per module: ``patterns.py`` (Figure 5), ``model.py`` (Definition 4.1; JS
 each takes where its figure and text differ.
 """
 
-from boxes.punctuations.decision import Decider, TupleLabel, active_mask, decide
+from boxes.punctuations.decision import Decider, TupleLabel, active_mask, decide, join
 from boxes.punctuations.model import Sp, Stamp, from_cql, from_json, policy_from_cql
 from boxes.punctuations.shield import (
     EMPTY,
@@ -42,5 +42,6 @@ __all__ = [
     "decide",
     "from_cql",
     "from_json",
+    "join",
     "policy_from_cql",
 ]

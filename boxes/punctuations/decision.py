@@ -162,3 +162,21 @@ def _combine(rules: Sequence[Rule], tid: Any, allowed: Sequence[int]) -> TupleLa
     for m in fields:
         mask |= m
     return TupleLabel(mask, fields)
+
+
+def join(left: TupleLabel, right: TupleLabel, keys: Sequence[tuple[int, int]]) -> TupleLabel | None:
+    """The label of a joined pair (the Security-Compliant Join of section 5.4), or None: the
+    pair is not joined.
+
+    Their policies must intersect (Figure 12, line 13), and on the join attributes too (line
+    16): ``keys`` pairs a left field with the right field it is compared with. The result may
+    be read by the roles both policies grant and that may read every join attribute on both
+    sides (a role that could not would learn a hidden value from the match); each field keeps
+    what its own side allowed, within those roles. Fields are the left's, then the right's.
+    """
+    roles = left.mask & right.mask
+    for i, j in keys:
+        roles &= left.fields[i] & right.fields[j]
+    if not roles:
+        return None
+    return TupleLabel(roles, tuple(f & roles for f in left.fields + right.fields))
