@@ -98,6 +98,8 @@ EMPTY = ShieldState()
 
 
 def admit_sp(state: ShieldState, sp: Sp) -> tuple[ShieldState, SpVerdict]:
+    """The state after ``sp``: a newer timestamp starts a policy (emptying the current one),
+    the open batch's timestamp adds to it, anything else is late."""
     if sp.ts > state.horizon:
         return ShieldState(sp.ts, Batch(sp.ts, (sp,))), SpVerdict.STARTED
     if state.batch is not None and sp.ts == state.batch.ts:
