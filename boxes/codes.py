@@ -489,6 +489,7 @@ BATCH_INVALID = define("BATCH_INVALID", 400, "stream {stream!r}: {reason}", "ing
 BATCH_TOO_LARGE = define(
     "BATCH_TOO_LARGE", 413, "stream {stream!r}: the batch holds {size}; at most {limit}", "ingest"
 )
+SP_INVALID = define("SP_INVALID", 400, "security punctuation, {part}: {reason}", "ingest")
 TUPLE_INVALID = define(
     "TUPLE_INVALID",
     400,
