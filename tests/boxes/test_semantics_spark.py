@@ -161,24 +161,31 @@ def test_a_join_ors_the_raw_sources_of_both_sides(spark):
             "keyed": {
                 "type": "map",
                 "in": "avg",
-                "fields": {"time": "window_start", "k": "1", "avg_price": "avg_price"},
+                "fields": {"time": "window_end", "k": "1", "avg_price": "avg_price"},
             },
             "ones": {
                 "type": "map",
                 "in": "in1",
                 "fields": {"time": "time", "k": "1", "price": "price"},
             },
-            "both": {"type": "join", "left": "ones", "right": "keyed", "on": ["k"], "within": "5s"},
+            "both": {
+                "type": "join",
+                "left": "ones",
+                "right": "keyed",
+                "on": ["k"],
+                "within": "10s",
+            },
         },
     )
     del doc["boxes"]["merged"]
     doc["outputs"] = {"out1": {"from": "both"}}
     plan, tables = _outputs(spark, doc, DATA)
     table = tables["out1"]
-    assert table.num_rows == 1  # in1's tuple at 1s with in2's average of [0s, 10s)
-    assert table.column("right_avg_price").to_pylist() == [20.0]
-    assert label_sources(table, plan.inputs) == [["in1", "in2"]]
-    assert _received(plan, table, READER)[0].num_rows == 1
+    # in1's tuple at 1 s with in2's average of [0s, 10s), the one at 21 s with [10s, 20s)'s
+    assert table.column("avg_price").to_pylist() == [20.0, 50.0]
+    assert label_sources(table, plan.inputs) == [["in1", "in2"]] * 2
+    assert table.column(RAW_COLUMN).to_pylist() == [0b01] * 2  # in1 = bit 0
+    assert _received(plan, table, READER)[0].num_rows == 2
     assert _received(plan, table, {"tuples": [], "aggregates": ["in1", "in2"]})[0].num_rows == 0
 
 
