@@ -162,7 +162,7 @@ def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) 
         held = (held - {(g.role, g.action, g.object_id) for g in gone_grants}) | {
             (g.role, g.action, g.object_id) for g in rows.grants
         }
-    masks = {"read_masks": previous.read_masks, "aggregate_masks": previous.aggregate_masks}
+    masks: dict = {"read_masks": previous.read_masks, "aggregate_masks": previous.aggregate_masks}
     if _touches_reads(gone, gone_grants) or _touches_reads(rows.objects, rows.grants):
         masks = _masks(objects, held)
     return replace(
