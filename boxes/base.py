@@ -41,6 +41,7 @@ class Kind(str, Enum):
     WINDOW = "window"  # {size: duration, slide: duration} or {rows: count, slide: count}
     FLAG = "flag"  # true or false
     SCHEMA_REF = "schema ref"  # a schema name, or an inline schema
+    CHOICE = "choice"  # one of the parameter's ``choices``
 
     @property
     def json_type(self) -> str:
@@ -65,6 +66,7 @@ class Param:
     required: bool = True
     default: Any = None
     params: tuple[Param, ...] = ()  # the keys of a WINDOW mapping
+    choices: tuple[str, ...] = ()  # the values a CHOICE takes
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -77,6 +79,8 @@ class Param:
         }
         if self.params:
             out["params"] = [p.to_dict() for p in self.params]
+        if self.choices:
+            out["choices"] = list(self.choices)
         return out
 
 
@@ -176,6 +180,11 @@ def _check_value(value: Any, param: Param, path: str) -> tuple[Any, list[Problem
                 )
             ]
         return value, []
+    if param.kind is Kind.CHOICE:
+        if value in param.choices:
+            return value, []
+        shape = "one of " + ", ".join(map(repr, param.choices))
+        return value, [Problem(codes.WRONG_TYPE, path, f"{param.name!r} must be {shape}")]
     accepts, shape = _SHAPES[param.kind]
     if not accepts(value):
         return value, [
