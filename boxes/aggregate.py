@@ -158,6 +158,10 @@ class AggregateBox(Operator):
     def upstream(self) -> tuple[str, ...]:
         return (self.source,)
 
+    @property
+    def by_arrival(self) -> bool:
+        return self.rows is not None
+
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F
 
