@@ -70,6 +70,31 @@ def test_batch_run_pairs_each_entering_tuple_with_the_other_window(run_diagram):
     ]
 
 
+def test_windows_keep_nulls_and_times_across_micro_batches(spark, stream_files, memory_query):
+    """Two inputs, one micro-batch per file: each window survives in the step's state (Arrow
+    IPC), NULL values and timestamps included, and meets the other side's later tuples."""
+    plan = validate(load_document(DOC % "rows: {left: 2, right: 2}"))
+    out = compile_plan(plan, stream_files.frames(spark, plan))["out"]
+    query = memory_query(out, "count_join_nulls")
+    for name, row in [
+        ("l", {"t": at(1), "k": "x", "v": None}),
+        ("r", {"t": at(2), "k": "x", "v": None}),
+        ("l", {"t": at(3), "k": "x", "v": 3}),
+        ("r", {"t": at(4), "k": "x", "v": 5}),
+    ]:
+        stream_files.write(name, [row])
+        query.processAllAvailable()
+    got = [r for r, _ in collect(plan, spark.table("count_join_nulls"))]
+    assert sorted(
+        ((r["left_v"], r["right_v"], r["left_t"], r["right_t"]) for r in got), key=str
+    ) == [
+        (3, 5, at(3), at(4)),
+        (3, None, at(3), at(2)),
+        (None, 5, at(1), at(4)),
+        (None, None, at(1), at(2)),
+    ]
+
+
 @pytest.mark.parametrize(
     ("bound", "code", "path"),
     [
