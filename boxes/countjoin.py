@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from boxes.countwindow import ARRIVAL, TIME, CountWindow, Rows, label_name
 from boxes.ranges import range_reduce
@@ -127,19 +126,22 @@ class _Entered:
 
 def _matches(left: list[np.ndarray], right: list[np.ndarray], right_first: bool):
     """Row indices (left, right) of the pairs with equal keys, none NULL; ordered by the
-    entered side's rows (right's if ``right_first``), then the other's."""
-    if not len(left[0]) or not len(right[0]):
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    a = pd.DataFrame({f"k{i}": v for i, v in enumerate(left)}).dropna()
-    b = pd.DataFrame({f"k{i}": v for i, v in enumerate(right)}).dropna()
-    a["_l"], b["_r"] = a.index, b.index
-    if a.empty or b.empty:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    merged = a.merge(b, on=[f"k{i}" for i in range(len(left))], how="inner")
-    merged = merged.sort_values(["_r", "_l"] if right_first else ["_l", "_r"], kind="stable")
-    return merged["_l"].to_numpy(np.int64), merged["_r"].to_numpy(np.int64)
+    entered side's rows (right's if ``right_first``), then the other's. A hash of the other
+    side's keys, in plain Python: a stream's runs are often a tuple or two, where building
+    DataFrames to merge cost a hundred times more than the pairs."""
+    entered, other = (right, left) if right_first else (left, right)
+    index: dict[tuple, list[int]] = {}
+    for j, key in enumerate(zip(*(c.tolist() for c in other), strict=True)):
+        if not any(v is None or v != v for v in key):  # NULL (None or NaN) matches nothing
+            index.setdefault(key, []).append(j)
+    mine: list[int] = []
+    theirs: list[int] = []
+    for i, key in enumerate(zip(*(c.tolist() for c in entered), strict=True)):
+        for j in index.get(key, ()):
+            mine.append(i)
+            theirs.append(j)
+    ei, oi = np.asarray(mine, dtype=np.int64), np.asarray(theirs, dtype=np.int64)
+    return (oi, ei) if right_first else (ei, oi)
 
 
 def _unnumbered(rows: Rows) -> Rows:
