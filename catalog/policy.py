@@ -110,6 +110,7 @@ OPERATIONS: Mapping[str, Rule] = {
     "diagrams.index": SESSION,
     "diagrams.create": needs(Need(A.ADD, SYSTEM)),
     "diagrams.check": SESSION,  # validates against the streams it may view
+    "diagrams.cql": SESSION,  # likewise, then prints the document as CQL
     "diagrams.describe": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
     "diagrams.update": needs(Need(OWNER, DIAGRAM), Need(A.ADD, SYSTEM)),
     "diagrams.delete": drop(T.DIAGRAM),

@@ -72,6 +72,45 @@ def test_a_level_by_position_follows_the_catalogs_classes(client, auth):
     assert [p["path"] for p in unknown["problems"]] == ["cql.1.28"]
 
 
+def test_a_document_prints_as_the_cql_that_compiles_back_to_it(client, auth):
+    compiled = client.post(f"{API}/validate", json={"cql": CQL}, headers=auth.headers("al")).json
+    printed = client.post(
+        f"{API}/cql", json={"document": compiled["document"]}, headers=auth.headers("al")
+    )
+    assert printed.status_code == 200, printed.json
+    assert "ROWS 10" in printed.json["cql"]
+    again = client.post(
+        f"{API}/validate", json={"cql": printed.json["cql"]}, headers=auth.headers("al")
+    ).json
+    assert again["document"] == compiled["document"]
+
+
+def test_a_document_without_a_cql_form_says_why(client, auth):
+    doc = client.post(f"{API}/validate", json={"cql": CQL}, headers=auth.headers("al")).json[
+        "document"
+    ]
+    doc["outputs"]["also"] = {"from": "oc_where"}
+    refused = client.post(f"{API}/cql", json={"document": doc}, headers=auth.headers("al"))
+    assert refused.status_code == 400 and refused.json["error"]["code"] == "DIAGRAM_INVALID"
+    error = refused.json["error"]
+    assert [(p["code"], p["path"]) for p in error["details"]["problems"]] == [
+        ("CQL_NOT_EXPRESSIBLE", "boxes.oc_where")
+    ]
+    assert "feeds more than one box" in error["details"]["problems"][0]["message"]
+
+
+def test_a_document_is_printed_only_once_valid_for_the_session(client, auth):
+    doc = {"version": 1, "name": "q2", "inputs": {"in1": {}}, "outputs": {"o": {"from": "in1"}}}
+    refused = client.post(f"{API}/cql", json={"document": doc}, headers=auth.headers("bob"))
+    assert refused.status_code == 400
+    assert [p["code"] for p in refused.json["error"]["details"]["problems"]] == ["NOT_FOUND"]
+    assert (
+        client.post(f"{API}/cql", json={"document": doc}, headers=auth.headers("al"))
+        .json["cql"]
+        .startswith("CREATE DIAGRAM q2")
+    )
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -29,6 +29,8 @@ JUDGED = {
         "DOCUMENT_TOO_LARGE",
         "NAME_CHANGED",
     },
+    # the document is judged by the compiler, as when it is created (CQL_NOT_EXPRESSIBLE inside)
+    "diagrams.cql.post": {"DIAGRAM_INVALID", "DOCUMENT_SYNTAX", "DOCUMENT_TOO_LARGE"},
     "streams.append.post": {"TUPLE_INVALID", "BATCH_INVALID"},
     "permissions.grant.put": {"ACTION_NOT_APPLICABLE"},  # the action depends on the type
     "permissions.revoke.delete": {"ACTION_NOT_APPLICABLE"},

@@ -31,6 +31,14 @@ DOC = {
         "outputs": {"o2": {"from": "in1"}},
     }
 }
+FEED_DOC = {
+    "document": {
+        "version": 1,
+        "name": "q2",
+        "inputs": {"feed": {}},
+        "outputs": {"o2": {"from": "feed"}},
+    }
+}
 PERM = "/api/v1/permissions/stream/feed/CUSTOMER2/VIEW_OBJECT"
 
 # (method, rule, concrete path, body, callers, statuses for anon, wrong, right, owner, admin)
@@ -114,6 +122,8 @@ CASES = [
     # bob holds no ADD: refused before his document is judged (ed: ADD, but no READ_TUPLE on in1)
     ("POST", "/api/v1/diagrams", None, DOC, DIAGRAM_CALLERS, (401, 403, 403, 201, 201)),
     ("POST", "/api/v1/diagrams/validate", None, DOC, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
+    # printed once valid against the streams the caller may view: feed looks missing to bob
+    ("POST", "/api/v1/diagrams/cql", None, FEED_DOC, DIAGRAM_CALLERS, (401, 400, 200, 200, 200)),
     (
         "GET",
         "/api/v1/diagrams/<name>",

@@ -1,6 +1,7 @@
 // The editor page: palette, canvas and properties, the diagram toolbar (new, save, validate,
 // deploy, stop, delete), the canvas toolbar (undo, redo, copy, paste, fit, export, import) with
-// their keyboard shortcuts, and the list of the user's diagrams with their live status.
+// their keyboard shortcuts, the query tab (the diagram as CQL, and CQL drawn as a diagram), and
+// the list of the user's diagrams with their live status.
 import * as api from "./api.js";
 import { Canvas } from "./canvas.js";
 import { confirmDanger } from "./confirm.js";
@@ -10,6 +11,7 @@ import { append, clearFieldError, el, errorSlot, field, fill, notice, showFieldE
 import { History } from "./history.js";
 import { acceptDrops, renderPalette } from "./palette.js";
 import { renderProperties } from "./properties.js";
+import { QueryTab } from "./query.js";
 
 const PASTE_OFFSET = 40;
 
@@ -35,6 +37,12 @@ export class Editor {
     this.importInput = el("input", { type: "file", accept: ".json,application/json", hidden: true,
       "aria-label": "Diagram document to import", onchange: () => this.run(() => this.importFile()) });
     this.list = new DiagramList((name) => this.run(() => this.load(name)));
+    this.query = new QueryTab({
+      document: () => (this.canvas?.nodes().length ? this.document() : null),
+      name: () => this.nameInput.value.trim(),
+      draw: (doc) => this.drawQuery(doc),
+      run: (action) => this.run(action),
+    });
     this.buttons = [];
     const button = (label, action, attrs = {}) => {
       const b = el("button", { type: "button", "data-action": label.toLowerCase(), ...attrs, onclick: () => this.run(action) }, label);
@@ -55,6 +63,8 @@ export class Editor {
       el("div", { class: "editor-body" },
         el("div", { class: "sidebar" }, this.paletteBox, this.list.element),
         el("div", { class: "canvas-column" },
+          el("div", { class: "tabs", role: "tablist", "aria-label": "Editor view" }, this.viewTabs()),
+          this.query.element,
           el("div", { class: "canvas-tools", role: "toolbar", "aria-label": "Canvas" },
             key("Undo", "Control+Z", () => this.undo()),
             key("Redo", "Control+Shift+Z", () => this.redo()),
@@ -68,9 +78,39 @@ export class Editor {
           this.canvasBox, this.problemsBox),
         this.propertiesBox));
     root.querySelector('[data-action="save"]').classList.add("primary");
+    this.diagramView = [root.querySelector('.canvas-tools[role="toolbar"]'), this.canvasBox, this.problemsBox];
+    this.view("Diagram");
     // capturing on window: before Drawflow's own Delete key, which would remove one box alone
     window.addEventListener("keydown", (event) => this.shortcut(event), true);
     this.canvas = null;
+  }
+
+  /** The tabs between the diagram (canvas) and its query (CQL). */
+  viewTabs() {
+    this.tabs = ["Diagram", "Query"].map((t) => el("button", {
+      type: "button", role: "tab", "data-tab": t, onclick: () => this.run(() => this.view(t)),
+    }, t));
+    return this.tabs;
+  }
+
+  /** Show the canvas, or the query tab with the CQL of what the canvas holds. */
+  async view(tab) {
+    for (const b of this.tabs) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+    for (const node of this.diagramView) node.hidden = tab !== "Diagram";
+    this.query.element.hidden = tab !== "Query";
+    if (tab === "Query") await this.query.show();
+  }
+
+  /** A document compiled from the query tab's CQL, drawn on the canvas: a new diagram until
+   * Save, unless it keeps the name of the stored diagram the canvas was loaded from. */
+  drawQuery(doc) {
+    this.show(doc.name, doc);
+    if (this.loaded !== doc.name) {
+      this.loaded = null;
+      this.savedDoc = null;
+    }
+    const n = this.canvas.nodes().length;
+    notice(this.message, `Drew ${doc.name} from its query (${n} boxes); Save or Deploy stores it.`, "ok");
   }
 
   /** Load what the page is built from: the box types and the streams this session may see. */
@@ -121,6 +161,7 @@ export class Editor {
   /** Keyboard shortcuts on the editor page, except while typing in a field. */
   shortcut(event) {
     if (this.root.hidden || !this.canvas || !this.root.contains(this.canvasBox)) return;   // another page, or a stale editor
+    if (this.canvasBox.hidden) return;   // the query tab
     if (document.querySelector("dialog[open]")) return;
     if (event.target.closest?.("input, textarea, select, [contenteditable]")) return;
     const mod = event.ctrlKey || event.metaKey;
@@ -279,6 +320,8 @@ export class Editor {
   async deploy() {
     const name = this.named("deploy");
     if (!name) return;
+    // The list may be older than the catalog (still loading, or another tab created the name).
+    if (this.loaded !== name) await this.list.refresh();
     if (this.list.has(name) && this.loaded !== name) {
       notice(this.message, `A diagram named ${name} is stored and the canvas does not hold it: open it from Your diagrams, or name this one differently.`, "error");
       return;
@@ -309,6 +352,8 @@ export class Editor {
   }
 
   reset() {
+    this.view("Diagram");
+    this.query.edited = false;
     this.select(null);
     this.canvas.clear();
     this.nameInput.value = "";
@@ -330,6 +375,8 @@ export class Editor {
 
   /** Draw a document: each box in the column of its distance from the inputs, then fit. */
   show(name, doc) {
+    this.view("Diagram");   // first: fitting measures the shown canvas
+    this.query.edited = false;
     this.select(null);
     this.canvas.clear();
     this.setProblems([]);

@@ -7,6 +7,7 @@ import json
 from flask import Blueprint, g
 
 from boxes import codes
+from boxes.cql.printer import to_cql
 from boxes.document import SECTIONS
 from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
@@ -70,6 +71,8 @@ PROGRESS = answer({"name": STRING, "status": STRING, "progress": {"type": ["obje
 ONE_OF = {"oneOf": [{"required": ["document"]}, {"required": ["cql"]}]}
 CREATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME, "role": ROLE}), **ONE_OF}
 VALIDATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME}), **ONE_OF}
+PRINT = obj({"document": DOCUMENT}, required=("document",))
+PRINTED = answer({"cql": {"type": "string", "description": "the diagram as a CQL script"}})
 D = ObjectType.DIAGRAM
 
 
@@ -109,6 +112,17 @@ def check():
     except DiagramInvalid as err:
         return {"valid": False, "problems": err.details["problems"]}
     return {"valid": True, "plan": plan.to_dict(), **({"document": doc} if "cql" in g.body else {})}
+
+
+@bp.post("/cql")
+@guarded(body=PRINT, answer=PRINTED)
+def cql():
+    """The CQL script of a document (the editor's query tab), once the document is valid
+    against the streams the session may view; CQL_NOT_EXPRESSIBLE, with the reason at its
+    path, when the diagram has no CQL form. Cost ceilings do not apply: nothing runs."""
+    svc = services()
+    doc, _ = planned(svc.catalog, subject(), g.body)
+    return {"cql": to_cql(doc)}
 
 
 @bp.get("/<name>")
