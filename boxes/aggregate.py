@@ -177,6 +177,10 @@ class AggregateBox(Operator):
         described = super().describe()
         return {**described, "aggregate_only": True} if self.aggregate_only else described
 
+    @property
+    def by_arrival(self) -> bool:
+        return self.rows is not None
+
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F
 

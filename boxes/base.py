@@ -38,7 +38,9 @@ class Kind(str, Enum):
     DURATION = "duration"  # '500ms', '10s', '1m', '2h', '1d'
     COUNT = "count"  # a whole number of tuples, 1 or more
     SLIDE = "slide"  # a duration (time window) or a count (count window)
-    WINDOW = "window"  # {size: duration, slide: duration} or {rows: count, slide: count}
+    # A mapping of the parameter's own declared keys: a window ({size, slide} or {rows, slide}),
+    # a join's count bound ({left, right}).
+    WINDOW = "window"
     FLAG = "flag"  # true or false
     SCHEMA_REF = "schema ref"  # a schema name, or an inline schema
     CHOICE = "choice"  # one of the parameter's ``choices``
@@ -251,6 +253,12 @@ class Box:
     @property
     def upstream(self) -> tuple[str, ...]:
         return ()
+
+    @property
+    def by_arrival(self) -> bool:
+        """Whether the box breaks event-time ties by arrival order (it holds count windows):
+        then the plan's inputs keep each tuple's arrival number (``boxes/arrival.py``)."""
+        return False
 
     def describe(self) -> dict[str, Any]:
         """The box as the API shows it in a plan."""

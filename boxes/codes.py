@@ -395,6 +395,12 @@ WINDOW_KIND = define(
     "a window has either 'size' (a time window) or 'rows' (a count window): {reason}",
     "document",
 )
+JOIN_BOUND = define(
+    "JOIN_BOUND",
+    400,
+    "a join is bounded either by 'within' (event time) or by 'rows' (count windows): {reason}",
+    "document",
+)
 TOO_FEW_INPUTS = define("TOO_FEW_INPUTS", 400, "a union needs two or more inputs", "document")
 NO_EVENT_TIME = define(
     "NO_EVENT_TIME", 400, "the input has no event-time field a window or join needs", "document"

@@ -30,7 +30,6 @@ from typing import Any
 import yaml
 
 from boxes import codes, registry
-from boxes.aggregate import AggregateBox
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
@@ -530,7 +529,7 @@ class _Validator:
         words = word_count(len(inputs))
         lateness = {n: duration_of(self.nodes[n].args["lateness"]) for n in inputs}
         operators = tuple(node.checked_box for node in order if node.section == "boxes")
-        counted = any(isinstance(b, AggregateBox) and b.rows is not None for b in operators)
+        counted = any(b.by_arrival for b in operators)
         input_boxes = tuple(
             InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n], counted)
             for i, n in enumerate(inputs)
