@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from boxes import codes, registry
+from boxes.aggregate import AggregateBox
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
