@@ -10,8 +10,7 @@ from boxes.errors import InvalidInput
 from boxes.rewrite import load_policies
 from boxes.rewrite.policy import AGGREGATE, FUNCTIONS, JOIN, READ, TimeConstraint, Window
 from boxes.rewrite.xmlform import load_xml_policies
-from tests.boxes.rewrite.assist import POLICIES
-from tests.boxes.rewrite.assist import APPENDIX_B, METHODS
+from tests.boxes.rewrite.assist import APPENDIX_B, METHODS, POLICIES
 
 
 def test_table2_has_six_policies_for_three_roles():
