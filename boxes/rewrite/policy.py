@@ -142,7 +142,7 @@ def policy_from(item: Any, index: int) -> Policy:
 def _streams(name: str, raw: Any) -> tuple[tuple[str, frozenset[str] | None], ...]:
     if not isinstance(raw, Mapping) or not raw:
         raise invalid(name, "'streams' maps each stream to its attributes ('*' or a list)")
-    out = []
+    out: list[tuple[str, frozenset[str] | None]] = []
     for stream, attrs in raw.items():
         if not isinstance(stream, str) or not FIELD_NAME.match(stream):
             raise invalid(name, f"{stream!r} is not a stream name")

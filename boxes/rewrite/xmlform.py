@@ -13,7 +13,7 @@ attribute of that name with ``.`` written ``_`` (``self.Emergency_start``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
 
@@ -36,7 +36,7 @@ _OPERATORS = {
     "greaterthanorequal": ">=",
 }
 _LOGIC = {"bool_and": "AND", "bool_or": "OR"}
-_LITERALS = {
+_LITERALS: dict[str, Callable[[str], Any]] = {
     "system.string": str,
     "string": str,
     "system.int64": int,
