@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
-
-import lark
 
 from boxes.expressions.parser import parse
 
@@ -32,10 +31,10 @@ class Unbound(Exception):
 
 def check_policy_predicate(text: str, streams: Sequence[str]) -> str | None:
     """Why ``text`` cannot be a policy's predicate over ``streams``, or None."""
-    tree, problems = parse(text, "where")
-    if problems or tree is None:
-        return "; ".join(p.message for p in problems)
-    for parts, _ in _references(tree):
+    refs, problem = _parsed(text)
+    if problem:
+        return problem
+    for parts, _, _ in refs:
         if parts[0] == SELF:
             if len(parts) != 2:
                 return f"{'.'.join(parts)!r}: a subject attribute is written self.NAME"
@@ -56,11 +55,11 @@ def bind(text: str, streams: Sequence[str], attributes: Mapping[str, Any], resol
     Raises Unbound when the subject lacks an attribute (or it has no literal form) or a
     field has no name at this point (``resolve`` returned None).
     """
-    tree, problems = parse(text, "where")
-    if problems or tree is None:
-        raise Unbound("; ".join(p.message for p in problems))
+    refs, problem = _parsed(text)
+    if problem:
+        raise Unbound(problem)
     pieces: list[tuple[int, int, str]] = []
-    for parts, meta in _references(tree):
+    for parts, start, end in refs:
         if parts[0] == SELF:
             if parts[1] not in attributes:
                 raise Unbound(f"the subject has no attribute {parts[1]!r}")
@@ -71,7 +70,7 @@ def bind(text: str, streams: Sequence[str], attributes: Mapping[str, Any], resol
             if found is None:
                 raise Unbound(f"{stream}.{name} is not available at this point of the plan")
             value = found
-        pieces.append((meta.start_pos, meta.end_pos, value))
+        pieces.append((start, end, value))
     out = text
     for start, end, value in sorted(pieces, reverse=True):
         out = out[:start] + value + out[end:]
@@ -101,8 +100,15 @@ def literal(value: Any) -> str:
     raise Unbound(f"an attribute of type {type(value).__name__} has no literal form")
 
 
-def _references(tree: lark.Tree) -> Iterator[tuple[list[str], Any]]:
-    """(name parts, position) of every field reference (not function names)."""
-    for sub in tree.iter_subtrees():
-        if sub.data == "ref":
-            yield [str(t) for t in sub.children[0].children], sub.meta
+@lru_cache(maxsize=4096)
+def _parsed(text: str) -> tuple[tuple[tuple[list[str], int, int], ...], str | None]:
+    """(name parts, start, end) of every field reference (not function names), or why the
+    text does not parse; cached, since a deploy binds each policy at several points."""
+    tree, problems = parse(text, "where")
+    if problems or tree is None:
+        return (), "; ".join(p.message for p in problems)
+    return tuple(
+        ([str(t) for t in sub.children[0].children], sub.meta.start_pos, sub.meta.end_pos)
+        for sub in tree.iter_subtrees()
+        if sub.data == "ref"
+    ), None

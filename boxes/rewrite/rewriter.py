@@ -76,6 +76,7 @@ class _Rewriter:
     subject: Subject
     skipped: list[dict[str, str]] = field(default_factory=list)
     added: list[dict[str, Any]] = field(default_factory=list)
+    rendered: dict[tuple[Any, str], str | Unbound] = field(default_factory=dict)
 
     def run(self) -> Rewritten:
         boxes = self.graph.boxes.values()
@@ -278,12 +279,20 @@ class _Rewriter:
 
     def render(self, cond: Cond, point: str) -> str:
         """``cond`` as a predicate over ``point``'s output; Unbound if it cannot be one."""
-        text = self._text(cond, point)
-        try:
-            check_predicate(text, self.graph.boxes[point].schema, "policy")
-        except DiagramInvalid as err:
-            raise Unbound("; ".join(p.message for p in err.problems)) from None
-        return text
+        key = (cond, point)
+        if key not in self.rendered:
+            try:
+                text = self._text(cond, point)
+                check_predicate(text, self.graph.boxes[point].schema, "policy")
+                self.rendered[key] = text
+            except Unbound as why:
+                self.rendered[key] = why
+            except DiagramInvalid as err:
+                self.rendered[key] = Unbound("; ".join(p.message for p in err.problems))
+        found = self.rendered[key]
+        if isinstance(found, Unbound):
+            raise found
+        return found
 
     def _text(self, cond: Cond, point: str) -> str:
         kind, value = cond
