@@ -76,7 +76,7 @@ class _Rewriter:
     subject: Subject
     skipped: list[dict[str, str]] = field(default_factory=list)
     added: list[dict[str, Any]] = field(default_factory=list)
-    rendered: dict[tuple[Any, str], str | Unbound] = field(default_factory=dict)
+    rendered: dict[tuple[Policy, str], str | Unbound] = field(default_factory=dict)
 
     def run(self) -> Rewritten:
         boxes = self.graph.boxes.values()
@@ -278,11 +278,18 @@ class _Rewriter:
     # conditions as text at a point of the plan
 
     def render(self, cond: Cond, point: str) -> str:
-        """``cond`` as a predicate over ``point``'s output; Unbound if it cannot be one."""
-        key = (cond, point)
+        """``cond`` as a predicate over ``point``'s output; Unbound if it cannot be one.
+
+        Each policy's predicate is checked at the point; an AND or OR of checked predicates
+        is a predicate, so it is not parsed again.
+        """
+        kind, value = cond
+        if kind != "policy":
+            return f" {kind.upper()} ".join(f"({self.render(c, point)})" for c in value)
+        key = (value, point)
         if key not in self.rendered:
             try:
-                text = self._text(cond, point)
+                text = self._policy_text(value, point)
                 check_predicate(text, self.graph.boxes[point].schema, "policy")
                 self.rendered[key] = text
             except Unbound as why:
@@ -293,13 +300,6 @@ class _Rewriter:
         if isinstance(found, Unbound):
             raise found
         return found
-
-    def _text(self, cond: Cond, point: str) -> str:
-        kind, value = cond
-        if kind == "policy":
-            return self._policy_text(value, point)
-        parts = [self._text(c, point) for c in value]
-        return f" {kind.upper()} ".join(f"({p})" for p in parts)
 
     def _policy_text(self, p: Policy, point: str) -> str:
         parts = [p.where] if p.where else []
