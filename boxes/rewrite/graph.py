@@ -108,7 +108,8 @@ def _used(plan: Plan) -> dict[str, frozenset[str]]:
         elif isinstance(box, FilterBox):
             need[box.source] |= mine | box.where.fields
         elif isinstance(box, MapBox):
-            need[box.source] |= {f for name, e in box.exprs if name in mine for f in e.fields}
+            # every expression is computed, read downstream or not
+            need[box.source] |= {f for _, e in box.exprs for f in e.fields}
         elif isinstance(box, UnionBox):
             for source in box.sources:
                 need[source] |= mine

@@ -281,3 +281,56 @@ def test_rewriting_is_pure():
     first = run(doc, PORT)
     assert repr(doc) == before
     assert run(doc, PORT) == first
+
+
+def test_a_map_needs_every_field_it_computes():
+    """The count below reads none of the map's fields, yet the map computes Name: the
+    captain's near policy (no Name) cannot apply, and the projection keeps Name."""
+    doc = diagram(
+        {
+            "m": {"type": "map", "in": "AIS", "fields": {"T": "T", "n": "upper(Name)"}},
+            "c": {
+                "type": "aggregate",
+                "in": "m",
+                "window": {"size": "1h"},
+                "aggregates": {"ships": "count()"},
+            },  # fmt: skip
+        },
+        {"out": {"from": "c"}},
+        "AIS",
+    )
+    out = run(doc, CAPTAIN)
+    assert out.added[0]["policies"] == ["captain-emergency"]
+    assert out.added[1]["fields"] == ["Name", "T"]
+
+
+def test_a_read_is_applied_on_every_branch_that_does_not_merge_it():
+    """AIS feeds Figure 5's join (whose policy absorbs the read) and a second output: the
+    read is applied on the second branch only."""
+    doc = figure5()
+    doc["boxes"]["near"] = {"type": "filter", "in": "AIS", "where": "Type = 'tanker'"}
+    doc["outputs"]["tankers"] = {"from": "near"}
+    out = run(doc, PORT)
+    boxes = out.document["boxes"]
+    assert boxes["near"]["in"] == "AIS_secure"
+    assert boxes["j"]["left"] == "AIS"  # merged into the join's condition, not applied here
+    assert [a["operator"] for a in out.added] == ["secure read", "secure join"]
+
+
+def test_reads_are_applied_before_a_union():
+    extra = [*POLICIES, *_route_read()]
+    doc = diagram(
+        {
+            "a": {"type": "map", "in": "AIS", "fields": {"SID": "SID", "T": "T"}},
+            "r": {"type": "map", "in": "Route", "fields": {"SID": "SID", "T": "T"}},
+            "u": {"type": "union", "in": ["a", "r"]},
+        },
+        {"out": {"from": "u"}},
+        "AIS",
+        "Route",
+    )
+    out = run(doc, PORT, extra)
+    boxes = out.document["boxes"]
+    assert boxes["a"]["in"] == "AIS_granted" and boxes["AIS_granted"]["in"] == "AIS_secure"
+    assert boxes["r"]["in"] == "Route_granted" and boxes["Route_granted"]["in"] == "Route_secure"
+    assert boxes["Route_secure"]["where"] == "free_load < 100"
