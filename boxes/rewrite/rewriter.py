@@ -79,6 +79,9 @@ class _Rewriter:
     rendered: dict[tuple[Policy, str], str | Unbound] = field(default_factory=dict)
 
     def run(self) -> Rewritten:
+        self.index: dict[tuple[str, frozenset[str]], list[Policy]] = {}
+        for p in self.policies:
+            self.index.setdefault((p.privilege, frozenset(p.stream_names)), []).append(p)
         boxes = self.graph.boxes.values()
         reads = {b.name: self.reads(b.name) for b in boxes if isinstance(b, InputBox)}
         joins = {b.name: self.joins(b) for b in boxes if isinstance(b, JoinBox)}
@@ -139,9 +142,7 @@ class _Rewriter:
 
     def applicable(self, privilege: str, streams: set[str], point: str) -> list[Policy]:
         found = []
-        for p in self.policies:
-            if p.privilege != privilege or set(p.stream_names) != streams:
-                continue
+        for p in self.index.get((privilege, frozenset(streams)), []):
             uncovered = [s for s in p.stream_names if not p.covers(s, self.graph.used[s])]
             if uncovered:
                 self.skip([p], f"the query uses attributes of {uncovered[0]!r} it does not cover")
