@@ -334,3 +334,70 @@ def test_reads_are_applied_before_a_union():
     assert boxes["a"]["in"] == "AIS_granted" and boxes["AIS_granted"]["in"] == "AIS_secure"
     assert boxes["r"]["in"] == "Route_granted" and boxes["Route_granted"]["in"] == "Route_secure"
     assert boxes["Route_secure"]["where"] == "free_load < 100"
+
+
+def _policy(text: str):
+    from boxes.rewrite import load_policies
+
+    return load_policies("policies:\n  - " + text)
+
+
+def test_a_join_policy_window_widens_the_join_bound():
+    """Definition 3: |W|' = max(|W|, P.W.size); Sluice's join is bounded by 'within'."""
+    wide = _policy(
+        "{name: wide, role: port authority, streams: {AIS: '*', Route: '*'}, "
+        "where: 'AIS.SID = Route.SID', privilege: join, window: {size: 2h}}"
+    )
+    out = run(figure5(), PORT, wide)
+    assert out.document["boxes"]["j"]["within"] == "7200s"
+    assert {"operator": "secure join", "box": "j", "policies": ["wide"],
+            "within": {"from": "3600s", "to": "7200s"}} in out.added  # fmt: skip
+    join = next(b for b in out.plan.boxes if b.name == "j")
+    assert join.within == 7200
+
+
+def test_an_aggregate_policy_must_grant_every_function_of_the_box():
+    doc = diagram(
+        {
+            "n": {
+                "type": "aggregate",
+                "in": "AIS",
+                "window": {"size": "1h"},
+                "aggregates": {"ships": "count()", "west": "min(Long)"},
+            }
+        },  # fmt: skip
+        {"out": {"from": "n"}},
+        "AIS",
+    )
+    only_count = _policy(
+        "{name: c, role: r, streams: {AIS: '*'}, privilege: count, window: {size: 2h}}"
+    )
+    with pytest.raises(Denied):
+        run(doc, Subject(frozenset({"r"})), only_count)
+    both = _policy(
+        "{name: cm, role: r, streams: {AIS: '*'}, privilege: [count, min], window: {size: 2h}}"
+    )
+    out = run(doc, Subject(frozenset({"r"})), both)
+    # S' = max(S, P.step): the one-hour slide stays (Definition 4)
+    assert out.document["boxes"]["n"]["window"] == {"size": "7200s", "slide": "3600s"}
+
+
+def test_aggregate_policies_do_not_apply_to_count_windows():
+    doc = diagram(
+        {
+            "n": {
+                "type": "aggregate",
+                "in": "AIS",
+                "window": {"rows": 10},
+                "aggregates": {"ships": "count()"},
+            }
+        },  # fmt: skip
+        {"out": {"from": "n"}},
+        "AIS",
+    )
+    policy = _policy("{name: c, role: r, streams: {AIS: '*'}, privilege: count}")
+    with pytest.raises(Denied) as err:
+        run(doc, Subject(frozenset({"r"})), policy)
+    assert err.value.details["skipped"] == [
+        {"policy": "c", "reason": "'n' counts rows; a policy's window bounds time"}
+    ]
