@@ -401,3 +401,14 @@ def test_aggregate_policies_do_not_apply_to_count_windows():
     assert err.value.details["skipped"] == [
         {"policy": "c", "reason": "'n' counts rows; a policy's window bounds time"}
     ]
+
+
+def test_a_subject_attribute_is_a_literal_never_code():
+    """An attribute holding quotes, a comment or a field name stays one text literal."""
+    policy = _policy("{name: n, role: r, streams: {AIS: '*'}, where: 'Name = self.ship', "
+                     "privilege: read}")  # fmt: skip
+    hostile = "O'Brien' OR TRUE -- ; Lat"
+    out = run(positions(), Subject(frozenset({"r"}), {"ship": hostile}), policy)
+    assert out.added[0]["where"] == "Name = 'O''Brien'' OR TRUE -- ; Lat'"
+    secure = next(b for b in out.plan.boxes if b.name == "AIS_secure")
+    assert secure.where.fields == {"Name"}

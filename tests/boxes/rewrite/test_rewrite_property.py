@@ -51,7 +51,9 @@ GRANTED = st.sampled_from(["*", "*", ["k", "v"], ["k"]])
 read_policies = st.tuples(
     *(
         st.lists(
-            st.tuples(st.just(s), st.integers(0, len(READS) - 1), GRANTED), min_size=1, max_size=2
+            st.tuples(st.just(s), st.integers(0, len(READS) - 1), GRANTED),
+            min_size=int(s == "A"),
+            max_size=2,
         )
         for s in "AB"
     )
