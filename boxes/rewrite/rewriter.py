@@ -26,7 +26,7 @@ on every branch that does not merge it, so no branch ever sees more than it is g
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from boxes import codes, registry
@@ -117,7 +117,9 @@ class _Rewriter:
         except DiagramInvalid as err:
             raise RuntimeError(f"the rewritten document does not validate: {err}") from err
         if dict(rewritten.outputs) != dict(self.plan.outputs):
-            raise AssertionError("the rewriting changed an output's schema")
+            raise RuntimeError("the rewriting changed an output's schema")
+        # The level's clearance is the server's to resolve; the rewriting keeps it.
+        rewritten = replace(rewritten, clearance=self.plan.clearance)
         return Rewritten(doc, rewritten, tuple(self.added), tuple(self.skipped))
 
     # first pass: which policies apply where
@@ -130,11 +132,13 @@ class _Rewriter:
 
     def aggregates(self, box: AggregateBox) -> list[Policy]:
         functions = {a.function for _, a in box.aggregates}
-        found = [
-            p
-            for p in self.applicable(AGGREGATE, set(self.graph.sources[box.name]), box.source)
-            if functions <= p.functions
-        ]
+        found = []
+        for p in self.applicable(AGGREGATE, set(self.graph.sources[box.name]), box.source):
+            if functions <= p.functions:
+                found.append(p)
+            else:
+                missing = ", ".join(sorted(functions - p.functions))
+                self.skip([p], f"{box.name!r} computes {missing}, which the policy does not grant")
         if found and box.rows is not None:
             self.skip(found, f"{box.name!r} counts rows; a policy's window bounds time")
             return []

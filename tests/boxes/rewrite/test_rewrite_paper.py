@@ -372,8 +372,11 @@ def test_an_aggregate_policy_must_grant_every_function_of_the_box():
     only_count = _policy(
         "{name: c, role: r, streams: {AIS: '*'}, privilege: count, window: {size: 2h}}"
     )
-    with pytest.raises(Denied):
+    with pytest.raises(Denied) as err:
         run(doc, Subject(frozenset({"r"})), only_count)
+    assert err.value.details["skipped"] == [
+        {"policy": "c", "reason": "'n' computes min, which the policy does not grant"}
+    ]
     both = _policy(
         "{name: cm, role: r, streams: {AIS: '*'}, privilege: [count, min], window: {size: 2h}}"
     )
@@ -412,3 +415,12 @@ def test_a_subject_attribute_is_a_literal_never_code():
     assert out.added[0]["where"] == "Name = 'O''Brien'' OR TRUE -- ; Lat'"
     secure = next(b for b in out.plan.boxes if b.name == "AIS_secure")
     assert secure.where.fields == {"Name"}
+
+
+def test_a_plan_at_a_level_keeps_its_clearance():
+    from dataclasses import replace
+
+    doc = {**positions(), "level": {"banks": "T"}}
+    plan = replace(plan_of(doc), clearance=1)
+    out = rewrite(doc, plan, POLICIES, COMPANY)
+    assert out.plan.level == {"banks": "T"} and out.plan.clearance == 1
