@@ -28,6 +28,7 @@ from boxes import codes, labels
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import duration_of, spark_interval
 from boxes.expressions import CheckedAggregate, check_aggregate
+from boxes.expressions.aggregates import AGGREGATES
 from boxes.types import DataType, Field, Schema
 
 WINDOW_FIELDS = ("window_start", "window_end")
@@ -157,6 +158,28 @@ class AggregateBox(Operator):
     @property
     def upstream(self) -> tuple[str, ...]:
         return (self.source,)
+
+    @property
+    def aggregate_only(self) -> bool:
+        """Whether a result reveals no value of any tuple it summarises, so that READ_AGGREGATE
+        on its sources suffices to receive it (``docs/labels.md``): a time window, no group-by
+        key (a key is a tuple's own value) and only count, sum and avg (min and max are one
+        tuple's value; a count window's bounds are its tuples' event times)."""
+        return (
+            self.rows is None
+            and not self.group_by
+            and all(AGGREGATES[a.function].summary for _, a in self.aggregates)
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Marked only when aggregate-only: the mark changes the plan's fingerprint (a wider
+        label is a new checkpoint), and other plans keep theirs."""
+        described = super().describe()
+        return {**described, "aggregate_only": True} if self.aggregate_only else described
+
+    @property
+    def by_arrival(self) -> bool:
+        return self.rows is not None
 
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F

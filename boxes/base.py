@@ -38,9 +38,12 @@ class Kind(str, Enum):
     DURATION = "duration"  # '500ms', '10s', '1m', '2h', '1d'
     COUNT = "count"  # a whole number of tuples, 1 or more
     SLIDE = "slide"  # a duration (time window) or a count (count window)
-    WINDOW = "window"  # {size: duration, slide: duration} or {rows: count, slide: count}
+    # A mapping of the parameter's own declared keys: a window ({size, slide} or {rows, slide}),
+    # a join's count bound ({left, right}).
+    WINDOW = "window"
     FLAG = "flag"  # true or false
     SCHEMA_REF = "schema ref"  # a schema name, or an inline schema
+    CHOICE = "choice"  # one of the parameter's ``choices``
 
     @property
     def json_type(self) -> str:
@@ -65,6 +68,7 @@ class Param:
     required: bool = True
     default: Any = None
     params: tuple[Param, ...] = ()  # the keys of a WINDOW mapping
+    choices: tuple[str, ...] = ()  # the values a CHOICE takes
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -77,6 +81,8 @@ class Param:
         }
         if self.params:
             out["params"] = [p.to_dict() for p in self.params]
+        if self.choices:
+            out["choices"] = list(self.choices)
         return out
 
 
@@ -176,6 +182,11 @@ def _check_value(value: Any, param: Param, path: str) -> tuple[Any, list[Problem
                 )
             ]
         return value, []
+    if param.kind is Kind.CHOICE:
+        if value in param.choices:
+            return value, []
+        shape = "one of " + ", ".join(map(repr, param.choices))
+        return value, [Problem(codes.WRONG_TYPE, path, f"{param.name!r} must be {shape}")]
     accepts, shape = _SHAPES[param.kind]
     if not accepts(value):
         return value, [
@@ -242,6 +253,12 @@ class Box:
     @property
     def upstream(self) -> tuple[str, ...]:
         return ()
+
+    @property
+    def by_arrival(self) -> bool:
+        """Whether the box breaks event-time ties by arrival order (it holds count windows):
+        then the plan's inputs keep each tuple's arrival number (``boxes/arrival.py``)."""
+        return False
 
     def describe(self) -> dict[str, Any]:
         """The box as the API shows it in a plan."""

@@ -267,6 +267,12 @@ ROLES_EMPTY = define(
     "catalog",
 )
 WRONG_PASSWORD = define("WRONG_PASSWORD", 403, "the current password is not right", "catalog")
+OWN_PASSWORD = define(
+    "OWN_PASSWORD",
+    403,
+    "change your own password with POST /api/v1/auth/password, which asks for the current one",
+    "catalog",
+)
 ROLE_NOT_ACTIVE = define(
     "ROLE_NOT_ACTIVE", 403, "role {role!r} is not active in this session", "catalog"
 )
@@ -390,6 +396,12 @@ WINDOW_KIND = define(
     "a window has either 'size' (a time window) or 'rows' (a count window): {reason}",
     "document",
 )
+JOIN_BOUND = define(
+    "JOIN_BOUND",
+    400,
+    "a join is bounded either by 'within' (event time) or by 'rows' (count windows): {reason}",
+    "document",
+)
 TOO_FEW_INPUTS = define("TOO_FEW_INPUTS", 400, "a union needs two or more inputs", "document")
 NO_EVENT_TIME = define(
     "NO_EVENT_TIME", 400, "the input has no event-time field a window or join needs", "document"
@@ -484,6 +496,7 @@ BATCH_INVALID = define("BATCH_INVALID", 400, "stream {stream!r}: {reason}", "ing
 BATCH_TOO_LARGE = define(
     "BATCH_TOO_LARGE", 413, "stream {stream!r}: the batch holds {size}; at most {limit}", "ingest"
 )
+SP_INVALID = define("SP_INVALID", 400, "security punctuation, {part}: {reason}", "ingest")
 TUPLE_INVALID = define(
     "TUPLE_INVALID",
     400,

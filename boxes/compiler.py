@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from boxes import codes, labels
+from boxes.aggregate import AggregateBox
 from boxes.base import Operator
 from boxes.document import Plan
 from boxes.errors import InvalidInput
@@ -29,23 +30,46 @@ def compile_plan(plan: Plan, inputs: Mapping[str, DataFrame]) -> dict[str, DataF
     each input's ``_level`` column (0 where absent), keeps only the tuples its clearance
     dominates before the first box, and gives each output a ``_level`` column after
     ``_label``: the LUB (OR) of the levels of the tuples a result derives from.
+
+    An output with an aggregate-only aggregate upstream (``plan.raw_outputs``) also gets
+    ``_raw``, the sources it reveals raw values of; its boxes are compiled with the widened
+    label (``boxes/labels.py``). Every other output is compiled without it, at no cost.
     """
     _check_inputs(plan, inputs)
     if plan.level is not None and plan.clearance is None:
         raise InvalidInput(code=codes.LEVEL_UNRESOLVED, diagram=plan.name)
+    wide = plan.raw_outputs()
+    outputs: dict[str, DataFrame] = {}
+    for raw in (False, True):
+        wanted = {name for name in plan.outputs if (name in wide) == raw}
+        if wanted:
+            outputs.update(_compile(plan, inputs, wanted, raw))
+    return {name: outputs[name] for name in plan.outputs}
+
+
+def _compile(
+    plan: Plan, inputs: Mapping[str, DataFrame], wanted: set[str], raw: bool
+) -> dict[str, DataFrame]:
+    """The ``wanted`` outputs, with the raw words in every label if ``raw``."""
     frames: dict[str, DataFrame] = {}
     outputs: dict[str, DataFrame] = {}
     for box in plan.boxes:
         if isinstance(box, InputBox):
-            frames[box.name] = box.attach(inputs[box.name], plan.clearance)
+            frames[box.name] = box.attach(inputs[box.name], plan.clearance, raw)
         elif isinstance(box, OutputBox):
+            if box.name not in wanted:
+                continue
             out = box.compile(frames)
+            if raw:
+                out = labels.split_raw(out, plan.label_words)
             if plan.clearance is not None:
                 out = labels.split_level(out, plan.label_words, LEVEL_COLUMN)
             outputs[box.name] = out
         else:
             assert isinstance(box, Operator)
             frames[box.name] = box.compile(frames)
+            if raw and isinstance(box, AggregateBox) and box.aggregate_only:
+                frames[box.name] = labels.clear_raw(frames[box.name], plan.label_words)
     return outputs
 
 

@@ -13,7 +13,8 @@ parameter             unit   measure
 windows_per_tuple     count  windows one tuple falls into: ceil(size / slide), per aggregate;
                              for a count window ceil(rows / slide) (results it is part of)
 window_seconds        s      a time window's length, per aggregate
-window_rows           count  a count window's rows, per aggregate (what each group key keeps)
+window_rows           count  a count window's rows, per aggregate (what each group key keeps);
+                             for a join bounded by ``rows``, each side's window
 join_bound_seconds    s      a join's ``within``, per join (how long each side's rows are kept)
 open_windows          count  windows each group key holds open at once, summed over the
                              diagram's aggregates: ceil((size + lateness) / slide) each, one
@@ -59,13 +60,14 @@ class Measure:
     parameter: str
     value: float
     box: str | None  # None: the diagram as a whole
+    at: str | None = None  # the document path, where it is not the parameter's usual one
 
     def __str__(self) -> str:
         return f"{self.parameter}={self.value}" + (f" (box {self.box})" if self.box else "")
 
     @property
     def path(self) -> str:
-        return PARAMETERS[self.parameter].format(box=self.box)
+        return self.at or PARAMETERS[self.parameter].format(box=self.box)
 
 
 def _windows(span: float, slide: float) -> int:
@@ -91,6 +93,11 @@ def estimate(plan: Plan) -> tuple[Measure, ...]:
                 Measure("window_seconds", box.size, box.name),
             ]
             open_windows += _windows(box.size + lateness, box.slide)
+        elif isinstance(box, JoinBox) and box.rows is not None:
+            measures += [
+                Measure("window_rows", n, box.name, f"boxes.{box.name}.rows.{side}")
+                for side, n in zip(("left", "right"), box.rows, strict=True)
+            ]
         elif isinstance(box, JoinBox):
             measures.append(Measure("join_bound_seconds", box.within, box.name))
     measures.append(Measure("open_windows", open_windows, None))

@@ -148,6 +148,26 @@ class Plan:
     level: Mapping[str, str] | None = None
     clearance: int | None = None
 
+    def semantics(self) -> dict[str, str]:
+        """Per output, its semantic (``boxes/output.py``)."""
+        return {b.name: b.semantic for b in self.boxes if isinstance(b, OutputBox)}
+
+    def raw_outputs(self) -> frozenset[str]:
+        """The outputs with an aggregate-only aggregate upstream: their labels carry the raw
+        sources apart (``boxes/labels.py``); every other output's raw sources are all of them."""
+        by_name = {b.name: b for b in self.boxes}
+
+        def summarised(name: str, seen: set[str]) -> bool:
+            box = by_name[name]
+            if isinstance(box, AggregateBox) and box.aggregate_only:
+                return True
+            seen.add(name)
+            return any(summarised(u, seen) for u in box.upstream if u not in seen)
+
+        return frozenset(
+            b.name for b in self.boxes if isinstance(b, OutputBox) and summarised(b.name, set())
+        )
+
     def to_dict(self) -> dict[str, Any]:
         out = {
             "name": self.name,
@@ -510,13 +530,13 @@ class _Validator:
         words = word_count(len(inputs))
         lateness = {n: duration_of(self.nodes[n].args["lateness"]) for n in inputs}
         operators = tuple(node.checked_box for node in order if node.section == "boxes")
-        counted = any(isinstance(b, AggregateBox) and b.rows is not None for b in operators)
+        counted = any(b.by_arrival for b in operators)
         input_boxes = tuple(
             InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n], counted)
             for i, n in enumerate(inputs)
         )
         outputs = tuple(
-            OutputBox(node.name, node.checked_schema, node.args["from"])
+            OutputBox(node.name, node.checked_schema, node.args["from"], node.args["semantic"])
             for node in order
             if node.section == "outputs"
         )

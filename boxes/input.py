@@ -45,8 +45,9 @@ class InputBox(Box):
     lateness: float
     arrival: bool = False  # keep each tuple's arrival order (the plan has a count window)
 
-    def attach(self, frame: Any, clearance: int | None = None):
-        """The caller's DataFrame for this stream, watermarked and labelled.
+    def attach(self, frame: Any, clearance: int | None = None, raw: bool = False):
+        """The caller's DataFrame for this stream, watermarked and labelled (with the raw
+        words too if ``raw``: an output downstream has an aggregate-only step; ``labels``).
 
         With a ``clearance`` (a diagram at a level), only the tuples it dominates enter, before
         any window, join or aggregate (seed 001, section 3), and each keeps its level label
@@ -72,8 +73,8 @@ class InputBox(Box):
         if self.schema.event_time:
             frame = frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
         if clearance is None:
-            return frame.withColumn(labels.LABEL_COLUMN, labels.literal(self.bit, self.words))
-        label = labels.with_level(self.bit, self.words, frame[levels.LEVEL_COLUMN])
+            return frame.withColumn(labels.LABEL_COLUMN, labels.literal(self.bit, self.words, raw))
+        label = labels.with_level(self.bit, self.words, frame[levels.LEVEL_COLUMN], raw)
         return frame.withColumn(labels.LABEL_COLUMN, label).drop(levels.LEVEL_COLUMN)
 
     def describe(self) -> dict[str, Any]:

@@ -1,10 +1,19 @@
-"""The ``join`` box: a stream-stream inner equi-join bounded in event time.
+"""The ``join`` box: a stream-stream inner equi-join, bounded in event time or by count windows.
 
-A left and a right tuple match when the ``on`` fields are equal on both sides and their event
-times are at most ``within`` apart; the bound lets Spark drop join state once the watermark
-passes it. Output fields are all left fields then all right fields, prefixed ``left_`` /
-``right_`` where the two sides share a name. The label is left OR right, so a subscriber needs
-both sides readable (strong semantic). The output's event time is the left event time.
+Bounded in event time (``within: d``): a left and a right tuple match when the ``on`` fields are
+equal on both sides and their event times are at most ``d`` apart; the bound lets Spark drop
+join state once the watermark passes it. The output's event time is the left event time.
+
+Bounded by count (``rows: {left: n, right: m}``): CQL's ``L [ROWS n], R [ROWS m] WHERE l.k =
+r.k``, ISTREAM: each side's window holds its n (m) most recent tuples by event time, ties by
+arrival order, as a count window does; a tuple entering its window pairs with the other side's
+window as it is then, and nothing is emitted when a tuple leaves (``boxes/countjoin.py``; on
+Spark ``boxes/countjoinstate.py``, one state for the whole stream). Like a count window's, its
+results have no event time: nothing downstream may window or join them again.
+
+Output fields are all left fields then all right fields, prefixed ``left_`` / ``right_`` where
+the two sides share a name. The label is left OR right, so a subscriber needs both sides
+readable (strong semantic).
 """
 
 from __future__ import annotations
@@ -37,7 +46,19 @@ class JoinBox(Operator):
             "within",
             Kind.DURATION,
             "the largest event-time distance between a left and "
-            "a right tuple that still match, e.g. 10s",
+            "a right tuple that still match, e.g. 10s (or give 'rows')",
+            required=False,
+        ),
+        Param(
+            "rows",
+            Kind.WINDOW,
+            "instead of 'within', count windows: each side's most recent tuples that a new "
+            "tuple of the other side meets",
+            required=False,
+            params=(
+                Param("left", Kind.COUNT, "the left window's tuples, e.g. 100"),
+                Param("right", Kind.COUNT, "the right window's tuples, e.g. 100"),
+            ),
         ),
     )
 
@@ -50,6 +71,7 @@ class JoinBox(Operator):
     left_names: tuple[tuple[str, str], ...]  # (input field, output field)
     right_names: tuple[tuple[str, str], ...]
     times: tuple[str, str]  # left and right event time, as output fields
+    rows: tuple[int, int] | None = None  # count windows (left, right) instead of ``within``
 
     @classmethod
     def build(
@@ -64,6 +86,7 @@ class JoinBox(Operator):
                     f"{path}.{side}",
                     f"{args[side]!r} has no event time; a join bounds event time",
                 )
+        within, rows = _bound(args, path, problems)
         if not args["on"]:
             problems.add(
                 codes.MISSING_PARAMETER, f"{path}.on", "a join needs at least one field in 'on'"
@@ -101,22 +124,32 @@ class JoinBox(Operator):
         times = (dict(left_names)[left.event_time], dict(right_names)[right.event_time])
         return cls(
             name,
-            Schema(fields, times[0]),
+            Schema(fields, None if rows else times[0]),
             args["left"],
             args["right"],
             tuple(args["on"]),
-            duration_of(args["within"]),
+            within,
             left_names,
             right_names,
             times,
+            rows,
         )
 
     @property
     def upstream(self) -> tuple[str, ...]:
         return (self.left, self.right)
 
+    @property
+    def by_arrival(self) -> bool:
+        return self.rows is not None
+
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F
+
+        if self.rows is not None:
+            from boxes.countjoinstate import compile_count_join
+
+            return compile_count_join(self, frames[self.left], frames[self.right])
 
         # Renaming first makes every column name unique, so no column is ambiguous.
         left = frames[self.left].select(
@@ -137,3 +170,20 @@ class JoinBox(Operator):
             F.col(_LEFT_LABEL), F.col(_RIGHT_LABEL), labels.words_of(frames[self.left])
         )
         return joined.select(*self.schema.names, label.alias(labels.LABEL_COLUMN))
+
+
+def _bound(
+    args: Mapping[str, Any], path: str, problems: Problems
+) -> tuple[float, tuple[int, int] | None]:
+    """(within, None) for a time bound, (0, (left rows, right rows)) for a count bound."""
+    within, rows = args.get("within"), args.get("rows")
+    if (within is None) == (rows is None):
+        problems.add(
+            codes.JOIN_BOUND,
+            path,
+            codes.JOIN_BOUND.render(reason="both are given" if within else "neither is given"),
+        )
+        return 0.0, None
+    if rows is not None:
+        return 0.0, (rows["left"], rows["right"])
+    return duration_of(within), None

@@ -15,6 +15,15 @@ Spark could fold a readable-set test on it; ``tests/boxes/test_labels.py`` shows
 check labels against a subscriber's rights on the Arrow batches instead (``secfilter.py``),
 where the rights of the moment are known. A label is never NULL: ``bit_or`` skips NULLs and
 would silently drop a source.
+
+**Raw sources** (READ_AGGREGATE, Borealis' aggregate-read right): beside the sources a tuple
+derives from, a label may say which of them it can reveal *raw* values of (raw ⊆ all). Where
+nothing upstream of an output summarises its sources (``AggregateBox.aggregate_only``), raw ==
+all and nothing more is carried. Otherwise the compiler decides, per output, to widen the label:
+the raw words ride after the source words in the same column (``literal(..., raw=True)``), so
+every box merges them word by word (OR) as it merges the sources, without knowing;
+an aggregate-only aggregate clears them (``clear_raw``) and the output splits them off into
+``_raw`` (``split_raw``). Layout of a label: ``[level word], source words, [raw words]``.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from boxes import codes
 from boxes.ranges import range_reduce
 
 LABEL_COLUMN = "_label"
+RAW_COLUMN = "_raw"  # at an output whose label was widened: the sources it reveals raw values of
 WORD_BITS = 64
 
 
@@ -73,11 +83,18 @@ def _words(label, words: int) -> list:
     return [label] if words == 1 else [label.getField(word_name(k)) for k in range(words)]
 
 
-def literal(bit: int, words: int):
-    """The label of an input stream's tuples: only its own bit set."""
+def _own(bit: int, words: int, raw: bool) -> list:
+    """An input's own bit as word columns: the sources, and as many raw words if ``raw``."""
     from pyspark.sql import functions as F
 
-    return _compose([F.lit(w).cast("long") for w in mask_words([bit], words)])
+    own = [F.lit(w).cast("long") for w in mask_words([bit], words)]
+    return own + own if raw else own
+
+
+def literal(bit: int, words: int, raw: bool = False):
+    """The label of an input stream's tuples: only its own bit set (among the raw sources too,
+    in a widened label: an input reveals its own values)."""
+    return _compose(_own(bit, words, raw))
 
 
 def words_of(frame) -> int:
@@ -128,14 +145,30 @@ def merge_ranges(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     return range_reduce(np.bitwise_or, words.astype(np.int64), starts, ends, 0)
 
 
-def with_level(bit: int, words: int, level):
+def with_level(bit: int, words: int, level, raw: bool = False):
     """The label of an input's tuples in a diagram at a level: the tuple's level label as the
-    first word (``w0``), then the stream's own bit in ``words`` words. Every box merges it
-    word by word (OR), so the level merges exactly like the sources, with no box knowing."""
+    first word (``w0``), then the stream's own bit in ``words`` words (twice if ``raw``). Every
+    box merges it word by word (OR), so the level merges exactly like the sources, with no box
+    knowing."""
+    return _compose([level.cast("long")] + _own(bit, words, raw))
+
+
+def clear_raw(frame, words: int):
+    """``frame`` with the raw words of its widened label set to 0: the output of an aggregate
+    that reveals no tuple's value, so all its sources are aggregate-only."""
     from pyspark.sql import functions as F
 
-    return _compose(
-        [level.cast("long")] + [F.lit(w).cast("long") for w in mask_words([bit], words)]
+    total = words_of(frame)
+    parts = _words(label_column(), total)[: total - words] + [F.lit(0).cast("long")] * words
+    return frame.withColumn(LABEL_COLUMN, _compose(parts))
+
+
+def split_raw(frame, words: int):
+    """A widened label back as the label (level and sources) and ``_raw`` (``words`` words)."""
+    total = words_of(frame)
+    parts = _words(label_column(), total)
+    return frame.withColumn(RAW_COLUMN, _compose(parts[total - words :])).withColumn(
+        LABEL_COLUMN, _compose(parts[: total - words])
     )
 
 

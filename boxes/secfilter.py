@@ -1,4 +1,12 @@
-"""The strong-semantic SecFilter over result batches: deliver a tuple iff its label ⊆ readable set.
+"""The SecFilter over result batches: which tuples each subscriber receives.
+
+The default (strong) semantic delivers a tuple iff its label ⊆ the subscriber's readable set;
+an output's owner may choose the weak one (some source readable). A label may also carry its
+raw sources apart (``_raw``, READ_AGGREGATE; ``boxes/labels.py``). Per subscriber, with T the
+sources it may READ_TUPLE and TA those it may READ_TUPLE or READ_AGGREGATE, each source bit s
+of a tuple is *readable as used* iff s is raw and in T, or s is aggregate-only (in the label,
+not raw) and in TA. Strong: every bit of the label is; weak: at least one is. Without ``_raw``
+every bit is raw, and this is the plain subset (strong) or intersection (weak) test on T.
 
 Pure NumPy/Arrow (no Spark, no per-row Python): the server calls it in the driver for every
 result batch and every subscriber, with the readable set as it is *now*, so a revoked
@@ -10,19 +18,23 @@ unsigned words, one array per word, without copying.
 >>> batch = pa.table({"x": [1, 2, 3], "_label": [0b01, 0b10, 0b11]})  # {in1}, {in2}, both
 >>> secfilter(batch, readable_mask(["in1", "in2"], ["in1"])).to_pydict()
 {'x': [1], '_label': [1]}
+>>> secfilter(batch, readable_mask(["in1", "in2"], ["in1"]), WEAK).to_pydict()
+{'x': [1, 3], '_label': [1, 3]}
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from boxes.labels import LABEL_COLUMN, WORD_BITS, word_count, word_name
+from boxes.labels import LABEL_COLUMN, RAW_COLUMN, WORD_BITS, word_count, word_name
 from boxes.levels import LEVEL_COLUMN
+from boxes.output import STRONG, WEAK
 
 Batch: TypeAlias = pa.Table | pa.RecordBatch
 Words = list[np.ndarray]  # one uint64 array per label word, with an entry per row
@@ -46,6 +58,34 @@ def readable_mask(inputs: Sequence[str], readable: Iterable[str]) -> np.ndarray:
         if name in allowed:
             mask[i // WORD_BITS] |= np.uint64(1) << np.uint64(i % WORD_BITS)
     return mask
+
+
+@dataclass(frozen=True)
+class Rights:
+    """One subscriber's rights over an output's label bits (unsigned words): the sources it may
+    READ_TUPLE, and those it may read at least as aggregates (READ_TUPLE or READ_AGGREGATE)."""
+
+    tuples: np.ndarray
+    aggregates: np.ndarray
+
+    @classmethod
+    def of(cls, mask: np.ndarray | Rights) -> Rights:
+        """A plain readable set (READ_TUPLE only) as rights."""
+        if isinstance(mask, Rights):
+            return mask
+        mask = np.asarray(mask, dtype=np.uint64)
+        return cls(mask, mask)
+
+    def key(self) -> bytes:
+        return self.tuples.tobytes() + self.aggregates.tobytes()
+
+
+def rights(inputs: Sequence[str], tuples: Iterable[str], aggregates: Iterable[str] = ()) -> Rights:
+    """Rights from the names a subscriber may READ_TUPLE and those it may READ_AGGREGATE."""
+    readable = set(tuples)
+    return Rights(
+        readable_mask(inputs, readable), readable_mask(inputs, readable | set(aggregates))
+    )
 
 
 def label_words(batch: Batch, name: str = LABEL_COLUMN) -> Words:
@@ -96,15 +136,49 @@ def _within(words: Words, mask: np.ndarray) -> np.ndarray:
     return np.ones(len(words[0]), dtype=bool) if outside is None else outside == 0
 
 
-def secfilter(batch: Batch, mask: np.ndarray) -> pa.Table:
-    """The rows of ``batch`` whose label is a subset of ``mask``."""
+def _meets(words: Words, mask: np.ndarray) -> np.ndarray:
+    """Boolean per row: some label bit inside ``mask``."""
+    inside = np.zeros(len(words[0]), dtype=bool)
+    for word, bits in zip(words, mask, strict=True):
+        if bits:
+            inside |= (word & bits) != 0
+    return inside
+
+
+def _passes(words: Words, raw: Words | None, rights: Rights, weak: bool) -> np.ndarray:
+    """Boolean per row: delivered under the semantic (the rule in this module's docstring)."""
+    if raw is None:
+        return (_meets if weak else _within)(words, rights.tuples)
+    if weak:
+        only = [word & ~r for word, r in zip(words, raw, strict=True)]
+        return _meets(raw, rights.tuples) | _meets(only, rights.aggregates)
+    return _within(raw, rights.tuples) & _within(words, rights.aggregates)
+
+
+def _labels(batch: Batch) -> tuple[Words, Words | None]:
+    """A batch's source words, and its raw words if its labels carry them apart."""
+    raw = label_words(batch, RAW_COLUMN) if RAW_COLUMN in batch.schema.names else None
+    return label_words(batch), raw
+
+
+def _semantic(semantic: str) -> bool:
+    """Whether ``semantic`` is weak; anything but the two is a bug, never a silent strong."""
+    if semantic not in (STRONG, WEAK):
+        raise ValueError(f"unknown semantic {semantic!r}")
+    return semantic == WEAK
+
+
+def secfilter(batch: Batch, mask: np.ndarray | Rights, semantic: str = STRONG) -> pa.Table:
+    """The rows of ``batch`` one subscriber receives: with a plain ``mask`` (READ_TUPLE only),
+    under the strong semantic those whose label is a subset of it."""
     table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-    words = label_words(table)
-    keep = _within(words, _mask(words, mask))
-    return table.filter(pa.array(keep, type=pa.bool_()))
+    (picked,) = deliveries(table, [mask], semantic)
+    return table.take(pa.array(picked, pa.int64()))
 
 
-def deliveries(batch: Batch, masks: Sequence[np.ndarray]) -> list[np.ndarray]:
+def deliveries(
+    batch: Batch, masks: Sequence[np.ndarray | Rights], semantic: str = STRONG
+) -> list[np.ndarray]:
     """Row indexes (ascending) to deliver to each of many subscribers.
 
     Subscribers share few distinct readable sets, so each distinct mask is answered once.
@@ -113,18 +187,20 @@ def deliveries(batch: Batch, masks: Sequence[np.ndarray]) -> list[np.ndarray]:
     unless there are enough masks that finding the batch's distinct labels first, testing those
     and spreading the answer back to the rows, is cheaper.
     """
-    words = label_words(batch)
+    weak = _semantic(semantic)
+    words, raw = _labels(batch)
     keys: dict[bytes, int] = {}
-    distinct_masks: list[np.ndarray] = []
+    distinct: list[Rights] = []
     slot: list[int] = []
     for mask in masks:
-        mask = _mask(words, mask)
-        key = mask.tobytes()
+        right = Rights.of(mask)
+        right = Rights(_mask(words, right.tuples), _mask(words, right.aggregates))
+        key = right.key()
         if key not in keys:
-            keys[key] = len(distinct_masks)
-            distinct_masks.append(mask)
+            keys[key] = len(distinct)
+            distinct.append(right)
         slot.append(keys[key])
-    answers = _answer(words, batch.num_rows, distinct_masks)
+    answers = _answer(words, raw, batch.num_rows, distinct, weak)
     return [answers[i] for i in slot]
 
 
@@ -136,16 +212,24 @@ def cleared(batch: Batch, clearance: int) -> np.ndarray:
     return np.flatnonzero(_within(words, mask))
 
 
-def _answer(words: Words, rows: int, masks: list[np.ndarray]) -> list[np.ndarray]:
+def _answer(
+    words: Words, raw: Words | None, rows: int, masks: list[Rights], weak: bool
+) -> list[np.ndarray]:
     if rows == 0:
         return [np.arange(0)] * len(masks)
-    if _one_label(words):
-        first = [word[:1] for word in words]
-        return [_spread(_within(first, mask), None, rows) for mask in masks]
-    if _distinct_first_is_cheaper(len(words), len(masks)):
-        labels, codes = distinct_labels(words)
-        return [_spread(_within(labels, mask), codes, rows) for mask in masks]
-    return [np.flatnonzero(_within(words, mask)) for mask in masks]
+    keyed = words + (raw or [])  # a label is its source words and its raw words
+    width = len(words)
+
+    def passes(label: Words, right: Rights) -> np.ndarray:
+        return _passes(label[:width], label[width:] if raw else None, right, weak)
+
+    if _one_label(keyed):
+        first = [word[:1] for word in keyed]
+        return [_spread(passes(first, right), None, rows) for right in masks]
+    if _distinct_first_is_cheaper(len(keyed), len(masks)):
+        labels, codes = distinct_labels(keyed)
+        return [_spread(passes(labels, right), codes, rows) for right in masks]
+    return [np.flatnonzero(passes(keyed, right)) for right in masks]
 
 
 def _spread(ok: np.ndarray, codes: np.ndarray | None, rows: int) -> np.ndarray:

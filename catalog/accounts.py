@@ -63,8 +63,14 @@ class Accounts:
         return core.snapshot.users[user_id]
 
     def set_password(self, subject: Subject, name: str, password: str) -> None:
-        """An administrator sets a new password; the user's sessions end."""
+        """An administrator sets a new password; the user's sessions end.
+
+        Not its own: that needs the current password (``change_own_password``), so a stolen
+        administrator session cannot lock the administrator out."""
         core = self.core
+        if name == subject.user_name:
+            core.log(subject, "user_password", f"user:{name}", False, "own password")
+            raise Denied(code=codes.OWN_PASSWORD)
         hashed = self._hash(subject, password, "user_password")
         with core.store.lock:
             user = user_named(core.require_admin(subject, "user_password"), name)

@@ -31,6 +31,7 @@ from catalog.policy import OPERATIONS
 from catalog.sessions import Sessions
 from catalog.store import Store
 from catalog.system import SystemSettings
+from catalog.versions import Versions
 
 
 class Catalog:
@@ -45,6 +46,7 @@ class Catalog:
         self.grants = Grants(self.core)
         self.system = SystemSettings(self.core)
         self.levels = Levels(self.core)
+        self.versions = Versions(self.core)
         box_types.add_missing(self.core)
 
     @classmethod

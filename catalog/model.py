@@ -25,6 +25,9 @@ class Action(str, Enum):
     SET_QUERY_STATUS = "SET_QUERY_STATUS"
     SUBSCRIBE = "SUBSCRIBE"
     READ_TUPLE = "READ_TUPLE"
+    # Receive results that summarise an input stream (an aggregate-only aggregate's), never
+    # one of its raw tuples: Borealis' aggregate-read right (docs/labels.md)
+    READ_AGGREGATE = "READ_AGGREGATE"
     WRITE = "WRITE"
     CHANGE_PERM = "CHANGE_PERM"
     CHANGE_SYSTEM = "CHANGE_SYSTEM"
@@ -46,7 +49,9 @@ A = Action
 APPLICABLE: dict[str, frozenset[Action]] = {
     "system": frozenset({A.VIEW_CATALOG, A.VIEW_OBJECT, A.ADD, A.CHANGE_PERM, A.CHANGE_SYSTEM}),
     "schema": frozenset({A.VIEW_OBJECT, A.CHANGE_PERM}),
-    "input": frozenset({A.VIEW_OBJECT, A.SUBSCRIBE, A.READ_TUPLE, A.WRITE, A.CHANGE_PERM}),
+    "input": frozenset(
+        {A.VIEW_OBJECT, A.SUBSCRIBE, A.READ_TUPLE, A.READ_AGGREGATE, A.WRITE, A.CHANGE_PERM}
+    ),
     "derived": frozenset({A.VIEW_OBJECT, A.SUBSCRIBE, A.CHANGE_PERM}),
     "diagram": frozenset({A.VIEW_OBJECT, A.SET_QUERY_STATUS, A.CHANGE_PERM}),
     "box": frozenset({A.VIEW_OBJECT, A.CHANGE_PERM}),

@@ -28,6 +28,7 @@ from catalog.core import Core
 from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
 from catalog.operators import Operators
 from catalog.snapshot import Snapshot
+from catalog.versions import MAX_VERSIONS
 
 QUERY_STATUSES = ("running", "stopped")
 T = ObjectType
@@ -358,6 +359,7 @@ class Objects:
             self.core, subject, role, T.DIAGRAM, spec.name, spec=document, status="stopped"
         )
         diagram = replace(diagram, id=repository.insert_object(conn, diagram))
+        repository.insert_diagram_version(conn, diagram, keep=MAX_VERSIONS)
         repository.insert_refs(conn, diagram.id, [stream.id for stream in inputs])
         repository.insert_members(
             conn,
@@ -442,6 +444,8 @@ class Objects:
                 raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.name}")
             with core.change() as conn:
                 repository.delete_object(conn, obj.id)
+                if obj.type is T.DIAGRAM:
+                    repository.delete_diagram_versions(conn, obj.name)
                 core.log(
                     subject,
                     f"{obj.type.value}_drop",

@@ -420,3 +420,59 @@ def set_clearance(conn, role: str, level: dict[str, str], by: str, at: float) ->
         " VALUES (?, ?, ?, ?, ?)",
         [(role, coi, entry, by, at) for coi, entry in sorted(level.items())],
     )
+
+
+@dataclass(frozen=True)
+class DiagramVersion:
+    diagram: str
+    version: int
+    spec: str | None
+    saved_by: str
+    saved_role: str
+    saved_at: float
+
+
+VERSION_COLUMNS = "diagram, version, spec, saved_by, saved_role, saved_at"
+
+
+def insert_diagram_version(conn, diagram: CatalogObject, keep: int) -> None:
+    """The diagram's document as its next version; only the newest ``keep`` stay."""
+    conn.execute(
+        f"INSERT INTO diagram_versions ({VERSION_COLUMNS})"
+        " SELECT ?, COALESCE(MAX(version), 0) + 1, ?, ?, ?, ? FROM diagram_versions"
+        " WHERE diagram = ?",
+        (
+            diagram.name,
+            diagram.spec,
+            diagram.owner_user,
+            diagram.owner_role,
+            diagram.created_at,
+            diagram.name,
+        ),
+    )
+    conn.execute(
+        "DELETE FROM diagram_versions WHERE diagram = ? AND version <= "
+        "(SELECT MAX(version) FROM diagram_versions WHERE diagram = ?) - ?",
+        (diagram.name, diagram.name, keep),
+    )
+
+
+def delete_diagram_versions(conn, diagram: str) -> None:
+    conn.execute("DELETE FROM diagram_versions WHERE diagram = ?", (diagram,))
+
+
+def diagram_versions(conn, diagram: str) -> list[DiagramVersion]:
+    """Newest first."""
+    rows = conn.execute(
+        f"SELECT {VERSION_COLUMNS} FROM diagram_versions WHERE diagram = ? ORDER BY version DESC",
+        (diagram,),
+    )
+    return [DiagramVersion(*row) for row in rows]
+
+
+def diagram_version(conn, diagram: str, version: int) -> DiagramVersion | None:
+    row = conn.execute(
+        f"SELECT {VERSION_COLUMNS} FROM diagram_versions WHERE diagram = ? AND version = ?",
+        (diagram, version),
+    ).fetchone()
+    return DiagramVersion(*row) if row else None

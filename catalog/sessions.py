@@ -107,6 +107,11 @@ class Sessions:
 
         Zero for an ended, expired or disabled session: the SecFilter then delivers nothing.
         """
+        return self.source_rights(subject)[0]
+
+    def source_rights(self, subject: Subject | None) -> tuple[int, int]:
+        """The source bits an active role may READ_TUPLE, and those it may READ_AGGREGATE,
+        read from one snapshot; (0, 0) for an ended, expired or disabled session."""
         snapshot = self.core.snapshot
         roles = active_roles(subject, snapshot)
         if (
@@ -114,8 +119,9 @@ class Sessions:
             or not roles
             or snapshot.sessions[subject.session_id].expires_at <= self.core.clock()
         ):
-            return 0
-        mask = 0
+            return 0, 0
+        tuples = aggregates = 0
         for role in roles:
-            mask |= snapshot.read_masks.get(role, 0)
-        return mask
+            tuples |= snapshot.read_masks.get(role, 0)
+            aggregates |= snapshot.aggregate_masks.get(role, 0)
+        return tuples, aggregates

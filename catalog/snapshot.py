@@ -30,6 +30,7 @@ class Snapshot:
     sessions: Mapping[int, Session]
     sessions_by_token: Mapping[str, Session]
     read_masks: Mapping[str, int]
+    aggregate_masks: Mapping[str, int]  # per role, the source bits it may READ_AGGREGATE
     levels: LevelPolicy = EMPTY
 
     @property
@@ -56,17 +57,27 @@ class Snapshot:
         return sorted(u.name for u in self.users.values() if u.enabled and u.roles & admin_roles)
 
 
-def _read_masks(objects: Mapping[int, CatalogObject], held: frozenset) -> dict[str, int]:
-    """Per role, the source bits of the input streams it may READ_TUPLE (owned or granted)."""
+def _read_masks(
+    objects: Mapping[int, CatalogObject], held: frozenset, action: Action = Action.READ_TUPLE
+) -> dict[str, int]:
+    """Per role, the source bits of the input streams it may READ_TUPLE (owned or granted);
+    for READ_AGGREGATE, only the granted ones (an owner reads its tuples anyway)."""
     masks: dict[str, int] = {}
-    for obj in objects.values():
+    for obj in objects.values() if action is Action.READ_TUPLE else ():
         if obj.source_index is not None:
             masks[obj.owner_role] = masks.get(obj.owner_role, 0) | 1 << obj.source_index
-    for role, action, object_id in held:
+    for role, held_action, object_id in held:
         source = objects[object_id].source_index
-        if action is Action.READ_TUPLE and source is not None:
+        if held_action is action and source is not None:
             masks[role] = masks.get(role, 0) | 1 << source
     return masks
+
+
+def _masks(objects: Mapping[int, CatalogObject], held: frozenset) -> dict:
+    return dict(
+        read_masks=MappingProxyType(_read_masks(objects, held)),
+        aggregate_masks=MappingProxyType(_read_masks(objects, held, Action.READ_AGGREGATE)),
+    )
 
 
 def _subject_fields(rows: SubjectRows) -> dict:
@@ -90,7 +101,7 @@ def _object_fields(rows: ObjectRows) -> dict:
         by_name=MappingProxyType({(o.type, o.name): o for o in rows.objects}),
         grants=MappingProxyType({k: tuple(v) for k, v in grants.items()}),
         held=held,
-        read_masks=MappingProxyType(_read_masks(objects, held)),
+        **_masks(objects, held),
     )
 
 
@@ -125,7 +136,7 @@ def with_subjects(previous: Snapshot, subjects: SubjectRows) -> Snapshot:
 def _touches_reads(objects, grants) -> bool:
     """Whether these objects or grants can change a read mask."""
     return any(o.source_index is not None for o in objects) or any(
-        g.action is Action.READ_TUPLE for g in grants
+        g.action in (Action.READ_TUPLE, Action.READ_AGGREGATE) for g in grants
     )
 
 
@@ -151,14 +162,14 @@ def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) 
         held = (held - {(g.role, g.action, g.object_id) for g in gone_grants}) | {
             (g.role, g.action, g.object_id) for g in rows.grants
         }
-    read_masks = previous.read_masks
+    masks: dict = {"read_masks": previous.read_masks, "aggregate_masks": previous.aggregate_masks}
     if _touches_reads(gone, gone_grants) or _touches_reads(rows.objects, rows.grants):
-        read_masks = MappingProxyType(_read_masks(objects, held))
+        masks = _masks(objects, held)
     return replace(
         previous,
         objects=MappingProxyType(objects),
         by_name=MappingProxyType(by_name),
         grants=MappingProxyType(grants),
         held=held,
-        read_masks=read_masks,
+        **masks,
     )

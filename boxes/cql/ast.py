@@ -87,6 +87,8 @@ class Select:
     having: Expr | None
     pos: Pos = field(compare=False)
     comma_join: bool = False
+    # WHERE's top-level AND terms, for a join of ``FROM a, b`` to place each where it belongs.
+    where_terms: tuple[Expr, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

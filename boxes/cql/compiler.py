@@ -4,7 +4,10 @@ The document is what Sluice validates, stores, deploys and shows; CQL is only an
 write one. Each SELECT becomes a chain ``input -> WHERE (filter) -> aggregate or SELECT (map) ->
 HAVING (filter)``; UNION joins chains with a union box; ``a JOIN b ON a.k = b.k`` over two
 ``[RANGE d]`` windows is a join box with ``within: d`` (two tuples meet while both are in their
-windows); the query's output is ``INSERT INTO name`` (default ``out``). Boxes are named after
+windows); ``FROM a [ROWS n], b [ROWS m] WHERE ...`` is a join box with ``rows`` (ISTREAM: a tuple
+entering its window pairs with the other side's window), each WHERE term about one side a
+filter before that side's window, ``a.k = b.k`` the keys, the rest a filter on the pairs;
+the query's output is ``INSERT INTO name`` (default ``out``). Boxes are named after
 the output and their clause (``out_where``, ``out_agg``, ``out_1_where`` in a union's second
 branch), so the same query always gives the same document.
 
@@ -245,30 +248,24 @@ class _Compiler:
         return dict(zip(self.classes, level.parts, strict=True))
 
     def select(self, select: ast.Select, prefix: str) -> str:
-        if select.comma_join:
-            raise fail(
-                codes.CQL_UNSUPPORTED,
-                select.sources[1].pos,
-                codes.CQL_UNSUPPORTED.render(
-                    reason="a join of relations by FROM a, b; write a JOIN b ON a.k = b.k over "
-                    "[RANGE d] windows of equal length"
-                ),
-            )
         names = _Names(select.sources, self.schemas)
-        if select.join_on is not None:
+        where = [select.where] if select.where is not None else []
+        if select.comma_join:
+            last, where = self.comma_join(select, names, prefix)
+        elif select.join_on is not None:
             last = self.join(select, names, prefix)
         else:
             last = self.source(select.sources[0])
-        if select.where is not None:
+        if where:
             last = self.add(
                 f"{prefix}where",
-                {"type": "filter", "in": last, "where": names.text(select.where)},
-                select.where.pos,
+                {"type": "filter", "in": last, "where": _conjunction(names.text(e) for e in where)},
+                where[0].pos,
             )
         aggregating = bool(select.group_by) or select.having is not None
         aggregating = aggregating or any(i.aggregate for i in select.items or ())
         if aggregating:
-            if select.join_on is not None:
+            if len(select.sources) > 1:
                 raise fail(
                     codes.CQL_UNSUPPORTED,
                     select.pos,
@@ -338,6 +335,81 @@ class _Compiler:
         }
         return self.add(f"{prefix}join", box, select.pos)
 
+    def comma_join(
+        self, select: ast.Select, names: _Names, prefix: str
+    ) -> tuple[str, list[ast.Expr]]:
+        """``FROM a [ROWS n], b [ROWS m] WHERE ...``: a join box bounded by ``rows``. Each
+        WHERE term on one side only filters that side before its window (as WHERE does before
+        any window here); ``a.k = b.k`` terms are the join's keys; the other terms (and those
+        naming no side) filter the pairs, which the terms that remain are returned for."""
+        if len(select.sources) != 2:
+            raise fail(
+                codes.CQL_UNSUPPORTED,
+                select.sources[2].pos,
+                codes.CQL_UNSUPPORTED.render(reason="a join of more than two streams"),
+            )
+        left, right = select.sources
+        if left.alias == right.alias:
+            raise fail(
+                codes.CQL_UNSUPPORTED,
+                right.pos,
+                codes.CQL_UNSUPPORTED.render(
+                    reason=f"both sides are called {left.alias!r}; name them apart "
+                    f"(FROM {left.stream} a [ROWS n], {right.stream} b [ROWS m])"
+                ),
+            )
+        for side in (left, right):
+            w = side.window
+            if w is None or w.kind != "rows" or w.slide is not None:
+                raise fail(
+                    codes.CQL_WINDOW,
+                    w.pos if w else side.pos,
+                    codes.CQL_WINDOW.render(
+                        reason="each side of FROM a, b needs [ROWS n], no slide (a join of "
+                        "[RANGE d] windows is written a JOIN b ON a.k = b.k)"
+                    ),
+                )
+        sides: dict[str, list[ast.Expr]] = {left.alias: [], right.alias: []}
+        on: list[str] = []
+        rest: list[ast.Expr] = []
+        for term in select.where_terms:
+            aliases = {alias for _, _, alias, _ in term.refs}
+            match = _EQUAL.match(term.text)
+            if len(aliases) == 1 and aliases <= set(sides):
+                sides[aliases.pop()].append(term)
+            elif match and match.group(2) == match.group(4) and aliases == set(sides):
+                on.append(match.group(2))
+            else:
+                rest.append(term)
+        if not on:
+            raise fail(
+                codes.CQL_UNSUPPORTED,
+                select.where.pos if select.where else select.pos,
+                codes.CQL_UNSUPPORTED.render(
+                    reason=f"a join needs WHERE {left.alias}.k = {right.alias}.k on a field "
+                    "of both sides"
+                ),
+            )
+        ends = []
+        for side, name in ((left, "left"), (right, "right")):
+            last = self.source(side)
+            if sides[side.alias]:
+                where = _conjunction(_unqualified(t) for t in sides[side.alias])
+                filtered = {"type": "filter", "in": last, "where": where}
+                last = self.add(f"{prefix}{name}_where", filtered, sides[side.alias][0].pos)
+            ends.append(last)
+        assert left.window is not None and right.window is not None
+        box: dict[str, Any] = {
+            "type": "join",
+            "left": ends[0],
+            "right": ends[1],
+            "on": on,
+            "rows": {"left": left.window.rows, "right": right.window.rows},
+        }
+        self.out.positions[f"boxes.{prefix}join.rows.left"] = left.window.pos
+        self.out.positions[f"boxes.{prefix}join.rows.right"] = right.window.pos
+        return self.add(f"{prefix}join", box, select.pos), rest
+
     def aggregate(self, select: ast.Select, names: _Names, prefix: str, last: str) -> str:
         source = select.sources[0]
         window = _window(source.window, select)
@@ -403,6 +475,21 @@ class _Names:
             out.append(expr.text[last:start] + self.field(alias, name, pos))
             last = end
         return "".join(out) + expr.text[last:]
+
+
+def _conjunction(texts) -> str:
+    """Terms joined by AND, each in parentheses when there are two or more."""
+    parts = list(texts)
+    return parts[0] if len(parts) == 1 else " AND ".join(f"({p})" for p in parts)
+
+
+def _unqualified(expr: ast.Expr) -> str:
+    """A term about one side of a join, in that side's own field names (``a.k`` is ``k``)."""
+    out, last = [], 0
+    for start, end, _alias, name in expr.refs:
+        out.append(expr.text[last:start] + name)
+        last = end
+    return "".join(out) + expr.text[last:]
 
 
 def _unique(taken: Mapping[str, str], item: ast.SelectItem) -> None:

@@ -99,6 +99,14 @@ def _pos(item) -> ast.Pos:
     return ast.Pos(item.meta.line, item.meta.column)
 
 
+def _terms(node) -> list:
+    """The top-level AND terms of an expression tree (itself if it is not an AND)."""
+    if isinstance(node, lark.Tree) and node.data == _E + "and_":
+        left, _and, right = node.children
+        return _terms(left) + _terms(right)
+    return [node]
+
+
 class _Builder:
     """Walks lark's tree into ``ast`` nodes (explicitly, rule by rule)."""
 
@@ -162,6 +170,7 @@ class _Builder:
             self.expr(having) if having is not None else None,
             _pos(node),
             comma_join=kind == "cross",
+            where_terms=tuple(self.expr(t) for t in _terms(where)) if where is not None else (),
         )
 
     def select_list(self, node) -> tuple[ast.SelectItem, ...] | None:

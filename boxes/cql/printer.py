@@ -1,9 +1,10 @@
 """A diagram document to CQL, when the diagram has a CQL form (else CQL_NOT_EXPRESSIBLE).
 
 A diagram has one when every output reads a chain the compiler makes: an input or a join of
-two inputs, then at most a WHERE filter, then an aggregate (with at most a HAVING filter after
-it) or a map; or a union of such chains. Expressions are printed as the document writes them.
-Box names are not printed: compiling the CQL again names the boxes after their clause, so a
+two inputs (bounded by ``rows``: each input through at most one filter, printed in WHERE with
+the side's alias), then at most a WHERE filter, then an aggregate (with at most a HAVING filter
+after it) or a map; or a union of such chains. Expressions are printed as the document writes
+them. Box names are not printed: compiling the CQL again names the boxes after their clause, so a
 diagram whose boxes carry those names comes back equal (``tests/boxes/cql/test_roundtrip.py``),
 and any other comes back equal up to box names.
 """
@@ -17,6 +18,7 @@ from typing import Any
 from boxes import codes
 from boxes.cql.compiler import DEFAULT_OUTPUT
 from boxes.errors import DiagramInvalid, Problem
+from boxes.expressions.parser import parse as parse_expression
 
 
 def to_cql(doc: Mapping[str, Any]) -> str:
@@ -94,7 +96,14 @@ class _Printer:
         box = self.boxes.get(node)
         if box and box["type"] == "filter":
             where, node = box["where"], box["in"]
-        text = f"SELECT {items}\nFROM {self.source(node, agg)}"
+        box = self.boxes.get(node)
+        if box and box["type"] == "join" and "rows" in box and agg is None:
+            source, terms = self.count_join(node, box)
+            # In parentheses, an OR in a term stays in it; the compiler splits only on AND.
+            where = " AND ".join(terms + ([f"({where})"] if where is not None else []))
+        else:
+            source = self.source(node, agg)
+        text = f"SELECT {items}\nFROM {source}"
         if where is not None:
             text += f"\nWHERE {where}"
         if agg is not None and agg.get("group_by"):
@@ -115,6 +124,22 @@ class _Printer:
             return f"{left} AS a [RANGE {within}] JOIN {right} AS b [RANGE {within}]\nON {on}"
         raise _refuse(f"boxes.{node}", f"box {node!r} is not where a CQL query can start")
 
+    def count_join(self, node: str, box: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """``l AS a [ROWS n], r AS b [ROWS m]`` and the WHERE terms the compiler takes apart
+        again: each side's filter with the side's alias, then the keys."""
+        sources, terms = [], []
+        for side, alias in (("left", "a"), ("right", "b")):
+            name = box[side]
+            filtered = self.boxes.get(name)
+            if filtered and filtered["type"] == "filter":
+                terms.append(f"({_qualified(filtered['where'], alias)})")
+                name = filtered["in"]
+            if name not in self.inputs:
+                raise _refuse(f"boxes.{node}", "a count join's sides are inputs, filtered or not")
+            sources.append(f"{name} AS {alias} [ROWS {box['rows'][side]}]")
+        terms += [f"a.{f} = b.{f}" for f in box["on"]]
+        return ", ".join(sources), terms
+
     def _type(self, node: str) -> str | None:
         box = self.boxes.get(node)
         return box["type"] if box else None
@@ -128,3 +153,15 @@ def _window(agg: Mapping[str, Any]) -> str:
     if agg.get("group_by") and window.get("partitioned", True):
         return f"[PARTITION BY {', '.join(agg['group_by'])} ROWS {window['rows']}{slide}]"
     return f"[ROWS {window['rows']}{slide}]"
+
+
+def _qualified(text: str, alias: str) -> str:
+    """A filter's expression with each field it names written ``alias.field``."""
+    tree, problems = parse_expression(text, "where")
+    assert tree is not None, problems  # the document was validated
+    starts = sorted(ref.meta.start_pos for ref in tree.iter_subtrees() if ref.data == "ref")
+    out, last = [], 0
+    for start in starts:
+        out.append(text[last:start] + f"{alias}.")
+        last = start
+    return "".join(out) + text[last:]

@@ -21,10 +21,11 @@ MICROSECOND = timedelta(microseconds=1)
 MIN_MICROS = (datetime(1, 1, 2) - EPOCH) // MICROSECOND
 MAX_MICROS = (datetime(9999, 12, 30, 23, 59, 59, 999999) - EPOCH) // MICROSECOND
 
+# A zone only after the seconds: Spark reads '2024-01-02 UTC' and '2024-01-02T01:02Z' as NULL.
 _TIMESTAMP = re.compile(
     r"([+-]?)([0-9]{4,6})(?:-([0-9]{1,2})(?:-([0-9]{1,2})"
-    r"(?:[ T]([0-9]{1,2})(?::([0-9]{1,2})(?::([0-9]{1,2})(?:\.([0-9]{0,9}))?)?)?)?)?)?"
-    r" ?(Z|(?:UTC|GMT)?(?:[+-][0-9]{1,2}(?::?[0-9]{2})?)?)"
+    r"(?:[ T]([0-9]{1,2})(?::([0-9]{1,2})(?::([0-9]{1,2})(?:\.([0-9]{0,9}))?"
+    r" ?(Z|(?:UTC|GMT)?(?:[+-][0-9]{1,2}(?::?[0-9]{2})?)?))?)?)?)?)?"
 )
 
 
@@ -90,7 +91,7 @@ def parse_timestamp(text: str) -> datetime | None:
         )
     except ValueError:
         return None
-    offset = _zone_offset_micros(zone.lstrip("UTCGM"))
+    offset = _zone_offset_micros((zone or "").lstrip("UTCGM"))
     return None if offset is None else from_micros(to_micros(value) - offset)
 
 

@@ -24,7 +24,7 @@ from boxes.compiler import compile_plan
 from boxes.cql import validate_cql
 from boxes.document import Plan, load_document, validate
 from boxes.errors import DiagramInvalid, Problem
-from boxes.labels import LABEL_COLUMN
+from boxes.labels import LABEL_COLUMN, RAW_COLUMN
 from boxes.secfilter import label_sources, readable_mask, secfilter
 from boxes.types import Schema
 from server.ingest.tuples import TupleCoercion, micros
@@ -58,12 +58,14 @@ def run_plan(plan: Plan, tables: dict[str, pa.Table], readable: list[str] | None
     frames = {name: spark.createDataFrame(table) for name, table in tables.items()}
     mask = readable_mask(plan.inputs, readable) if readable is not None else None
     lines: list[str] = []
+    semantics = plan.semantics()
     for name, frame in compile_plan(plan, frames).items():
         result = frame.toArrow()
         if mask is not None:
-            result = secfilter(result, mask)
+            result = secfilter(result, mask, semantics[name])
         sources = label_sources(result, plan.inputs)
-        rows = result.drop_columns([LABEL_COLUMN]).to_pylist()
+        labels = [c for c in (LABEL_COLUMN, RAW_COLUMN) if c in result.column_names]
+        rows = result.drop_columns(labels).to_pylist()
         lines.extend(
             sorted(
                 json.dumps(

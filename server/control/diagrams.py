@@ -152,7 +152,9 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     affordable(plan, svc.limits.cost_ceilings())  # the ceilings may have been lowered since
     if deployer is not None:
         check_clearance(svc.catalog, deployer, plan)
-    svc.delivery.register(plan.outputs, Labels(plan.inputs, dict(resumable.sources)))
+    svc.delivery.register(
+        plan.outputs, Labels(plan.inputs, dict(resumable.sources)), plan.semantics()
+    )
     runtime_of(svc).deploy(resumable.diagram.name, plan, svc.delivery.on_batch)
 
 

@@ -95,6 +95,8 @@ def guarded(
                 _refuse_unlisted()
             if not rule.public:
                 g.subject = authenticate()
+            if path is not None:
+                _check_path(path)
             if body is not None:
                 g.body = json_body(body)
             if not rule.public:  # after the body: a rule may name an object in it
@@ -109,6 +111,15 @@ def guarded(
         return run
 
     return mark
+
+
+def _check_path(schemas: Mapping[str, Any]) -> None:
+    """Path parameters against their declared schemas (a version beyond SQLite's integers
+    would otherwise reach the database): ``INVALID_PARAMETER`` naming the first that fails."""
+    values = request.view_args or {}
+    for name, schema in schemas.items():
+        if name in values and not jsonschema.Draft202012Validator(schema).is_valid(values[name]):
+            raise InvalidInput(code=codes.INVALID_PARAMETER, name=name, details={"parameter": name})
 
 
 def bearer_token() -> str | None:

@@ -8,6 +8,11 @@ Subscribers who share a readable set share one answer (``boxes.secfilter.deliver
 delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
 leave the server.
 
+Each output applies its own semantic (``boxes/output.py``: strong by default, weak if its owner
+chose it), and an output whose labels carry raw sources apart (``_raw``) lets a subscriber's
+READ_AGGREGATE rights count for the sources its tuples only summarise (``boxes/secfilter.py``):
+both rights are read from the catalog at every batch, like the readable set.
+
 An output of a diagram at a level also carries ``_level`` (``boxes/levels.py``): a subscriber
 then receives only the rows its clearance (its active roles', as they are at that batch)
 dominates, on top of the SecFilter, and each delivered tuple shows its level per conflict-of-
@@ -30,9 +35,10 @@ import numpy as np
 import pyarrow as pa
 
 from boxes.errors import SluiceError
-from boxes.labels import LABEL_COLUMN
+from boxes.labels import LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
-from boxes.secfilter import cleared, deliveries, label_sources, readable_mask
+from boxes.output import STRONG
+from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from server.http.errors import answer
@@ -55,6 +61,10 @@ class Labels:
         names = [n for n in self.inputs if readable >> self.sources[n] & 1]
         return readable_mask(self.inputs, names)
 
+    def rights(self, tuples: int, aggregates: int) -> Rights:
+        """Catalog source bits (READ_TUPLE, READ_AGGREGATE) as rights over this label."""
+        return Rights(self.mask(tuples), self.mask(tuples | aggregates))
+
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, dt.datetime):
@@ -66,7 +76,8 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
     """The picked rows (indexes) as JSON-ready dicts with ``_sources`` (and ``_level``, read
     with the catalog's ``policy``, for an output at a level), without the label bits."""
     sources = label_sources(table, inputs)
-    fields = table.drop_columns([LABEL_COLUMN]).take(pa.array(picked, pa.int64())).to_pylist()
+    labels = [c for c in (LABEL_COLUMN, RAW_COLUMN) if c in table.column_names]
+    fields = table.drop_columns(labels).take(pa.array(picked, pa.int64())).to_pylist()
     out = [
         {**{k: _jsonable(v) for k, v in row.items()}, "_sources": sources[i]}
         for row, i in zip(fields, picked, strict=False)
@@ -107,18 +118,26 @@ class Delivery:
         self.emit = emit
         self._labels: dict[str, Labels] = {}
         self.schemas: dict[str, Schema] = {}
+        self.semantics: dict[str, str] = {}
         self._subscribers: dict[str, dict[str, Subject]] = {}
         # (output, sid) -> live batches held back while that subscriber catches up
         self._held: dict[tuple[str, str], list[pa.Table]] = {}
         self._next: dict[str, int] = {}  # output -> position after the last batch handed here
         self._lock = threading.Lock()
 
-    def register(self, outputs: Mapping[str, Schema], labels: Labels) -> None:
-        """A diagram was deployed: how to read its outputs' labels, and their schemas."""
+    def register(
+        self,
+        outputs: Mapping[str, Schema],
+        labels: Labels,
+        semantics: Mapping[str, str] | None = None,
+    ) -> None:
+        """A diagram was deployed: how to read its outputs' labels, their schemas and their
+        semantics (strong where not given)."""
         with self._lock:
             for output, schema in outputs.items():
                 self._labels[output] = labels
                 self.schemas[output] = schema
+                self.semantics[output] = (semantics or {}).get(output, STRONG)
 
     def subscribe(self, sid: str, subject: Subject, output: str) -> None:
         with self._lock:
@@ -185,11 +204,10 @@ class Delivery:
         labels = self._labels.get(output)
         if labels is None or table.num_rows == 0:
             return []
-        mask = labels.mask(self.catalog.sessions.readable_sources(subject))
+        right = labels.rights(*self.catalog.sessions.source_rights(subject))
         policy = self.catalog.core.snapshot.levels
-        (picked,) = cleared_picks(
-            table, deliveries(table, [mask]), [policy.clearance(subject.roles)]
-        )
+        picks = deliveries(table, [right], self.semantics.get(output, STRONG))
+        (picked,) = cleared_picks(table, picks, [policy.clearance(subject.roles)])
         return rows(table, labels.inputs, picked, policy)
 
     def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:
@@ -225,8 +243,9 @@ class Delivery:
             self.emit(MISSED_EVENT, {"output": output, **missed}, to=sid)
         if not subscribers:
             return
-        readable = self.catalog.sessions.readable_sources
-        picks = deliveries(table, [labels.mask(readable(who)) for _, who in subscribers])
+        rights = self.catalog.sessions.source_rights
+        semantic = self.semantics.get(output, STRONG)
+        picks = deliveries(table, [labels.rights(*rights(who)) for _, who in subscribers], semantic)
         policy = self.catalog.core.snapshot.levels
         picks = cleared_picks(table, picks, [policy.clearance(who.roles) for _, who in subscribers])
         if not any(len(picked) for picked in picks):

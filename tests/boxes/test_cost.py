@@ -61,6 +61,24 @@ def test_a_join_is_measured_by_its_bound():
     assert measures(plan({"a": join}, inputs=("i", "j")))[("join_bound_seconds", "a")] == 120.0
 
 
+def test_a_count_join_keeps_each_sides_rows_and_a_limit_names_the_side_over_it():
+    join = {
+        "type": "join",
+        "left": "i",
+        "right": "j",
+        "on": ["k"],
+        "rows": {"left": 50, "right": 700},
+    }
+    p = plan({"a": join}, inputs=("i", "j"))
+    assert sorted((m.parameter, m.value) for m in cost.estimate(p)) == [
+        ("open_windows", 0),
+        ("window_rows", 50),
+        ("window_rows", 700),
+    ]
+    (problem,) = cost.over(cost.estimate(p), {"window_rows": 500})
+    assert (problem.code, problem.path) == ("COST_LIMIT_EXCEEDED", "boxes.a.rows.right")
+
+
 @pytest.mark.parametrize("limit, refused", [(3_600_000, False), (3_599_999, True)])
 def test_a_measure_at_its_limit_passes_and_one_above_is_a_problem_naming_box_and_limit(
     limit, refused

@@ -82,7 +82,15 @@ def test_the_grant_list_of_an_object_is_for_those_who_manage_it(cat, stream, log
         "role": "ADMIN",
         "via": "owner",
         "actions": sorted(
-            a.value for a in (A.VIEW_OBJECT, A.SUBSCRIBE, A.READ_TUPLE, A.WRITE, A.CHANGE_PERM)
+            a.value
+            for a in (
+                A.VIEW_OBJECT,
+                A.SUBSCRIBE,
+                A.READ_TUPLE,
+                A.READ_AGGREGATE,
+                A.WRITE,
+                A.CHANGE_PERM,
+            )
         ),
     }
     assert rows[1] == {

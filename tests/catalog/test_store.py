@@ -81,3 +81,26 @@ def test_bad_settings_are_refused_when_the_catalog_opens(db_url, settings):
     with pytest.raises(InvalidInput) as err:
         Catalog.open(db_url, **settings)
     assert err.value.code == "INVALID_SETTING"
+
+
+def test_diagrams_stored_before_histories_existed_get_their_first_version(tmp_path, monkeypatch):
+    url, shipped = f"sqlite:///{tmp_path / 'c.db'}", migrations()
+    monkeypatch.setattr("catalog.store.migrations", lambda: [m for m in shipped if m[0] <= 5])
+    Store(url).close()
+    conn = sqlite3.connect(tmp_path / "c.db")
+    conn.execute("INSERT INTO roles (name, created_at) VALUES ('R', 1.0)")
+    conn.execute(
+        "INSERT INTO objects (type, name, owner_user, owner_role, spec, status, created_at)"
+        " VALUES ('diagram', 'q1', 'al', 'R', '{\"name\": \"q1\"}', 'stopped', 2.0)"
+    )
+    conn.commit()
+    conn.close()
+    monkeypatch.undo()
+    store = Store(url)
+    try:
+        rows = store.conn.execute(
+            "SELECT diagram, version, spec, saved_by, saved_role, saved_at FROM diagram_versions"
+        ).fetchall()
+        assert rows == [("q1", 1, '{"name": "q1"}', "al", "R", 2.0)]
+    finally:
+        store.close()

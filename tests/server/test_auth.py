@@ -366,3 +366,19 @@ def test_changing_a_password_with_the_session_cookie_needs_the_csrf_header(clien
         client.post("/api/v1/auth/password", json=body, headers={"X-CSRF-Token": csrf}).status_code
         == 200
     )
+
+
+def test_an_administrator_cannot_reset_its_own_password_without_the_current_one(client, auth):
+    """A stolen administrator session must not be able to lock the administrator out."""
+    refused = client.patch(
+        "/api/v1/users/joe", json={"password": "taken over now"}, headers=auth.headers("joe")
+    )
+    assert refused.status_code == 403 and refused.json["error"]["code"] == "OWN_PASSWORD"
+    assert (
+        client.post(LOGIN, json={"user": "joe", "password": auth.passwords["joe"]}).status_code
+        == 200
+    )
+    audit = client.get("/api/v1/audit?event=user_password", headers=auth.headers("joe")).json
+    assert [(e["object"], e["allowed"], e["reason"]) for e in audit["entries"]] == [
+        ("user:joe", False, "own password")
+    ]

@@ -172,6 +172,22 @@ CASES = [
         DIAGRAM_CALLERS,
         (401, 404, 200, 200, 200),
     ),
+    (
+        "GET",
+        "/api/v1/diagrams/<name>/versions",
+        "/api/v1/diagrams/q1/versions",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
+    (
+        "GET",
+        "/api/v1/diagrams/<name>/versions/<int:version>",
+        "/api/v1/diagrams/q1/versions/1",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
     ("GET", "/api/v1/outputs", None, None, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
     (
         "GET",

@@ -12,6 +12,7 @@ import { History } from "./history.js";
 import { acceptDrops, renderPalette } from "./palette.js";
 import { renderProperties } from "./properties.js";
 import { QueryTab } from "./query.js";
+import { VersionList } from "./versions.js";
 
 const PASTE_OFFSET = 40;
 
@@ -37,6 +38,7 @@ export class Editor {
     this.importInput = el("input", { type: "file", accept: ".json,application/json", hidden: true,
       "aria-label": "Diagram document to import", onchange: () => this.run(() => this.importFile()) });
     this.list = new DiagramList((name) => this.run(() => this.load(name)));
+    this.versions = new VersionList((name, version, doc) => this.openVersion(name, version, doc));
     this.query = new QueryTab({
       document: () => (this.canvas?.nodes().length ? this.document() : null),
       name: () => this.nameInput.value.trim(),
@@ -61,7 +63,7 @@ export class Editor {
         button("Delete", () => this.remove(), { class: "danger" }),
         this.message),
       el("div", { class: "editor-body" },
-        el("div", { class: "sidebar" }, this.paletteBox, this.list.element),
+        el("div", { class: "sidebar" }, this.paletteBox, this.list.element, this.versions.element),
         el("div", { class: "canvas-column" },
           el("div", { class: "tabs", role: "tablist", "aria-label": "Editor view" }, this.viewTabs()),
           this.query.element,
@@ -107,6 +109,7 @@ export class Editor {
     this.show(doc.name, doc);
     if (this.loaded !== doc.name) {
       this.loaded = null;
+      this.versions.show(null);
       this.savedDoc = null;
     }
     const n = this.canvas.nodes().length;
@@ -313,7 +316,7 @@ export class Editor {
     this.savedDoc = JSON.stringify(doc);
     this.setProblems([]);
     notice(this.message, `${updating ? "Updated" : "Saved"} ${saved.name}.`, "ok");
-    await this.list.refresh();
+    await Promise.all([this.list.refresh(), this.versions.show(saved.name)]);
   }
 
   /** Deploy what is on the canvas: save it first when it is new or edited since it was loaded. */
@@ -346,7 +349,10 @@ export class Editor {
     if (!name) return;
     if (!(await confirmDanger(`Delete diagram ${name}? It stops if it runs, and its outputs and their grants go with it.`, "Delete"))) return;
     await api.del(`/diagrams/${api.seg(name)}`);
-    if (this.loaded === name) this.loaded = null;
+    if (this.loaded === name) {
+      this.loaded = null;
+      this.versions.show(null);
+    }
     notice(this.message, `Deleted ${name}.`, "ok");
     await this.list.refresh();
   }
@@ -358,6 +364,7 @@ export class Editor {
     this.canvas.clear();
     this.nameInput.value = "";
     this.loaded = null;
+    this.versions.show(null);
     this.savedDoc = null;
     this.history.reset(this.canvas.snapshot());
     this.setProblems([]);
@@ -371,6 +378,14 @@ export class Editor {
     this.loaded = diagram.name;
     this.savedDoc = JSON.stringify(this.document());
     notice(this.message, `Loaded ${diagram.name} (${diagram.status}).`, "ok");
+    await this.versions.show(diagram.name);
+  }
+
+  /** An older version on the canvas, as an unsaved edit of the stored diagram: Save restores it. */
+  openVersion(name, version, doc) {
+    this.show(name, doc);
+    this.loaded = name;
+    notice(this.message, `Opened version ${version} of ${name}; Save stores it as the newest version.`, "ok");
   }
 
   /** Draw a document: each box in the column of its distance from the inputs, then fit. */
@@ -421,6 +436,7 @@ export class Editor {
     }
     this.show(typeof doc.name === "string" ? doc.name : "", doc);
     this.loaded = null;
+    this.versions.show(null);
     this.savedDoc = null;
     notice(this.message, `Imported ${file.name}; Save stores it.`, "ok");
   }

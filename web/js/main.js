@@ -7,6 +7,7 @@ import { loginView, logout, resume } from "./auth.js";
 import { CatalogBrowser } from "./catalog.js";
 import { el, fill } from "./dom.js";
 import { Editor } from "./editor.js";
+import { changePassword } from "./password.js";
 import { Results } from "./results.js";
 import * as socket from "./socket.js";
 import { StreamsPage } from "./streams.js";
@@ -46,6 +47,7 @@ async function enter(me) {
   socket.connect(me.csrf_token);
   fill($("whoami"), el("span", { class: "user" }, me.user), " ",
     el("span", { class: "roles" }, me.roles.join(", ")), " ",
+    el("button", { type: "button", onclick: changePassword }, "Change password"), " ",
     el("button", { type: "button", onclick: async () => { await logout(); showLogin(); } }, "Log out"));
   const admin = await AdminConsole.allowed();
   pages = {

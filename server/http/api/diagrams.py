@@ -1,4 +1,5 @@
-"""Diagrams: create from a document, validate, describe, update, deploy, stop, status, delete."""
+"""Diagrams: create from a document, validate, describe, update, deploy, stop, status, history,
+delete."""
 
 from __future__ import annotations
 
@@ -73,6 +74,15 @@ CREATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME, "role": ROLE}),
 VALIDATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME}), **ONE_OF}
 PRINT = obj({"document": DOCUMENT}, required=("document",))
 PRINTED = answer({"cql": {"type": "string", "description": "the diagram as a CQL script"}})
+VERSION_FIELDS = {
+    "version": {"type": "integer"},
+    "saved_by": STRING,
+    "saved_role": STRING,
+    "saved_at": {"type": "number", "description": "seconds since the epoch"},
+}
+VERSIONS = listing("versions", answer(VERSION_FIELDS))
+VERSION = answer({**VERSION_FIELDS, "document": {"type": ["object", "null"]}})
+VERSION_NUMBER = {"version": {"type": "integer", "minimum": 1, "maximum": 2**31}}
 D = ObjectType.DIAGRAM
 
 
@@ -192,6 +202,32 @@ def status(name: str):
     o = svc.catalog.objects.get(subject(), D, name)
     progress = svc.runtime.status(name) if svc.runtime is not None else None
     return {"name": name, "status": o.status, "progress": progress}
+
+
+@bp.get("/<name>/versions")
+@guarded(answer=VERSIONS)
+def versions(name: str):
+    """Every version of the diagram's document, newest (the one stored now) first: one per
+    create and per replacement (PUT), the newest 100 kept; dropping the diagram drops them."""
+    found = services().catalog.versions.list(subject(), name)
+    return {"versions": [_version(v) for v in found]}
+
+
+@bp.get("/<name>/versions/<int:version>")
+@guarded(answer=VERSION, path=VERSION_NUMBER)
+def version(name: str, version: int):
+    """One version of the diagram's document: open it in the editor, save it to restore it."""
+    found = services().catalog.versions.get(subject(), name, version)
+    return {**_version(found), "document": json.loads(found.spec) if found.spec else None}
+
+
+def _version(v) -> dict:
+    return {
+        "version": v.version,
+        "saved_by": v.saved_by,
+        "saved_role": v.saved_role,
+        "saved_at": v.saved_at,
+    }
 
 
 @bp.delete("/<name>")

@@ -22,7 +22,7 @@ from server.http.guard import guarded, subject
 
 bp = Blueprint("outputs", __name__, url_prefix="/outputs")
 OUTPUT = ObjectType.OUTPUT
-DESCRIBED = catalog_object(schema=ANY_OBJECT)
+DESCRIBED = catalog_object(schema=ANY_OBJECT, semantic={"enum": ["strong", "weak"]})
 RECENT = answer({"output": STRING, "tuples": {"type": "array", "items": ANY_OBJECT}})
 POSITION = {"type": "integer", "minimum": 0, "maximum": 2**62}
 READ = obj(
@@ -44,10 +44,13 @@ RESULTS = answer(
 
 
 def _describe(o) -> dict:
+    """The output, with its schema and semantic (strong or weak) once it has been deployed."""
     out = o.to_dict()
-    schema = services().delivery.schemas.get(o.name)
+    delivery = services().delivery
+    schema = delivery.schemas.get(o.name)
     if schema is not None:
         out["schema"] = schema.to_dict()
+        out["semantic"] = delivery.semantics[o.name]
     return out
 
 

@@ -34,7 +34,7 @@ CORPUS = [
     ("SELECT * FROM s WHERE v > 1 AT LEVEL 1", codes.CQL_SYNTAX, "cql.2.38"),
     ("RSTREAM(SELECT * FROM s)", codes.CQL_UNSUPPORTED, "cql.2.1"),
     ("DSTREAM(SELECT * FROM s)", codes.CQL_UNSUPPORTED, "cql.2.1"),
-    ("SELECT * FROM s a, s b WHERE a.k = b.k", codes.CQL_UNSUPPORTED, "cql.2.20"),
+    ("SELECT * FROM s a, s b WHERE a.k = b.k", codes.CQL_WINDOW, "cql.2.15"),  # no [ROWS n]
     ("SELECT count(*) AS n FROM s [ROWS 10] GROUP BY nope", codes.UNKNOWN_FIELD, "cql.2.1"),
     (
         "SELECT * FROM s a [RANGE 1s] JOIN s b [RANGE 1s] ON a.k = b.v",

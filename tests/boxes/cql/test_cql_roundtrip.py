@@ -64,7 +64,15 @@ def selects(draw, stream: str, shape: int):
 
 @st.composite
 def queries(draw):
-    kind = draw(st.sampled_from(["select", "union", "join"]))
+    kind = draw(st.sampled_from(["select", "union", "join", "rows join"]))
+    if kind == "rows join":  # terms of one side filter it, of both sides the pairs
+        n, m = draw(st.integers(1, 500)), draw(st.integers(1, 500))
+        terms = ["a.k = b.k"] + draw(
+            st.lists(st.sampled_from(["a.v > 3", "(b.k = 'a' OR b.x < 2.5)", "a.v > b.v"]))
+        )
+        return f"SELECT * FROM s1 AS a [ROWS {n}], s2 AS b [ROWS {m}] WHERE " + " AND ".join(
+            draw(st.permutations(terms))
+        )
     if kind == "join":
         d = draw(durations)
         where = draw(st.none() | st.just("a.v > b.v"))

@@ -145,6 +145,11 @@ CASES = [
     ("CAST(s AS timestamp)", {"s": "2024-01-02 03:04:05+18:30"}, _),
     ("CAST(s AS timestamp)", {"s": "Europe/Paris"}, _),
     ("CAST(s AS timestamp)", {"s": "12:30"}, _),
+    # a zone only after the seconds, as Spark reads it
+    ("CAST(s AS timestamp)", {"s": "+2024-01-02 UTC"}, _),
+    ("CAST(s AS timestamp)", {"s": "2024-01-02T01:02Z"}, _),
+    ("CAST(s AS timestamp)", {"s": "2024-01-02 01"}, datetime(2024, 1, 2, 1)),
+    ("CAST(s AS timestamp)", {"s": "2024-01-02 01:02:03UTC"}, datetime(2024, 1, 2, 1, 2, 3)),
     ("CAST(s AS timestamp)", {"s": "not a time"}, _),
     ("CAST(x AS long)", {"x": -2.9}, -2),
     ("CAST(x AS long)", {"x": 1e19}, _),

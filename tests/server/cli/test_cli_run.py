@@ -165,3 +165,18 @@ def test_a_bad_cql_script_is_refused_at_its_line_and_column(files):
     assert problems(sluice(files, "bad.cql", "--input", "in1=a.ndjson")) == [
         "[TYPE_MISMATCH] cql.5.23"
     ]
+
+
+def test_a_cql_join_of_count_windows_runs(files):
+    """000's Q6: each receipt and send paired as it enters its window (``test_cql_q6.py``)."""
+    from tests.boxes.cql.test_cql_papers import LOG, Q6, STREAM
+
+    (files / "q6.cql").write_text(STREAM + Q6)
+    (files / "log.ndjson").write_text("".join(json.dumps(r, default=str) + "\n" for r in LOG))
+    done = sluice(files, "q6.cql", "--input", "MessageLog=log.ndjson")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted((r["delay"], tuple(r["_sources"])) for r in rows) == [
+        (-3.0, ("MessageLog",)),
+        (1.0, ("MessageLog",)),
+    ]

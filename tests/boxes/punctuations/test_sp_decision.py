@@ -1,0 +1,71 @@
+"""Role masks and field masks: deny by default, bits only for the catalog's roles."""
+
+from __future__ import annotations
+
+from boxes.punctuations import Decider, Policy, Sp, TupleLabel, active_mask, decide
+from boxes.punctuations import patterns as p
+
+ROLES = {"C": 0, "D": 1, "ND": 5, "R70": 70}  # bits as the catalog gives them, past 64 too
+FIELDS = ("Patient_id", "Beats_per_min")
+ROW = {"Patient_id": 125, "Beats_per_min": 70}
+
+
+def test_no_policy_is_nobody():
+    assert decide(None, "s1", ROW, FIELDS, ROLES) == TupleLabel(0, (0, 0))
+    assert decide(Policy(1, ()), "s1", ROW, FIELDS, ROLES) == TupleLabel(0, (0, 0))
+
+
+def test_roles_are_the_catalogs_bits():
+    everyone = Sp(roles=p.WILDCARD, ts=1, sn=1)
+    mask = 1 | 1 << 1 | 1 << 5 | 1 << 70
+    assert decide(Policy(1, (everyone,)), "s1", ROW, FIELDS, ROLES) == TupleLabel(
+        mask, (mask, mask)
+    )
+    stranger = Sp(roles=p.members("Insurer", "C"), ts=1, sn=1)  # a role the catalog lacks: nothing
+    assert decide(Policy(1, (stranger,)), "s1", ROW, FIELDS, ROLES).mask == 1
+
+
+def test_a_stream_the_sp_does_not_name_gets_nothing():
+    sp = Sp(streams=p.const("s2"), roles=p.WILDCARD, ts=1, sn=1)
+    assert decide(Policy(1, (sp,)), "s1", ROW, FIELDS, ROLES).mask == 0
+
+
+def test_unknown_identifier_grants_nothing_by_tuple_pattern():
+    sp = Sp(tuples=p.inclusive(120, 130), roles=p.const("D"), ts=1, sn=1)
+    assert decide(Policy(1, (sp,)), "s1", ROW, FIELDS, ROLES, "Patient_id").mask == 1 << 1
+    assert decide(Policy(1, (sp,)), "s1", ROW, FIELDS, ROLES).mask == 0
+    assert decide(Policy(1, (sp,)), "s1", ROW, FIELDS, ROLES, "patient").mask == 0
+
+
+def test_a_compiled_policy_decides_per_tuple():
+    sps = (
+        Sp(roles=p.const("C"), ts=1, sn=1),
+        Sp(
+            tuples=p.exclusive(120, 130),
+            attributes=p.const("Beats_per_min"),
+            roles=p.const("D"),
+            ts=1,
+            sn=2,
+        ),
+    )
+    decider = Decider(Policy(1, sps), "s1", FIELDS, ROLES, "Patient_id")
+    assert decider({"Patient_id": 125, "Beats_per_min": 1}) == TupleLabel(0b11, (0b01, 0b11))
+    assert decider({"Patient_id": 130, "Beats_per_min": 1}) == TupleLabel(0b01, (0b01, 0b01))
+
+
+def test_active_roles():
+    assert active_mask({"D", "R70", "Insurer"}, ROLES) == 1 << 1 | 1 << 70
+    assert active_mask((), ROLES) == 0
+
+
+def test_a_frame_is_labelled_as_its_tuples():
+    by_id = Sp(tuples=p.members(120, 125), roles=p.const("D"), ts=1, sn=1)
+    everyone = Sp(roles=p.WILDCARD, ts=1, sn=2)
+    tids = [119, 120, 125, None]
+    for sps in ((by_id,), (everyone,), (by_id, everyone)):
+        decider = Decider(Policy(1, sps), "s1", FIELDS, ROLES, "Patient_id")
+        one_by_one = [decider({"Patient_id": t, "Beats_per_min": 1}) for t in tids]
+        assert decider.frame(tids) == one_by_one
+        assert decider.frame(4) == [decider.at(None)] * 4
+    assert Decider(Policy(1, (everyone,)), "s1", FIELDS, ROLES).constant is not None
+    assert Decider(Policy(1, (by_id,)), "s1", FIELDS, ROLES).constant is None
