@@ -29,6 +29,7 @@ GROUPS = {
     "ingest": "Ingestion and the durable log",
     "runtime": "Running diagrams",
     "cql": "The CQL dialect (see docs/cql.md); the path is cql.LINE.COLUMN",
+    "policy": "Access-control policies and query rewriting (seed 002, docs/rewrite.md)",
 }
 
 
@@ -640,6 +641,22 @@ LEVEL_UNRESOLVED = define(
     "diagram {diagram!r} declares a level, which only the server can resolve against its "
     "companies; run it there",
     "document",
+)
+
+
+# Access-control policies and their enforcement by query rewriting (seed 002, boxes/rewrite/).
+POLICY_INVALID = define("POLICY_INVALID", 400, "policy {policy}: {reason}", "policy")
+REWRITE_DENIED = define(
+    "REWRITE_DENIED",
+    403,
+    "no policy of yours authorizes reading stream {stream!r} as this diagram does",
+    "policy",
+)
+REWRITE_UNSUPPORTED = define(
+    "REWRITE_UNSUPPORTED",
+    403,
+    "box {box!r} of type {type!r} cannot be rewritten under access-control policies",
+    "policy",
 )
 
 

@@ -80,7 +80,24 @@ def _parser() -> lark.Lark:
 
 
 def parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
-    """Return the parse tree of ``text`` or the problems that stop it from being one."""
+    """Return the parse tree of ``text`` or the problems that stop it from being one.
+
+    Cached: a deploy validates the same expressions again (a rewritten plan, seed 002), and
+    parsing is most of the cost. Trees are only read, never changed, so they can be shared.
+    """
+    if not isinstance(text, str):
+        return _parse(text, path)
+    tree, problems = _cached(text, path)
+    return tree, list(problems)
+
+
+@lru_cache(maxsize=4096)
+def _cached(text: str, path: str) -> tuple[lark.Tree | None, tuple[Problem, ...]]:
+    tree, problems = _parse(text, path)
+    return tree, tuple(problems)
+
+
+def _parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
     if not isinstance(text, str):
         return None, [
             Problem(

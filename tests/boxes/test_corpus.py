@@ -240,7 +240,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "join without bound",
         doc("f: {type: join, left: in1, right: in2, on: [k]}", inputs=TWO),
-        ["MISSING_PARAMETER"],
+        ["JOIN_BOUND"],  # neither `within` nor `rows`
     ),
     (
         "join keys of different types",

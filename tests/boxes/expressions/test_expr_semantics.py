@@ -166,6 +166,7 @@ CASES = [
     ("CAST(t AS double)", {"t": datetime(1970, 1, 1, 0, 0, 1, 500000)}, 1.5),
     ("CAST(n AS timestamp)", {"n": 86400}, datetime(1970, 1, 2)),
     ("CAST(n AS timestamp)", {"n": LONG_MAX}, _),
+    ("CAST(x AS timestamp)", {"x": 1e308}, _),  # seconds whose microseconds overflow a double
     ("CAST(NULL AS double)", {}, _),
     # string functions
     ("upper(s)", {"s": "aBc"}, "ABC"),

@@ -120,9 +120,10 @@ def _double_to_long(value: float) -> int | None:
 
 
 def _seconds_to_timestamp(seconds: float) -> datetime | None:
-    if math.isnan(seconds) or math.isinf(seconds):
+    micros = seconds * 1_000_000
+    if math.isnan(micros) or math.isinf(micros):  # 1e308 seconds overflow to infinity
         return None
-    return from_micros(int(seconds * 1_000_000))
+    return from_micros(int(micros))
 
 
 _CASTS = {
