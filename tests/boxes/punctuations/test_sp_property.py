@@ -60,7 +60,23 @@ histories = st.lists(st.one_of(sps, stamps), max_size=30)
 
 
 def reference(items, i):
-    """The sps governing the tuple at ``i`` by the text, or None (denied)."""
+    """The sps governing the tuple at ``i`` by the text, or None (denied). A discarded sp, one
+    that arrived after its time (Theorem 5.1: a timestamp as new or newer was seen before the
+    run of sps of its timestamp it joins), leaves no trace: what governed before it still does."""
+    kept: list = []
+    for x in items[:i]:
+        if isinstance(x, Sp):
+            start = len(kept)
+            while start > 0 and isinstance(kept[start - 1], Sp) and kept[start - 1].ts == x.ts:
+                start -= 1
+            seen = [y.ts for y in kept[:start] if y is not None]
+            if seen and max(seen) >= x.ts:
+                continue
+        kept.append(x)
+    return _governing([*kept, items[i]], len(kept))
+
+
+def _governing(items, i):
     stamp = items[i]
     if stamp is None:
         return None
@@ -102,6 +118,7 @@ D1, C1 = Sp(roles=p.const("D"), ts=1, sn=1), Sp(roles=p.const("C"), ts=1, sn=1)
 @example([D1, Sp(roles=p.const("C"), ts=1, sn=3), Stamp(1, 2)])  # an sp beyond a gap
 @example([D1, Stamp(1, 1), Sp(roles=p.const("C"), ts=1, sn=2), Stamp(1, 2)])  # after sealing
 @example([D1, Stamp(1, 1), Stamp(2, 1), Sp(roles=p.const("C"), ts=2, sn=1), Stamp(2, 1)])
+@example([D1, Stamp(1, 1), D1, Stamp(1, 1)])  # a repeat after sealing is late; D1 still governs
 def test_shield_matches_the_text(items):
     state = EMPTY
     for i, item in enumerate(items):
