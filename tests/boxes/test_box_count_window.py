@@ -88,51 +88,33 @@ def test_batch_run_matches_the_reference(spark, run_diagram):
     assert sorted(got, key=str) == sorted(want, key=str)
 
 
-def test_streaming_batches_carry_the_window_over(spark, stream_files, tmp_path):
+def test_streaming_batches_carry_the_window_over(spark, stream_files, memory_query):
     plan = validate(load_document(DOC % ("{rows: 2}", "[k]")))
     frame = compile_plan(plan, stream_files.frames(spark, plan))["out"]
-    query = (
-        frame.writeStream.format("memory")
-        .queryName("count_window_stream")
-        .outputMode("append")
-        .option("checkpointLocation", str(tmp_path / "ck"))
-        .start()
-    )
-    try:
-        stream_files.write("in1", DATA["in1"])
-        query.processAllAvailable()
-        stream_files.write("in2", DATA["in2"])
-        query.processAllAvailable()
-        got = collect(plan, spark.table("count_window_stream"))
-    finally:
-        query.stop()
+    query = memory_query(frame, "count_window_stream")
+    stream_files.write("in1", DATA["in1"])
+    query.processAllAvailable()
+    stream_files.write("in2", DATA["in2"])
+    query.processAllAvailable()
+    got = collect(plan, spark.table("count_window_stream"))
     assert [r for r in _rows(got) if r[0][0] == "x"][-1] == (
         ("x", at(4), at(3), 2, 6, 2, 4, 3.0),
         ("in1", "in2"),
     )
 
 
-def test_the_streams_last_rows_grouped_across_batches(spark, stream_files, tmp_path):
+def test_the_streams_last_rows_grouped_across_batches(spark, stream_files, memory_query):
     """``partitioned: false``: one window of the stream's last 3 tuples, grouped by k; each
     instant emits the groups whose row changed, the window and the last relation carried in
     Spark's state from one micro-batch to the next."""
     plan = validate(load_document(DOC % ("{rows: 3, partitioned: false}", "[k]")))
     frame = compile_plan(plan, stream_files.frames(spark, plan))["out"]
-    query = (
-        frame.writeStream.format("memory")
-        .queryName("count_window_grouped")
-        .outputMode("append")
-        .option("checkpointLocation", str(tmp_path / "ck"))
-        .start()
-    )
-    try:
-        stream_files.write("in1", DATA["in1"])
-        query.processAllAvailable()
-        stream_files.write("in2", DATA["in2"])
-        query.processAllAvailable()
-        got = collect(plan, spark.table("count_window_grouped"))
-    finally:
-        query.stop()
+    query = memory_query(frame, "count_window_grouped")
+    stream_files.write("in1", DATA["in1"])
+    query.processAllAvailable()
+    stream_files.write("in2", DATA["in2"])
+    query.processAllAvailable()
+    got = collect(plan, spark.table("count_window_grouped"))
     # Windows: [x1] [x1 y10] [x1 y10 x2] | [y10 x2 x4] [x2 x4 y20]
     assert sorted((r["k"], r["n"], r["total"], r["window_end"]) for r, _ in got) == [
         ("x", 1, 1, at(1)),

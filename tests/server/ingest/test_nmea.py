@@ -15,23 +15,10 @@ from boxes import codes
 from boxes.errors import InvalidInput
 from boxes.types import parse_schema
 from server.cli.ais_demo import EASTBOUND, FAKE_PER_SHIP, PORTS, WESTBOUND, Traffic
+from server.cli.demo import AIS_SCHEMAS
 from server.ingest.nmea import read_nmea
 
-POSITIONS = parse_schema(
-    {
-        "fields": {
-            "mmsi": "long",
-            "lat": "double",
-            "lon": "double",
-            "sog": "double",
-            "cog": "double",
-            "heading": "long",
-            "ts": "timestamp",
-        },
-        "event_time": "ts",
-    },
-    "p",
-)[0]
+POSITIONS = parse_schema(AIS_SCHEMAS["ais_position"], "p")[0]  # the demo's
 VOYAGES = parse_schema(
     {
         "fields": {
