@@ -365,6 +365,16 @@ CORPUS = [
         "INVALID_PARAMETER",
     ),
     (
+        "audit page beyond SQLite's integers",
+        "GET",
+        "/api/v1/audit?before_id=236920371183203713024",
+        None,
+        None,
+        "joe",
+        400,
+        "INVALID_PARAMETER",
+    ),
+    (
         "audit unknown filter",
         "GET",
         "/api/v1/audit?password=x",

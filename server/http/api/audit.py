@@ -24,7 +24,7 @@ QUERY = {
         "event": {"type": "string"},
         "object": {"type": "string"},
         "since": {"type": "number"},
-        "before_id": {"type": "integer"},
+        "before_id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
         "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
         "allowed": {"type": "boolean"},
     },
