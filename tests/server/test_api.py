@@ -278,7 +278,8 @@ def test_an_invisible_output_answers_exactly_like_a_missing_one(app, client, aut
 
 def test_every_operation_declares_its_answer_and_its_parameters(client):
     """What the fuzz checks answers against: a real schema per success, typed path
-    parameters, integers no database refuses, and links from what a POST creates to the operations on it."""
+    parameters, integers no database refuses, and links from what a POST creates to the
+    operations on it."""
     spec = client.get(f"{API}/openapi.json").json
     for path, item in spec["paths"].items():
         for method, op in item.items():
