@@ -214,9 +214,8 @@ NAME_CHANGED = define("NAME_CHANGED", 400, "the document's name must stay {name!
 WEAK_SECRET = define(
     "WEAK_SECRET",
     400,
-    "secret_key is a well-known default; set "
-    "SLUICE_SECRET_KEY to a long random value or leave it unset to generate "
-    "one",
+    "{setting} is a well-known default; set it to a long random value or leave it "
+    "unset to generate one",
     "http",
 )
 INVALID_SETTING = define(

@@ -36,6 +36,7 @@ from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.runtime import checkpoints
+from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer
 from server.runtime.outputs import Callback, OutputSink, Results
 from server.runtime.source import LogSource, input_frames
@@ -104,14 +105,16 @@ class Runtime:
         spark_conf: Mapping[str, str] | None = None,
         settings: RuntimeSettings = RuntimeSettings(),
         session=None,
+        py_files: tuple[Path, ...] = (),
     ) -> None:
         self.data_dir = Path(data_dir)
         self.settings = settings
         self._owns_session = session is None
         self._spark_master, self._spark_conf = spark_master, spark_conf
+        self._py_files = py_files
         self.driver_restarts = 0
         self.max_state_rows: int | None = None  # none until the server sets its ceiling
-        self._attach(session or build_session(spark_master, spark_conf))
+        self._attach(session or build_session(spark_master, spark_conf, py_files=py_files))
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
         self._heads = HeadServer(self.log)
         self._diagrams_root = self.data_dir / "diagrams"
@@ -141,9 +144,15 @@ class Runtime:
 
     @classmethod
     def start(cls, config: Any) -> Runtime:
-        """Build from the server's settings (``data_dir``, ``spark_master``, ``spark_conf``,
-        ``recent_tuples``, ``max_batch_tuples``, ``reconcile_seconds``,
-        ``deploy_timeout_seconds``)."""
+        """Build from the server's settings (``data_dir``, ``spark_*``, ``recent_tuples``,
+        ``max_batch_tuples``, ``reconcile_seconds``, ``deploy_timeout_seconds``); a master
+        that is not local gets the cluster's settings and Sluice's code (``cluster.py``)."""
+        root = Path(config.data_dir) / "runtime"
+        conf = {"spark.sql.shuffle.partitions": str(config.spark_shuffle_partitions)}
+        py_files: tuple[Path, ...] = ()
+        if not is_local(config.spark_master):
+            conf |= cluster_conf(config)
+            py_files = (code_archive(root / "code"),)
         settings = RuntimeSettings(
             recent_rows=config.recent_tuples,
             retain_result_rows=config.result_retention_rows,
@@ -152,7 +161,7 @@ class Runtime:
             deploy_timeout=config.deploy_timeout_seconds,
         )
         return cls(
-            Path(config.data_dir) / "runtime", config.spark_master, config.spark_conf, settings
+            root, config.spark_master, {**conf, **config.spark_conf}, settings, py_files=py_files
         )
 
     # -- streams ---------------------------------------------------------------------------
@@ -444,7 +453,9 @@ class Runtime:
             return
         with self._launching:
             discard_session(self.spark)
-            self._attach(build_session(self._spark_master, self._spark_conf))
+            self._attach(
+                build_session(self._spark_master, self._spark_conf, py_files=self._py_files)
+            )
             self.driver_restarts += 1
         log.warning("a new Spark driver is up; resuming %d diagram(s)", len(resume))
         for deployment in resume:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from py4j.protocol import Py4JError
 
@@ -48,21 +49,33 @@ DRIVER_GONE = (Py4JError, OSError)
 
 
 def build_session(
-    master: str = "local[*]", conf: Mapping[str, str] | None = None, app_name: str = "sluice"
+    master: str = "local[*]",
+    conf: Mapping[str, str] | None = None,
+    app_name: str = "sluice",
+    py_files: Iterable[Path] = (),
 ):
-    """Return the process's SparkSession, creating it with Sluice's defaults on first use."""
+    """Return the process's SparkSession, creating it with Sluice's defaults on first use;
+    ``py_files`` (archives of code) are shipped to every Python worker and executor."""
     from pyspark.sql import SparkSession
 
-    # Executors must run the same interpreter as the driver (the venv's, with pyarrow).
+    # Executors must run the same interpreter as the driver (the venv's, with pyarrow),
+    # unless ``spark.pyspark.python`` names another: only spark-submit reads that setting, a
+    # driver started from Python takes its workers' interpreter from the environment.
+    python = (conf or {}).get("spark.pyspark.python")
+    if python:
+        os.environ["PYSPARK_PYTHON"] = python
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if master.startswith("local"):
-        # A local run talks to itself only: bind to loopback, not the machine's address.
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # A local run talks to itself only: bind to loopback, not the machine's address; a
+    # cluster's driver binds where its executors reach it.
+    bind = (conf or {}).get("spark.driver.bindAddress", "127.0.0.1")
+    os.environ.setdefault("SPARK_LOCAL_IP", bind)
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    for archive in py_files:
+        session.sparkContext.addPyFile(str(archive))
     session.sparkContext.setLogLevel("WARN")
     jvm = session.sparkContext._jvm
     for logger in QUIET_LOGGERS:

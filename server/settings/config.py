@@ -65,7 +65,19 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = None
     catalog_url: str | None = None  # default: sqlite file in data_dir
     spark_master: str = "local[*]"
-    spark_conf: dict[str, str] = {}
+    spark_conf: dict[str, str] = {}  # raw Spark settings, applied last (docs/deploy.md)
+    # For a master that is not local[...] (docs/deploy.md): the address executors reach the
+    # driver at, fixed driver ports (0: any) for firewalls, executor memory, the Python the
+    # driver's workers and executors run (the same path on every host), the shuffle partitions
+    # a new diagram starts with (Spark keeps them in its checkpoint), and the shared secret
+    # (default: generated into the data directory as ``spark_secret``).
+    spark_driver_host: str = "127.0.0.1"
+    spark_driver_port: int = Field(0, ge=0, le=65535)
+    spark_block_manager_port: int = Field(0, ge=0, le=65535)
+    spark_executor_memory: str = Field("1g", pattern=r"^[1-9][0-9]*[kmgt]$")
+    spark_python: str | None = None
+    spark_shuffle_partitions: int = Field(2, ge=1, le=10_000)
+    spark_secret: SecretStr | None = None
     bcrypt_rounds: int = 12
     session_ttl_seconds: int = 8 * 3600
     max_request_bytes: int = 4 * 1024 * 1024
@@ -139,12 +151,24 @@ class Settings(BaseSettings):
 
     def ensure_secret(self) -> str:
         """Return the signing secret, creating and persisting one when none is configured."""
-        if self.secret_key is not None:
-            secret = self.secret_key.get_secret_value()
+        return self._secret(self.secret_key, "secret_key")
+
+    def ensure_spark_secret(self) -> str:
+        """Return the secret Spark's driver, master, workers and executors share, creating
+        and persisting one when none is configured (the cluster is then given the file)."""
+        return self._secret(self.spark_secret, "spark_secret")
+
+    def _secret(self, configured: SecretStr | None, file_name: str) -> str:
+        """A configured secret (never a well-known one), else the data directory's file of
+        that name, created private with a random value on first use."""
+        if configured is not None:
+            secret = configured.get_secret_value()
             if secret.lower() in WEAK_SECRETS and not self.testing:
-                raise InvalidInput(code=codes.WEAK_SECRET)
+                raise InvalidInput(
+                    code=codes.WEAK_SECRET, setting=file_name, details={"setting": file_name}
+                )
             return secret
-        path = self.data_dir / "secret_key"
+        path = self.data_dir / file_name
         if not path.exists():
             self.data_dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

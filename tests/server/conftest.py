@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 from serverkit import PASSWORD, Auth, LiveServer, Server, build_world, overrides
+from sparkkit import Standalone, bare_python
 
 from server.app import close_app, create_app
 from server.control.diagrams import start_runtime
@@ -89,3 +90,16 @@ def demo_server(tmp_path_factory):
     server.logins = json.loads((server.data / "demo_logins.json").read_text())
     yield server
     server.kill()
+
+
+@pytest.fixture(scope="session")
+def standalone(tmp_path_factory):
+    """A Spark standalone master and worker on loopback with a shared secret, and the Python
+    its executors run (Sluice's dependencies, not Sluice): settings for ``serve``."""
+    cluster = Standalone(tmp_path_factory.mktemp("spark"))
+    try:
+        cluster.start()
+        cluster.python = bare_python(tmp_path_factory.mktemp("bare"))
+        yield cluster
+    finally:
+        cluster.stop()

@@ -207,8 +207,8 @@ class Client:
         self.positions: list[int] = []  # each tuples event's ``next`` result-log position
         self.sock = None
 
-    def call(self, method: str, path: str, expect: int = 200, **kwargs):
-        answer = self.http.request(method, f"{self.base}/api/v1{path}", timeout=60, **kwargs)
+    def call(self, method: str, path: str, expect: int = 200, timeout: float = 60, **kwargs):
+        answer = self.http.request(method, f"{self.base}/api/v1{path}", timeout=timeout, **kwargs)
         assert answer.status_code == expect, f"{method} {path}: {answer.status_code} {answer.text}"
         return answer.json() if answer.content else None
 

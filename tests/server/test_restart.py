@@ -1,13 +1,15 @@
 """``sluice serve --demo`` in a real process, killed mid-stream and started again: the demo
-comes up with live results, q1 resumes from its checkpoint, Al's socket reconnects and carries
-on from its last position, and every tuple the server acknowledged is counted in q1's results
-exactly once; Al received every result exactly once, in order, across the kill."""
+comes up with live results, q1 and a count window resume from their checkpoints, Al's socket
+reconnects and carries on from its last position, and every tuple the server acknowledged is
+counted in q1's results exactly once; Al received every result exactly once, in order, across
+the kill."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
 
+import pytest
 from serverkit import Client, wait_until
 
 
@@ -23,6 +25,19 @@ def send_acked(ed: Client, count: int) -> int:
     return acked
 
 
+# A count window: its state lives in Python on the executors, written to the checkpoint.
+COUNT_WINDOW = (
+    "CREATE DIAGRAM qc;\n"
+    "INSERT INTO oc SELECT symbol, count(*) AS n FROM in1 [PARTITION BY symbol ROWS 5]"
+    " GROUP BY symbol"
+)
+
+
+def result_rows(user: Client, output: str) -> int:
+    """The position after ``output``'s last logged result (while under 10,000 rows)."""
+    return user.call("GET", f"/outputs/{output}/results?from=0&limit=10000")["next"]
+
+
 def counted(al: Client) -> int:
     """ACK tuples counted in q1's results, from the socket and the recent-results cache."""
     windows = {t["window_start"]: t["n"] for t in al.received if t["symbol"] == "ACK"}
@@ -32,8 +47,14 @@ def counted(al: Client) -> int:
     return sum(windows.values())
 
 
-def test_restart_mid_stream(serve):
-    server = serve(demo=True, spark_master="local[2]")
+@pytest.mark.parametrize("spark", ["local", "cluster"])
+def test_restart_mid_stream(serve, request, spark):
+    """Locally, and on a standalone cluster whose executors get Sluice's code only as the
+    archive the server ships (their Python lacks it)."""
+    if spark == "cluster":
+        server = serve(demo=True, **request.getfixturevalue("standalone").settings())
+    else:
+        server = serve(demo=True, spark_master="local[2]")
     server.start()
     logins = json.loads((server.data / "demo_logins.json").read_text())
     al = Client(server.url, "al", logins["al"])
@@ -45,16 +66,24 @@ def test_restart_mid_stream(serve):
     )
     assert {tuple(t["_sources"]) for t in al.received} <= {("in1",), ("in2",), ("in1", "in2")}
 
+    al.call("POST", "/diagrams", json={"cql": COUNT_WINDOW}, expect=201)
+    al.call("POST", "/diagrams/qc/deploy", timeout=180)  # the server gives up after 120 s
+    wait_until(lambda: result_rows(al, "oc") > 0, 120, "count-window results")
+
     ed = Client(server.url, "ed", logins["ed"])
     acked = send_acked(ed, 20)
     server.kill()
     before = len(al.received)
     server.start()
     assert al.call("GET", "/diagrams/q1/status")["status"] == "running"
+    windowed = result_rows(al, "oc")
+    wait_until(
+        lambda: result_rows(al, "oc") > windowed, 120, "count-window results after the restart"
+    )
     acked += send_acked(ed, 20)
     wait_until(lambda: counted(al) >= acked, 120, "every acknowledged tuple in the results")
     assert counted(al) == acked
-    wait_until(lambda: len(al.received) > before, 60, "results on the reconnected socket")
+    wait_until(lambda: len(al.received) > before, 120, "results on the reconnected socket")
     al.close()
     # What Al received over both lives of the server is the result log up to his last position:
     # nothing missing, nothing twice, in order.
