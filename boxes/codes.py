@@ -564,6 +564,12 @@ DEPLOY_TIMEOUT = define(
     "diagram {diagram!r} did not start within {seconds} s; its queries are stopped",
     "runtime",
 )
+PREVIEW_NOT_RUNNING = define(
+    "PREVIEW_NOT_RUNNING",
+    409,
+    "diagram {diagram!r} is not running; deploy it to preview its boxes",
+    "runtime",
+)
 STATE_LIMIT_EXCEEDED = define(
     "STATE_LIMIT_EXCEEDED",
     409,

@@ -28,7 +28,7 @@ from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 from boxes.arrival import ARRIVAL_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.types import Schema
-from server.ingest.segments import Position, read_range
+from server.ingest.segments import Frame, Position, read_range
 
 FORMAT = "sluice"
 STREAM_COLUMN = "_stream"
@@ -100,20 +100,24 @@ class LogReader(SimpleDataSourceStreamReader):
                 Path(self.root) / name, _position(start[name]), _position(end[name])
             )
             for frame in frames:
-                table = pa.ipc.open_stream(frame.payload).read_all()
+                table = frame_rows(frame)
                 stream = pa.array([index] * table.num_rows, pa.int32())
-                rows = pa.array(
-                    np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64)
-                )
-                table = table.add_column(0, ARRIVAL_COLUMN, rows)
-                if LEVEL_COLUMN not in table.column_names:
-                    public = pa.array([0] * table.num_rows, pa.int64())
-                    table = table.append_column(LEVEL_COLUMN, public)
                 yield from table.add_column(0, STREAM_COLUMN, stream).to_batches()
 
     def stop(self) -> None:
         if self._client is not None:
             self._client.close()
+
+
+def frame_rows(frame: Frame) -> pa.Table:
+    """A log frame's rows as an input reads them: ``_arrival`` (each row's number in its
+    stream's log), the fields, then ``_level`` (0, public, for a frame written without one)."""
+    table = pa.ipc.open_stream(frame.payload).read_all()
+    rows = pa.array(np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64))
+    table = table.add_column(0, ARRIVAL_COLUMN, rows)
+    if LEVEL_COLUMN not in table.column_names:
+        table = table.append_column(LEVEL_COLUMN, pa.array([0] * table.num_rows, pa.int64()))
+    return table
 
 
 def input_frames(spark, options: Mapping[str, str], streams: list[str], schema: Schema) -> dict:

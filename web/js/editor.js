@@ -10,6 +10,7 @@ import { depths, fromDocument, pathOf, sectionOf, toDocument } from "./document.
 import { append, clearFieldError, el, errorSlot, field, fill, notice, showFieldError } from "./dom.js";
 import { History } from "./history.js";
 import { acceptDrops, renderPalette } from "./palette.js";
+import { previewPanel } from "./preview.js";
 import { renderProperties } from "./properties.js";
 import { QueryTab } from "./query.js";
 import { VersionList } from "./versions.js";
@@ -277,6 +278,7 @@ export class Editor {
         this.showProperties();
       },
     });
+    if (this.loaded !== null) this.propertiesBox.append(previewPanel(this.loaded, node.name, () => this.edited()));
   }
 
   document() {
