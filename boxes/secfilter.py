@@ -121,17 +121,17 @@ def _words(column: pa.Array) -> np.ndarray:
 @dataclass(frozen=True)
 class Sparse:
     """Sparse labels of a batch (``boxes.labels``): row i's set bit indexes are
-    ``values[offsets[i] : offsets[i + 1]]``, ascending."""
+    ``values[offsets[i] : offsets[i + 1]]``, ascending (``offsets[0]`` is 0)."""
 
     values: np.ndarray
     offsets: np.ndarray
 
     @classmethod
     def of(cls, column: pa.Array) -> Sparse:
-        return cls(
-            np.asarray(column.values.to_numpy(zero_copy_only=False), dtype=np.intp),
-            np.asarray(column.offsets.to_numpy(zero_copy_only=False), dtype=np.intp),
-        )
+        """From a list column, without copying the indexes (unless a slice must be rebased)."""
+        offsets = column.offsets.to_numpy(zero_copy_only=False)
+        values = column.values.to_numpy(zero_copy_only=False)[offsets[0] : offsets[-1]]
+        return cls(values, offsets - offsets[0] if offsets[0] else offsets)
 
     @property
     def rows(self) -> int:
@@ -140,16 +140,27 @@ class Sparse:
     def sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    def row_of(self, positions: np.ndarray) -> np.ndarray:
+        """The row each of ``positions`` (into ``values``) belongs to."""
+        return np.searchsorted(self.offsets, positions, side="right") - 1
+
+    def within(self, bitmap: np.ndarray) -> np.ndarray:
+        """Boolean per row: every index in ``bitmap``; the work beyond one look-up per index
+        is only for the indexes outside."""
+        ok = np.ones(self.rows, dtype=bool)
+        ok[self.row_of(np.flatnonzero(~bitmap[self.values]))] = False
+        return ok
+
     def hits(self, bitmap: np.ndarray) -> np.ndarray:
         """Per row, how many of its indexes ``bitmap`` has (O(indexes), no loop per row)."""
-        found = np.zeros(len(self.values) + 1, dtype=np.intp)
+        found = np.zeros(len(self.values) + 1, dtype=np.int64)
         np.cumsum(bitmap[self.values], out=found[1:])
         return found[self.offsets[1:]] - found[self.offsets[:-1]]
 
     def take(self, rows: np.ndarray) -> Sparse:
         """The labels of ``rows`` only."""
         sizes = self.sizes()[rows]
-        offsets = np.zeros(len(rows) + 1, dtype=np.intp)
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         starts = np.repeat(self.offsets[:-1][rows] - offsets[:-1], sizes)
         return Sparse(self.values[starts + np.arange(offsets[-1])], offsets)
@@ -163,18 +174,8 @@ class Sparse:
         sizes = self.sizes()
         if not (sizes == sizes[0]).all():
             return False
-        rows = self.values[self.offsets[0] : self.offsets[-1]].reshape(self.rows, sizes[0])
+        rows = self.values.reshape(self.rows, sizes[0])
         return bool((rows == rows[:1]).all())
-
-    def words(self, width: int) -> Words:
-        """The labels as ``width`` unsigned words each (for a few rows: distinct labels)."""
-        out = np.zeros((self.rows, width), dtype=np.uint64)
-        rows = np.repeat(np.arange(self.rows), self.sizes())
-        values = self.values[self.offsets[0] : self.offsets[-1]]
-        np.bitwise_or.at(
-            out, (rows, values // WORD_BITS), np.uint64(1) << (values % WORD_BITS).astype(np.uint64)
-        )
-        return list(out.T)
 
     def hashes(self) -> np.ndarray:
         """A 64-bit hash per row: of the sum of its mixed indexes and of its size."""
@@ -252,11 +253,10 @@ def _passes_sparse(label: Sparse, raw: Sparse | None, bitmaps, weak: bool) -> np
     iff the label has more such indexes than its raw sources do."""
     tuples, aggregates = bitmaps
     if raw is None:
-        inside = label.hits(tuples)
-        return inside > 0 if weak else inside == label.sizes()
+        return label.hits(tuples) > 0 if weak else label.within(tuples)
     if weak:
         return (raw.hits(tuples) > 0) | (label.hits(aggregates) > raw.hits(aggregates))
-    return (raw.hits(tuples) == raw.sizes()) & (label.hits(aggregates) == label.sizes())
+    return raw.within(tuples) & label.within(aggregates)
 
 
 def _bitmap(mask: np.ndarray) -> np.ndarray:
@@ -268,8 +268,7 @@ def _sparse_mask(labels: Sparse, mask) -> np.ndarray:
     """A readable set for sparse labels: wider than a word (sparse labels are), and holding
     every index the labels name."""
     mask = np.asarray(mask, dtype=np.uint64)
-    used = labels.values[labels.offsets[0] : labels.offsets[-1]]
-    if len(mask) < 2 or (len(used) and used.max() >= len(mask) * WORD_BITS):
+    if len(mask) < 2 or (len(labels.values) and labels.values.max() >= len(mask) * WORD_BITS):
         raise ValueError(f"sparse labels need a readable set wider than its {len(mask)} words")
     return mask
 
@@ -371,11 +370,11 @@ def _answer_sparse(
 
     if all(p.same() for p in parts):
         return [_spread(ok, None, rows) for ok in passes(np.arange(1))]
-    indexes = sum(p.offsets[-1] - p.offsets[0] for p in parts) / rows
+    indexes = sum(len(p.values) for p in parts) / rows
     if _sparse_distinct_first_is_cheaper(indexes, len(masks)):
         representatives, codes = _distinct_rows(parts)
         return [_spread(ok, codes, rows) for ok in passes(representatives)]
-    return [np.flatnonzero(ok) for ok in passes(None)]
+    return [np.arange(rows) if ok.all() else np.flatnonzero(ok) for ok in passes(None)]
 
 
 def _spread(ok: np.ndarray, codes: np.ndarray | None, rows: int) -> np.ndarray:
