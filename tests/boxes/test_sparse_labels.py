@@ -210,6 +210,7 @@ def test_streaming_aggregate_and_join_keep_sparse_labels_across_batches(
     query.processAllAvailable()
     table = spark.table("sparse_stream").toArrow()
     got = _collect(table, names)
-    assert [(row["left_k"], row["n"], sources) for row, sources in got] == [("x", 2, ("a", "b", "c"))]
+    found = [(row["left_k"], row["n"], sources) for row, sources in got]
+    assert found == [("x", 2, ("a", "b", "c"))]
     (picked,) = deliveries(table, [readable_mask(names, ["a", "b"])])
     assert picked.tolist() == []
