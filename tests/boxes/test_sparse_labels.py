@@ -24,9 +24,11 @@ from boxes.compiler import compile_plan
 from boxes.document import Plan, load_document, validate
 from boxes.input import InputBox
 from boxes.output import STRONG, WEAK
-from boxes.secfilter import deliveries, label_sources, readable_mask
+from boxes.secfilter import deliveries, label_sources, readable_mask, rights
 from tests.boxes.conftest import T0, at, frames, utc
 from tests.boxes.test_property import diagrams, document, reference
+from tests.boxes.test_semantics_spark import CHEAP_IN2, DATA, READER, figure_6
+from tests.paper import as_yaml
 
 SOURCES = 4096
 BITS = (63, 64, 1000, 4095)  # word edges, the middle, the last bit
@@ -214,3 +216,22 @@ def test_streaming_aggregate_and_join_keep_sparse_labels_across_batches(
     assert found == [("x", 2, ("a", "b", "c"))]
     (picked,) = deliveries(table, [readable_mask(names, ["a", "b"])])
     assert picked.tolist() == []
+
+
+def test_read_aggregate_on_sparse_labels(spark):
+    """Figure 6 on a 4096-source label: the averages' raw sources split off as an empty set,
+    so READ_AGGREGATE on in2 receives them; the filter over in2 stays raw."""
+    doc = figure_6(boxes=CHEAP_IN2, outputs={"raw": {"from": "cheap"}})
+    plan, names = widened(validate(load_document(as_yaml(doc))))
+    outputs = compile_plan(plan, frames(spark, plan, DATA))
+    averages = outputs["out1"].toArrow().sort_by("window_start")
+    filtered = outputs["raw"].toArrow()
+    assert averages.column(labels.RAW_COLUMN).to_pylist() == [[], [], []]
+    assert averages.column(labels.LABEL_COLUMN).to_pylist() == [[63, 64], [64], [63]]
+    reader = rights(names, READER["tuples"], READER["aggregates"])
+    assert deliveries(averages, [reader])[0].tolist() == [0, 1, 2]
+    assert deliveries(filtered, [reader])[0].tolist() == []
+    assert deliveries(filtered, [rights(names, ["in2"])])[0].tolist() == [0, 1]
+    only_aggregates = rights(names, [], ["in2"])
+    assert deliveries(averages, [only_aggregates])[0].tolist() == [1]
+    assert deliveries(averages, [only_aggregates], WEAK)[0].tolist() == [0, 1]
