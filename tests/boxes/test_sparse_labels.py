@@ -14,6 +14,7 @@ from collections import Counter
 from functools import reduce
 
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
@@ -23,9 +24,14 @@ from boxes import labels
 from boxes.compiler import compile_plan
 from boxes.document import Plan, load_document, validate
 from boxes.input import InputBox
+from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG, WEAK
 from boxes.secfilter import deliveries, label_sources, readable_mask, rights
 from tests.boxes.conftest import T0, at, frames, utc
+from tests.boxes.test_levels_compile import LATTICE, UNION_AGG, A, X, Y
+from tests.boxes.test_levels_compile import ROWS as LEVEL_ROWS
+from tests.boxes.test_levels_compile import inputs as level_inputs
+from tests.boxes.test_levels_compile import plan_of as levels_plan_of
 from tests.boxes.test_property import diagrams, document, reference
 from tests.boxes.test_semantics_spark import CHEAP_IN2, DATA, READER, figure_6
 from tests.paper import as_yaml
@@ -235,3 +241,20 @@ def test_read_aggregate_on_sparse_labels(spark):
     only_aggregates = rights(names, [], ["in2"])
     assert deliveries(averages, [only_aggregates])[0].tolist() == [1]
     assert deliveries(averages, [only_aggregates], WEAK)[0].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("window", ["{size: 10s, slide: 10s}", "{rows: 5}"])
+def test_a_diagram_at_a_level_merges_the_level_word_beside_a_sparse_set(spark, window):
+    """The level rides as ``w0`` beside the sparse set: ``_level`` reads it in an expression,
+    a time or count window ORs it, and the output splits it off."""
+    body = UNION_AGG.replace("{size: 10s, slide: 10s}", window)
+    plan = levels_plan_of(body, "{banks: A, oil: T}", LATTICE.clearance(("A", "T")))
+    plan, names = widened(plan)
+    (frame,) = compile_plan(plan, level_inputs(spark, plan, LEVEL_ROWS)).values()
+    assert isinstance(frame.schema[labels.LABEL_COLUMN].dataType, ArrayType)
+    got = _collect(frame.toArrow(), names)
+    last = max(got, key=lambda r: r[0]["n"])
+    row, sources = last
+    assert (row["total"], row["n"]) == (26, 4)  # B's tuple is not dominated
+    assert row[LEVEL_COLUMN] == A | X | Y and row["top"] == max(A | X, Y)
+    assert sources == ("a", "b")
