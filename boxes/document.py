@@ -36,7 +36,7 @@ from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
 from boxes.expressions.checker import LEVEL_READABLE
 from boxes.input import InputBox
-from boxes.labels import word_count
+from boxes.labels import is_sparse, word_count
 from boxes.levels import BOTTOM, TOP
 from boxes.output import OutputBox
 from boxes.types import FIELD_NAME, Schema, parse_schema
@@ -176,6 +176,8 @@ class Plan:
             "outputs": {n: s.to_dict() for n, s in self.outputs.items()},
             "boxes": [box.describe() for box in self.boxes],
         }
+        if is_sparse(self.label_words):  # a new representation: a new fingerprint, checkpoint
+            out["label"] = "sparse"
         if self.level is not None:
             out["level"] = dict(self.level)
             out["clearance"] = self.clearance
