@@ -145,6 +145,34 @@ def merge_ranges(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     return range_reduce(np.bitwise_or, words.astype(np.int64), starts, ends, 0)
 
 
+def moved(label, remap: Sequence[int], words: int) -> list:
+    """Source words of this plan from a label of another plan (a derived input: the label
+    another diagram's output carries): its bit ``i`` becomes bit ``remap[i]`` here, so every
+    original source stays in the label. Shifts and masks, native Spark; the label unchanged
+    when the two layouts agree."""
+    from pyspark.sql import functions as F
+
+    theirs = _words(label, word_count(len(remap)))
+    if list(remap) == list(range(len(remap))) and len(theirs) == words:
+        return theirs
+    out: list = [None] * words
+    for i, target in enumerate(remap):
+        one = F.shiftright(theirs[i // WORD_BITS], i % WORD_BITS).bitwiseAND(F.lit(1).cast("long"))
+        here = F.shiftleft(one, target % WORD_BITS)
+        k = target // WORD_BITS
+        out[k] = here if out[k] is None else out[k].bitwiseOR(here)
+    return [F.lit(0).cast("long") if w is None else w for w in out]
+
+
+def derived(label, remap: Sequence[int], words: int, raw: bool = False, level=None):
+    """The label of a derived input's tuples: their sources' bits ``moved`` into this plan's
+    layout (as raw words too if ``raw``: what this plan knows of them is that they may reveal
+    any of their sources, the strictest reading), after the level word if ``level`` is given."""
+    sources = moved(label, remap, words)
+    parts = sources + sources if raw else sources
+    return _compose(([level.cast("long")] if level is not None else []) + parts)
+
+
 def with_level(bit: int, words: int, level, raw: bool = False):
     """The label of an input's tuples in a diagram at a level: the tuple's level label as the
     first word (``w0``), then the stream's own bit in ``words`` words (twice if ``raw``). Every
