@@ -7,6 +7,8 @@ tuple names exactly the source streams its upstream tuple named.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from pyspark.sql import functions as F
 
@@ -15,7 +17,7 @@ from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
 from boxes.errors import DiagramInvalid
 from boxes.input import Derived
-from boxes.levels import LEVEL_COLUMN
+from boxes.levels import LEVEL_COLUMN, Lattice
 from boxes.secfilter import label_sources
 from boxes.types import parse_schema
 from tests.boxes.conftest import at, frames
@@ -149,3 +151,43 @@ def test_moved_bits_cross_words(spark, bits, remap, words, expected):
     table = moved.toArrow()
     names = [str(i) for i in range(words * 64)]
     assert label_sources(table, names) == [sorted(str(b) for b in expected)]
+
+
+def test_a_derived_tuple_keeps_its_level_and_a_reader_at_a_level_sees_only_dominated_ones(spark):
+    """Upstream runs at {banks: T}: its tuples carry their level. A downstream at {banks: A}
+    takes only those A dominates, before its first box, and each result keeps its level."""
+    lattice = Lattice.of({"banks": ["A", "B"]})
+    a, b = lattice.company_mask("A"), lattice.company_mask("B")
+    up = replace(
+        validate(load_document(UPSTREAM + "level: {banks: T}\n"), STREAMS),
+        clearance=lattice.clearance(("T",)),
+    )
+    leveled = {"upout": Derived(up.outputs["upout"], up.label_sources, level=True)}
+    text = DOWNSTREAM + "level: {banks: A}\n"
+    down = replace(
+        validate(load_document(text), STREAMS, leveled), clearance=lattice.clearance(("A",))
+    )
+    data = {"a": [(1, 10.0, a), (2, 20.0, b)], "z": [(3, 30.0, 0)]}
+    schema = SCHEMA.spark_type().add(LEVEL_COLUMN, "long")
+    up_frames = {
+        name: spark.createDataFrame(
+            [(at(s), "X", p, lvl) for s, p, lvl in data.get(name, [])], schema=schema
+        )
+        for name in up.inputs
+    }
+    (upstream,) = compile_plan(up, up_frames).values()
+    assert sorted(upstream.select("price", LEVEL_COLUMN).collect()) == [
+        (10.0, a),
+        (20.0, b),
+        (30.0, 0),
+    ]
+    inputs = {"d": upstream, "m": spark.createDataFrame([], schema)}
+    (out,) = compile_plan(down, inputs).values()
+    table = out.toArrow()
+    got = zip(
+        table["price"].to_pylist(),
+        table[LEVEL_COLUMN].to_pylist(),
+        label_sources(table, down.label_sources),
+        strict=True,
+    )
+    assert sorted(got) == [(10.0, a, ["a"]), (30.0, 0, ["z"])]  # B's tuple never entered
