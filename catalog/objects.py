@@ -26,7 +26,15 @@ from typing import Any
 from boxes import codes
 from boxes.cost import Cost, cost_of
 from boxes.document import Plan, validate
-from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound, Problem
+from boxes.errors import (
+    Conflict,
+    Denied,
+    DiagramInvalid,
+    InvalidInput,
+    NotFound,
+    Problem,
+    SluiceError,
+)
 from boxes.input import Derived
 from boxes.types import parse_schema
 from catalog import policy, repository
@@ -82,6 +90,9 @@ class Resumable:
     schemas: Mapping[str, dict]
     sources: Mapping[str, int]
     derived: Mapping[str, Derived] = field(default_factory=dict)
+    # Why the outputs it reads could not be described (an upstream document no longer
+    # valid): raised when it is run, so one such diagram does not stop the others resuming.
+    problem: SluiceError | None = None
 
 
 def _schema_object(stream: CatalogObject, snapshot: Snapshot) -> CatalogObject:
@@ -240,15 +251,20 @@ class Objects:
         for obj in sorted(snapshot.objects.values(), key=lambda o: o.id):
             if obj.type is T.DIAGRAM and obj.status == "running":
                 inputs = _reads(obj, snapshot, T.STREAM)
+                derived: dict[str, Derived] = {}
+                problem = None
+                try:
+                    for output in _reads(obj, snapshot, T.OUTPUT):
+                        derived[output.name] = _derived(output, snapshot, frozenset({obj.id}))
+                except SluiceError as err:
+                    problem = err
                 out.append(
                     Resumable(
                         obj,
                         {s.name: _schema_of(s, snapshot) for s in inputs},
                         {s.name: _source_index(s) for s in _source_streams(obj, snapshot)},
-                        {
-                            o.name: _derived(o, snapshot, frozenset({obj.id}))
-                            for o in _reads(obj, snapshot, T.OUTPUT)
-                        },
+                        derived,
+                        problem,
                     )
                 )
         return out

@@ -165,6 +165,8 @@ def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
 def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     """Start one running diagram's query and route its outputs to the delivery path; a
     ``deployer`` (not a restart) must be cleared for the diagram's level."""
+    if resumable.problem is not None:
+        raise resumable.problem
     doc = json.loads(resumable.diagram.spec)
     plan = resolved(plan_of(doc, resumable.schemas, resumable.derived), svc.catalog)
     affordable(plan, svc.limits.cost_ceilings())  # the ceilings may have been lowered since

@@ -12,6 +12,7 @@ his diagram while alice's reads it.
 from __future__ import annotations
 
 import copy
+import json
 from datetime import datetime, timedelta, timezone
 
 from serverkit import PASSWORD, Client, wait_until
@@ -60,7 +61,7 @@ def test_a_republished_output_is_read_only_by_who_may_read_its_sources(live):
     _setup(joe)
     bob = Client(live.url, "bob", PASSWORD)
     bob.call("POST", "/diagrams", 201, json={"document": BOBS})
-    bob.call("POST", "/diagrams/bobs/deploy")
+    bob.call("POST", "/diagrams/bobs/deploy", timeout=180)
     alice = Client(live.url, "alice", PASSWORD)
     # bob's output is not alice's to read yet: it looks missing, then (seen) is refused.
     unseen = alice.call("POST", "/diagrams", 400, json={"document": ALICES})
@@ -74,8 +75,10 @@ def test_a_republished_output_is_read_only_by_who_may_read_its_sources(live):
     weak["outputs"]["aliceout"]["semantic"] = "weak"
     widened = alice.call("POST", "/diagrams", 400, json={"document": weak})
     assert [p["code"] for p in widened["error"]["details"]["problems"]] == ["DERIVED_WEAK"]
+    checked = alice.call("POST", "/diagrams/validate", json={"document": ALICES})
+    assert checked["valid"] and "secret" not in json.dumps(checked)  # bob's stream stays unseen
     alice.call("POST", "/diagrams", 201, json={"document": ALICES})
-    alice.call("POST", "/diagrams/alices/deploy")
+    alice.call("POST", "/diagrams/alices/deploy", timeout=180)  # slow under load
     for role in ("CURIOUS", "CLEARED"):
         for action in ("VIEW_OBJECT", "SUBSCRIBE"):
             alice.call("PUT", f"/permissions/output/aliceout/{role}/{action}")
@@ -83,7 +86,7 @@ def test_a_republished_output_is_read_only_by_who_may_read_its_sources(live):
     for method, body in (("DELETE", None), ("PUT", {"document": BOBS})):
         kept = bob.call(method, "/diagrams/bobs", 409, json=body)
         assert kept["error"]["code"] == "DERIVED_IN_USE"
-    bob.call("POST", "/diagrams/bobs/deploy")
+    bob.call("POST", "/diagrams/bobs/deploy", timeout=180)
 
     carol, dave = Client(live.url, "carol", PASSWORD), Client(live.url, "dave", PASSWORD)
     for client in (alice, carol, dave):
