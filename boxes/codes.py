@@ -605,6 +605,43 @@ OUTPUT_IN_USE = define(
 )
 
 
+# Derived streams: a diagram reading another diagram's output (boxes/input.py).
+DERIVED_INPUT_SHAPE = define(
+    "DERIVED_INPUT_SHAPE",
+    400,
+    "input {name!r} reads another diagram's output, whose schema it takes: declare no schema",
+    "document",
+)
+DERIVED_CYCLE = define(
+    "DERIVED_CYCLE", 400, "diagram {diagram!r} would read its own output: {chain}", "document"
+)
+DERIVED_WEAK = define(
+    "DERIVED_WEAK",
+    400,
+    "output {name!r} carries tuples derived from another diagram's output; it stays strong, "
+    "since weak would widen who may read them",
+    "document",
+)
+DERIVED_NEEDS_LEVEL = define(
+    "DERIVED_NEEDS_LEVEL",
+    400,
+    "input {name!r} reads output {output!r} of a diagram at a level; declare a level here too",
+    "document",
+)
+DERIVED_IN_USE = define(
+    "DERIVED_IN_USE",
+    409,
+    "diagram {diagram!r} has outputs that diagram(s) {readers} read; drop or change those first",
+    "catalog",
+)
+DERIVED_NOT_DEPLOYED = define(
+    "DERIVED_NOT_DEPLOYED",
+    409,
+    "output {output!r} is not deployed on this server; deploy its diagram first",
+    "runtime",
+)
+
+
 # Chinese-Wall security levels (seeds 000/001, boxes/levels.py).
 LEVEL_UNKNOWN_COMPANY = define(
     "LEVEL_UNKNOWN_COMPANY",

@@ -162,6 +162,52 @@ def with_level(bit: int, words: int, level, raw: bool = False):
     return _compose([level.cast("long")] + _own(bit, words, raw), _own_span(words, raw))
 
 
+def moved(label, remap: Sequence[int], words: int) -> list:
+    """Source parts of this plan from a label of another plan (a derived input: the label
+    another diagram's output carries): its bit ``i`` becomes bit ``remap[i]`` here, so every
+    original source stays in the label. Native Spark: shifts and masks between words, or the
+    indexes mapped through ``remap`` when this plan's label is sparse; the label unchanged when
+    the two layouts agree. (A sparse upstream means more than 64 sources, so this plan's label
+    is sparse too.)"""
+    from pyspark.sql import functions as F
+
+    theirs_sparse = is_sparse(word_count(len(remap)))
+    if list(remap) == list(range(len(remap))) and theirs_sparse == is_sparse(words):
+        return [label]
+    if is_sparse(words):
+        targets = F.array(*[F.lit(t) for t in remap])
+        if theirs_sparse:
+            return [F.sort_array(F.transform(label, lambda x: F.element_at(targets, x + 1)))]
+
+        def is_set(_, i):
+            return F.call_function("shiftright", label, i).bitwiseAND(_long(1)) == 1
+
+        return [F.sort_array(F.filter(targets, is_set))]
+    out = _long(0)
+    for i, target in enumerate(remap):
+        one = F.shiftright(label, i).bitwiseAND(_long(1))
+        out = out.bitwiseOR(F.shiftleft(one, target))
+    return [out]
+
+
+def derived(label, remap: Sequence[int], words: int, raw: bool = False, level=None):
+    """The label of a derived input's tuples: their sources' bits ``moved`` into this plan's
+    layout (as raw sources too if ``raw``: what this plan knows of them is that they may reveal
+    any of their sources, the strictest reading), after the level word if ``level`` is given."""
+    from pyspark.sql import functions as F
+
+    (sources,) = moved(label, remap, words)
+    if not raw:
+        parts = [sources]
+    elif is_sparse(words):
+        shifted = F.transform(sources, lambda x: x + words * WORD_BITS)
+        parts = [F.sort_array(F.array_union(sources, shifted))]
+    else:
+        parts = [sources, sources]
+    head = [level.cast("long")] if level is not None else []
+    return _compose(head + parts, _own_span(words, raw))
+
+
 def words_of(frame) -> int:
     """How many label words a labelled DataFrame's label stands for (a sparse set counts the
     words it spans)."""

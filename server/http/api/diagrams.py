@@ -136,7 +136,10 @@ def check():
         doc, plan = planned(svc.catalog, subject(), g.body, svc.limits.cost_ceilings())
     except DiagramInvalid as err:
         return {"valid": False, "problems": err.details["problems"]}
-    return {"valid": True, "plan": plan.to_dict(), **({"document": doc} if "cql" in g.body else {})}
+    # A derived input's label layout names the source streams of the output it reads, which
+    # the session may not be allowed to see: the answer leaves the layout out.
+    shown = {k: v for k, v in plan.to_dict().items() if k != "sources"}
+    return {"valid": True, "plan": shown, **({"document": doc} if "cql" in g.body else {})}
 
 
 @bp.post("/cql")
