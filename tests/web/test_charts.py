@@ -13,7 +13,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.paper import q1
 from tests.web.conftest import screenshot
-from tests.web.steps import Feed, open_results, result_rows
+from tests.web.steps import HOSTILE, Feed, open_results, result_rows
 from tests.web.test_color_scheme import contrast
 
 OUTPUT = "out_chart"
@@ -69,6 +69,11 @@ def hover(page: Page, chart: Locator) -> Locator:
     return tip
 
 
+def tip_line(tip: Locator, pattern: str) -> Locator:
+    """The tooltip's lines that read exactly ``pattern``."""
+    return tip.locator("div").filter(has_text=re.compile(f"^{pattern}$"))
+
+
 def marker(chart: Locator, series: str) -> Locator:
     """The colour swatch of a series in the chart's legend."""
     return chart.locator(".u-legend .u-series", has_text=series).locator(".u-marker")
@@ -82,22 +87,34 @@ def test_the_results_chart_plots_numeric_fields_over_event_time(login, live, dia
     windows = [feed.tick() for _ in range(4)]  # the fourth closes the third window
     expect(result_rows(al, windows[2])).to_have_count(4)
 
-    chart = al.locator("#page-results .chart")
+    pane = al.locator("#page-results .results-chart")
+    chart = pane.locator(".chart")
     legend = chart.locator(".u-legend")
-    expect(legend).to_contain_text("window_end (UTC)")
-    expect(legend).to_contain_text("avg_price")
-    expect(legend).to_contain_text("n")
+    # grouped results: one line per symbol, of the first numeric field
+    expect(pane.get_by_label("Field", exact=True)).to_have_value("avg_price")
+    expect(pane.get_by_label("One line per", exact=True)).to_have_value("symbol")
+    labels = legend.locator(".u-label")
+    expect(labels).to_have_count(5)
+    assert sorted(labels.all_inner_texts()) == sorted(["window_end (UTC)", "A", "B", "C", HOSTILE])
     assert inked(chart, "bottom") > 50 and inked(chart, "left") > 50  # both axes are drawn
     first, last = time_ticks(chart)
     assert TICK.match(first) and TICK.match(last), (first, last)
     # labelled at UTC times within the window ends fed (00:00:10 to 00:00:30)
     assert "00:00:10" <= first < last <= "00:00:30", (first, last)
-
     tip = hover(al, chart)
     screenshot(al, "results-chart")
     expect(tip.locator(".chart-tip-time")).to_contain_text("2040-01-01 00:00:")
-    for value in (r"avg_price: \d+(\.\d+)?", r"n: \d+"):
-        expect(tip.locator("div").filter(has_text=re.compile(f"^{value}$"))).to_have_count(1)
+    # every group's value at the time under the cursor (window w's average price is 10 + w)
+    for symbol in ("A", "B", "C", HOSTILE):
+        expect(tip_line(tip, rf"{re.escape(symbol)}: 1[012]")).to_have_count(1)
+
+    # every numeric field, one line each
+    pane.get_by_label("Field", exact=True).select_option("")
+    pane.get_by_label("One line per", exact=True).select_option("")
+    expect(legend.locator(".u-series")).to_have_count(3)  # the time, avg_price and n
+    tip = hover(al, chart)
+    for value in (r"avg_price: 1[012]", r"n: [12]"):
+        expect(tip_line(tip, value)).to_have_count(1)
 
     swatch = marker(chart, "avg_price")
     light = swatch.evaluate("e => getComputedStyle(e).borderTopColor")
@@ -128,4 +145,4 @@ def test_a_running_diagram_charts_rate_and_latency_per_output(login, live, diagr
     rate = row.locator(".chart", has=al.locator("figcaption", has_text="rows/s"))
     tip = hover(al, rate)
     screenshot(al, f"diagram-charts-{width}")
-    expect(tip.locator("div").filter(has_text=re.compile(rf"^{OUTPUT}: \d+"))).to_have_count(1)
+    expect(tip_line(tip, rf"{OUTPUT}: \d+(\.\d+)?")).to_have_count(1)

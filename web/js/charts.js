@@ -23,16 +23,18 @@ export class TimeChart {
     this.columns = [];
     this.plot = null;
     this.area = el("div", { class: "chart-plot" });
-    this.element = el("figure", { class: compact ? "chart compact" : "chart" },
-      el("figcaption", {}, label), this.area);
+    this.caption = el("figcaption", {}, label);
+    this.element = el("figure", { class: compact ? "chart compact" : "chart" }, this.caption, this.area);
     this.resized = new ResizeObserver(() => this.fit());
     this.resized.observe(this.area);
     this.rebuild = () => this.build();
     DARK.addEventListener("change", this.rebuild);
   }
 
-  /** Start again, with one series per name and `timeLabel` naming the time axis. */
-  reset(names = [], timeLabel = this.timeLabel) {
+  /** Start again, with one series per name, `timeLabel` naming the time axis, `label` the chart. */
+  reset(names = [], timeLabel = this.timeLabel, label = this.label) {
+    this.label = label;
+    this.caption.textContent = label;
     this.names = names;
     this.timeLabel = timeLabel;
     this.times = [];
@@ -57,6 +59,17 @@ export class TimeChart {
     }
     if (this.plot) this.plot.setData(this.data());
     else this.build();
+    if (this.plot && this.plot.cursor.idx == null) this.showLatest(this.plot);
+  }
+
+  /** With the cursor away, the legend shows each series' latest value (not blanks). */
+  showLatest(plot) {
+    const last = (column) => {
+      let i = column.length - 1;
+      while (i > 0 && column[i] == null) i -= 1;
+      return i < 0 ? null : i;
+    };
+    plot.setLegend({ idxs: plot.data.map(last) }, false);
   }
 
   /** Stop following the page's size and scheme (the chart is gone for good). */
@@ -109,7 +122,7 @@ export class TimeChart {
           stroke: colour(SERIES_COLOURS[i % SERIES_COLOURS.length]),
           width: 1.5,
           spanGaps: true,
-          value: (u, v) => this.format(v),
+          value: (u, v, series, idx) => this.format(idx == null ? v : atTime(u.data, series, idx)),
         })),
       ],
       axes: [
@@ -165,6 +178,16 @@ export class TimeChart {
   }
 }
 
+/** A series' value at the time of point `idx`: several points may share a time (an aggregate's
+ * groups, each its own series), so any of them with a value for the series. */
+function atTime(data, series, idx) {
+  const times = data[0];
+  let at = idx;
+  while (at > 0 && times[at - 1] === times[idx]) at -= 1;
+  for (; at < times.length && times[at] === times[idx]; at += 1) if (data[series][at] != null) return data[series][at];
+  return null;
+}
+
 /** A uPlot plugin: a box beside the cursor with the time and each shown series' value there. */
 function tooltip(chart) {
   const tip = el("div", { class: "chart-tip", role: "tooltip", hidden: true });
@@ -175,11 +198,12 @@ function tooltip(chart) {
         const { left, top, idx } = u.cursor;
         if (idx == null || left < 0) {
           tip.hidden = true;
+          if (idx == null) chart.showLatest(u);
           return;
         }
+        const values = u.series.map((series, i) => (i && series.show ? atTime(u.data, i, idx) : null));
         fill(tip, el("div", { class: "chart-tip-time" }, chart.when(u.data[0][idx])),
-          u.series.slice(1).map((s, i) => (s.show
-            ? el("div", {}, `${s.label}: ${chart.format(u.data[i + 1][idx])}`) : null)));
+          values.map((v, i) => (v == null ? null : el("div", {}, `${u.series[i].label}: ${chart.format(v)}`))));
         tip.hidden = false;
         // fixed to the viewport, so a narrow panel's overflow does not cut it; on the side
         // of the cursor with more room

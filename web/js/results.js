@@ -2,8 +2,8 @@
 // table shows exactly what the server's SecFilter delivered to this session, each tuple with
 // the input streams it derives from; a live chart draws its numeric fields over event time.
 import * as api from "./api.js";
-import { TimeChart } from "./charts.js";
 import { el, field, fill, notice, select } from "./dom.js";
+import { ResultChart } from "./resultchart.js";
 import * as socket from "./socket.js";
 
 const MAX_ROWS = 200;
@@ -21,7 +21,7 @@ export class Results {
     this.counter = el("span", { class: "counter", "aria-live": "off" }, "0 tuples");
     this.head = el("thead");
     this.body = el("tbody");
-    this.chart = new TimeChart("Numeric fields", { utc: true, capacity: 1000, height: 220 });
+    this.chart = new ResultChart();
     const form = el("form", { class: "toolbar", "aria-label": "Subscribe to an output" },
       field("Output", this.picker),
       el("button", { type: "submit", class: "primary" }, "Subscribe"),
@@ -70,7 +70,7 @@ export class Results {
     this.count = 0;
     fill(this.head);
     fill(this.body);
-    this.chart.reset();
+    this.chart.start(schema, null);
     this.counter.textContent = "0 tuples";
     notice(this.message, `Subscribed to ${output}; tuples appear as they arrive.`, "ok");
   }
@@ -136,8 +136,7 @@ export class Results {
         el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", ")),
         this.levelled ? el("td", { class: "level" }, levelText(tuple[LEVEL])) : null));
     }
-    const arrival = Date.now() / 1000;
-    this.chart.add(tuples.map((t) => [this.timeField ? seconds(t[this.timeField]) : arrival, t]));
+    this.chart.add(tuples);
     while (this.body.rows.length > MAX_ROWS) this.body.lastElementChild.remove();
     this.count += tuples.length;
     this.counter.textContent = `${this.count} tuples`;
@@ -148,11 +147,7 @@ export class Results {
     this.levelled = LEVEL in first;
     fill(this.head, el("tr", {}, this.columns.map((c) => el("th", { scope: "col" }, c)),
       el("th", { scope: "col" }, "sources"), this.levelled ? el("th", { scope: "col" }, "level") : null));
-    // the schema's types when known (a first value may be null), else the first tuple's
-    const types = this.schema?.fields;
-    const numeric = this.columns.filter((c) => (types ? NUMERIC.has(types[c]) : typeof first[c] === "number"));
-    this.timeField = this.schema?.event_time || null;
-    this.chart.reset(numeric, this.timeField ? `${this.timeField} (UTC)` : "arrival time (UTC)");
+    if (!this.schema) this.chart.start(null, first);   // types from the first tuple, then
   }
 
   ended({ output, error }) {
@@ -166,12 +161,6 @@ export class Results {
 function levelText(level) {
   const entries = Object.entries(level || {});
   return entries.length ? entries.map(([coi, entry]) => `${coi}: ${entry}`).join(", ") : "public";
-}
-
-/** An ISO-8601 time as the server sends it (UTC when it names no offset) in epoch seconds. */
-function seconds(text) {
-  if (typeof text !== "string") return NaN;
-  return Date.parse(/(Z|[+-]\d\d:\d\d)$/.test(text) ? text : `${text}Z`) / 1000;
 }
 
 function cell(value) {
