@@ -84,8 +84,9 @@ def test_the_results_chart_plots_numeric_fields_over_event_time(login, live, dia
     open_results(al, OUTPUT)
     feed = Feed(live)
     feed.START = dt.datetime(2040, 1, 1, tzinfo=dt.timezone.utc)  # after other tests' data
-    windows = [feed.tick() for _ in range(4)]  # the fourth closes the third window
-    expect(result_rows(al, windows[2])).to_have_count(4)
+    windows = [feed.tick() for _ in range(3)]  # the third closes the second window
+    # a new query's first batches: slow on a machine shared with other test runs
+    expect(result_rows(al, windows[1])).to_have_count(4, timeout=150_000)
 
     pane = al.locator("#page-results .results-chart")
     chart = pane.locator(".chart")
@@ -99,21 +100,21 @@ def test_the_results_chart_plots_numeric_fields_over_event_time(login, live, dia
     assert inked(chart, "bottom") > 50 and inked(chart, "left") > 50  # both axes are drawn
     first, last = time_ticks(chart)
     assert TICK.match(first) and TICK.match(last), (first, last)
-    # labelled at UTC times within the window ends fed (00:00:10 to 00:00:30)
-    assert "00:00:10" <= first < last <= "00:00:30", (first, last)
+    # labelled at UTC times within the window ends (00:00:10 and 00:00:20)
+    assert "00:00:10" <= first < last <= "00:00:20", (first, last)
     tip = hover(al, chart)
     screenshot(al, "results-chart")
     expect(tip.locator(".chart-tip-time")).to_contain_text("2040-01-01 00:00:")
     # every group's value at the time under the cursor (window w's average price is 10 + w)
     for symbol in ("A", "B", "C", HOSTILE):
-        expect(tip_line(tip, rf"{re.escape(symbol)}: 1[012]")).to_have_count(1)
+        expect(tip_line(tip, rf"{re.escape(symbol)}: 1[01]")).to_have_count(1)
 
     # every numeric field, one line each
     pane.get_by_label("Field", exact=True).select_option("")
     pane.get_by_label("One line per", exact=True).select_option("")
     expect(legend.locator(".u-series")).to_have_count(3)  # the time, avg_price and n
     tip = hover(al, chart)
-    for value in (r"avg_price: 1[012]", r"n: [12]"):
+    for value in (r"avg_price: 1[01]", r"n: [12]"):
         expect(tip_line(tip, value)).to_have_count(1)
 
     swatch = marker(chart, "avg_price")

@@ -112,7 +112,11 @@ export class TimeChart {
       width,
       height: this.height,
       tzDate: this.utc ? (t) => window.uPlot.tzDate(new Date(t * 1000), "Etc/UTC") : undefined,
-      scales: { x: { time: true, range: () => this.span() } },
+      scales: {
+        x: { time: true, range: () => this.span() },
+        // nothing measured yet (a latency before the first delivery): still an axis, from 0 to 1
+        y: { range: (u, min, max) => (min == null ? [0, 1] : window.uPlot.rangeNum(min, max, 0.1, true)) },
+      },
       legend: { live: true },
       cursor: { drag: { x: false, y: false } },
       series: [
