@@ -13,6 +13,7 @@ import { acceptDrops, renderPalette } from "./palette.js";
 import { previewPanel } from "./preview.js";
 import { renderProperties } from "./properties.js";
 import { QueryTab } from "./query.js";
+import { chooseTemplate } from "./templates.js";
 import { VersionList } from "./versions.js";
 
 const PASTE_OFFSET = 40;
@@ -57,6 +58,7 @@ export class Editor {
       el("div", { class: "toolbar" },
         append(field("Diagram name", this.nameInput), [this.nameError]),
         button("New", () => this.reset()),
+        button("From template", () => this.fromTemplate(), { title: "A new diagram from a starter: filter, aggregate, join, union, count window" }),
         button("Validate", () => this.validate()),
         key("Save", "Control+S", () => this.save()),
         button("Deploy", () => this.deploy()),
@@ -372,6 +374,19 @@ export class Editor {
     this.setProblems([]);
     notice(this.message, "");
     this.nameInput.focus();
+  }
+
+  /** A new, unsaved diagram from a template, under a name none of the user's diagrams has. */
+  async fromTemplate() {
+    const { streams } = await api.get("/streams");
+    const free = (stem) => {
+      for (let n = 1; ; n += 1) if (!this.list.has(`${stem}${n}`)) return `${stem}${n}`;
+    };
+    const chosen = await chooseTemplate(this.declarations, streams, free);
+    if (!chosen) return;
+    this.reset();
+    this.show(chosen.doc.name, chosen.doc);
+    notice(this.message, `Opened the ${chosen.template.title} template as ${chosen.doc.name}; Save or Deploy stores it.`, "ok");
   }
 
   async load(name) {
