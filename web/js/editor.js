@@ -22,6 +22,8 @@ export class Editor {
   constructor(root) {
     this.root = root;
     this.declarations = new Map();
+    // settled once open() has the box types and streams: the toolbar shows before that
+    this.ready = new Promise((resolve) => { this.markReady = resolve; });
     this.streams = [];
     this.problems = [];
     this.selected = null;
@@ -137,6 +139,7 @@ export class Editor {
     renderPalette(this.paletteBox, this.declarations, (type) =>
       this.addBox(type, (name, params) => this.canvas.addFree(type, name, params)));
     this.showProperties();
+    this.markReady();
     await this.list.refresh();
   }
 
@@ -378,6 +381,7 @@ export class Editor {
 
   /** A new, unsaved diagram from a template, under a name none of the user's diagrams has. */
   async fromTemplate() {
+    await this.ready;
     const { streams } = await api.get("/streams");
     const free = (stem) => {
       for (let n = 1; ; n += 1) if (!this.list.has(`${stem}${n}`)) return `${stem}${n}`;
