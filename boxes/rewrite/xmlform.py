@@ -53,6 +53,11 @@ _UNITS = {"milliseconds": "ms", "seconds": "s", "minutes": "m", "hours": "h", "d
 
 def load_xml_policies(text: str | bytes, methods: Mapping[str, str]) -> list[Policy]:
     """The policies of every ``<role>``, named ``ROLE#N`` (N counts from 1 within a role)."""
+    return policies_from(xml_items(text, methods))
+
+
+def xml_items(text: str | bytes, methods: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The policies' items (the YAML form, unchecked) of the XML catalog."""
     if len(text) > MAX_BYTES:
         raise invalid("document", f"the XML has {len(text)} bytes; at most {MAX_BYTES}")
     try:
@@ -72,7 +77,7 @@ def load_xml_policies(text: str | bytes, methods: Mapping[str, str]) -> list[Pol
                 if isinstance(err, InvalidInput):
                     raise
                 raise invalid(name, f"cannot read the policy: {err}") from None
-    return policies_from(items)
+    return items
 
 
 def _policy(name: str, role: str, element: Element, methods: Mapping[str, str]) -> dict:
