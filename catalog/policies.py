@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from boxes import codes
 from boxes.errors import Conflict, InvalidInput, NotFound
-from boxes.rewrite.policy import Policy, policies_from, policy_item
+from boxes.rewrite.policy import Policy, invalid, policies_from, policy_item
 from boxes.rewrite.policy import Subject as RewriteSubject
 from boxes.types import FIELD_NAME
 from catalog import repository
@@ -36,6 +37,8 @@ EVENT = "policies"
 MAX_ATTRIBUTES = 64
 MAX_LIST = 10_000
 MAX_TEXT = 4_096
+# A policy's name is any text the model accepts, within this: it is a path segment of the API.
+POLICY_NAME = re.compile(r"[^\x00-\x1f\x7f/]{1,128}")
 
 
 def _attribute(name: object, value: object) -> Any:
@@ -77,6 +80,9 @@ class Policies:
         """Add policies (the YAML form's items), all or none; a name already stored is
         DUPLICATE_NAME unless ``replace``. Every role they name must exist."""
         policies = policies_from(list(items))
+        for p in policies:
+            if not POLICY_NAME.fullmatch(p.name):
+                raise invalid(p.name[:64], "a name is 1 to 128 characters, no '/' or control")
         core = self.core
         with core.store.lock:
             snapshot = self._admin(subject)

@@ -23,6 +23,7 @@ from boxes.output import OutputBox
 from boxes.types import parse_schema
 from catalog import DiagramSpec, Subject
 from catalog.objects import Resumable
+from server.control.rewrites import deployed_plan, gate
 from server.ingest.admission import runtime_of
 from server.realtime.delivery import Labels
 
@@ -147,15 +148,24 @@ def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
 
 def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     """Start one running diagram's query and route its outputs to the delivery path; a
-    ``deployer`` (not a restart) must be cleared for the diagram's level."""
-    plan = resolved(plan_of(json.loads(resumable.diagram.spec), resumable.schemas), svc.catalog)
+    ``deployer`` (not a restart) must be cleared for the diagram's level. A diagram reading a
+    stream some policy protects runs rewritten for its deployer (``rewrites``)."""
+    doc = json.loads(resumable.diagram.spec)
+    plan = resolved(plan_of(doc, resumable.schemas), svc.catalog)
     affordable(plan, svc.limits.cost_ceilings())  # the ceilings may have been lowered since
     if deployer is not None:
         check_clearance(svc.catalog, deployer, plan)
+    diagram = resumable.diagram
+    running = deployed_plan(svc.catalog, diagram, doc, plan, deployer)
+    stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
+    reader = gate(svc.catalog, diagram.name, doc, plan, stored.document) if stored else None
     svc.delivery.register(
-        plan.outputs, Labels(plan.inputs, dict(resumable.sources)), plan.semantics()
+        running.outputs,
+        Labels(running.inputs, dict(resumable.sources)),
+        running.semantics(),
+        reader,
     )
-    runtime_of(svc).deploy(resumable.diagram.name, plan, svc.delivery.on_batch)
+    runtime_of(svc).deploy(diagram.name, running, svc.delivery.on_batch)
 
 
 def run_named(svc, name: str, deployer: Subject | None = None) -> None:
