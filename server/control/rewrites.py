@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 
 from boxes import codes
 from boxes.document import Plan
-from boxes.errors import Denied, SluiceError
+from boxes.errors import Conflict, Denied, SluiceError
 from boxes.rewrite import Rewritten, rewrite
 from catalog import Action, ObjectType, Subject
 from catalog.authorizer import decide
@@ -57,7 +57,7 @@ def deployed_plan(catalog, diagram, doc: Mapping, plan: Plan, deployer: Subject 
     reason = stale_reason(catalog, snapshot, diagram, doc, plan)
     if reason is not None:
         catalog.rewrites.mark_stale(diagram, reason, None)
-        raise Denied(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+        raise Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
     stored = catalog.rewrites.of(diagram)
     if stored is None:
         return plan
@@ -128,7 +128,7 @@ def revalidate(svc, by: Subject) -> list[str]:
         if svc.runtime is not None:
             svc.runtime.stop(diagram.name)
         catalog.rewrites.mark_stale(diagram, reason, by)
-        err = Denied(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+        err = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
         for output in outputs:
             svc.delivery.end(output, err)
         stopped.append(diagram.name)
