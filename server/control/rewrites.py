@@ -48,7 +48,11 @@ def deployed_plan(catalog, diagram, doc: Mapping, plan: Plan, deployer: Subject 
     rewrite (otherwise REWRITE_STALE: the diagram is stopped)."""
     snapshot = catalog.core.snapshot
     if deployer is not None:
-        done = rewrite_for(snapshot, deployer.user_id, deployer.roles, doc, plan)
+        try:
+            done = rewrite_for(snapshot, deployer.user_id, deployer.roles, doc, plan)
+        except SluiceError as err:
+            catalog.core.log(deployer, "deploy", f"diagram:{diagram.name}", False, err.message)
+            raise
         if done is None:
             catalog.rewrites.forget(diagram)
             return plan
@@ -76,8 +80,11 @@ def stale_reason(catalog, snapshot: Snapshot, diagram, doc: Mapping, plan: Plan)
             return "it now reads a stream a policy protects"
         return None
     user = snapshot.users_by_name.get(stored.deployer)
-    if user is None:
-        return f"its deployer {stored.deployer!r} is gone"
+    if user is None or not user.enabled:
+        return f"its deployer {stored.deployer!r} is gone or disabled"
+    if not stored.roles <= user.roles:
+        lost = ", ".join(sorted(stored.roles - user.roles))
+        return f"its deployer {stored.deployer!r} no longer plays {lost}"
     try:
         done = rewrite_for(snapshot, user.id, stored.roles, doc, plan)
     except SluiceError as err:
@@ -110,17 +117,21 @@ def gate(catalog, name: str, doc: Mapping, plan: Plan, document: Mapping) -> Gat
 
 
 def revalidate(svc, by: Subject) -> list[str]:
-    """After a change of policies or attributes: stop every running diagram whose rewrite is
-    stale, and check the subscribers of the others again. Returns the stopped ones."""
+    """After a change of policies, attributes or a user's roles: stop every running diagram
+    whose rewrite is stale (or that cannot be checked), and check the subscribers of the
+    others again. Returns the stopped ones."""
     catalog = svc.catalog
     snapshot = catalog.core.snapshot
     stopped = []
     for resumable in catalog.objects.resumable():
         diagram = resumable.diagram
         doc = json.loads(diagram.spec)
-        plan = _plan(resumable)
-        reason = stale_reason(catalog, snapshot, diagram, doc, plan)
-        outputs = list(plan.outputs)
+        try:
+            plan = _plan(resumable)
+            reason = stale_reason(catalog, snapshot, diagram, doc, plan)
+            outputs = list(plan.outputs)
+        except SluiceError as err:  # unchecked is not left running
+            reason, outputs = f"it cannot be checked: {err.message}", []
         if reason is None:
             for output in outputs:
                 svc.delivery.recheck(output)
@@ -128,9 +139,9 @@ def revalidate(svc, by: Subject) -> list[str]:
         if svc.runtime is not None:
             svc.runtime.stop(diagram.name)
         catalog.rewrites.mark_stale(diagram, reason, by)
-        err = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+        ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
         for output in outputs:
-            svc.delivery.end(output, err)
+            svc.delivery.end(output, ended)
         stopped.append(diagram.name)
     return stopped
 
