@@ -13,6 +13,7 @@ attribute of that name with ``.`` written ``_`` (``self.Emergency_start``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
@@ -25,6 +26,7 @@ from boxes.rewrite.policy import Policy, invalid, policies_from
 from boxes.rewrite.predicates import Unbound, literal
 
 MAX_BYTES = 1 << 20
+_PLACEHOLDER = re.compile(r"\{(\d{1,3})\}")
 _OPERATORS = {
     "equals": "=",
     "notequals": "<>",
@@ -130,5 +132,7 @@ def _expression(name: str, e: Element, methods: Mapping[str, str]) -> str:
         template = methods.get(e.get("name", ""))
         if template is None:
             raise invalid(name, f"no expression is given for method {e.get('name')!r}")
-        return "(" + template.format(*(f"({a})" for a in args)) + ")"
+        # Only {N} is replaced: str.format would let a template reach the arguments'
+        # attributes ({0.__class__...}), and templates come over the API.
+        return "(" + _PLACEHOLDER.sub(lambda m: f"({args[int(m.group(1))]})", template) + ")"
     raise invalid(name, f"unknown element <{e.tag}> with {len(args)} operand(s)")

@@ -92,6 +92,8 @@ def test_attributes(client, auth):
         ("post", API, {"yaml": YAML.replace("CUSTOMER1", "NOBODY")}, 404, "UNKNOWN_ROLE"),
         ("post", API, {"yaml": YAML, "xml": XML}, 400, "INVALID_BODY"),
         ("post", API, {"xml": "<!DOCTYPE x [<!ENTITY a 'b'>]><x/>"}, 400, "POLICY_INVALID"),
+        ("post", API, {"xml": XML, "methods": {"Ceiling": "{0.__class__}"}}, 400, "POLICY_INVALID"),
+        ("post", API, {"xml": XML, "methods": {"Ceiling": "{7}"}}, 400, "POLICY_INVALID"),
         ("put", f"{API}/other", {"yaml": YAML}, 400, "POLICY_INVALID"),
         ("delete", f"{API}/nothing", None, 404, "NOT_FOUND"),
         ("put", f"{API}/users/al", {"attributes": {"x": {"a": 1}}}, 400, "INVALID_BODY"),
@@ -106,6 +108,7 @@ def test_refusals_carry_their_codes(client, auth, method, url, body, status, cod
     kwargs = {"headers": headers} if body is None else {"headers": headers, "json": body}
     response = getattr(client, method)(url, **kwargs)
     assert (response.status_code, response.json["error"]["code"]) == (status, code), response.json
+    assert "<class" not in response.json["error"]["message"]  # no format-string reach
     assert names(client, headers) == ["unused"]
 
 
