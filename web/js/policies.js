@@ -68,10 +68,12 @@ export class PoliciesPanel {
     else await this.loadAttributes();
   }
 
+  /** Show the chosen user's attributes, unless the administrator typed meanwhile. */
   async loadAttributes() {
     if (!this.user.value) return;
+    const before = this.attributes.value;
     const { attributes } = await api.get(`/policies/users/${api.seg(this.user.value)}`);
-    this.attributes.value = JSON.stringify(attributes);
+    if (this.attributes.value === before) this.attributes.value = JSON.stringify(attributes);
   }
 
   async act(request, done) {
