@@ -30,7 +30,7 @@ CORES = 2
 
 def session():
     """The bench process's one SparkSession (Sluice's settings, two local cores); a heap big
-    enough for a million tuples with 64-word labels collected at once."""
+    enough for a million tuples with wide labels collected at once."""
     from server.runtime.spark import build_session
 
     return build_session(f"local[{CORES}]", {"spark.driver.memory": "4g"}, app_name="sluice-bench")

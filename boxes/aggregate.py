@@ -194,7 +194,7 @@ class AggregateBox(Operator):
             .groupBy(window.alias("window"), *self.group_by)
             .agg(
                 *[a.to_column().alias(field) for field, a in self.aggregates],
-                labels.merge_group(labels.words_of(frames[self.source])).alias(labels.LABEL_COLUMN),
+                labels.merge_group(frames[self.source]),
             )
         )
         return grouped.select(

@@ -44,6 +44,7 @@ class Kind(str, Enum):
     FLAG = "flag"  # true or false
     SCHEMA_REF = "schema ref"  # a schema name, or an inline schema
     CHOICE = "choice"  # one of the parameter's ``choices``
+    OUTPUT_REF = "output ref"  # the name of another diagram's output (a derived input)
 
     @property
     def json_type(self) -> str:
@@ -106,6 +107,7 @@ _SHAPES = {
     Kind.WINDOW: (lambda v: isinstance(v, Mapping), "a mapping"),
     Kind.FLAG: (lambda v: isinstance(v, bool), "true or false"),
     Kind.SCHEMA_REF: (lambda v: isinstance(v, (str, Mapping)), "a schema name or a schema"),
+    Kind.OUTPUT_REF: (lambda v: isinstance(v, str), "an output's name"),
 }
 
 

@@ -564,6 +564,12 @@ DEPLOY_TIMEOUT = define(
     "diagram {diagram!r} did not start within {seconds} s; its queries are stopped",
     "runtime",
 )
+PREVIEW_NOT_RUNNING = define(
+    "PREVIEW_NOT_RUNNING",
+    409,
+    "diagram {diagram!r} is not running; deploy it to preview its boxes",
+    "runtime",
+)
 STATE_LIMIT_EXCEEDED = define(
     "STATE_LIMIT_EXCEEDED",
     409,
@@ -595,6 +601,43 @@ OUTPUT_IN_USE = define(
     "OUTPUT_IN_USE",
     409,
     "output(s) {outputs} already belong to running diagram {diagram!r}",
+    "runtime",
+)
+
+
+# Derived streams: a diagram reading another diagram's output (boxes/input.py).
+DERIVED_INPUT_SHAPE = define(
+    "DERIVED_INPUT_SHAPE",
+    400,
+    "input {name!r} reads another diagram's output, whose schema it takes: declare no schema",
+    "document",
+)
+DERIVED_CYCLE = define(
+    "DERIVED_CYCLE", 400, "diagram {diagram!r} would read its own output: {chain}", "document"
+)
+DERIVED_WEAK = define(
+    "DERIVED_WEAK",
+    400,
+    "output {name!r} carries tuples derived from another diagram's output; it stays strong, "
+    "since weak would widen who may read them",
+    "document",
+)
+DERIVED_NEEDS_LEVEL = define(
+    "DERIVED_NEEDS_LEVEL",
+    400,
+    "input {name!r} reads output {output!r} of a diagram at a level; declare a level here too",
+    "document",
+)
+DERIVED_IN_USE = define(
+    "DERIVED_IN_USE",
+    409,
+    "diagram {diagram!r} has outputs that diagram(s) {readers} read; drop or change those first",
+    "catalog",
+)
+DERIVED_NOT_DEPLOYED = define(
+    "DERIVED_NOT_DEPLOYED",
+    409,
+    "output {output!r} is not deployed on this server; deploy its diagram first",
     "runtime",
 )
 

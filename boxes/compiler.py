@@ -63,7 +63,7 @@ def _compile(
             if raw:
                 out = labels.split_raw(out, plan.label_words)
             if plan.clearance is not None:
-                out = labels.split_level(out, plan.label_words, LEVEL_COLUMN)
+                out = labels.split_level(out, LEVEL_COLUMN)
             outputs[box.name] = out
         else:
             assert isinstance(box, Operator)

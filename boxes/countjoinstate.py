@@ -136,8 +136,8 @@ def compile_count_join(box: JoinBox, left, right):
         .transformWithStateInPandas(CountJoinProcessor(spec), result, "Append", "None")
     )
     out = [_from_step(F.col(c), types[o]).alias(o) for side in fields for _, o, c in side]
-    label = labels.join_words([F.col(label_name(j)) for j in range(words)])
-    return stepped.select(*out, label.alias(labels.LABEL_COLUMN))
+    label = labels.join_words([F.col(label_name(j)) for j in range(words)], left)
+    return stepped.select(*out, label)
 
 
 def _step_type(dtype: DataType):

@@ -193,5 +193,5 @@ def compile_count_window(box: AggregateBox, frame):
         .groupBy(*keys)
         .transformWithStateInPandas(processor, result, "Append", "None")
     )
-    label = labels.join_words([F.col(label_name(k)) for k in range(words)])
-    return stepped.select(*box.schema.names, label.alias(labels.LABEL_COLUMN))
+    label = labels.join_words([F.col(label_name(k)) for k in range(words)], frame)
+    return stepped.select(*box.schema.names, label)

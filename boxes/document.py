@@ -16,7 +16,9 @@ box in data-flow order.
 >>> plan.inputs, list(plan.outputs)
 (('in1',), ['out'])
 
-On the server the inputs are catalog streams: ``validate(doc, streams={"in1": schema})``.
+On the server the inputs are catalog streams: ``validate(doc, streams={"in1": schema})``; an
+input may instead read another diagram's output (``output: NAME``, a derived input), which the
+server describes in ``outputs`` (``boxes.input.Derived``).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
 from boxes.expressions.checker import LEVEL_READABLE
-from boxes.input import InputBox
-from boxes.labels import word_count
+from boxes.input import Derived, InputBox
+from boxes.labels import is_sparse, word_count
 from boxes.levels import BOTTOM, TOP
 from boxes.output import OutputBox
 from boxes.types import FIELD_NAME, Schema, parse_schema
@@ -147,6 +149,25 @@ class Plan:
     # diagram is not at a level), and the clearance the server resolved it to (company bits).
     level: Mapping[str, str] | None = None
     clearance: int | None = None
+    # Label-bit order when it differs from ``inputs`` (a derived input): the sorted source
+    # streams, this plan's own and those of the outputs it reads. See ``label_sources``.
+    sources: tuple[str, ...] = ()
+
+    @property
+    def label_sources(self) -> tuple[str, ...]:
+        """The source stream each label bit stands for: bit i <=> label_sources[i]."""
+        return self.sources or self.inputs
+
+    def derived(self) -> dict[str, str]:
+        """Per derived input, the output it reads."""
+        return {
+            b.name: b.output for b in self.boxes if isinstance(b, InputBox) and b.output is not None
+        }
+
+    def streams(self) -> tuple[str, ...]:
+        """The inputs that are streams (not derived)."""
+        derived = self.derived()
+        return tuple(n for n in self.inputs if n not in derived)
 
     def semantics(self) -> dict[str, str]:
         """Per output, its semantic (``boxes/output.py``)."""
@@ -176,20 +197,29 @@ class Plan:
             "outputs": {n: s.to_dict() for n, s in self.outputs.items()},
             "boxes": [box.describe() for box in self.boxes],
         }
+        if is_sparse(self.label_words):  # a new representation: a new fingerprint, checkpoint
+            out["label"] = "sparse"
         if self.level is not None:
             out["level"] = dict(self.level)
             out["clearance"] = self.clearance
+        if self.sources:
+            out["sources"] = list(self.sources)
         return out
 
 
-def validate(doc: Mapping, streams: Mapping[str, Schema] | None = None) -> Plan:
+def validate(
+    doc: Mapping,
+    streams: Mapping[str, Schema] | None = None,
+    outputs: Mapping[str, Derived] | None = None,
+) -> Plan:
     """Check a loaded document; return its Plan or raise DiagramInvalid with every problem.
 
     ``streams`` are the catalog's input streams (server use): inputs must name one, and a
     schema the document declares must equal the catalog's. Without it (``sluice run``) every
-    input declares its schema. Pure: no Spark, no I/O.
+    input declares its schema. ``outputs`` are the other diagrams' outputs a derived input
+    may read (server use). Pure: no Spark, no I/O.
     """
-    return _Validator(streams).run(doc)
+    return _Validator(streams, outputs).run(doc)
 
 
 @dataclass
@@ -205,6 +235,7 @@ class _Node:
     schema: Schema | None = None
     sound: bool = False  # parameters and references checked without a problem
     box: Operator | None = None  # a box built against its inputs' schemas
+    derived: Derived | None = None  # a derived input: the output it reads
 
     @property
     def path(self) -> str:
@@ -223,8 +254,11 @@ class _Node:
 
 
 class _Validator:
-    def __init__(self, streams: Mapping[str, Schema] | None) -> None:
+    def __init__(
+        self, streams: Mapping[str, Schema] | None, outputs: Mapping[str, Derived] | None
+    ) -> None:
         self.streams = streams
+        self.outputs = outputs or {}
         self.problems: list[Problem] = []
         self.nodes: dict[str, _Node] = {}
         self.schemas: dict[str, Schema | None] = {}
@@ -247,6 +281,7 @@ class _Validator:
         self.read_boxes(sections["boxes"])
         self.read_outputs(sections["outputs"])
         level = self.read_level(doc.get("level"))
+        self.check_derived(doc)
         order, cyclic = self.check_graph()
         self.check_reachable(cyclic)
         readable = LEVEL_READABLE.set("level" in doc)
@@ -257,6 +292,37 @@ class _Validator:
         if self.problems:
             raise DiagramInvalid(self.problems)
         return replace(self.plan(doc["name"], order), level=level)
+
+    def check_derived(self, doc: Mapping) -> None:
+        """Derived inputs widen no one's reading: no diagram reads its own output; outputs
+        stay strong (weak would deliver a tuple to who reads one of its sources only); a
+        diagram reading one at a level runs at a level (its tuples keep theirs)."""
+        derived = {n: node for n, node in self.nodes.items() if node.derived is not None}
+        if not derived:
+            return
+        for name, node in derived.items():
+            output = node.args["output"]
+            if output in self.nodes and self.nodes[output].section == "outputs":
+                self.add(
+                    codes.DERIVED_CYCLE,
+                    f"{node.path}.output",
+                    codes.DERIVED_CYCLE.render(
+                        diagram=doc.get("name"), chain=f"input {name} reads output {output}"
+                    ),
+                )
+            elif node.derived is not None and node.derived.level and "level" not in doc:
+                self.add(
+                    codes.DERIVED_NEEDS_LEVEL,
+                    f"{node.path}.output",
+                    codes.DERIVED_NEEDS_LEVEL.render(name=name, output=output),
+                )
+        for name, node in self.nodes.items():
+            if node.section == "outputs" and node.args.get("semantic") == "weak":
+                self.add(
+                    codes.DERIVED_WEAK,
+                    f"{node.path}.semantic",
+                    codes.DERIVED_WEAK.render(name=name),
+                )
 
     def read_level(self, raw: Any) -> Mapping[str, str] | None:
         """``level:``, per conflict-of-interest class a company, ``T`` or ``⊥``; which classes
@@ -383,6 +449,8 @@ class _Validator:
                 node.schema = self.input_schema(node)
 
     def input_schema(self, node: _Node) -> Schema | None:
+        if "output" in node.args:
+            return self.derived_schema(node)
         declared, path = node.args.get("schema"), f"{node.path}.schema"
         schema: Schema | None = None
         if isinstance(declared, str):
@@ -412,6 +480,22 @@ class _Validator:
             )
             return None
         return catalog
+
+    def derived_schema(self, node: _Node) -> Schema | None:
+        """A derived input takes its output's schema; the output must be one it may read."""
+        if node.raw.get("schema") is not None:
+            self.add(
+                codes.DERIVED_INPUT_SHAPE,
+                f"{node.path}.schema",
+                codes.DERIVED_INPUT_SHAPE.render(name=node.name),
+            )
+            return None
+        output = node.args["output"]
+        node.derived = self.outputs.get(output)
+        if node.derived is None:
+            self.add(codes.NOT_FOUND, f"{node.path}.output", f"there is no output {output!r}")
+            return None
+        return node.derived.schema
 
     def read_boxes(self, raw: Mapping) -> None:
         if len(raw) > MAX_BOXES:
@@ -527,13 +611,33 @@ class _Validator:
 
     def plan(self, name: str, order: list[_Node]) -> Plan:
         inputs = tuple(sorted(n.name for n in self.nodes.values() if n.section == "inputs"))
-        words = word_count(len(inputs))
+        derived = {n: d for n in inputs if (d := self.nodes[n].derived) is not None}
+        sources = tuple(
+            sorted(
+                {n for n in inputs if n not in derived}.union(
+                    *(d.sources for d in derived.values())
+                )
+            )
+        )
+        bits = {name: i for i, name in enumerate(sources)}
+        words = word_count(len(sources))
         lateness = {n: duration_of(self.nodes[n].args["lateness"]) for n in inputs}
         operators = tuple(node.checked_box for node in order if node.section == "boxes")
         counted = any(b.by_arrival for b in operators)
         input_boxes = tuple(
-            InputBox(n, self.nodes[n].checked_schema, i, words, lateness[n], counted)
-            for i, n in enumerate(inputs)
+            InputBox(n, self.nodes[n].checked_schema, bits[n], words, lateness[n], counted)
+            if n not in derived
+            else InputBox(
+                n,
+                derived[n].schema,
+                -1,
+                words,
+                lateness[n],
+                counted,
+                self.nodes[n].args["output"],
+                tuple(bits[s] for s in derived[n].sources),
+            )
+            for n in inputs
         )
         outputs = tuple(
             OutputBox(node.name, node.checked_schema, node.args["from"], node.args["semantic"])
@@ -548,6 +652,7 @@ class _Validator:
             {o.name: o.schema for o in outputs},
             words,
             input_boxes + operators + outputs,
+            sources=sources if derived else (),
         )
 
 

@@ -3,6 +3,11 @@
 Documents declare inputs under ``inputs:``; the registry lists the type so the editor's palette
 shows it. Its compile step keeps exactly the schema's columns, applies the watermark on the
 event time (so windows and joins downstream can close) and attaches the stream's literal label.
+
+A *derived* input (``output: NAME``) reads another diagram's output instead of a stream. Its
+tuples keep the label they have there: their sources' bits are moved into this plan's layout
+(``labels.moved``; this plan's bits stand for the original source streams, ``Plan.sources``),
+so whoever may not read a tuple's sources cannot read it here either, whoever republished it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,17 @@ from boxes import arrival, labels, levels
 from boxes.base import Box, Kind, Param
 from boxes.durations import spark_interval
 from boxes.types import Schema
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What a diagram reading another diagram's output is told of it (the server's catalog
+    knows): its schema, the source streams its label bits stand for (sorted: that plan's
+    ``sources``), and whether that diagram runs at a level (its tuples then carry ``_level``)."""
+
+    schema: Schema
+    sources: tuple[str, ...]
+    level: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,13 @@ class InputBox(Box):
             required=False,
             default="0s",
         ),
+        Param(
+            "output",
+            Kind.OUTPUT_REF,
+            "another diagram's output to read instead of a stream (a derived stream: its "
+            "tuples keep their sources, and the schema is the output's)",
+            required=False,
+        ),
     )
 
     name: str
@@ -44,6 +67,8 @@ class InputBox(Box):
     words: int
     lateness: float
     arrival: bool = False  # keep each tuple's arrival order (the plan has a count window)
+    output: str | None = None  # a derived input: the output it reads (``bit`` is then unused)
+    remap: tuple[int, ...] = ()  # a derived input: this plan's bit for each bit of its labels
 
     def attach(self, frame: Any, clearance: int | None = None, raw: bool = False):
         """The caller's DataFrame for this stream, watermarked and labelled (with the raw
@@ -54,6 +79,8 @@ class InputBox(Box):
         (column ``_level``, 0 if the frame has none: public) as its label's first word.
         """
         kept = list(self.schema.names)
+        if self.output is not None:
+            kept.append(labels.LABEL_COLUMN)  # the label the tuple has upstream
         if self.arrival:
             frame = arrival.attach(frame)
             kept.append(arrival.ARRIVAL_COLUMN)
@@ -72,10 +99,19 @@ class InputBox(Box):
             )
         if self.schema.event_time:
             frame = frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
-        if clearance is None:
-            return frame.withColumn(labels.LABEL_COLUMN, labels.literal(self.bit, self.words, raw))
-        label = labels.with_level(self.bit, self.words, frame[levels.LEVEL_COLUMN], raw)
-        return frame.withColumn(labels.LABEL_COLUMN, label).drop(levels.LEVEL_COLUMN)
+        tuple_level = None if clearance is None else frame[levels.LEVEL_COLUMN]
+        if self.output is not None:
+            upstream = frame[labels.LABEL_COLUMN]
+            label = labels.derived(upstream, self.remap, self.words, raw, tuple_level)
+        elif tuple_level is None:
+            label = labels.literal(self.bit, self.words, raw)
+        else:
+            label = labels.with_level(self.bit, self.words, tuple_level, raw)
+        frame = frame.withColumn(labels.LABEL_COLUMN, label)
+        return frame if tuple_level is None else frame.drop(levels.LEVEL_COLUMN)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "bit": self.bit, "lateness": self.lateness}
+        described = {**super().describe(), "bit": self.bit, "lateness": self.lateness}
+        if self.output is not None:
+            described |= {"output": self.output, "remap": list(self.remap)}
+        return described

@@ -166,10 +166,8 @@ class JoinBox(Operator):
         lt, rt = F.col(self.times[0]), F.col(self.times[1])
         condition += [lt >= rt - bound, lt <= rt + bound]
         joined = left.join(right, on=condition, how="inner")
-        label = labels.merge_pair(
-            F.col(_LEFT_LABEL), F.col(_RIGHT_LABEL), labels.words_of(frames[self.left])
-        )
-        return joined.select(*self.schema.names, label.alias(labels.LABEL_COLUMN))
+        label = labels.merge_pair(F.col(_LEFT_LABEL), F.col(_RIGHT_LABEL), frames[self.left])
+        return joined.select(*self.schema.names, label)
 
 
 def _bound(

@@ -10,9 +10,11 @@ every bit is raw, and this is the plain subset (strong) or intersection (weak) t
 
 Pure NumPy/Arrow (no Spark, no per-row Python): the server calls it in the driver for every
 result batch and every subscriber, with the readable set as it is *now*, so a revoked
-permission takes effect on the next batch. Labels arrive as signed 64-bit words (a ``bigint``
-column, or a struct of them above 64 sources; see ``boxes.labels``); here they are read as
-unsigned words, one array per word, without copying.
+permission takes effect on the next batch. Labels arrive as a signed 64-bit word (a ``bigint``
+column), read here as unsigned words without copying; above 64 sources as sparse sets (a list
+of set bit indexes per row; see ``boxes.labels``), read as one flat array of indexes and the
+rows' offsets into it: each index is looked up in the readable set's bitmap and the hits
+counted per row (strong: all of a row's indexes hit; weak: one does).
 
 >>> import pyarrow as pa
 >>> batch = pa.table({"x": [1, 2, 3], "_label": [0b01, 0b10, 0b11]})  # {in1}, {in2}, both
@@ -32,7 +34,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from boxes.labels import LABEL_COLUMN, RAW_COLUMN, WORD_BITS, word_count, word_name
+from boxes.labels import LABEL_COLUMN, RAW_COLUMN, WORD_BITS, word_count
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG, WEAK
 
@@ -45,6 +47,8 @@ Words = list[np.ndarray]  # one uint64 array per label word, with an entry per r
 # per word (hash and verify), after which each mask costs ``_PER_MASK_DISTINCT``.
 _PER_WORD, _PICK = 0.8, 1.5
 _FACTORIZE, _PER_WORD_DISTINCT, _PER_MASK_DISTINCT = 15.0, 7.0, 2.5
+# Sparse labels: per index of a row, testing one mask (look up, count) and hashing.
+_PER_INDEX, _PER_INDEX_DISTINCT = 4.0, 10.0
 # Odd multipliers (each permutes the 64-bit words) of MurmurHash3's 64-bit finaliser.
 _MIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
 _SAMPLE = 1024  # rows looked at before a full check for one label
@@ -88,9 +92,8 @@ def rights(inputs: Sequence[str], tuples: Iterable[str], aggregates: Iterable[st
     )
 
 
-def label_words(batch: Batch, name: str = LABEL_COLUMN) -> Words:
-    """The labels of a batch as unsigned 64-bit words, one array per word (views, no copy
-    unless the column comes in several chunks); ``name`` picks the label kind."""
+def _column(batch: Batch, name: str) -> pa.Array:
+    """One column of a batch as a single array (no copy unless it comes in several chunks)."""
     column = batch.column(name)
     if isinstance(column, pa.ChunkedArray):
         column = (
@@ -102,20 +105,108 @@ def label_words(batch: Batch, name: str = LABEL_COLUMN) -> Words:
         )
     if column.null_count:
         raise ValueError("a result batch has a NULL label; labels are never NULL")
-    parts = column.flatten() if pa.types.is_struct(column.type) else [column]
-    return [
-        np.asarray(part.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
-        for part in parts
-    ]
+    return column
+
+
+def label_words(batch: Batch, name: str = LABEL_COLUMN) -> Words:
+    """A one-word (``bigint``) label column as unsigned 64-bit words (a view, no copy);
+    ``name`` picks the label kind."""
+    return [_words(_column(batch, name))]
+
+
+def _words(column: pa.Array) -> np.ndarray:
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """Sparse labels of a batch (``boxes.labels``): row i's set bit indexes are
+    ``values[offsets[i] : offsets[i + 1]]``, ascending (``offsets[0]`` is 0)."""
+
+    values: np.ndarray
+    offsets: np.ndarray
+
+    @classmethod
+    def of(cls, column: pa.Array) -> Sparse:
+        """From a list column, without copying the indexes (unless a slice must be rebased)."""
+        offsets = column.offsets.to_numpy(zero_copy_only=False)
+        values = column.values.to_numpy(zero_copy_only=False)[offsets[0] : offsets[-1]]
+        return cls(values, offsets - offsets[0] if offsets[0] else offsets)
+
+    @property
+    def rows(self) -> int:
+        return len(self.offsets) - 1
+
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def row_of(self, positions: np.ndarray) -> np.ndarray:
+        """The row each of ``positions`` (into ``values``) belongs to."""
+        return np.searchsorted(self.offsets, positions, side="right") - 1
+
+    def within(self, bitmap: np.ndarray) -> np.ndarray:
+        """Boolean per row: every index in ``bitmap``; the work beyond one look-up per index
+        is only for the indexes outside."""
+        ok = np.ones(self.rows, dtype=bool)
+        ok[self.row_of(np.flatnonzero(~bitmap[self.values]))] = False
+        return ok
+
+    def hits(self, bitmap: np.ndarray) -> np.ndarray:
+        """Per row, how many of its indexes ``bitmap`` has (O(indexes), no loop per row)."""
+        found = np.zeros(len(self.values) + 1, dtype=np.int64)
+        np.cumsum(bitmap[self.values], out=found[1:])
+        return found[self.offsets[1:]] - found[self.offsets[:-1]]
+
+    def take(self, rows: np.ndarray) -> Sparse:
+        """The labels of ``rows`` only."""
+        sizes = self.sizes()[rows]
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        starts = np.repeat(self.offsets[:-1][rows] - offsets[:-1], sizes)
+        return Sparse(self.values[starts + np.arange(offsets[-1])], offsets)
+
+    def sets(self) -> list[np.ndarray]:
+        """Each row's indexes."""
+        return [self.values[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
+
+    def same(self) -> bool:
+        """Whether every row has the first row's label."""
+        sizes = self.sizes()
+        if not (sizes == sizes[0]).all():
+            return False
+        rows = self.values.reshape(self.rows, sizes[0])
+        return bool((rows == rows[:1]).all())
+
+    def hashes(self) -> np.ndarray:
+        """A 64-bit hash per row: of the sum of its mixed indexes and of its size."""
+        mixed = np.zeros(len(self.values) + 1, dtype=np.uint64)
+        np.cumsum(_mixed(self.values.astype(np.uint64) + np.uint64(1)), out=mixed[1:])
+        total = mixed[self.offsets[1:]] - mixed[self.offsets[:-1]]
+        return _mixed(total ^ self.sizes().astype(np.uint64))
+
+
+Labels: TypeAlias = Words | Sparse
+
+
+def _read(batch: Batch, name: str) -> Labels:
+    """A label column as words (``bigint``) or sparse sets (a list per row)."""
+    column = _column(batch, name)
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        return Sparse.of(column)
+    return [_words(column)]
 
 
 def label_array(words: Words) -> pa.Array:
     """Labels (one array per word) shaped as Spark hands them over, for batches made outside
-    Spark: a ``bigint`` column for one word, a struct of words above."""
-    columns = [pa.array(np.asarray(word, dtype=np.uint64).view(np.int64)) for word in words]
-    if len(columns) == 1:
-        return columns[0]
-    return pa.StructArray.from_arrays(columns, names=[word_name(k) for k in range(len(words))])
+    Spark: a ``bigint`` column for one word, sparse sets (a list of bit indexes) above."""
+    if len(words) == 1:
+        return pa.array(np.asarray(words[0], dtype=np.uint64).view(np.int64))
+    stacked = np.stack([np.asarray(w, dtype=np.uint64) for w in words], axis=1).astype("<u8")
+    bits = np.unpackbits(stacked.view(np.uint8), axis=1, bitorder="little")
+    offsets = np.zeros(len(bits) + 1, dtype=np.int32)
+    np.cumsum(bits.sum(axis=1), out=offsets[1:])
+    indexes = np.nonzero(bits)[1].astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(indexes, pa.int32()))
 
 
 def _mask(words: Words, mask) -> np.ndarray:
@@ -155,10 +246,31 @@ def _passes(words: Words, raw: Words | None, rights: Rights, weak: bool) -> np.n
     return _within(raw, rights.tuples) & _within(words, rights.aggregates)
 
 
-def _labels(batch: Batch) -> tuple[Words, Words | None]:
-    """A batch's source words, and its raw words if its labels carry them apart."""
-    raw = label_words(batch, RAW_COLUMN) if RAW_COLUMN in batch.schema.names else None
-    return label_words(batch), raw
+def _passes_sparse(label: Sparse, raw: Sparse | None, bitmaps, weak: bool) -> np.ndarray:
+    """``_passes`` on sparse labels, by counting per row the indexes each readable set has
+    (``bitmaps``: READ_TUPLE, then READ_TUPLE or READ_AGGREGATE). With raw sources, which are
+    a subset of the label's, a weak row has an aggregate-only source readable as an aggregate
+    iff the label has more such indexes than its raw sources do."""
+    tuples, aggregates = bitmaps
+    if raw is None:
+        return label.hits(tuples) > 0 if weak else label.within(tuples)
+    if weak:
+        return (raw.hits(tuples) > 0) | (label.hits(aggregates) > raw.hits(aggregates))
+    return raw.within(tuples) & label.within(aggregates)
+
+
+def _bitmap(mask: np.ndarray) -> np.ndarray:
+    """A readable set's words as one boolean per source bit."""
+    return np.unpackbits(mask.astype("<u8").view(np.uint8), bitorder="little").view(bool)
+
+
+def _sparse_mask(labels: Sparse, mask) -> np.ndarray:
+    """A readable set for sparse labels: wider than a word (sparse labels are), and holding
+    every index the labels name."""
+    mask = np.asarray(mask, dtype=np.uint64)
+    if len(mask) < 2 or (len(labels.values) and labels.values.max() >= len(mask) * WORD_BITS):
+        raise ValueError(f"sparse labels need a readable set wider than its {len(mask)} words")
+    return mask
 
 
 def _semantic(semantic: str) -> bool:
@@ -188,19 +300,29 @@ def deliveries(
     and spreading the answer back to the rows, is cheaper.
     """
     weak = _semantic(semantic)
-    words, raw = _labels(batch)
+    labels = _read(batch, LABEL_COLUMN)
+    raw = _read(batch, RAW_COLUMN) if RAW_COLUMN in batch.schema.names else None
+
+    def fit(mask) -> np.ndarray:
+        return _sparse_mask(labels, mask) if isinstance(labels, Sparse) else _mask(labels, mask)
+
     keys: dict[bytes, int] = {}
     distinct: list[Rights] = []
     slot: list[int] = []
     for mask in masks:
         right = Rights.of(mask)
-        right = Rights(_mask(words, right.tuples), _mask(words, right.aggregates))
+        right = Rights(fit(right.tuples), fit(right.aggregates))
         key = right.key()
         if key not in keys:
             keys[key] = len(distinct)
             distinct.append(right)
         slot.append(keys[key])
-    answers = _answer(words, raw, batch.num_rows, distinct, weak)
+    if isinstance(labels, Sparse):
+        assert raw is None or isinstance(raw, Sparse)
+        answers = _answer_sparse(labels, raw, distinct, weak)
+    else:
+        assert raw is None or not isinstance(raw, Sparse)
+        answers = _answer(labels, raw, batch.num_rows, distinct, weak)
     return [answers[i] for i in slot]
 
 
@@ -232,6 +354,29 @@ def _answer(
     return [np.flatnonzero(passes(keyed, right)) for right in masks]
 
 
+def _answer_sparse(
+    label: Sparse, raw: Sparse | None, masks: list[Rights], weak: bool
+) -> list[np.ndarray]:
+    """``_answer`` for sparse labels: one label, distinct labels first, or row by row."""
+    rows = label.rows
+    if rows == 0:
+        return [np.arange(0)] * len(masks)
+    parts = [label] if raw is None else [label, raw]
+    bitmaps = [(_bitmap(m.tuples), _bitmap(m.aggregates)) for m in masks]
+
+    def passes(chosen: np.ndarray | None) -> list[np.ndarray]:
+        some = [p if chosen is None else p.take(chosen) for p in parts]
+        return [_passes_sparse(some[0], some[1] if raw else None, b, weak) for b in bitmaps]
+
+    if all(p.same() for p in parts):
+        return [_spread(ok, None, rows) for ok in passes(np.arange(1))]
+    indexes = sum(len(p.values) for p in parts) / rows
+    if _sparse_distinct_first_is_cheaper(indexes, len(masks)):
+        representatives, codes = _distinct_rows(parts)
+        return [_spread(ok, codes, rows) for ok in passes(representatives)]
+    return [np.arange(rows) if ok.all() else np.flatnonzero(ok) for ok in passes(None)]
+
+
 def _spread(ok: np.ndarray, codes: np.ndarray | None, rows: int) -> np.ndarray:
     """The rows whose label (its index in ``ok``: ``codes``) passed; no work per row when all
     or none did (then ``codes`` is not needed: one label)."""
@@ -246,6 +391,13 @@ def _distinct_first_is_cheaper(words: int, masks: int) -> bool:
     return setup + masks * _PER_MASK_DISTINCT < direct
 
 
+def _sparse_distinct_first_is_cheaper(indexes: float, masks: int) -> bool:
+    """``_distinct_first_is_cheaper`` for sparse labels of ``indexes`` indexes a row."""
+    direct = masks * (_PER_INDEX * indexes + _PICK)
+    setup = _FACTORIZE + _PER_INDEX_DISTINCT * indexes
+    return setup + masks * _PER_MASK_DISTINCT < direct
+
+
 def _one_label(words: Words) -> bool:
     """Whether every row has the first row's label (a sample first: mixed batches show it soon)."""
     for part in (slice(0, _SAMPLE), slice(None)):
@@ -254,18 +406,47 @@ def _one_label(words: Words) -> bool:
     return True
 
 
+def _mixed(state: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser, elementwise (a new array)."""
+    state = state.copy()
+    for multiplier in _MIX:
+        state ^= state >> np.uint64(33)
+        state *= multiplier
+    state ^= state >> np.uint64(33)
+    return state
+
+
 def _row_hashes(words: Words) -> np.ndarray:
     """A 64-bit hash per row: each word is xored into the state, which is then mixed by
     multiply and xor-shift rounds. One round is not enough: label words are mostly single
     bits, and a multiply only carries a bit upwards, so two labels can cancel exactly."""
     state = np.zeros(len(words[0]), dtype=np.uint64)
     for word in words:
-        state ^= word
-        for multiplier in _MIX:
-            state ^= state >> np.uint64(33)
-            state *= multiplier
-        state ^= state >> np.uint64(33)
+        state = _mixed(state ^ word)
     return state
+
+
+def _distinct_rows(parts: list[Sparse]) -> tuple[np.ndarray, np.ndarray]:
+    """One row per distinct sparse label (of all ``parts`` together) and each row's index
+    among them: by a hash per row, verified against its representative (a collision falls
+    back to an exact, slower grouping of the rows' index tuples)."""
+    hashes = np.zeros(parts[0].rows, dtype=np.uint64)
+    for part in parts:
+        hashes = _mixed(hashes ^ part.hashes())
+    codes, uniques = pd.factorize(hashes.view(np.int64))
+    representatives = np.empty(len(uniques), dtype=np.intp)
+    representatives[codes[::-1]] = np.arange(len(codes))[::-1]  # the first row of each
+    same = np.arange(len(codes)), representatives[codes]
+    if all(np.array_equal(p.take(same[0]).values, p.take(same[1]).values) for p in parts) and all(
+        np.array_equal(p.sizes()[same[0]], p.sizes()[same[1]]) for p in parts
+    ):
+        return representatives, codes
+    seen: dict[tuple, int] = {}
+    keys = zip(*[[tuple(s.tolist()) for s in p.sets()] for p in parts], strict=True)
+    codes = np.array([seen.setdefault(key, len(seen)) for key in keys], dtype=np.intp)
+    representatives = np.empty(len(seen), dtype=np.intp)
+    representatives[codes[::-1]] = np.arange(len(codes))[::-1]
+    return representatives, codes
 
 
 def distinct_labels(words: Words) -> tuple[Words, np.ndarray]:
@@ -291,8 +472,14 @@ def distinct_labels(words: Words) -> tuple[Words, np.ndarray]:
 
 def label_sources(batch: Batch, inputs: Sequence[str]) -> list[list[str]]:
     """The sorted input names in each row's label (decoded once per distinct label)."""
-    labels, codes = distinct_labels(label_words(batch))
-    stacked = np.stack(labels, axis=1).astype("<u8")
-    bits = np.unpackbits(stacked.view(np.uint8), axis=1, bitorder="little")
-    names = [sorted(inputs[int(i)] for i in np.flatnonzero(row) if i < len(inputs)) for row in bits]
+    labels = _read(batch, LABEL_COLUMN)
+    if isinstance(labels, Sparse):
+        representatives, codes = _distinct_rows([labels])
+        sets = labels.take(representatives).sets()
+    else:
+        distinct, codes = distinct_labels(labels)
+        stacked = np.stack(distinct, axis=1).astype("<u8")
+        bits = np.unpackbits(stacked.view(np.uint8), axis=1, bitorder="little")
+        sets = [np.flatnonzero(row) for row in bits]
+    names = [sorted(inputs[int(i)] for i in row if i < len(inputs)) for row in sets]
     return [names[i] for i in codes]

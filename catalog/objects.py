@@ -2,10 +2,17 @@
 
 A new object is owned by the user who created it and by the active role it was created under.
 A new diagram is checked recursively, as Borealis does: ADD on the system, then VIEW_OBJECT and
-READ_TUPLE on every input stream it reads (and VIEW_OBJECT on their schemas), then USE on every
+READ_TUPLE on every input stream it reads (and VIEW_OBJECT on their schemas), VIEW_OBJECT and
+SUBSCRIBE on every other diagram's output it reads (a derived input), then USE on every
 box type it uses and its cost against the session's limits (``catalog.operators``); then the
 diagram, its boxes, derived streams and outputs are created in one transaction. A deploy checks
-the box types and limits again, for the deploying session.
+the box types, limits and outputs read again, for the deploying session.
+
+A diagram's ``refs`` are the input streams and the outputs it reads. Reading an output needs no
+right on that output's sources: its tuples keep their labels (``boxes/input.py``), so the
+SecFilter still asks for them at delivery. A diagram whose outputs others read can be neither
+dropped nor replaced (``DERIVED_IN_USE``), so no cycle of diagrams can form, and none is
+ever left reading a log that is gone.
 """
 
 from __future__ import annotations
@@ -18,8 +25,17 @@ from typing import Any
 
 from boxes import codes
 from boxes.cost import Cost, cost_of
-from boxes.document import validate
-from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound, Problem
+from boxes.document import Plan, validate
+from boxes.errors import (
+    Conflict,
+    Denied,
+    DiagramInvalid,
+    InvalidInput,
+    NotFound,
+    Problem,
+    SluiceError,
+)
+from boxes.input import Derived
 from boxes.types import parse_schema
 from catalog import policy, repository
 from catalog.accounts import role_named
@@ -48,6 +64,7 @@ class DiagramSpec:
     outputs: tuple[str, ...]
     streams: tuple[str, ...] = ()
     document: Mapping[str, Any] | None = field(default=None, compare=False)
+    derived: tuple[str, ...] = ()  # other diagrams' outputs it reads
     cost: Cost = field(default=Cost(), compare=False)  # ``boxes.cost.cost_of`` its plan
 
 
@@ -65,11 +82,17 @@ def owner_role(subject: Subject, role: str | None, snapshot: Snapshot) -> str:
 
 @dataclass(frozen=True)
 class Resumable:
-    """A running diagram, its inputs' schemas and their source indexes (label bits)."""
+    """A running diagram, its inputs' schemas, the outputs it reads (``Derived``) and the
+    source indexes of every source stream its labels may name (its own inputs' and those of
+    the outputs it reads, recursively)."""
 
     diagram: CatalogObject
     schemas: Mapping[str, dict]
     sources: Mapping[str, int]
+    derived: Mapping[str, Derived] = field(default_factory=dict)
+    # Why the outputs it reads could not be described (an upstream document no longer
+    # valid): raised when it is run, so one such diagram does not stop the others resuming.
+    problem: SluiceError | None = None
 
 
 def _schema_object(stream: CatalogObject, snapshot: Snapshot) -> CatalogObject:
@@ -92,13 +115,63 @@ def _cost_of(diagram: CatalogObject, snapshot: Snapshot) -> Cost:
     """The cost of a stored diagram's document, validated against its inputs' schemas now."""
     if diagram.spec is None:
         return Cost()
-    inputs = [snapshot.objects[i] for i in diagram.refs]
-    schemas = {}
-    for stream in inputs:
+    return cost_of(_stored_plan(diagram, snapshot))
+
+
+def _reads(diagram: CatalogObject, snapshot: Snapshot, type_: ObjectType) -> list[CatalogObject]:
+    """The input streams (``STREAM``) or other diagrams' outputs (``OUTPUT``) it reads."""
+    return [o for i in diagram.refs if (o := snapshot.objects[i]).type is type_]
+
+
+def _stored_plan(
+    diagram: CatalogObject, snapshot: Snapshot, seen: frozenset[int] = frozenset()
+) -> Plan:
+    """A stored diagram's document validated against the catalog now: its streams' schemas
+    and, recursively, the outputs it reads. A cycle (which the catalog's rules prevent) is
+    refused rather than followed forever."""
+    if diagram.id in seen:
+        raise InvalidInput(
+            code=codes.DERIVED_CYCLE, diagram=diagram.name, chain="a loop of diagrams"
+        )
+    assert diagram.spec is not None, "only a diagram with a document is planned"
+    streams = {}
+    for stream in _reads(diagram, snapshot, T.STREAM):
         schema = parse_schema(_schema_of(stream, snapshot), stream.name)[0]
         assert schema is not None, "the catalog stores only valid schemas"
-        schemas[stream.name] = schema
-    return cost_of(validate(json.loads(diagram.spec), schemas))
+        streams[stream.name] = schema
+    outputs = {
+        o.name: _derived(o, snapshot, seen | {diagram.id})
+        for o in _reads(diagram, snapshot, T.OUTPUT)
+    }
+    return validate(json.loads(diagram.spec), streams, outputs)
+
+
+def _derived(output: CatalogObject, snapshot: Snapshot, seen: frozenset[int]) -> Derived:
+    """What a diagram reading ``output`` knows of it: its schema, sources and level."""
+    assert output.parent_id is not None, "an output belongs to its diagram"
+    plan = _stored_plan(snapshot.objects[output.parent_id], snapshot, seen)
+    return Derived(plan.outputs[output.name], plan.label_sources, plan.level is not None)
+
+
+def _source_streams(diagram: CatalogObject, snapshot: Snapshot) -> list[CatalogObject]:
+    """Every input stream whose tuples may reach ``diagram``: its own, and recursively those
+    of the diagrams whose outputs it reads."""
+    found = {s.id: s for s in _reads(diagram, snapshot, T.STREAM)}
+    for output in _reads(diagram, snapshot, T.OUTPUT):
+        assert output.parent_id is not None, "an output belongs to its diagram"
+        upstream = snapshot.objects[output.parent_id]
+        found |= {s.id: s for s in _source_streams(upstream, snapshot)}
+    return list(found.values())
+
+
+def _readers(diagram: CatalogObject, snapshot: Snapshot) -> list[str]:
+    """The other diagrams that read one of ``diagram``'s outputs."""
+    outputs = {o.id for o in snapshot.objects.values() if o.parent_id == diagram.id}
+    return sorted(
+        o.name
+        for o in snapshot.objects.values()
+        if o.type is T.DIAGRAM and o.id != diagram.id and outputs.intersection(o.refs)
+    )
 
 
 def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):
@@ -177,15 +250,36 @@ class Objects:
         out = []
         for obj in sorted(snapshot.objects.values(), key=lambda o: o.id):
             if obj.type is T.DIAGRAM and obj.status == "running":
-                inputs = [snapshot.objects[i] for i in obj.refs]
+                inputs = _reads(obj, snapshot, T.STREAM)
+                derived: dict[str, Derived] = {}
+                problem = None
+                try:
+                    for output in _reads(obj, snapshot, T.OUTPUT):
+                        derived[output.name] = _derived(output, snapshot, frozenset({obj.id}))
+                except SluiceError as err:
+                    problem = err
                 out.append(
                     Resumable(
                         obj,
                         {s.name: _schema_of(s, snapshot) for s in inputs},
-                        {s.name: _source_index(s) for s in inputs},
+                        {s.name: _source_index(s) for s in _source_streams(obj, snapshot)},
+                        derived,
+                        problem,
                     )
                 )
         return out
+
+    def derived_outputs(self, subject: Subject, names) -> dict[str, Derived]:
+        """What a diagram may know of those ``names`` that are outputs the session may view
+        (a derived input reads one); others are left out, exactly like missing ones."""
+        snapshot = self.core.snapshot
+        self.core.valid(subject, snapshot)
+        found = {}
+        for name in names:
+            output = snapshot.find(T.OUTPUT, name) if isinstance(name, str) else None
+            if output is not None and decide(subject, Action.VIEW_OBJECT, output, snapshot).allowed:
+                found[name] = _derived(output, snapshot, frozenset())
+        return found
 
     def _check_new(self, snapshot: Snapshot, subject: Subject, type_: ObjectType, name: str):
         system = snapshot.system
@@ -271,6 +365,7 @@ class Objects:
             role = owner_role(core.valid(subject, snapshot), role, snapshot)
             self._check_new(snapshot, subject, T.DIAGRAM, spec.name)
             inputs = self._check_inputs(snapshot, subject, spec)
+            inputs += self._check_outputs_read(snapshot, subject, spec, "diagram_add")
             self.operators.admit(subject, snapshot, spec.name, spec.cost, "diagram_add")
             self._check_free(snapshot, news)
             with core.change() as conn:
@@ -312,7 +407,13 @@ class Objects:
                 raise Conflict(
                     f"diagram {old.name} is running; stop it first", code=codes.DIAGRAM_RUNNING
                 )
+            readers = _readers(old, snapshot)
+            if readers:
+                raise Conflict(
+                    code=codes.DERIVED_IN_USE, diagram=old.name, readers=", ".join(readers)
+                )
             inputs = self._check_inputs(snapshot, subject, spec)
+            inputs += self._check_outputs_read(snapshot, subject, spec, "diagram_replace")
             self.operators.admit(subject, snapshot, spec.name, spec.cost, "diagram_replace")
             self._check_free(snapshot, news, replacing=old)
             with core.change() as conn:
@@ -360,7 +461,7 @@ class Objects:
         )
         diagram = replace(diagram, id=repository.insert_object(conn, diagram))
         repository.insert_diagram_version(conn, diagram, keep=MAX_VERSIONS)
-        repository.insert_refs(conn, diagram.id, [stream.id for stream in inputs])
+        repository.insert_refs(conn, diagram.id, [obj.id for obj in inputs])
         repository.insert_members(
             conn,
             diagram,
@@ -384,7 +485,7 @@ class Objects:
                     for name in repeated
                 ]
             )
-        if not spec.inputs or not spec.outputs:
+        if not (spec.inputs or spec.derived) or not spec.outputs:
             raise InvalidInput(code=codes.DIAGRAM_INCOMPLETE)
         return news
 
@@ -426,6 +527,43 @@ class Objects:
             )
         return inputs
 
+    def _check_outputs_read(
+        self, snapshot: Snapshot, subject: Subject, spec: DiagramSpec, event: str
+    ) -> list[CatalogObject]:
+        """Every output a derived input reads must be one the session may view and SUBSCRIBE
+        to, of another diagram (reading one's own would be a cycle)."""
+        found, missing, refused = [], [], []
+        for name in dict.fromkeys(spec.derived):
+            output = snapshot.find(T.OUTPUT, name)
+            if output is None or not decide(subject, Action.VIEW_OBJECT, output, snapshot).allowed:
+                missing.append(name)
+                continue
+            owner = snapshot.objects[output.parent_id] if output.parent_id is not None else None
+            if owner is not None and owner.name == spec.name:
+                raise InvalidInput(
+                    code=codes.DERIVED_CYCLE, diagram=spec.name, chain=f"it reads output {name}"
+                )
+            decision = decide(subject, Action.SUBSCRIBE, output, snapshot)
+            if not decision.allowed:
+                refused.append(f"SUBSCRIBE on output {name}")
+                self.core.log(
+                    subject,
+                    event,
+                    f"output:{name}",
+                    False,
+                    decision.reason,
+                    action=Action.SUBSCRIBE.value,
+                    diagram=spec.name,
+                )
+            found.append(output)
+        if missing:
+            raise NotFound(f"no output named {', '.join(map(repr, missing))}")
+        if refused:
+            raise Denied(
+                f"diagram {spec.name!r} needs {'; '.join(refused)}", details={"missing": refused}
+            )
+        return found
+
     def drop(self, subject: Subject, type_: ObjectType, name: str) -> None:
         """The owner role (or an administrator: ``policy.drop``) drops an object no other
         object uses.
@@ -439,6 +577,11 @@ class Objects:
             if obj.type is T.SYSTEM or obj.parent_id is not None:
                 raise InvalidInput(code=codes.NOT_DROPPABLE, object=f"{obj.type.value} {obj.name}")
             core.authorize(subject, policy.drop(obj.type), {"name": name}, f"{obj.type.value}_drop")
+            readers = _readers(obj, snapshot) if obj.type is T.DIAGRAM else []
+            if readers:
+                raise Conflict(
+                    code=codes.DERIVED_IN_USE, diagram=obj.name, readers=", ".join(readers)
+                )
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
                 raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.name}")
@@ -495,6 +638,9 @@ class Objects:
             if status == "running":
                 cost = _cost_of(obj, snapshot)
                 self.operators.admit(subject, snapshot, diagram, cost, "query_status")
+                for output in _reads(obj, snapshot, T.OUTPUT):
+                    for action in (Action.VIEW_OBJECT, Action.SUBSCRIBE):
+                        core.require(subject, action, output, snapshot, event="query_status")
             with core.change() as conn:
                 repository.set_status(conn, obj.id, status)
                 core.log(

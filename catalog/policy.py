@@ -117,6 +117,7 @@ OPERATIONS: Mapping[str, Rule] = {
     "diagrams.deploy": needs(Need(A.SET_QUERY_STATUS, DIAGRAM)),
     "diagrams.stop": needs(Need(A.SET_QUERY_STATUS, DIAGRAM)),
     "diagrams.status": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
+    "diagrams.preview": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
     "diagrams.versions": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
     "diagrams.version": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
     "outputs.index": SESSION,

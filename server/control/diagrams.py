@@ -2,8 +2,10 @@
 
 A diagram's document is validated again at every deploy, against the catalog's schemas of its
 inputs, so a document stored by an older server is never run unchecked. Deployed outputs are
-registered with the delivery path together with their label layout (input name -> source
+registered with the delivery path together with their label layout (source stream -> source
 index), which is how each subscriber's readable set becomes a mask over that output's labels.
+A derived input's tuples keep their source streams' bits (``Plan.label_sources``), so the
+reading diagram's outputs are filtered by the rights on those streams, whoever owns it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from boxes import codes, cost, cql
 from boxes.cql.compiler import compile_script
 from boxes.document import Plan, load_document, validate
 from boxes.errors import Denied, DiagramInvalid, InvalidInput, Problem, SluiceError
-from boxes.input import InputBox
+from boxes.input import Derived, InputBox
 from boxes.output import OutputBox
 from boxes.types import parse_schema
 from catalog import DiagramSpec, Subject
@@ -59,9 +61,11 @@ def document_of(raw: Any) -> dict:
     return _bounded(load_document(raw) if isinstance(raw, str) else raw)
 
 
-def plan_of(doc: Mapping, schemas: Mapping[str, dict]) -> Plan:
+def plan_of(
+    doc: Mapping, schemas: Mapping[str, dict], derived: Mapping[str, Derived] | None = None
+) -> Plan:
     streams = {name: parse_schema(schema, name)[0] for name, schema in schemas.items()}
-    return validate(doc, streams)
+    return validate(doc, streams, derived)
 
 
 def affordable(plan: Plan, ceilings: Mapping[str, float]) -> Plan:
@@ -81,7 +85,14 @@ def plan_for(
     in force; tests and benchmarks may not)."""
     inputs = doc.get("inputs") if isinstance(doc, Mapping) else None
     names = list(inputs) if isinstance(inputs, Mapping) else []
-    plan = resolved(plan_of(doc, catalog.objects.stream_schemas(subject, names)), catalog)
+    outputs = [
+        spec["output"]
+        for spec in (inputs.values() if isinstance(inputs, Mapping) else ())
+        if isinstance(spec, Mapping) and isinstance(spec.get("output"), str)
+    ]
+    schemas = catalog.objects.stream_schemas(subject, names)
+    derived = catalog.objects.derived_outputs(subject, outputs)
+    plan = resolved(plan_of(doc, schemas, derived), catalog)
     return plan if ceilings is None else affordable(plan, ceilings)
 
 
@@ -142,7 +153,13 @@ def check_clearance(catalog, subject: Subject, plan: Plan) -> None:
 def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
     boxes = tuple(b.name for b in plan.boxes if not isinstance(b, (InputBox, OutputBox)))
     return DiagramSpec(
-        plan.name, plan.inputs, boxes, tuple(plan.outputs), document=doc, cost=cost.cost_of(plan)
+        plan.name,
+        plan.streams(),
+        boxes,
+        tuple(plan.outputs),
+        document=doc,
+        cost=cost.cost_of(plan),
+        derived=tuple(sorted(set(plan.derived().values()))),
     )
 
 
@@ -150,8 +167,10 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     """Start one running diagram's query and route its outputs to the delivery path; a
     ``deployer`` (not a restart) must be cleared for the diagram's level. A diagram reading a
     stream some policy protects runs rewritten for its deployer (``rewrites``)."""
+    if resumable.problem is not None:
+        raise resumable.problem
     doc = json.loads(resumable.diagram.spec)
-    plan = resolved(plan_of(doc, resumable.schemas), svc.catalog)
+    plan = resolved(plan_of(doc, resumable.schemas, resumable.derived), svc.catalog)
     affordable(plan, svc.limits.cost_ceilings())  # the ceilings may have been lowered since
     if deployer is not None:
         check_clearance(svc.catalog, deployer, plan)
@@ -161,7 +180,7 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     reader = gate(svc.catalog, diagram.name, doc, plan, stored.document) if stored else None
     svc.delivery.register(
         running.outputs,
-        Labels(running.inputs, dict(resumable.sources)),
+        Labels(running.label_sources, dict(resumable.sources)),
         running.semantics(),
         reader,
     )

@@ -149,7 +149,9 @@ def revalidate(svc, by: Subject) -> list[str]:
 def _plan(resumable: Resumable) -> Plan:
     from server.control.diagrams import plan_of  # diagrams imports this module
 
-    return plan_of(json.loads(resumable.diagram.spec), resumable.schemas)
+    if resumable.problem is not None:
+        raise resumable.problem
+    return plan_of(json.loads(resumable.diagram.spec), resumable.schemas, resumable.derived)
 
 
 def described(catalog, subject: Subject, obj) -> dict:

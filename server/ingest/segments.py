@@ -108,6 +108,27 @@ def read_range(directory: Path, start: Position, end: Position) -> Iterator[Fram
         )
 
 
+def tail(directory: Path, end: Position, rows: int) -> list[Frame]:
+    """The last frames before ``end`` that hold at least ``rows`` rows (fewer if the log is
+    shorter), oldest first. Segments dropped by compaction meanwhile are simply not read: a
+    tail is a sample, not a promise like ``read_range``."""
+    frames: list[Frame] = []
+    held = 0
+    for base in reversed([b for b in list_segments(directory) if b <= end.seg]):
+        try:
+            last = end.pos if base == end.seg else None
+            found = [f for f, _ in scan(segment_path(directory, base), 0, last)]
+        except FileNotFoundError:
+            break
+        frames[:0] = found
+        held += sum(f.count for f in found)
+        if held >= rows:
+            break
+    while frames and held - frames[0].count >= rows:
+        held -= frames.pop(0).count
+    return frames
+
+
 class SegmentLog:
     """The writing side of one log directory. Not thread-safe: one writer owns it."""
 

@@ -47,6 +47,7 @@ from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
+SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
 
@@ -79,7 +80,7 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
     labels = [c for c in (LABEL_COLUMN, RAW_COLUMN) if c in table.column_names]
     fields = table.drop_columns(labels).take(pa.array(picked, pa.int64())).to_pylist()
     out = [
-        {**{k: _jsonable(v) for k, v in row.items()}, "_sources": sources[i]}
+        {**{k: _jsonable(v) for k, v in row.items()}, SOURCES: sources[i]}
         for row, i in zip(fields, picked, strict=False)
     ]
     if LEVEL_COLUMN in table.column_names:
@@ -100,6 +101,20 @@ def cleared_picks(table: pa.Table, picks: list, clearances: Sequence[int]) -> li
         np.intersect1d(picked, answers[clearance], assume_unique=True)
         for picked, clearance in zip(picks, clearances, strict=True)
     ]
+
+
+def visible(
+    catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
+) -> list[dict]:
+    """The rows of ``table`` one session may see now: its READ_TUPLE and READ_AGGREGATE rights
+    under ``semantic``, then its clearance, all as the catalog has them at this call."""
+    if table.num_rows == 0:
+        return []
+    right = labels.rights(*catalog.sessions.source_rights(subject))
+    policy = catalog.core.snapshot.levels
+    picks = deliveries(table, [right], semantic)
+    (picked,) = cleared_picks(table, picks, [policy.clearance(subject.roles)])
+    return rows(table, labels.inputs, picked, policy)
 
 
 def position_of(table: pa.Table) -> dict[str, int]:
@@ -238,14 +253,10 @@ class Delivery:
     def visible_rows(self, subject: Subject, output: str, table: pa.Table) -> list[dict]:
         """What one session may see of ``table`` now (the recent-results cache)."""
         labels = self._labels.get(output)
-        if labels is None or table.num_rows == 0:
+        if labels is None:
             return []
         self.admit(subject, output)
-        right = labels.rights(*self.catalog.sessions.source_rights(subject))
-        policy = self.catalog.core.snapshot.levels
-        picks = deliveries(table, [right], self.semantics.get(output, STRONG))
-        (picked,) = cleared_picks(table, picks, [policy.clearance(subject.roles)])
-        return rows(table, labels.inputs, picked, policy)
+        return visible(self.catalog, subject, labels, self.semantics.get(output, STRONG), table)
 
     def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:
         try:

@@ -30,6 +30,8 @@ BATCH_KEY = b"sluice.batch_id"
 NEXT_KEY = b"sluice.next"  # on a table handed to taps: the position after its last row
 Callback = Callable[[str, pa.Table], None]
 Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
+Advanced = Callable[[Path, Position], None]  # the result log (directory) ends at a position
+Claimed = Callable[[], int | None]  # the first row a derived input reading it still needs
 
 
 def encode_batch(table: pa.Table, batch_id: int) -> bytes:
@@ -111,9 +113,13 @@ class OutputSink:
         tasks: int = 2,
         segment_bytes: int = 4 << 20,
         acked: Acked = lambda batch_id: None,
+        advanced: Advanced = lambda directory, head: None,
+        claimed: Claimed = lambda: None,
     ) -> None:
         self.name = name
         self.acked = acked
+        self.advanced = advanced
+        self.claimed = claimed
         self.tasks = tasks
         self.recent_rows = recent_rows
         self.retain_rows = max(retain_rows, recent_rows)
@@ -127,6 +133,7 @@ class OutputSink:
         self.rows = 0
         self.latency_ms: float | None = None  # of the last batch delivered, when known
         self._reload()
+        advanced(self._results.directory, self._results.head)
 
     def _reload(self) -> None:
         """Recover the last delivered batch id and the recent rows from the log's tail."""
@@ -151,7 +158,8 @@ class OutputSink:
             return
         self._results.append(table.num_rows, encode_batch(table, batch_id))
         self._results.sync()
-        self._results.truncate_before(self._results.head.seq - self.retain_rows)
+        self.advanced(self._results.directory, self._results.head)
+        self._results.truncate_before(self._retained_from())
         try:
             acked = self.acked(batch_id)
         except Exception:  # measuring the latency must never cost a delivery
@@ -170,6 +178,15 @@ class OutputSink:
         )
         for tap in taps:
             tap.offer(positioned)
+
+    def _retained_from(self) -> int:
+        """The first row to keep: the last ``retain_rows``, and whatever a derived input
+        (another diagram reading this output) has not yet consumed."""
+        cut = self._results.head.seq - self.retain_rows
+        if cut <= 0 or len(list_segments(self._results.directory)) < 2:
+            return cut  # nothing to delete: spare the readers' checkpoints a look
+        claimed = self.claimed()
+        return cut if claimed is None else min(cut, claimed)
 
     def read_from(self, start: int, max_rows: int) -> Results:
         """Up to about ``max_rows`` results from row position ``start`` on (whole batches, the

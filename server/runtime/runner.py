@@ -2,7 +2,9 @@
 
 Each output of a diagram is one streaming query (foreachBatch into an ``OutputSink``) with
 its own checkpoint under the diagram's versioned directory. All of a diagram's input
-streams that share a schema are read by one source instance.
+streams that share a schema are read by one source instance; each derived input (another
+output deployed here) by one of its own over that output's result log, whose retention waits
+for every diagram reading it, as the ingestion log's compaction does.
 
 Failures are found by asking the queries themselves (``isActive``, ``exception()``), every
 ``reconcile_every`` seconds and on every ``status`` call, never by a ``StreamingQueryListener``:
@@ -29,17 +31,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from boxes import codes
+from boxes import codes, labels
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
+from boxes.input import InputBox
 from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.runtime import checkpoints
 from server.runtime.cluster import cluster_conf, code_archive, is_local
-from server.runtime.heads import HeadServer
+from server.runtime.heads import HeadServer, ResultLogs, result_key
 from server.runtime.outputs import Callback, OutputSink, Results
-from server.runtime.source import LogSource, input_frames
+from server.runtime.source import LogSource, derived_frame, input_frames
 from server.runtime.spark import (
     DRIVER_GONE,
     build_session,
@@ -116,7 +119,8 @@ class Runtime:
         self.max_state_rows: int | None = None  # none until the server sets its ceiling
         self._attach(session or build_session(spark_master, spark_conf, py_files=py_files))
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
-        self._heads = HeadServer(self.log)
+        self.result_logs = ResultLogs()
+        self._heads = HeadServer(self.log, self.result_logs)
         self._diagrams_root = self.data_dir / "diagrams"
         # Locks, always taken in this order: a diagram's own (held through its deploy, restart,
         # stop or check, so that one slow diagram holds up only itself), then ``_launching``
@@ -232,7 +236,9 @@ class Runtime:
                 for old in checkpoints.versions(self._diagrams_root, diagram_id):
                     if old.version != version:
                         checkpoints.remove(old)
-                directory.fix_start(self.log.heads(list(plan.inputs)))
+                derived = [result_key(o) for o in plan.derived().values()]
+                heads = self.log.heads(list(plan.streams()))
+                directory.fix_start(heads | self.result_logs.heads(derived))
             except Exception as exc:
                 self._set_state(deployment, FAILED, f"{type(exc).__name__}: {exc}")
                 raise
@@ -262,8 +268,11 @@ class Runtime:
         self._set_state(deployment, RUNNING)
 
     def _check_inputs(self, plan: Plan) -> None:
+        for output in plan.derived().values():
+            if self.result_logs.directory(output) is None:
+                raise Conflict(code=codes.DERIVED_NOT_DEPLOYED, output=output)
         streams = self.log.schemas()
-        for name in plan.inputs:
+        for name in plan.streams():
             if name not in streams:
                 raise NotFound(details={"stream": name}, what="input stream", name=name)
             if streams[name] != plan.input_schemas[name]:
@@ -287,7 +296,7 @@ class Runtime:
         deploy whose sources are not all up within ``deploy_timeout`` is abandoned."""
         client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
         by_schema: dict[Schema, list[str]] = {}
-        for name in deployment.plan.inputs:
+        for name in deployment.plan.streams():
             by_schema.setdefault(deployment.plan.input_schemas[name], []).append(name)
         frames = {}
         for schema, names in by_schema.items():
@@ -299,6 +308,8 @@ class Runtime:
                 "start": json.dumps({n: start[n].to_list() for n in names}),
             }
             frames.update(input_frames(self.spark, options, names, schema))
+        frames.update(self._derived_frames(deployment.plan, start, client))
+        sources = len(by_schema) + len(deployment.plan.derived())
         tasks = self.spark.sparkContext.defaultParallelism
         for output, frame in compile_plan(deployment.plan, frames).items():
             checkpoint = deployment.directory.checkpoint(output)
@@ -309,6 +320,8 @@ class Runtime:
                 self.settings.retain_result_rows,
                 tasks,
                 acked=functools.partial(self._acked, checkpoint),
+                advanced=functools.partial(self.result_logs.advanced, output),
+                claimed=functools.partial(self._claimed, result_key(output)),
             )
             deployment.sinks[output] = sink
             if on_batch is not None:
@@ -322,7 +335,7 @@ class Runtime:
         queries = list(deployment.queries.values())
         came_up = self._heads.wait_for_clients(
             client,
-            len(queries) * len(by_schema),
+            len(queries) * sources,
             lambda: all(q.isActive for q in queries),
             self.settings.deploy_timeout,
         )
@@ -333,6 +346,35 @@ class Runtime:
                 diagram=deployment.diagram_id,
                 seconds=self.settings.deploy_timeout,
             )
+
+    def _derived_frames(self, plan: Plan, start, client: str) -> dict[str, Any]:
+        """One DataFrame per derived input: its output's result log, from where this diagram
+        started reading it (its key in ``start``)."""
+        frames = {}
+        for box in plan.boxes:
+            if isinstance(box, InputBox) and box.output is not None:
+                key = result_key(box.output)
+                options = {
+                    "root": str(self.log.root),
+                    "heads": self._heads.address,
+                    "poll": str(self.settings.poll_seconds),
+                    "client": client,
+                    "start": json.dumps({key: start[key].to_list()}),
+                    "dirs": json.dumps({key: str(self.result_logs.directory(box.output))}),
+                }
+                words = labels.word_count(len(box.remap))
+                frames[box.name] = derived_frame(self.spark, options, key, box.schema, words)
+        return frames
+
+    def _claimed(self, key: str) -> int | None:
+        """The first row of a result log that some diagram reading it (running or stopped)
+        has not yet consumed; None if none reads it."""
+        claims = [
+            seq
+            for directory in checkpoints.all_dirs(self._diagrams_root)
+            if (seq := directory.claims().get(key)) is not None
+        ]
+        return min(claims, default=None)
 
     def _acked(self, checkpoint: Path, batch_id: int) -> float | None:
         """When the newest input row of an output's batch was acknowledged: the latest
@@ -355,7 +397,9 @@ class Runtime:
         with self._diagram_lock(diagram_id):
             self.stop(diagram_id)
             with self._lock:
-                self._deployments.pop(diagram_id, None)
+                removed = self._deployments.pop(diagram_id, None)
+            for output in removed.plan.outputs if removed is not None else ():
+                self.result_logs.forget(output)
             for directory in checkpoints.versions(self._diagrams_root, diagram_id):
                 checkpoints.remove(directory)
 

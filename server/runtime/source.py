@@ -9,10 +9,18 @@ number in that stream's log (the arrival order a count window breaks ties by; se
 input. One source per schema keeps a diagram that reads 200 streams at one driver-side Python
 process instead of 200.
 
+A derived input (a diagram reading another diagram's output) is a source of its own over that
+output's result log, read the same way by row position: its one "stream" is the output's key
+(``heads.result_key``), ``dirs`` says where the log is, and each row keeps the ``_label`` (and
+``_level``) it has there (``derived_frame``). The result log holds each batch once, so the
+reading diagram's checkpoint makes its reading exactly once too.
+
 Options: ``root`` (the ingestion log's directory), ``streams`` (JSON list of names),
 ``start`` (JSON ``{stream: [seq, seg, pos]}``, fixed when the query's checkpoint is
 created), ``heads`` (the ``HeadServer`` address), ``poll`` (long-poll seconds), ``schema``
-(DDL of the rows, ``_stream`` and ``_arrival`` first).
+(DDL of the rows, ``_stream`` and ``_arrival`` first), ``dirs`` (JSON ``{stream: directory}``
+for logs elsewhere than ``root``) and ``columns`` (JSON list: the columns after ``_stream`` and
+``_arrival``, in order, to pick from each logged table).
 """
 
 from __future__ import annotations
@@ -26,9 +34,10 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from boxes.arrival import ARRIVAL_COLUMN
+from boxes.labels import LABEL_COLUMN, is_sparse
 from boxes.levels import LEVEL_COLUMN
 from boxes.types import Schema
-from server.ingest.segments import Position, read_range
+from server.ingest.segments import Frame, Position, read_range
 
 FORMAT = "sluice"
 STREAM_COLUMN = "_stream"
@@ -50,6 +59,20 @@ def _offset(position: Position) -> dict[str, int]:
 
 def _position(offset: Mapping[str, int]) -> Position:
     return Position(offset["seq"], offset["seg"], offset["pos"])
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """``table`` as a source returns it: without the metadata and non-null marks a result
+    log's tables carry (Spark wants exactly the declared schema: nullable, no metadata)."""
+
+    def nullable(type_: pa.DataType) -> pa.DataType:
+        if pa.types.is_struct(type_):
+            return pa.struct([pa.field(f.name, f.type) for f in type_])
+        if pa.types.is_list(type_):  # a sparse label
+            return pa.list_(type_.value_type)
+        return type_
+
+    return table.cast(pa.schema([pa.field(f.name, nullable(f.type)) for f in table.schema]))
 
 
 class LogSource(DataSource):
@@ -79,6 +102,8 @@ class LogReader(SimpleDataSourceStreamReader):
         self.heads_address = options["heads"]
         self.poll = float(options.get("poll", "0.2"))
         self.client_name = options.get("client", "")
+        self.dirs = {name: Path(d) for name, d in json.loads(options.get("dirs", "{}")).items()}
+        self.columns: list[str] | None = json.loads(options.get("columns", "null"))
         self._client = None
 
     def initialOffset(self) -> dict:
@@ -96,24 +121,29 @@ class LogReader(SimpleDataSourceStreamReader):
 
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[pa.RecordBatch]:
         for index, name in enumerate(self.streams):
-            frames = read_range(
-                Path(self.root) / name, _position(start[name]), _position(end[name])
-            )
+            directory = self.dirs.get(name, Path(self.root) / name)
+            frames = read_range(directory, _position(start[name]), _position(end[name]))
             for frame in frames:
-                table = pa.ipc.open_stream(frame.payload).read_all()
+                table = frame_rows(frame)
                 stream = pa.array([index] * table.num_rows, pa.int32())
-                rows = pa.array(
-                    np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64)
-                )
-                table = table.add_column(0, ARRIVAL_COLUMN, rows)
-                if LEVEL_COLUMN not in table.column_names:
-                    public = pa.array([0] * table.num_rows, pa.int64())
-                    table = table.append_column(LEVEL_COLUMN, public)
+                if self.columns is not None:
+                    table = _plain(table.select([ARRIVAL_COLUMN, *self.columns]))
                 yield from table.add_column(0, STREAM_COLUMN, stream).to_batches()
 
     def stop(self) -> None:
         if self._client is not None:
             self._client.close()
+
+
+def frame_rows(frame: Frame) -> pa.Table:
+    """A log frame's rows as an input reads them: ``_arrival`` (each row's number in its
+    stream's log), the fields, then ``_level`` (0, public, for a frame written without one)."""
+    table = pa.ipc.open_stream(frame.payload).read_all()
+    rows = pa.array(np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64))
+    table = table.add_column(0, ARRIVAL_COLUMN, rows)
+    if LEVEL_COLUMN not in table.column_names:
+        table = table.append_column(LEVEL_COLUMN, pa.array([0] * table.num_rows, pa.int64()))
+    return table
 
 
 def input_frames(spark, options: Mapping[str, str], streams: list[str], schema: Schema) -> dict:
@@ -129,3 +159,24 @@ def input_frames(spark, options: Mapping[str, str], streams: list[str], schema: 
         name: frame.where(F.col(STREAM_COLUMN) == index).drop(STREAM_COLUMN)
         for index, name in enumerate(streams)
     }
+
+
+def derived_frame(spark, options: Mapping[str, str], key: str, schema: Schema, words: int):
+    """The rows of one output's result log (``key``, its directory in ``options["dirs"]``): the
+    output's fields, ``_level`` (0 if that diagram is not at a level) and the ``_label`` its
+    tuples carry there (``words`` words), for a derived input to move into its own plan."""
+    from pyspark.sql import functions as F
+
+    label = "ARRAY<INT>" if is_sparse(words) else "BIGINT"
+    columns = [*schema.names, LEVEL_COLUMN, LABEL_COLUMN]
+    frame = (
+        spark.readStream.format(FORMAT)
+        .options(
+            **options,
+            streams=json.dumps([key]),
+            columns=json.dumps(columns),
+            schema=f"{ddl(schema)}, `{LABEL_COLUMN}` {label}",
+        )
+        .load()
+    )
+    return frame.where(F.col(STREAM_COLUMN) == 0).drop(STREAM_COLUMN)

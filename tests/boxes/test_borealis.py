@@ -124,7 +124,7 @@ def test_two_hundred_streams_unioned_and_aggregated(spark):
         "outputs:\n  out: {from: a}\n"
     )
     plan = validate(load_document(text))
-    assert plan.label_words == 4
+    assert plan.label_words == 4 and plan.to_dict()["label"] == "sparse"
     # Stream i sends one tuple to group i % 7, so group g's label is {s_i : i % 7 == g}.
     # One-partition range sources keep 200 branches cheap to schedule.
     inputs = {

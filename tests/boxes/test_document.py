@@ -37,7 +37,7 @@ def test_a_valid_document_becomes_a_plan():
     assert plan.inputs == ("in1", "in2")
     assert plan.input_schemas == {"in1": SCHEMA, "in2": SCHEMA}
     assert plan.input_lateness == {"in1": 0.0, "in2": 2.0}
-    assert plan.label_words == 1
+    assert plan.label_words == 1 and "label" not in plan.to_dict()  # fingerprints stay as they were
     assert [b.name for b in plan.boxes] == ["in1", "in2", "merged", "avg", "j", "out1", "out2"]
     assert plan.outputs["out2"].names == [
         "time",

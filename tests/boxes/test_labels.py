@@ -7,7 +7,7 @@ import io
 
 import pytest
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
+from pyspark.sql.types import ArrayType, IntegerType, LongType
 
 from boxes import labels
 from boxes.compiler import compile_plan
@@ -26,7 +26,7 @@ def within(readable_bits, words: int):
     outside = [~m for m in labels.mask_words(readable_bits, words)]
     tests = [
         word.bitwiseAND(F.lit(m).cast("long")) == 0
-        for word, m in zip(labels._words(labels.label_column(), words), outside, strict=False)
+        for word, m in zip(labels._parts(labels.label_column(), words), outside, strict=False)
     ]
     result = tests[0]
     for test in tests[1:]:
@@ -53,15 +53,16 @@ def test_word_count(n, words):
 
 
 def test_literal_and_merges_on_spark(spark):
+    """Above 64 sources a label is the sorted set of its bit indexes, merged by union."""
     base = spark.range(2).select(F.col("id").alias("g"))
     a = base.where("g = 0").withColumn(labels.LABEL_COLUMN, labels.literal(63, 2))
     b = base.where("g = 1").withColumn(labels.LABEL_COLUMN, labels.literal(64, 2))
-    merged = a.union(b).groupBy().agg(labels.merge_group(2).alias(labels.LABEL_COLUMN))
-    assert merged.first()[labels.LABEL_COLUMN].asDict() == {"w0": -(1 << 63), "w1": 1}
-    pair = a.select(
-        labels.merge_pair(F.col(labels.LABEL_COLUMN), labels.literal(0, 2), 2).alias("x")
-    )
-    assert pair.first()["x"].asDict() == {"w0": 1 - (1 << 63), "w1": 0}
+    both = a.union(b)
+    merged = both.groupBy().agg(labels.merge_group(both))
+    assert merged.first()[labels.LABEL_COLUMN] == [63, 64]
+    assert labels.words_of(merged) == 2
+    pair = a.select(labels.merge_pair(F.col(labels.LABEL_COLUMN), labels.literal(0, 2), a))
+    assert pair.first()[labels.LABEL_COLUMN] == [0, 63]
 
 
 def test_a_label_of_up_to_64_sources_is_a_plain_bigint(spark):
@@ -72,18 +73,54 @@ def test_a_label_of_up_to_64_sources_is_a_plain_bigint(spark):
     b = base.where("g = 1").withColumn(labels.LABEL_COLUMN, labels.literal(63, 1))
     assert a.schema[labels.LABEL_COLUMN].dataType == LongType() and labels.words_of(a) == 1
     both = a.union(b)
-    merged = both.groupBy().agg(labels.merge_group(1).alias(labels.LABEL_COLUMN))
+    merged = both.groupBy().agg(labels.merge_group(both))
     assert merged.first()[labels.LABEL_COLUMN] == 1 - (1 << 63)
-    assert a.select(labels.merge_pair(label, labels.literal(5, 1), 1).alias("x")).first()["x"] == 33
+    assert a.select(labels.merge_pair(label, labels.literal(5, 1), a)).first()[0] == 33
     assert [r["g"] for r in both.where(within([0], 1)).collect()] == [0]
     assert [r["g"] for r in both.where(within([63], 1)).collect()] == [1]
     assert both.where(within([0, 63], 1)).count() == 2
 
 
-def test_a_wider_label_is_a_struct_of_words(spark):
-    frame = spark.range(1).withColumn(labels.LABEL_COLUMN, labels.literal(64, 2))
-    assert labels.words_of(frame) == 2
-    assert frame.first()[labels.LABEL_COLUMN].asDict() == {"w0": 0, "w1": 1}
+def test_a_wider_label_is_a_sparse_set_of_bit_indexes(spark):
+    """A tuple of one of 4096 sources carries one int, not 64 words."""
+    frame = spark.range(1).withColumn(labels.LABEL_COLUMN, labels.literal(4000, 64))
+    assert frame.schema[labels.LABEL_COLUMN].dataType == ArrayType(IntegerType(), False)
+    assert labels.words_of(frame) == 64
+    assert frame.first()[labels.LABEL_COLUMN] == [4000]
+
+
+@pytest.mark.parametrize("words", [1, 3])
+@pytest.mark.parametrize("level", [False, True])
+def test_raw_and_level_parts_split_off_and_count_window_words_round_trip(spark, words, level):
+    """The layout ``[level word], source words, [raw words]`` is the same for dense and sparse
+    labels: a count window's words (``split``) and back (``join_words``) keep the label, and
+    the output's ``clear_raw``, ``split_raw`` and ``split_level`` take the same parts apart."""
+    base = spark.range(1)
+    ones = (
+        labels.with_level(bit, words, F.lit(6), raw=True)
+        if level
+        else labels.literal(bit, words, raw=True)
+        for bit in (0, 64 * words - 1)
+    )
+    a, b = (base.withColumn(labels.LABEL_COLUMN, one) for one in ones)
+    both = a.union(b)
+    merged = both.groupBy().agg(labels.merge_group(both))
+    assert labels.words_of(merged) == 2 * words + level
+    split = merged.select(*labels.split(merged))
+    expected = [6] * level + labels.mask_words([0, 64 * words - 1], words) * 2
+    assert list(split.first()) == expected
+    back = split.select(labels.join_words([F.col(c) for c in split.columns], merged))
+    assert back.first()[0] == merged.first()[0]
+    raw = labels.split_raw(merged, words)
+    cleared = labels.split_raw(labels.clear_raw(merged, words), words)
+    if level:
+        raw, cleared = (labels.split_level(f, "_level") for f in (raw, cleared))
+        assert raw.first()["_level"] == 6
+    row, none = raw.first(), cleared.first()
+    sources = [0, 64 * words - 1] if words > 1 else labels.mask_words([0, 63], 1)[0]
+    assert row[labels.LABEL_COLUMN] == sources == row[labels.RAW_COLUMN]
+    assert none[labels.LABEL_COLUMN] == sources
+    assert none[labels.RAW_COLUMN] == ([] if words > 1 else 0)
 
 
 FIGURE_6 = as_yaml(

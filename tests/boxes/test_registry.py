@@ -55,6 +55,7 @@ def test_declarations_are_json_for_the_editor():
     assert {p["name"]: p["default"] for p in by_type["input"]["params"]} == {
         "schema": None,
         "lateness": "0s",
+        "output": None,
     }
     for declaration in declarations:
         assert declaration["description"]

@@ -25,7 +25,7 @@ INPUTS = [f"s{i}" for i in range(130)]  # three words: bits 63, 64 and 128 cross
 
 def batch(labels: list[set[int]], words: int = 3) -> pa.Table:
     """A result batch whose row i carries the label ``labels[i]`` (a set of bit positions),
-    shaped as Spark hands it over: a ``bigint`` column for one word, a struct above."""
+    shaped as Spark hands it over: a ``bigint`` column for one word, sparse sets above."""
     rows = np.array([mask_words(bits, words) for bits in labels], dtype=np.int64).reshape(-1, words)
     label = label_array(list(rows.view(np.uint64).T))
     return pa.table({"row": list(range(len(labels))), "_label": label})
@@ -58,6 +58,8 @@ def test_record_batches_and_chunked_tables_are_accepted():
 def test_a_mask_of_the_wrong_width_is_refused():
     with pytest.raises(ValueError):
         secfilter(batch([{0}]), readable_mask(INPUTS[:64], ["s0"]))
+    with pytest.raises(ValueError):
+        secfilter(batch([{0}], 1), readable_mask(INPUTS, ["s0"]))
 
 
 def test_label_sources_names_each_rows_inputs_sorted():
@@ -131,7 +133,11 @@ def test_many_readable_sets_agree_with_the_definition(words, data):
     )
     names = INPUTS[: words * 64] if words == 1 else INPUTS + [f"x{i}" for i in range(62)]
     masks = [readable_mask(names, [names[i] for i in reader]) for reader in readers]
-    assert sf._distinct_first_is_cheaper(words, len({m.tobytes() for m in masks})) == (words > 1)
+    distinct = len({m.tobytes() for m in masks})
+    if words == 1:
+        assert not sf._distinct_first_is_cheaper(words, distinct)
+    else:
+        assert sf._sparse_distinct_first_is_cheaper(1.5, distinct)
     for reader, rows in zip(readers, deliveries(batch(labels, words), masks), strict=False):
         assert rows.tolist() == reference(labels, reader)
 
@@ -139,7 +145,8 @@ def test_many_readable_sets_agree_with_the_definition(words, data):
 @settings(max_examples=40, deadline=None)
 @given(labels=st.lists(label_sets, max_size=50))
 def test_distinct_labels_are_exactly_the_distinct_rows(labels):
-    words = sf.label_words(batch(labels))
+    rows = np.array([mask_words(bits, 3) for bits in labels], dtype=np.int64).reshape(-1, 3)
+    words = list(rows.view(np.uint64).T)
     distinct, codes = distinct_labels(words)
     rows = np.stack(words, axis=1) if labels else np.zeros((0, 3), np.uint64)
     table = np.stack(distinct, axis=1) if labels else np.zeros((0, 3), np.uint64)
@@ -171,10 +178,44 @@ def test_an_empty_batch_delivers_nothing_and_a_mask_of_the_wrong_width_is_refuse
     names = INPUTS[: 64 * words]
     assert [r.tolist() for r in deliveries(table, [readable_mask(names, names)] * 2)] == [[], []]
     assert deliveries(table, []) == []
-    with pytest.raises(ValueError):
-        deliveries(
-            batch([{0}], words), [readable_mask([f"n{i}" for i in range(64 * words + 1)], [])]
-        )
+    if words == 1:  # a one-word label: a mask of exactly one word
+        wider = readable_mask([f"n{i}" for i in range(65)], [])
+        with pytest.raises(ValueError):
+            deliveries(batch([{0}], 1), [wider])
+    else:  # a sparse label: a mask of more than a word, with every index inside
+        narrower = readable_mask(INPUTS[:128], [])
+        with pytest.raises(ValueError):
+            deliveries(batch([{129}], words), [narrower])
+        with pytest.raises(ValueError):
+            deliveries(batch([{0}], words), [readable_mask(INPUTS[:64], [])])
+
+
+def test_sparse_labels_arrive_as_lists_of_bit_indexes():
+    column = batch([{129, 0}, set(), {64}]).column("_label")
+    assert pa.types.is_list(column.type)
+    assert column.to_pylist() == [[0, 129], [], [64]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(labels=st.lists(label_sets, max_size=50), raws=st.lists(label_sets, max_size=50))
+def test_distinct_sparse_rows_are_exactly_the_distinct_rows(labels, raws):
+    raws = (raws + [set()] * len(labels))[: len(labels)]
+    table = batch(labels).append_column("_raw", batch(raws).column("_label"))
+    parts = [sf.Sparse.of(table.column(c).combine_chunks()) for c in ("_label", "_raw")]
+    representatives, codes = sf._distinct_rows(parts)
+    keys = [(frozenset(a), frozenset(r)) for a, r in zip(labels, raws, strict=True)]
+    assert len(representatives) == len(set(keys))
+    assert all(keys[representatives[c]] == key for c, key in zip(codes, keys, strict=True))
+
+
+def test_a_sparse_hash_collision_does_not_merge_two_labels(monkeypatch):
+    """Every row hashes alike: the exact grouping must still tell the labels apart."""
+    monkeypatch.setattr(sf.Sparse, "hashes", lambda self: np.zeros(self.rows, np.uint64))
+    table = batch([{0}, {1, 129}, {0}, {1, 129}])
+    (label,) = [sf.Sparse.of(table.column("_label").combine_chunks())]
+    representatives, codes = sf._distinct_rows([label])
+    assert representatives.tolist() == [0, 1] and codes.tolist() == [0, 1, 0, 1]
+    assert label_sources(table, INPUTS) == [["s0"], ["s1", "s129"], ["s0"], ["s1", "s129"]]
 
 
 def test_a_reader_of_every_source_gets_every_row_of_a_mixed_batch():

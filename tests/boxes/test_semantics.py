@@ -97,7 +97,7 @@ def test_read_aggregate_counts_for_nothing_without_raw_labels():
         assert secfilter(batch, rights(INPUTS, [], ["in1", "in2"]), semantic).num_rows == 0
 
 
-WORDS = 3  # labels of up to 192 sources: struct labels, bits in every word
+WORDS = 3  # labels of up to 192 sources: sparse labels, bits in every word
 
 
 def _reference(label: int, raw: int, tuples: int, aggregates: int, semantic: str) -> bool:

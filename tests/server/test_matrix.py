@@ -188,6 +188,14 @@ CASES = [
         DIAGRAM_CALLERS,
         (401, 404, 200, 200, 200),
     ),
+    (
+        "GET",
+        "/api/v1/diagrams/<name>/boxes/<box>/preview",
+        "/api/v1/diagrams/q1/boxes/in1/preview",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 409, 409, 409),  # allowed, but q1 is not running (no Spark here)
+    ),
     ("GET", "/api/v1/outputs", None, None, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
     (
         "GET",

@@ -34,8 +34,14 @@ COUNT_WINDOW = (
 
 
 def result_rows(user: Client, output: str) -> int:
-    """The position after ``output``'s last logged result (while under 10,000 rows)."""
-    return user.call("GET", f"/outputs/{output}/results?from=0&limit=10000")["next"]
+    """The position after ``output``'s last logged result (while under 10,000 rows); 0 while
+    its diagram is being restarted (on a loaded machine Spark's Python workers may fail to
+    connect back, and the runtime restarts the diagram from its checkpoint)."""
+    answer = user.http.get(f"{user.base}/api/v1/outputs/{output}/results?from=0&limit=10000")
+    if answer.status_code == 404 and answer.json()["error"]["code"] == "NOT_FOUND":
+        return 0
+    assert answer.status_code == 200, answer.text
+    return answer.json()["next"]
 
 
 def counted(al: Client) -> int:

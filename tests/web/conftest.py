@@ -128,3 +128,19 @@ def screenshot(page: Page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+@pytest.fixture
+def stored(live):
+    """stored(document) -> the diagram's name, created as al; dropped afterwards."""
+    names = []
+
+    def create(document: dict) -> str:
+        live.api("al", "POST", "/diagrams", json={"document": document})
+        names.append(document["name"])
+        return document["name"]
+
+    yield create
+    for name in names:
+        live.call("al", "POST", f"/diagrams/{name}/stop")
+        live.call("al", "DELETE", f"/diagrams/{name}")

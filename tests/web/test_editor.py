@@ -46,22 +46,6 @@ def wide(name: str) -> dict:
     }
 
 
-@pytest.fixture
-def stored(live):
-    """stored(document) -> the diagram's name, created as al; dropped afterwards."""
-    names = []
-
-    def create(document: dict) -> str:
-        live.api("al", "POST", "/diagrams", json={"document": document})
-        names.append(document["name"])
-        return document["name"]
-
-    yield create
-    for name in names:
-        live.call("al", "POST", f"/diagrams/{name}/stop")
-        live.call("al", "DELETE", f"/diagrams/{name}")
-
-
 def open_diagram(page: Page, name: str) -> None:
     page.locator(f'.diagram-list li[data-diagram="{name}"]').get_by_role(
         "button", name=name

@@ -1,8 +1,8 @@
-// The user's diagrams beside the editor: each with its status and, while it runs, small live
-// charts of its progress (rows per second over all its outputs, and the slowest output's last
-// end-to-end latency), polled from the status endpoint.
+// The user's diagrams beside the editor: each with its status and, while it runs, live charts
+// of its progress over the viewer's clock, one line per output: rows processed per second and
+// the last end-to-end latency, polled from the status endpoint.
 import * as api from "./api.js";
-import { Sparkline } from "./charts.js";
+import { TimeChart } from "./charts.js";
 import { el, fill } from "./dom.js";
 
 const POLL_MS = 2000;
@@ -11,7 +11,7 @@ export class DiagramList {
   constructor(onOpen) {
     this.onOpen = onOpen;
     this.names = new Set();
-    this.charts = new Map();   // diagram name -> {rate, latency}
+    this.charts = new Map();   // running diagram -> {rate, latency, outputs: their names}
     this.body = el("ul", { class: "diagram-list" });
     this.element = el("section", { class: "diagrams", "aria-labelledby": "diagrams-title" },
       el("h2", { id: "diagrams-title" }, "Your diagrams"), this.body);
@@ -25,10 +25,11 @@ export class DiagramList {
   async refresh() {
     const { diagrams } = await api.get("/diagrams");
     this.names = new Set(diagrams.map((d) => d.name));
-    for (const name of this.charts.keys()) if (!this.names.has(name)) this.charts.delete(name);
+    const running = new Set(diagrams.filter((d) => d.status === "running").map((d) => d.name));
+    for (const name of this.charts.keys()) if (!running.has(name)) this.forget(name);
     fill(this.body, diagrams.length ? diagrams.map((d) => this.row(d))
       : el("li", { class: "hint" }, "No diagrams yet."));
-    this.poll(diagrams.filter((d) => d.status === "running").map((d) => d.name));
+    this.poll([...running]);
   }
 
   row(diagram) {
@@ -43,8 +44,9 @@ export class DiagramList {
   chartsOf(name) {
     if (!this.charts.has(name)) {
       this.charts.set(name, {
-        rate: new Sparkline("rows/s", { width: 120, height: 28 }),
-        latency: new Sparkline("latency", { width: 120, height: 28, unit: " ms" }),
+        rate: new TimeChart("rows/s", { compact: true, height: 110 }),
+        latency: new TimeChart("latency (s)", { compact: true, height: 110, unit: " s" }),
+        outputs: "",
       });
     }
     return this.charts.get(name);
@@ -63,13 +65,30 @@ export class DiagramList {
   async sample(name) {
     try {
       const { progress } = await api.get(`/diagrams/${api.seg(name)}/status`);
-      const outputs = Object.values(progress?.outputs || {});
-      const charts = this.chartsOf(name);
-      charts.rate.push(outputs.reduce((sum, o) => sum + (o.processed_rows_per_second || 0), 0));
-      charts.latency.push(Math.max(...outputs.map((o) => o.latency_ms).filter(Number.isFinite)));
+      const outputs = Object.entries(progress?.outputs || {});
+      const charts = this.charts.get(name);
+      if (!charts) return;   // forgotten meanwhile: no longer running
+      const names = outputs.map(([output]) => output);
+      if (names.join("\n") !== charts.outputs) {   // first sample, or the outputs changed
+        charts.outputs = names.join("\n");
+        charts.rate.reset(names);
+        charts.latency.reset(names);
+      }
+      const now = Date.now() / 1000;
+      const pick = (read) => Object.fromEntries(outputs.map(([output, o]) => [output, read(o)]));
+      charts.rate.add([[now, pick((o) => o.processed_rows_per_second)]]);
+      charts.latency.add([[now, pick((o) => (o.latency_ms == null ? null : o.latency_ms / 1000))]]);
     } catch (error) {
-      this.charts.delete(name);   // gone or no longer visible: the next refresh redraws the list
+      this.forget(name);   // gone or no longer visible: the next refresh redraws the list
     }
+  }
+
+  forget(name) {
+    const charts = this.charts.get(name);
+    if (!charts) return;
+    charts.rate.dispose();
+    charts.latency.dispose();
+    this.charts.delete(name);
   }
 
   stop() {

@@ -10,9 +10,11 @@ import { depths, fromDocument, pathOf, sectionOf, toDocument } from "./document.
 import { append, clearFieldError, el, errorSlot, field, fill, notice, showFieldError } from "./dom.js";
 import { History } from "./history.js";
 import { acceptDrops, renderPalette } from "./palette.js";
+import { previewPanel } from "./preview.js";
 import { renderProperties } from "./properties.js";
 import { QueryTab } from "./query.js";
 import { RewriteNote } from "./rewrite.js";
+import { chooseTemplate } from "./templates.js";
 import { VersionList } from "./versions.js";
 
 const PASTE_OFFSET = 40;
@@ -58,6 +60,7 @@ export class Editor {
       el("div", { class: "toolbar" },
         append(field("Diagram name", this.nameInput), [this.nameError]),
         button("New", () => this.reset()),
+        button("From template", () => this.fromTemplate(), { title: "A new diagram from a starter: filter, aggregate, join, union, count window" }),
         button("Validate", () => this.validate()),
         key("Save", "Control+S", () => this.save()),
         button("Deploy", () => this.deploy()),
@@ -281,6 +284,7 @@ export class Editor {
         this.showProperties();
       },
     });
+    if (this.loaded !== null) this.propertiesBox.append(previewPanel(this.loaded, node.name, () => this.edited()));
   }
 
   document() {
@@ -377,6 +381,19 @@ export class Editor {
     this.setProblems([]);
     notice(this.message, "");
     this.nameInput.focus();
+  }
+
+  /** A new, unsaved diagram from a template, under a name none of the user's diagrams has. */
+  async fromTemplate() {
+    const { streams } = await api.get("/streams");
+    const free = (stem) => {
+      for (let n = 1; ; n += 1) if (!this.list.has(`${stem}${n}`)) return `${stem}${n}`;
+    };
+    const chosen = await chooseTemplate(this.declarations, streams, free);
+    if (!chosen) return;
+    this.reset();
+    this.show(chosen.doc.name, chosen.doc);
+    notice(this.message, `Opened the ${chosen.template.title} template as ${chosen.doc.name}; Save or Deploy stores it.`, "ok");
   }
 
   async load(name) {

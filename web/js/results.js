@@ -1,14 +1,15 @@
 // Live results: subscribe to an output the session may view and watch its tuples arrive. The
 // table shows exactly what the server's SecFilter delivered to this session, each tuple with
-// the input streams it derives from; a live chart follows one numeric field.
+// the input streams it derives from; a live chart draws its numeric fields over event time.
 import * as api from "./api.js";
-import { Sparkline } from "./charts.js";
 import { el, field, fill, notice, select } from "./dom.js";
+import { ResultChart } from "./resultchart.js";
 import * as socket from "./socket.js";
 
 const MAX_ROWS = 200;
 const SOURCES = "_sources";
-const LEVEL = "_level";   // only on an output of a diagram at a level: per COI class, a company or T
+const LEVEL = "_level";
+const NUMERIC = new Set(["long", "double"]);   // only on an output of a diagram at a level: per COI class, a company or T
 
 export class Results {
   constructor(root) {
@@ -16,13 +17,11 @@ export class Results {
     this.columns = [];
     this.count = 0;
     this.picker = select([], { name: "output" });
-    this.fieldPicker = select([], { name: "chart-field" });
     this.message = el("p", { class: "notice", role: "status" });
     this.counter = el("span", { class: "counter", "aria-live": "off" }, "0 tuples");
     this.head = el("thead");
     this.body = el("tbody");
-    this.chart = new Sparkline("value", { width: 318, height: 90, capacity: 120 });
-    this.fieldPicker.addEventListener("change", () => this.chart.reset());
+    this.chart = new ResultChart();
     const form = el("form", { class: "toolbar", "aria-label": "Subscribe to an output" },
       field("Output", this.picker),
       el("button", { type: "submit", class: "primary" }, "Subscribe"),
@@ -37,7 +36,7 @@ export class Results {
         el("h2", {}, "Arriving tuples ", this.counter),
         el("div", { class: "scroll" }, el("table", { class: "tuples" }, this.head, this.body))),
       el("section", { class: "results-chart", "aria-label": "Live chart" },
-        el("h2", {}, "Live chart"), field("Numeric field", this.fieldPicker), this.chart.element)));
+        el("h2", {}, "Live chart"), this.chart.element)));
     socket.on("tuples", (data) => this.receive(data));
     socket.on("subscription_ended", (data) => this.ended(data));
     socket.on("missed", (data) => this.catchUp(data));
@@ -57,6 +56,7 @@ export class Results {
   async subscribe(output) {
     if (!output) return;
     if (this.output) await this.unsubscribe();
+    const schema = await this.schemaOf(output);   // before subscribing: no tuple may wait for it
     try {
       await socket.call("subscribe", { output });
     } catch (error) {
@@ -64,14 +64,24 @@ export class Results {
       return;
     }
     this.output = output;
+    this.schema = schema;
     this.next = null;
     this.columns = [];
     this.count = 0;
     fill(this.head);
     fill(this.body);
-    this.chart.reset();
+    this.chart.start(schema, null);
     this.counter.textContent = "0 tuples";
     notice(this.message, `Subscribed to ${output}; tuples appear as they arrive.`, "ok");
+  }
+
+  /** The output's schema (its fields' types and event time), or null if not known yet. */
+  async schemaOf(output) {
+    try {
+      return (await api.get(`/outputs/${api.seg(output)}`)).schema || null;
+    } catch {
+      return null;
+    }
   }
 
   async unsubscribe() {
@@ -125,8 +135,8 @@ export class Results {
       this.body.prepend(el("tr", {}, this.columns.map((c) => el("td", {}, cell(tuple[c]))),
         el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", ")),
         this.levelled ? el("td", { class: "level" }, levelText(tuple[LEVEL])) : null));
-      this.chart.push(tuple[this.fieldPicker.value]);
     }
+    this.chart.add(tuples);
     while (this.body.rows.length > MAX_ROWS) this.body.lastElementChild.remove();
     this.count += tuples.length;
     this.counter.textContent = `${this.count} tuples`;
@@ -137,9 +147,7 @@ export class Results {
     this.levelled = LEVEL in first;
     fill(this.head, el("tr", {}, this.columns.map((c) => el("th", { scope: "col" }, c)),
       el("th", { scope: "col" }, "sources"), this.levelled ? el("th", { scope: "col" }, "level") : null));
-    const numeric = this.columns.filter((c) => typeof first[c] === "number");
-    fill(this.fieldPicker, numeric.map((c) => el("option", { value: c }, c)));
-    this.chart.reset();
+    if (!this.schema) this.chart.start(null, first);   // types from the first tuple, then
   }
 
   ended({ output, error }) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from flask import Blueprint, g
+from flask import Blueprint, g, request
 
 from boxes import codes
 from boxes.cql.printer import to_cql
@@ -13,6 +13,7 @@ from boxes.document import SECTIONS
 from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
 from server.control.diagrams import planned, run_named, spec_of
+from server.control.preview import preview as box_preview
 from server.control.rewrites import described
 from server.control.services import services
 from server.http.api.schema_parts import (
@@ -24,7 +25,9 @@ from server.http.api.schema_parts import (
     catalog_object,
     listing,
     obj,
+    query_values,
 )
+from server.http.api.schema_parts import NAME as NAME_PART
 from server.http.guard import guarded, subject
 from server.ingest.admission import runtime_of
 
@@ -100,6 +103,18 @@ VERSION_FIELDS = {
 }
 VERSIONS = listing("versions", answer(VERSION_FIELDS))
 VERSION = answer({**VERSION_FIELDS, "document": {"type": ["object", "null"]}})
+PREVIEW = obj(
+    {"rows": {"type": "integer", "minimum": 1, "maximum": 1_000, "default": 100}},
+)
+PREVIEWED = answer(
+    {
+        "diagram": STRING,
+        "box": STRING,
+        "fields": {"type": "array", "items": STRING, "description": "the tuples' keys in order"},
+        "tuples": {"type": "array", "items": ANY_OBJECT},
+    }
+)
+BOX_NAME = {"box": {**NAME_PART, "x-what": "box"}}
 VERSION_NUMBER = {"version": {"type": "integer", "minimum": 1, "maximum": 2**31}}
 D = ObjectType.DIAGRAM
 
@@ -139,7 +154,10 @@ def check():
         doc, plan = planned(svc.catalog, subject(), g.body, svc.limits.cost_ceilings())
     except DiagramInvalid as err:
         return {"valid": False, "problems": err.details["problems"]}
-    return {"valid": True, "plan": plan.to_dict(), **({"document": doc} if "cql" in g.body else {})}
+    # A derived input's label layout names the source streams of the output it reads, which
+    # the session may not be allowed to see: the answer leaves the layout out.
+    shown = {k: v for k, v in plan.to_dict().items() if k != "sources"}
+    return {"valid": True, "plan": shown, **({"document": doc} if "cql" in g.body else {})}
 
 
 @bp.post("/cql")
@@ -220,6 +238,16 @@ def status(name: str):
     o = svc.catalog.objects.get(subject(), D, name)
     progress = svc.runtime.status(name) if svc.runtime is not None else None
     return {"name": name, "status": o.status, "progress": progress}
+
+
+@bp.get("/<name>/boxes/<box>/preview")
+@guarded(query=PREVIEW, answer=PREVIEWED, path=BOX_NAME)
+def preview(name: str, box: str):
+    """A sample of what a box of the running diagram makes of the last ``rows`` tuples of each
+    input (the editor's data preview), filtered for the session exactly as an output is: only
+    tuples whose every source it may READ_TUPLE now, within its clearance."""
+    rows = query_values(request.args, PREVIEW).get("rows", 100)
+    return box_preview(services(), subject(), name, box, rows)
 
 
 @bp.get("/<name>/versions")

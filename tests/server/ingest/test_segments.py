@@ -13,6 +13,7 @@ from server.ingest.segments import (
     list_segments,
     read_range,
     segment_path,
+    tail,
 )
 
 
@@ -29,6 +30,18 @@ def test_a_range_across_segments_reads_exactly_its_frames(tmp_path):
     frames = list(read_range(tmp_path, positions[4], positions[15]))
     assert [f.first_seq for f in frames] == [3 * i for i in range(5, 16)]
     assert frames[0].payload == b"frame-5" * 10
+
+
+def test_a_tail_holds_the_newest_frames_that_cover_the_rows_asked_for(tmp_path):
+    log = SegmentLog(tmp_path, segment_bytes=200)
+    positions = fill(log, 20)  # 60 rows, frames of 3, several segments
+    assert [f.first_seq for f in tail(tmp_path, positions[-1], 7)] == [51, 54, 57]
+    assert [f.first_seq for f in tail(tmp_path, positions[-1], 6)] == [54, 57]
+    assert [f.first_seq for f in tail(tmp_path, positions[9], 4)] == [24, 27]  # before an end
+    assert sum(f.count for f in tail(tmp_path, positions[-1], 1_000)) == 60  # all there is
+    log.truncate_before(30)
+    assert tail(tmp_path, positions[-1], 1_000)[0].first_seq >= 27  # compacted rows are gone
+    assert tail(SegmentLog(tmp_path / "empty").directory, Position(0, 0, 0), 5) == []
 
 
 def test_reopening_cuts_a_torn_tail_and_keeps_every_synced_frame(tmp_path):

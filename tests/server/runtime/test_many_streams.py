@@ -46,7 +46,6 @@ def test_a_union_of_200_streams_labels_each_tuple_with_its_own_stream(runtime):
     rows = results.wait_for_rows(STREAMS)
     for row in rows:
         bit = plan.inputs.index(row["symbol"])
-        words = [row["_label"][f"w{k}"] & (2**64 - 1) for k in range(plan.label_words)]
-        assert words == [1 << (bit % 64) if k == bit // 64 else 0 for k in range(plan.label_words)]
+        assert row["_label"] == [bit]  # a sparse label: one int, whatever the width
     assert sorted(r["symbol"] for r in rows) == names
     assert tree_rss(os.getpid()) < MEMORY_LIMIT

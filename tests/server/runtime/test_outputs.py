@@ -85,3 +85,25 @@ def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery
     assert [r["v"] for r in seen.wait_for_rows(2)] == [1, 2]
     assert sink.stats()["latency_ms"] is None
     sink.close()
+
+
+@pytest.mark.parametrize("claim, first_kept", [(None, 7), (2, 2)])
+def test_a_derived_readers_claim_holds_back_retention(tmp_path, frames, claim, first_kept):
+    """Retention keeps ``retain_rows``, and also every row a diagram reading this output (a
+    derived input) has not yet consumed; heads are reported after each durable write."""
+    heads = []
+    sink = OutputSink(
+        "o",
+        tmp_path,
+        recent_rows=1,
+        retain_rows=1,
+        segment_bytes=1,  # a segment per batch, so whole segments can go
+        advanced=lambda directory, head: heads.append(head.seq),
+        claimed=lambda: claim,
+    )
+    for batch_id in range(8):
+        sink.handle(frames(batch_id), batch_id)
+    sink.close()
+    assert heads == list(range(9))  # at opening, then after each batch
+    kept = [t["v"].to_pylist()[0] for _, t in read_results(tmp_path)]
+    assert kept[0] == first_kept and kept[-1] == 7

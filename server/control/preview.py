@@ -1,0 +1,104 @@
+"""A data preview of one box of a running diagram (the editor's tap, issue 19).
+
+The box's tuples are computed again, as one Spark batch job, over the last tuples of the
+diagram's inputs in the durable log: the diagram's own document with its outputs replaced by
+one output reading the box, compiled like a deploy (level, cost ceilings), so a preview is
+what the box makes of recent data, never a copy of what ran. Every window closes in a batch
+run, so a window's preview may hold fewer tuples than it will live. The rows then pass the
+viewer's filter exactly as an output's do (``server.realtime.delivery.visible``: READ_TUPLE
+and READ_AGGREGATE under the strong semantic, then the clearance), so a preview shows no
+tuple a subscription would not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from boxes import codes
+from boxes.arrival import ARRIVAL_COLUMN
+from boxes.compiler import compile_plan
+from boxes.document import Plan
+from boxes.errors import Conflict, NotFound
+from boxes.labels import LABEL_COLUMN, RAW_COLUMN
+from boxes.levels import LEVEL_COLUMN
+from boxes.output import STRONG
+from boxes.types import Schema
+from catalog import Subject
+from server.control.diagrams import affordable, plan_of, resolved
+from server.ingest.segments import tail
+from server.realtime.delivery import SOURCES, Labels, visible
+from server.runtime.source import frame_rows
+
+OUTPUT = "preview"
+
+
+def preview_document(doc: Mapping[str, Any], plan: Plan, box: str) -> dict[str, Any]:
+    """``doc`` cut down to ``box`` and what it reads, with one output, ``preview``, reading
+    ``box`` (an input or a box; an output previews the box it carries)."""
+    outputs = doc.get("outputs") or {}
+    if box in outputs:
+        box = outputs[box]["from"]
+    upstream = {b.name: b.upstream for b in plan.boxes}
+    if box not in upstream or box in outputs:
+        raise NotFound(what="box", name=box)
+    needed, todo = set(), [box]
+    while todo:
+        name = todo.pop()
+        if name not in needed:
+            needed.add(name)
+            todo.extend(upstream[name])
+    return {
+        **doc,
+        "inputs": {k: v for k, v in doc["inputs"].items() if k in needed},
+        "boxes": {k: v for k, v in (doc.get("boxes") or {}).items() if k in needed},
+        "outputs": {OUTPUT: {"from": box}},
+    }
+
+
+def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[str, Any]:
+    """What ``subject`` may see of ``box``'s results over the last ``rows`` tuples of each of
+    the running ``diagram``'s inputs (at most ``rows`` results, the newest)."""
+    found = [r for r in svc.catalog.objects.resumable() if r.diagram.name == diagram]
+    if not found or svc.runtime is None:
+        raise Conflict(code=codes.PREVIEW_NOT_RUNNING, diagram=diagram)
+    (running,) = found
+    whole = json.loads(running.diagram.spec)
+    doc = preview_document(whole, plan_of(whole, running.schemas), box)
+    plan = resolved(plan_of(doc, running.schemas), svc.catalog)
+    affordable(plan, svc.limits.cost_ceilings())
+    runtime = svc.runtime
+    inputs = {
+        name: runtime.spark.createDataFrame(_recent(runtime.log, name, rows))
+        for name in plan.inputs
+    }
+    (frame,) = compile_plan(plan, inputs).values()
+    table = frame.toArrow()
+    table = table.slice(max(0, table.num_rows - rows))
+    labels = Labels(plan.inputs, dict(running.sources))
+    shown = [c for c in table.column_names if c not in (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN)]
+    shown += [SOURCES, *([LEVEL_COLUMN] if LEVEL_COLUMN in table.column_names else [])]
+    return {
+        "diagram": diagram,
+        "box": box,
+        "fields": shown,
+        "tuples": visible(svc.catalog, subject, labels, STRONG, table),
+    }
+
+
+def _recent(log, stream: str, rows: int) -> pa.Table:
+    """The last ``rows`` acknowledged tuples of ``stream`` as an input reads them."""
+    (head,) = log.heads([stream]).values()
+    frames = tail(log.directory(stream), head, rows)
+    if not frames:
+        return _empty(log.schema(stream))
+    table = pa.concat_tables([frame_rows(f) for f in frames], promote_options="default")
+    return table.slice(max(0, table.num_rows - rows))
+
+
+def _empty(schema: Schema) -> pa.Table:
+    arrival, level = pa.field(ARRIVAL_COLUMN, pa.int64()), pa.field(LEVEL_COLUMN, pa.int64())
+    return pa.schema([arrival, *schema.arrow_schema(), level]).empty_table()
