@@ -694,6 +694,21 @@ REWRITE_DENIED = define(
     "no policy of yours authorizes reading stream {stream!r} as this diagram does",
     "policy",
 )
+REWRITE_MISMATCH = define(
+    "REWRITE_MISMATCH",
+    403,
+    "diagram {diagram!r} runs rewritten under its deployer's policies, which would rewrite it "
+    "differently for you ({reason}); deploy your own copy to read it under yours",
+    "policy",
+)
+REWRITE_STALE = define(
+    "REWRITE_STALE",
+    409,
+    "diagram {diagram!r} was stopped: a change of policies or attributes rewrites it differently "
+    "({reason}); deploy it again",
+    "policy",
+)
+ATTRIBUTE_INVALID = define("ATTRIBUTE_INVALID", 400, "user attribute {name!r}: {reason}", "policy")
 REWRITE_UNSUPPORTED = define(
     "REWRITE_UNSUPPORTED",
     403,

@@ -33,6 +33,8 @@ LEVEL_TABLES = (
     "user_organisations",
     "role_clearances",
 )
+# Tables of the access-control policies and user attributes (``catalog.policies``): likewise.
+POLICY_TABLES = ("access_policies", "user_attributes")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Touched:
     objects: frozenset[int]
     subjects: bool
     levels: bool = False
+    policies: bool = False
 
 
 def _trigger(table: str, column: str | None, event: str, what: str = "subjects") -> str:
@@ -67,6 +70,11 @@ def install(conn: sqlite3.Connection) -> None:
         for table in LEVEL_TABLES
         for event in ("INSERT", "UPDATE", "DELETE")
     ]
+    ddl += [
+        _trigger(table, None, event, "policies")
+        for table in POLICY_TABLES
+        for event in ("INSERT", "UPDATE", "DELETE")
+    ]
     conn.executescript("\n".join(ddl))
 
 
@@ -79,4 +87,5 @@ def take(conn: sqlite3.Connection) -> Touched:
         frozenset(i for what, i in rows if what == "object"),
         any(what == "subjects" for what, _ in rows),
         any(what == "levels" for what, _ in rows),
+        any(what == "policies" for what, _ in rows),
     )

@@ -21,7 +21,14 @@ from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticat
 from catalog import audit, changelog, repository
 from catalog.authorizer import Decision, decide, decide_any, sees
 from catalog.model import Action, CatalogObject, ObjectType, Subject, parse_type
-from catalog.snapshot import Snapshot, build, with_levels, with_objects, with_subjects
+from catalog.snapshot import (
+    Snapshot,
+    build,
+    with_access,
+    with_levels,
+    with_objects,
+    with_subjects,
+)
 from catalog.store import Store
 
 INVALID_SESSION = "no valid session; log in again"
@@ -50,7 +57,10 @@ def load(conn) -> Snapshot:
     """A snapshot of every row; what the change log noted so far is in it, so forget it."""
     changelog.take(conn)
     return build(
-        repository.load_subjects(conn), repository.load_objects(conn), repository.load_levels(conn)
+        repository.load_subjects(conn),
+        repository.load_objects(conn),
+        repository.load_levels(conn),
+        repository.load_policies(conn),
     )
 
 
@@ -66,6 +76,8 @@ def advance(previous: Snapshot, conn) -> Snapshot:
         )
     if touched.levels:
         snapshot = with_levels(snapshot, repository.load_levels(conn))
+    if touched.policies:
+        snapshot = with_access(snapshot, repository.load_policies(conn))
     return snapshot
 
 

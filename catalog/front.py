@@ -27,7 +27,9 @@ from catalog.levels import Levels
 from catalog.model import Subject
 from catalog.objects import Objects
 from catalog.operators import Operators
+from catalog.policies import Policies
 from catalog.policy import OPERATIONS
+from catalog.rewrites import Rewrites
 from catalog.sessions import Sessions
 from catalog.store import Store
 from catalog.system import SystemSettings
@@ -47,6 +49,8 @@ class Catalog:
         self.system = SystemSettings(self.core)
         self.levels = Levels(self.core)
         self.versions = Versions(self.core)
+        self.policies = Policies(self.core)
+        self.rewrites = Rewrites(self.core)
         box_types.add_missing(self.core)
 
     @classmethod

@@ -476,3 +476,80 @@ def diagram_version(conn, diagram: str, version: int) -> DiagramVersion | None:
         (diagram, version),
     ).fetchone()
     return DiagramVersion(*row) if row else None
+
+
+@dataclass(frozen=True)
+class PolicyRows:
+    """The access-control policies (name, JSON item) by name, and the users' attributes."""
+
+    policies: tuple[tuple[str, str], ...]
+    attributes: tuple[tuple[int, str, str], ...]
+
+
+def load_policies(conn) -> PolicyRows:
+    return PolicyRows(
+        tuple(conn.execute("SELECT name, item FROM access_policies ORDER BY name")),
+        tuple(conn.execute("SELECT user_id, name, value FROM user_attributes ORDER BY 1, 2")),
+    )
+
+
+def put_policy(conn, name: str, role: str, item: str, by: str, at: float) -> bool:
+    """Insert or replace a policy; True if one of that name was there."""
+    existed = conn.execute("DELETE FROM access_policies WHERE name = ?", (name,)).rowcount == 1
+    conn.execute(
+        "INSERT INTO access_policies (name, role, item, changed_by, changed_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (name, role, item, by, at),
+    )
+    return existed
+
+
+def delete_policy(conn, name: str) -> bool:
+    return conn.execute("DELETE FROM access_policies WHERE name = ?", (name,)).rowcount == 1
+
+
+def set_attributes(conn, user_id: int, values: dict[str, str]) -> None:
+    conn.execute("DELETE FROM user_attributes WHERE user_id = ?", (user_id,))
+    conn.executemany(
+        "INSERT INTO user_attributes (user_id, name, value) VALUES (?, ?, ?)",
+        [(user_id, k, v) for k, v in sorted(values.items())],
+    )
+
+
+@dataclass(frozen=True)
+class RewriteRow:
+    """The rewrite a running diagram was deployed with (``catalog.rewrites``)."""
+
+    diagram_id: int
+    deployer: str
+    roles: str
+    document: str
+    added: str
+    stale: str | None
+    at: float
+
+
+def put_rewrite(conn, row: RewriteRow) -> None:
+    conn.execute("DELETE FROM diagram_rewrites WHERE diagram_id = ?", (row.diagram_id,))
+    conn.execute(
+        "INSERT INTO diagram_rewrites (diagram_id, deployer, roles, document, added, stale, at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (row.diagram_id, row.deployer, row.roles, row.document, row.added, row.stale, row.at),
+    )
+
+
+def get_rewrite(conn, diagram_id: int) -> RewriteRow | None:
+    found = conn.execute(
+        "SELECT diagram_id, deployer, roles, document, added, stale, at FROM diagram_rewrites"
+        " WHERE diagram_id = ?",
+        (diagram_id,),
+    ).fetchone()
+    return RewriteRow(*found) if found else None
+
+
+def delete_rewrite(conn, diagram_id: int) -> None:
+    conn.execute("DELETE FROM diagram_rewrites WHERE diagram_id = ?", (diagram_id,))
+
+
+def mark_rewrite_stale(conn, diagram_id: int, reason: str) -> None:
+    conn.execute("UPDATE diagram_rewrites SET stale = ? WHERE diagram_id = ?", (reason, diagram_id))

@@ -8,14 +8,22 @@ of just the objects the change touched (``with_objects``), which must come out t
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
+from boxes.errors import InvalidInput
 from boxes.levels import Lattice
+from boxes.rewrite.policy import Policy, policy_from
 from catalog.clearance import EMPTY, LevelPolicy
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
-from catalog.repository import LevelRows, ObjectRows, SubjectRows
+from catalog.repository import LevelRows, ObjectRows, PolicyRows, SubjectRows
+
+log = logging.getLogger(__name__)
+NO_ATTRIBUTES: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,9 @@ class Snapshot:
     read_masks: Mapping[str, int]
     aggregate_masks: Mapping[str, int]  # per role, the source bits it may READ_AGGREGATE
     levels: LevelPolicy = EMPTY
+    policies: tuple[Policy, ...] = ()  # ASSIST access-control policies, by name
+    # per user id, the user's attributes (the ``self`` of policy predicates)
+    attributes: Mapping[int, Mapping[str, Any]] = field(default_factory=lambda: NO_ATTRIBUTES)
 
     @property
     def system(self) -> CatalogObject | None:
@@ -119,9 +130,37 @@ def level_policy(rows: LevelRows) -> LevelPolicy:
     )
 
 
-def build(subjects: SubjectRows, objects: ObjectRows, levels: LevelRows | None = None) -> Snapshot:
+def access_fields(rows: PolicyRows) -> dict:
+    """The stored policies, parsed again (one the model no longer accepts is left out and
+    logged: it grants nothing), and the users' attributes."""
+    policies = []
+    for name, item in rows.policies:
+        try:
+            policies.append(policy_from(json.loads(item), 0))
+        except (InvalidInput, ValueError) as err:
+            log.error("stored policy %r is not valid any more and grants nothing: %s", name, err)
+    attributes: dict[int, dict[str, Any]] = {}
+    for user_id, name, value in rows.attributes:
+        attributes.setdefault(user_id, {})[name] = json.loads(value)
+    return dict(
+        policies=tuple(policies),
+        attributes=MappingProxyType({k: MappingProxyType(v) for k, v in attributes.items()}),
+    )
+
+
+def build(
+    subjects: SubjectRows,
+    objects: ObjectRows,
+    levels: LevelRows | None = None,
+    access: PolicyRows | None = None,
+) -> Snapshot:
     policy = EMPTY if levels is None else level_policy(levels)
-    return Snapshot(**_subject_fields(subjects), **_object_fields(objects), levels=policy)
+    extra = {} if access is None else access_fields(access)
+    return Snapshot(**_subject_fields(subjects), **_object_fields(objects), levels=policy, **extra)
+
+
+def with_access(previous: Snapshot, access: PolicyRows) -> Snapshot:
+    return replace(previous, **access_fields(access))
 
 
 def with_levels(previous: Snapshot, levels: LevelRows) -> Snapshot:

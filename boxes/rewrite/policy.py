@@ -88,13 +88,18 @@ class Subject:
 
 def load_policies(text: str) -> list[Policy]:
     """Policies from YAML (or JSON) text ``{policies: [...]}``; POLICY_INVALID otherwise."""
+    return policies_from(policy_items(text))
+
+
+def policy_items(text: str) -> list[Any]:
+    """The unchecked items of YAML (or JSON) text ``{policies: [...]}``."""
     try:
         doc = load_document(text)
     except DiagramInvalid as err:
         raise invalid("document", "; ".join(p.message for p in err.problems)) from None
     if set(doc) != {"policies"} or not isinstance(doc["policies"], list):
         raise invalid("document", "expected a mapping with one key, 'policies', holding a list")
-    return policies_from(doc["policies"])
+    return doc["policies"]
 
 
 def policies_from(items: list[Any]) -> list[Policy]:
@@ -204,6 +209,25 @@ def _window(name: str, raw: Any, privilege: str) -> Window:
             name, "a join is bounded by 'within', not stepped: a join policy takes a size only"
         )
     return Window(size, step)
+
+
+def policy_item(p: Policy) -> dict[str, Any]:
+    """The YAML item of a policy, in its one canonical form: ``policy_from`` of it gives the
+    same policy (the catalog stores it so)."""
+    item: dict[str, Any] = {
+        "name": p.name,
+        "role": p.role,
+        "streams": {s: ALL if a is None else sorted(a) for s, a in p.streams},
+    }
+    if p.where is not None:
+        item["where"] = p.where
+    whole = p.privilege != AGGREGATE or p.functions == frozenset(FUNCTIONS)
+    item["privilege"] = p.privilege if whole else sorted(p.functions)
+    if p.during is not None:
+        item["during"] = {"start": p.during.start, "end": p.during.end}
+    if p.window != Window():
+        item["window"] = {"size": f"{p.window.size!r}s", "step": f"{p.window.step!r}s"}
+    return item
 
 
 def invalid(policy: str, reason: str) -> InvalidInput:

@@ -13,6 +13,7 @@ attribute of that name with ``.`` written ``_`` (``self.Emergency_start``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
@@ -25,6 +26,7 @@ from boxes.rewrite.policy import Policy, invalid, policies_from
 from boxes.rewrite.predicates import Unbound, literal
 
 MAX_BYTES = 1 << 20
+_PLACEHOLDER = re.compile(r"\{(\d{1,3})\}")
 _OPERATORS = {
     "equals": "=",
     "notequals": "<>",
@@ -53,6 +55,11 @@ _UNITS = {"milliseconds": "ms", "seconds": "s", "minutes": "m", "hours": "h", "d
 
 def load_xml_policies(text: str | bytes, methods: Mapping[str, str]) -> list[Policy]:
     """The policies of every ``<role>``, named ``ROLE#N`` (N counts from 1 within a role)."""
+    return policies_from(xml_items(text, methods))
+
+
+def xml_items(text: str | bytes, methods: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The policies' items (the YAML form, unchecked) of the XML catalog."""
     if len(text) > MAX_BYTES:
         raise invalid("document", f"the XML has {len(text)} bytes; at most {MAX_BYTES}")
     try:
@@ -72,7 +79,7 @@ def load_xml_policies(text: str | bytes, methods: Mapping[str, str]) -> list[Pol
                 if isinstance(err, InvalidInput):
                     raise
                 raise invalid(name, f"cannot read the policy: {err}") from None
-    return policies_from(items)
+    return items
 
 
 def _policy(name: str, role: str, element: Element, methods: Mapping[str, str]) -> dict:
@@ -125,5 +132,7 @@ def _expression(name: str, e: Element, methods: Mapping[str, str]) -> str:
         template = methods.get(e.get("name", ""))
         if template is None:
             raise invalid(name, f"no expression is given for method {e.get('name')!r}")
-        return "(" + template.format(*(f"({a})" for a in args)) + ")"
+        # Only {N} is replaced: str.format would let a template reach the arguments'
+        # attributes ({0.__class__...}), and templates come over the API.
+        return "(" + _PLACEHOLDER.sub(lambda m: f"({args[int(m.group(1))]})", template) + ")"
     raise invalid(name, f"unknown element <{e.tag}> with {len(args)} operand(s)")

@@ -25,6 +25,7 @@ from boxes.output import OutputBox
 from boxes.types import parse_schema
 from catalog import DiagramSpec, Subject
 from catalog.objects import Resumable
+from server.control.rewrites import deployed_plan, gate
 from server.ingest.admission import runtime_of
 from server.realtime.delivery import Labels
 
@@ -164,7 +165,8 @@ def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
 
 def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     """Start one running diagram's query and route its outputs to the delivery path; a
-    ``deployer`` (not a restart) must be cleared for the diagram's level."""
+    ``deployer`` (not a restart) must be cleared for the diagram's level. A diagram reading a
+    stream some policy protects runs rewritten for its deployer (``rewrites``)."""
     if resumable.problem is not None:
         raise resumable.problem
     doc = json.loads(resumable.diagram.spec)
@@ -172,10 +174,17 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     affordable(plan, svc.limits.cost_ceilings())  # the ceilings may have been lowered since
     if deployer is not None:
         check_clearance(svc.catalog, deployer, plan)
+    diagram = resumable.diagram
+    running = deployed_plan(svc.catalog, diagram, doc, plan, deployer)
+    stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
+    reader = gate(svc.catalog, diagram.name, doc, plan, stored.document) if stored else None
     svc.delivery.register(
-        plan.outputs, Labels(plan.label_sources, dict(resumable.sources)), plan.semantics()
+        running.outputs,
+        Labels(running.label_sources, dict(resumable.sources)),
+        running.semantics(),
+        reader,
     )
-    runtime_of(svc).deploy(resumable.diagram.name, plan, svc.delivery.on_batch)
+    runtime_of(svc).deploy(diagram.name, running, svc.delivery.on_batch)
 
 
 def run_named(svc, name: str, deployer: Subject | None = None) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,6 +138,9 @@ class Delivery:
         # (output, sid) -> live batches held back while that subscriber catches up
         self._held: dict[tuple[str, str], list[pa.Table]] = {}
         self._next: dict[str, int] = {}  # output -> position after the last batch handed here
+        # output -> who may read it beyond SUBSCRIBE (a rewritten diagram's, see
+        # server.control.rewrites): raises the refusal
+        self._gates: dict[str, Callable[[Subject], None]] = {}
         self._lock = threading.Lock()
 
     def register(
@@ -145,16 +148,48 @@ class Delivery:
         outputs: Mapping[str, Schema],
         labels: Labels,
         semantics: Mapping[str, str] | None = None,
+        gate: Callable[[Subject], None] | None = None,
     ) -> None:
-        """A diagram was deployed: how to read its outputs' labels, their schemas and their
-        semantics (strong where not given)."""
+        """A diagram was deployed: how to read its outputs' labels, their schemas, their
+        semantics (strong where not given) and who may read them beyond SUBSCRIBE (``gate``
+        raises the refusal; None: everyone)."""
         with self._lock:
             for output, schema in outputs.items():
                 self._labels[output] = labels
                 self.schemas[output] = schema
                 self.semantics[output] = (semantics or {}).get(output, STRONG)
+                if gate is None:
+                    self._gates.pop(output, None)
+                else:
+                    self._gates[output] = gate
+
+    def admit(self, subject: Subject, output: str) -> None:
+        """Refuse a reader the output's gate refuses (REWRITE_MISMATCH)."""
+        gate = self._gates.get(output)
+        if gate is not None:
+            gate(subject)
+
+    def recheck(self, output: str) -> None:
+        """Check every subscriber of ``output`` against its gate again (after a change of
+        policies or attributes); those refused are told and unsubscribed."""
+        with self._lock:
+            subscribers = list(self._subscribers.get(output, {}).items())
+        for sid, who in subscribers:
+            try:
+                self.admit(who, output)
+            except SluiceError as err:
+                self.unsubscribe(sid, output)
+                self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
+
+    def end(self, output: str, err: SluiceError) -> None:
+        """End every subscription of ``output``, telling each why (its diagram was stopped)."""
+        with self._lock:
+            sids = list(self._subscribers.pop(output, {}))
+        for sid in sids:
+            self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
 
     def subscribe(self, sid: str, subject: Subject, output: str) -> None:
+        self.admit(subject, output)
         with self._lock:
             self._subscribers.setdefault(output, {})[sid] = subject
 
@@ -164,6 +199,7 @@ class Delivery:
         live batches, with no gap and no batch twice: live batches that arrive meanwhile are
         held back and sent after, less those the replay already covered. Returns where the
         replay ended; an error from the first read (``RESULTS_EXPIRED``) subscribes nothing."""
+        self.admit(subject, output)
         with self._lock:
             self._held[(output, sid)] = []
             self._subscribers.setdefault(output, {})[sid] = subject
@@ -219,6 +255,7 @@ class Delivery:
         labels = self._labels.get(output)
         if labels is None:
             return []
+        self.admit(subject, output)
         return visible(self.catalog, subject, labels, self.semantics.get(output, STRONG), table)
 
     def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:

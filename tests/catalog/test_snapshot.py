@@ -67,13 +67,20 @@ CHANGES = st.one_of(
     st.tuples(st.just("login"), WHO),
     st.tuples(st.just("logout"), st.sampled_from(list(USERS))),
     st.tuples(st.just("elsewhere"), st.sampled_from(ROLES), OBJECTS),
+    st.tuples(st.just("policy"), st.booleans(), st.sampled_from(ROLES)),
+    st.tuples(st.just("attributes"), st.sampled_from(list(USERS)), st.integers(0, 3)),
 )
 
 
 def reread(cat: Catalog):
     """The snapshot as a full reload would build it, from committed rows only."""
     with cat.core.store.reader() as conn:
-        return build(repository.load_subjects(conn), repository.load_objects(conn))
+        return build(
+            repository.load_subjects(conn),
+            repository.load_objects(conn),
+            repository.load_levels(conn),
+            repository.load_policies(conn),
+        )
 
 
 class World:
@@ -150,6 +157,14 @@ class World:
             self.sessions[args[0]] = cat.sessions.login(args[0], PASSWORD)[1]
         elif kind == "logout":
             cat.sessions.logout(who)
+        elif kind == "policy":
+            item = {"name": args[1], "role": args[1], "streams": {"in0": "*"}, "privilege": "read"}
+            if args[0]:
+                cat.policies.put(admin, [item], replace=True)
+            else:
+                cat.policies.delete(admin, args[1])
+        elif kind == "attributes":
+            cat.policies.set_attributes(admin, args[0], {"ships": list(range(args[1]))})
         elif kind == "elsewhere":
             self.other.grants.grant(self.other_admin, args[0], A.VIEW_OBJECT, *args[1])
 

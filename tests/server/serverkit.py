@@ -61,6 +61,14 @@ class Auth:
         return {} if user is None else {"Authorization": f"Bearer {self.token(user)}"}
 
 
+UNUSED_POLICY = {
+    "name": "unused",
+    "role": "CUSTOMER1",
+    "streams": {"nowhere": "*"},
+    "privilege": "read",
+}
+
+
 def build_world(cat) -> dict[str, str]:
     """The seeded scenario plus non-administrator owners; returns each user's password."""
     passwords = seed_demo(cat)
@@ -85,6 +93,8 @@ def build_world(cat) -> dict[str, str]:
     ):
         cat.grants.grant(al, "INFO_PROVIDER", action, type_, name)
     seed_levels(cat, joe)
+    cat.policies.put(joe, [UNUSED_POLICY])  # on no stream: only for the policy routes to act on
+    cat.policies.set_attributes(joe, "al", {"floor": 1})
     for who in (joe, ed, al):
         cat.sessions.logout(who)
     return passwords

@@ -38,6 +38,10 @@ JUDGED = {
     "levels.set_clearance.put": {"LEVEL_BAD_SHAPE", "LEVEL_UNKNOWN_COMPANY"},
     "levels.set_stream.put": {"LEVEL_NOT_INPUT"},
     "levels.add_company.post": {"LEVEL_BAD_CLASSES"},  # all 64 bits given out
+    # a policy is judged by the policy model (its expressions by the expression language)
+    "policies.create.post": {"POLICY_INVALID"},
+    "policies.replace.put": {"POLICY_INVALID"},
+    "policies.set_attributes.put": {"ATTRIBUTE_INVALID"},  # text length, list size
 }
 # A deploy waits for its queries to start, up to the server's own deploy_timeout_seconds (120 s);
 # the client's 10 s default made a deploy on a loaded machine look like a failure.

@@ -11,7 +11,7 @@ around it show the check comes first.
 from __future__ import annotations
 
 import pytest
-from serverkit import Q1
+from serverkit import Q1, UNUSED_POLICY
 
 from catalog.policy import OPERATIONS
 from server.http import guard
@@ -367,6 +367,47 @@ CASES = [
         "/api/v1/levels/users/<name>",
         "/api/v1/levels/users/ed",
         {"organisation": "B"},
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
+    ("GET", "/api/v1/policies", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
+    (
+        "POST",
+        "/api/v1/policies",
+        None,
+        {"policies": [{**UNUSED_POLICY, "name": "new"}]},
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 201),
+    ),
+    (
+        "PUT",
+        "/api/v1/policies/<name>",
+        "/api/v1/policies/unused",
+        {"policies": [UNUSED_POLICY]},
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
+    (
+        "DELETE",
+        "/api/v1/policies/<name>",
+        "/api/v1/policies/unused",
+        None,
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
+    (
+        "GET",
+        "/api/v1/policies/users/<name>",
+        "/api/v1/policies/users/al",
+        None,
+        ADMIN_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
+    (
+        "PUT",
+        "/api/v1/policies/users/<name>",
+        "/api/v1/policies/users/al",
+        {"attributes": {"floor": 2}},
         ADMIN_CALLERS,
         (401, 403, 403, 403, 200),
     ),

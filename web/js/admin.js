@@ -1,14 +1,16 @@
-// The admin console: users, roles, every permission (grant and revoke), security levels, the audit
-// log and the system settings, one tab each. Shown only to sessions the server lets list users.
+// The admin console: users, roles, every permission (grant and revoke), security levels, access
+// policies, the audit log and the system settings, one tab each. Shown only to sessions the
+// server lets list users.
 import * as api from "./api.js";
 import { AuditLog } from "./audit.js";
 import { el, fill } from "./dom.js";
 import { LevelsPanel } from "./levels.js";
 import { PermissionPanel } from "./permissions.js";
+import { PoliciesPanel } from "./policies.js";
 import { SystemSettings } from "./settings.js";
 import { Accounts } from "./users.js";
 
-const TABS = ["Users", "Roles", "Permissions", "Levels", "Audit", "Settings"];
+const TABS = ["Users", "Roles", "Permissions", "Levels", "Policies", "Audit", "Settings"];
 
 export class AdminConsole {
   constructor(root) {
@@ -17,6 +19,7 @@ export class AdminConsole {
     this.permissions = new PermissionPanel(panes.Permissions,
       async () => (await api.get("/permissions")).permissions, this.accounts.roles);
     this.levels = new LevelsPanel(panes.Levels);
+    this.policies = new PoliciesPanel(panes.Policies);
     this.audit = new AuditLog(panes.Audit);
     this.settings = new SystemSettings(panes.Settings);
     this.tabs = TABS.map((t) => el("button", {
@@ -48,7 +51,7 @@ export class AdminConsole {
   async refresh() {
     await this.accounts.refresh();
     this.permissions.setRoles(this.accounts.roles);
-    await Promise.all([this.permissions.refresh(), this.levels.refresh(), this.audit.refresh(),
-      this.settings.refresh()]);
+    await Promise.all([this.permissions.refresh(), this.levels.refresh(), this.policies.refresh(),
+      this.audit.refresh(), this.settings.refresh()]);
   }
 }

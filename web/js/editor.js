@@ -13,6 +13,7 @@ import { acceptDrops, renderPalette } from "./palette.js";
 import { previewPanel } from "./preview.js";
 import { renderProperties } from "./properties.js";
 import { QueryTab } from "./query.js";
+import { RewriteNote } from "./rewrite.js";
 import { chooseTemplate } from "./templates.js";
 import { VersionList } from "./versions.js";
 
@@ -42,6 +43,7 @@ export class Editor {
     this.importInput = el("input", { type: "file", accept: ".json,application/json", hidden: true,
       "aria-label": "Diagram document to import", onchange: () => this.run(() => this.importFile()) });
     this.list = new DiagramList((name) => this.run(() => this.load(name)));
+    this.rewrite = new RewriteNote();
     this.versions = new VersionList((name, version, doc) => this.openVersion(name, version, doc));
     this.query = new QueryTab({
       document: () => (this.canvas?.nodes().length ? this.document() : null),
@@ -68,7 +70,8 @@ export class Editor {
         button("Delete", () => this.remove(), { class: "danger" }),
         this.message),
       el("div", { class: "editor-body" },
-        el("div", { class: "sidebar" }, this.paletteBox, this.list.element, this.versions.element),
+        el("div", { class: "sidebar" }, this.paletteBox, this.list.element, this.rewrite.element,
+          this.versions.element),
         el("div", { class: "canvas-column" },
           el("div", { class: "tabs", role: "tablist", "aria-label": "Editor view" }, this.viewTabs()),
           this.query.element,
@@ -115,6 +118,7 @@ export class Editor {
     if (this.loaded !== doc.name) {
       this.loaded = null;
       this.versions.show(null);
+      this.rewrite.show(null);
       this.savedDoc = null;
     }
     const n = this.canvas.nodes().length;
@@ -340,6 +344,7 @@ export class Editor {
     notice(this.message, `Deploying ${name}…`, "info");
     const answer = await api.post(`/diagrams/${api.seg(name)}/deploy`);
     notice(this.message, `${name} is ${answer.status}.`, "ok");
+    this.rewrite.show(await api.get(`/diagrams/${api.seg(name)}`));
     await this.list.refresh();
   }
 
@@ -359,6 +364,7 @@ export class Editor {
     if (this.loaded === name) {
       this.loaded = null;
       this.versions.show(null);
+      this.rewrite.show(null);
     }
     notice(this.message, `Deleted ${name}.`, "ok");
     await this.list.refresh();
@@ -372,6 +378,7 @@ export class Editor {
     this.nameInput.value = "";
     this.loaded = null;
     this.versions.show(null);
+    this.rewrite.show(null);
     this.savedDoc = null;
     this.history.reset(this.canvas.snapshot());
     this.setProblems([]);
@@ -398,6 +405,7 @@ export class Editor {
     this.show(diagram.name, diagram.document || {});
     this.loaded = diagram.name;
     this.savedDoc = JSON.stringify(this.document());
+    this.rewrite.show(diagram);
     notice(this.message, `Loaded ${diagram.name} (${diagram.status}).`, "ok");
     await this.versions.show(diagram.name);
   }
@@ -458,6 +466,7 @@ export class Editor {
     this.show(typeof doc.name === "string" ? doc.name : "", doc);
     this.loaded = null;
     this.versions.show(null);
+    this.rewrite.show(null);
     this.savedDoc = null;
     notice(this.message, `Imported ${file.name}; Save stores it.`, "ok");
   }

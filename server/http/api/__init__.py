@@ -13,6 +13,7 @@ from server.http.api import (
     levels,
     outputs,
     permissions,
+    policies,
     roles,
     schemas,
     streams,
@@ -33,6 +34,7 @@ MODULES = (
     users,
     roles,
     levels,
+    policies,
     audit,
     system,
 )

@@ -14,6 +14,7 @@ from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
 from server.control.diagrams import planned, run_named, spec_of
 from server.control.preview import preview as box_preview
+from server.control.rewrites import described
 from server.control.services import services
 from server.http.api.schema_parts import (
     ANY_OBJECT,
@@ -51,7 +52,24 @@ NAME = {
     "maxLength": 64,
     "description": "the CQL diagram's name (default: its CREATE DIAGRAM, else 'query')",
 }
-DIAGRAM = catalog_object(status=STRING, document=ANY_OBJECT)
+REWRITE = answer(
+    {
+        "deployer": STRING,
+        "added": {"type": "array", "items": ANY_OBJECT},
+        "stale": {"type": ["string", "null"]},
+    }
+)
+DIAGRAM = catalog_object(
+    status=STRING,
+    document=ANY_OBJECT,
+    rewrite={
+        **REWRITE,
+        "description": "how its deployment was rewritten under access-control policies "
+        "(docs/rewrite.md): what was added (filters, projections, widened windows, with the "
+        "policies behind them; predicates for the deployer and administrators only) and, "
+        "once stopped for it, why its rewrite became stale",
+    },
+)
 CREATED = {
     **DIAGRAM,
     "properties": {
@@ -105,7 +123,7 @@ def _describe(o) -> dict:
     out = {**o.to_dict(), "status": o.status}
     if o.spec:
         out["document"] = json.loads(o.spec)
-    return out
+    return {**out, **described(services().catalog, subject(), o)}
 
 
 @bp.get("")

@@ -6,6 +6,7 @@ from flask import Blueprint, g
 
 from boxes.cost import PARAMETERS
 from catalog.operators import MAX_LIMIT
+from server.control.rewrites import revalidate
 from server.control.services import services
 from server.http.api.schema_parts import ROLE_NAME, STRING, answer, listing, obj
 from server.http.guard import guarded, subject
@@ -81,4 +82,5 @@ def set_limits(name: str):
 def delete(name: str):
     """Delete a role that owns nothing."""
     services().catalog.accounts.delete_role(subject(), name)
+    revalidate(services(), subject())  # diagrams deployed playing it are stale
     return "", 204

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, g
 
+from server.control.rewrites import revalidate
 from server.control.services import services
 from server.http.api.schema_parts import (
     PASSWORD,
@@ -65,14 +66,17 @@ def change(name: str):
         accounts.set_password(subject(), name, g.body["password"])
     if "enabled" in g.body:
         accounts.set_enabled(subject(), name, g.body["enabled"])
+        revalidate(services(), subject())  # a disabled deployer's rewrites are stale
     return {"name": name, "changed": sorted(g.body)}
 
 
 @bp.delete("/<name>")
 @guarded(status=204, path=BY_NAME)
 def delete(name: str):
-    """Delete a user; the objects it created stay with their owner role."""
+    """Delete a user; the objects it created stay with their owner role, and the diagrams
+    it deployed rewritten under its policies are stopped (REWRITE_STALE)."""
     services().catalog.accounts.delete_user(subject(), name)
+    revalidate(services(), subject())
     return "", 204
 
 
@@ -87,6 +91,8 @@ def assign(name: str, role: str):
 @bp.delete("/<name>/roles/<role>")
 @guarded(answer=ASSIGNED, path=BY_NAME)
 def unassign(name: str, role: str):
-    """Take a role from a user, and from its open sessions."""
+    """Take a role from a user, and from its open sessions; diagrams it deployed rewritten
+    under that role's policies are stopped (REWRITE_STALE)."""
     services().catalog.accounts.unassign_role(subject(), name, role)
+    revalidate(services(), subject())
     return {"user": name, "role": role, "assigned": False}

@@ -1,0 +1,168 @@
+"""Access-control policies at deploy, at subscribe and after a change (docs/rewrite.md).
+
+A diagram that reads a *protected* stream (one some policy names) runs rewritten
+(``boxes.rewrite``) under the policies of its deployer's active roles and the deployer's
+attributes, and every input must then be authorized (the paper's whitelist). Its results are
+what the deployer may see, so a subscriber whose own rewrite would differ is refused
+(REWRITE_MISMATCH); the label SecFilter applies on top for those who match. After a change of
+policies or attributes every running diagram is rewritten again for its deployer: one whose
+rewrite differs, or that now reads a protected stream unrewritten, is stopped and marked
+(REWRITE_STALE, audited), and its subscribers are told; the others' subscribers are checked
+again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+
+from boxes import codes
+from boxes.document import Plan
+from boxes.errors import Conflict, Denied, SluiceError
+from boxes.rewrite import Rewritten, rewrite
+from catalog import Action, ObjectType, Subject
+from catalog.authorizer import decide
+from catalog.objects import Resumable
+from catalog.policies import protected, rewrite_subject
+from catalog.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+Gate = Callable[[Subject], None]
+
+
+def rewrite_for(
+    snapshot: Snapshot, user_id: int, roles: frozenset[str], doc: Mapping, plan: Plan
+) -> Rewritten | None:
+    """The diagram rewritten for a user playing ``roles``; None when it reads no protected
+    stream (OxRBAC and labels alone govern it). REWRITE_DENIED names an unauthorized input."""
+    if not protected(snapshot) & set(plan.inputs):
+        return None
+    subject = rewrite_subject(snapshot, user_id, roles)
+    return rewrite(doc, plan, snapshot.policies, subject)
+
+
+def deployed_plan(catalog, diagram, doc: Mapping, plan: Plan, deployer: Subject | None) -> Plan:
+    """The plan to run: rewritten for ``deployer`` (recorded for the editor and for
+    subscribers), or, at a restart, for the recorded deployer, which must give the recorded
+    rewrite (otherwise REWRITE_STALE: the diagram is stopped)."""
+    snapshot = catalog.core.snapshot
+    if deployer is not None:
+        try:
+            done = rewrite_for(snapshot, deployer.user_id, deployer.roles, doc, plan)
+        except SluiceError as err:
+            catalog.core.log(deployer, "deploy", f"diagram:{diagram.name}", False, err.message)
+            raise
+        if done is None:
+            catalog.rewrites.forget(diagram)
+            return plan
+        catalog.rewrites.record(deployer, diagram, done.document, list(done.added))
+        return done.plan
+    reason = stale_reason(catalog, snapshot, diagram, doc, plan)
+    if reason is not None:
+        catalog.rewrites.mark_stale(diagram, reason, None)
+        raise Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+    stored = catalog.rewrites.of(diagram)
+    if stored is None:
+        return plan
+    user = snapshot.users_by_name[stored.deployer]
+    done = rewrite_for(snapshot, user.id, stored.roles, doc, plan)
+    assert done is not None, "stale_reason found it unchanged"
+    return done.plan
+
+
+def stale_reason(catalog, snapshot: Snapshot, diagram, doc: Mapping, plan: Plan) -> str | None:
+    """Why the diagram's recorded rewrite is not what its deployer's rewrite is now; None if
+    it is (or the diagram is neither rewritten nor reads a protected stream)."""
+    stored = catalog.rewrites.of(diagram)
+    if stored is None:
+        if protected(snapshot) & set(plan.inputs):
+            return "it now reads a stream a policy protects"
+        return None
+    user = snapshot.users_by_name.get(stored.deployer)
+    if user is None or not user.enabled:
+        return f"its deployer {stored.deployer!r} is gone or disabled"
+    if not stored.roles <= user.roles:
+        lost = ", ".join(sorted(stored.roles - user.roles))
+        return f"its deployer {stored.deployer!r} no longer plays {lost}"
+    try:
+        done = rewrite_for(snapshot, user.id, stored.roles, doc, plan)
+    except SluiceError as err:
+        return err.message
+    if done is None:
+        return "it reads no protected stream any more"
+    if done.document != stored.document:
+        return "its deployer's policies or attributes changed"
+    return None
+
+
+def gate(catalog, name: str, doc: Mapping, plan: Plan, document: Mapping) -> Gate:
+    """Who may read the outputs of diagram ``name``, deployed rewritten as ``document``: a
+    subscriber whose own rewrite gives the same document."""
+
+    def admit(subject: Subject) -> None:
+        snapshot = catalog.core.snapshot
+        try:
+            mine = rewrite_for(snapshot, subject.user_id, subject.roles, doc, plan)
+            reason = "it would not be rewritten" if mine is None else None
+            if mine is not None and mine.document != document:
+                reason = "other predicates or windows"
+        except SluiceError as err:
+            reason = err.message
+        if reason is not None:
+            catalog.core.log(subject, "subscribe", f"diagram:{name}", False, reason)
+            raise Denied(code=codes.REWRITE_MISMATCH, diagram=name, reason=reason)
+
+    return admit
+
+
+def revalidate(svc, by: Subject) -> list[str]:
+    """After a change of policies, attributes or a user's roles: stop every running diagram
+    whose rewrite is stale (or that cannot be checked), and check the subscribers of the
+    others again. Returns the stopped ones."""
+    catalog = svc.catalog
+    snapshot = catalog.core.snapshot
+    stopped = []
+    for resumable in catalog.objects.resumable():
+        diagram = resumable.diagram
+        doc = json.loads(diagram.spec)
+        try:
+            plan = _plan(resumable)
+            reason = stale_reason(catalog, snapshot, diagram, doc, plan)
+            outputs = list(plan.outputs)
+        except SluiceError as err:  # unchecked is not left running
+            reason, outputs = f"it cannot be checked: {err.message}", []
+        if reason is None:
+            for output in outputs:
+                svc.delivery.recheck(output)
+            continue
+        if svc.runtime is not None:
+            svc.runtime.stop(diagram.name)
+        catalog.rewrites.mark_stale(diagram, reason, by)
+        ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+        for output in outputs:
+            svc.delivery.end(output, ended)
+        stopped.append(diagram.name)
+    return stopped
+
+
+def _plan(resumable: Resumable) -> Plan:
+    from server.control.diagrams import plan_of  # diagrams imports this module
+
+    if resumable.problem is not None:
+        raise resumable.problem
+    return plan_of(json.loads(resumable.diagram.spec), resumable.schemas, resumable.derived)
+
+
+def described(catalog, subject: Subject, obj) -> dict:
+    """The ``rewrite`` part of a diagram's description, if it was deployed rewritten; the
+    predicates (which carry the deployer's attributes) for the deployer and administrators."""
+    if obj.type is not ObjectType.DIAGRAM:
+        return {}
+    stored = catalog.rewrites.of(obj)
+    if stored is None:
+        return {}
+    snapshot = catalog.core.snapshot
+    system = snapshot.system
+    admin = system is not None and decide(subject, Action.CHANGE_SYSTEM, system, snapshot).allowed
+    return {"rewrite": stored.to_dict(full=admin or stored.deployer == subject.user_name)}

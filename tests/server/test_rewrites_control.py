@@ -1,0 +1,134 @@
+"""Rewriting at deploy and staleness, without Spark: what is recorded for the deployer, who
+may read, and which changes (policies, attributes, roles, a restart) stop a stale diagram."""
+
+from __future__ import annotations
+
+import pytest
+
+from boxes.errors import Conflict, Denied
+from catalog import ObjectType
+from server.control.diagrams import plan_of, spec_of
+from server.control.rewrites import deployed_plan, gate, revalidate
+
+POLICIES = [
+    {
+        "name": "own",
+        "role": "SHIPCO",
+        "streams": {"ais": "*"},
+        "where": "mmsi IN (self.ships)",
+        "privilege": "read",
+    },
+    {"name": "all", "role": "ADMIN", "streams": {"ais": "*"}, "privilege": "read"},
+]
+DOC = {
+    "version": 1,
+    "name": "w",
+    "inputs": {"ais": {}},
+    "boxes": {"f": {"type": "filter", "in": "ais", "where": "mmsi > 0"}},
+    "outputs": {"w_out": {"from": "f"}},
+}
+
+
+@pytest.fixture
+def world(app, template):
+    """joe (ADMIN) and sc (SHIPCO, ships [1, 2]) with the policies above; sc's diagram ``w``
+    recorded as running, deployed by sc."""
+    svc = app.extensions["sluice"]
+    cat, passwords = svc.catalog, template[1]
+    joe = cat.sessions.login("joe", passwords["joe"])[1]
+    cat.objects.add_schema(joe, "pos", {"fields": {"mmsi": "long"}})
+    cat.objects.add_stream(joe, "ais", "pos")
+    cat.accounts.add_role(joe, "SHIPCO")
+    cat.accounts.add_user(joe, "sc", "correct horse battery", ["SHIPCO"])
+    for type_, name, action in (
+        ("schema", "pos", "VIEW_OBJECT"),
+        ("stream", "ais", "VIEW_OBJECT"),
+        ("stream", "ais", "READ_TUPLE"),
+        ("system", "system", "ADD"),
+        ("box_type", "filter", "USE"),
+    ):
+        cat.grants.grant(joe, "SHIPCO", action, type_, name)
+    cat.policies.put(joe, POLICIES)
+    cat.policies.set_attributes(joe, "sc", {"ships": [1, 2]})
+    sc = cat.sessions.login("sc", "correct horse battery")[1]
+    plan = plan_of(DOC, cat.objects.stream_schemas(sc, ["ais"]))
+    cat.objects.add_diagram(sc, spec_of(plan, DOC))
+    cat.objects.set_query_status(sc, "w", "running")
+    return svc, joe, sc, plan
+
+
+def _diagram(svc):
+    return svc.catalog.core.snapshot.find(ObjectType.DIAGRAM, "w")
+
+
+def test_the_deployers_rewrite_is_recorded_and_decides_who_reads(world):
+    svc, joe, sc, plan = world
+    running = deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    assert [b.name for b in running.boxes] != [b.name for b in plan.boxes]
+    stored = svc.catalog.rewrites.of(_diagram(svc))
+    assert stored.deployer == "sc" and stored.roles == {"SHIPCO"}
+    assert [a["where"] for a in stored.added] == ["mmsi IN (1, 2)"]
+    assert stored.to_dict(full=False)["added"][0].keys() == stored.added[0].keys() - {"where"}
+    admit = gate(svc.catalog, "w", DOC, plan, stored.document)
+    admit(sc)
+    with pytest.raises(Denied) as err:
+        admit(joe)  # ADMIN's policy reads every ship: another rewrite
+    assert err.value.code == "REWRITE_MISMATCH"
+    assert revalidate(svc, joe) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda cat, joe: cat.policies.set_attributes(joe, "sc", {"ships": [3]}),
+        lambda cat, joe: cat.policies.put(joe, [{**POLICIES[0], "where": "mmsi > 5"}], True),
+        lambda cat, joe: cat.policies.delete(joe, "own"),
+        lambda cat, joe: cat.accounts.unassign_role(joe, "sc", "SHIPCO"),
+        lambda cat, joe: cat.accounts.set_enabled(joe, "sc", False),
+    ],
+)
+def test_a_change_stops_the_stale_diagram_and_a_restart_refuses_it(world, change):
+    svc, joe, sc, plan = world
+    deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    change(svc.catalog, joe)
+    assert revalidate(svc, joe) == ["w"]
+    diagram = _diagram(svc)
+    assert diagram.status == "stopped" and svc.catalog.rewrites.of(diagram).stale
+    [entry] = svc.catalog.audit(joe, event="rewrite_stale")
+    assert (entry.object, entry.user) == ("diagram:w", "joe")
+    with pytest.raises(Conflict) as err:
+        deployed_plan(svc.catalog, diagram, DOC, plan, None)  # a restart
+    assert err.value.code == "REWRITE_STALE"
+
+
+def test_a_restart_runs_the_recorded_rewrite_and_an_unrelated_change_keeps_it(world):
+    svc, joe, sc, plan = world
+    first = deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    svc.catalog.policies.set_attributes(joe, "joe", {"ships": [9]})
+    assert revalidate(svc, joe) == []
+    again = deployed_plan(svc.catalog, _diagram(svc), DOC, plan, None)
+    assert again == first
+
+
+def test_a_running_diagram_on_a_newly_protected_stream_is_stopped(world):
+    svc, joe, sc, plan = world
+    svc.catalog.policies.delete(joe, "own")
+    svc.catalog.policies.delete(joe, "all")
+    assert deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc) is plan  # unprotected
+    assert svc.catalog.rewrites.of(_diagram(svc)) is None
+    svc.catalog.policies.put(joe, POLICIES)
+    assert revalidate(svc, joe) == ["w"]
+
+
+def test_the_api_answers_what_it_stopped_and_the_deploy_denial_is_audited(world, client, auth):
+    svc, joe, sc, plan = world
+    deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    body = {"attributes": {"ships": [7]}}
+    answer = client.put("/api/v1/policies/users/sc", json=body, headers=auth.headers("joe"))
+    assert answer.json == {"attributes": {"ships": [7]}, "stopped": ["w"]}
+    svc.catalog.policies.delete(joe, "own")
+    with pytest.raises(Denied) as err:
+        deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    assert (err.value.code, err.value.details["stream"]) == ("REWRITE_DENIED", "ais")
+    [entry] = svc.catalog.audit(joe, event="deploy", allowed=False)
+    assert entry.user == "sc" and "'ais'" in entry.reason
