@@ -570,6 +570,12 @@ PREVIEW_NOT_RUNNING = define(
     "diagram {diagram!r} is not running; deploy it to preview its boxes",
     "runtime",
 )
+PREVIEW_DERIVED = define(
+    "PREVIEW_DERIVED",
+    409,
+    "box {box!r} reads output {output!r} of another diagram; a preview reads only input streams",
+    "runtime",
+)
 STATE_LIMIT_EXCEEDED = define(
     "STATE_LIMIT_EXCEEDED",
     409,

@@ -28,7 +28,9 @@ from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.types import Schema
 from catalog import Subject
+from catalog.objects import Resumable
 from server.control.diagrams import affordable, plan_of, resolved
+from server.control.rewrites import gate
 from server.ingest.segments import tail
 from server.realtime.delivery import SOURCES, Labels, visible
 from server.runtime.source import frame_rows
@@ -66,10 +68,13 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     if not found or svc.runtime is None:
         raise Conflict(code=codes.PREVIEW_NOT_RUNNING, diagram=diagram)
     (running,) = found
-    whole = json.loads(running.diagram.spec)
-    doc = preview_document(whole, plan_of(whole, running.schemas), box)
-    plan = resolved(plan_of(doc, running.schemas), svc.catalog)
+    doc, plan = _deployed(svc.catalog, subject, running)
+    doc = preview_document(doc, plan, box)
+    plan = resolved(plan_of(doc, running.schemas, running.derived), svc.catalog)
     affordable(plan, svc.limits.cost_ceilings())
+    if plan.derived():
+        (upstream, *_) = sorted(plan.derived().values())
+        raise Conflict(code=codes.PREVIEW_DERIVED, box=box, output=upstream)
     runtime = svc.runtime
     inputs = {
         name: runtime.spark.createDataFrame(_recent(runtime.log, name, rows))
@@ -78,7 +83,7 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     (frame,) = compile_plan(plan, inputs).values()
     table = frame.toArrow()
     table = table.slice(max(0, table.num_rows - rows))
-    labels = Labels(plan.inputs, dict(running.sources))
+    labels = Labels(plan.label_sources, dict(running.sources))
     shown = [c for c in table.column_names if c not in (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN)]
     shown += [SOURCES, *([LEVEL_COLUMN] if LEVEL_COLUMN in table.column_names else [])]
     return {
@@ -87,6 +92,20 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
         "fields": shown,
         "tuples": visible(svc.catalog, subject, labels, STRONG, table),
     }
+
+
+def _deployed(catalog, subject: Subject, running: Resumable) -> tuple[dict[str, Any], Plan]:
+    """The document and plan the diagram runs: rewritten for its deployer when a policy
+    protects a stream it reads, and then only for a viewer whose own rewrite is the same
+    (REWRITE_MISMATCH otherwise, as for its outputs' subscribers: docs/rewrite.md)."""
+    doc = json.loads(running.diagram.spec)
+    plan = resolved(plan_of(doc, running.schemas, running.derived), catalog)
+    stored = catalog.rewrites.of(running.diagram)
+    if stored is None:
+        return doc, plan
+    gate(catalog, running.diagram.name, doc, plan, stored.document)(subject)
+    rewritten = dict(stored.document)
+    return rewritten, resolved(plan_of(rewritten, running.schemas, running.derived), catalog)
 
 
 def _recent(log, stream: str, rows: int) -> pa.Table:

@@ -98,6 +98,8 @@ def test_a_republished_output_is_read_only_by_who_may_read_its_sources(live):
     assert sorted(t["price"] for t in dave.received) == [10.0, 20.0]  # each once
     assert all(t["_sources"] == ["secret"] for t in dave.received)
     assert alice.received == [] and carol.received == []
+    refused = alice.call("GET", "/diagrams/alices/boxes/cheap/preview", 409)["error"]
+    assert refused["code"] == "PREVIEW_DERIVED" and "bobout" in refused["message"]
     for client in (alice, carol):
         assert client.call("GET", "/outputs/aliceout/results?from=0")["tuples"] == []
     assert len(dave.call("GET", "/outputs/aliceout/results?from=0")["tuples"]) == 2

@@ -112,6 +112,12 @@ def test_two_deployers_see_what_their_policies_allow(live):
         "REWRITE_MISMATCH"
     )
     assert pa.call("GET", "/outputs/pa_watch_out/recent")["tuples"]
+    # The editor's preview of a box shows it as it runs, rewritten (the user's own filter
+    # alone would pass ship 3 too), and refuses a viewer whose rewrite differs.
+    preview = "/diagrams/pa_watch/boxes/moving/preview"
+    assert {t["mmsi"] for t in pa.call("GET", preview)["tuples"]} == {1, 2}
+    pa.call("PUT", "/permissions/diagram/pa_watch/SHIPCO/VIEW_OBJECT")
+    assert sc.call("GET", preview, 403)["error"]["code"] == "REWRITE_MISMATCH"
 
     # The company's ship list changes: sc's diagram is stopped as stale, its subscriber told;
     # the port's diagram runs on.
