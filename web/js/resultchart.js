@@ -13,7 +13,7 @@ export class ResultChart {
     this.chart = new TimeChart("Numeric fields", { utc: true, capacity: KEEP, height: 220 });
     this.fieldPicker = select([], { name: "chart-field", onchange: () => this.redraw() });
     this.splitPicker = select([], { name: "chart-split", onchange: () => this.redraw() });
-    this.note = el("p", { class: "hint", role: "status" });
+    this.note = el("p", { class: "hint", "aria-live": "polite" });   // the page has its own status
     this.element = el("div", { class: "result-chart" },
       el("div", { class: "chart-choices" },
         field("Field", this.fieldPicker), field("One line per", this.splitPicker)),
