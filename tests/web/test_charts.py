@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -47,6 +48,15 @@ def inked(chart: Locator, strip: str) -> int:
         }""",
         strip,
     )
+
+
+def drawn(chart: Locator, strip: str, timeout: float = 30) -> int:
+    """``inked`` once the chart has drawn that strip (uPlot draws on a later frame, and the
+    latency chart again once the first latency arrives), or as it is after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while (count := inked(chart, strip)) <= 50 and time.monotonic() < deadline:
+        chart.page.wait_for_timeout(100)
+    return count
 
 
 def time_ticks(chart: Locator) -> list[str]:
@@ -141,7 +151,7 @@ def test_a_running_diagram_charts_rate_and_latency_per_output(login, live, diagr
         plot, sidebar = chart.locator(".uplot"), al.locator(".sidebar")
         assert plot.bounding_box()["width"] <= sidebar.bounding_box()["width"]
         assert plot.bounding_box()["width"] > 100
-        assert inked(chart, "bottom") > 50 and inked(chart, "left") > 50
+        assert drawn(chart, "bottom") > 50 and drawn(chart, "left") > 50
         assert all(TICK.match(t) for t in time_ticks(chart))
     rate = row.locator(".chart", has=al.locator("figcaption", has_text="rows/s"))
     tip = hover(al, rate)
