@@ -55,7 +55,7 @@ def drawn(chart: Locator, strip: str, timeout: float = 30) -> int:
     latency chart again once the first latency arrives), or as it is after ``timeout``."""
     deadline = time.monotonic() + timeout
     while (count := inked(chart, strip)) <= 50 and time.monotonic() < deadline:
-        chart.page.wait_for_timeout(100)
+        chart.page.wait_for_timeout(100)  # poll: a canvas draws without an event
     return count
 
 

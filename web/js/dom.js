@@ -97,3 +97,18 @@ export function select(options, attrs = {}) {
   return el("select", attrs, options.map((o) =>
     typeof o === "string" ? el("option", { value: o }, o) : el("option", { value: o.value }, o.label)));
 }
+
+/**
+ * A console form: a heading, one labelled field per [label, control], Save; on submit the
+ * fields' values by name go to `submit` (the page stays).
+ */
+export function savingForm(title, fields, submit) {
+  const form = el("form", { class: "levels-form", "aria-label": title }, el("h3", {}, title),
+    fields.map(([label, control]) => field(label, control)),
+    el("button", { type: "submit", class: "primary" }, "Save"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit(Object.fromEntries(new FormData(form).entries()));
+  });
+  return form;
+}

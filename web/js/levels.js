@@ -4,7 +4,7 @@
 // checks everything again (a company of another class in a clearance is refused there).
 import * as api from "./api.js";
 import { confirmDanger } from "./confirm.js";
-import { el, field, fill, notice, select, table } from "./dom.js";
+import { el, fill, notice, savingForm, select, table } from "./dom.js";
 
 const PUBLIC = "(public)";
 const MULTILEVEL = "(multilevel)";
@@ -103,16 +103,10 @@ export class LevelsPanel {
   }
 
   form(title, fields, send, done) {
-    const form = el("form", { class: "levels-form", "aria-label": title }, el("h3", {}, title),
-      fields.map(([label, control]) => field(label, control)),
-      el("button", { type: "submit", class: "primary" }, "Save"));
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      const values = Object.fromEntries(new FormData(form).entries());
+    return savingForm(title, fields, (values) => {
       this.sent = title;
       this.act(() => send(values), done);
     });
-    return form;
   }
 
   async drop(path, what) {

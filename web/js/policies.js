@@ -5,7 +5,7 @@
 // Every change answers the diagrams it stopped as stale; the panel says which.
 import * as api from "./api.js";
 import { confirmDanger } from "./confirm.js";
-import { el, field, fill, notice, select, table } from "./dom.js";
+import { el, fill, notice, savingForm, select, table } from "./dom.js";
 
 const EXAMPLE = `policies:
   - name: own-ships
@@ -87,15 +87,9 @@ export class PoliciesPanel {
   }
 
   form(title, fields, send, done) {
-    const form = el("form", { class: "levels-form", "aria-label": title }, el("h3", {}, title),
-      fields.map(([label, control]) => field(label, control)),
-      el("button", { type: "submit", class: "primary" }, "Save"));
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      const values = Object.fromEntries(new FormData(form).entries());
+    return savingForm(title, fields, (values) => {
       this.act(() => send(values), done);
     });
-    return form;
   }
 
   async drop(name) {
