@@ -22,6 +22,8 @@ export class TimeChart {
     this.times = [];
     this.columns = [];
     this.plot = null;
+    this.ticks = [];    // the time axis's labels as last drawn
+    this.levels = [];   // the value axis's
     this.area = el("div", { class: "chart-plot" });
     this.caption = el("figcaption", {}, label);
     this.element = el("figure", { class: compact ? "chart compact" : "chart" }, this.caption, this.area);
@@ -114,8 +116,7 @@ export class TimeChart {
       tzDate: this.utc ? (t) => window.uPlot.tzDate(new Date(t * 1000), "Etc/UTC") : undefined,
       scales: {
         x: { time: true, range: () => this.span() },
-        // nothing measured yet (a latency before the first delivery): still an axis, from 0 to 1
-        y: { range: (u, min, max) => (min == null ? [0, 1] : window.uPlot.rangeNum(min, max, 0.1, true)) },
+        y: { range: (u, min, max) => valueRange(min, max) },
       },
       legend: { live: true },
       cursor: { drag: { x: false, y: false } },
@@ -132,7 +133,8 @@ export class TimeChart {
       axes: [
         { ...axis, size: this.compact ? 26 : 32, space: this.compact ? 56 : 70,
           values: (u, splits) => (this.ticks = splits.map((t) => this.tick(t, splits))) },
-        { ...axis, size: this.compact ? 34 : 44, values: (u, splits) => splits.map(shortNumber) },
+        { ...axis, size: this.compact ? 34 : 44, space: this.compact ? 20 : 30,
+          values: (u, splits) => (this.levels = splits.map(shortNumber)) },
       ],
       hooks: { draw: [() => this.describe()] },
       plugins: [tooltip(this)],
@@ -149,9 +151,11 @@ export class TimeChart {
 
   /** The drawn axes in words, for screen readers (a canvas has no text of its own). */
   describe() {
-    const ticks = this.ticks || [];
+    const ticks = this.ticks;
+    const levels = this.levels;
     const range = ticks.length ? `, ${this.timeLabel} ${ticks[0]} to ${ticks[ticks.length - 1]}` : "";
-    this.plot?.ctx.canvas.setAttribute("aria-label", `${this.label}: ${this.names.join(", ")}${range}`);
+    const values = levels.length ? `, values ${levels[0]} to ${levels[levels.length - 1]}${this.unit}` : "";
+    this.plot?.ctx.canvas.setAttribute("aria-label", `${this.label}: ${this.names.join(", ")}${values}${range}`);
   }
 
   /** A time axis label, as precise as the visible span needs. */
@@ -226,6 +230,15 @@ function finite(value) {
 }
 
 /** An axis label short enough for a narrow chart: 1500 as 1.5k, 2000000 as 2M. */
+/** The value axis's range. Nothing measured yet (a latency before the first delivery): still an
+ * axis, from 0 to 1. One value only (a first sample, a constant rate of 0): from 0 to twice it,
+ * so the line sits mid-height on an axis with several labels rather than uPlot's lone one. */
+function valueRange(min, max) {
+  if (min == null || (min === 0 && max === 0)) return [0, 1];
+  if (min === max) return min > 0 ? [0, 2 * max] : [2 * min, 0];
+  return window.uPlot.rangeNum(min, max, 0.1, true);
+}
+
 function shortNumber(v) {
   for (const [size, suffix] of [[1e9, "G"], [1e6, "M"], [1e3, "k"]]) {
     if (Math.abs(v) >= size) return `${+(v / size).toPrecision(3)}${suffix}`;
