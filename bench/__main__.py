@@ -1,6 +1,7 @@
-"""``python -m bench [--quick] [--only NAME,...]``: run the experiments, print one table, write
-JSON to ``bench/results/``. ``--quick`` (``make bench``) takes a few minutes on two cores;
-the full mode (``make bench-full``) uses more tuples and repetitions.
+"""``python -m bench [--quick] [--scale K] [--only NAME,...]``: run the experiments, print one
+table, write JSON to ``bench/results/``. ``--quick`` (``make bench``) takes a few minutes on two
+cores; the full mode (``make bench-full``) uses more tuples and repetitions; ``--scale K`` runs
+K times the tuples per batch.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 import traceback
 
 from bench import report
+from bench.harness import Mode
 
 # name -> module; cheapest first, the live server last.
 EXPERIMENTS = {
@@ -26,9 +28,23 @@ EXPERIMENTS = {
 }
 
 
+def scale(text: str) -> int:
+    """A whole factor from 1 to 100 (bounded: a slip of the keyboard must not ask for hours)."""
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 100")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer tuples and repetitions")
+    parser.add_argument(
+        "--scale",
+        type=scale,
+        default=1,
+        metavar="K",
+        help="K times the tuples per batch (1-100): when a ratio's spread is wider than its goal",
+    )
     parser.add_argument(
         "--only",
         default=",".join(EXPERIMENTS),
@@ -39,17 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in chosen if n not in EXPERIMENTS]
     if unknown:
         parser.error(f"unknown experiment(s) {', '.join(unknown)}")
+    mode = Mode(quick=args.quick, scale=args.scale)
     rows, goals, payload, failed = (
         [],
         [],
-        {"machine": report.machine(), "quick": args.quick, "experiments": {}},
+        {"machine": report.machine(), "quick": args.quick, "scale": args.scale, "experiments": {}},
         [],
     )
     for name in chosen:
         print(f"running {name} ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
         try:
-            result = importlib.import_module(EXPERIMENTS[name]).run(args.quick)
+            result = importlib.import_module(EXPERIMENTS[name]).run(mode)
         except Exception:  # one broken experiment must not hide the others' numbers
             traceback.print_exc()
             failed.append(name)

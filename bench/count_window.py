@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from bench import spark_batch
+from bench.harness import Mode
 from bench.report import Goal, Result, Row
 from boxes.compiler import compile_plan
 from boxes.countwindow import ARRIVAL, TIME, CountWindow, label_name, value_name
@@ -138,9 +139,9 @@ def core(size: int) -> float:
     return size / (time.perf_counter() - start)
 
 
-def run(quick: bool) -> Result:
+def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    batches, size = (4, 200_000) if quick else (4, 1_000_000)
+    batches, size = 4, mode.tuples(200_000, 1_000_000)
     rate = streaming(spark, batches, size)
     result = Result()
     result.rows.append(
@@ -173,5 +174,5 @@ if __name__ == "__main__":
 
     from bench import report
 
-    out = run(quick="--full" not in sys.argv)
+    out = run(Mode(quick="--full" not in sys.argv))
     print(report.table(out.rows, out.goals))

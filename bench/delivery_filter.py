@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from bench.harness import repeat, timed
+from bench.harness import Mode, repeat, timed
 from bench.report import Goal, Result, Row
 from boxes.labels import LABEL_COLUMN, WORD_BITS, mask_words, word_count
 from boxes.secfilter import deliveries, label_array
@@ -61,12 +61,12 @@ def role_masks(sources: int, roles: int, rng: np.random.Generator) -> list[np.nd
     ]
 
 
-def run(quick: bool) -> Result:
+def run(mode: Mode) -> Result:
     rng = np.random.default_rng(7)
-    reps = 5 if quick else 15
+    reps = mode.pick(5, 15)
     result = Result()
     by_case = {}
-    for subscribers, roles, sources in cases(quick):
+    for subscribers, roles, sources in cases(mode.quick):
         table = batch(sources, rng)
         masks = role_masks(sources, roles, rng)
         held = [masks[i % roles] for i in range(subscribers)]

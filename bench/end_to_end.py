@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench import spark_batch
-from bench.harness import repeat
+from bench.harness import Mode, repeat
 from bench.report import Goal, Result, Row
 
 NAME = "end to end"
@@ -162,8 +162,8 @@ def latencies(url: str, http, samples: int) -> list[float]:
     return sorted(1e3 * (arrived[x] - acked[x]) for x in list(acked)[5:] if x in arrived)
 
 
-def run(quick: bool) -> Result:
-    seconds, reps, samples = (5, 3, 60) if quick else (20, 5, 300)
+def run(mode: Mode) -> Result:
+    seconds, reps, samples = mode.pick(5, 20), mode.pick(3, 5), mode.pick(60, 300)
     result = Result()
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp))

@@ -17,6 +17,23 @@ Work = Callable[[], float]
 
 
 @dataclass(frozen=True)
+class Mode:
+    """How much an experiment runs: ``quick`` (a few minutes in all) or full, and ``scale``, a
+    factor on the tuples of each batch. A ratio's spread is mostly each run's fixed jitter
+    (scheduling, a collection) over the run's length, so when it is wider than a goal's margin
+    a longer batch narrows it where more pairs would not."""
+
+    quick: bool = False
+    scale: int = 1
+
+    def pick(self, quick: int, full: int) -> int:
+        return quick if self.quick else full
+
+    def tuples(self, quick: int, full: int) -> int:
+        return self.pick(quick, full) * self.scale
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Costs (seconds, or whatever the work returns) of each repetition, paired by index."""
 

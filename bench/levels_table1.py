@@ -11,7 +11,7 @@ interleaved (``bench.harness.compare``); the goal is secured within 2% of hand-w
 from __future__ import annotations
 
 from bench import spark_batch
-from bench.harness import compare, timed
+from bench.harness import Mode, compare, timed
 from bench.report import Goal, Result, Row, percent
 from boxes import levels
 
@@ -42,11 +42,11 @@ def message_log(spark, count: int):
     ).cache()
 
 
-def run(quick: bool) -> Result:
+def run(mode: Mode) -> Result:
     from pyspark.sql import functions as F
 
     spark = spark_batch.session()
-    count, reps = (1_000_000, 7) if quick else (5_000_000, 9)
+    count, reps = mode.tuples(1_000_000, 5_000_000), mode.pick(7, 9)
     frame = message_log(spark, count)
     frame.count()  # materialise the cache outside the timings
     result = Result()

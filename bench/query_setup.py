@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench import spark_batch
 from bench.catalog_setup import PASSWORD, QUERIES, check_only, setup
-from bench.harness import Comparison, compare, repeat, timed
+from bench.harness import Comparison, Mode, compare, repeat, timed
 from bench.report import Goal, Result, Row
 from boxes.compiler import compile_plan
 from catalog import Action, Catalog, ObjectType
@@ -55,9 +55,9 @@ def document(q: int) -> dict:
     }
 
 
-def run(quick: bool) -> Result:
+def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    reps, compile_reps = (15, 2) if quick else (41, 5)
+    reps, compile_reps = mode.pick(15, 41), mode.pick(2, 5)
     empty = spark.range(0).select("id").withColumnRenamed("id", "x")
     result = Result()
     with tempfile.TemporaryDirectory() as tmp:

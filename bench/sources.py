@@ -19,7 +19,7 @@ import statistics
 import numpy as np
 
 from bench import spark_batch
-from bench.harness import Comparison, compare, timed
+from bench.harness import Comparison, Mode, compare, timed
 from bench.report import Goal, Result, Row
 from boxes.input import InputBox
 from boxes.labels import is_sparse, mask_words, word_count
@@ -60,9 +60,9 @@ def label_cost(c: Comparison, count: int) -> tuple[float, float]:
     return statistics.median(diffs), q3 - q1
 
 
-def run(quick: bool) -> Result:
+def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    count, reps = (200_000, 5) if quick else (1_000_000, 9)
+    count, reps = mode.tuples(200_000, 1_000_000), mode.pick(5, 9)
     result = Result()
     costs = {}
     for width in WIDTHS:

@@ -10,7 +10,7 @@ which is a tuple's latency in a micro-batch engine minus trigger and ingestion.
 from __future__ import annotations
 
 from bench import spark_batch
-from bench.harness import compare, timed
+from bench.harness import Mode, compare, timed
 from bench.report import Goal, Result, Row, percent
 
 NAME = "tuple path"
@@ -38,9 +38,9 @@ def chain(boxes: int) -> dict:
     return doc
 
 
-def run(quick: bool) -> Result:
+def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    count, reps = (200_000, 7) if quick else (1_000_000, 9)
+    count, reps = mode.tuples(200_000, 1_000_000), mode.pick(7, 9)
     kinds = (("throughput", count), ("latency", LATENCY_ROWS))
     result = Result()
     for boxes in SIZES:

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.harness import Mode
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,3 +35,21 @@ def test_the_delivery_experiment_prints_a_table_and_writes_json():
     assert saved["quick"] is True and saved["machine"]["nproc"]
     assert saved["experiments"]["delivery"]["rows"][0]["unit"] == "ns per tuple per subscriber"
     path.unlink()
+
+
+def test_a_scale_multiplies_the_tuples_of_a_batch_not_the_pairs():
+    assert Mode(quick=True, scale=3).tuples(200_000, 1_000_000) == 600_000
+    assert Mode(scale=3).tuples(200_000, 1_000_000) == 3_000_000
+    assert Mode(scale=3).pick(7, 9) == 9
+
+
+def test_a_scale_out_of_bounds_is_refused_by_name():
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--scale", "1000", "--only", "delivery"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--scale: '1000' is not a whole number from 1 to 100" in done.stderr
