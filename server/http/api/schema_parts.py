@@ -8,6 +8,7 @@ it refuses: a bad name is ``INVALID_NAME`` whether the guard or the catalog find
 from collections.abc import Mapping
 
 import jsonschema
+from werkzeug.datastructures import MultiDict
 
 from boxes import codes
 from boxes.errors import InvalidInput
@@ -101,18 +102,26 @@ _READERS = {
 }
 
 
-def query_values(args: Mapping[str, str], schema: Mapping) -> dict:
+def query_values(args: MultiDict[str, str], schema: Mapping) -> dict:
     """Query parameters read by their declared type and checked against ``schema`` (an object
     schema): ``UNKNOWN_PARAMETER`` for one it does not declare, ``INVALID_PARAMETER`` for a
-    bad value, ``INVALID_PARAMETER`` naming a required one that is missing."""
+    bad value or one given more than once (none is a list: ``?since=1&since=2`` is ambiguous,
+    never the first silently), ``INVALID_PARAMETER`` naming a required one that is missing."""
     properties = schema["properties"]
     out = {}
-    for key, value in args.items():
+    for key, values in args.lists():
         if key not in properties:
             raise InvalidInput(
                 f"unknown parameter {key[:40]!r}; expected one of {', '.join(properties)}",
                 code=codes.UNKNOWN_PARAMETER,
             )
+        if len(values) > 1:
+            raise InvalidInput(
+                f"parameter {key} is given {len(values)} times; give it once",
+                code=codes.INVALID_PARAMETER,
+                details={"parameter": key},
+            )
+        (value,) = values
         try:
             out[key] = _READERS[properties[key]["type"]](value)
             jsonschema.validate(out[key], properties[key])
