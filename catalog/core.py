@@ -251,7 +251,7 @@ class Core:
             if decision.allowed:
                 continue
             obj = group[0][1]
-            needs = [str(need) for need, _ in group]
+            needs = [need.about(named) for need, named in group]
             self.log(
                 subject,
                 event,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from catalog.authorizer import OWNER
-from catalog.model import Action, ObjectType
+from catalog.model import Action, CatalogObject, ObjectType
 
 T, A = ObjectType, Action
 
@@ -45,8 +45,18 @@ class Need:
     on: On
 
     def __str__(self) -> str:
+        return self._phrase(str(self.on))
+
+    def about(self, obj: CatalogObject) -> str:
+        """This need as it applies to ``obj`` (``CHANGE_PERM on stream in5``), for a message
+        the caller reads: the rule's own text names the arguments (``<type_> <name>``)."""
+        return self._phrase(
+            "the system" if obj.type is T.SYSTEM else f"{obj.type.value} {obj.name}"
+        )
+
+    def _phrase(self, where: str) -> str:
         action = self.action.value if isinstance(self.action, Action) else self.action
-        return f"{action} {'of' if self.action == OWNER else 'on'} {self.on}"
+        return f"{action} {'of' if self.action == OWNER else 'on'} {where}"
 
 
 @dataclass(frozen=True)

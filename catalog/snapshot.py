@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -26,6 +26,11 @@ log = logging.getLogger(__name__)
 NO_ATTRIBUTES: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
 
 
+OWNER = "owner"  # a read right held by owning the stream (READ_TUPLE, never READ_AGGREGATE)
+READS = (Action.READ_TUPLE, Action.READ_AGGREGATE)
+ReadRights = Mapping[str, frozenset[tuple[Action | str, int]]]
+
+
 @dataclass(frozen=True)
 class Snapshot:
     users: Mapping[int, User]
@@ -39,6 +44,7 @@ class Snapshot:
     sessions_by_token: Mapping[str, Session]
     read_masks: Mapping[str, int]
     aggregate_masks: Mapping[str, int]  # per role, the source bits it may READ_AGGREGATE
+    read_rights: ReadRights  # per role, the reasons behind its masks (``_read_rights``)
     levels: LevelPolicy = EMPTY
     policies: tuple[Policy, ...] = ()  # ASSIST access-control policies, by name
     # per user id, the user's attributes (the ``self`` of policy predicates)
@@ -68,26 +74,53 @@ class Snapshot:
         return sorted(u.name for u in self.users.values() if u.enabled and u.roles & admin_roles)
 
 
-def _read_masks(
-    objects: Mapping[int, CatalogObject], held: frozenset, action: Action = Action.READ_TUPLE
-) -> dict[str, int]:
-    """Per role, the source bits of the input streams it may READ_TUPLE (owned or granted);
-    for READ_AGGREGATE, only the granted ones (an owner reads its tuples anyway)."""
-    masks: dict[str, int] = {}
-    for obj in objects.values() if action is Action.READ_TUPLE else ():
+def _read_rights(objects: Mapping[int, CatalogObject], held: frozenset) -> dict[str, frozenset]:
+    """Per role, why it may read which input streams: ``(OWNER | READ_TUPLE | READ_AGGREGATE,
+    object id)``."""
+    rights: dict[str, set] = {}
+    for obj in objects.values():
         if obj.source_index is not None:
-            masks[obj.owner_role] = masks.get(obj.owner_role, 0) | 1 << obj.source_index
-    for role, held_action, object_id in held:
-        source = objects[object_id].source_index
-        if held_action is action and source is not None:
-            masks[role] = masks.get(role, 0) | 1 << source
-    return masks
+            rights.setdefault(obj.owner_role, set()).add((OWNER, obj.id))
+    for role, action, object_id in held:
+        if action in READS and objects[object_id].source_index is not None:
+            rights.setdefault(role, set()).add((action, object_id))
+    return {role: frozenset(r) for role, r in rights.items()}
 
 
-def _masks(objects: Mapping[int, CatalogObject], held: frozenset) -> dict:
+def _role_masks(rights: frozenset, objects: Mapping[int, CatalogObject]) -> tuple[int, int]:
+    """One role's source bits to READ_TUPLE (owned or granted) and to READ_AGGREGATE (granted
+    only: an owner reads its tuples anyway)."""
+    tuples = aggregates = 0
+    for reason, object_id in rights:
+        bit = 1 << objects[object_id].source_index
+        if reason is Action.READ_AGGREGATE:
+            aggregates |= bit
+        else:
+            tuples |= bit
+    return tuples, aggregates
+
+
+def _masks(
+    objects: Mapping[int, CatalogObject],
+    rights: ReadRights,
+    roles: Iterable[str] | None = None,
+    previous: Snapshot | None = None,
+) -> dict:
+    """The read masks of ``roles`` (all when None) recomputed, the others kept from
+    ``previous``: a change costs the rights of the roles it touches, not of every role."""
+    reads = dict(previous.read_masks) if previous else {}
+    aggregates = dict(previous.aggregate_masks) if previous else {}
+    for role in rights if roles is None else roles:
+        tuples, aggregate = _role_masks(rights.get(role, frozenset()), objects)
+        for masks, mask in ((reads, tuples), (aggregates, aggregate)):
+            if mask:
+                masks[role] = mask
+            else:
+                masks.pop(role, None)
     return dict(
-        read_masks=MappingProxyType(_read_masks(objects, held)),
-        aggregate_masks=MappingProxyType(_read_masks(objects, held, Action.READ_AGGREGATE)),
+        read_rights=MappingProxyType(dict(rights)),
+        read_masks=MappingProxyType(reads),
+        aggregate_masks=MappingProxyType(aggregates),
     )
 
 
@@ -112,7 +145,7 @@ def _object_fields(rows: ObjectRows) -> dict:
         by_name=MappingProxyType({(o.type, o.name): o for o in rows.objects}),
         grants=MappingProxyType({k: tuple(v) for k, v in grants.items()}),
         held=held,
-        **_masks(objects, held),
+        **_masks(objects, _read_rights(objects, held)),
     )
 
 
@@ -172,11 +205,11 @@ def with_subjects(previous: Snapshot, subjects: SubjectRows) -> Snapshot:
     return replace(previous, **_subject_fields(subjects))
 
 
-def _touches_reads(objects, grants) -> bool:
-    """Whether these objects or grants can change a read mask."""
-    return any(o.source_index is not None for o in objects) or any(
-        g.action in (Action.READ_TUPLE, Action.READ_AGGREGATE) for g in grants
-    )
+def _readers(objects, grants) -> set[str]:
+    """The roles whose read masks these objects or grants can change."""
+    return {o.owner_role for o in objects if o.source_index is not None} | {
+        g.role for g in grants if g.action in READS
+    }
 
 
 def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) -> Snapshot:
@@ -201,9 +234,19 @@ def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) 
         held = (held - {(g.role, g.action, g.object_id) for g in gone_grants}) | {
             (g.role, g.action, g.object_id) for g in rows.grants
         }
-    masks: dict = {"read_masks": previous.read_masks, "aggregate_masks": previous.aggregate_masks}
-    if _touches_reads(gone, gone_grants) or _touches_reads(rows.objects, rows.grants):
-        masks = _masks(objects, held)
+    masks: dict = {}
+    affected = _readers(gone, gone_grants) | _readers(rows.objects, rows.grants)
+    if affected:
+        fresh = _read_rights(
+            {o.id: o for o in rows.objects},
+            frozenset((g.role, g.action, g.object_id) for g in rows.grants),
+        )
+        rights = dict(previous.read_rights)
+        for role in affected:
+            kept = {r for r in rights.pop(role, ()) if r[1] not in touched}
+            if kept or role in fresh:
+                rights[role] = frozenset(kept) | fresh.get(role, frozenset())
+        masks = _masks(objects, rights, affected, previous)
     return replace(
         previous,
         objects=MappingProxyType(objects),

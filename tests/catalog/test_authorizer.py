@@ -177,3 +177,19 @@ def test_an_operation_missing_from_the_policy_table_is_refused_and_audited(world
     cat.authorize(admin, "permissions.table")
     (entry,) = cat.audit(admin, event="diagrams.launch_missiles")
     assert (entry.allowed, entry.reason) == (False, "not in the policy table")
+
+
+def test_a_refusal_names_the_objects_it_needs_rights_on_not_the_rule_s_arguments(
+    cat, admin, people, login
+):
+    people({"vic": ["VIEWER"]})
+    cat.objects.add_schema(admin, "s", {"fields": {"x": "long"}})
+    cat.objects.add_stream(admin, "in5", "s")
+    cat.grants.grant(admin, "VIEWER", A.VIEW_OBJECT, T.STREAM, "in5")
+    with pytest.raises(Denied) as refused:
+        cat.authorize(login("vic"), "permissions.revoke", {"type_": "stream", "name": "in5"})
+    assert refused.value.details["needs"] == [
+        "CHANGE_PERM on stream in5",
+        "CHANGE_SYSTEM on the system",
+    ]
+    assert "<" not in str(refused.value), str(refused.value)
