@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from boxes.errors import InvalidInput
 from boxes.levels import Lattice
@@ -92,7 +92,7 @@ def _role_masks(rights: frozenset, objects: Mapping[int, CatalogObject]) -> tupl
     only: an owner reads its tuples anyway)."""
     tuples = aggregates = 0
     for reason, object_id in rights:
-        bit = 1 << objects[object_id].source_index
+        bit = 1 << cast(int, objects[object_id].source_index)  # rights are on input streams
         if reason is Action.READ_AGGREGATE:
             aggregates |= bit
         else:
