@@ -35,6 +35,10 @@ ERROR = {
         }
     },
 }
+JSON = "application/json"
+# Any other body (NDJSON, CSV, NMEA) is text its own parser judges, not a JSON document: the
+# JSON schema of the operation's data would describe something the body is not.
+TEXT = {"type": "string"}
 PARAM = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 # The rules every input follows, wherever it comes in (REST, socket.io, `sluice run`).
 INPUT_RULES = (
@@ -86,7 +90,7 @@ def _operation(rule, method: str, view) -> dict:
         schema = access.body or access.shape
         op["requestBody"] = {
             "required": True,
-            "content": {c: {"schema": schema} for c in access.content},
+            "content": {c: {"schema": schema if c == JSON else TEXT} for c in access.content},
         }
     return op
 

@@ -199,6 +199,11 @@ def test_the_openapi_description_is_valid_and_covers_every_route(app, client):
         and "password" in login["requestBody"]["content"]["application/json"]["schema"]["required"]
     )
     assert set(spec["x-socketio-events"]) == {"subscribe", "unsubscribe", "ingest"}
+    # a JSON array of tuples, or text its own parser reads (not that array's schema)
+    bodies = spec["paths"]["/api/v1/streams/{name}/tuples"]["post"]["requestBody"]["content"]
+    assert bodies["application/json"]["schema"]["type"] == "array"
+    for text in ("application/x-ndjson", "text/csv", "text/x-nmea"):
+        assert bodies[text]["schema"] == {"type": "string"}, text
     reads = spec["paths"]["/api/v1/outputs/{name}/results"]["get"]["parameters"]
     assert {p["name"]: p["required"] for p in reads if p["in"] == "query"} == {
         "from": True,

@@ -31,7 +31,15 @@ JUDGED = {
     },
     # the document is judged by the compiler, as when it is created (CQL_NOT_EXPRESSIBLE inside)
     "diagrams.cql.post": {"DIAGRAM_INVALID", "DOCUMENT_SYNTAX", "DOCUMENT_TOO_LARGE"},
-    "streams.append.post": {"TUPLE_INVALID", "BATCH_INVALID"},
+    # NDJSON, CSV and AIS NMEA bodies are text, judged by their parsers
+    "streams.append.post": {
+        "TUPLE_INVALID",
+        "BATCH_INVALID",
+        "BAD_JSON",
+        "BAD_CSV",
+        "BAD_NMEA",
+        "NMEA_SCHEMA",
+    },
     "permissions.grant.put": {"ACTION_NOT_APPLICABLE"},  # the action depends on the type
     "permissions.revoke.delete": {"ACTION_NOT_APPLICABLE"},
     # a level names classes and companies of the catalog; only an input stream has a company
