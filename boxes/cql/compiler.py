@@ -66,12 +66,16 @@ def compile_script(
     schemas: Mapping[str, Schema] | None = None,
     name: str | None = None,
     classes: Sequence[str] | None = None,
+    derived: Mapping[str, Schema] | None = None,
 ) -> Compiled:
     """The diagram document of ``script``. ``schemas``: streams the caller knows (the catalog's
     on the server), used only to name a join's shared fields as the join box does. ``classes``:
     the conflict-of-interest classes in the catalog's order, which a level written by position
-    (``[1, B]``, as the papers do) refers to."""
-    return _Compiler(script, dict(schemas or {}), classes).run(name)
+    (``[1, B]``, as the papers do) refers to. ``derived``: other diagrams' outputs the caller
+    may read, by name; ``FROM`` one of them (when no stream has that name) reads it as a
+    derived input (``output: NAME``)."""
+    outputs = {n: s for n, s in (derived or {}).items() if n not in (schemas or {})}
+    return _Compiler(script, {**outputs, **(schemas or {})}, classes, frozenset(outputs)).run(name)
 
 
 def dominated(low: Mapping[str, str], high: Mapping[str, str]) -> bool:
@@ -85,10 +89,15 @@ def dominated(low: Mapping[str, str], high: Mapping[str, str]) -> bool:
 
 class _Compiler:
     def __init__(
-        self, script: ast.Script, schemas: dict[str, Schema], classes: Sequence[str] | None
+        self,
+        script: ast.Script,
+        schemas: dict[str, Schema],
+        classes: Sequence[str] | None,
+        derived: frozenset[str],
     ) -> None:
         self.script = script
         self.schemas = schemas
+        self.derived = derived
         self.classes = tuple(classes) if classes is not None else None
         self.inputs: dict[str, Any] = {}
         self.boxes: dict[str, Any] = {}
@@ -179,7 +188,8 @@ class _Compiler:
 
     def source(self, source: ast.Source) -> str:
         if source.stream not in self.inputs:
-            self.inputs[source.stream] = {}
+            derived = source.stream in self.derived
+            self.inputs[source.stream] = {"output": source.stream} if derived else {}
             self.out.positions[f"inputs.{source.stream}"] = source.pos
         return source.stream
 

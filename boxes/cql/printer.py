@@ -112,16 +112,23 @@ class _Printer:
             text += f"\nHAVING {having}"
         return text
 
+    def read(self, node: str) -> str:
+        """What ``FROM`` names for an input: its stream, or the output a derived input reads."""
+        return self.inputs[node].get("output", node)
+
     def source(self, node: str, agg: Mapping[str, Any] | None) -> str:
         box = self.boxes.get(node)
         if box is None and node in self.inputs:
-            return node + (f" {_window(agg)}" if agg else "")
+            return self.read(node) + (f" {_window(agg)}" if agg else "")
         if box is not None and box["type"] == "join" and agg is None:
             left, right, within = box["left"], box["right"], box["within"]
             if left not in self.inputs or right not in self.inputs:
                 raise _refuse(f"boxes.{node}", "a join's sides are inputs in CQL")
             on = " AND ".join(f"a.{f} = b.{f}" for f in box["on"])
-            return f"{left} AS a [RANGE {within}] JOIN {right} AS b [RANGE {within}]\nON {on}"
+            return (
+                f"{self.read(left)} AS a [RANGE {within}] JOIN {self.read(right)} AS b "
+                f"[RANGE {within}]\nON {on}"
+            )
         raise _refuse(f"boxes.{node}", f"box {node!r} is not where a CQL query can start")
 
     def count_join(self, node: str, box: Mapping[str, Any]) -> tuple[str, list[str]]:
@@ -136,7 +143,7 @@ class _Printer:
                 name = filtered["in"]
             if name not in self.inputs:
                 raise _refuse(f"boxes.{node}", "a count join's sides are inputs, filtered or not")
-            sources.append(f"{name} AS {alias} [ROWS {box['rows'][side]}]")
+            sources.append(f"{self.read(name)} AS {alias} [ROWS {box['rows'][side]}]")
         terms += [f"a.{f} = b.{f}" for f in box["on"]]
         return ", ".join(sources), terms
 

@@ -100,8 +100,9 @@ def planned(
     catalog, subject: Subject, body: Mapping, ceilings: Mapping[str, float] | None = None
 ) -> tuple[dict, Plan]:
     """The document a request sends (``document``, or ``cql`` with an optional ``name``) and
-    its plan. CQL is compiled against the streams the session may view, and every problem,
-    of the CQL or of the document it compiles to, is located at its CQL line and column."""
+    its plan. CQL is compiled against the streams and other diagrams' outputs the session may
+    view (``FROM`` an output reads it as a derived input), and every problem, of the CQL or of
+    the document it compiles to, is located at its CQL line and column."""
     if "cql" not in body:
         doc = document_of(body["document"])
         return doc, plan_for(catalog, subject, doc, ceilings)
@@ -111,8 +112,11 @@ def planned(
         name: parse_schema(schema, name)[0]
         for name, schema in catalog.objects.stream_schemas(subject, names).items()
     }
+    outputs = catalog.objects.derived_outputs(subject, [n for n in names if n not in schemas])
     classes = [name for name, _ in catalog.core.snapshot.levels.lattice.classes]
-    compiled = compile_script(script, schemas, body.get("name"), classes)
+    compiled = compile_script(
+        script, schemas, body.get("name"), classes, {n: d.schema for n, d in outputs.items()}
+    )
     try:
         return compiled.document, plan_for(catalog, subject, compiled.document, ceilings)
     except DiagramInvalid as err:

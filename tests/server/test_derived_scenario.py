@@ -33,6 +33,8 @@ ALICES = {
     "outputs": {"aliceout": {"from": "cheap"}},
 }
 
+CQL = "CREATE DIAGRAM alices;\nINSERT INTO aliceout\nSELECT * FROM bobout WHERE price < 100;"
+
 
 def price(second: int, value: float) -> dict:
     return {"time": (EPOCH + timedelta(seconds=second)).isoformat(), "symbol": "X", "price": value}
@@ -67,6 +69,8 @@ def test_a_republished_output_is_read_only_by_who_may_read_its_sources(live):
     unseen = alice.call("POST", "/diagrams", 400, json={"document": ALICES})
     (problem,) = unseen["error"]["details"]["problems"]
     assert (problem["code"], problem["path"]) == ("NOT_FOUND", "inputs.theirs.output")
+    unseen = alice.call("POST", "/diagrams/validate", json={"cql": CQL})
+    assert not unseen["valid"] and [p["code"] for p in unseen["problems"]] == ["NOT_FOUND"]
     bob.call("PUT", "/permissions/output/bobout/REPUBLISHER/VIEW_OBJECT")
     refused = alice.call("POST", "/diagrams", 403, json={"document": ALICES})
     assert refused["error"]["code"] == "PERMISSION_DENIED"
@@ -77,6 +81,10 @@ def test_a_republished_output_is_read_only_by_who_may_read_its_sources(live):
     assert [p["code"] for p in widened["error"]["details"]["problems"]] == ["DERIVED_WEAK"]
     checked = alice.call("POST", "/diagrams/validate", json={"document": ALICES})
     assert checked["valid"] and "secret" not in json.dumps(checked)  # bob's stream stays unseen
+    # in CQL, FROM an output alice may read is the same derived input
+    compiled = alice.call("POST", "/diagrams/validate", json={"cql": CQL})
+    assert compiled["valid"] and compiled["document"]["inputs"] == {"bobout": {"output": "bobout"}}
+    assert "FROM bobout" in alice.call("POST", "/diagrams/cql", json={"document": ALICES})["cql"]
     alice.call("POST", "/diagrams", 201, json={"document": ALICES})
     alice.call("POST", "/diagrams/alices/deploy", timeout=180)  # slow under load
     for role in ("CURIOUS", "CLEARED"):

@@ -140,3 +140,26 @@ def test_a_box_feeding_two_others_has_no_cql_form():
     with pytest.raises(DiagramInvalid) as err:
         to_cql(doc)
     assert err.value.problems[0].code == codes.CQL_NOT_EXPRESSIBLE
+
+
+def test_from_an_output_the_caller_may_read_is_a_derived_input_and_prints_back():
+    from boxes.cql.compiler import compile_script
+    from boxes.cql.parser import parse
+    from boxes.types import parse_schema
+
+    schema = parse_schema({"fields": {"price": "double"}}, "s")[0]
+    text = "CREATE DIAGRAM d;\nSELECT price FROM bobout WHERE price < 100;\n"
+    doc = compile_script(parse(text), {}, None, None, {"bobout": schema}).document
+    assert doc["inputs"] == {"bobout": {"output": "bobout"}}
+    # the same name as a stream the caller may read: the stream is meant
+    doc = compile_script(parse(text), {"bobout": schema}, None, None, {"bobout": schema}).document
+    assert doc["inputs"] == {"bobout": {}}
+    # a derived input named apart from its output prints the output's name
+    local = {
+        "version": 1,
+        "name": "d",
+        "inputs": {"theirs": {"output": "bobout"}},
+        "boxes": {"cheap": {"type": "filter", "in": "theirs", "where": "price < 100"}},
+        "outputs": {"out": {"from": "cheap"}},
+    }
+    assert "FROM bobout" in to_cql(local)
