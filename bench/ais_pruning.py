@@ -12,10 +12,11 @@ Post-filtering runs the original plan and hands every output tuple to a filter a
 policy afterwards; the rewritten plan (``boxes.rewrite``) passes only what the policy grants.
 Each repetition is one seed's traffic; the rows count output tuples (the paper's measure), and
 a repetition checks that post-filtering the original's output gives exactly the rewritten
-plan's tuples. The port's waters are a box of about 12 km of the strait's 115 km of lanes, so
-the ratio is, as in the paper, about one over the share of positions inside it; a second case
-uses the wider box of the live scenario and the map test (0.2 degrees, about 22 km), to show
-how the ratio follows the port's size.
+plan's tuples. The port's waters are a box of about 12 km of the strait's 115 km of lanes
+(10.5% of their length), and the ratio is one over the share of joined positions inside it:
+the policy's selectivity, which the feed's geometry sets, not the engine; a second case
+uses the box of the live scenario and the map test (0.2 by 0.1 degrees, the eastbound lane
+partly south of it), to show how the ratio follows the port's shape.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ NAME = "AIS pruning (002 Exp. 1)"
 GOAL = 10.0  # at least 10x fewer tuples than post-filtering
 REPORT_EVERY, ROUTES_EVERY = 10, 300  # seconds of feed time
 # The port of Singapore's waters (the demo's SINGAPORE port sits in it): west, south, east,
-# north; and the wider box of tests/server/test_policies_scenario.py and the map's web test.
+# north; and the box of tests/server/test_policies_scenario.py and the map's web test.
 PORTS = {
     "port waters": {"west": 103.78, "south": 1.15, "east": 103.89, "north": 1.30},
-    "scenario's wider box": {"west": 103.7, "south": 1.2, "east": 103.9, "north": 1.3},
+    "scenario's box": {"west": 103.7, "south": 1.2, "east": 103.9, "north": 1.3},
 }
 POLICIES = load_policies("""
 policies:
@@ -111,7 +112,7 @@ def outputs(spark, plan, data) -> list[dict]:
 
 def run(quick: bool) -> Result:
     spark = spark_batch.session()
-    seeds, ships, minutes = (5, 40, 30) if quick else (9, 80, 60)
+    seeds, ships, minutes = (3, 80, 60) if quick else (9, 80, 60)  # one feed shape, more seeds
     plan = validate(DOCUMENT, streams=SCHEMAS)
     feeds = [feed(seed, ships, minutes) for seed in range(seeds)]
     inputs = statistics.median(len(f["ais"]) + len(f["routes"]) for f in feeds)
