@@ -146,7 +146,7 @@ export class ShipMap {
   newShip(key) {
     const track = L.polyline([], { className: "ship-track", interactive: false }).addTo(this.shipLayer);
     const marker = L.circleMarker([0, 0], { radius: 6, className: "ship-marker" })
-      .bindTooltip(key).addTo(this.shipLayer);
+      .bindTooltip(el("span", {}, key)).addTo(this.shipLayer);   // a node: Leaflet sets a string as HTML
     const cells = [el("td", {}, key), el("td"), el("td"), el("td"), el("td")];
     const row = el("tr", { "data-ship": key }, cells);
     this.rows.append(row);
