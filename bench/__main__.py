@@ -24,6 +24,8 @@ EXPERIMENTS = {
     "sources": "bench.sources",
     "count_window": "bench.count_window",
     "levels": "bench.levels_table1",
+    "rewrite": "bench.rewrite_time",
+    "assist": "bench.ais_pruning",
     "e2e": "bench.end_to_end",
 }
 

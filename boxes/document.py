@@ -211,15 +211,39 @@ def validate(
     doc: Mapping,
     streams: Mapping[str, Schema] | None = None,
     outputs: Mapping[str, Derived] | None = None,
+    reuse: Mapping[str, Built] | None = None,
 ) -> Plan:
     """Check a loaded document; return its Plan or raise DiagramInvalid with every problem.
 
     ``streams`` are the catalog's input streams (server use): inputs must name one, and a
     schema the document declares must equal the catalog's. Without it (``sluice run``) every
     input declares its schema. ``outputs`` are the other diagrams' outputs a derived input
-    may read (server use). Pure: no Spark, no I/O.
+    may read (server use). ``reuse`` (``built(doc, plan)`` of a document this one edits, as a
+    rewrite does) gives boxes already built: one whose specification and upstream schemas are
+    unchanged is taken as it is instead of being checked again. Pure: no Spark, no I/O.
     """
-    return _Validator(streams, outputs).run(doc)
+    return _Validator(streams, outputs, reuse or {}).run(doc)
+
+
+@dataclass(frozen=True)
+class Built:
+    """A box as ``validate`` built it: its specification, upstream schemas and whether its
+    document was at a level (``_level`` readable), and the box."""
+
+    spec: Mapping
+    upstream: Mapping[str, Schema]
+    levelled: bool
+    box: Operator
+
+
+def built(doc: Mapping, plan: Plan) -> dict[str, Built]:
+    """The operators of ``plan``, validated from ``doc``, for ``validate(..., reuse=...)``."""
+    schemas: dict[str, Schema] = {b.name: b.schema for b in plan.boxes}
+    return {
+        b.name: Built(doc["boxes"][b.name], {u: schemas[u] for u in b.upstream}, "level" in doc, b)
+        for b in plan.boxes
+        if isinstance(b, Operator)
+    }
 
 
 @dataclass
@@ -255,10 +279,14 @@ class _Node:
 
 class _Validator:
     def __init__(
-        self, streams: Mapping[str, Schema] | None, outputs: Mapping[str, Derived] | None
+        self,
+        streams: Mapping[str, Schema] | None,
+        outputs: Mapping[str, Derived] | None,
+        reuse: Mapping[str, Built],
     ) -> None:
         self.streams = streams
         self.outputs = outputs or {}
+        self.reuse = reuse
         self.problems: list[Problem] = []
         self.nodes: dict[str, _Node] = {}
         self.schemas: dict[str, Schema | None] = {}
@@ -603,6 +631,15 @@ class _Validator:
                 node.schema = upstream[node.args["from"]]
                 continue
             assert node.cls is not None and issubclass(node.cls, Operator)  # a sound box's type
+            known = self.reuse.get(node.name)
+            if (
+                known is not None
+                and known.spec == node.raw
+                and known.upstream == upstream
+                and known.levelled == LEVEL_READABLE.get()
+            ):
+                node.box, node.schema = known.box, known.box.schema
+                continue
             try:
                 node.box = node.cls.build(node.name, node.args, upstream, node.path)
                 node.schema = node.box.schema

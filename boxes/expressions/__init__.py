@@ -15,12 +15,13 @@ Columns are built from the checked tree with ``pyspark.sql.functions`` only, nev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from boxes import codes
 from boxes.errors import DiagramInvalid, Problem
 from boxes.expressions import nodes as n
 from boxes.expressions.aggregates import AGGREGATES
-from boxes.expressions.checker import Checker
+from boxes.expressions.checker import LEVEL_READABLE, Checker
 from boxes.expressions.parser import parse
 from boxes.types import DataType, Schema
 
@@ -152,6 +153,23 @@ def _aggregate_name(tree) -> str | None:
 
 
 def _check(text: str, schema: Schema, path: str, aggregate_code: str) -> n.Node:
+    """The checked tree of ``text`` over ``schema``; cached, since a deploy checks the same
+    expressions again (a rewritten plan checks every box and each policy at several points,
+    seed 002). Checked trees are frozen, so they can be shared; whether ``_level`` may be read
+    is part of the key. A refusal is not cached: it is raised again with its own path."""
+    if not isinstance(text, str):
+        return _check_now(text, schema, path, aggregate_code)
+    return _checked(text, schema, path, aggregate_code, LEVEL_READABLE.get())
+
+
+@lru_cache(maxsize=8192)
+def _checked(
+    text: str, schema: Schema, path: str, aggregate_code: str, level_readable: bool
+) -> n.Node:
+    return _check_now(text, schema, path, aggregate_code)
+
+
+def _check_now(text: str, schema: Schema, path: str, aggregate_code: str) -> n.Node:
     tree, problems = parse(text, path)
     if problems or tree is None:
         raise DiagramInvalid(problems)

@@ -32,7 +32,7 @@ from typing import Any
 from boxes import codes, registry
 from boxes.aggregate import AggregateBox
 from boxes.base import Kind
-from boxes.document import Plan, validate
+from boxes.document import Plan, built, validate
 from boxes.errors import Denied, DiagramInvalid
 from boxes.expressions import check_predicate
 from boxes.filter import FilterBox
@@ -113,7 +113,8 @@ class _Rewriter:
         # Every predicate was checked where it goes, so a failure here is the rewriter's bug:
         # an internal error (the server logs it with an incident), not the user's mistake.
         try:
-            rewritten = validate(doc, streams=self.plan.input_schemas)
+            reuse = built(self.document, self.plan)  # boxes the rewriting left as they were
+            rewritten = validate(doc, streams=self.plan.input_schemas, reuse=reuse)
         except DiagramInvalid as err:
             raise RuntimeError(f"the rewritten document does not validate: {err}") from err
         if dict(rewritten.outputs) != dict(self.plan.outputs):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from boxes.document import MAX_DEPTH, load_document, validate
+from boxes.document import MAX_DEPTH, built, load_document, validate
 from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid
 from boxes.types import parse_schema
@@ -50,6 +50,27 @@ def test_a_valid_document_becomes_a_plan():
         "n",
     ]
     json.dumps(plan.to_dict())
+
+
+def test_boxes_built_before_are_reused_only_where_nothing_they_depend_on_changed():
+    doc = load_document(Q1)
+    before = validate(doc)
+    boxes = {b.name: b for b in before.boxes}
+    edited = json.loads(json.dumps(doc))
+    edited["boxes"]["j"]["within"] = "2m"  # a changed specification
+    edited["boxes"]["narrow"] = {
+        "type": "map",
+        "in": "in1",
+        "fields": {"time": "time", "symbol": "symbol"},
+    }
+    edited["boxes"]["j"]["left"] = "narrow"  # and, below it, a changed upstream schema
+    after = {b.name: b for b in validate(edited, reuse=built(doc, before)).boxes}
+    assert after["merged"] is boxes["merged"] and after["avg"] is boxes["avg"]
+    fresh = {b.name: b for b in validate(edited).boxes}
+    assert after["j"] is not boxes["j"] and after["j"] == fresh["j"]
+    levelled = {**doc, "level": {}}  # a box at a level may read _level: never reused across
+    again = {b.name: b for b in validate(levelled, reuse=built(doc, before)).boxes}
+    assert again["avg"] is not boxes["avg"] and again["avg"] == boxes["avg"]
 
 
 def test_json_documents_and_the_yaml_on_key():

@@ -82,6 +82,10 @@ def test_attributes(client, auth):
     put = client.put(f"{API}/users/al", json={"attributes": values}, headers=headers)
     assert put.json == {"attributes": values, "stopped": []}
     assert client.get(f"{API}/users/al", headers=headers).json == {"attributes": values}
+    # a user reads their own attributes (the live map draws a port's box), nobody else's
+    whoami = "/api/v1/auth/whoami"
+    assert client.get(whoami, headers=auth.headers("al")).json["attributes"] == values
+    assert client.get(whoami, headers=auth.headers("bob")).json["attributes"] == {}
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,11 @@
 // Live results: subscribe to an output the session may view and watch its tuples arrive. The
 // table shows exactly what the server's SecFilter delivered to this session, each tuple with
-// the input streams it derives from; a live chart draws its numeric fields over event time.
+// the input streams it derives from; a live chart draws its numeric fields over event time, and
+// an output with a latitude and a longitude is also drawn on a live map of ships and tracks.
 import * as api from "./api.js";
 import { el, field, fill, notice, select } from "./dom.js";
 import { ResultChart } from "./resultchart.js";
+import { mapFields, ShipMap } from "./shipmap.js";
 import * as socket from "./socket.js";
 
 const MAX_ROWS = 200;
@@ -22,6 +24,9 @@ export class Results {
     this.head = el("thead");
     this.body = el("tbody");
     this.chart = new ResultChart();
+    this.map = new ShipMap();
+    this.mapSection = el("section", { class: "results-map", "aria-label": "Live map", hidden: true },
+      el("h2", {}, "Live map"), this.map.element);
     const form = el("form", { class: "toolbar", "aria-label": "Subscribe to an output" },
       field("Output", this.picker),
       el("button", { type: "submit", class: "primary" }, "Subscribe"),
@@ -36,7 +41,8 @@ export class Results {
         el("h2", {}, "Arriving tuples ", this.counter),
         el("div", { class: "scroll" }, el("table", { class: "tuples" }, this.head, this.body))),
       el("section", { class: "results-chart", "aria-label": "Live chart" },
-        el("h2", {}, "Live chart"), this.chart.element)));
+        el("h2", {}, "Live chart"), this.chart.element),
+      this.mapSection));
     socket.on("tuples", (data) => this.receive(data));
     socket.on("subscription_ended", (data) => this.ended(data));
     socket.on("missed", (data) => this.catchUp(data));
@@ -71,6 +77,8 @@ export class Results {
     fill(this.head);
     fill(this.body);
     this.chart.start(schema, null);
+    this.mapSection.hidden = true;
+    if (schema) this.startMap(Object.entries(schema.fields));
     this.counter.textContent = "0 tuples";
     notice(this.message, `Subscribed to ${output}; tuples appear as they arrive.`, "ok");
   }
@@ -137,6 +145,7 @@ export class Results {
         this.levelled ? el("td", { class: "level" }, levelText(tuple[LEVEL])) : null));
     }
     this.chart.add(tuples);
+    if (!this.mapSection.hidden) this.map.add(tuples);
     while (this.body.rows.length > MAX_ROWS) this.body.lastElementChild.remove();
     this.count += tuples.length;
     this.counter.textContent = `${this.count} tuples`;
@@ -147,7 +156,20 @@ export class Results {
     this.levelled = LEVEL in first;
     fill(this.head, el("tr", {}, this.columns.map((c) => el("th", { scope: "col" }, c)),
       el("th", { scope: "col" }, "sources"), this.levelled ? el("th", { scope: "col" }, "level") : null));
-    if (!this.schema) this.chart.start(null, first);   // types from the first tuple, then
+    if (!this.schema) {   // types from the first tuple, then
+      this.chart.start(null, first);
+      this.startMap(Object.entries(first).map(([k, v]) => [k, typeof v === "string" ? "string" : typeof v]));
+    }
+  }
+
+  /** Show the live map when the output's fields [[name, type], ...] have a position (its
+   * coastline and the user's port are drawn when they have loaded; positions at once). */
+  startMap(entries) {
+    const fields = mapFields(entries.map(([name]) => name));
+    if (!fields) return;
+    this.mapSection.hidden = false;   // before Leaflet measures its area
+    const texts = entries.filter(([name, type]) => type === "string" && !name.startsWith("_")).map(([name]) => name);
+    this.map.start(fields, texts);
   }
 
   ended({ output, error }) {

@@ -7,7 +7,7 @@ from flask import Blueprint, g, jsonify, request
 from boxes.errors import Denied, Unauthenticated
 from server.control.services import services
 from server.http import security
-from server.http.api.schema_parts import PASSWORD, ROLE_NAME, STRING, answer, obj
+from server.http.api.schema_parts import ANY_OBJECT, PASSWORD, ROLE_NAME, STRING, answer, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
@@ -78,10 +78,14 @@ def logout():
 
 
 @bp.get("/whoami")
-@guarded(answer=answer(ME))
+@guarded(answer=answer({**ME, "attributes": ANY_OBJECT}))
 def whoami():
-    """The session's user, its active roles and its CSRF token."""
-    return _me(g.token, subject())
+    """The session's user, its active roles, its CSRF token, and the user's own attributes
+    (``self.NAME`` in policies: a port's boundary, a company's ships), which the live map
+    draws and which the user's rewritten diagrams already show as literals."""
+    who = subject()
+    attributes = services().catalog.core.snapshot.attributes.get(who.user_id, {})
+    return {**_me(g.token, who), "attributes": dict(attributes)}
 
 
 @bp.post("/password")
