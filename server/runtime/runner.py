@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from boxes import codes, labels
+from boxes import codes, labels, observed
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
@@ -96,6 +96,13 @@ class _Deployment:
     queries: dict[str, Any] = field(default_factory=dict)
     state: str = RUNNING
     error: str | None = None
+    failed_output: str | None = None  # the output whose query failed, if one did
+    # Rows out per observed box (``boxes/observed.py``): since the deploy, and in the newest
+    # batch that ran; and per output, the last batch whose counts are folded in. Kept across
+    # automatic restarts, so a batch replayed from the checkpoint is not counted twice.
+    rows: dict[str, int] = field(default_factory=dict)
+    batch_rows: dict[str, int] = field(default_factory=dict)
+    folded: dict[str, int] = field(default_factory=dict)
 
 
 class Runtime:
@@ -311,7 +318,7 @@ class Runtime:
         frames.update(self._derived_frames(deployment.plan, start, client))
         sources = len(by_schema) + len(deployment.plan.derived())
         tasks = self.spark.sparkContext.defaultParallelism
-        for output, frame in compile_plan(deployment.plan, frames).items():
+        for output, frame in compile_plan(deployment.plan, frames, observe=True).items():
             checkpoint = deployment.directory.checkpoint(output)
             sink = OutputSink(
                 output,
@@ -421,6 +428,8 @@ class Runtime:
     def _set_state(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
         with self._changed:
             deployment.state, deployment.error = state, error
+            if state == RUNNING:
+                deployment.failed_output = None
             self._changed.notify_all()
 
     def _reconcile(self, deployment: _Deployment) -> None:
@@ -435,11 +444,27 @@ class Runtime:
                 return
             for output, query in list(deployment.queries.items()):
                 if not query.isActive:
+                    deployment.failed_output = output
                     self._halt(deployment, FAILED, _ended(output, query))
                     log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
                     self._retry_later(deployment)
                     return
             self._check_state(deployment)
+            self._fold(deployment)
+
+    def _fold(self, deployment: _Deployment) -> None:
+        """Add the box counts of each output's batches that ran since the last fold. Each
+        output's counts are read only for the boxes it stands for (``observed.reader``)."""
+        readers = observed.reader(deployment.plan)
+        for output, query in list(deployment.queries.items()):
+            for batch in _new_batches(query, deployment.folded.get(output, -1)):
+                counted = observed.counts(batch["observedMetrics"])
+                mine = {box: n for box, n in counted.items() if readers.get(box) == output}
+                with self._lock:
+                    for box, n in mine.items():
+                        deployment.rows[box] = deployment.rows.get(box, 0) + n
+                    deployment.batch_rows.update(mine)
+                    deployment.folded[output] = batch["batchId"]
 
     def _check_state(self, deployment: _Deployment) -> None:
         """Stop a diagram whose state outgrew ``max_state_rows``. Its cost estimate cannot
@@ -555,7 +580,14 @@ class Runtime:
         another caller's check of the same diagram."""
         deployment = self._registered(diagram_id)
         if deployment is None:
-            return {"diagram": diagram_id, "state": STOPPED, "error": None, "outputs": {}}
+            return {
+                "diagram": diagram_id,
+                "state": STOPPED,
+                "error": None,
+                "failed_output": None,
+                "outputs": {},
+                "boxes": {},
+            }
         busy = self._diagram_lock(diagram_id)
         # A check in progress takes a moment: wait for its verdict. A deploy or restart may
         # take minutes: answer with what is known.
@@ -576,14 +608,26 @@ class Runtime:
                 progress = None
             if sink is not None:
                 outputs[name] = _progress(progress, sink.stats())
+        with self._lock:
+            rows, batch_rows = dict(deployment.rows), dict(deployment.batch_rows)
+        boxes = observed.per_box(deployment.plan, rows)
+        for name, newest in observed.per_box(deployment.plan, batch_rows).items():
+            boxes[name] |= {f"batch_{k}": n for k, n in newest.items()}
         return {
             "diagram": diagram_id,
             "version": deployment.version,
             "state": deployment.state,
             "error": deployment.error,
+            "failed_output": deployment.failed_output,
             "restarts": deployment.restarts,
             "outputs": outputs,
+            "boxes": boxes,
         }
+
+    def plan(self, diagram_id: str) -> Plan | None:
+        """The plan a diagram was last deployed with (None if it never was here)."""
+        deployment = self._registered(diagram_id)
+        return None if deployment is None else deployment.plan
 
     def wait_for_state(
         self, diagram_id: str, state: str, restarts: int | None = None, timeout: float | None = None
@@ -720,6 +764,27 @@ def _ended(output: str, query: Any) -> str:
     if error is None:
         return f"output {output!r} stopped unexpectedly"
     return _summary(str(error))
+
+
+def _new_batches(query: Any, after: int) -> list[dict[str, Any]]:
+    """The progress of the query's batches that ran after batch ``after``, oldest first.
+
+    Read from the newest back, so a check costs a few py4j calls, not one per retained
+    update. Only a batch that ran reports observed metrics: an idle update (no data) names
+    the next batch's id before it runs, and is skipped."""
+    try:
+        updates = query._jsq.recentProgress()
+        found = []
+        for i in range(len(updates) - 1, -1, -1):
+            progress = json.loads(updates[i].json())
+            if not progress.get("observedMetrics"):
+                continue
+            if progress["batchId"] <= after:
+                break
+            found.append(progress)
+    except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
+        return []
+    return found[::-1]
 
 
 def _state_rows(progress: Mapping[str, Any] | None) -> int:
