@@ -70,6 +70,7 @@ class RuntimeSettings:
     restart_backoff: float = 2.0  # seconds before the first restart, doubled for each next
     deploy_timeout: float = 120.0  # how long a deploy may wait for its queries' sources
     reconcile_every: float = 2.0  # seconds between checks that every running query is alive
+    box_metrics: bool = True  # count rows per box (boxes/observed.py; costs throughput)
 
 
 def fingerprint(plan: Plan) -> str:
@@ -156,8 +157,9 @@ class Runtime:
     @classmethod
     def start(cls, config: Any) -> Runtime:
         """Build from the server's settings (``data_dir``, ``spark_*``, ``recent_tuples``,
-        ``max_batch_tuples``, ``reconcile_seconds``, ``deploy_timeout_seconds``); a master
-        that is not local gets the cluster's settings and Sluice's code (``cluster.py``)."""
+        ``max_batch_tuples``, ``reconcile_seconds``, ``deploy_timeout_seconds``,
+        ``box_metrics``); a master that is not local gets the cluster's settings and Sluice's
+        code (``cluster.py``)."""
         root = Path(config.data_dir) / "runtime"
         conf = {"spark.sql.shuffle.partitions": str(config.spark_shuffle_partitions)}
         py_files: tuple[Path, ...] = ()
@@ -170,6 +172,7 @@ class Runtime:
             limits=Limits(max_tuples=config.max_batch_tuples),
             reconcile_every=config.reconcile_seconds,
             deploy_timeout=config.deploy_timeout_seconds,
+            box_metrics=config.box_metrics,
         )
         return cls(
             root, config.spark_master, {**conf, **config.spark_conf}, settings, py_files=py_files
@@ -318,7 +321,8 @@ class Runtime:
         frames.update(self._derived_frames(deployment.plan, start, client))
         sources = len(by_schema) + len(deployment.plan.derived())
         tasks = self.spark.sparkContext.defaultParallelism
-        for output, frame in compile_plan(deployment.plan, frames, observe=True).items():
+        compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
+        for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
             sink = OutputSink(
                 output,
@@ -610,9 +614,10 @@ class Runtime:
                 outputs[name] = _progress(progress, sink.stats())
         with self._lock:
             rows, batch_rows = dict(deployment.rows), dict(deployment.batch_rows)
-        boxes = observed.per_box(deployment.plan, rows)
+        boxes = observed.per_box(deployment.plan, rows) if self.settings.box_metrics else {}
         for name, newest in observed.per_box(deployment.plan, batch_rows).items():
-            boxes[name] |= {f"batch_{k}": n for k, n in newest.items()}
+            if name in boxes:
+                boxes[name] |= {f"batch_{k}": n for k, n in newest.items()}
         return {
             "diagram": diagram_id,
             "version": deployment.version,
