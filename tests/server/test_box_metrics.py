@@ -9,6 +9,10 @@ diagram, is told it does not exist, as everywhere else in the API.
 
 from __future__ import annotations
 
+import functools
+
+import jsonschema
+import requests
 from peekworld import PEEK, prices, setup_viewers
 from serverkit import PASSWORD, Client, wait_until
 
@@ -16,7 +20,18 @@ ALL = ["counts", "dear", "in1", "in2", "merged", "peek_counts", "peek_out"]
 
 
 def status(client: Client, expect: int = 200) -> dict:
-    return client.call("GET", "/diagrams/peek/status", expect)
+    answer = client.call("GET", "/diagrams/peek/status", expect)
+    if expect == 200:  # as the OpenAPI description says, counts, withheld and all
+        jsonschema.validate(answer, published(client.base))
+    return answer
+
+
+@functools.cache
+def published(base: str) -> dict:
+    """The status answer's schema in the server's OpenAPI description."""
+    doc = requests.get(f"{base}/api/v1/openapi.json", timeout=30).json()
+    ok = doc["paths"]["/api/v1/diagrams/{name}/status"]["get"]["responses"]["200"]
+    return ok["content"]["application/json"]["schema"]
 
 
 def rows(progress: dict) -> dict[str, tuple]:
