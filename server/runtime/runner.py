@@ -99,11 +99,13 @@ class _Deployment:
     error: str | None = None
     failed_output: str | None = None  # the output whose query failed, if one did
     # Rows out per observed box (``boxes/observed.py``): since the deploy, and in the newest
-    # batch that ran; and per output, the last batch whose counts are folded in. Kept across
-    # automatic restarts, so a batch replayed from the checkpoint is not counted twice.
+    # batch that ran; and per output, the last batch whose counts are folded in and the time
+    # of the newest progress update looked at. Kept across automatic restarts, so a batch
+    # replayed from the checkpoint is not counted twice.
     rows: dict[str, int] = field(default_factory=dict)
     batch_rows: dict[str, int] = field(default_factory=dict)
     folded: dict[str, int] = field(default_factory=dict)
+    looked: dict[str, str] = field(default_factory=dict)
 
 
 class Runtime:
@@ -459,9 +461,15 @@ class Runtime:
     def _fold(self, deployment: _Deployment) -> None:
         """Add the box counts of each output's batches that ran since the last fold. Each
         output's counts are read only for the boxes it stands for (``observed.reader``)."""
+        if not self.settings.box_metrics:
+            return
         readers = observed.reader(deployment.plan)
         for output, query in list(deployment.queries.items()):
-            for batch in _new_batches(query, deployment.folded.get(output, -1)):
+            batches, newest = _new_batches(
+                query, deployment.folded.get(output, -1), deployment.looked.get(output, "")
+            )
+            deployment.looked[output] = newest
+            for batch in batches:
                 counted = observed.counts(batch["observedMetrics"])
                 mine = {box: n for box, n in counted.items() if readers.get(box) == output}
                 with self._lock:
@@ -771,25 +779,28 @@ def _ended(output: str, query: Any) -> str:
     return _summary(str(error))
 
 
-def _new_batches(query: Any, after: int) -> list[dict[str, Any]]:
-    """The progress of the query's batches that ran after batch ``after``, oldest first.
+def _new_batches(query: Any, after: int, looked: str) -> tuple[list[dict[str, Any]], str]:
+    """The progress of the query's batches that ran after batch ``after``, oldest first, among
+    the updates newer than time ``looked``; and the newest update's time (the next ``looked``).
 
-    Read from the newest back, so a check costs a few py4j calls, not one per retained
-    update. Only a batch that ran reports observed metrics: an idle update (no data) names
-    the next batch's id before it runs, and is skipped."""
+    Read from the newest back, down to the update looked at last time, so a check costs a few
+    py4j calls, however many idle updates (no data) the query keeps. Only a batch that ran
+    reports observed metrics: an idle update names the next batch's id before it runs, and is
+    skipped. Update times are ISO-8601 in UTC, so they compare as text."""
+    found: list[dict[str, Any]] = []
+    newest = looked
     try:
         updates = query._jsq.recentProgress()
-        found = []
         for i in range(len(updates) - 1, -1, -1):
             progress = json.loads(updates[i].json())
-            if not progress.get("observedMetrics"):
-                continue
-            if progress["batchId"] <= after:
+            if progress["timestamp"] <= looked:
                 break
-            found.append(progress)
+            newest = max(newest, progress["timestamp"])
+            if progress.get("observedMetrics") and progress["batchId"] > after:
+                found.append(progress)
     except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
-        return []
-    return found[::-1]
+        return [], looked
+    return found[::-1], newest
 
 
 def _state_rows(progress: Mapping[str, Any] | None) -> int:
