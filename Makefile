@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test fuzz lint bench bench-full soak errors-doc setup check-java clean
+.PHONY: run test fuzz lint bench bench-full soak errors-doc screenshots setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
@@ -36,6 +36,10 @@ soak: setup
 # docs/errors.md is generated from the error-code registry; tests/boxes/test_codes.py checks it.
 errors-doc: setup
 	$(BIN)/python -m boxes.codes > docs/errors.md
+
+# The README's pictures (docs/screenshots/), taken by the web test of the paper's scenario.
+screenshots: setup
+	DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -p no:cacheprovider tests/web/test_web_scenario.py
 
 setup: check-java $(STAMP)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from boxes import codes, labels
+from boxes import codes, labels, observed
 from boxes.aggregate import AggregateBox
 from boxes.base import Operator
 from boxes.document import Plan
@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 
-def compile_plan(plan: Plan, inputs: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
+def compile_plan(
+    plan: Plan, inputs: Mapping[str, DataFrame], observe: bool = False
+) -> dict[str, DataFrame]:
     """Per output name, a DataFrame of the output's user fields in order, then ``_label``.
 
     A plan at a level (``plan.clearance``, resolved from its ``level:`` by the server) reads
@@ -34,6 +36,9 @@ def compile_plan(plan: Plan, inputs: Mapping[str, DataFrame]) -> dict[str, DataF
     An output with an aggregate-only aggregate upstream (``plan.raw_outputs``) also gets
     ``_raw``, the sources it reveals raw values of; its boxes are compiled with the widened
     label (``boxes/labels.py``). Every other output is compiled without it, at no cost.
+
+    With ``observe`` (a streaming query), each input and operator box counts its rows per
+    micro-batch in the query's progress (``boxes/observed.py``).
     """
     _check_inputs(plan, inputs)
     if plan.level is not None and plan.clearance is None:
@@ -43,12 +48,12 @@ def compile_plan(plan: Plan, inputs: Mapping[str, DataFrame]) -> dict[str, DataF
     for raw in (False, True):
         wanted = {name for name in plan.outputs if (name in wide) == raw}
         if wanted:
-            outputs.update(_compile(plan, inputs, wanted, raw))
+            outputs.update(_compile(plan, inputs, wanted, raw, observe))
     return {name: outputs[name] for name in plan.outputs}
 
 
 def _compile(
-    plan: Plan, inputs: Mapping[str, DataFrame], wanted: set[str], raw: bool
+    plan: Plan, inputs: Mapping[str, DataFrame], wanted: set[str], raw: bool, observe: bool
 ) -> dict[str, DataFrame]:
     """The ``wanted`` outputs, with the raw words in every label if ``raw``."""
     frames: dict[str, DataFrame] = {}
@@ -70,6 +75,8 @@ def _compile(
             frames[box.name] = box.compile(frames)
             if raw and isinstance(box, AggregateBox) and box.aggregate_only:
                 frames[box.name] = labels.clear_raw(frames[box.name], plan.label_words)
+        if observe and not isinstance(box, OutputBox):
+            frames[box.name] = observed.observed(frames[box.name], box)
     return outputs
 
 

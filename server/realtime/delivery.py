@@ -163,6 +163,11 @@ class Delivery:
                 else:
                     self._gates[output] = gate
 
+    def labels(self, output: str) -> Labels | None:
+        """How a deployed output's label bits map to catalog sources (None before its deploy)."""
+        with self._lock:
+            return self._labels.get(output)
+
     def admit(self, subject: Subject, output: str) -> None:
         """Refuse a reader the output's gate refuses (REWRITE_MISMATCH)."""
         gate = self._gates.get(output)

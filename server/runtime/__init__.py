@@ -10,8 +10,10 @@ The server's whole view of Spark::
     rt.deploy(diagram_id, plan, on_batch=None, version=None) -> version  # resumes its checkpoint
     rt.stop(diagram_id)      # queries stop; checkpoint and retention claim stay
     rt.remove(diagram_id)    # stop and forget (checkpoints, results, claim)
-    rt.status(diagram_id) -> {"state": running|stopped|failed, "error", "restarts",
-                              "outputs": {output: progress and delivery counters}}
+    rt.status(diagram_id) -> {"state": running|stopped|failed, "error", "failed_output",
+                              "restarts", "outputs": {output: progress and delivery counters},
+                              "boxes": {box: rows in and out, boxes/observed.py}}
+    rt.plan(diagram_id) -> Plan | None   # as last deployed (rewritten, if it was)
     rt.wait_for_state(diagram_id, state, restarts=None, timeout=None)
         -> {state, error, restarts} | None
     rt.listener_bus() -> {"events_posted", "dropped_events": {queue: count}} | None

@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from boxes import codes, labels
+from boxes import codes, labels, observed
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
@@ -70,6 +70,7 @@ class RuntimeSettings:
     restart_backoff: float = 2.0  # seconds before the first restart, doubled for each next
     deploy_timeout: float = 120.0  # how long a deploy may wait for its queries' sources
     reconcile_every: float = 2.0  # seconds between checks that every running query is alive
+    box_metrics: bool = True  # count rows per box (boxes/observed.py; costs throughput)
 
 
 def fingerprint(plan: Plan) -> str:
@@ -96,6 +97,15 @@ class _Deployment:
     queries: dict[str, Any] = field(default_factory=dict)
     state: str = RUNNING
     error: str | None = None
+    failed_output: str | None = None  # the output whose query failed, if one did
+    # Rows out per observed box (``boxes/observed.py``): since the deploy, and in the newest
+    # batch that ran; and per output, the last batch whose counts are folded in and the time
+    # of the newest progress update looked at. Kept across automatic restarts, so a batch
+    # replayed from the checkpoint is not counted twice.
+    rows: dict[str, int] = field(default_factory=dict)
+    batch_rows: dict[str, int] = field(default_factory=dict)
+    folded: dict[str, int] = field(default_factory=dict)
+    looked: dict[str, str] = field(default_factory=dict)
 
 
 class Runtime:
@@ -149,8 +159,9 @@ class Runtime:
     @classmethod
     def start(cls, config: Any) -> Runtime:
         """Build from the server's settings (``data_dir``, ``spark_*``, ``recent_tuples``,
-        ``max_batch_tuples``, ``reconcile_seconds``, ``deploy_timeout_seconds``); a master
-        that is not local gets the cluster's settings and Sluice's code (``cluster.py``)."""
+        ``max_batch_tuples``, ``reconcile_seconds``, ``deploy_timeout_seconds``,
+        ``box_metrics``); a master that is not local gets the cluster's settings and Sluice's
+        code (``cluster.py``)."""
         root = Path(config.data_dir) / "runtime"
         conf = {"spark.sql.shuffle.partitions": str(config.spark_shuffle_partitions)}
         py_files: tuple[Path, ...] = ()
@@ -163,6 +174,7 @@ class Runtime:
             limits=Limits(max_tuples=config.max_batch_tuples),
             reconcile_every=config.reconcile_seconds,
             deploy_timeout=config.deploy_timeout_seconds,
+            box_metrics=config.box_metrics,
         )
         return cls(
             root, config.spark_master, {**conf, **config.spark_conf}, settings, py_files=py_files
@@ -311,7 +323,8 @@ class Runtime:
         frames.update(self._derived_frames(deployment.plan, start, client))
         sources = len(by_schema) + len(deployment.plan.derived())
         tasks = self.spark.sparkContext.defaultParallelism
-        for output, frame in compile_plan(deployment.plan, frames).items():
+        compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
+        for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
             sink = OutputSink(
                 output,
@@ -421,6 +434,8 @@ class Runtime:
     def _set_state(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
         with self._changed:
             deployment.state, deployment.error = state, error
+            if state == RUNNING:
+                deployment.failed_output = None
             self._changed.notify_all()
 
     def _reconcile(self, deployment: _Deployment) -> None:
@@ -435,11 +450,33 @@ class Runtime:
                 return
             for output, query in list(deployment.queries.items()):
                 if not query.isActive:
+                    deployment.failed_output = output
                     self._halt(deployment, FAILED, _ended(output, query))
                     log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
                     self._retry_later(deployment)
                     return
             self._check_state(deployment)
+            self._fold(deployment)
+
+    def _fold(self, deployment: _Deployment) -> None:
+        """Add the box counts of each output's batches that ran since the last fold. Each
+        output's counts are read only for the boxes it stands for (``observed.reader``)."""
+        if not self.settings.box_metrics:
+            return
+        readers = observed.reader(deployment.plan)
+        for output, query in list(deployment.queries.items()):
+            batches, newest = _new_batches(
+                query, deployment.folded.get(output, -1), deployment.looked.get(output, "")
+            )
+            deployment.looked[output] = newest
+            for batch in batches:
+                counted = observed.counts(batch["observedMetrics"])
+                mine = {box: n for box, n in counted.items() if readers.get(box) == output}
+                with self._lock:
+                    for box, n in mine.items():
+                        deployment.rows[box] = deployment.rows.get(box, 0) + n
+                    deployment.batch_rows.update(mine)
+                    deployment.folded[output] = batch["batchId"]
 
     def _check_state(self, deployment: _Deployment) -> None:
         """Stop a diagram whose state outgrew ``max_state_rows``. Its cost estimate cannot
@@ -555,7 +592,14 @@ class Runtime:
         another caller's check of the same diagram."""
         deployment = self._registered(diagram_id)
         if deployment is None:
-            return {"diagram": diagram_id, "state": STOPPED, "error": None, "outputs": {}}
+            return {
+                "diagram": diagram_id,
+                "state": STOPPED,
+                "error": None,
+                "failed_output": None,
+                "outputs": {},
+                "boxes": {},
+            }
         busy = self._diagram_lock(diagram_id)
         # A check in progress takes a moment: wait for its verdict. A deploy or restart may
         # take minutes: answer with what is known.
@@ -576,14 +620,27 @@ class Runtime:
                 progress = None
             if sink is not None:
                 outputs[name] = _progress(progress, sink.stats())
+        with self._lock:
+            rows, batch_rows = dict(deployment.rows), dict(deployment.batch_rows)
+        boxes = observed.per_box(deployment.plan, rows) if self.settings.box_metrics else {}
+        for name, newest in observed.per_box(deployment.plan, batch_rows).items():
+            if name in boxes:
+                boxes[name] |= {f"batch_{k}": n for k, n in newest.items()}
         return {
             "diagram": diagram_id,
             "version": deployment.version,
             "state": deployment.state,
             "error": deployment.error,
+            "failed_output": deployment.failed_output,
             "restarts": deployment.restarts,
             "outputs": outputs,
+            "boxes": boxes,
         }
+
+    def plan(self, diagram_id: str) -> Plan | None:
+        """The plan a diagram was last deployed with (None if it never was here)."""
+        deployment = self._registered(diagram_id)
+        return None if deployment is None else deployment.plan
 
     def wait_for_state(
         self, diagram_id: str, state: str, restarts: int | None = None, timeout: float | None = None
@@ -720,6 +777,30 @@ def _ended(output: str, query: Any) -> str:
     if error is None:
         return f"output {output!r} stopped unexpectedly"
     return _summary(str(error))
+
+
+def _new_batches(query: Any, after: int, looked: str) -> tuple[list[dict[str, Any]], str]:
+    """The progress of the query's batches that ran after batch ``after``, oldest first, among
+    the updates newer than time ``looked``; and the newest update's time (the next ``looked``).
+
+    Read from the newest back, down to the update looked at last time, so a check costs a few
+    py4j calls, however many idle updates (no data) the query keeps. Only a batch that ran
+    reports observed metrics: an idle update names the next batch's id before it runs, and is
+    skipped. Update times are ISO-8601 in UTC, so they compare as text."""
+    found: list[dict[str, Any]] = []
+    newest = looked
+    try:
+        updates = query._jsq.recentProgress()
+        for i in range(len(updates) - 1, -1, -1):
+            progress = json.loads(updates[i].json())
+            if progress["timestamp"] <= looked:
+                break
+            newest = max(newest, progress["timestamp"])
+            if progress.get("observedMetrics") and progress["batchId"] > after:
+                found.append(progress)
+    except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
+        return [], looked
+    return found[::-1], newest
 
 
 def _state_rows(progress: Mapping[str, Any] | None) -> int:

@@ -6,7 +6,8 @@ carol and dave subscribe to hers: a laundering attempt. Each derived tuple keeps
 its source, so alice and carol receive nothing (live or from the result log), while dave, who
 may read ``secret``, receives exactly the expected tuples, once each. alice may not declare her
 output weak, may not read an output she may not SUBSCRIBE to, and bob may not drop or replace
-his diagram while alice's reads it.
+his diagram while alice's reads it. Nor do the counts of alice's boxes tell her anything of
+``secret``'s tuples: her diagram's status shows them only to who may read ``secret``.
 """
 
 from __future__ import annotations
@@ -115,8 +116,15 @@ def test_a_republished_output_is_read_only_by_who_may_read_its_sources(live):
     joe.call("DELETE", "/permissions/stream/secret/CLEARED/READ_TUPLE")
     bob.call("POST", "/streams/secret/tuples", json=[price(5, 30.0)])
 
+    # Counts through alice's boxes are counts of secret's tuples: she sees none of them, even
+    # on her own diagram (docs/editor.md); bob, who may read secret, sees them once he may view it.
+    mine = alice.call("GET", "/diagrams/alices/status")["progress"]
+    assert mine["outputs"] == {} and mine["boxes"] == {}
+    assert mine["withheld"] == ["aliceout", "cheap", "theirs"]
+    alice.call("PUT", "/permissions/diagram/alices/OWNER/VIEW_OBJECT")
+
     def rows_out() -> int:
-        progress = alice.call("GET", "/diagrams/alices/status")["progress"]
+        progress = bob.call("GET", "/diagrams/alices/status")["progress"]
         return progress["outputs"]["aliceout"]["rows"]
 
     wait_until(lambda: rows_out() == 3, 180, "the third derived tuple")

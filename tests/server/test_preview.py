@@ -9,34 +9,8 @@ in1 is revoked; cy is told the diagram does not exist.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
+from peekworld import PEEK, prices, setup_viewers
 from serverkit import PASSWORD, Client
-
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
-PEEK = {
-    "version": 1,
-    "name": "peek",
-    "inputs": {"in1": {}, "in2": {}},
-    "boxes": {
-        "merged": {"type": "union", "in": ["in1", "in2"]},
-        "dear": {"type": "filter", "in": "merged", "where": "price >= 20"},
-        "counts": {
-            "type": "aggregate",
-            "in": "merged",
-            "window": {"size": "10s"},
-            "aggregates": {"n": "count()"},
-        },
-    },
-    "outputs": {"peek_out": {"from": "dear"}, "peek_counts": {"from": "counts"}},
-}
-
-
-def prices(stream: str, *values: float) -> list[dict]:
-    return [
-        {"time": (EPOCH + timedelta(seconds=i)).isoformat(), "symbol": stream, "price": v}
-        for i, v in enumerate(values)
-    ]
 
 
 def peek(client: Client, box: str, expect: int = 200, query: str = "") -> dict:
@@ -47,28 +21,9 @@ def seen(answer: dict) -> list[tuple]:
     return sorted((t["symbol"], t["price"], tuple(t["_sources"])) for t in answer["tuples"])
 
 
-def _setup(joe: Client) -> None:
-    for role in ("ANALYST", "READER", "OTHER", "FEED"):
-        joe.call("POST", "/roles", 201, json={"name": role})
-    for user, role in (("al", "ANALYST"), ("bob", "READER"), ("cy", "OTHER"), ("ed", "FEED")):
-        joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
-    fields = {"time": "timestamp", "symbol": "string", "price": "double"}
-    joe.call("POST", "/schemas", 201, json={"name": "s", "fields": fields, "event_time": "time"})
-    grants = [("schema", "s", r, "VIEW_OBJECT") for r in ("ANALYST", "READER", "FEED")]
-    grants += [("system", "system", "ANALYST", "ADD")]
-    grants += [("box_type", t, "ANALYST", "USE") for t in ("union", "aggregate", "filter")]
-    for stream in ("in1", "in2"):
-        joe.call("POST", "/streams", 201, json={"name": stream, "schema": "s"})
-        grants += [("stream", stream, "ANALYST", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
-        grants += [("stream", stream, "FEED", a) for a in ("VIEW_OBJECT", "WRITE")]
-    grants += [("stream", "in1", "READER", "READ_TUPLE"), ("stream", "in1", "OTHER", "READ_TUPLE")]
-    for type_, name, role, action in grants:
-        joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
-
-
 def test_a_preview_shows_each_viewer_only_what_an_output_would(live):
     joe = Client(live.url, "joe", PASSWORD)
-    _setup(joe)
+    setup_viewers(joe)
     al = Client(live.url, "al", PASSWORD)
     al.call("POST", "/diagrams", 201, json={"document": PEEK})
     al.call("PUT", "/permissions/diagram/peek/READER/VIEW_OBJECT")

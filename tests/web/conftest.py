@@ -9,6 +9,8 @@ context of their own, so their cookies and sockets are as separate as two people
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -33,16 +35,19 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 800}
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 # Spark needs a few micro-batches for a window to close; everything else answers at once.
 expect.set_options(timeout=60_000)
 
 
 class Live:
-    """The running server: its address, the users' passwords, and a bearer-token API client."""
+    """The running server: its address, the users' passwords, a bearer-token API client, and
+    its services (``svc.runtime``: for a test that breaks what a diagram reads)."""
 
-    def __init__(self, url: str, passwords: dict[str, str]) -> None:
+    def __init__(self, url: str, passwords: dict[str, str], svc=None) -> None:
         self.url = url
         self.passwords = passwords
+        self.svc = svc
         self._tokens: dict[str, str] = {}
 
     def call(self, user: str, method: str, path: str, **kwargs) -> requests.Response:
@@ -80,7 +85,7 @@ def live(spark, tmp_path_factory):
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="web-test-server", daemon=True)
     thread.start()
-    yield Live(f"http://127.0.0.1:{server.server_port}", passwords)
+    yield Live(f"http://127.0.0.1:{server.server_port}", passwords, svc)
     server.shutdown()
     close_app(app)
 
@@ -123,10 +128,15 @@ def login(browser, live):
         context.close()
 
 
-def screenshot(page: Page, name: str) -> Path:
+def screenshot(page: Page, name: str, docs: bool = False) -> Path:
+    """Save the page as tests/artifacts/NAME.png; one the README shows (``docs``) also goes to
+    docs/screenshots/ when ``DOCS_SCREENSHOTS`` is set (``make screenshots``), so the
+    README's pictures are always taken by the tests."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path))
+    if docs and os.environ.get("DOCS_SCREENSHOTS"):
+        shutil.copyfile(path, DOCS_SCREENSHOTS / path.name)
     return path
 
 

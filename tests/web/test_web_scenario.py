@@ -1,6 +1,6 @@
 """The Borealis paper's scenario (section 4.1) in three browsers: Al builds and runs q1, Bob
 sees only what derives from in1 alone, and Joe's revocation stops Bob's results at once while
-Al's keep coming."""
+Al's keep coming. Its screenshots are the README's (``make screenshots``)."""
 
 from playwright.sync_api import expect
 
@@ -8,6 +8,7 @@ from tests.web.conftest import screenshot
 from tests.web.steps import (
     Feed,
     admin_permissions,
+    box,
     build_q1,
     catalog_object,
     confirm,
@@ -23,7 +24,6 @@ def test_paper_scenario(login, live):
     al.get_by_role("button", name="Deploy").click()
     expect(al.locator("#page-editor .toolbar .notice")).to_have_text("q1 is running.")
     expect(al.locator('.diagram-list li[data-diagram="q1"] .status')).to_have_text("running")
-    screenshot(al, "editor")
 
     open_results(al, "out1")
     feed = Feed(live)
@@ -32,7 +32,19 @@ def test_paper_scenario(login, live):
     expect(result_rows(al, first)).to_have_count(4)
     sources = result_rows(al, first).locator("td.sources").all_inner_texts()
     assert sorted(sources) == ["in1", "in1", "in1, in2", "in2"]
-    screenshot(al, "results")
+
+    # In a second window, Al's editor shows the rows through each box of q1, and a preview.
+    editor = login("al")
+    editor.locator('.diagram-list li[data-diagram="q1"]').get_by_role("button", name="q1").click()
+    expect(box(editor, "merged").locator(".box-metrics")).to_have_text("in 10 · out 10")
+    expect(box(editor, "avg").locator(".box-metrics")).to_have_text("in 10 · out 4")
+    box(editor, "avg").click()
+    screenshot(editor, "editor", docs=True)
+    preview = editor.get_by_role("region", name="Data preview of avg")
+    preview.get_by_role("button", name="Preview data").click()
+    expect(preview.locator("tbody tr").first).to_be_visible()
+    preview.locator("table").scroll_into_view_if_needed()
+    screenshot(editor, "preview", docs=True)
 
     # Bob has no permission yet: his catalog is empty and there is nothing to subscribe to.
     bob = login("bob")
@@ -71,6 +83,9 @@ def test_paper_scenario(login, live):
     open_results(bob, "out1")
     third = feed.tick()
     expect(result_rows(al, second)).to_have_count(4)
+    al.get_by_role("link", name="Live results").click()  # back from the catalog
+    expect(al.locator("#page-results .results-chart .u-legend")).to_be_visible()
+    screenshot(al, "results", docs=True)  # two windows: the chart has lines
     expect(result_rows(bob, second)).to_have_count(2)
     assert set(result_rows(bob).locator("td.sources").all_inner_texts()) == {"in1"}
 
@@ -80,7 +95,7 @@ def test_paper_scenario(login, live):
     expect(permissions.locator(".notice.ok")).to_have_text(
         "Revoked READ_TUPLE on in1 from CUSTOMER2."
     )
-    screenshot(joe, "admin")
+    screenshot(joe, "admin", docs=True)
     bob_rows = result_rows(bob).count()
     fourth = feed.tick()  # the third window, open at the revocation, closes after it ...
     feed.tick()

@@ -71,6 +71,7 @@ def test_hostile_text_stays_text_on_every_page(login, live, echo):
         problems.filter(has_text=f"boxes.{HOSTILE}: {QUOTED} is not a valid name")
     ).to_have_count(1)
     expect(problems.filter(has_text=f"name: {QUOTED} is not a valid name")).to_have_count(1)
+    expect(box(page, HOSTILE).locator(".box-fault")).to_contain_text(QUOTED)  # on the box too
     expect(page.locator("#page-editor .toolbar .field-error")).to_contain_text(QUOTED)
     expect(page.locator(".properties .field-error").first).to_contain_text(QUOTED)
     assert_nothing_injected(page, scripts)

@@ -1,6 +1,7 @@
 // The diagram canvas: Drawflow draws boxes, ports and arrows and handles dragging and
 // connecting; this module keeps each box's type, name and parameters beside it and renders the
-// box's face with text nodes only (Drawflow's own html argument is always left empty).
+// box's face with text nodes only (Drawflow's own html argument is always left empty): its
+// name, type, rows in and out while its diagram runs, and the messages of what is wrong with it.
 import { el, fill } from "./dom.js";
 import { hasOutputPort, portsOf } from "./document.js";
 
@@ -21,6 +22,8 @@ export class Canvas {
     this.picked = new Set();  // the selected boxes: a click picks one, shift+click adds or drops
     this.quiet = false;       // true while the canvas redraws itself (restore, refused arrows)
     this.shift = false;
+    this.counts = {};          // box name -> {rows_in, rows_out} of the running diagram
+    this.faults = new Map();   // box id -> messages of what is wrong with it
     this.editor = new Drawflow(container);
     this.editor.reroute = false;
     this.editor.zoom_min = 0.2;
@@ -138,8 +141,24 @@ export class Canvas {
     const node = this.nodeElement(id);
     node.dataset.name = box.name;
     node.setAttribute("aria-label", `${box.type} box ${box.name}`);
+    const counts = this.counts[box.name];
+    const faults = this.faults.get(id) || [];
+    node.classList.toggle("has-problem", faults.length > 0);
     fill(node.querySelector(".drawflow_content_node"),
-      el("span", { class: "box-name" }, box.name), el("span", { class: "box-type" }, box.type));
+      el("span", { class: "box-name" }, box.name), el("span", { class: "box-type" }, box.type),
+      counts ? el("span", { class: "box-metrics", title: "rows in and out since it was deployed" }, rowsText(counts))
+        : counts === null ? el("span", { class: "box-metrics", title: "shown only to those who may read every stream its tuples derive from" }, "rows hidden")
+        : null,
+      faults.map((m) => el("span", { class: "box-fault", role: "note" }, m)));
+  }
+
+  /**
+   * Rows in and out of each named box ({name: {rows_in, rows_out}}, or null: hidden from this
+   * session); boxes not named show none.
+   */
+  showCounts(counts) {
+    this.counts = counts || {};
+    for (const id of this.boxes.keys()) this.render(id);
   }
 
   get(id) {
@@ -173,6 +192,8 @@ export class Canvas {
     this.editor.clear();
     this.boxes.clear();
     this.picked.clear();
+    this.faults = new Map();
+    this.counts = {};
   }
 
   /** The boxes (all, or those with the given ids) as plain data: type, name, params, refs, x, y. */
@@ -247,10 +268,16 @@ export class Canvas {
     ed.precanvas.style.transform = `translate(${ed.canvas_x}px, ${ed.canvas_y}px) scale(${zoom})`;
   }
 
-  /** Outline the boxes that have problems. */
-  mark(ids) {
-    for (const id of this.boxes.keys()) this.nodeElement(id).classList.toggle("has-problem", ids.has(id));
+  /** Outline the boxes that have problems, each with its messages (Map id -> [message]). */
+  mark(faults) {
+    this.faults = faults;
+    for (const id of this.boxes.keys()) this.render(id);
   }
+}
+
+function rowsText({ rows_in: rowsIn, rows_out: rowsOut }) {
+  const n = (v) => Number(v).toLocaleString("en");
+  return rowsIn === null || rowsIn === undefined ? `out ${n(rowsOut)}` : `in ${n(rowsIn)} · out ${n(rowsOut)}`;
 }
 
 function portIndex(inputClass) {

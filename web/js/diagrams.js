@@ -1,6 +1,7 @@
 // The user's diagrams beside the editor: each with its status and, while it runs, live charts
 // of its progress over the viewer's clock, one line per output: rows processed per second and
-// the last end-to-end latency, polled from the status endpoint.
+// the last end-to-end latency, polled from the status endpoint; each status polled is also handed
+// to `onProgress(name, progress)` (the editor shows its box counts and failure on the canvas).
 import * as api from "./api.js";
 import { TimeChart } from "./charts.js";
 import { el, fill } from "./dom.js";
@@ -8,8 +9,9 @@ import { el, fill } from "./dom.js";
 const POLL_MS = 2000;
 
 export class DiagramList {
-  constructor(onOpen) {
+  constructor(onOpen, onProgress = () => {}) {
     this.onOpen = onOpen;
+    this.onProgress = onProgress;
     this.names = new Set();
     this.charts = new Map();   // running diagram -> {rate, latency, outputs: their names}
     this.body = el("ul", { class: "diagram-list" });
@@ -65,6 +67,7 @@ export class DiagramList {
   async sample(name) {
     try {
       const { progress } = await api.get(`/diagrams/${api.seg(name)}/status`);
+      this.onProgress(name, progress);
       const outputs = Object.entries(progress?.outputs || {});
       const charts = this.charts.get(name);
       if (!charts) return;   // forgotten meanwhile: no longer running

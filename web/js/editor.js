@@ -42,7 +42,9 @@ export class Editor {
     this.canvasBox = el("div", { id: "drawflow", class: "canvas", "aria-label": "Diagram canvas" });
     this.importInput = el("input", { type: "file", accept: ".json,application/json", hidden: true,
       "aria-label": "Diagram document to import", onchange: () => this.run(() => this.importFile()) });
-    this.list = new DiagramList((name) => this.run(() => this.load(name)));
+    this.list = new DiagramList((name) => this.run(() => this.load(name)),
+      (name, progress) => this.showRun(name, progress));
+    this.runFault = null;   // {box, message}: the box whose query failed in the loaded diagram
     this.rewrite = new RewriteNote();
     this.versions = new VersionList((name, version, doc) => this.openVersion(name, version, doc));
     this.query = new QueryTab({
@@ -352,6 +354,11 @@ export class Editor {
     const name = this.named("stop");
     if (!name) return;
     const answer = await api.post(`/diagrams/${api.seg(name)}/stop`);
+    if (name === this.loaded) {   // a stopped diagram counts nothing, and its failure is over
+      this.runFault = null;
+      this.canvas.showCounts({});
+      this.markBoxes();
+    }
     notice(this.message, `${name} is ${answer.status}.`, "ok");
     await this.list.refresh();
   }
@@ -375,6 +382,7 @@ export class Editor {
     this.query.edited = false;
     this.select(null);
     this.canvas.clear();
+    this.runFault = null;
     this.nameInput.value = "";
     this.loaded = null;
     this.versions.show(null);
@@ -423,6 +431,7 @@ export class Editor {
     this.query.edited = false;
     this.select(null);
     this.canvas.clear();
+    this.runFault = null;
     this.setProblems([]);
     this.nameInput.value = name;
     const nodes = fromDocument(doc, this.declarations);
@@ -476,9 +485,8 @@ export class Editor {
     clearFieldError(this.nameError, this.nameInput);
     const named = problems.filter((p) => p.path === "name").map((p) => p.message);
     if (named.length) showFieldError(this.nameError, this.nameInput, named);
-    const paths = new Map(this.canvas.nodes().map((n) => [pathOf(n), n.id]));
-    const owner = (p) => [...paths.keys()].find((k) => p.path === k || p.path.startsWith(`${k}.`));
-    this.canvas.mark(new Set(problems.map(owner).filter(Boolean).map((k) => paths.get(k))));
+    const { paths, owner } = this.problemOwners();
+    this.markBoxes();
     fill(this.problemsBox, problems.length ? el("ul", {}, problems.map((p) => {
       const where = owner(p);
       return el("li", {},
@@ -489,8 +497,48 @@ export class Editor {
     this.showProperties();
   }
 
+  /** The canvas's boxes by document path, and the path of the box a problem is about. */
+  problemOwners() {
+    const paths = new Map(this.canvas.nodes().map((n) => [pathOf(n), n.id]));
+    const owner = (p) => [...paths.keys()].find((k) => p.path === k || p.path.startsWith(`${k}.`));
+    return { paths, owner };
+  }
+
+  /** Mark each box with its validation problems and, while it holds, its diagram's failure. */
+  markBoxes() {
+    const { paths, owner } = this.problemOwners();
+    const faults = new Map();
+    const add = (id, message) => faults.set(id, [...(faults.get(id) || []), message]);
+    for (const p of this.problems) if (owner(p)) add(paths.get(owner(p)), p.message);
+    const failed = this.runFault && this.canvas.idOfName(this.runFault.box);
+    if (failed) add(failed, this.runFault.message);
+    this.canvas.mark(faults);
+  }
+
+  /**
+   * A status of a running diagram, polled by the list: on the loaded diagram's boxes, their rows
+   * in and out (those the server shows this session) and the failure of an output's query.
+   */
+  showRun(name, progress) {
+    if (name !== this.loaded || !this.canvas) return;
+    if (progress?.state === "stopped") return;   // a status polled before a stop answered
+    const withheld = Object.fromEntries((progress?.withheld || []).map((b) => [b, null]));
+    this.canvas.showCounts({ ...withheld, ...(progress?.boxes || {}) });
+    const failed = progress?.state === "failed" && progress.failed_output
+      ? { box: progress.failed_output, message: progress.error || "its query failed" } : null;
+    if (JSON.stringify(failed) !== JSON.stringify(this.runFault)) {
+      this.runFault = failed;
+      this.markBoxes();
+    }
+  }
+
   showError(error) {
-    if (error.problems && error.problems.length) {
+    const box = error.details?.box;
+    const node = box && !error.problems?.length && this.canvas?.nodes().find((n) => n.name === box);
+    if (node) {   // a deploy refused for one box (a rewrite it cannot take, ...)
+      this.setProblems([{ code: error.code, path: pathOf(node), message: error.message }]);
+      notice(this.message, error.message, "error");
+    } else if (error.problems?.length) {
       this.setProblems(error.problems);
       notice(this.message, countProblems(error.problems), "error");
     } else {

@@ -13,6 +13,7 @@ from boxes.document import SECTIONS
 from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
 from server.control.diagrams import planned, run_named, spec_of
+from server.control.metrics import shown
 from server.control.preview import preview as box_preview
 from server.control.rewrites import described
 from server.control.services import services
@@ -88,7 +89,92 @@ CHECKED = {
     ]
 }
 STATUS = answer({"name": STRING, "status": STRING})
-PROGRESS = answer({"name": STRING, "status": STRING, "progress": {"type": ["object", "null"]}})
+COUNT = {"type": "integer", "minimum": 0}
+MAYBE_COUNT = {"type": ["integer", "null"], "minimum": 0}
+RATE = {"type": "number", "minimum": 0}
+OUTPUT_PROGRESS = answer(
+    {
+        "state_rows": {**COUNT, "description": "rows its state stores hold (windows, joins)"},
+        "batch_id": {"type": ["integer", "null"], "description": "the last batch's id"},
+        "input_rows": {**COUNT, "description": "rows the last batch read"},
+        "input_rows_per_second": RATE,
+        "processed_rows_per_second": RATE,
+        "batch_duration_ms": MAYBE_COUNT,
+        "batches": {**COUNT, "description": "batches delivered since it started"},
+        "rows": {**COUNT, "description": "rows delivered since it started (before the SecFilter)"},
+        "last_batch_id": {"type": "integer"},
+        "latency_ms": {
+            "type": ["number", "null"],
+            "description": "for the last batch that delivered results, milliseconds from the "
+            "acknowledgement of the newest input tuple it read to their handoff to delivery",
+        },
+        "subscribers": {
+            "type": "array",
+            "items": answer(
+                {
+                    "pending": COUNT,
+                    "dropped_batches": COUNT,
+                    "dropped_rows": COUNT,
+                    "callback_failures": COUNT,
+                }
+            ),
+        },
+        "dropped_batches": COUNT,
+        "dropped_rows": COUNT,
+        "oldest_position": COUNT,
+        "next_position": COUNT,
+        "retained_rows": COUNT,
+    }
+)
+BOX_METRICS = answer(
+    {
+        "rows_in": {
+            **MAYBE_COUNT,
+            "description": "rows into the box since its deploy (null for an input)",
+        },
+        "rows_out": {**COUNT, "description": "rows out of the box since its deploy"},
+        "batch_rows_in": {**MAYBE_COUNT, "description": "rows into it in the newest batch"},
+        "batch_rows_out": {**COUNT, "description": "rows out of it in the newest batch"},
+    }
+)
+RUN_STATE = answer(
+    {
+        "diagram": STRING,
+        "version": STRING,
+        "state": {"enum": ["starting", "running", "stopped", "failed"]},
+        "error": {
+            "type": ["string", "null"],
+            "description": "why it failed or stopped, shown whole only to a session that "
+            "sees every box's counts (docs/editor.md)",
+        },
+        "failed_output": {
+            "type": ["string", "null"],
+            "description": "the output whose query failed, when one did",
+        },
+        "restarts": COUNT,
+        "outputs": {
+            "type": "object",
+            "additionalProperties": OUTPUT_PROGRESS,
+            "description": "per output the session may see the counts of",
+        },
+        "boxes": {
+            "type": "object",
+            "additionalProperties": BOX_METRICS,
+            "description": "per box the session may see the counts of: rows through it, from "
+            "Spark's observed metrics (docs/editor.md)",
+        },
+        "withheld": {
+            "type": "array",
+            "items": STRING,
+            "description": "the boxes whose counts are not shown: the session may not "
+            "READ_TUPLE every source stream they derive from",
+        },
+    },
+    optional=("version", "restarts"),
+)
+PROGRESS = answer(
+    {"name": STRING, "status": STRING, "progress": {"oneOf": [{"type": "null"}, RUN_STATE]}}
+)
 # Exactly one of a document and a CQL script.
 ONE_OF = {"oneOf": [{"required": ["document"]}, {"required": ["cql"]}]}
 CREATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME, "role": ROLE}), **ONE_OF}
@@ -233,11 +319,14 @@ def status(name: str):
     second, delivered batches and rows, subscribers' backlog and losses, and latency_ms: for the
     last batch that delivered results, the milliseconds from the acknowledgement of the newest
     input tuple it read to the handoff of its results to delivery; null while the output has
-    delivered nothing since it started, or when unknown (a batch replayed after a restart)."""
+    delivered nothing since it started, or when unknown (a batch replayed after a restart).
+    Per box: rows in and out since the deploy and in the newest batch. Counts (and a failure's
+    message) are shown only to a session that may READ_TUPLE every source they derive from
+    (docs/editor.md); the boxes left out are named in ``withheld``."""
     svc = services()
     o = svc.catalog.objects.get(subject(), D, name)
     progress = svc.runtime.status(name) if svc.runtime is not None else None
-    return {"name": name, "status": o.status, "progress": progress}
+    return {"name": name, "status": o.status, "progress": shown(svc, subject(), name, progress)}
 
 
 @bp.get("/<name>/boxes/<box>/preview")

@@ -62,13 +62,15 @@ def test_a_query_failing_unseen_by_any_listener_is_marked_failed_and_restarted(
     for segment in aside.iterdir():
         segment.rename(segments / segment.name)  # before the restart (2 s later) reads again
     assert [r["symbol"] for r in rows.wait_for_rows(1)] == ["x"]
-    assert runtime.status("doomed") | {"outputs": None, "version": None} == {
+    assert runtime.status("doomed") | {"outputs": None, "version": None, "boxes": None} == {
         "diagram": "doomed",
         "state": "running",
         "error": None,
+        "failed_output": None,
         "restarts": 1,
         "outputs": None,
         "version": None,
+        "boxes": None,
     }
 
 
