@@ -70,7 +70,7 @@ class RuntimeSettings:
     restart_backoff: float = 2.0  # seconds before the first restart, doubled for each next
     deploy_timeout: float = 120.0  # how long a deploy may wait for its queries' sources
     reconcile_every: float = 2.0  # seconds between checks that every running query is alive
-    box_metrics: bool = True  # count rows per box (boxes/observed.py; costs throughput)
+    box_metrics: bool = False  # count rows per box (boxes/observed.py; costs throughput)
 
 
 def fingerprint(plan: Plan) -> str:
@@ -174,7 +174,7 @@ class Runtime:
             limits=Limits(max_tuples=config.max_batch_tuples),
             reconcile_every=config.reconcile_seconds,
             deploy_timeout=config.deploy_timeout_seconds,
-            box_metrics=config.box_metrics,
+            box_metrics=config.box_metrics or config.demo,  # the demo shows what the editor can
         )
         return cls(
             root, config.spark_master, {**conf, **config.spark_conf}, settings, py_files=py_files

@@ -14,7 +14,7 @@ from sparkkit import Standalone, bare_python
 
 from server.app import close_app, create_app
 from server.control.diagrams import start_runtime
-from server.runtime import Runtime
+from server.runtime import Runtime, RuntimeSettings
 
 
 @pytest.fixture(scope="session")
@@ -72,7 +72,10 @@ def live(tmp_path, spark):
     """The app with the Spark runtime (the suite's session) on a loopback port; joe, with
     PASSWORD, is its only user and administrator."""
     app = create_app(overrides(tmp_path, admin_user="joe", admin_password=PASSWORD))
-    start_runtime(app.extensions["sluice"], Runtime(tmp_path / "runtime", session=spark))
+    runtime = Runtime(
+        tmp_path / "runtime", settings=RuntimeSettings(box_metrics=True), session=spark
+    )
+    start_runtime(app.extensions["sluice"], runtime)
     server = LiveServer(app)
     yield server
     server.stop()

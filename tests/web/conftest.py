@@ -22,7 +22,7 @@ from werkzeug.serving import make_server
 from catalog.bootstrap import seed_demo
 from server.app import close_app, create_app
 from server.control.diagrams import start_runtime
-from server.runtime import Runtime
+from server.runtime import Runtime, RuntimeSettings
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -80,7 +80,8 @@ def live(spark, tmp_path_factory):
     passwords = seed_demo(svc.catalog)
     # as the server starts it, but on the suite's SparkSession: logs for every input stream,
     # and administrators' limit changes reach the runtime
-    start_runtime(svc, Runtime(data / "runtime", session=spark))
+    runtime = Runtime(data / "runtime", settings=RuntimeSettings(box_metrics=True), session=spark)
+    start_runtime(svc, runtime)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request is noise
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="web-test-server", daemon=True)
