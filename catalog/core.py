@@ -6,7 +6,8 @@ and checked (there must stay an administrator), then swapped in whole. The audit
 (:meth:`Core.log`) and the system settings (``system.py``), which no snapshot holds, are
 written in plain transactions of their own. Reads
 take the current snapshot without waiting for a writer; a commit by another process (``sluice
-user disable`` while the server runs) is noticed through SQLite's ``data_version`` and reloaded.
+user disable`` while the server runs, another server on PostgreSQL) is noticed through the
+store's ``data_version`` (SQLite's, or PostgreSQL's notices) and reloaded.
 """
 
 from __future__ import annotations
@@ -87,16 +88,18 @@ class Core:
         self.settings = settings
         self.clock = clock
         self._seen_data = store.data_version()
-        changelog.install(store.conn)
+        changelog.install(store)
         with store.transaction() as conn:
             self._snapshot, self._version = load(conn), repository.catalog_version(conn)
         self._listeners: list[Callable[[], None]] = []
+        store.on_notice(self._noticed)
 
     def on_change(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` after every new snapshot, ours or another process's.
 
         The server uses it to end the sockets of a logged-out session or a disabled user at
-        once. Listeners run in the changing thread, so they should only signal, not work.
+        once. Listeners run in the changing thread (or the one that noticed another process's
+        change), so they should only signal, not work.
         """
         self._listeners.append(listener)
 
@@ -109,16 +112,26 @@ class Core:
         """The current snapshot, reloaded first if another process changed the catalog."""
         data = self.store.data_version()
         if data != self._seen_data:
-            self._seen_data = data
+            # Marked seen only once read: a thread arriving meanwhile checks too (and waits for
+            # the reload), rather than taking the snapshot from before the change.
             with self.store.reader() as conn:
                 stale = repository.catalog_version(conn) != self._version
+            reloaded = False
             if stale:
                 with self.store.transaction() as conn:
                     version = repository.catalog_version(conn)
                     if version != self._version:
                         self._snapshot, self._version = load(conn), version
+                        reloaded = True
+            self._seen_data = data
+            if reloaded:
                 self._changed()
         return self._snapshot
+
+    def _noticed(self) -> None:
+        """The store heard of a commit (PostgreSQL's notices): reload now, not at the next
+        access, so listeners (the sockets of a user disabled elsewhere) learn of it at once."""
+        self.snapshot  # noqa: B018 (the property reloads)
 
     @contextmanager
     def change(self) -> Iterator:
@@ -128,13 +141,22 @@ class Core:
         unless another process committed in between: then every row is.
         """
         with self.store.lock:
-            with self.store.transaction() as conn:
-                yield conn
-                current = repository.catalog_version(conn) == self._version
-                version = repository.bump_catalog_version(conn)
-                snapshot = advance(self._snapshot, conn) if current else load(conn)
-                if snapshot.system is not None and not snapshot.administrators():
-                    raise Conflict(code=codes.LAST_ADMINISTRATOR)
+            try:
+                with self.store.transaction() as conn:
+                    yield conn
+                    current = repository.catalog_version(conn) == self._version
+                    version = repository.bump_catalog_version(conn)
+                    snapshot = advance(self._snapshot, conn) if current else load(conn)
+                    if snapshot.system is not None and not snapshot.administrators():
+                        raise Conflict(code=codes.LAST_ADMINISTRATOR)
+                    self.store.announce(conn, version)
+            except Exception as err:
+                if not self.store.dialect.is_unique_violation(err):
+                    raise
+                # Checked against a snapshot, then taken by another process before the write.
+                raise Conflict(
+                    code=codes.CONFLICT, reason="a concurrent change took the name"
+                ) from err
             self._snapshot, self._version = snapshot, version
         self._changed()
 
