@@ -34,6 +34,7 @@ from catalog.store import Store
 
 INVALID_SESSION = "no valid session; log in again"
 INVALID_CREDENTIALS = "invalid credentials"
+CHANGED_MEANWHILE = "another process changed the catalog meanwhile; try again"
 
 
 @dataclass(frozen=True)
@@ -138,25 +139,24 @@ class Core:
         """A transaction whose commit also replaces the snapshot, or which leaves no trace.
 
         The new snapshot is the current one with the rows the transaction touched read again,
-        unless another process committed in between: then every row is.
+        unless another process committed in between: then every row is. The caller checked the
+        change against the snapshot; if another process changed the catalog meanwhile and the
+        database refuses a row (a name taken, an object gone), that is a CONFLICT to retry.
         """
         with self.store.lock:
-            try:
-                with self.store.transaction() as conn:
+            with self.store.transaction() as conn:
+                current = repository.catalog_version(conn) == self._version
+                try:
                     yield conn
-                    current = repository.catalog_version(conn) == self._version
-                    version = repository.bump_catalog_version(conn)
-                    snapshot = advance(self._snapshot, conn) if current else load(conn)
-                    if snapshot.system is not None and not snapshot.administrators():
-                        raise Conflict(code=codes.LAST_ADMINISTRATOR)
-                    self.store.announce(conn, version)
-            except Exception as err:
-                if not self.store.dialect.is_unique_violation(err):
-                    raise
-                # Checked against a snapshot, then taken by another process before the write.
-                raise Conflict(
-                    code=codes.CONFLICT, reason="a concurrent change took the name"
-                ) from err
+                except Exception as err:
+                    if current or not self.store.dialect.is_integrity_error(err):
+                        raise
+                    raise Conflict(code=codes.CONFLICT, reason=CHANGED_MEANWHILE) from err
+                version = repository.bump_catalog_version(conn)
+                snapshot = advance(self._snapshot, conn) if current else load(conn)
+                if snapshot.system is not None and not snapshot.administrators():
+                    raise Conflict(code=codes.LAST_ADMINISTRATOR)
+                self.store.announce(conn, version)
             self._snapshot, self._version = snapshot, version
         self._changed()
 

@@ -3,7 +3,7 @@
 Queries are written once, in the SQL both accept (``?`` placeholders, ``INSERT ... ON CONFLICT``,
 ``RETURNING id``); PostgreSQL's connection turns ``?`` into psycopg's ``%s``. What cannot be
 written once lives here: a list of ids as one parameter, the migrations' column types, and
-which error means "a unique constraint refused the row".
+which error means "a constraint refused the row".
 
 Migrations are written with SQLite's type names; on PostgreSQL :meth:`Dialect.ddl` widens them
 (``INTEGER`` is 32-bit and ``REAL`` 4-byte there: ids, bit masks and timestamps would not fit)
@@ -43,13 +43,13 @@ class Dialect:
             script = pattern.sub(replacement, script)
         return script
 
-    def is_unique_violation(self, err: BaseException) -> bool:
-        """Whether ``err`` is a unique constraint refusing a row (a concurrent writer's name)."""
+    def is_integrity_error(self, err: BaseException) -> bool:
+        """Whether ``err`` is a constraint refusing a row (unique, foreign key, check)."""
         if self.name == "sqlite":
-            return isinstance(err, sqlite3.IntegrityError) and "UNIQUE" in str(err)
-        import psycopg.errors
+            return isinstance(err, sqlite3.IntegrityError)
+        import psycopg
 
-        return isinstance(err, psycopg.errors.UniqueViolation)
+        return isinstance(err, psycopg.IntegrityError)
 
 
 SQLITE = Dialect("sqlite")

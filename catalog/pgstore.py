@@ -75,7 +75,8 @@ class PgStore(Store):
         self._noticed = -1  # the newest catalog version a notice announced
         self._listening = False
         self._closing = False
-        self._stop = f"{CHANNEL}_{secrets.token_hex(8)}"  # a channel that ends the listener
+        # This store's name: the channel that ends its listener, and the sender of its notices.
+        self._stop = f"{CHANNEL}_{secrets.token_hex(8)}"
         self._cond = threading.Condition()
         self._on_notice: Callable[[], None] | None = None
         try:
@@ -143,7 +144,7 @@ class PgStore(Store):
 
     def announce(self, conn, version: int) -> None:
         """NOTIFY is delivered at commit, and not at all after a rollback."""
-        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, str(version)))
+        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, f"{version} {self._stop}"))
 
     def data_version(self) -> int:
         """The notices counted so far; while not listening, a new number at every call."""
@@ -169,8 +170,13 @@ class PgStore(Store):
                     for notice in conn.notifies():
                         if notice.channel == self._stop:
                             return
-                        self._heard(int(notice.payload), listening=True)
-                        self._push()
+                        version, _, sender = notice.payload.partition(" ")
+                        # This store's own change is in its snapshot already: only counted
+                        # for ``settle``, not worth a look at the database.
+                        ours = sender == self._stop
+                        self._heard(int(version), listening=True, counted=not ours)
+                        if not ours:
+                            self._push()
             except psycopg.Error as err:
                 if self._closing:
                     return
@@ -191,9 +197,9 @@ class PgStore(Store):
         except Exception:  # the next access tries again; the listener must go on
             log.exception("reloading the catalog after a notice failed")
 
-    def _heard(self, version: int, listening: bool) -> None:
+    def _heard(self, version: int, listening: bool, counted: bool = True) -> None:
         with self._cond:
-            self._notices += 1
+            self._notices += counted
             self._noticed = max(self._noticed, version)
             self._listening = listening
             self._cond.notify_all()
