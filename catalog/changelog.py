@@ -15,6 +15,7 @@ made the temporary table ``touched`` (a catalog's writer; not another server, no
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 # table -> the column naming the object a row belongs to (None: a subject table).
@@ -107,8 +108,9 @@ def install(store) -> None:
 
 
 def _install_postgresql(store) -> None:
-    """The function and triggers are made again under the write lock, so a server that starts
-    while another runs brings them up to its own list of tables."""
+    """The function and triggers are made under the write lock, again whenever they or the
+    schema differ from what the function's comment records: a server that starts while
+    another runs brings them up to its own list of tables, and otherwise locks no table."""
     ddl = [PG_FUNCTION]
     for table, column, what in _tracked():
         args = f"'{what}', '{column}'" if column else f"'{what}'"
@@ -117,8 +119,15 @@ def _install_postgresql(store) -> None:
             f"CREATE TRIGGER sluice_touched AFTER INSERT OR UPDATE OR DELETE ON {table}"
             f" FOR EACH ROW EXECUTE FUNCTION sluice_note_touched({args});",
         ]
+    script = "\n".join(ddl)
     with store.transaction() as conn:
-        conn.executescript("\n".join(ddl))
+        found, version = conn.execute(
+            "SELECT obj_description(to_regproc('sluice_note_touched'), 'pg_proc'),"
+            " (SELECT version FROM schema_version)"
+        ).fetchone()
+        made = f"{version} {hashlib.sha256(script.encode()).hexdigest()[:16]}"
+        if found != made:
+            conn.executescript(f"{script}\nCOMMENT ON FUNCTION sluice_note_touched() IS '{made}';")
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched (what TEXT NOT NULL, id BIGINT)")
 
 
