@@ -115,18 +115,24 @@ class Core:
         if data != self._seen_data:
             # Marked seen only once read: a thread arriving meanwhile checks too (and waits for
             # the reload), rather than taking the snapshot from before the change.
-            with self.store.reader() as conn:
-                stale = repository.catalog_version(conn) != self._version
-            reloaded = False
-            if stale:
-                with self.store.transaction() as conn:
-                    version = repository.catalog_version(conn)
-                    if version != self._version:
-                        self._snapshot, self._version = load(conn), version
-                        reloaded = True
+            self.catch_up()
             self._seen_data = data
-            if reloaded:
-                self._changed()
+        return self._snapshot
+
+    def catch_up(self) -> Snapshot:
+        """The snapshot, reloaded first if the catalog's version moved, whether or not its
+        notice has arrived: one look at the database."""
+        with self.store.reader() as conn:
+            stale = repository.catalog_version(conn) != self._version
+        reloaded = False
+        if stale:
+            with self.store.transaction() as conn:
+                version = repository.catalog_version(conn)
+                if version != self._version:
+                    self._snapshot, self._version = load(conn), version
+                    reloaded = True
+        if reloaded:
+            self._changed()
         return self._snapshot
 
     def _noticed(self) -> None:

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 CHANNEL = "sluice_catalog"
 WRITE_LOCK = 0x51CE_CA7A  # pg_advisory_xact_lock's key: the catalog's one write lock
 RECONNECT_SECONDS = 1.0
+LISTENER = "sluice catalog notices"
 
 
 class PgConnection:
@@ -40,8 +41,8 @@ class PgConnection:
 
     dialect = POSTGRESQL
 
-    def __init__(self, url: str) -> None:
-        self.raw = psycopg.connect(url, autocommit=True)
+    def __init__(self, url: str, name: str) -> None:
+        self.raw = psycopg.connect(url, autocommit=True, application_name=name)
 
     def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
         if params is None:
@@ -68,8 +69,9 @@ class PgStore(Store):
     def __init__(self, url: str) -> None:
         self.url = url
         self.lock = threading.RLock()
-        self.conn: Any = PgConnection(url)
-        self._probe: Any = PgConnection(url)
+        # Named for pg_stat_activity: which of a server's connections is which.
+        self.conn: Any = PgConnection(url, "sluice catalog writer")
+        self._probe: Any = PgConnection(url, "sluice catalog reader")
         self._probe_lock = threading.Lock()
         self._notices = 0  # notices received (and reconnections of the listener)
         self._noticed = -1  # the newest catalog version a notice announced
@@ -146,6 +148,10 @@ class PgStore(Store):
         """NOTIFY is delivered at commit, and not at all after a rollback."""
         conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, f"{version} {self._stop}"))
 
+    @property
+    def listening(self) -> bool:
+        return self._listening
+
     def data_version(self) -> int:
         """The notices counted so far; while not listening, a new number at every call."""
         with self._cond:
@@ -164,7 +170,7 @@ class PgStore(Store):
     def _listen(self) -> None:
         while not self._closing:
             try:
-                with psycopg.connect(self.url, autocommit=True) as conn:
+                with psycopg.connect(self.url, autocommit=True, application_name=LISTENER) as conn:
                     conn.execute(f"LISTEN {CHANNEL}; LISTEN {self._stop}")
                     self._heard(repository.catalog_version(conn), listening=True)
                     for notice in conn.notifies():
