@@ -133,9 +133,7 @@ def _install_postgresql(store) -> None:
 
 def take(conn) -> Touched:
     """What was touched since the last ``take``, forgetting it (inside the caller's transaction)."""
-    rows = conn.execute("SELECT DISTINCT what, id FROM touched").fetchall()
-    if rows:
-        conn.execute("DELETE FROM touched")
+    rows = set(conn.execute("DELETE FROM touched RETURNING what, id").fetchall())
     return Touched(
         frozenset(i for what, i in rows if what == "object"),
         any(what == "subjects" for what, _ in rows),

@@ -151,14 +151,14 @@ class Core:
         """
         with self.store.lock:
             with self.store.transaction() as conn:
-                current = repository.catalog_version(conn) == self._version
+                version = repository.bump_catalog_version(conn)  # undone with the change
+                current = version - 1 == self._version
                 try:
                     yield conn
                 except Exception as err:
                     if current or not self.store.dialect.is_integrity_error(err):
                         raise
                     raise Conflict(code=codes.CONFLICT, reason=CHANGED_MEANWHILE) from err
-                version = repository.bump_catalog_version(conn)
                 snapshot = advance(self._snapshot, conn) if current else load(conn)
                 if snapshot.system is not None and not snapshot.administrators():
                     raise Conflict(code=codes.LAST_ADMINISTRATOR)

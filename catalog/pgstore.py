@@ -134,9 +134,8 @@ class PgStore(Store):
     def transaction(self) -> Iterator:
         """All or nothing, after every earlier writer of any server (the advisory lock)."""
         with self.lock:
-            self.conn.execute("BEGIN")
+            self.conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})")  # one trip
             try:
-                self.conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
                 yield self.conn
             except BaseException:
                 if not self.conn.raw.closed:
