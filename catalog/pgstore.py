@@ -8,8 +8,9 @@ checks a change makes (the last administrator, a name already taken) read the cu
 
 Other servers' changes are noticed by LISTEN/NOTIFY, not by asking the database at every
 snapshot access (a network round trip each): a change announces its catalog version on commit,
-and a listening thread counts the notices. If the listening connection is lost, every access
-asks the database again (as polling would) until it is back.
+and a listening thread counts the notices and has the snapshot reloaded at once (so a user
+disabled on another server loses its sockets here too). If the listening connection is lost,
+every access asks the database again (as polling would) until it is back.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg import pq
 
+from boxes import codes
+from boxes.errors import InvalidInput
 from catalog import repository
 from catalog import store as base
 from catalog.dialect import POSTGRESQL
@@ -34,6 +36,12 @@ CHANNEL = "sluice_catalog"
 WRITE_LOCK = 0x51CE_CA7A  # pg_advisory_xact_lock's key: the catalog's one write lock
 RECONNECT_SECONDS = 1.0
 LISTENER = "sluice catalog notices"
+
+
+def _storable(params: Any) -> None:
+    """PostgreSQL's text cannot hold NUL: such a value is bad input, not a server error."""
+    if any(isinstance(p, str) and "\0" in p for p in params):
+        raise InvalidInput(code=codes.INVALID_INPUT, reason="text with a NUL character")
 
 
 class PgConnection:
@@ -47,17 +55,17 @@ class PgConnection:
     def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
         if params is None:
             return self.raw.execute(sql)  # a script of several statements may run this way
+        _storable(params)
         return self.raw.execute(sql.replace("%", "%%").replace("?", "%s"), params)
 
     def executemany(self, sql: str, rows: Any) -> None:
+        rows = list(rows)
+        for row in rows:
+            _storable(row)
         with self.raw.cursor() as cur:
             cur.executemany(sql.replace("%", "%%").replace("?", "%s"), rows)
 
     executescript = execute
-
-    @property
-    def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
 
     def close(self) -> None:
         self.raw.close()

@@ -30,6 +30,7 @@ def al(cat, admin, people):
         ("al", ""),
         ("al", None),
         (None, PASSWORD),
+        ("a\0l", PASSWORD),
         ("al", "x" * 100),
         ("al", PASSWORD + "\0"),
     ],

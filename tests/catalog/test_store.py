@@ -81,6 +81,16 @@ def test_a_step_written_for_one_database_replaces_the_common_one(tmp_path, monke
         migrations(POSTGRESQL)
 
 
+def test_text_postgresql_cannot_hold_is_bad_input_there(postgres):
+    store = open_store(postgres.fresh())
+    try:
+        with store.reader() as conn, pytest.raises(InvalidInput) as err:
+            conn.execute("SELECT count(*) FROM users WHERE name = ?", ("a\0l",))
+        assert err.value.code == "INVALID_INPUT"
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("url", ["mysql://db/sluice", "sqlite://", "catalog.db", ""])
 def test_unsupported_urls_are_refused(url):
     with pytest.raises(InvalidInput) as err:
