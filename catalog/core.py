@@ -135,6 +135,12 @@ class Core:
             self._changed()
         return self._snapshot
 
+    def settle(self) -> Snapshot:
+        """Once the notice of every change committed so far has arrived, the snapshot with
+        them in it (and no reload of theirs still running); at once on SQLite."""
+        self.store.settle()
+        return self.catch_up()
+
     def _noticed(self) -> None:
         """The store heard of a commit (PostgreSQL's notices): reload now, not at the next
         access, so listeners (the sockets of a user disabled elsewhere) learn of it at once."""
