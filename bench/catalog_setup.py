@@ -5,9 +5,12 @@ objects). For each, two numbers in milliseconds: the recursive check alone (pure
 the snapshot) and the whole ``add_diagram`` (check, one transaction creating the diagram, its
 boxes and output, and the new snapshot). ``--background N`` first fills the catalog with N
 unrelated objects: a change's cost should not grow with them (it did while every change
-re-read the whole catalog into its snapshot).
+re-read the whole catalog into its snapshot). ``--url`` runs it on another, empty, catalog
+database (``postgresql://...``; default: a temporary SQLite file). Last, what one access to
+the current snapshot costs, which every decision makes: on SQLite a look at the file's
+``data_version``, on PostgreSQL none (notices arrive by LISTEN/NOTIFY).
 
-    python -m bench.catalog_setup [--repeat 20] [--background 0]
+    python -m bench.catalog_setup [--repeat 20] [--background 0] [--url URL]
 """
 
 from __future__ import annotations
@@ -64,9 +67,23 @@ def check_only(cat: Catalog, al, inputs: int) -> None:
     assert all(d.allowed for d in decisions)
 
 
-def measure(repeat: int, background: int) -> list[tuple[int, int, float, float]]:
+def access_cost(cat: Catalog, accesses: int = 20_000, runs: int = 7) -> tuple[float, float]:
+    """Microseconds per snapshot access: the median of ``runs`` and its interquartile range."""
+    per_access = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for _ in range(accesses):
+            cat.core.snapshot  # noqa: B018 (the access is what is measured)
+        per_access.append((time.perf_counter() - start) / accesses * 1e6)
+    quartiles = statistics.quantiles(per_access, n=4)
+    return statistics.median(per_access), quartiles[2] - quartiles[0]
+
+
+def measure(
+    repeat: int, background: int, url: str | None = None
+) -> tuple[list[tuple[int, int, float, float]], tuple[float, float]]:
     with tempfile.TemporaryDirectory() as tmp:
-        cat = Catalog.open(f"sqlite:///{Path(tmp) / 'bench.db'}", bcrypt_rounds=4)
+        cat = Catalog.open(url or f"sqlite:///{Path(tmp) / 'bench.db'}", bcrypt_rounds=4)
         try:
             joe, al = setup(cat, background)
             rows = []
@@ -94,7 +111,7 @@ def measure(repeat: int, background: int) -> list[tuple[int, int, float, float]]
                         statistics.median(adds) * 1e3,
                     )
                 )
-            return rows
+            return rows, access_cost(cat)
         finally:
             cat.close()
 
@@ -103,14 +120,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--background", type=int, default=0)
+    parser.add_argument("--url", help="an empty catalog database (default: a temporary file)")
     args = parser.parse_args(argv)
     print(
         f"catalog query set-up, median of {args.repeat}, "
         f"{args.background} other objects in the catalog"
     )
     print(f"{'query':>5} {'objects':>7} {'check ms':>9} {'add_diagram ms':>15}")
-    for q, objects, check, add in measure(args.repeat, args.background):
+    rows, (access, spread) = measure(args.repeat, args.background, args.url)
+    for q, objects, check, add in rows:
         print(f"{q:>5} {objects:>7} {check:>9.3f} {add:>15.2f}")
+    print(f"snapshot access: {access:.2f} µs [IQR {spread:.2f}]")
 
 
 if __name__ == "__main__":

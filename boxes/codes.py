@@ -335,7 +335,7 @@ INVALID_LIMIT = define(
 UNSUPPORTED_DATABASE = define(
     "UNSUPPORTED_DATABASE",
     400,
-    "unsupported catalog database URL {url!r}; only 'sqlite:///PATH' is supported for now",
+    "unsupported catalog database URL {url!r}; use 'sqlite:///PATH' or 'postgresql://...'",
     "catalog",
 )
 

@@ -7,11 +7,15 @@ so dropping a diagram notes its boxes and their grants without any caller having
 notes are rows of a temporary table inside the same transaction: a rollback forgets them with
 the change. Other connections (another process) have no triggers; their commits are caught by
 the catalog version and reloaded whole.
+
+PostgreSQL has no temporary triggers: there the triggers are the database's own, made (again)
+when a store opens, from the same tables below, and they note a row only in a connection that
+made the temporary table ``touched`` (a catalog's writer; not another server, not psql).
 """
 
 from __future__ import annotations
 
-import sqlite3
+import hashlib
 from dataclasses import dataclass
 
 # table -> the column naming the object a row belongs to (None: a subject table).
@@ -45,7 +49,7 @@ class Touched:
     policies: bool = False
 
 
-def _trigger(table: str, column: str | None, event: str, what: str = "subjects") -> str:
+def _trigger(table: str, column: str | None, event: str, what: str) -> str:
     rows = {"INSERT": ("NEW",), "DELETE": ("OLD",), "UPDATE": ("OLD", "NEW")}[event]
     values = ", ".join(
         f"('object', {row}.{column})" if column else f"('{what}', NULL)" for row in rows
@@ -57,32 +61,79 @@ def _trigger(table: str, column: str | None, event: str, what: str = "subjects")
     )
 
 
-def install(conn: sqlite3.Connection) -> None:
-    """Create the note table and the triggers on this connection (idempotent)."""
+def _tracked() -> list[tuple[str, str | None, str]]:
+    """(table, column naming the object or None, what a change of a row notes)."""
+    return [
+        *((table, column, "object" if column else "subjects") for table, column in TRACKED.items()),
+        *((table, None, "levels") for table in LEVEL_TABLES),
+        *((table, None, "policies") for table in POLICY_TABLES),
+    ]
+
+
+# Notes a row change in this connection's ``touched``, if it has one (TG_ARGV: what, column).
+PG_FUNCTION = """
+CREATE OR REPLACE FUNCTION sluice_note_touched() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF to_regclass('pg_temp.touched') IS NULL THEN
+        RETURN NULL;
+    ELSIF TG_ARGV[0] <> 'object' THEN
+        INSERT INTO pg_temp.touched (what, id) VALUES (TG_ARGV[0], NULL);
+        RETURN NULL;
+    END IF;
+    IF TG_OP <> 'INSERT' THEN
+        INSERT INTO pg_temp.touched (what, id)
+        VALUES ('object', (to_jsonb(OLD) ->> TG_ARGV[1])::bigint);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        INSERT INTO pg_temp.touched (what, id)
+        VALUES ('object', (to_jsonb(NEW) ->> TG_ARGV[1])::bigint);
+    END IF;
+    RETURN NULL;
+END $$;
+"""
+
+
+def install(store) -> None:
+    """Create the note table and the triggers for the store's writing connection (idempotent)."""
+    if store.dialect.name == "postgresql":
+        _install_postgresql(store)
+        return
     ddl = ["CREATE TEMP TABLE IF NOT EXISTS touched (what TEXT NOT NULL, id INTEGER);"]
     ddl += [
-        _trigger(table, column, event)
-        for table, column in TRACKED.items()
+        _trigger(table, column, event, what)
+        for table, column, what in _tracked()
         for event in ("INSERT", "UPDATE", "DELETE")
     ]
-    ddl += [
-        _trigger(table, None, event, "levels")
-        for table in LEVEL_TABLES
-        for event in ("INSERT", "UPDATE", "DELETE")
-    ]
-    ddl += [
-        _trigger(table, None, event, "policies")
-        for table in POLICY_TABLES
-        for event in ("INSERT", "UPDATE", "DELETE")
-    ]
-    conn.executescript("\n".join(ddl))
+    store.conn.executescript("\n".join(ddl))
 
 
-def take(conn: sqlite3.Connection) -> Touched:
+def _install_postgresql(store) -> None:
+    """The function and triggers are made under the write lock, again whenever they or the
+    schema differ from what the function's comment records: a server that starts while
+    another runs brings them up to its own list of tables, and otherwise locks no table."""
+    ddl = [PG_FUNCTION]
+    for table, column, what in _tracked():
+        args = f"'{what}', '{column}'" if column else f"'{what}'"
+        ddl += [
+            f"DROP TRIGGER IF EXISTS sluice_touched ON {table};",
+            f"CREATE TRIGGER sluice_touched AFTER INSERT OR UPDATE OR DELETE ON {table}"
+            f" FOR EACH ROW EXECUTE FUNCTION sluice_note_touched({args});",
+        ]
+    script = "\n".join(ddl)
+    with store.transaction() as conn:
+        found, version = conn.execute(
+            "SELECT obj_description(to_regproc('sluice_note_touched'), 'pg_proc'),"
+            " (SELECT version FROM schema_version)"
+        ).fetchone()
+        made = f"{version} {hashlib.sha256(script.encode()).hexdigest()[:16]}"
+        if found != made:
+            conn.executescript(f"{script}\nCOMMENT ON FUNCTION sluice_note_touched() IS '{made}';")
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched (what TEXT NOT NULL, id BIGINT)")
+
+
+def take(conn) -> Touched:
     """What was touched since the last ``take``, forgetting it (inside the caller's transaction)."""
-    rows = conn.execute("SELECT DISTINCT what, id FROM touched").fetchall()
-    if rows:
-        conn.execute("DELETE FROM touched")
+    rows = set(conn.execute("DELETE FROM touched RETURNING what, id").fetchall())
     return Touched(
         frozenset(i for what, i in rows if what == "object"),
         any(what == "subjects" for what, _ in rows),

@@ -6,7 +6,8 @@ and checked (there must stay an administrator), then swapped in whole. The audit
 (:meth:`Core.log`) and the system settings (``system.py``), which no snapshot holds, are
 written in plain transactions of their own. Reads
 take the current snapshot without waiting for a writer; a commit by another process (``sluice
-user disable`` while the server runs) is noticed through SQLite's ``data_version`` and reloaded.
+user disable`` while the server runs, another server on PostgreSQL) is noticed through the
+store's ``data_version`` (SQLite's, or PostgreSQL's notices) and reloaded.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from catalog.store import Store
 
 INVALID_SESSION = "no valid session; log in again"
 INVALID_CREDENTIALS = "invalid credentials"
+CHANGED_MEANWHILE = "another process changed the catalog meanwhile; try again"
 
 
 @dataclass(frozen=True)
@@ -87,16 +89,18 @@ class Core:
         self.settings = settings
         self.clock = clock
         self._seen_data = store.data_version()
-        changelog.install(store.conn)
+        changelog.install(store)
         with store.transaction() as conn:
             self._snapshot, self._version = load(conn), repository.catalog_version(conn)
         self._listeners: list[Callable[[], None]] = []
+        store.on_notice(self._noticed)
 
     def on_change(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` after every new snapshot, ours or another process's.
 
         The server uses it to end the sockets of a logged-out session or a disabled user at
-        once. Listeners run in the changing thread, so they should only signal, not work.
+        once. Listeners run in the changing thread (or the one that noticed another process's
+        change), so they should only signal, not work.
         """
         self._listeners.append(listener)
 
@@ -109,32 +113,62 @@ class Core:
         """The current snapshot, reloaded first if another process changed the catalog."""
         data = self.store.data_version()
         if data != self._seen_data:
+            # Marked seen only once read: a thread arriving meanwhile checks too (and waits for
+            # the reload), rather than taking the snapshot from before the change.
+            self.catch_up()
             self._seen_data = data
-            with self.store.reader() as conn:
-                stale = repository.catalog_version(conn) != self._version
-            if stale:
-                with self.store.transaction() as conn:
-                    version = repository.catalog_version(conn)
-                    if version != self._version:
-                        self._snapshot, self._version = load(conn), version
-                self._changed()
         return self._snapshot
+
+    def catch_up(self) -> Snapshot:
+        """The snapshot, reloaded first if the catalog's version moved, whether or not its
+        notice has arrived: one look at the database."""
+        with self.store.reader() as conn:
+            stale = repository.catalog_version(conn) != self._version
+        reloaded = False
+        if stale:
+            with self.store.transaction() as conn:
+                version = repository.catalog_version(conn)
+                if version != self._version:
+                    self._snapshot, self._version = load(conn), version
+                    reloaded = True
+        if reloaded:
+            self._changed()
+        return self._snapshot
+
+    def settle(self) -> Snapshot:
+        """Once the notice of every change committed so far has arrived, the snapshot with
+        them in it (and no reload of theirs still running); at once on SQLite."""
+        self.store.settle()
+        return self.catch_up()
+
+    def _noticed(self) -> None:
+        """The store heard of a commit (PostgreSQL's notices): reload now, not at the next
+        access, so listeners (the sockets of a user disabled elsewhere) learn of it at once."""
+        self.snapshot  # noqa: B018 (the property reloads)
 
     @contextmanager
     def change(self) -> Iterator:
         """A transaction whose commit also replaces the snapshot, or which leaves no trace.
 
         The new snapshot is the current one with the rows the transaction touched read again,
-        unless another process committed in between: then every row is.
+        unless another process committed in between: then every row is. The caller checked the
+        change against the snapshot; if another process changed the catalog meanwhile and the
+        database refuses a row (a name taken, an object gone), that is a CONFLICT to retry.
         """
         with self.store.lock:
             with self.store.transaction() as conn:
-                yield conn
-                current = repository.catalog_version(conn) == self._version
-                version = repository.bump_catalog_version(conn)
+                version = repository.bump_catalog_version(conn)  # undone with the change
+                current = version - 1 == self._version
+                try:
+                    yield conn
+                except Exception as err:
+                    if current or not self.store.dialect.is_integrity_error(err):
+                        raise
+                    raise Conflict(code=codes.CONFLICT, reason=CHANGED_MEANWHILE) from err
                 snapshot = advance(self._snapshot, conn) if current else load(conn)
                 if snapshot.system is not None and not snapshot.administrators():
                     raise Conflict(code=codes.LAST_ADMINISTRATOR)
+                self.store.announce(conn, version)
             self._snapshot, self._version = snapshot, version
         self._changed()
 

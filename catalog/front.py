@@ -31,7 +31,7 @@ from catalog.policies import Policies
 from catalog.policy import OPERATIONS
 from catalog.rewrites import Rewrites
 from catalog.sessions import Sessions
-from catalog.store import Store
+from catalog.store import Store, open_store
 from catalog.system import SystemSettings
 from catalog.versions import Versions
 
@@ -63,7 +63,7 @@ class Catalog:
         clock: Callable[[], float] = time.time,
     ) -> Catalog:
         settings = Settings(bcrypt_rounds, session_ttl)
-        return cls(Store(url), settings, clock)
+        return cls(open_store(url), settings, clock)
 
     def on_change(self, listener: Callable[[], None]) -> None:
         """See :meth:`catalog.core.Core.on_change`."""

@@ -4,13 +4,13 @@ The audit trail (``audit.py``), the change tracking triggers (``changelog.py``) 
 migrations and pragmas (``store.py``) keep their own few statements next to what they do.
 
 Functions take an open connection (inside a ``Store.transaction``) so a caller composes several
-of them into one atomic change.
+of them into one atomic change. The SQL is what SQLite and PostgreSQL both accept; the one
+difference is asked of the connection's dialect (``catalog.dialect``).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +35,7 @@ class ObjectRows:
     grants: tuple[Grant, ...]
 
 
-def load_subjects(conn: sqlite3.Connection) -> SubjectRows:
+def load_subjects(conn) -> SubjectRows:
     user_roles: dict[int, set[str]] = {}
     for user_id, role in conn.execute("SELECT user_id, role FROM user_roles"):
         user_roles.setdefault(user_id, set()).add(role)
@@ -54,7 +54,7 @@ def load_subjects(conn: sqlite3.Connection) -> SubjectRows:
     return SubjectRows(users, roles, sessions)
 
 
-def load_objects(conn: sqlite3.Connection, ids: Iterable[int] | None = None) -> ObjectRows:
+def load_objects(conn, ids: Iterable[int] | None = None) -> ObjectRows:
     """Every object and grant, or only those of the objects ``ids`` (the ones that still exist).
 
     The ids travel as one JSON parameter, so any number of them fits one statement.
@@ -62,7 +62,7 @@ def load_objects(conn: sqlite3.Connection, ids: Iterable[int] | None = None) -> 
     params = () if ids is None else (json.dumps(sorted(ids)),)
 
     def of(column: str) -> str:
-        return "" if ids is None else f" WHERE {column} IN (SELECT value FROM json_each(?))"
+        return "" if ids is None else f" WHERE {conn.dialect.ids_in(column)}"
 
     refs: dict[int, list[int]] = {}
     for from_id, to_id in conn.execute(
@@ -104,9 +104,10 @@ def load_objects(conn: sqlite3.Connection, ids: Iterable[int] | None = None) -> 
 
 def insert_user(conn, name: str, password_hash: str, enabled: bool, at: float) -> int:
     return conn.execute(
-        "INSERT INTO users (name, password_hash, enabled, created_at) VALUES (?, ?, ?, ?)",
+        "INSERT INTO users (name, password_hash, enabled, created_at) VALUES (?, ?, ?, ?)"
+        " RETURNING id",
         (name, password_hash, int(enabled), at),
-    ).lastrowid
+    ).fetchone()[0]
 
 
 def password_hash(conn, name: str) -> tuple[int, str, bool] | None:
@@ -136,7 +137,10 @@ def delete_role(conn, name: str) -> None:
 
 
 def assign_role(conn, user_id: int, role: str) -> None:
-    conn.execute("INSERT OR IGNORE INTO user_roles (user_id, role) VALUES (?, ?)", (user_id, role))
+    conn.execute(
+        "INSERT INTO user_roles (user_id, role) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (user_id, role),
+    )
 
 
 def unassign_role(conn, user_id: int, role: str) -> None:
@@ -153,9 +157,10 @@ def insert_session(
     conn, token_hash: str, user_id: int, roles: Iterable[str], at: float, expires_at: float
 ) -> int:
     sid = conn.execute(
-        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)"
+        " RETURNING id",
         (token_hash, user_id, at, expires_at),
-    ).lastrowid
+    ).fetchone()[0]
     conn.executemany(
         "INSERT INTO session_roles (session_id, role) VALUES (?, ?)", [(sid, r) for r in roles]
     )
@@ -169,7 +174,7 @@ def delete_session(conn, session_id: int) -> None:
 def end_sessions_of(conn, user_id: int, keep: int | None = None) -> int:
     """End every session of the user, but ``keep`` (the session asking, when it is the user)."""
     return conn.execute(
-        "DELETE FROM sessions WHERE user_id = ? AND id IS NOT ?", (user_id, keep)
+        "DELETE FROM sessions WHERE user_id = ? AND id <> COALESCE(?, 0)", (user_id, keep)
     ).rowcount
 
 
@@ -203,7 +208,7 @@ INSERT_OBJECT = (
 
 def insert_object(conn, obj: CatalogObject) -> int:
     return conn.execute(
-        INSERT_OBJECT,
+        INSERT_OBJECT + " RETURNING id",
         (
             obj.type.value,
             obj.name,
@@ -216,7 +221,7 @@ def insert_object(conn, obj: CatalogObject) -> int:
             obj.status,
             obj.created_at,
         ),
-    ).lastrowid
+    ).fetchone()[0]
 
 
 def insert_members(
@@ -246,7 +251,7 @@ def insert_members(
 
 def insert_refs(conn, from_id: int, to_ids: Iterable[int]) -> None:
     conn.executemany(
-        "INSERT OR IGNORE INTO object_refs (from_id, to_id) VALUES (?, ?)",
+        "INSERT INTO object_refs (from_id, to_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [(from_id, to_id) for to_id in to_ids],
     )
 
@@ -270,8 +275,8 @@ def set_owner(conn, object_id: int, user: str, role: str) -> None:
 def insert_grant(conn, grant: Grant, at: float) -> bool:
     return (
         conn.execute(
-            "INSERT OR IGNORE INTO permissions (role, action, object_id, granted_by, granted_at)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO permissions (role, action, object_id, granted_by, granted_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (grant.role, grant.action.value, grant.object_id, grant.granted_by, at),
         ).rowcount
         == 1

@@ -34,11 +34,14 @@ class Sessions:
         """Open a session with ``roles`` active (None: all the user can play); return its token."""
         core = self.core
         with core.store.lock:
-            row = repository.password_hash(core.store.conn, name) if isinstance(name, str) else None
+            known = isinstance(name, str) and "\0" not in name  # no name holds one
+            row = repository.password_hash(core.store.conn, name) if known else None
         ok = passwords.verify(
             password, row[1] if row else passwords.dummy_hash(core.settings.bcrypt_rounds)
         )
         user = core.snapshot.users.get(row[0]) if row else None
+        if row and user is None:  # just added, by another server whose notice is on its way
+            user = core.catch_up().users.get(row[0])
         if not ok or row is None or user is None or not user.enabled:
             why = "unknown user" if row is None else "wrong password" if not ok else "user disabled"
             core.log(None, "login_failed", None, False, why, attempted=str(name)[:64])

@@ -1,11 +1,17 @@
-"""Where the catalog lives: one database connection, its migrations, and its transactions.
+"""Where the catalog lives: a database connection, its migrations, its transactions and the
+notices of other processes' changes.
 
-Only SQLite is implemented (``sqlite:///data/catalog.db``); any other URL is refused with
-``UNSUPPORTED_DATABASE``. The rest of the catalog uses SQLite directly (``sqlite3``
-connections, its SQL dialect, ``PRAGMA data_version`` to notice other processes' commits,
-the change-tracking triggers of ``changelog.py``), so PostgreSQL needs more than another
-``Store``. Every write runs in one ``BEGIN IMMEDIATE`` transaction, so a failed change leaves
-nothing behind.
+:func:`open_store` picks the database by URL: ``sqlite:///PATH`` (the default, a file in the data
+directory; ``sqlite:///:memory:`` for tests of one process) or ``postgresql://...``
+(``catalog.pgstore``, several servers on one catalog). Any other URL is refused with
+``UNSUPPORTED_DATABASE``. Every write runs in one transaction that holds the whole database's
+write lock (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), so a failed change leaves
+nothing behind and writers, in any process, run one after the other.
+
+Migrations are one numbered series, ``NNNN_name.sql``, written in the SQL both databases accept
+with SQLite's type names (``catalog.dialect`` widens them for PostgreSQL). Where a step must
+differ, ``NNNN_name.sqlite.sql`` and ``NNNN_name.postgresql.sql`` beside it (or instead of it)
+replace it for that database.
 """
 
 from __future__ import annotations
@@ -19,13 +25,32 @@ from pathlib import Path
 
 from boxes import codes
 from boxes.errors import InvalidInput
+from catalog.dialect import POSTGRESQL, SQLITE, Dialect, SqliteConnection
+
+DIALECTS = (SQLITE, POSTGRESQL)
 
 
-def migrations() -> list[tuple[int, str]]:
-    """The numbered migration scripts shipped in ``catalog/migrations``, in order."""
+def migrations(dialect: Dialect = SQLITE) -> list[tuple[int, str]]:
+    """The numbered migration scripts of ``catalog/migrations`` for ``dialect``, in order."""
     folder = resources.files("catalog") / "migrations"
-    scripts = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
-    return [(int(p.name.split("_", 1)[0]), p.read_text(encoding="utf-8")) for p in scripts]
+    common: dict[int, str] = {}
+    own: dict[int, dict[str, str]] = {}
+    for path in folder.iterdir():
+        if not path.name.endswith(".sql"):
+            continue
+        number = int(path.name.split("_", 1)[0])
+        stem, _, suffix = path.name[: -len(".sql")].rpartition(".")
+        if stem and suffix in {d.name for d in DIALECTS}:
+            own.setdefault(number, {})[suffix] = path.read_text(encoding="utf-8")
+        else:
+            common[number] = dialect.ddl(path.read_text(encoding="utf-8"))
+    found = []
+    for number in sorted(common.keys() | own.keys()):
+        script = own.get(number, {}).get(dialect.name, common.get(number))
+        if script is None:
+            raise RuntimeError(f"migration {number} has no script for {dialect.name}")
+        found.append((number, script))
+    return found
 
 
 def sqlite_path(url: str) -> str:
@@ -36,15 +61,30 @@ def sqlite_path(url: str) -> str:
     return url[len(prefix) :]
 
 
+def open_store(url: str) -> Store:
+    """The store a catalog URL names."""
+    if url.startswith(("postgresql://", "postgres://")):
+        from catalog.pgstore import PgStore
+
+        return PgStore(url)
+    return Store(url)
+
+
 class Store:
-    """One SQLite connection shared by the process's threads, serialised by a lock."""
+    """One SQLite connection shared by the process's threads, serialised by a lock.
+
+    Other processes' commits are noticed by ``PRAGMA data_version`` on a second connection,
+    asked at every snapshot access (a local file: microseconds).
+    """
+
+    dialect = SQLITE
 
     def __init__(self, url: str) -> None:
         path = sqlite_path(url)
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.lock = threading.RLock()
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        self.conn = self._connect(path, timeout=30)
         self.conn.execute("PRAGMA foreign_keys = ON")
         # A second connection only notices commits, so that noticing never waits for a writer.
         # In memory there is nobody else to notice.
@@ -52,13 +92,26 @@ class Store:
         self._probe_lock = threading.Lock()
         if path != ":memory:":
             self.conn.execute("PRAGMA journal_mode = WAL")
-            self._probe = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._probe = self._connect(path)
         self.migrate()
+
+    @staticmethod
+    def _connect(path: str, **options) -> SqliteConnection:
+        return sqlite3.connect(
+            path,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=SqliteConnection,
+            **options,
+        )
+
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def migrate(self) -> None:
         with self.lock:
-            current = self.conn.execute("PRAGMA user_version").fetchone()[0]
-            for number, script in migrations():
+            current = self.schema_version()
+            for number, script in migrations(self.dialect):
                 if number <= current:
                     continue
                 try:
@@ -71,7 +124,7 @@ class Store:
                     raise
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator:
         """All or nothing: commit if the block returns, roll back if it raises."""
         with self.lock:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -82,6 +135,14 @@ class Store:
                 raise
             self.conn.execute("COMMIT")
 
+    def announce(self, conn, version: int) -> None:
+        """Tell other processes, at commit, that the catalog is now at ``version``: SQLite's
+        ``data_version`` tells them without being asked."""
+
+    def on_notice(self, callback) -> None:
+        """Call ``callback()`` when another process's commit is heard of: SQLite's are only
+        found at the next ``data_version``."""
+
     def data_version(self) -> int:
         """Changes whenever anyone, this process included, commits to the file."""
         if self._probe is None:
@@ -89,8 +150,11 @@ class Store:
         with self._probe_lock:
             return self._probe.execute("PRAGMA data_version").fetchone()[0]
 
+    def settle(self, timeout: float = 10.0) -> None:
+        """Return once every change committed before the call can be noticed: at once here."""
+
     @contextmanager
-    def reader(self) -> Iterator[sqlite3.Connection]:
+    def reader(self) -> Iterator:
         """A connection for one quick read that does not wait for a writer."""
         if self._probe is None:
             with self.lock:

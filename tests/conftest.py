@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite: one real SparkSession for every test that needs Spark."""
+"""Fixtures shared by the whole suite: one real SparkSession for every test that needs Spark, and
+one real PostgreSQL cluster for every test that needs a PostgreSQL catalog."""
 
 from __future__ import annotations
 
@@ -21,3 +22,19 @@ def spark():
     for query in session.streams.active:
         query.stop()
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """The suite's one PostgreSQL cluster (``tests/postgres.py``), with its migrated catalog
+    database. Missing binaries fail the test, naming the package."""
+    from tests import postgres as pg
+
+    bin_dir = pg.binaries()
+    if bin_dir is None:
+        pytest.fail(pg.missing_message())
+    cluster = pg.Cluster(bin_dir).start()
+    try:
+        yield cluster.prepare()
+    finally:
+        cluster.stop()

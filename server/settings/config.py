@@ -63,7 +63,8 @@ class Settings(BaseSettings):
     port: int = 8080
     server_threads: int = Field(256, ge=1)  # connections served at once (a websocket holds one)
     secret_key: SecretStr | None = None
-    catalog_url: str | None = None  # default: sqlite file in data_dir
+    # sqlite:///PATH or postgresql://... (docs/deploy.md); default: a sqlite file in data_dir
+    catalog_url: str | None = None
     spark_master: str = "local[*]"
     spark_conf: dict[str, str] = {}  # raw Spark settings, applied last (docs/deploy.md)
     # For a master that is not local[...] (docs/deploy.md): the address executors reach the

@@ -1,6 +1,10 @@
-"""A real catalog on a SQLite file in a temp dir, with a clock the test moves by hand."""
+"""A real catalog, with a clock the test moves by hand, on each backend: a SQLite file in a temp
+dir, and a database of its own on the suite's PostgreSQL cluster (``postgres`` in
+tests/conftest.py). Every test that takes ``db_url`` (or ``cat``) runs on both."""
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 
@@ -27,9 +31,26 @@ def clock():
     return Clock()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request):
+    return request.param
+
+
 @pytest.fixture
-def db_url(tmp_path):
-    return f"sqlite:///{tmp_path / 'catalog.db'}"
+def new_db(request, backend, tmp_path):
+    """``new_db(blank=False)``: the URL of a new catalog database on the test's backend, migrated
+    unless ``blank``. On PostgreSQL it is the cluster's one database (or its blank one) emptied:
+    a test has one at a time."""
+    if backend == "sqlite":
+        names = itertools.count()
+        return lambda blank=False: f"sqlite:///{tmp_path / f'catalog{next(names)}.db'}"
+    cluster = request.getfixturevalue("postgres")
+    return lambda blank=False: cluster.blank() if blank else cluster.fresh()
+
+
+@pytest.fixture
+def db_url(new_db):
+    return new_db()
 
 
 @pytest.fixture
@@ -37,6 +58,18 @@ def cat(db_url, clock):
     catalog = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
     yield catalog
     catalog.close()
+
+
+def tables(cat) -> list[str]:
+    """The names of the catalog's tables, on either backend."""
+    with cat.core.store.reader() as conn:
+        if cat.core.store.dialect.name == "sqlite":
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        else:
+            rows = conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            )
+        return sorted(name for (name,) in rows)
 
 
 @pytest.fixture

@@ -37,15 +37,18 @@ def test_revocation_is_seen_by_the_next_decision_and_readable_set(cat, streams, 
     assert [o.name for o in cat.objects.lookup(al)] == ["in3"]
 
 
-def test_a_change_by_another_process_is_seen_at_once(cat, streams, login, db_url, clock):
-    """A second Catalog on the same file stands for ``sluice`` run while the server runs."""
+def test_a_change_by_another_process_is_seen_once_noticed(cat, streams, login, db_url, clock):
+    """A second Catalog on the same database stands for ``sluice`` run while the server runs,
+    or another server. ``settle`` waits for PostgreSQL's notice; SQLite's is there at once."""
     al = login("al")
     other = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
     try:
         joe = other.sessions.login("joe", "correct horse battery")[1]
         other.grants.grant(joe, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in0")
+        cat.core.store.settle()
         assert cat.sessions.readable_sources(al) == 1
         other.accounts.set_enabled(joe, "al", False)
+        cat.core.store.settle()
         assert cat.sessions.readable_sources(al) == 0
     finally:
         other.close()
@@ -57,8 +60,10 @@ def test_only_catalog_changes_reload_the_snapshot(cat, streams, db_url, clock):
         before = cat.core.snapshot
         with pytest.raises(Unauthenticated):
             other.sessions.login("al", "a wrong password")
+        cat.core.store.settle()
         assert cat.core.snapshot is before
         joe = other.sessions.login("joe", "correct horse battery")[1]
+        cat.core.store.settle()
         assert cat.core.snapshot is not before
         assert joe.session_id in cat.core.snapshot.sessions
     finally:

@@ -142,8 +142,10 @@ def test_another_process_sees_a_lowered_clearance(walls, admin, db_url):
     other = Catalog.open(db_url, bcrypt_rounds=4)
     try:
         walls.levels.set_clearance(admin, "CONSULTANT", {"banks": "T"})
+        other.core.store.settle()  # PostgreSQL's notice (SQLite's is there at once)
         assert other.core.snapshot.levels.clearance({"CONSULTANT"}) != PUBLIC
         walls.levels.set_clearance(admin, "CONSULTANT", {})
+        other.core.store.settle()
         assert other.core.snapshot.levels.clearance({"CONSULTANT"}) == PUBLIC
     finally:
         other.close()

@@ -201,8 +201,12 @@ def test_a_replace_that_fails_halfway_leaves_the_old_version_and_its_name(
     with pytest.raises(OSError):
         cat.objects.replace_diagram(al, DiagramSpec("q1", ("in1",), ("g",), ("out2",)))
     monkeypatch.setattr(repository, "insert_members", real_insert)
-    for catalog in (cat, Catalog.open(db_url, bcrypt_rounds=4, clock=clock)):  # and on disk
-        assert [(o.type, o.name, o.owner_role) for o in catalog.objects.lookup(al)] == before
+    assert [(o.type, o.name, o.owner_role) for o in cat.objects.lookup(al)] == before
+    again = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)  # and on disk
+    try:
+        assert [(o.type, o.name, o.owner_role) for o in again.objects.lookup(al)] == before
+    finally:
+        again.close()
     assert [(r.role, r.actions) for r in cat.grants.of(al, T.OUTPUT, "out1")] == [
         ("CUSTOMER1", tuple(sorted(cat.objects.get(al, T.OUTPUT, "out1").applicable))),
         ("CUSTOMER2", (A.SUBSCRIBE,)),

@@ -130,8 +130,8 @@ def test_an_upgraded_catalog_gets_box_types_and_its_diagram_makers_keep_working(
         again.close()
 
 
-def test_a_fresh_catalog_grants_use_to_nobody_but_the_owner(tmp_path):
-    cat = Catalog.open(f"sqlite:///{tmp_path / 'c.db'}", bcrypt_rounds=4)
+def test_a_fresh_catalog_grants_use_to_nobody_but_the_owner(db_url):
+    cat = Catalog.open(db_url, bcrypt_rounds=4)
     try:
         add_admin(cat, "joe", PASSWORD)
         assert not cat.core.snapshot.held

@@ -117,6 +117,7 @@ def test_another_process_sees_the_change(cat, admin, port, db_url):
         other.core.snapshot  # noqa: B018 - loaded before the change
         cat.policies.put(admin, [PORT])
         cat.policies.set_attributes(admin, "pa", {"ships": [7]})
+        other.core.store.settle()  # PostgreSQL's notice (SQLite's is there at once)
         snapshot = other.core.snapshot
         assert [p.name for p in snapshot.policies] == ["port-read"]
         assert list(snapshot.attributes.values()) == [{"ships": [7]}]
