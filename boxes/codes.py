@@ -505,6 +505,9 @@ BATCH_TOO_LARGE = define(
     "BATCH_TOO_LARGE", 413, "stream {stream!r}: the batch holds {size}; at most {limit}", "ingest"
 )
 SP_INVALID = define("SP_INVALID", 400, "security punctuation, {part}: {reason}", "ingest")
+SP_STREAM_INVALID = define(
+    "SP_STREAM_INVALID", 400, "stream {name!r} cannot be governed by sps: {reason}", "catalog"
+)
 TUPLE_INVALID = define(
     "TUPLE_INVALID",
     400,

@@ -35,6 +35,8 @@ LEVEL_TABLES = (
 )
 # Tables of the access-control policies and user attributes (``catalog.policies``): likewise.
 POLICY_TABLES = ("access_policies", "user_attributes")
+# Tables of security punctuations (``catalog.punctuations``): likewise.
+PUNCTUATION_TABLES = ("role_bits", "governed_streams")
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Touched:
     subjects: bool
     levels: bool = False
     policies: bool = False
+    punctuations: bool = False
 
 
 def _trigger(table: str, column: str | None, event: str, what: str = "subjects") -> str:
@@ -71,8 +74,9 @@ def install(conn: sqlite3.Connection) -> None:
         for event in ("INSERT", "UPDATE", "DELETE")
     ]
     ddl += [
-        _trigger(table, None, event, "policies")
-        for table in POLICY_TABLES
+        _trigger(table, None, event, what)
+        for tables, what in ((POLICY_TABLES, "policies"), (PUNCTUATION_TABLES, "punctuations"))
+        for table in tables
         for event in ("INSERT", "UPDATE", "DELETE")
     ]
     conn.executescript("\n".join(ddl))
@@ -88,4 +92,5 @@ def take(conn: sqlite3.Connection) -> Touched:
         any(what == "subjects" for what, _ in rows),
         any(what == "levels" for what, _ in rows),
         any(what == "policies" for what, _ in rows),
+        any(what == "punctuations" for what, _ in rows),
     )

@@ -37,6 +37,8 @@ JUDGED = {
     # a level names classes and companies of the catalog; only an input stream has a company
     "levels.set_clearance.put": {"LEVEL_BAD_SHAPE", "LEVEL_UNKNOWN_COMPANY"},
     "levels.set_stream.put": {"LEVEL_NOT_INPUT"},
+    # a tuple identifier names a field of the stream's schema; only an input stream is governed
+    "streams.set_punctuations.put": {"SP_STREAM_INVALID"},
     "levels.add_company.post": {"LEVEL_BAD_CLASSES"},  # all 64 bits given out
     # a policy is judged by the policy model (its expressions by the expression language)
     "policies.create.post": {"POLICY_INVALID"},
