@@ -508,6 +508,13 @@ SP_INVALID = define("SP_INVALID", 400, "security punctuation, {part}: {reason}",
 SP_STREAM_INVALID = define(
     "SP_STREAM_INVALID", 400, "stream {name!r} cannot be governed by sps: {reason}", "catalog"
 )
+SP_STREAM_IN_USE = define(
+    "SP_STREAM_IN_USE",
+    409,
+    "diagrams read stream {name!r} ({diagrams}): whether sps govern it is decided before any "
+    "diagram reads it (their labels would not carry its policies); drop them first",
+    "catalog",
+)
 TUPLE_INVALID = define(
     "TUPLE_INVALID",
     400,

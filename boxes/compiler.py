@@ -34,6 +34,10 @@ def compile_plan(plan: Plan, inputs: Mapping[str, DataFrame]) -> dict[str, DataF
     An output with an aggregate-only aggregate upstream (``plan.raw_outputs``) also gets
     ``_raw``, the sources it reveals raw values of; its boxes are compiled with the widened
     label (``boxes/labels.py``). Every other output is compiled without it, at no cost.
+
+    A plan governed by security punctuations (``plan.governed``) carries in every label the
+    roles the tuples' sps deny, merged by OR like the rest (``boxes/punctuations/columns.py``),
+    and gives each output a ``_sp_denied`` column after ``_label`` (and ``_level``).
     """
     _check_inputs(plan, inputs)
     if plan.level is not None and plan.clearance is None:
@@ -55,7 +59,7 @@ def _compile(
     outputs: dict[str, DataFrame] = {}
     for box in plan.boxes:
         if isinstance(box, InputBox):
-            frames[box.name] = box.attach(inputs[box.name], plan.clearance, raw)
+            frames[box.name] = box.attach(inputs[box.name], plan.clearance, raw, plan.governed)
         elif isinstance(box, OutputBox):
             if box.name not in wanted:
                 continue
@@ -64,6 +68,8 @@ def _compile(
                 out = labels.split_raw(out, plan.label_words)
             if plan.clearance is not None:
                 out = labels.split_level(out, LEVEL_COLUMN)
+            if plan.governed:
+                out = labels.split_level(out, labels.DENIED_COLUMN)
             outputs[box.name] = out
         else:
             assert isinstance(box, Operator)

@@ -6,6 +6,10 @@ READ_TUPLE, which still applies), so turning it on or off is for the stream's ow
 administrator (``catalog/policy.py``), in one audited transaction. Each role's label bit is
 given when the role is made (``repository.insert_role``, never again): ``Snapshot.role_bits``.
 
+Whether sps govern a stream is fixed while any diagram reads it (``SP_STREAM_IN_USE``): a
+diagram's labels carry the policy words only if its streams were governed when it was made
+or deployed (``server.control.diagrams.resolved``), and a diagram reading its output too.
+
 >>> cat.punctuations.set_governance(joe, "in1", True, "price")
 {'governed': True, 'tid_field': 'price'}
 >>> cat.punctuations.governance(joe, "in1")
@@ -15,7 +19,7 @@ given when the role is made (``repository.insert_role``, never again): ``Snapsho
 from __future__ import annotations
 
 from boxes import codes
-from boxes.errors import InvalidInput
+from boxes.errors import Conflict, InvalidInput
 from catalog import policy, repository
 from catalog.core import Core
 from catalog.model import CatalogObject, ObjectType, Subject
@@ -52,6 +56,15 @@ class Punctuations:
             core.authorize(subject, RULE, {"name": stream}, EVENT)
             if obj.kind != "input":
                 raise _refuse(stream, "it is not an input stream")
+            readers = sorted(
+                o.name
+                for o in snapshot.objects.values()
+                if o.type is ObjectType.DIAGRAM and obj.id in o.refs
+            )
+            if readers and governed != (obj.id in snapshot.governed):
+                raise Conflict(
+                    code=codes.SP_STREAM_IN_USE, name=stream, diagrams=", ".join(readers[:5])
+                )
             fields = schema_of(obj, snapshot)["fields"]
             if not governed and tid_field is not None:
                 raise _refuse(stream, "a stream no sp governs has no tuple identifier field")

@@ -18,6 +18,12 @@ then receives only the rows its clearance (its active roles', as they are at tha
 dominates, on top of the SecFilter, and each delivered tuple shows its level per conflict-of-
 interest class (``{"banks": "A"}``; public is ``{}``) as ``_level`` beside ``_sources``.
 
+An output of a plan governed by security punctuations carries ``_sp_denied``, the roles the
+sps of the tuples a row derives from do not all grant (``boxes/punctuations/columns.py``): a
+subscriber then receives a row only if one of its active roles (their catalog bits, as they
+are at that batch) may read it, on top of the SecFilter and the clearance; the column never
+leaves the server.
+
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
 one tap (``server.runtime.outputs.Tap``).
@@ -35,7 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from boxes.errors import SluiceError
-from boxes.labels import LABEL_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable_mask
@@ -77,7 +83,7 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
     """The picked rows (indexes) as JSON-ready dicts with ``_sources`` (and ``_level``, read
     with the catalog's ``policy``, for an output at a level), without the label bits."""
     sources = label_sources(table, inputs)
-    labels = [c for c in (LABEL_COLUMN, RAW_COLUMN) if c in table.column_names]
+    labels = [c for c in (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN) if c in table.column_names]
     fields = table.drop_columns(labels).take(pa.array(picked, pa.int64())).to_pylist()
     out = [
         {**{k: _jsonable(v) for k, v in row.items()}, SOURCES: sources[i]}
@@ -103,17 +109,47 @@ def cleared_picks(table: pa.Table, picks: list, clearances: Sequence[int]) -> li
     ]
 
 
+def role_mask(snapshot, roles) -> int:
+    """The catalog bits of a session's active roles, as a signed long (a role without a bit
+    has none: no sp grants it anything)."""
+    mask = 0
+    for role in roles:
+        bit = snapshot.role_bits.get(role)
+        if bit is not None:
+            mask |= 1 << bit
+    return mask - (1 << 64) if mask >= 1 << 63 else mask
+
+
+def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
+    """Each subscriber's rows that one of its active roles (``masks``) may read under the
+    rows' sps (an output of a governed plan): the roles not denied meet its roles."""
+    if DENIED_COLUMN not in table.column_names:
+        return picks
+    readers = ~table.column(DENIED_COLUMN).to_numpy(zero_copy_only=False)
+    answers: dict[int, np.ndarray] = {}
+    for mask in masks:
+        if mask not in answers:
+            answers[mask] = np.flatnonzero(readers & np.int64(mask))
+    return [
+        np.intersect1d(picked, answers[mask], assume_unique=True)
+        for picked, mask in zip(picks, masks, strict=True)
+    ]
+
+
 def visible(
     catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
 ) -> list[dict]:
     """The rows of ``table`` one session may see now: its READ_TUPLE and READ_AGGREGATE rights
-    under ``semantic``, then its clearance, all as the catalog has them at this call."""
+    under ``semantic``, then its clearance, then its roles under the rows' sps, all as the
+    catalog has them at this call."""
     if table.num_rows == 0:
         return []
     right = labels.rights(*catalog.sessions.source_rights(subject))
-    policy = catalog.core.snapshot.levels
+    snapshot = catalog.core.snapshot
+    policy = snapshot.levels
     picks = deliveries(table, [right], semantic)
-    (picked,) = cleared_picks(table, picks, [policy.clearance(subject.roles)])
+    picks = cleared_picks(table, picks, [policy.clearance(subject.roles)])
+    (picked,) = permitted_picks(table, picks, [role_mask(snapshot, subject.roles)])
     return rows(table, labels.inputs, picked, policy)
 
 
@@ -294,8 +330,12 @@ class Delivery:
         rights = self.catalog.sessions.source_rights
         semantic = self.semantics.get(output, STRONG)
         picks = deliveries(table, [labels.rights(*rights(who)) for _, who in subscribers], semantic)
-        policy = self.catalog.core.snapshot.levels
+        snapshot = self.catalog.core.snapshot
+        policy = snapshot.levels
         picks = cleared_picks(table, picks, [policy.clearance(who.roles) for _, who in subscribers])
+        picks = permitted_picks(
+            table, picks, [role_mask(snapshot, w.roles) for _, w in subscribers]
+        )
         if not any(len(picked) for picked in picks):
             return
         decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone

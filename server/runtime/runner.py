@@ -38,6 +38,7 @@ from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.input import InputBox
 from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
+from server.ingest.punctuated import Governance
 from server.runtime import checkpoints
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer, ResultLogs, result_key
@@ -190,9 +191,17 @@ class Runtime:
             )
         self.log.drop_stream(name)
 
-    def append(self, name: str, tuples: list[dict], level: int = 0) -> AppendReceipt:
-        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label."""
-        return self.log.append(name, tuples, level)
+    def append(
+        self,
+        name: str,
+        tuples: list[dict],
+        level: int = 0,
+        governance: Governance | None = None,
+    ) -> AppendReceipt:
+        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label; with
+        ``governance`` (sps govern the stream) each tuple gets its policy label at the writer
+        (no stamp yet: the way in for sps and stamps is not open, docs/punctuations.md)."""
+        return self.log.append(name, tuples, level, governance)
 
     def set_max_state_rows(self, rows: int) -> None:
         """The most rows of state a diagram may hold (all its outputs' state stores): one that

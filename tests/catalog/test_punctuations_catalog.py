@@ -8,7 +8,7 @@ import pytest
 
 from boxes import codes
 from boxes.errors import SluiceError
-from catalog import Catalog
+from catalog import Catalog, DiagramSpec
 from catalog.model import Action, ObjectType
 from catalog.repository import MAX_ROLE_BITS
 from catalog.store import migrations
@@ -21,6 +21,7 @@ def ward(cat, admin, people):
     cat.objects.add_schema(admin, "v", {"fields": {"patient": "long", "bpm": "long"}})
     cat.objects.add_stream(admin, "vitals", "v")
     cat.grants.grant(admin, "DOCTOR", Action.VIEW_OBJECT, ObjectType.STREAM, "vitals")
+    cat.grants.grant(admin, "ADMIN", Action.READ_TUPLE, ObjectType.STREAM, "vitals")
     cat.objects.transfer(admin, ObjectType.STREAM, "vitals", "WARD")
     return cat
 
@@ -107,3 +108,14 @@ def test_dropping_a_stream_forgets_that_it_was_governed(ward, admin):
     ward.punctuations.set_governance(admin, "vitals", True)
     ward.objects.drop(admin, ObjectType.STREAM, "vitals")
     assert ward.core.snapshot.governed == {}
+
+
+def test_whether_sps_govern_a_stream_is_fixed_while_a_diagram_reads_it(ward, admin):
+    ward.objects.add_diagram(admin, DiagramSpec("d0", ("vitals",), (), ("out",)))
+    with pytest.raises(SluiceError) as refused:
+        ward.punctuations.set_governance(admin, "vitals", True)
+    assert refused.value.code == codes.SP_STREAM_IN_USE
+    ward.punctuations.set_governance(admin, "vitals", False)  # no change: allowed
+    ward.objects.drop(admin, ObjectType.DIAGRAM, "d0")
+    ward.punctuations.set_governance(admin, "vitals", True)
+    assert len(ward.core.snapshot.governed) == 1

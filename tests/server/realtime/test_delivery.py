@@ -171,3 +171,23 @@ def test_a_replay_is_filtered_with_the_permissions_of_the_moment(setup):
     log = Log(delivery, [positioned(ALL, 0, 3)], arriving=[])
     assert delivery.subscribe_from("bob-socket", who["bob"], "out1", 0, log) == 3
     assert sent.take() == {}  # Bob may read neither input
+
+
+def test_a_governed_outputs_rows_reach_only_the_roles_their_sps_grant(setup):
+    """``_sp_denied`` (an output of a plan sps govern): a row reaches al iff one of al's
+    active roles is not denied, on top of the SecFilter; the column never leaves."""
+    cat, delivery, sent, who = setup
+    bits = cat.core.snapshot.role_bits
+    al, ed = (sum(1 << bits[r] for r in who[u].roles) for u in ("al", "ed"))
+    assert al and ed and not al & ed
+    denied = pa.array([~al, ~ed, ~(al | ed)], pa.int64())
+    governed = ALL.append_column("_sp_denied", denied)
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", governed)
+    assert sent.take() == {"al-socket": [("in1", ["in1"]), ("both", ["in1", "in2"])]}
+    shown = delivery.visible_rows(who["al"], "out1", governed)
+    assert [r["symbol"] for r in shown] == ["in1", "both"]
+    assert all("_sp_denied" not in r for r in shown)
+    nobody = ALL.append_column("_sp_denied", pa.array([-1] * 3, pa.int64()))
+    delivery.on_batch("out1", nobody)
+    assert sent.take() == {}
