@@ -17,6 +17,7 @@ from bench import report
 # name -> module; cheapest first, the live server last.
 EXPERIMENTS = {
     "delivery": "bench.delivery_filter",
+    "sp": "bench.punctuations",
     "setup": "bench.query_setup",
     "tuple": "bench.tuple_path",
     "sources": "bench.sources",

@@ -20,7 +20,16 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from boxes.punctuations import Decider, Policy, ShieldState, Sp, Stamp, admit_frame, admit_sp
+from boxes.punctuations import (
+    Decider,
+    Deciders,
+    Policy,
+    ShieldState,
+    Sp,
+    Stamp,
+    admit_frame,
+    admit_sp,
+)
 from boxes.punctuations.columns import STAMP_TS, label_columns, stamp_columns, stamps_of
 from boxes.punctuations.model import from_json
 from boxes.punctuations.shield import EMPTY, state_from_json, state_to_json
@@ -61,12 +70,12 @@ def read_control(payload: bytes) -> list[Sp] | ShieldState:
 
 
 class StreamShield:
-    """One stream's shield state and the policy it last compiled (a policy is compiled once
-    for the catalog's roles, then every run of tuples under it costs one label)."""
+    """One stream's shield state and its compiled policies (``Deciders``: a policy is compiled
+    once for the catalog's roles, then every run of tuples under it costs one label)."""
 
     def __init__(self, stream: str, state: ShieldState = EMPTY) -> None:
         self.stream, self.state = stream, state
-        self._compiled: tuple[Policy | None, Governance, Decider] | None = None
+        self._compiled: tuple[Governance, Deciders] | None = None
 
     def admit_sps(self, sps: Iterable[Sp]) -> ShieldState:
         """The state after ``sps`` (not kept: the writer keeps it once the frame is durable)."""
@@ -96,12 +105,10 @@ class StreamShield:
 
     def _decider(self, policy: Policy | None, governance: Governance) -> Decider:
         compiled = self._compiled
-        if compiled is None or compiled[0] is not policy or compiled[1] != governance:
-            decider = Decider(
-                policy, self.stream, governance.fields, governance.roles, governance.tid_field
-            )
-            self._compiled = compiled = (policy, governance, decider)
-        return compiled[2]
+        if compiled is None or compiled[0] != governance:
+            fields, roles, tid = governance.fields, governance.roles, governance.tid_field
+            compiled = self._compiled = (governance, Deciders(self.stream, fields, roles, tid))
+        return compiled[1](policy)
 
 
 def replay(stream: str, frames: Iterable[tuple[int, bytes]]) -> ShieldState:
