@@ -38,6 +38,7 @@ from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.input import InputBox
 from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
+from server.ingest.items import split
 from server.ingest.punctuated import Governance
 from server.runtime import checkpoints
 from server.runtime.cluster import cluster_conf, code_archive, is_local
@@ -198,10 +199,13 @@ class Runtime:
         level: int = 0,
         governance: Governance | None = None,
     ) -> AppendReceipt:
-        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label; with
-        ``governance`` (sps govern the stream) each tuple gets its policy label at the writer
-        (no stamp yet: the way in for sps and stamps is not open, docs/punctuations.md)."""
-        return self.log.append(name, tuples, level, governance)
+        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label. With
+        ``governance`` (sps govern the stream) the batch holds sps and stamped tuples
+        (``server.ingest.items``), logged in order; each tuple gets its policy label at the
+        writer."""
+        if governance is None:
+            return self.log.append(name, tuples, level)
+        return self.log.append_parts(name, split(tuples, name), level, governance)
 
     def set_max_state_rows(self, rows: int) -> None:
         """The most rows of state a diagram may hold (all its outputs' state stores): one that

@@ -36,7 +36,10 @@ TUPLES = {
     "description": "tuples, each an object with the stream's fields (its schema: GET "
     "/streams/{name}); every field is required but the event-time field, which takes the "
     "arrival time when left out; null is never a value; a time is an ISO-8601 string or "
-    "epoch seconds in the years 1 to 9999. One bad tuple refuses the batch (TUPLE_INVALID).",
+    "epoch seconds in the years 1 to 9999. One bad tuple refuses the batch (TUPLE_INVALID). "
+    'On a stream security punctuations govern, items may also be sps ({"sp": {...}} or '
+    '{"sp": "INSERT SP ...", "ts": N}) and a tuple names its policy with "_stamp": '
+    '{"ts": N, "csn": M} (docs/punctuations.md; SP_INVALID).',
 }
 GOVERNANCE = answer({"governed": {"type": "boolean"}, "tid_field": {"type": ["string", "null"]}})
 SET_GOVERNANCE = obj(
