@@ -22,7 +22,9 @@ An output of a plan governed by security punctuations carries ``_sp_denied``, th
 sps of the tuples a row derives from do not all grant (``boxes/punctuations/columns.py``): a
 subscriber then receives a row only if one of its active roles (their catalog bits, as they
 are at that batch) may read it, on top of the SecFilter and the clearance; the column never
-leaves the server.
+leaves the server. Before the live rows it governs, a subscriber receives the ``policy`` event:
+which of its active roles the rows' policy lets read them, sent again whenever that changes
+(the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named).
 
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
@@ -53,6 +55,7 @@ from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
+POLICY_EVENT = "policy"
 SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
@@ -136,6 +139,23 @@ def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
     ]
 
 
+def policy_runs(table: pa.Table, picked, active: int) -> list[tuple[int, np.ndarray]]:
+    """A subscriber's picked rows of a governed output in runs, in order, of one answer to
+    "which of its active roles (``active``) may read the row": ``(those roles, rows)``."""
+    picked = np.asarray(picked, dtype=np.int64)
+    if not len(picked):
+        return []
+    denied = table.column(DENIED_COLUMN).to_numpy(zero_copy_only=False)[picked]
+    granted = ~denied & np.int64(active)
+    cuts = [0, *(np.flatnonzero(np.diff(granted)) + 1).tolist(), len(picked)]
+    return [(int(granted[a]), picked[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+
+
+def role_names(snapshot, mask: int) -> list[str]:
+    """The roles whose bits ``mask`` (a signed long) holds, by name."""
+    return sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1)
+
+
 def visible(
     catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
 ) -> list[dict]:
@@ -177,6 +197,8 @@ class Delivery:
         # output -> who may read it beyond SUBSCRIBE (a rewritten diagram's, see
         # server.control.rewrites): raises the refusal
         self._gates: dict[str, Callable[[Subject], None]] = {}
+        # (output, sid) -> the policy (its roles' bits) a subscriber was last told of
+        self._policies: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
     def register(
@@ -268,6 +290,7 @@ class Delivery:
 
     def unsubscribe(self, sid: str, output: str) -> bool:
         with self._lock:
+            self._policies.pop((output, sid), None)
             return self._subscribers.get(output, {}).pop(sid, None) is not None
 
     def forget(self, sid: str) -> None:
@@ -275,6 +298,8 @@ class Delivery:
         with self._lock:
             for subscribers in self._subscribers.values():
                 subscribers.pop(sid, None)
+            for key in [k for k in self._policies if k[1] == sid]:
+                del self._policies[key]
 
     def _gap(self, output: str, position: Mapping[str, int], count: int) -> dict | None:
         """The positions between the last batch handed here and this one, if any."""
@@ -339,7 +364,28 @@ class Delivery:
         if not any(len(picked) for picked in picks):
             return
         decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone
-        for (sid, _), picked in zip(subscribers, picks, strict=False):
-            if len(picked):
-                tuples = [decoded[i] for i in picked]
-                self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
+        governed = DENIED_COLUMN in table.column_names
+        for (sid, who), picked in zip(subscribers, picks, strict=False):
+            runs = (
+                policy_runs(table, picked, role_mask(snapshot, who.roles))
+                if governed
+                else [(0, picked)]
+            )
+            for granted, run in runs:
+                if governed:
+                    self._policy(sid, output, granted, snapshot)
+                if len(run):
+                    tuples = [decoded[i] for i in run]
+                    self.emit(
+                        TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid
+                    )
+
+    def _policy(self, sid: str, output: str, granted: int, snapshot) -> None:
+        """Tell a subscriber the policy of the rows that follow, if it is not the last one
+        it was told of on this output."""
+        with self._lock:
+            if self._policies.get((output, sid)) == granted:
+                return
+            self._policies[(output, sid)] = granted
+        roles = role_names(snapshot, granted)
+        self.emit(POLICY_EVENT, {"output": output, "roles": roles}, to=sid)

@@ -31,7 +31,8 @@ JUDGED = {
     },
     # the document is judged by the compiler, as when it is created (CQL_NOT_EXPRESSIBLE inside)
     "diagrams.cql.post": {"DIAGRAM_INVALID", "DOCUMENT_SYNTAX", "DOCUMENT_TOO_LARGE"},
-    "streams.append.post": {"TUPLE_INVALID", "BATCH_INVALID"},
+    # on a stream sps govern (a fuzz case may govern one), an item may be a bad sp
+    "streams.append.post": {"TUPLE_INVALID", "BATCH_INVALID", "SP_INVALID"},
     "permissions.grant.put": {"ACTION_NOT_APPLICABLE"},  # the action depends on the type
     "permissions.revoke.delete": {"ACTION_NOT_APPLICABLE"},
     # a level names classes and companies of the catalog; only an input stream has a company

@@ -1,7 +1,8 @@
 """Security punctuations enforced end to end on a live server (real Spark, HTTP, socket.io):
 a vital-signs stream governed by its provider's sps; a doctor and a nurse subscribe to one
-output; the provider's policy changes mid-stream and the nurse's view stops while the
-doctor's continues; a tuple under no policy reaches nobody.
+output and each hears the policy before its rows; the provider's policy changes mid-stream
+and the nurse's view stops while the doctor's continues; a tuple under no policy reaches
+nobody.
 
 No endpoint accepts sps yet (docs/punctuations.md): the test logs them, and the tuples'
 stamps, through the server's own ingestion log, as the way in will."""
@@ -56,8 +57,12 @@ def test_a_policy_change_stops_the_nurses_view_while_the_doctors_continues(live)
         joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
 
     dan, nina = Client(live.url, "dan", PASSWORD), Client(live.url, "nina", PASSWORD)
-    for client in (dan, nina):
+    told: dict[str, list] = {"dan": [], "nina": []}  # each policy event, and the rows before it
+    for name, client in (("dan", dan), ("nina", nina)):
         client.connect()
+        client.sock.on(
+            "policy", lambda d, n=name, c=client: told[n].append((d["roles"], len(c.received)))
+        )
         assert client.emit("subscribe", {"output": "seen"}) == {"subscribed": "seen"}
 
     svc = live.app.extensions["sluice"]
@@ -84,6 +89,9 @@ def test_a_policy_change_stops_the_nurses_view_while_the_doctors_continues(live)
     wait_until(lambda: patients(dan) == [1, 2, 4], 120, "the doctor's tuple under policy 4")
     wait_until(lambda: patients(nina) == [1, 4], 120, "the nurse's tuple under policy 4")
     assert all("_sp_denied" not in t for t in dan.received + nina.received)
+    # Each heard its policy before its first row; only its own role is named, and the policy
+    # is not sent again while the roles it grants this subscriber stay the same.
+    assert told == {"dan": [(["DOCTOR"], 0)], "nina": [(["NURSE"], 0)]}
     entries = joe.call("GET", "/audit?event=punctuations")["entries"]
     assert entries[0]["object"] == "stream:vitals" and entries[0]["details"]["new"] == governed
     for client in (joe, dan, nina, fe):

@@ -9,7 +9,14 @@ import pytest
 
 from boxes.secfilter import label_array
 from catalog import Action, ObjectType
-from server.realtime.delivery import ENDED_EVENT, MISSED_EVENT, TUPLES_EVENT, Delivery, Labels
+from server.realtime.delivery import (
+    ENDED_EVENT,
+    MISSED_EVENT,
+    POLICY_EVENT,
+    TUPLES_EVENT,
+    Delivery,
+    Labels,
+)
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 
 T, A = ObjectType, Action
@@ -40,6 +47,8 @@ class Sent:
         for to, event, data in self.events:
             if event == TUPLES_EVENT:
                 out.setdefault(to, []).extend((t["symbol"], t["_sources"]) for t in data["tuples"])
+            elif event == POLICY_EVENT:
+                out.setdefault(to, []).append((event, tuple(data["roles"])))
             else:
                 out.setdefault(to, []).append((event, data["error"]["code"]))
         self.events.clear()
@@ -184,10 +193,43 @@ def test_a_governed_outputs_rows_reach_only_the_roles_their_sps_grant(setup):
     governed = ALL.append_column("_sp_denied", denied)
     delivery.subscribe("al-socket", who["al"], "out1")
     delivery.on_batch("out1", governed)
-    assert sent.take() == {"al-socket": [("in1", ["in1"]), ("both", ["in1", "in2"])]}
+    (al_role,) = who["al"].roles
+    assert sent.take() == {
+        "al-socket": [(POLICY_EVENT, (al_role,)), ("in1", ["in1"]), ("both", ["in1", "in2"])]
+    }
     shown = delivery.visible_rows(who["al"], "out1", governed)
     assert [r["symbol"] for r in shown] == ["in1", "both"]
     assert all("_sp_denied" not in r for r in shown)
     nobody = ALL.append_column("_sp_denied", pa.array([-1] * 3, pa.int64()))
     delivery.on_batch("out1", nobody)
     assert sent.take() == {}
+
+
+def test_the_policy_comes_before_the_rows_it_governs_and_not_again_while_it_holds(setup):
+    """The ``policy`` event names the subscriber's own roles the next rows' policy grants
+    (no other role: the nurse's bit is not named); it is sent before them, not again while it
+    holds, and again to a new subscription."""
+    cat, delivery, sent, who = setup
+    joe = who["joe"]
+    cat.accounts.add_role(joe, "NURSE")
+    bits = cat.core.snapshot.role_bits
+    (al_role,) = who["al"].roles
+    al, nurse = 1 << bits[al_role], 1 << bits["NURSE"]
+    denied = pa.array([~al, ~(al | nurse), ~nurse], pa.int64())
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", ALL.append_column("_sp_denied", denied))
+    delivery.on_batch("out1", ALL.append_column("_sp_denied", denied))
+    events = [
+        (event, data.get("roles"), [t["symbol"] for t in data.get("tuples", [])])
+        for _, event, data in sent.events
+    ]
+    assert events == [
+        ("policy", [al_role], []),
+        ("tuples", None, ["in1", "in2"]),
+        ("tuples", None, ["in1", "in2"]),  # the same policy: not sent again
+    ]
+    sent.events.clear()
+    delivery.unsubscribe("al-socket", "out1")
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", ALL.append_column("_sp_denied", denied))
+    assert [event for _, event, _ in sent.events] == ["policy", "tuples"]
