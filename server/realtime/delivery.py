@@ -24,7 +24,8 @@ subscriber then receives a row only if one of its active roles (their catalog bi
 are at that batch) may read it, on top of the SecFilter and the clearance; the column never
 leaves the server. Before the live rows it governs, a subscriber receives the ``policy`` event:
 which of its active roles the rows' policy lets read them, sent again whenever that changes
-(the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named).
+(the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named), in
+replays (``subscribe`` with ``from``) as in live batches.
 
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
@@ -156,21 +157,39 @@ def role_names(snapshot, mask: int) -> list[str]:
     return sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1)
 
 
-def visible(
+def visible_runs(
     catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
-) -> list[dict]:
+) -> list[tuple[int | None, list[dict]]]:
     """The rows of ``table`` one session may see now: its READ_TUPLE and READ_AGGREGATE rights
     under ``semantic``, then its clearance, then its roles under the rows' sps, all as the
-    catalog has them at this call."""
+    catalog has them at this call; in order, in runs of one policy (``policy_runs``: the
+    subscriber's roles it grants; None for an output no sp governs)."""
     if table.num_rows == 0:
         return []
     right = labels.rights(*catalog.sessions.source_rights(subject))
     snapshot = catalog.core.snapshot
     policy = snapshot.levels
+    active = role_mask(snapshot, subject.roles)
     picks = deliveries(table, [right], semantic)
     picks = cleared_picks(table, picks, [policy.clearance(subject.roles)])
-    (picked,) = permitted_picks(table, picks, [role_mask(snapshot, subject.roles)])
-    return rows(table, labels.inputs, picked, policy)
+    (picked,) = permitted_picks(table, picks, [active])
+    shown = rows(table, labels.inputs, picked, policy)
+    if DENIED_COLUMN not in table.column_names:
+        return [(None, shown)] if shown else []
+    out, at = [], 0
+    for granted, run in policy_runs(table, picked, active):
+        out.append((granted, shown[at : at + len(run)]))
+        at += len(run)
+    return out
+
+
+def visible(
+    catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
+) -> list[dict]:
+    """``visible_runs``' rows, all together."""
+    return [
+        row for _, run in visible_runs(catalog, subject, labels, semantic, table) for row in run
+    ]
 
 
 def position_of(table: pa.Table) -> dict[str, int]:
@@ -267,7 +286,7 @@ class Delivery:
                 page = read(output, end, REPLAY_PAGE)
                 if page.tables:
                     table = pa.concat_tables(page.tables)
-                    self._send(sid, output, self.visible_rows(subject, output, table), page.next)
+                    self._send(sid, output, self._runs(subject, output, table), page.next)
                 if page.next == end:
                     break
                 end = page.next
@@ -280,13 +299,17 @@ class Delivery:
             held = self._held.pop((output, sid), [])
         for table in held:
             if position_of(table).get("next", end + 1) > end:
-                self._send(sid, output, self.visible_rows(subject, output, table), None, table)
+                self._send(sid, output, self._runs(subject, output, table), None, table)
         return end
 
-    def _send(self, sid: str, output: str, tuples: list[dict], next_: int | None, table=None):
-        if tuples:
-            position = position_of(table) if table is not None else {"next": next_}
-            self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
+    def _send(self, sid: str, output: str, runs: list, next_: int | None, table=None):
+        """Replayed or held rows, each run after its policy (``policy`` event) if it has one."""
+        position = position_of(table) if table is not None else {"next": next_}
+        for granted, tuples in runs:
+            if granted is not None:
+                self._policy(sid, output, granted, self.catalog.core.snapshot)
+            if tuples:
+                self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
 
     def unsubscribe(self, sid: str, output: str) -> bool:
         with self._lock:
@@ -313,11 +336,15 @@ class Delivery:
 
     def visible_rows(self, subject: Subject, output: str, table: pa.Table) -> list[dict]:
         """What one session may see of ``table`` now (the recent-results cache)."""
+        return [row for _, run in self._runs(subject, output, table) for row in run]
+
+    def _runs(self, subject: Subject, output: str, table: pa.Table) -> list:
         labels = self._labels.get(output)
         if labels is None:
             return []
         self.admit(subject, output)
-        return visible(self.catalog, subject, labels, self.semantics.get(output, STRONG), table)
+        semantic = self.semantics.get(output, STRONG)
+        return visible_runs(self.catalog, subject, labels, semantic, table)
 
     def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:
         try:

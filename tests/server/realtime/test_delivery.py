@@ -233,3 +233,16 @@ def test_the_policy_comes_before_the_rows_it_governs_and_not_again_while_it_hold
     delivery.subscribe("al-socket", who["al"], "out1")
     delivery.on_batch("out1", ALL.append_column("_sp_denied", denied))
     assert [event for _, event, _ in sent.events] == ["policy", "tuples"]
+
+
+def test_a_replay_sends_the_policy_before_the_rows_it_governs(setup):
+    cat, delivery, sent, who = setup
+    bits = cat.core.snapshot.role_bits
+    (al_role,) = who["al"].roles
+    al = 1 << bits[al_role]
+    governed = ALL.append_column("_sp_denied", pa.array([~al, -1, ~al], pa.int64()))
+    log = Log(delivery, [positioned(governed, 0, 3)], arriving=[])
+    assert delivery.subscribe_from("al-socket", who["al"], "out1", 0, log) == 3
+    assert sent.take() == {
+        "al-socket": [(POLICY_EVENT, (al_role,)), ("in1", ["in1"]), ("both", ["in1", "in2"])]
+    }
