@@ -111,3 +111,31 @@ def test_a_restart_between_an_sp_and_its_tuples_sends_them_to_the_same_roles(ser
     assert patients(dan) == [1, 2]
     for client in (joe, dan, nina, fe):
         client.close()
+
+
+def test_a_diagram_reading_a_governed_output_keeps_its_policy(live):
+    """A derived input (another diagram's output) reads the roles its rows' sps deny from
+    that output's result log: a row the nurse may not read upstream she may not read here."""
+    joe, dan, nina, fe = ward(live.url)
+    derived = {
+        "version": 1,
+        "name": "ward2",
+        "inputs": {"theirs": {"output": "seen"}},
+        "outputs": {"again": {"from": "theirs"}},
+    }
+    joe.call("POST", "/diagrams", 201, json={"document": derived})
+    joe.call("POST", "/diagrams/ward2/deploy", timeout=180)
+    for role in ("DOCTOR", "NURSE"):
+        for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+            joe.call("PUT", f"/permissions/output/again/{role}/{action}")
+    dan2, nina2 = Client(live.url, "dan", PASSWORD), Client(live.url, "nina", PASSWORD)
+    for client in (dan2, nina2):
+        client.connect()
+        assert client.emit("subscribe", {"output": "again"}) == {"subscribed": "again"}
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("DOCTOR", 1), vital(1, 1)])
+    fe.call("POST", "/streams/vitals/tuples", json=[sp(["DOCTOR", "NURSE"], 2), vital(2, 2)])
+    wait_until(lambda: patients(dan2) == [1, 2], 180, "the doctor's rows downstream")
+    wait_until(lambda: patients(nina2) == [2], 120, "the nurse's row downstream")
+    wait_until(lambda: patients(nina) == [2] and patients(dan) == [1, 2], 60, "upstream rows")
+    for client in (joe, dan, nina, fe, dan2, nina2):
+        client.close()
