@@ -19,6 +19,7 @@ from bench.harness import Mode
 # name -> module; cheapest first, the live server last.
 EXPERIMENTS = {
     "delivery": "bench.delivery_filter",
+    "sp": "bench.punctuations",
     "setup": "bench.query_setup",
     "tuple": "bench.tuple_path",
     "sources": "bench.sources",

@@ -505,6 +505,16 @@ BATCH_TOO_LARGE = define(
     "BATCH_TOO_LARGE", 413, "stream {stream!r}: the batch holds {size}; at most {limit}", "ingest"
 )
 SP_INVALID = define("SP_INVALID", 400, "security punctuation, {part}: {reason}", "ingest")
+SP_STREAM_INVALID = define(
+    "SP_STREAM_INVALID", 400, "stream {name!r} cannot be governed by sps: {reason}", "catalog"
+)
+SP_STREAM_IN_USE = define(
+    "SP_STREAM_IN_USE",
+    409,
+    "diagrams read stream {name!r} ({diagrams}): whether sps govern it is decided before any "
+    "diagram reads it (their labels would not carry its policies); drop them first",
+    "catalog",
+)
 TUPLE_INVALID = define(
     "TUPLE_INVALID",
     400,

@@ -39,6 +39,10 @@ def compile_plan(
 
     With ``observe`` (a streaming query), each input and operator box counts its rows per
     micro-batch in the query's progress (``boxes/observed.py``).
+
+    A plan governed by security punctuations (``plan.governed``) carries in every label the
+    roles the tuples' sps deny, merged by OR like the rest (``boxes/punctuations/columns.py``),
+    and gives each output a ``_sp_denied`` column after ``_label`` (and ``_level``).
     """
     _check_inputs(plan, inputs)
     if plan.level is not None and plan.clearance is None:
@@ -60,7 +64,7 @@ def _compile(
     outputs: dict[str, DataFrame] = {}
     for box in plan.boxes:
         if isinstance(box, InputBox):
-            frames[box.name] = box.attach(inputs[box.name], plan.clearance, raw)
+            frames[box.name] = box.attach(inputs[box.name], plan.clearance, raw, plan.governed)
         elif isinstance(box, OutputBox):
             if box.name not in wanted:
                 continue
@@ -69,6 +73,8 @@ def _compile(
                 out = labels.split_raw(out, plan.label_words)
             if plan.clearance is not None:
                 out = labels.split_level(out, LEVEL_COLUMN)
+            if plan.governed:
+                out = labels.split_level(out, labels.DENIED_COLUMN)
             outputs[box.name] = out
         else:
             assert isinstance(box, Operator)

@@ -152,6 +152,10 @@ class Plan:
     # Label-bit order when it differs from ``inputs`` (a derived input): the sorted source
     # streams, this plan's own and those of the outputs it reads. See ``label_sources``.
     sources: tuple[str, ...] = ()
+    # Whether a source stream is governed by security punctuations (the server resolves it):
+    # every label then carries the roles their sps deny (``boxes/punctuations/columns.py``)
+    # and each output a ``_sp_denied`` column.
+    governed: bool = False
 
     @property
     def label_sources(self) -> tuple[str, ...]:
@@ -204,6 +208,8 @@ class Plan:
             out["clearance"] = self.clearance
         if self.sources:
             out["sources"] = list(self.sources)
+        if self.governed:  # another label layout: another fingerprint and checkpoint
+            out["governed"] = True
         return out
 
 

@@ -70,13 +70,17 @@ class InputBox(Box):
     output: str | None = None  # a derived input: the output it reads (``bit`` is then unused)
     remap: tuple[int, ...] = ()  # a derived input: this plan's bit for each bit of its labels
 
-    def attach(self, frame: Any, clearance: int | None = None, raw: bool = False):
+    def attach(
+        self, frame: Any, clearance: int | None = None, raw: bool = False, governed: bool = False
+    ):
         """The caller's DataFrame for this stream, watermarked and labelled (with the raw
         words too if ``raw``: an output downstream has an aggregate-only step; ``labels``).
 
         With a ``clearance`` (a diagram at a level), only the tuples it dominates enter, before
         any window, join or aggregate (seed 001, section 3), and each keeps its level label
         (column ``_level``, 0 if the frame has none: public) as its label's first word.
+        ``governed`` (a plan reading a stream sps govern) puts each tuple's ``_sp_denied`` (0
+        if the frame has none: no sp governs it) after it: ``boxes.punctuations.columns``.
         """
         kept = list(self.schema.names)
         if self.output is not None:
@@ -84,34 +88,35 @@ class InputBox(Box):
         if self.arrival:
             frame = arrival.attach(frame)
             kept.append(arrival.ARRIVAL_COLUMN)
-        if clearance is None:
-            frame = frame.select(*kept)
-        else:
-            from pyspark.sql import functions as F
-
-            level = (
-                F.col(levels.LEVEL_COLUMN)
-                if levels.LEVEL_COLUMN in frame.columns
-                else F.lit(0).cast("long")
-            )
-            frame = levels.at_level(
-                frame.select(*kept, level.alias(levels.LEVEL_COLUMN)), clearance
-            )
+        heads = ([levels.LEVEL_COLUMN] if clearance is not None else []) + (
+            [labels.DENIED_COLUMN] if governed else []
+        )
+        frame = frame.select(*kept, *[_or_zero(frame, c) for c in heads])
+        if clearance is not None:
+            frame = levels.at_level(frame, clearance)
         if self.schema.event_time:
             frame = frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
-        tuple_level = None if clearance is None else frame[levels.LEVEL_COLUMN]
+        head = [frame[c] for c in heads]
         if self.output is not None:
             upstream = frame[labels.LABEL_COLUMN]
-            label = labels.derived(upstream, self.remap, self.words, raw, tuple_level)
-        elif tuple_level is None:
+            label = labels.derived(upstream, self.remap, self.words, raw, head)
+        elif not head:
             label = labels.literal(self.bit, self.words, raw)
         else:
-            label = labels.with_level(self.bit, self.words, tuple_level, raw)
+            label = labels.with_head(self.bit, self.words, head, raw)
         frame = frame.withColumn(labels.LABEL_COLUMN, label)
-        return frame if tuple_level is None else frame.drop(levels.LEVEL_COLUMN)
+        return frame.drop(*heads) if heads else frame
 
     def describe(self) -> dict[str, Any]:
         described = {**super().describe(), "bit": self.bit, "lateness": self.lateness}
         if self.output is not None:
             described |= {"output": self.output, "remap": list(self.remap)}
         return described
+
+
+def _or_zero(frame: Any, column: str):
+    """``frame``'s column, or 0 (as a long) where the frame has none."""
+    from pyspark.sql import functions as F
+
+    found = F.col(column) if column in frame.columns else F.lit(0).cast("long")
+    return found.alias(column)

@@ -46,6 +46,7 @@ from boxes.ranges import range_reduce
 
 LABEL_COLUMN = "_label"
 RAW_COLUMN = "_raw"  # at an output whose label was widened: the sources it reveals raw values of
+DENIED_COLUMN = "_sp_denied"  # the roles sps deny a tuple (boxes/punctuations/columns.py)
 WORD_BITS = 64
 _SPAN = "sluice.sparse_words"  # a sparse label's metadata: the words its set stands for
 
@@ -155,11 +156,13 @@ def literal(bit: int, words: int, raw: bool = False):
     return _compose(_own(bit, words, raw), _own_span(words, raw))
 
 
-def with_level(bit: int, words: int, level, raw: bool = False):
-    """The label of an input's tuples in a diagram at a level: the tuple's level label as the
-    first word (``w0``), then the stream's own bit (twice if ``raw``). Every box merges it
-    part by part, so the level merges exactly like the sources, with no box knowing."""
-    return _compose([level.cast("long")] + _own(bit, words, raw), _own_span(words, raw))
+def with_head(bit: int, words: int, head: Sequence, raw: bool = False):
+    """The label of an input's tuples with per-tuple words first: in a diagram at a level the
+    tuple's level label (``w0``), in a plan governed by sps the roles its policy denies
+    (``boxes.punctuations.columns``), then the stream's own bit (twice if ``raw``). Every box
+    merges it part by part with OR, so these words merge exactly like the sources, with no box
+    knowing (the OR of denied roles is the complement of the AND of the granted ones)."""
+    return _compose([w.cast("long") for w in head] + _own(bit, words, raw), _own_span(words, raw))
 
 
 def moved(label, remap: Sequence[int], words: int) -> list:
@@ -190,10 +193,10 @@ def moved(label, remap: Sequence[int], words: int) -> list:
     return [out]
 
 
-def derived(label, remap: Sequence[int], words: int, raw: bool = False, level=None):
+def derived(label, remap: Sequence[int], words: int, raw: bool = False, head: Sequence = ()):
     """The label of a derived input's tuples: their sources' bits ``moved`` into this plan's
     layout (as raw sources too if ``raw``: what this plan knows of them is that they may reveal
-    any of their sources, the strictest reading), after the level word if ``level`` is given."""
+    any of their sources, the strictest reading), after the ``head`` words (``with_head``)."""
     from pyspark.sql import functions as F
 
     (sources,) = moved(label, remap, words)
@@ -204,8 +207,7 @@ def derived(label, remap: Sequence[int], words: int, raw: bool = False, level=No
         parts = [F.sort_array(F.array_union(sources, shifted))]
     else:
         parts = [sources, sources]
-    head = [level.cast("long")] if level is not None else []
-    return _compose(head + parts, _own_span(words, raw))
+    return _compose([w.cast("long") for w in head] + parts, _own_span(words, raw))
 
 
 def words_of(frame) -> int:
@@ -346,7 +348,8 @@ def split_raw(frame, words: int):
 
 
 def split_level(frame, level_column: str):
-    """A levelled label back as the source label and the level column."""
+    """A label's first word off into its own column (the level, then the denied roles: the
+    inverse of ``with_head``), the rest staying the label."""
     kinds = _kinds(frame)
     parts = _parts(label_column(), len(kinds))
     return frame.withColumn(level_column, parts[0]).withColumn(

@@ -39,6 +39,8 @@ LEVEL_TABLES = (
 )
 # Tables of the access-control policies and user attributes (``catalog.policies``): likewise.
 POLICY_TABLES = ("access_policies", "user_attributes")
+# Tables of security punctuations (``catalog.punctuations``): likewise.
+PUNCTUATION_TABLES = ("role_bits", "governed_streams")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class Touched:
     subjects: bool
     levels: bool = False
     policies: bool = False
+    punctuations: bool = False
 
 
 def _trigger(table: str, column: str | None, event: str, what: str) -> str:
@@ -67,6 +70,7 @@ def _tracked() -> list[tuple[str, str | None, str]]:
         *((table, column, "object" if column else "subjects") for table, column in TRACKED.items()),
         *((table, None, "levels") for table in LEVEL_TABLES),
         *((table, None, "policies") for table in POLICY_TABLES),
+        *((table, None, "punctuations") for table in PUNCTUATION_TABLES),
     ]
 
 
@@ -139,4 +143,5 @@ def take(conn) -> Touched:
         any(what == "subjects" for what, _ in rows),
         any(what == "levels" for what, _ in rows),
         any(what == "policies" for what, _ in rows),
+        any(what == "punctuations" for what, _ in rows),
     )

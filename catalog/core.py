@@ -28,6 +28,7 @@ from catalog.snapshot import (
     with_access,
     with_levels,
     with_objects,
+    with_punctuations,
     with_subjects,
 )
 from catalog.store import Store
@@ -63,6 +64,7 @@ def load(conn) -> Snapshot:
         repository.load_objects(conn),
         repository.load_levels(conn),
         repository.load_policies(conn),
+        repository.load_punctuations(conn),
     )
 
 
@@ -80,6 +82,8 @@ def advance(previous: Snapshot, conn) -> Snapshot:
         snapshot = with_levels(snapshot, repository.load_levels(conn))
     if touched.policies:
         snapshot = with_access(snapshot, repository.load_policies(conn))
+    if touched.punctuations:
+        snapshot = with_punctuations(snapshot, repository.load_punctuations(conn))
     return snapshot
 
 

@@ -29,6 +29,7 @@ from catalog.objects import Objects
 from catalog.operators import Operators
 from catalog.policies import Policies
 from catalog.policy import OPERATIONS
+from catalog.punctuations import Punctuations
 from catalog.rewrites import Rewrites
 from catalog.sessions import Sessions
 from catalog.store import Store, open_store
@@ -48,6 +49,7 @@ class Catalog:
         self.grants = Grants(self.core)
         self.system = SystemSettings(self.core)
         self.levels = Levels(self.core)
+        self.punctuations = Punctuations(self.core)
         self.versions = Versions(self.core)
         self.policies = Policies(self.core)
         self.rewrites = Rewrites(self.core)

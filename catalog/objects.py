@@ -100,7 +100,7 @@ def _schema_object(stream: CatalogObject, snapshot: Snapshot) -> CatalogObject:
     return schema
 
 
-def _schema_of(stream: CatalogObject, snapshot: Snapshot) -> dict:
+def schema_of(stream: CatalogObject, snapshot: Snapshot) -> dict:
     spec = _schema_object(stream, snapshot).spec
     assert spec is not None, "a schema object keeps its fields"
     return json.loads(spec)
@@ -136,7 +136,7 @@ def _stored_plan(
     assert diagram.spec is not None, "only a diagram with a document is planned"
     streams = {}
     for stream in _reads(diagram, snapshot, T.STREAM):
-        schema = parse_schema(_schema_of(stream, snapshot), stream.name)[0]
+        schema = parse_schema(schema_of(stream, snapshot), stream.name)[0]
         assert schema is not None, "the catalog stores only valid schemas"
         streams[stream.name] = schema
     outputs = {
@@ -230,7 +230,7 @@ class Objects:
                 and stream.kind == "input"
                 and decide(subject, Action.VIEW_OBJECT, stream, snapshot).allowed
             ):
-                found[name] = _schema_of(stream, snapshot)
+                found[name] = schema_of(stream, snapshot)
         return found
 
     def input_streams(self) -> dict[str, dict]:
@@ -238,7 +238,7 @@ class Objects:
         No session, like ``resumable``."""
         snapshot = self.core.snapshot
         return {
-            o.name: _schema_of(o, snapshot)
+            o.name: schema_of(o, snapshot)
             for o in snapshot.objects.values()
             if o.type is T.STREAM and o.kind == "input"
         }
@@ -261,7 +261,7 @@ class Objects:
                 out.append(
                     Resumable(
                         obj,
-                        {s.name: _schema_of(s, snapshot) for s in inputs},
+                        {s.name: schema_of(s, snapshot) for s in inputs},
                         {s.name: _source_index(s) for s in _source_streams(obj, snapshot)},
                         derived,
                         problem,

@@ -17,6 +17,8 @@ from typing import Any
 
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
 
+MAX_ROLE_BITS = 64  # one bigint of policy label (migration 0008)
+
 
 @dataclass(frozen=True)
 class SubjectRows:
@@ -129,7 +131,13 @@ def delete_user(conn, user_id: int) -> None:
 
 
 def insert_role(conn, name: str, at: float) -> None:
+    """A new role, with the next policy-label bit (``role_bits``) while any of the 64 is left."""
     conn.execute("INSERT INTO roles (name, created_at) VALUES (?, ?)", (name, at))
+    (bit,) = conn.execute(
+        "UPDATE counters SET value = value + 1 WHERE name = 'role_bit' RETURNING value - 1"
+    ).fetchone()
+    if bit < MAX_ROLE_BITS:
+        conn.execute("INSERT INTO role_bits (role, bit) VALUES (?, ?)", (name, bit))
 
 
 def delete_role(conn, name: str) -> None:
@@ -558,3 +566,31 @@ def delete_rewrite(conn, diagram_id: int) -> None:
 
 def mark_rewrite_stale(conn, diagram_id: int, reason: str) -> None:
     conn.execute("UPDATE diagram_rewrites SET stale = ? WHERE diagram_id = ?", (reason, diagram_id))
+
+
+@dataclass(frozen=True)
+class PunctuationRows:
+    """Security punctuations' tables: each role's label bit and the governed streams with
+    their tuple identifier field (None: none)."""
+
+    role_bits: tuple[tuple[str, int], ...]
+    governed: tuple[tuple[int, str | None], ...]
+
+
+def load_punctuations(conn) -> PunctuationRows:
+    return PunctuationRows(
+        tuple(conn.execute("SELECT role, bit FROM role_bits ORDER BY bit")),
+        tuple(conn.execute("SELECT stream_id, tid_field FROM governed_streams ORDER BY stream_id")),
+    )
+
+
+def set_governed(
+    conn, stream_id: int, governed: bool, tid_field: str | None, by: str, at: float
+) -> None:
+    conn.execute("DELETE FROM governed_streams WHERE stream_id = ?", (stream_id,))
+    if governed:
+        conn.execute(
+            "INSERT INTO governed_streams (stream_id, tid_field, changed_by, changed_at)"
+            " VALUES (?, ?, ?, ?)",
+            (stream_id, tid_field, by, at),
+        )

@@ -20,10 +20,12 @@ from boxes.levels import Lattice
 from boxes.rewrite.policy import Policy, policy_from
 from catalog.clearance import EMPTY, LevelPolicy
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
-from catalog.repository import LevelRows, ObjectRows, PolicyRows, SubjectRows
+from catalog.repository import LevelRows, ObjectRows, PolicyRows, PunctuationRows, SubjectRows
 
 log = logging.getLogger(__name__)
 NO_ATTRIBUTES: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
+NO_BITS: Mapping[str, int] = MappingProxyType({})
+NOT_GOVERNED: Mapping[int, str | None] = MappingProxyType({})
 
 
 OWNER = "owner"  # a read right held by owning the stream (READ_TUPLE, never READ_AGGREGATE)
@@ -49,6 +51,10 @@ class Snapshot:
     policies: tuple[Policy, ...] = ()  # ASSIST access-control policies, by name
     # per user id, the user's attributes (the ``self`` of policy predicates)
     attributes: Mapping[int, Mapping[str, Any]] = field(default_factory=lambda: NO_ATTRIBUTES)
+    # security punctuations: each role's policy-label bit, and per governed input stream id
+    # its tuple identifier field (None: none)
+    role_bits: Mapping[str, int] = field(default_factory=lambda: NO_BITS)
+    governed: Mapping[int, str | None] = field(default_factory=lambda: NOT_GOVERNED)
 
     @property
     def system(self) -> CatalogObject | None:
@@ -181,15 +187,29 @@ def access_fields(rows: PolicyRows) -> dict:
     )
 
 
+def punctuation_fields(rows: PunctuationRows) -> dict:
+    return dict(
+        role_bits=MappingProxyType(dict(rows.role_bits)),
+        governed=MappingProxyType(dict(rows.governed)),
+    )
+
+
 def build(
     subjects: SubjectRows,
     objects: ObjectRows,
     levels: LevelRows | None = None,
     access: PolicyRows | None = None,
+    punctuations: PunctuationRows | None = None,
 ) -> Snapshot:
     policy = EMPTY if levels is None else level_policy(levels)
     extra = {} if access is None else access_fields(access)
+    if punctuations is not None:
+        extra.update(punctuation_fields(punctuations))
     return Snapshot(**_subject_fields(subjects), **_object_fields(objects), levels=policy, **extra)
+
+
+def with_punctuations(previous: Snapshot, rows: PunctuationRows) -> Snapshot:
+    return replace(previous, **punctuation_fields(rows))
 
 
 def with_access(previous: Snapshot, access: PolicyRows) -> Snapshot:

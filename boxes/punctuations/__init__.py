@@ -8,7 +8,14 @@ One job per module: ``patterns.py`` (Figure 5), ``model.py`` (Definition 4.1; JS
 each takes where its figure and text differ.
 """
 
-from boxes.punctuations.decision import Decider, TupleLabel, active_mask, decide, join
+from boxes.punctuations.decision import (
+    Decider,
+    Deciders,
+    TupleLabel,
+    active_mask,
+    decide,
+    join,
+)
 from boxes.punctuations.model import Sp, Stamp, from_cql, from_json, policy_from_cql
 from boxes.punctuations.shield import (
     EMPTY,
@@ -26,6 +33,7 @@ from boxes.punctuations.shield import (
 __all__ = [
     "EMPTY",
     "Decider",
+    "Deciders",
     "Policy",
     "SecurityShield",
     "ShieldState",

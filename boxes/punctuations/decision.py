@@ -121,6 +121,39 @@ class Decider:
         return [self.at(t) for t in tids]
 
 
+class Deciders:
+    """Compiled policies by content (the paper's "combine sps with similar policies"): what a
+    policy decides depends on its sps' patterns, roles and flags, not on their timestamp or
+    numbering (grants and denials combine by OR, in any order), so a provider sending its
+    policy again with a new timestamp costs a lookup, not a compile. The newest ``size``."""
+
+    def __init__(
+        self,
+        stream: str,
+        fields: Sequence[str],
+        roles: Mapping[str, int],
+        tid_field: str | None = None,
+        size: int = 64,
+    ) -> None:
+        self.stream, self.fields, self.roles, self.tid_field = stream, fields, roles, tid_field
+        self.size = size
+        self._cache: dict[frozenset | None, Decider] = {}
+
+    def __call__(self, policy: Policy | None) -> Decider:
+        key = None if policy is None else frozenset(_content(sp) for sp in policy.sps)
+        found = self._cache.get(key)
+        if found is None:
+            found = Decider(policy, self.stream, self.fields, self.roles, self.tid_field)
+            if len(self._cache) >= self.size:
+                del self._cache[next(iter(self._cache))]
+            self._cache[key] = found
+        return found
+
+
+def _content(sp: Sp) -> tuple:
+    return (sp.streams, sp.tuples, sp.attributes, sp.roles, sp.positive, sp.immutable)
+
+
 def decide(
     policy: Policy | None,
     stream: str,

@@ -29,7 +29,7 @@ import enum
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from boxes.punctuations.model import Sp, Stamp
+from boxes.punctuations.model import Sp, Stamp, from_json
 
 
 class SpVerdict(enum.Enum):
@@ -95,6 +95,36 @@ class ShieldState:
 
 
 EMPTY = ShieldState()
+
+
+def state_to_json(state: ShieldState) -> dict:
+    """A shield's state as JSON (the ingestion log snapshots it at each new segment, so a log
+    whose oldest segments were dropped still rebuilds it); ``state_from_json`` reads it back."""
+    batch, current = state.batch, state.current
+    return {
+        "horizon": state.horizon,
+        "batch": None
+        if batch is None
+        else {"ts": batch.ts, "sps": [s.to_json() for s in batch.sps], "conflict": batch.conflict},
+        "current": None
+        if current is None
+        else {"ts": current.ts, "sps": [s.to_json() for s in current.sps]},
+    }
+
+
+def state_from_json(value: dict) -> ShieldState:
+    batch, current = value["batch"], value["current"]
+    return ShieldState(
+        int(value["horizon"]),
+        None
+        if batch is None
+        else Batch(
+            int(batch["ts"]), tuple(from_json(s) for s in batch["sps"]), bool(batch["conflict"])
+        ),
+        None
+        if current is None
+        else Policy(int(current["ts"]), tuple(from_json(s) for s in current["sps"])),
+    )
 
 
 def admit_sp(state: ShieldState, sp: Sp) -> tuple[ShieldState, SpVerdict]:

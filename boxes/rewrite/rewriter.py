@@ -119,8 +119,8 @@ class _Rewriter:
             raise RuntimeError(f"the rewritten document does not validate: {err}") from err
         if dict(rewritten.outputs) != dict(self.plan.outputs):
             raise RuntimeError("the rewriting changed an output's schema")
-        # The level's clearance is the server's to resolve; the rewriting keeps it.
-        rewritten = replace(rewritten, clearance=self.plan.clearance)
+        # The level's clearance and sps' governance are the server's to resolve; kept.
+        rewritten = replace(rewritten, clearance=self.plan.clearance, governed=self.plan.governed)
         return Rewritten(doc, rewritten, tuple(self.added), tuple(self.skipped))
 
     # first pass: which policies apply where

@@ -23,7 +23,7 @@ from boxes.errors import Denied, DiagramInvalid, InvalidInput, Problem, SluiceEr
 from boxes.input import Derived, InputBox
 from boxes.output import OutputBox
 from boxes.types import parse_schema
-from catalog import DiagramSpec, Subject
+from catalog import DiagramSpec, ObjectType, Subject
 from catalog.objects import Resumable
 from server.control.rewrites import deployed_plan, gate
 from server.ingest.admission import runtime_of
@@ -125,11 +125,17 @@ def planned(
 
 def resolved(plan: Plan, catalog) -> Plan:
     """A plan at a level with its clearance (company bits) from the catalog's lattice; a
-    class or company the catalog lacks is a problem of the document at ``level``."""
+    class or company the catalog lacks is a problem of the document at ``level``. A plan one
+    of whose source streams sps govern is ``governed`` (a stream's governance cannot change
+    while a diagram reads it: ``catalog.punctuations``)."""
+    snapshot = catalog.core.snapshot
+    streams = (snapshot.find(ObjectType.STREAM, name) for name in plan.label_sources)
+    if any(s is not None and s.id in snapshot.governed for s in streams):
+        plan = dataclasses.replace(plan, governed=True)
     if plan.level is None:
         return plan
     try:
-        mask = catalog.core.snapshot.levels.mask_of(plan.level)
+        mask = snapshot.levels.mask_of(plan.level)
     except InvalidInput as err:
         raise DiagramInvalid([Problem(err.code, "level", err.message)]) from None
     return dataclasses.replace(plan, clearance=mask)

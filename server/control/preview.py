@@ -23,7 +23,7 @@ from boxes.arrival import ARRIVAL_COLUMN
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound
-from boxes.labels import LABEL_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.types import Schema
@@ -84,7 +84,8 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     table = frame.toArrow()
     table = table.slice(max(0, table.num_rows - rows))
     labels = Labels(plan.label_sources, dict(running.sources))
-    shown = [c for c in table.column_names if c not in (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN)]
+    hidden = (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN, DENIED_COLUMN)
+    shown = [c for c in table.column_names if c not in hidden]
     shown += [SOURCES, *([LEVEL_COLUMN] if LEVEL_COLUMN in table.column_names else [])]
     return {
         "diagram": diagram,
@@ -120,4 +121,5 @@ def _recent(log, stream: str, rows: int) -> pa.Table:
 
 def _empty(schema: Schema) -> pa.Table:
     arrival, level = pa.field(ARRIVAL_COLUMN, pa.int64()), pa.field(LEVEL_COLUMN, pa.int64())
-    return pa.schema([arrival, *schema.arrow_schema(), level]).empty_table()
+    denied = pa.field(DENIED_COLUMN, pa.int64())
+    return pa.schema([arrival, *schema.arrow_schema(), level, denied]).empty_table()

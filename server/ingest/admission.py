@@ -17,6 +17,7 @@ from boxes import codes
 from boxes.errors import Denied, InvalidInput, RateLimited, TooLarge, Unavailable
 from catalog import ObjectType, Subject
 from catalog.clearance import PUBLIC
+from server.ingest.punctuated import Governance
 
 
 class TupleRate:
@@ -64,6 +65,17 @@ def admitted_level(svc, subject: Subject, stream: str) -> int:
         raise
 
 
+def governance(svc, stream: str) -> Governance | None:
+    """The catalog's word on a stream sps govern (None: they do not), as it is at admission:
+    its fields, its tuple identifier field and every role's bit."""
+    snapshot = svc.catalog.core.snapshot
+    obj = snapshot.find(ObjectType.STREAM, stream)
+    if obj is None or obj.id not in snapshot.governed:
+        return None
+    fields = tuple(runtime_of(svc).log.schema(stream).names)
+    return Governance(fields, snapshot.role_bits, snapshot.governed[obj.id])
+
+
 def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
     """Append the tuples ``read()`` gives to input ``stream``, durably, for a caller the policy
     table has already allowed (``streams.append``, ``socket.ingest``: WRITE on the stream). The
@@ -80,5 +92,6 @@ def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
             details={"limit": limit},
         )
     svc.rate.take(subject.session_id, len(tuples))
-    receipt = runtime_of(svc).append(stream, tuples, level=admitted_level(svc, subject, stream))
+    level = admitted_level(svc, subject, stream)
+    receipt = runtime_of(svc).append(stream, tuples, level, governance(svc, stream))
     return {"stream": receipt.stream, "first_seq": receipt.first_seq, "count": receipt.count}

@@ -42,6 +42,20 @@ def encode(
 
     A non-zero ``level`` (the batch's Chinese-Wall level label, ``boxes/levels.py``) becomes
     a ``_level`` column after the schema's; a public batch has none (the reader reads 0)."""
+    table = encode_table(stream, schema, tuples, arrival, limits, level)
+    return table.num_rows, to_payload(stream, table, limits)
+
+
+def encode_table(
+    stream: str,
+    schema: Schema,
+    tuples: Any,
+    arrival: datetime,
+    limits: Limits = Limits(),
+    level: int = 0,
+) -> pa.Table:
+    """The checked batch as a table (``encode`` without the bytes): a governed stream's gets
+    its policy columns at the log's writer before it is written (``punctuated.py``)."""
     if not isinstance(tuples, (list, tuple)):
         raise InvalidInput(
             f"stream {stream!r}: expected a list of tuples", code=codes.BATCH_INVALID
@@ -81,6 +95,11 @@ def encode(
     if level:
         signed = level - (1 << 64) if level >= 1 << 63 else level
         table = table.append_column(LEVEL_COLUMN, pa.array([signed] * len(tuples), pa.int64()))
+    return table
+
+
+def to_payload(stream: str, table: pa.Table, limits: Limits = Limits()) -> bytes:
+    """A table as one frame's Arrow IPC bytes, refused above ``limits.max_bytes``."""
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
@@ -91,4 +110,4 @@ def encode(
             code=codes.BATCH_TOO_LARGE,
             details={"bytes": len(payload), "max_bytes": limits.max_bytes},
         )
-    return len(tuples), payload
+    return payload

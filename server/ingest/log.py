@@ -14,18 +14,31 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from boxes import codes
 from boxes.errors import Conflict, InvalidInput, NotFound, SluiceError
+from boxes.punctuations import Sp, Stamp
+from boxes.punctuations.shield import EMPTY
 from boxes.types import Schema, parse_schema
 from server.ingest.acks import AckTimes
 from server.ingest.durable import make_dirs_durably, write_durably
-from server.ingest.encode import Limits, encode
+from server.ingest.encode import Limits, encode, encode_table, to_payload
+from server.ingest.items import Part
+from server.ingest.punctuated import (
+    Governance,
+    StreamShield,
+    is_snapshot,
+    replay,
+    snapshot_payload,
+    sps_payload,
+)
 from server.ingest.segments import Position, SegmentLog
 
 STREAM_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
@@ -42,10 +55,34 @@ class AppendReceipt:
 
 
 class _Pending:
-    __slots__ = ("stream", "count", "payload", "done", "receipt", "error")
+    """One frame for the writer: its bytes, or (a governed stream's tuples) the table the
+    writer labels first, or (``sps``) a control frame of security punctuations."""
 
-    def __init__(self, stream: str, count: int, payload: bytes) -> None:
+    __slots__ = (
+        "stream",
+        "count",
+        "payload",
+        "table",
+        "stamps",
+        "governance",
+        "sps",
+        "done",
+        "receipt",
+        "error",
+    )
+
+    def __init__(
+        self,
+        stream: str,
+        count: int,
+        payload: bytes = b"",
+        table: pa.Table | None = None,
+        stamps: Sequence[Stamp | None] = (),
+        governance: Governance | None = None,
+        sps: Sequence[Sp] | None = None,
+    ) -> None:
         self.stream, self.count, self.payload = stream, count, payload
+        self.table, self.stamps, self.governance, self.sps = table, stamps, governance, sps
         self.done = threading.Event()
         self.receipt: AppendReceipt | None = None
         self.error: BaseException | None = None
@@ -65,6 +102,7 @@ class IngestLog:
         self._logs: dict[str, SegmentLog] = {}
         self._heads: dict[str, Position] = {}
         self._acks: dict[str, AckTimes] = {}  # when each recent head was acknowledged
+        self._shields: dict[str, StreamShield] = {}  # security punctuations, per stream
         self._lock = threading.Lock()  # guards the dicts above and the segment logs
         self._changed = threading.Condition()  # notified whenever heads move
         self._queue: list[_Pending] = []
@@ -89,6 +127,7 @@ class IngestLog:
         log = SegmentLog(self.root / name, self.segment_bytes)
         self._schemas[name], self._logs[name], self._heads[name] = schema, log, log.head
         self._acks[name] = AckTimes()
+        self._shields[name] = _rebuilt(name, log)
 
     # -- streams ---------------------------------------------------------------------------
     def create_stream(self, name: str, schema: Schema) -> None:
@@ -115,7 +154,7 @@ class IngestLog:
         with self._lock:
             self._require(name)
             self._logs.pop(name).close()
-            del self._schemas[name], self._heads[name], self._acks[name]
+            del self._schemas[name], self._heads[name], self._acks[name], self._shields[name]
             shutil.rmtree(self.root / name)
 
     def schemas(self) -> dict[str, Schema]:
@@ -133,22 +172,75 @@ class IngestLog:
         return schema
 
     # -- appending -------------------------------------------------------------------------
-    def append(self, name: str, tuples: list[Mapping[str, Any]], level: int = 0) -> AppendReceipt:
+    def append(
+        self,
+        name: str,
+        tuples: list[Mapping[str, Any]],
+        level: int = 0,
+        governance: Governance | None = None,
+        stamps: Sequence[Stamp | None] | None = None,
+    ) -> AppendReceipt:
         """Check, encode and durably append a batch; return once it is on disk. A ``level``
-        (Chinese-Wall label bits, decided at admission) is written with every tuple."""
+        (Chinese-Wall label bits, decided at admission) is written with every tuple. With
+        ``governance`` (the stream is governed by sps), each tuple's ``stamps`` (None: it
+        names no policy) and the policy label the shield gives it are written too."""
         schema = self.schema(name)
         now = datetime.now(timezone.utc)
-        count, payload = encode(name, schema, tuples, now, self.limits, level)
-        pending = _Pending(name, count, payload)
+        if governance is None:
+            count, payload = encode(name, schema, tuples, now, self.limits, level)
+            return self._enqueue(_Pending(name, count, payload))
+        table = encode_table(name, schema, tuples, now, self.limits, level)
+        stamps = [None] * table.num_rows if stamps is None else list(stamps)
+        if len(stamps) != table.num_rows:
+            raise ValueError(f"{len(stamps)} stamps for {table.num_rows} tuples")
+        return self._enqueue(_Pending(name, table.num_rows, b"", table, stamps, governance))
+
+    def append_sps(self, name: str, sps: Sequence[Sp]) -> AppendReceipt:
+        """Durably log security punctuations into ``name``'s log, in order with its tuples
+        (one control frame: a crash keeps all of them or none); count 0."""
+        self.schema(name)
+        if not sps:
+            raise InvalidInput(f"stream {name!r}: no sps", code=codes.BATCH_INVALID)
+        return self._enqueue(_Pending(name, 0, sps_payload(sps), sps=tuple(sps)))
+
+    def append_parts(
+        self, name: str, parts: Sequence[Part], level: int, governance: Governance
+    ) -> AppendReceipt:
+        """A governed stream's batch of sps and tuples (``items.split``), checked whole first,
+        then written in order in one group commit; the receipt counts its tuples."""
+        schema = self.schema(name)
+        now = datetime.now(timezone.utc)
+        pending = []
+        for part in parts:
+            if part.sps:
+                pending.append(_Pending(name, 0, sps_payload(part.sps), sps=part.sps))
+                continue
+            table = encode_table(name, schema, part.tuples, now, self.limits, level)
+            pending.append(_Pending(name, table.num_rows, b"", table, part.stamps, governance))
+        if not pending:
+            raise InvalidInput(f"stream {name!r}: the batch is empty", code=codes.BATCH_INVALID)
+        receipts = self._enqueue_all(pending)
+        counted = [r for r in receipts if r.count] or receipts
+        return AppendReceipt(name, counted[0].first_seq, sum(r.count for r in receipts))
+
+    def _enqueue(self, pending: _Pending) -> AppendReceipt:
+        (receipt,) = self._enqueue_all([pending])
+        return receipt
+
+    def _enqueue_all(self, pending: list[_Pending]) -> list[AppendReceipt]:
+        """Hand frames to the writer together (it takes every waiting one, in order, into one
+        group commit) and wait for them; the first refusal is raised."""
         with self._queued:
             if self._closing:
                 raise SluiceError("the ingestion log is closed", code=codes.UNAVAILABLE)
-            self._queue.append(pending)
+            self._queue.extend(pending)
             self._queued.notify()
-        pending.done.wait()
-        if pending.error is not None:
-            raise pending.error
-        return pending.receipt
+        for item in pending:
+            item.done.wait()
+        for item in pending:
+            if item.error is not None:
+                raise item.error
+        return [item.receipt for item in pending if item.receipt is not None]
 
     def _write_loop(self) -> None:
         while True:
@@ -170,9 +262,11 @@ class IngestLog:
                         details={"stream": item.stream}, what="input stream", name=item.stream
                     )
                     continue
-                first = log.head.seq
-                log.append(item.count, item.payload)
-                item.receipt = AppendReceipt(item.stream, first, item.count)
+                try:
+                    self._write(item, log)
+                except SluiceError as refused:
+                    item.error = refused
+                    continue
                 touched[item.stream] = log
             try:
                 for log in touched.values():
@@ -181,6 +275,8 @@ class IngestLog:
                 failure = SluiceError(code=codes.LOG_WRITE_FAILED, reason=exc)
                 for item in batch:
                     item.error, item.receipt = item.error or failure, None
+                for name, log in touched.items():  # what the file holds decides, as on open
+                    self._shields[name] = _rebuilt(name, log)
             else:
                 acked = time.monotonic()
                 for name, log in touched.items():
@@ -191,6 +287,23 @@ class IngestLog:
             self._changed.notify_all()
         for item in batch:
             item.done.set()
+
+    def _write(self, item: _Pending, log: SegmentLog) -> None:
+        """Write one frame (a governed batch labelled by its stream's shield first); the
+        shield's state moves with it. A new segment starts with a snapshot of the state."""
+        shield = self._shields[item.stream]
+        state, payload = shield.state, item.payload
+        if item.sps is not None:
+            state = shield.admit_sps(item.sps)
+        elif item.table is not None and item.governance is not None:
+            table, state = shield.label(item.table, item.stamps, item.governance)
+            payload = to_payload(item.stream, table, self.limits)
+        if log.rolls and shield.state != EMPTY:
+            log.append(0, snapshot_payload(shield.state))
+        first = log.head.seq
+        log.append(item.count, payload)
+        shield.state = state
+        item.receipt = AppendReceipt(item.stream, first, item.count)
 
     # -- reading heads and compaction ------------------------------------------------------
     def heads(self, names: list[str]) -> dict[str, Position]:
@@ -233,3 +346,9 @@ class IngestLog:
         with self._lock:
             for log in self._logs.values():
                 log.close()
+
+
+def _rebuilt(name: str, log: SegmentLog) -> StreamShield:
+    """The shield of a stream as its log leaves it (``punctuated.replay``)."""
+    frames = log.frames_from_snapshot(is_snapshot)
+    return StreamShield(name, replay(name, ((f.count, f.payload) for f in frames)))

@@ -6,6 +6,10 @@ segment holding it (segments are named by the first row they hold) and the byte 
 that segment. Positions are plain data, so a Spark checkpoint can record them and any
 process with the directory can read a range back without an index.
 
+A frame of no rows is a *control frame*, the log's own record (an ingestion log's security
+punctuations and shield snapshots: ``server/ingest/punctuated.py``): ``read_range`` and
+``tail``, which read rows, skip it; ``scan`` yields it.
+
 A crash can leave a torn frame at the end of the last segment; opening the log cuts it
 off (its rows were never acknowledged, since acknowledging waits for ``sync``).
 """
@@ -98,7 +102,8 @@ def read_range(directory: Path, start: Position, end: Position) -> Iterator[Fram
             if frame.first_seq != expected:
                 break
             expected += frame.count
-            yield frame
+            if frame.count:
+                yield frame
     if expected != end.seq:
         raise LogGap(
             directory=directory,
@@ -117,7 +122,7 @@ def tail(directory: Path, end: Position, rows: int) -> list[Frame]:
     for base in reversed([b for b in list_segments(directory) if b <= end.seg]):
         try:
             last = end.pos if base == end.seg else None
-            found = [f for f, _ in scan(segment_path(directory, base), 0, last)]
+            found = [f for f, _ in scan(segment_path(directory, base), 0, last) if f.count]
         except FileNotFoundError:
             break
         frames[:0] = found
@@ -175,6 +180,25 @@ class SegmentLog:
             self.head.seq + count, self.head.seg, self.head.pos + HEADER.size + len(payload)
         )
         return self.head
+
+    @property
+    def rolls(self) -> bool:
+        """Whether the next ``append`` starts a new segment."""
+        return self.head.pos >= self.segment_bytes
+
+    def frames_from_snapshot(self, is_snapshot) -> Iterator[Frame]:
+        """Every frame from the first of the newest segment whose first frame
+        ``is_snapshot(frame)``, or from the oldest segment kept if none is."""
+        segments = list_segments(self.directory)
+        start = 0
+        for at in range(len(segments) - 1, -1, -1):
+            first = next(scan(segment_path(self.directory, segments[at])), None)
+            if first is not None and is_snapshot(first[0]):
+                start = at
+                break
+        for base in segments[start:]:
+            for frame, _ in scan(segment_path(self.directory, base)):
+                yield frame
 
     def sync(self) -> None:
         os.fdatasync(self._fd)

@@ -18,6 +18,15 @@ then receives only the rows its clearance (its active roles', as they are at tha
 dominates, on top of the SecFilter, and each delivered tuple shows its level per conflict-of-
 interest class (``{"banks": "A"}``; public is ``{}``) as ``_level`` beside ``_sources``.
 
+An output of a plan governed by security punctuations carries ``_sp_denied``, the roles the
+sps of the tuples a row derives from do not all grant (``boxes/punctuations/columns.py``): a
+subscriber then receives a row only if one of its active roles (their catalog bits, as they
+are at that batch) may read it, on top of the SecFilter and the clearance; the column never
+leaves the server. Before the live rows it governs, a subscriber receives the ``policy`` event:
+which of its active roles the rows' policy lets read them, sent again whenever that changes
+(the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named), in
+replays (``subscribe`` with ``from``) as in live batches.
+
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
 one tap (``server.runtime.outputs.Tap``).
@@ -35,7 +44,7 @@ import numpy as np
 import pyarrow as pa
 
 from boxes.errors import SluiceError
-from boxes.labels import LABEL_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable_mask
@@ -47,6 +56,7 @@ from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
+POLICY_EVENT = "policy"
 SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
@@ -77,7 +87,7 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
     """The picked rows (indexes) as JSON-ready dicts with ``_sources`` (and ``_level``, read
     with the catalog's ``policy``, for an output at a level), without the label bits."""
     sources = label_sources(table, inputs)
-    labels = [c for c in (LABEL_COLUMN, RAW_COLUMN) if c in table.column_names]
+    labels = [c for c in (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN) if c in table.column_names]
     fields = table.drop_columns(labels).take(pa.array(picked, pa.int64())).to_pylist()
     out = [
         {**{k: _jsonable(v) for k, v in row.items()}, SOURCES: sources[i]}
@@ -103,18 +113,83 @@ def cleared_picks(table: pa.Table, picks: list, clearances: Sequence[int]) -> li
     ]
 
 
-def visible(
+def role_mask(snapshot, roles) -> int:
+    """The catalog bits of a session's active roles, as a signed long (a role without a bit
+    has none: no sp grants it anything)."""
+    mask = 0
+    for role in roles:
+        bit = snapshot.role_bits.get(role)
+        if bit is not None:
+            mask |= 1 << bit
+    return mask - (1 << 64) if mask >= 1 << 63 else mask
+
+
+def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
+    """Each subscriber's rows that one of its active roles (``masks``) may read under the
+    rows' sps (an output of a governed plan): the roles not denied meet its roles."""
+    if DENIED_COLUMN not in table.column_names:
+        return picks
+    readers = ~table.column(DENIED_COLUMN).to_numpy(zero_copy_only=False)
+    answers: dict[int, np.ndarray] = {}
+    for mask in masks:
+        if mask not in answers:
+            answers[mask] = np.flatnonzero(readers & np.int64(mask))
+    return [
+        np.intersect1d(picked, answers[mask], assume_unique=True)
+        for picked, mask in zip(picks, masks, strict=True)
+    ]
+
+
+def policy_runs(table: pa.Table, picked, active: int) -> list[tuple[int, np.ndarray]]:
+    """A subscriber's picked rows of a governed output in runs, in order, of one answer to
+    "which of its active roles (``active``) may read the row": ``(those roles, rows)``."""
+    picked = np.asarray(picked, dtype=np.int64)
+    if not len(picked):
+        return []
+    denied = table.column(DENIED_COLUMN).to_numpy(zero_copy_only=False)[picked]
+    granted = ~denied & np.int64(active)
+    cuts = [0, *(np.flatnonzero(np.diff(granted)) + 1).tolist(), len(picked)]
+    return [(int(granted[a]), picked[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+
+
+def role_names(snapshot, mask: int) -> list[str]:
+    """The roles whose bits ``mask`` (a signed long) holds, by name."""
+    return sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1)
+
+
+def visible_runs(
     catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
-) -> list[dict]:
+) -> list[tuple[int | None, list[dict]]]:
     """The rows of ``table`` one session may see now: its READ_TUPLE and READ_AGGREGATE rights
-    under ``semantic``, then its clearance, all as the catalog has them at this call."""
+    under ``semantic``, then its clearance, then its roles under the rows' sps, all as the
+    catalog has them at this call; in order, in runs of one policy (``policy_runs``: the
+    subscriber's roles it grants; None for an output no sp governs)."""
     if table.num_rows == 0:
         return []
     right = labels.rights(*catalog.sessions.source_rights(subject))
-    policy = catalog.core.snapshot.levels
+    snapshot = catalog.core.snapshot
+    policy = snapshot.levels
+    active = role_mask(snapshot, subject.roles)
     picks = deliveries(table, [right], semantic)
-    (picked,) = cleared_picks(table, picks, [policy.clearance(subject.roles)])
-    return rows(table, labels.inputs, picked, policy)
+    picks = cleared_picks(table, picks, [policy.clearance(subject.roles)])
+    (picked,) = permitted_picks(table, picks, [active])
+    shown = rows(table, labels.inputs, picked, policy)
+    if DENIED_COLUMN not in table.column_names:
+        return [(None, shown)] if shown else []
+    out, at = [], 0
+    for granted, run in policy_runs(table, picked, active):
+        out.append((granted, shown[at : at + len(run)]))
+        at += len(run)
+    return out
+
+
+def visible(
+    catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
+) -> list[dict]:
+    """``visible_runs``' rows, all together."""
+    return [
+        row for _, run in visible_runs(catalog, subject, labels, semantic, table) for row in run
+    ]
 
 
 def position_of(table: pa.Table) -> dict[str, int]:
@@ -141,6 +216,8 @@ class Delivery:
         # output -> who may read it beyond SUBSCRIBE (a rewritten diagram's, see
         # server.control.rewrites): raises the refusal
         self._gates: dict[str, Callable[[Subject], None]] = {}
+        # (output, sid) -> the policy (its roles' bits) a subscriber was last told of
+        self._policies: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
     def register(
@@ -214,7 +291,7 @@ class Delivery:
                 page = read(output, end, REPLAY_PAGE)
                 if page.tables:
                     table = pa.concat_tables(page.tables)
-                    self._send(sid, output, self.visible_rows(subject, output, table), page.next)
+                    self._send(sid, output, self._runs(subject, output, table), page.next)
                 if page.next == end:
                     break
                 end = page.next
@@ -227,16 +304,21 @@ class Delivery:
             held = self._held.pop((output, sid), [])
         for table in held:
             if position_of(table).get("next", end + 1) > end:
-                self._send(sid, output, self.visible_rows(subject, output, table), None, table)
+                self._send(sid, output, self._runs(subject, output, table), None, table)
         return end
 
-    def _send(self, sid: str, output: str, tuples: list[dict], next_: int | None, table=None):
-        if tuples:
-            position = position_of(table) if table is not None else {"next": next_}
-            self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
+    def _send(self, sid: str, output: str, runs: list, next_: int | None, table=None):
+        """Replayed or held rows, each run after its policy (``policy`` event) if it has one."""
+        position = position_of(table) if table is not None else {"next": next_}
+        for granted, tuples in runs:
+            if granted is not None:
+                self._policy(sid, output, granted, self.catalog.core.snapshot)
+            if tuples:
+                self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
 
     def unsubscribe(self, sid: str, output: str) -> bool:
         with self._lock:
+            self._policies.pop((output, sid), None)
             return self._subscribers.get(output, {}).pop(sid, None) is not None
 
     def forget(self, sid: str) -> None:
@@ -244,6 +326,8 @@ class Delivery:
         with self._lock:
             for subscribers in self._subscribers.values():
                 subscribers.pop(sid, None)
+            for key in [k for k in self._policies if k[1] == sid]:
+                del self._policies[key]
 
     def _gap(self, output: str, position: Mapping[str, int], count: int) -> dict | None:
         """The positions between the last batch handed here and this one, if any."""
@@ -257,11 +341,15 @@ class Delivery:
 
     def visible_rows(self, subject: Subject, output: str, table: pa.Table) -> list[dict]:
         """What one session may see of ``table`` now (the recent-results cache)."""
+        return [row for _, run in self._runs(subject, output, table) for row in run]
+
+    def _runs(self, subject: Subject, output: str, table: pa.Table) -> list:
         labels = self._labels.get(output)
         if labels is None:
             return []
         self.admit(subject, output)
-        return visible(self.catalog, subject, labels, self.semantics.get(output, STRONG), table)
+        semantic = self.semantics.get(output, STRONG)
+        return visible_runs(self.catalog, subject, labels, semantic, table)
 
     def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:
         try:
@@ -299,12 +387,37 @@ class Delivery:
         rights = self.catalog.sessions.source_rights
         semantic = self.semantics.get(output, STRONG)
         picks = deliveries(table, [labels.rights(*rights(who)) for _, who in subscribers], semantic)
-        policy = self.catalog.core.snapshot.levels
+        snapshot = self.catalog.core.snapshot
+        policy = snapshot.levels
         picks = cleared_picks(table, picks, [policy.clearance(who.roles) for _, who in subscribers])
+        picks = permitted_picks(
+            table, picks, [role_mask(snapshot, w.roles) for _, w in subscribers]
+        )
         if not any(len(picked) for picked in picks):
             return
         decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone
-        for (sid, _), picked in zip(subscribers, picks, strict=False):
-            if len(picked):
-                tuples = [decoded[i] for i in picked]
-                self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
+        governed = DENIED_COLUMN in table.column_names
+        for (sid, who), picked in zip(subscribers, picks, strict=False):
+            runs = (
+                policy_runs(table, picked, role_mask(snapshot, who.roles))
+                if governed
+                else [(0, picked)]
+            )
+            for granted, run in runs:
+                if governed:
+                    self._policy(sid, output, granted, snapshot)
+                if len(run):
+                    tuples = [decoded[i] for i in run]
+                    self.emit(
+                        TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid
+                    )
+
+    def _policy(self, sid: str, output: str, granted: int, snapshot) -> None:
+        """Tell a subscriber the policy of the rows that follow, if it is not the last one
+        it was told of on this output."""
+        with self._lock:
+            if self._policies.get((output, sid)) == granted:
+                return
+            self._policies[(output, sid)] = granted
+        roles = role_names(snapshot, granted)
+        self.emit(POLICY_EVENT, {"output": output, "roles": roles}, to=sid)

@@ -38,6 +38,8 @@ from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.input import InputBox
 from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
+from server.ingest.items import split
+from server.ingest.punctuated import Governance
 from server.runtime import checkpoints
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer, ResultLogs, result_key
@@ -202,9 +204,20 @@ class Runtime:
             )
         self.log.drop_stream(name)
 
-    def append(self, name: str, tuples: list[dict], level: int = 0) -> AppendReceipt:
-        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label."""
-        return self.log.append(name, tuples, level)
+    def append(
+        self,
+        name: str,
+        tuples: list[dict],
+        level: int = 0,
+        governance: Governance | None = None,
+    ) -> AppendReceipt:
+        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label. With
+        ``governance`` (sps govern the stream) the batch holds sps and stamped tuples
+        (``server.ingest.items``), logged in order; each tuple gets its policy label at the
+        writer."""
+        if governance is None:
+            return self.log.append(name, tuples, level)
+        return self.log.append_parts(name, split(tuples, name), level, governance)
 
     def set_max_state_rows(self, rows: int) -> None:
         """The most rows of state a diagram may hold (all its outputs' state stores): one that

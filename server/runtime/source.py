@@ -36,6 +36,7 @@ from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 from boxes.arrival import ARRIVAL_COLUMN
 from boxes.labels import LABEL_COLUMN, is_sparse
 from boxes.levels import LEVEL_COLUMN
+from boxes.punctuations.columns import DENIED_COLUMN, read_policy
 from boxes.types import Schema
 from server.ingest.segments import Frame, Position, read_range
 
@@ -46,10 +47,17 @@ STREAM_COLUMN = "_stream"
 def ddl(schema: Schema) -> str:
     """The rows' DDL: ``_stream``, ``_arrival`` (the row's number in its stream's log), the
     schema's fields, then ``_level`` (Chinese-Wall level label, written at admission; 0 for a
-    frame without one: public)."""
+    frame without one: public) and ``_sp_denied`` (the roles a governed tuple's sps do not let
+    read it: ``boxes.punctuations.columns``; 0 for a tuple no sp governs)."""
     fields = [f"`{f.name}` {f.type.ddl}" for f in schema.fields]
     return ", ".join(
-        [f"{STREAM_COLUMN} INT", f"{ARRIVAL_COLUMN} BIGINT", *fields, f"{LEVEL_COLUMN} BIGINT"]
+        [
+            f"{STREAM_COLUMN} INT",
+            f"{ARRIVAL_COLUMN} BIGINT",
+            *fields,
+            f"{LEVEL_COLUMN} BIGINT",
+            f"{DENIED_COLUMN} BIGINT",
+        ]
     )
 
 
@@ -137,13 +145,14 @@ class LogReader(SimpleDataSourceStreamReader):
 
 def frame_rows(frame: Frame) -> pa.Table:
     """A log frame's rows as an input reads them: ``_arrival`` (each row's number in its
-    stream's log), the fields, then ``_level`` (0, public, for a frame written without one)."""
+    stream's log), the fields, then ``_level`` (0, public, for a frame written without one) and
+    ``_sp_denied`` (``ddl``)."""
     table = pa.ipc.open_stream(frame.payload).read_all()
     rows = pa.array(np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64))
     table = table.add_column(0, ARRIVAL_COLUMN, rows)
     if LEVEL_COLUMN not in table.column_names:
         table = table.append_column(LEVEL_COLUMN, pa.array([0] * table.num_rows, pa.int64()))
-    return table
+    return read_policy(table)
 
 
 def input_frames(spark, options: Mapping[str, str], streams: list[str], schema: Schema) -> dict:
@@ -168,7 +177,7 @@ def derived_frame(spark, options: Mapping[str, str], key: str, schema: Schema, w
     from pyspark.sql import functions as F
 
     label = "ARRAY<INT>" if is_sparse(words) else "BIGINT"
-    columns = [*schema.names, LEVEL_COLUMN, LABEL_COLUMN]
+    columns = [*schema.names, LEVEL_COLUMN, DENIED_COLUMN, LABEL_COLUMN]
     frame = (
         spark.readStream.format(FORMAT)
         .options(

@@ -97,7 +97,7 @@ def test_raw_and_level_parts_split_off_and_count_window_words_round_trip(spark, 
     the output's ``clear_raw``, ``split_raw`` and ``split_level`` take the same parts apart."""
     base = spark.range(1)
     ones = (
-        labels.with_level(bit, words, F.lit(6), raw=True)
+        labels.with_head(bit, words, [F.lit(6)], raw=True)
         if level
         else labels.literal(bit, words, raw=True)
         for bit in (0, 64 * words - 1)

@@ -67,6 +67,7 @@ CHANGES = st.one_of(
     st.tuples(st.just("elsewhere"), st.sampled_from(ROLES), OBJECTS),
     st.tuples(st.just("policy"), st.booleans(), st.sampled_from(ROLES)),
     st.tuples(st.just("attributes"), st.sampled_from(list(USERS)), st.integers(0, 3)),
+    st.tuples(st.just("govern"), st.booleans(), st.sampled_from(("in0", "in1"))),
 )
 
 
@@ -78,6 +79,7 @@ def reread(cat: Catalog):
             repository.load_objects(conn),
             repository.load_levels(conn),
             repository.load_policies(conn),
+            repository.load_punctuations(conn),
         )
 
 
@@ -163,6 +165,8 @@ class World:
                 cat.policies.delete(admin, args[1])
         elif kind == "attributes":
             cat.policies.set_attributes(admin, args[0], {"ships": list(range(args[1]))})
+        elif kind == "govern":
+            cat.punctuations.set_governance(admin, args[1], args[0], "x" if args[0] else None)
         elif kind == "elsewhere":
             self.other.grants.grant(self.other_admin, args[0], A.VIEW_OBJECT, *args[1])
 

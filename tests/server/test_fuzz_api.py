@@ -31,7 +31,8 @@ JUDGED = {
     },
     # the document is judged by the compiler, as when it is created (CQL_NOT_EXPRESSIBLE inside)
     "diagrams.cql.post": {"DIAGRAM_INVALID", "DOCUMENT_SYNTAX", "DOCUMENT_TOO_LARGE"},
-    # NDJSON, CSV and AIS NMEA bodies are text, judged by their parsers
+    # NDJSON, CSV and AIS NMEA bodies are text, judged by their parsers; on a stream sps govern
+    # (a fuzz case may govern one), an item may be a bad sp
     "streams.append.post": {
         "TUPLE_INVALID",
         "BATCH_INVALID",
@@ -39,12 +40,15 @@ JUDGED = {
         "BAD_CSV",
         "BAD_NMEA",
         "NMEA_SCHEMA",
+        "SP_INVALID",
     },
     "permissions.grant.put": {"ACTION_NOT_APPLICABLE"},  # the action depends on the type
     "permissions.revoke.delete": {"ACTION_NOT_APPLICABLE"},
     # a level names classes and companies of the catalog; only an input stream has a company
     "levels.set_clearance.put": {"LEVEL_BAD_SHAPE", "LEVEL_UNKNOWN_COMPANY"},
     "levels.set_stream.put": {"LEVEL_NOT_INPUT"},
+    # a tuple identifier names a field of the stream's schema; only an input stream is governed
+    "streams.set_punctuations.put": {"SP_STREAM_INVALID"},
     "levels.add_company.post": {"LEVEL_BAD_CLASSES"},  # all 64 bits given out
     # a policy is judged by the policy model (its expressions by the expression language)
     "policies.create.post": {"POLICY_INVALID"},

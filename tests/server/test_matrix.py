@@ -111,6 +111,23 @@ CASES = [
         (401, 404, 403, 204, 204),
     ),
     (
+        "GET",
+        "/api/v1/streams/<name>/punctuations",
+        "/api/v1/streams/feed/punctuations",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
+    # al may write into feed, but only its owner or an administrator lets sps govern it
+    (
+        "PUT",
+        "/api/v1/streams/<name>/punctuations",
+        "/api/v1/streams/feed/punctuations",
+        {"governed": True, "tid_field": "x"},
+        OBJECT_CALLERS,
+        (401, 404, 403, 200, 200),
+    ),
+    (
         "POST",
         "/api/v1/streams/<name>/tuples",
         "/api/v1/streams/feed/tuples",

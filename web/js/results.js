@@ -21,6 +21,8 @@ export class Results {
     this.picker = select([], { name: "output" });
     this.message = el("p", { class: "notice", role: "status" });
     this.counter = el("span", { class: "counter", "aria-live": "off" }, "0 tuples");
+    // on an output of a stream security punctuations govern: the policy of the rows arriving
+    this.policy = el("p", { class: "policy", "aria-live": "polite" });
     this.head = el("thead");
     this.body = el("tbody");
     this.chart = new ResultChart();
@@ -38,7 +40,7 @@ export class Results {
     });
     fill(root, form, el("div", { class: "results-body" },
       el("section", { class: "results-table", "aria-label": "Arriving tuples" },
-        el("h2", {}, "Arriving tuples ", this.counter),
+        el("h2", {}, "Arriving tuples ", this.counter), this.policy,
         el("div", { class: "scroll" }, el("table", { class: "tuples" }, this.head, this.body))),
       el("section", { class: "results-chart", "aria-label": "Live chart" },
         el("h2", {}, "Live chart"), this.chart.element),
@@ -46,6 +48,7 @@ export class Results {
     socket.on("tuples", (data) => this.receive(data));
     socket.on("subscription_ended", (data) => this.ended(data));
     socket.on("missed", (data) => this.catchUp(data));
+    socket.on("policy", (data) => this.showPolicy(data));
     socket.on("connect", () => this.resume());
   }
 
@@ -80,6 +83,7 @@ export class Results {
     this.mapSection.hidden = true;
     if (schema) this.startMap(Object.entries(schema.fields));
     this.counter.textContent = "0 tuples";
+    this.policy.textContent = "";
     notice(this.message, `Subscribed to ${output}; tuples appear as they arrive.`, "ok");
   }
 
@@ -135,6 +139,13 @@ export class Results {
     if (output !== this.output) return;
     if (next !== undefined) this.next = next;
     this.show(tuples);
+  }
+
+  /** The security policy of the rows that follow: which of this session's roles it lets
+   * read them (the server names no other role). */
+  showPolicy({ output, roles }) {
+    if (output !== this.output) return;
+    this.policy.textContent = `Security policy of the arriving rows: readable by your roles ${roles.join(", ")}`;
   }
 
   show(tuples) {

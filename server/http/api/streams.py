@@ -36,8 +36,16 @@ TUPLES = {
     "description": "tuples, each an object with the stream's fields (its schema: GET "
     "/streams/{name}); every field is required but the event-time field, which takes the "
     "arrival time when left out; null is never a value; a time is an ISO-8601 string or "
-    "epoch seconds in the years 1 to 9999. One bad tuple refuses the batch (TUPLE_INVALID).",
+    "epoch seconds in the years 1 to 9999. One bad tuple refuses the batch (TUPLE_INVALID). "
+    'On a stream security punctuations govern, items may also be sps ({"sp": {...}} or '
+    '{"sp": "INSERT SP ...", "ts": N}) and a tuple names its policy with "_stamp": '
+    '{"ts": N, "csn": M} (docs/punctuations.md; SP_INVALID).',
 }
+GOVERNANCE = answer({"governed": {"type": "boolean"}, "tid_field": {"type": ["string", "null"]}})
+SET_GOVERNANCE = obj(
+    {"governed": {"type": "boolean"}, "tid_field": {**NAME, "type": ["string", "null"]}},
+    ("governed",),
+)
 APPENDED = answer(
     {"stream": {"type": "string"}, "first_seq": {"type": "integer"}, "count": {"type": "integer"}}
 )
@@ -131,3 +139,22 @@ def _tuples(name: str) -> list:
 def append(name: str):
     """Append tuples (WRITE on the stream); answered once they are durable."""
     return ingest(services(), subject(), name, lambda: _tuples(name))
+
+
+@bp.get("/<name>/punctuations")
+@guarded(answer=GOVERNANCE)
+def punctuations(name: str):
+    """Whether security punctuations govern the stream, and its tuple identifier field."""
+    return services().catalog.punctuations.governance(subject(), name)
+
+
+@bp.put("/<name>/punctuations")
+@guarded(body=SET_GOVERNANCE, answer=GOVERNANCE)
+def set_punctuations(name: str):
+    """Govern an input stream by the sps its writers send (its owner or an administrator),
+    naming the field sps' tuple patterns test (docs/punctuations.md), or stop. Tuples already
+    logged keep the policy label they were admitted with."""
+    body = g.body
+    return services().catalog.punctuations.set_governance(
+        subject(), name, body["governed"], body.get("tid_field")
+    )

@@ -69,3 +69,17 @@ def test_a_frame_is_labelled_as_its_tuples():
         assert decider.frame(4) == [decider.at(None)] * 4
     assert Decider(Policy(1, (everyone,)), "s1", FIELDS, ROLES).constant is not None
     assert Decider(Policy(1, (by_id,)), "s1", FIELDS, ROLES).constant is None
+
+
+def test_a_policy_sent_again_with_a_new_timestamp_is_compiled_once():
+    from boxes.punctuations import Deciders
+
+    deciders = Deciders("s1", ("a", "b"), {"C": 0, "D": 1})
+    first = Policy(1, (Sp(roles=p.const("C"), ts=1, sn=1), Sp(roles=p.const("D"), ts=1, sn=2)))
+    again = Policy(7, (Sp(roles=p.const("D"), ts=7, sn=1), Sp(roles=p.const("C"), ts=7, sn=2)))
+    other = Policy(8, (Sp(roles=p.const("C"), ts=8, sn=1, positive=False),))
+    assert deciders(first) is deciders(again)
+    assert deciders(other) is not deciders(first)
+    assert deciders(again).at(None) == TupleLabel(3, (3, 3))
+    assert deciders(other).at(None) == TupleLabel(0, (0, 0))
+    assert deciders(None).at(None) == TupleLabel(0, (0, 0))

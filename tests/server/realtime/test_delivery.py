@@ -9,7 +9,14 @@ import pytest
 
 from boxes.secfilter import label_array
 from catalog import Action, ObjectType
-from server.realtime.delivery import ENDED_EVENT, MISSED_EVENT, TUPLES_EVENT, Delivery, Labels
+from server.realtime.delivery import (
+    ENDED_EVENT,
+    MISSED_EVENT,
+    POLICY_EVENT,
+    TUPLES_EVENT,
+    Delivery,
+    Labels,
+)
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 
 T, A = ObjectType, Action
@@ -40,6 +47,8 @@ class Sent:
         for to, event, data in self.events:
             if event == TUPLES_EVENT:
                 out.setdefault(to, []).extend((t["symbol"], t["_sources"]) for t in data["tuples"])
+            elif event == POLICY_EVENT:
+                out.setdefault(to, []).append((event, tuple(data["roles"])))
             else:
                 out.setdefault(to, []).append((event, data["error"]["code"]))
         self.events.clear()
@@ -171,3 +180,69 @@ def test_a_replay_is_filtered_with_the_permissions_of_the_moment(setup):
     log = Log(delivery, [positioned(ALL, 0, 3)], arriving=[])
     assert delivery.subscribe_from("bob-socket", who["bob"], "out1", 0, log) == 3
     assert sent.take() == {}  # Bob may read neither input
+
+
+def test_a_governed_outputs_rows_reach_only_the_roles_their_sps_grant(setup):
+    """``_sp_denied`` (an output of a plan sps govern): a row reaches al iff one of al's
+    active roles is not denied, on top of the SecFilter; the column never leaves."""
+    cat, delivery, sent, who = setup
+    bits = cat.core.snapshot.role_bits
+    al, ed = (sum(1 << bits[r] for r in who[u].roles) for u in ("al", "ed"))
+    assert al and ed and not al & ed
+    denied = pa.array([~al, ~ed, ~(al | ed)], pa.int64())
+    governed = ALL.append_column("_sp_denied", denied)
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", governed)
+    (al_role,) = who["al"].roles
+    assert sent.take() == {
+        "al-socket": [(POLICY_EVENT, (al_role,)), ("in1", ["in1"]), ("both", ["in1", "in2"])]
+    }
+    shown = delivery.visible_rows(who["al"], "out1", governed)
+    assert [r["symbol"] for r in shown] == ["in1", "both"]
+    assert all("_sp_denied" not in r for r in shown)
+    nobody = ALL.append_column("_sp_denied", pa.array([-1] * 3, pa.int64()))
+    delivery.on_batch("out1", nobody)
+    assert sent.take() == {}
+
+
+def test_the_policy_comes_before_the_rows_it_governs_and_not_again_while_it_holds(setup):
+    """The ``policy`` event names the subscriber's own roles the next rows' policy grants
+    (no other role: the nurse's bit is not named); it is sent before them, not again while it
+    holds, and again to a new subscription."""
+    cat, delivery, sent, who = setup
+    joe = who["joe"]
+    cat.accounts.add_role(joe, "NURSE")
+    bits = cat.core.snapshot.role_bits
+    (al_role,) = who["al"].roles
+    al, nurse = 1 << bits[al_role], 1 << bits["NURSE"]
+    denied = pa.array([~al, ~(al | nurse), ~nurse], pa.int64())
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", ALL.append_column("_sp_denied", denied))
+    delivery.on_batch("out1", ALL.append_column("_sp_denied", denied))
+    events = [
+        (event, data.get("roles"), [t["symbol"] for t in data.get("tuples", [])])
+        for _, event, data in sent.events
+    ]
+    assert events == [
+        ("policy", [al_role], []),
+        ("tuples", None, ["in1", "in2"]),
+        ("tuples", None, ["in1", "in2"]),  # the same policy: not sent again
+    ]
+    sent.events.clear()
+    delivery.unsubscribe("al-socket", "out1")
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", ALL.append_column("_sp_denied", denied))
+    assert [event for _, event, _ in sent.events] == ["policy", "tuples"]
+
+
+def test_a_replay_sends_the_policy_before_the_rows_it_governs(setup):
+    cat, delivery, sent, who = setup
+    bits = cat.core.snapshot.role_bits
+    (al_role,) = who["al"].roles
+    al = 1 << bits[al_role]
+    governed = ALL.append_column("_sp_denied", pa.array([~al, -1, ~al], pa.int64()))
+    log = Log(delivery, [positioned(governed, 0, 3)], arriving=[])
+    assert delivery.subscribe_from("al-socket", who["al"], "out1", 0, log) == 3
+    assert sent.take() == {
+        "al-socket": [(POLICY_EVENT, (al_role,)), ("in1", ["in1"]), ("both", ["in1", "in2"])]
+    }

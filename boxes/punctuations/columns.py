@@ -1,0 +1,92 @@
+"""The reserved columns a governed stream's logged frames carry, as Arrow arrays.
+
+* ``_sp_ts``, ``_sp_csn``: each tuple's stamp (null: it names no policy), so the shield's
+  state is a function of the log (``server/ingest``) and a replay decides as the first pass.
+* ``_roles``: the policy label, the roles (catalog bits, ``Snapshot.role_bits``) that may read
+  something of the tuple, a ``bigint`` like a one-word source label (bit 63 is the sign bit).
+* ``_field_roles``: a struct of one ``bigint`` per schema field, the roles that may read that
+  field; written only when some field's mask differs from its tuple's (an attribute-level
+  policy), else every field's mask is the tuple's.
+
+A user's field can never be named so: names starting with ``_`` are reserved.
+
+What an input reads of them (``read_policy``) is one column, ``_sp_denied``: the roles that
+may *not* read every field of the tuple, the complement of the AND of its field masks (0 for a
+tuple no sp governs: nobody is denied). As a complement it merges by OR like every other word
+of a label (``boxes/labels.py``): the OR of complements is the complement of the AND, so a
+join's or an aggregate's result may be read by the roles every contributing tuple grants,
+with no box knowing. Until field masks travel through the boxes, a tuple reaches only the
+roles that may read all of its fields (docs/punctuations.md).
+
+>>> from boxes.punctuations.decision import TupleLabel
+>>> cols = label_columns([TupleLabel(3, (1, 3)), TupleLabel(1 << 63, (1 << 63, 0))], ("a", "b"))
+>>> cols[ROLES_COLUMN].to_pylist(), cols[FIELD_ROLES_COLUMN].to_pylist()[0]
+([3, -9223372036854775808], {'a': 1, 'b': 3})
+>>> read_policy(pa.table(cols)).column(DENIED_COLUMN).to_pylist()  # ~(1 & 3), ~(2**63 & 0)
+[-2, -1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from boxes.labels import DENIED_COLUMN
+from boxes.punctuations.decision import TupleLabel
+from boxes.punctuations.model import Stamp
+
+STAMP_TS, STAMP_CSN = "_sp_ts", "_sp_csn"
+ROLES_COLUMN = "_roles"
+FIELD_ROLES_COLUMN = "_field_roles"
+LOGGED = (STAMP_TS, STAMP_CSN, ROLES_COLUMN, FIELD_ROLES_COLUMN)
+
+
+def signed(mask: int) -> int:
+    """The unsigned 64-bit ``mask`` as the signed long Arrow and Spark store."""
+    return mask - (1 << 64) if mask >= 1 << 63 else mask
+
+
+def stamp_columns(stamps: Sequence[Stamp | None]) -> dict[str, pa.Array]:
+    ts = [None if s is None else s.ts for s in stamps]
+    csn = [None if s is None else s.csn for s in stamps]
+    return {STAMP_TS: pa.array(ts, pa.int64()), STAMP_CSN: pa.array(csn, pa.int64())}
+
+
+def stamps_of(table: pa.Table) -> list[Stamp | None]:
+    """The stamps a logged frame holds (``stamp_columns`` read back)."""
+    ts, csn = table.column(STAMP_TS).to_pylist(), table.column(STAMP_CSN).to_pylist()
+    return [None if t is None or c is None else Stamp(t, c) for t, c in zip(ts, csn, strict=True)]
+
+
+def label_columns(labels: Sequence[TupleLabel], fields: Sequence[str]) -> dict[str, pa.Array]:
+    """``_roles``, and ``_field_roles`` when some tuple's fields are not all readable by the
+    roles that may read the tuple."""
+    out = {ROLES_COLUMN: pa.array([signed(t.mask) for t in labels], pa.int64())}
+    if any(f != t.mask for t in labels for f in t.fields):
+        out[FIELD_ROLES_COLUMN] = pa.StructArray.from_arrays(
+            [
+                pa.array([signed(t.fields[i]) for t in labels], pa.int64())
+                for i in range(len(fields))
+            ],
+            names=list(fields),
+        )
+    return out
+
+
+def read_policy(table: pa.Table) -> pa.Table:
+    """A logged frame as an input reads it: the columns above replaced by ``_sp_denied`` (a
+    result log's frame may carry it already: a derived input reads it as it is)."""
+    import pyarrow.compute as pc
+
+    if DENIED_COLUMN in table.column_names:
+        return table
+    if ROLES_COLUMN not in table.column_names:
+        return table.append_column(DENIED_COLUMN, pa.array([0] * table.num_rows, pa.int64()))
+    readers = table.column(ROLES_COLUMN)
+    if FIELD_ROLES_COLUMN in table.column_names:
+        fields = table.column(FIELD_ROLES_COLUMN).combine_chunks()
+        for i in range(fields.type.num_fields):
+            readers = pc.bit_wise_and(readers, fields.field(i))
+    kept = table.drop_columns([c for c in LOGGED if c in table.column_names])
+    return kept.append_column(DENIED_COLUMN, pc.bit_wise_not(readers))

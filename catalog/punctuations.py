@@ -1,0 +1,93 @@
+"""Which input streams security punctuations govern, and each one's tuple identifier field.
+
+A governed stream's tuples carry a policy label (``server/ingest``), decided from the sps its
+writers send in it: whoever holds WRITE on it then decides who reads its new tuples (within
+READ_TUPLE, which still applies), so turning it on or off is for the stream's owner role or an
+administrator (``catalog/policy.py``), in one audited transaction. Each role's label bit is
+given when the role is made (``repository.insert_role``, never again): ``Snapshot.role_bits``.
+
+Whether sps govern a stream is fixed while any diagram reads it (``SP_STREAM_IN_USE``): a
+diagram's labels carry the policy words only if its streams were governed when it was made
+or deployed (``server.control.diagrams.resolved``), and a diagram reading its output too.
+
+>>> cat.punctuations.set_governance(joe, "in1", True, "price")
+{'governed': True, 'tid_field': 'price'}
+>>> cat.punctuations.governance(joe, "in1")
+{'governed': True, 'tid_field': 'price'}
+"""
+
+from __future__ import annotations
+
+from boxes import codes
+from boxes.errors import Conflict, InvalidInput
+from catalog import policy, repository
+from catalog.core import Core
+from catalog.model import CatalogObject, ObjectType, Subject
+from catalog.objects import schema_of
+from catalog.snapshot import Snapshot
+
+EVENT = "punctuations"
+RULE = policy.OPERATIONS["streams.set_punctuations"]
+
+
+def governance_of(snapshot: Snapshot, stream: CatalogObject) -> dict:
+    governed = stream.id in snapshot.governed
+    return {"governed": governed, "tid_field": snapshot.governed.get(stream.id)}
+
+
+class Punctuations:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def governance(self, subject: Subject, stream: str) -> dict:
+        """Whether sps govern ``stream`` (one the session may view) and its identifier field."""
+        snapshot = self.core.snapshot
+        return governance_of(snapshot, self.core.find(subject, ObjectType.STREAM, stream, snapshot))
+
+    def set_governance(
+        self, subject: Subject, stream: str, governed: bool, tid_field: str | None = None
+    ) -> dict:
+        """Govern an input stream by its sps (``tid_field``: a field of its schema, or None), or
+        stop. Tuples already logged keep the label they were admitted with."""
+        core = self.core
+        with core.store.lock:
+            snapshot = core.snapshot
+            obj = core.find(subject, ObjectType.STREAM, stream, snapshot)
+            core.authorize(subject, RULE, {"name": stream}, EVENT)
+            if obj.kind != "input":
+                raise _refuse(stream, "it is not an input stream")
+            readers = sorted(
+                o.name
+                for o in snapshot.objects.values()
+                if o.type is ObjectType.DIAGRAM and obj.id in o.refs
+            )
+            if readers and governed != (obj.id in snapshot.governed):
+                raise Conflict(
+                    code=codes.SP_STREAM_IN_USE, name=stream, diagrams=", ".join(readers[:5])
+                )
+            fields = schema_of(obj, snapshot)["fields"]
+            if not governed and tid_field is not None:
+                raise _refuse(stream, "a stream no sp governs has no tuple identifier field")
+            if tid_field is not None and tid_field not in fields:
+                raise _refuse(stream, f"its schema has no field {tid_field[:64]!r}")
+            before = governance_of(snapshot, obj)
+            after = {"governed": governed, "tid_field": tid_field}
+            with core.change() as conn:
+                repository.set_governed(
+                    conn, obj.id, governed, tid_field, subject.user_name, core.clock()
+                )
+                core.log(
+                    subject,
+                    EVENT,
+                    f"stream:{stream}",
+                    True,
+                    "owner or administrator",
+                    conn,
+                    old=before,
+                    new=after,
+                )
+            return after
+
+
+def _refuse(stream: str, reason: str) -> InvalidInput:
+    return InvalidInput(code=codes.SP_STREAM_INVALID, name=stream, reason=reason)

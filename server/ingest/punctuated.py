@@ -1,0 +1,127 @@
+"""Security punctuations at the ingestion log's single writer (seed 003, docs/punctuations.md).
+
+The writer is where the order of sps and tuples is fixed and made durable, so the Security
+Shield runs there, one per stream: an sp is logged as a *control frame* (a frame of no rows,
+which readers of rows skip: ``segments.read_range``) and folded into the shield's state; a
+governed stream's tuple frame gets its stamps and its policy label columns
+(``boxes.punctuations.columns``) before it is written. The state is a function of the log:
+``replay`` folds a log's frames, from the snapshot frame the writer puts first in every new
+segment (so dropping old segments loses nothing), and gives the state the writer had.
+
+A frame is governed iff it carries the stamp columns; ungoverned frames (a stream no sp
+governs, or written before it was) leave the shield alone, live and on replay alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from boxes.punctuations import (
+    Decider,
+    Deciders,
+    Policy,
+    ShieldState,
+    Sp,
+    Stamp,
+    admit_frame,
+    admit_sp,
+)
+from boxes.punctuations.columns import STAMP_TS, label_columns, stamp_columns, stamps_of
+from boxes.punctuations.model import from_json
+from boxes.punctuations.shield import EMPTY, state_from_json, state_to_json
+from server.ingest.segments import Frame
+
+SPS, SNAPSHOT = "sps", "shield"
+
+
+@dataclass(frozen=True)
+class Governance:
+    """What the catalog said at admission about a governed stream: its fields, its tuple
+    identifier field (None: none) and every role's bit."""
+
+    fields: tuple[str, ...]
+    roles: Mapping[str, int]
+    tid_field: str | None = None
+
+
+def sps_payload(sps: Sequence[Sp]) -> bytes:
+    return json.dumps({SPS: [sp.to_json() for sp in sps]}).encode()
+
+
+def snapshot_payload(state: ShieldState) -> bytes:
+    return json.dumps({SNAPSHOT: state_to_json(state)}).encode()
+
+
+def is_snapshot(frame: Frame) -> bool:
+    """Whether a logged frame is a snapshot of the shield's state."""
+    return frame.count == 0 and SNAPSHOT in json.loads(frame.payload)
+
+
+def read_control(payload: bytes) -> list[Sp] | ShieldState:
+    """The sps, or the snapshot of the shield's state, a control frame holds."""
+    value = json.loads(payload)
+    if SPS in value:
+        return [from_json(s) for s in value[SPS]]
+    return state_from_json(value[SNAPSHOT])
+
+
+class StreamShield:
+    """One stream's shield state and its compiled policies (``Deciders``: a policy is compiled
+    once for the catalog's roles, then every run of tuples under it costs one label)."""
+
+    def __init__(self, stream: str, state: ShieldState = EMPTY) -> None:
+        self.stream, self.state = stream, state
+        self._compiled: tuple[Governance, Deciders] | None = None
+
+    def admit_sps(self, sps: Iterable[Sp]) -> ShieldState:
+        """The state after ``sps`` (not kept: the writer keeps it once the frame is durable)."""
+        state = self.state
+        for sp in sps:
+            state, _ = admit_sp(state, sp)
+        return state
+
+    def label(
+        self, table: pa.Table, stamps: Sequence[Stamp | None], governance: Governance
+    ) -> tuple[pa.Table, ShieldState]:
+        """``table`` with its stamps and policy label columns, and the state after it."""
+        state, runs = admit_frame(self.state, stamps)
+        labels = []
+        tid = governance.tid_field
+        for run in runs:
+            decider = self._decider(run.policy, governance)
+            if decider.constant is not None or tid is None:
+                labels += decider.frame(run.stop - run.start)
+            else:
+                tids = table.column(tid).slice(run.start, run.stop - run.start).to_pylist()
+                labels += decider.frame(tids)
+        columns = {**stamp_columns(stamps), **label_columns(labels, governance.fields)}
+        for name, column in columns.items():
+            table = table.append_column(name, column)
+        return table, state
+
+    def _decider(self, policy: Policy | None, governance: Governance) -> Decider:
+        compiled = self._compiled
+        if compiled is None or compiled[0] != governance:
+            fields, roles, tid = governance.fields, governance.roles, governance.tid_field
+            compiled = self._compiled = (governance, Deciders(self.stream, fields, roles, tid))
+        return compiled[1](policy)
+
+
+def replay(stream: str, frames: Iterable[tuple[int, bytes]]) -> ShieldState:
+    """The shield's state after a log's frames ``(row count, payload)``, in order, from the
+    newest snapshot frame among them."""
+    state = EMPTY
+    for count, payload in frames:
+        if count == 0:
+            control = read_control(payload)
+            is_state = isinstance(control, ShieldState)
+            state = control if is_state else StreamShield(stream, state).admit_sps(control)
+            continue
+        table = pa.ipc.open_stream(payload).read_all()
+        if STAMP_TS in table.column_names:
+            state, _ = admit_frame(state, stamps_of(table))
+    return state

@@ -1,0 +1,141 @@
+"""The way in for security punctuations (docs/punctuations.md): ``{"sp": ...}`` items (JSON and
+CQL ``INSERT SP``) and ``_stamp``-ed tuples in REST and socket.io batches, WRITE on the stream;
+on a live server with real Spark and socket.io clients. Then the crash test: a ``sluice serve``
+process killed between an sp and the tuples it governs; after the restart the same tuples
+reach the same roles."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from serverkit import PASSWORD, Client, wait_until
+
+EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+WARD = {
+    "version": 1,
+    "name": "ward",
+    "inputs": {"vitals": {}},
+    "outputs": {"seen": {"from": "vitals"}},
+}
+
+
+def vital(n: int, ts: int | None = None, csn: int = 1) -> dict:
+    out = {"t": (EPOCH + timedelta(seconds=n)).isoformat(), "patient": n, "bpm": 60 + n}
+    return out if ts is None else {**out, "_stamp": {"ts": ts, "csn": csn}}
+
+
+def sp(roles, ts: int, sn: int = 1, **more) -> dict:
+    return {"sp": {"ddp": {"streams": "vitals", **more}, "srp": roles, "ts": ts, "sn": sn}}
+
+
+def patients(client: Client) -> list[int]:
+    return [t["patient"] for t in client.received]
+
+
+def ward(url: str) -> tuple[Client, Client, Client, Client]:
+    """joe sets up the ward; dan (DOCTOR) and nina (NURSE) subscribe to ``seen``; fe (FEED)
+    writes vitals."""
+    joe = Client(url, "joe", PASSWORD)
+    for role in ("DOCTOR", "NURSE", "FEED"):
+        joe.call("POST", "/roles", 201, json={"name": role})
+    for user, role in (("dan", "DOCTOR"), ("nina", "NURSE"), ("fe", "FEED")):
+        joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
+    fields = {"t": "timestamp", "patient": "long", "bpm": "long"}
+    joe.call("POST", "/schemas", 201, json={"name": "v", "fields": fields, "event_time": "t"})
+    joe.call("POST", "/streams", 201, json={"name": "vitals", "schema": "v"})
+    joe.call("PUT", "/streams/vitals/punctuations", json={"governed": True, "tid_field": "patient"})
+    joe.call("POST", "/diagrams", 201, json={"document": WARD})
+    joe.call("POST", "/diagrams/ward/deploy", timeout=180)
+    grants = [("stream", "vitals", "FEED", a) for a in ("VIEW_OBJECT", "WRITE")]
+    for role in ("DOCTOR", "NURSE"):
+        grants += [("schema", "v", role, "VIEW_OBJECT")]
+        grants += [("stream", "vitals", role, a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
+        grants += [("output", "seen", role, a) for a in ("VIEW_OBJECT", "SUBSCRIBE")]
+    for type_, name, role, action in grants:
+        joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
+    dan, nina = Client(url, "dan", PASSWORD), Client(url, "nina", PASSWORD)
+    for client in (dan, nina):
+        client.connect(resubscribe=["seen"], resume=True)
+    wait_until(lambda: all(c.sock.connected for c in (dan, nina)), 60, "subscriptions")
+    return joe, dan, nina, Client(url, "fe", PASSWORD)
+
+
+def test_sps_and_stamped_tuples_come_in_rest_and_socket_batches(live):
+    joe, dan, nina, fe = ward(live.url)
+    both = ["DOCTOR", "NURSE"]
+    ack = fe.call("POST", "/streams/vitals/tuples", json=[sp(both, 1), vital(1, 1)])
+    assert ack["count"] == 1  # the sp is logged, not counted as a tuple
+    wait_until(lambda: patients(dan) == [1] and patients(nina) == [1], 120, "both see 1")
+
+    # An attribute-level policy: nurses may read bpm only, so (field masks not travelling
+    # through boxes yet) the tuple reaches the doctor only.
+    fe.connect()
+    fe.emit(
+        "ingest",
+        {
+            "stream": "vitals",
+            "tuples": [sp("DOCTOR", 2), sp("NURSE", 2, 2, attributes="bpm"), vital(2, 2, 2)],
+        },
+    )
+    # CQL: one policy of one statement, for nurses only; a later tuple under it.
+    cql = "INSERT SP INTO STREAM vitals LET SRP = frbac:NURSE"
+    fe.call("POST", "/streams/vitals/tuples", json=[{"sp": cql, "ts": 3}, vital(3, 3)])
+    wait_until(lambda: patients(nina) == [1, 3], 120, "the nurse's tuple under the CQL sp")
+    wait_until(lambda: patients(dan) == [1, 2], 120, "the doctor's tuple under policy 2")
+
+    # A bad sp refuses the whole batch, naming the item; nothing of it is logged.
+    bad = fe.call("POST", "/streams/vitals/tuples", 400, json=[vital(4, 3), sp("DOCTOR", 0)])
+    assert bad["error"]["code"] == "SP_INVALID" and "item 1" in bad["error"]["message"]
+    # Without WRITE, nobody sends sps.
+    refused = dan.call("POST", "/streams/vitals/tuples", 403, json=[sp("DOCTOR", 9)])
+    assert refused["error"]["code"] == "PERMISSION_DENIED"
+    fe.call("POST", "/streams/vitals/tuples", json=[vital(5, 3)])
+    wait_until(lambda: patients(nina) == [1, 3, 5], 120, "the nurse's next tuple")
+    assert patients(dan) == [1, 2]
+    for client in (joe, dan, nina, fe):
+        client.close()
+
+
+def test_a_restart_between_an_sp_and_its_tuples_sends_them_to_the_same_roles(serve):
+    server = serve(spark_master="local[2]", admin_user="joe", admin_password=PASSWORD)
+    server.start()
+    joe, dan, nina, fe = ward(server.url)
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("DOCTOR", 1)])  # acknowledged: durable
+    server.kill()
+    server.start()
+    fe = Client(server.url, "fe", PASSWORD)
+    fe.call("POST", "/streams/vitals/tuples", json=[vital(1, 1), vital(2, 1)])
+    wait_until(lambda: patients(dan) == [1, 2], 180, "the doctor's tuples after the restart")
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("NURSE", 2), vital(3, 2)])
+    wait_until(lambda: patients(nina) == [3], 120, "the nurse's tuple under the next policy")
+    assert patients(dan) == [1, 2]
+    for client in (joe, dan, nina, fe):
+        client.close()
+
+
+def test_a_diagram_reading_a_governed_output_keeps_its_policy(live):
+    """A derived input (another diagram's output) reads the roles its rows' sps deny from
+    that output's result log: a row the nurse may not read upstream she may not read here."""
+    joe, dan, nina, fe = ward(live.url)
+    derived = {
+        "version": 1,
+        "name": "ward2",
+        "inputs": {"theirs": {"output": "seen"}},
+        "outputs": {"again": {"from": "theirs"}},
+    }
+    joe.call("POST", "/diagrams", 201, json={"document": derived})
+    joe.call("POST", "/diagrams/ward2/deploy", timeout=180)
+    for role in ("DOCTOR", "NURSE"):
+        for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+            joe.call("PUT", f"/permissions/output/again/{role}/{action}")
+    dan2, nina2 = Client(live.url, "dan", PASSWORD), Client(live.url, "nina", PASSWORD)
+    for client in (dan2, nina2):
+        client.connect()
+        assert client.emit("subscribe", {"output": "again"}) == {"subscribed": "again"}
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("DOCTOR", 1), vital(1, 1)])
+    fe.call("POST", "/streams/vitals/tuples", json=[sp(["DOCTOR", "NURSE"], 2), vital(2, 2)])
+    wait_until(lambda: patients(dan2) == [1, 2], 180, "the doctor's rows downstream")
+    wait_until(lambda: patients(nina2) == [2], 120, "the nurse's row downstream")
+    wait_until(lambda: patients(nina) == [2] and patients(dan) == [1, 2], 60, "upstream rows")
+    for client in (joe, dan, nina, fe, dan2, nina2):
+        client.close()
