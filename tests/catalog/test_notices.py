@@ -18,7 +18,7 @@ def wait_until(condition, what: str, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.01)
+        time.sleep(0.01)  # poll: the listener thread signals nothing outside
 
 
 def test_changes_made_while_the_notices_are_lost_are_seen(postgres, clock):
