@@ -42,7 +42,11 @@ def ward(live):
         ):
             live.api("joe", "PUT", f"/permissions/{type_}/{name}/{role}/{action}")
     yield
+    # gone again, so that later tests on this shared server see only their own objects
     live.api("joe", "POST", "/diagrams/ward_web/stop")
+    live.api("joe", "DELETE", "/diagrams/ward_web")
+    live.api("joe", "DELETE", "/streams/vitals_web")
+    live.api("joe", "DELETE", "/schemas/vit")
 
 
 def send(live, roles, ts: int, patient: int) -> None:
