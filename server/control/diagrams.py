@@ -186,6 +186,8 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
         check_clearance(svc.catalog, deployer, plan)
     diagram = resumable.diagram
     running = deployed_plan(svc.catalog, diagram, doc, plan, deployer)
+    if running is not plan:
+        affordable_rewrite(svc, diagram, running, deployer)
     stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
     reader = gate(svc.catalog, diagram.name, doc, plan, stored.document) if stored else None
     svc.delivery.register(
@@ -195,6 +197,24 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
         reader,
     )
     runtime_of(svc).deploy(diagram.name, running, svc.delivery.on_batch)
+
+
+def affordable_rewrite(svc, diagram, running: Plan, deployer: Subject | None) -> None:
+    """A rewrite may widen windows and join bounds (a policy's minimum window), so the plan
+    that runs is held to the ceilings and, at a deploy, to the deployer's role limits too; a
+    refused rewrite is not left recorded as the diagram's. The filters and projections the
+    rewrite adds are the policies' doing, not the deployer's: only the document's own box
+    types need USE (checked when the deploy was admitted)."""
+    try:
+        affordable(running, svc.limits.cost_ceilings())
+        if deployer is not None:
+            measures = cost.Cost(measures=cost.estimate(running))
+            snapshot = svc.catalog.core.snapshot
+            svc.catalog.operators.admit(deployer, snapshot, diagram.name, measures, "deploy")
+    except SluiceError:
+        if deployer is not None:
+            svc.catalog.rewrites.forget(diagram)
+        raise
 
 
 def run_named(svc, name: str, deployer: Subject | None = None) -> None:
