@@ -42,6 +42,12 @@ def active_roles(subject: Subject | None, snapshot: Snapshot) -> frozenset[str] 
     return session.roles & user.roles
 
 
+def playing(subject: Subject | None, snapshot: Snapshot) -> frozenset[str]:
+    """``active_roles``, none for an invalid session: what a session's roles count for now
+    (clearances, sp grants), so a role taken from its user stops counting in open sessions."""
+    return active_roles(subject, snapshot) or frozenset()
+
+
 def owns(subject: Subject | None, obj: CatalogObject, snapshot: Snapshot) -> bool:
     """Whether the object's owner role is active in the subject's (valid) session."""
     return obj.owner_role in (active_roles(subject, snapshot) or ())

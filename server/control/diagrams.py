@@ -24,6 +24,7 @@ from boxes.input import Derived, InputBox
 from boxes.output import OutputBox
 from boxes.types import parse_schema
 from catalog import DiagramSpec, ObjectType, Subject
+from catalog.authorizer import playing
 from catalog.objects import Resumable
 from server.control.rewrites import deployed_plan, gate
 from server.ingest.admission import runtime_of
@@ -148,7 +149,8 @@ def check_clearance(catalog, subject: Subject, plan: Plan) -> None:
         return
     snapshot = catalog.core.snapshot
     policy = snapshot.levels
-    clearance = policy.clearance(catalog.core.valid(subject, snapshot).roles)
+    catalog.core.valid(subject, snapshot)
+    clearance = policy.clearance(playing(subject, snapshot))
     decision = policy.dominates(clearance, plan.clearance)
     if decision.allowed:
         return

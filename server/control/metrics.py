@@ -20,6 +20,7 @@ from typing import Any
 from boxes import observed
 from boxes.errors import SluiceError
 from catalog import Subject
+from catalog.authorizer import playing
 
 WITHHELD_ERROR = "the diagram failed; its error is shown to those who may read all its sources"
 
@@ -60,8 +61,9 @@ def _readable_boxes(svc, subject: Subject, plan) -> set[str]:
         return set()
     catalog = svc.catalog
     if plan.clearance is not None:
-        policy = catalog.core.snapshot.levels
-        if not policy.dominates(policy.clearance(subject.roles), plan.clearance).allowed:
+        snapshot = catalog.core.snapshot
+        roles = playing(subject, snapshot)
+        if not snapshot.levels.dominates(snapshot.levels.clearance(roles), plan.clearance).allowed:
             return set()
     readable = catalog.sessions.readable_sources(subject)
     return {

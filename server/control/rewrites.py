@@ -38,7 +38,9 @@ def rewrite_for(
     stream (OxRBAC and labels alone govern it). REWRITE_DENIED names an unauthorized input."""
     if not protected(snapshot) & set(plan.inputs):
         return None
-    subject = rewrite_subject(snapshot, user_id, roles)
+    user = snapshot.users.get(user_id)
+    playing = roles & user.roles if user is not None else frozenset()  # not a role taken away
+    subject = rewrite_subject(snapshot, user_id, playing)
     return rewrite(doc, plan, snapshot.policies, subject)
 
 

@@ -50,6 +50,7 @@ from boxes.output import STRONG
 from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
+from catalog.authorizer import playing
 from server.http.errors import answer
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
@@ -169,9 +170,10 @@ def visible_runs(
     right = labels.rights(*catalog.sessions.source_rights(subject))
     snapshot = catalog.core.snapshot
     policy = snapshot.levels
-    active = role_mask(snapshot, subject.roles)
+    roles = playing(subject, snapshot)
+    active = role_mask(snapshot, roles)
     picks = deliveries(table, [right], semantic)
-    picks = cleared_picks(table, picks, [policy.clearance(subject.roles)])
+    picks = cleared_picks(table, picks, [policy.clearance(roles)])
     (picked,) = permitted_picks(table, picks, [active])
     shown = rows(table, labels.inputs, picked, policy)
     if DENIED_COLUMN not in table.column_names:
@@ -389,20 +391,16 @@ class Delivery:
         picks = deliveries(table, [labels.rights(*rights(who)) for _, who in subscribers], semantic)
         snapshot = self.catalog.core.snapshot
         policy = snapshot.levels
-        picks = cleared_picks(table, picks, [policy.clearance(who.roles) for _, who in subscribers])
-        picks = permitted_picks(
-            table, picks, [role_mask(snapshot, w.roles) for _, w in subscribers]
-        )
+        roles = [playing(who, snapshot) for _, who in subscribers]
+        picks = cleared_picks(table, picks, [policy.clearance(r) for r in roles])
+        masks = [role_mask(snapshot, r) for r in roles]
+        picks = permitted_picks(table, picks, masks)
         if not any(len(picked) for picked in picks):
             return
         decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone
         governed = DENIED_COLUMN in table.column_names
-        for (sid, who), picked in zip(subscribers, picks, strict=False):
-            runs = (
-                policy_runs(table, picked, role_mask(snapshot, who.roles))
-                if governed
-                else [(0, picked)]
-            )
+        for (sid, _), picked, mask in zip(subscribers, picks, masks, strict=True):
+            runs = policy_runs(table, picked, mask) if governed else [(0, picked)]
             for granted, run in runs:
                 if governed:
                     self._policy(sid, output, granted, snapshot)

@@ -246,3 +246,48 @@ def test_a_replay_sends_the_policy_before_the_rows_it_governs(setup):
     assert sent.take() == {
         "al-socket": [(POLICY_EVENT, (al_role,)), ("in1", ["in1"]), ("both", ["in1", "in2"])]
     }
+
+
+def test_a_role_taken_from_a_user_no_longer_grants_in_an_open_session(setup, template):
+    """The roles that count at delivery are those the session has active *and* the user may
+    still play (as for READ_TUPLE): a role taken from al while al is subscribed stops
+    granting al the rows its sps grant it, from the next batch, in live delivery and in
+    reads alike."""
+    cat, delivery, sent, _ = setup
+    joe = cat.sessions.login("joe", template[1]["joe"])[1]
+    cat.accounts.add_role(joe, "EXTRA")
+    cat.accounts.assign_role(joe, "al", "EXTRA")
+    al = cat.sessions.login("al", template[1]["al"])[1]
+    assert "EXTRA" in al.roles
+    extra = 1 << cat.core.snapshot.role_bits["EXTRA"]
+    only_extra = ALL.append_column("_sp_denied", pa.array([~extra] * 3, pa.int64()))
+    delivery.subscribe("al-socket", al, "out1")
+    delivery.on_batch("out1", only_extra)
+    [policy, *rows] = sent.take()["al-socket"]
+    assert policy == (POLICY_EVENT, ("EXTRA",)) and ("both", ["in1", "in2"]) in rows
+    cat.accounts.unassign_role(joe, "al", "EXTRA")
+    delivery.on_batch("out1", only_extra)
+    assert sent.take() == {}
+    assert delivery.visible_rows(al, "out1", only_extra) == []
+
+
+def test_a_clearance_taken_with_its_role_no_longer_counts_in_an_open_session(setup, template):
+    """The same for levels: rows at S1 reach al while al plays EXTRA, cleared for S1, and
+    stop as soon as EXTRA is taken from al, though al's session had it active."""
+    cat, delivery, sent, _ = setup
+    joe = cat.sessions.login("joe", template[1]["joe"])[1]
+    cat.levels.add_class(joe, "shipping")
+    cat.levels.add_company(joe, "shipping", "S1")
+    cat.accounts.add_role(joe, "EXTRA")
+    cat.levels.set_clearance(joe, "EXTRA", {"shipping": "S1"})
+    cat.accounts.assign_role(joe, "al", "EXTRA")
+    al = cat.sessions.login("al", template[1]["al"])[1]
+    at_a = cat.core.snapshot.levels.mask_of({"shipping": "S1"})
+    leveled = ALL.append_column("_level", label_array([np.array([at_a] * 3, np.uint64)]))
+    delivery.subscribe("al-socket", al, "out1")
+    delivery.on_batch("out1", leveled)
+    assert ("both", ["in1", "in2"]) in sent.take()["al-socket"]
+    cat.accounts.unassign_role(joe, "al", "EXTRA")
+    delivery.on_batch("out1", leveled)
+    assert sent.take() == {}
+    assert delivery.visible_rows(al, "out1", leveled) == []
