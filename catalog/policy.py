@@ -118,6 +118,8 @@ OPERATIONS: Mapping[str, Rule] = {
     "streams.append": needs(Need(A.WRITE, STREAM)),
     "streams.punctuations": needs(Need(A.VIEW_OBJECT, STREAM)),
     "streams.set_punctuations": needs((Need(OWNER, STREAM), ADMIN)),
+    "streams.server_policy": needs(ADMIN),
+    "streams.set_server_policy": needs(ADMIN),
     # diagrams: the catalog also checks READ_TUPLE on every input the document reads
     "diagrams.index": SESSION,
     "diagrams.create": needs(Need(A.ADD, SYSTEM)),

@@ -18,8 +18,11 @@ or deployed (``server.control.diagrams.resolved``), and a diagram reading its ou
 
 from __future__ import annotations
 
+import json
+
 from boxes import codes
 from boxes.errors import Conflict, InvalidInput
+from boxes.punctuations.model import Sp, server_sp_from_json
 from catalog import policy, repository
 from catalog.core import Core
 from catalog.model import CatalogObject, ObjectType, Subject
@@ -28,6 +31,9 @@ from catalog.snapshot import Snapshot
 
 EVENT = "punctuations"
 RULE = policy.OPERATIONS["streams.set_punctuations"]
+SERVER_EVENT = "server_policy"
+SERVER_RULE = policy.OPERATIONS["streams.set_server_policy"]
+SERVER_SPS_MAX = 256
 
 
 def governance_of(snapshot: Snapshot, stream: CatalogObject) -> dict:
@@ -87,6 +93,82 @@ class Punctuations:
                     new=after,
                 )
             return after
+
+    def server_policy(self, subject: Subject, stream: str) -> dict:
+        """The server's own sps for a governed stream (administrators): ``None`` for none."""
+        snapshot = self.core.require_admin(subject, SERVER_EVENT)
+        obj = self.core.find(subject, ObjectType.STREAM, stream, snapshot)
+        return {"server_policy": server_policy_of(snapshot, obj)}
+
+    def set_server_policy(self, subject: Subject, stream: str, items: list | None) -> dict:
+        """Set (a list of sps, in their JSON form without ``ts`` and ``sn``) or remove (None)
+        the server's policy of a governed stream, in one audited transaction. It refines what
+        the provider's mutable sps grant the tuples admitted from now on (section 4.2): a role
+        reads a field so granted only if this policy grants it too; an immutable sp's grant and
+        every denial stay. ``[]`` leaves only the immutable grants."""
+        core = self.core
+        with core.store.lock:
+            snapshot = core.snapshot
+            obj = core.find(subject, ObjectType.STREAM, stream, snapshot)
+            core.authorize(subject, SERVER_RULE, {"name": stream}, SERVER_EVENT)
+            if obj.id not in snapshot.governed:
+                raise _refuse(stream, "no sp governs it (PUT /streams/NAME/punctuations first)")
+            sps = None if items is None else server_sps(items)
+            before = server_policy_of(snapshot, obj)
+            after = None if sps is None else [_stored(sp) for sp in sps]
+            with core.change() as conn:
+                repository.set_server_policy(
+                    conn,
+                    obj.id,
+                    None if after is None else json.dumps(after),
+                    subject.user_name,
+                    core.clock(),
+                )
+                core.log(
+                    subject,
+                    SERVER_EVENT,
+                    f"stream:{stream}",
+                    True,
+                    "administrator",
+                    conn,
+                    old=before,
+                    new=after,
+                )
+            return {"server_policy": after}
+
+
+def server_sps(items: list) -> tuple[Sp, ...]:
+    """A server policy's sps from their JSON form (SP_INVALID naming the item); they carry
+    no timestamp or sequence number, which order a provider's policies, not the server's."""
+    if not isinstance(items, list) or len(items) > SERVER_SPS_MAX:
+        raise InvalidInput(
+            code=codes.SP_INVALID,
+            part="server_policy",
+            reason=f"is a list of at most {SERVER_SPS_MAX} sps",
+        )
+    sps = []
+    for n, item in enumerate(items, 1):
+        try:
+            sps.append(server_sp_from_json(item, n))
+        except InvalidInput as err:
+            part, reason = err.params.get("part", "sp"), err.params.get("reason", err.message)
+            raise InvalidInput(
+                code=codes.SP_INVALID, part=f"server_policy[{n - 1}], {part}", reason=str(reason)
+            ) from None
+    return tuple(sps)
+
+
+def _stored(sp: Sp) -> dict:
+    out = sp.to_json()
+    del out["ts"], out["sn"]
+    return out
+
+
+def server_policy_of(snapshot: Snapshot, stream: CatalogObject) -> list[dict] | None:
+    sps = snapshot.server_policies.get(stream.id)
+    if sps is None:
+        return None
+    return [_stored(sp) for sp in sps]
 
 
 def _refuse(stream: str, reason: str) -> InvalidInput:

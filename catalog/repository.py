@@ -571,26 +571,47 @@ def mark_rewrite_stale(conn, diagram_id: int, reason: str) -> None:
 @dataclass(frozen=True)
 class PunctuationRows:
     """Security punctuations' tables: each role's label bit and the governed streams with
-    their tuple identifier field (None: none)."""
+    their tuple identifier field (None: none) and server policy (JSON; None: none)."""
 
     role_bits: tuple[tuple[str, int], ...]
-    governed: tuple[tuple[int, str | None], ...]
+    governed: tuple[tuple[int, str | None, str | None], ...]
 
 
 def load_punctuations(conn) -> PunctuationRows:
     return PunctuationRows(
         tuple(conn.execute("SELECT role, bit FROM role_bits ORDER BY bit")),
-        tuple(conn.execute("SELECT stream_id, tid_field FROM governed_streams ORDER BY stream_id")),
+        tuple(
+            conn.execute(
+                "SELECT stream_id, tid_field, server_policy FROM governed_streams"
+                " ORDER BY stream_id"
+            )
+        ),
     )
 
 
 def set_governed(
     conn, stream_id: int, governed: bool, tid_field: str | None, by: str, at: float
 ) -> None:
-    conn.execute("DELETE FROM governed_streams WHERE stream_id = ?", (stream_id,))
-    if governed:
+    """Govern a stream (keeping its server policy if it was governed) or stop (dropping it)."""
+    if not governed:
+        conn.execute("DELETE FROM governed_streams WHERE stream_id = ?", (stream_id,))
+        return
+    changed = conn.execute(
+        "UPDATE governed_streams SET tid_field = ?, changed_by = ?, changed_at = ?"
+        " WHERE stream_id = ?",
+        (tid_field, by, at, stream_id),
+    )
+    if changed.rowcount == 0:
         conn.execute(
             "INSERT INTO governed_streams (stream_id, tid_field, changed_by, changed_at)"
             " VALUES (?, ?, ?, ?)",
             (stream_id, tid_field, by, at),
         )
+
+
+def set_server_policy(conn, stream_id: int, policy: str | None, by: str, at: float) -> None:
+    conn.execute(
+        "UPDATE governed_streams SET server_policy = ?, changed_by = ?, changed_at = ?"
+        " WHERE stream_id = ?",
+        (policy, by, at, stream_id),
+    )

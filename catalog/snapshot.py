@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from boxes.errors import InvalidInput
 from boxes.levels import Lattice
+from boxes.punctuations.model import Sp, server_sp_from_json
 from boxes.rewrite.policy import Policy, policy_from
 from catalog.clearance import EMPTY, LevelPolicy
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 NO_ATTRIBUTES: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
 NO_BITS: Mapping[str, int] = MappingProxyType({})
 NOT_GOVERNED: Mapping[int, str | None] = MappingProxyType({})
+NO_SERVER_POLICIES: Mapping[int, tuple[Sp, ...]] = MappingProxyType({})
 
 
 OWNER = "owner"  # a read right held by owning the stream (READ_TUPLE, never READ_AGGREGATE)
@@ -55,6 +57,10 @@ class Snapshot:
     # its tuple identifier field (None: none)
     role_bits: Mapping[str, int] = field(default_factory=lambda: NO_BITS)
     governed: Mapping[int, str | None] = field(default_factory=lambda: NOT_GOVERNED)
+    # per governed stream id with one, the server's own sps (003 section 4.2)
+    server_policies: Mapping[int, tuple[Sp, ...]] = field(
+        default_factory=lambda: NO_SERVER_POLICIES
+    )
 
     @property
     def system(self) -> CatalogObject | None:
@@ -190,8 +196,21 @@ def access_fields(rows: PolicyRows) -> dict:
 def punctuation_fields(rows: PunctuationRows) -> dict:
     return dict(
         role_bits=MappingProxyType(dict(rows.role_bits)),
-        governed=MappingProxyType(dict(rows.governed)),
+        governed=MappingProxyType({stream: tid for stream, tid, _ in rows.governed}),
+        server_policies=MappingProxyType(
+            {stream: _server_policy(stream, text) for stream, _, text in rows.governed if text}
+        ),
     )
+
+
+def _server_policy(stream_id: int, text: str) -> tuple[Sp, ...]:
+    """A stored server policy; one no longer valid refines to nothing (fails closed: only
+    the providers' immutable grants stay), and says so."""
+    try:
+        return tuple(server_sp_from_json(item, n) for n, item in enumerate(json.loads(text), 1))
+    except (InvalidInput, ValueError, TypeError) as err:
+        log.error("stream %d's server policy is not valid and grants nothing: %s", stream_id, err)
+        return ()
 
 
 def build(

@@ -134,16 +134,19 @@ class Deciders:
         roles: Mapping[str, int],
         tid_field: str | None = None,
         size: int = 64,
+        server: Policy | None = None,
     ) -> None:
         self.stream, self.fields, self.roles, self.tid_field = stream, fields, roles, tid_field
-        self.size = size
+        self.size, self.server = size, server
         self._cache: dict[frozenset | None, Decider] = {}
 
     def __call__(self, policy: Policy | None) -> Decider:
         key = None if policy is None else frozenset(_content(sp) for sp in policy.sps)
         found = self._cache.get(key)
         if found is None:
-            found = Decider(policy, self.stream, self.fields, self.roles, self.tid_field)
+            found = Decider(
+                policy, self.stream, self.fields, self.roles, self.tid_field, self.server
+            )
             if len(self._cache) >= self.size:
                 del self._cache[next(iter(self._cache))]
             self._cache[key] = found

@@ -110,6 +110,14 @@ def from_json(item: Any) -> Sp:
     )
 
 
+def server_sp_from_json(item: Any, sn: int) -> Sp:
+    """The ``sn``-th sp of a server policy (section 4.2) from its JSON form, which has no
+    ``ts`` or ``sn``: those order a provider's policies in its stream, not the server's."""
+    if isinstance(item, dict) and ("ts" in item or "sn" in item):
+        raise _invalid("ts" if "ts" in item else "sn", "is not a part of a server policy's sp")
+    return from_json({**item, "ts": 1, "sn": sn} if isinstance(item, dict) else item)
+
+
 def stamp_from_json(value: Any) -> Stamp:
     """A tuple's stamp from ``{"ts": ..., "csn": ...}``."""
     if not isinstance(value, dict) or set(value) != {"ts", "csn"}:

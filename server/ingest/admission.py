@@ -67,13 +67,14 @@ def admitted_level(svc, subject: Subject, stream: str) -> int:
 
 def governance(svc, stream: str) -> Governance | None:
     """The catalog's word on a stream sps govern (None: they do not), as it is at admission:
-    its fields, its tuple identifier field and every role's bit."""
+    its fields, its tuple identifier field, every role's bit and the server's own policy."""
     snapshot = svc.catalog.core.snapshot
     obj = snapshot.find(ObjectType.STREAM, stream)
     if obj is None or obj.id not in snapshot.governed:
         return None
     fields = tuple(runtime_of(svc).log.schema(stream).names)
-    return Governance(fields, snapshot.role_bits, snapshot.governed[obj.id])
+    server = snapshot.server_policies.get(obj.id)
+    return Governance(fields, snapshot.role_bits, snapshot.governed[obj.id], server)
 
 
 def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:

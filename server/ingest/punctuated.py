@@ -41,11 +41,13 @@ SPS, SNAPSHOT = "sps", "shield"
 @dataclass(frozen=True)
 class Governance:
     """What the catalog said at admission about a governed stream: its fields, its tuple
-    identifier field (None: none) and every role's bit."""
+    identifier field (None: none), every role's bit and the server's own sps (None: no
+    server policy; section 4.2), which refine what the provider's mutable sps grant."""
 
     fields: tuple[str, ...]
     roles: Mapping[str, int]
     tid_field: str | None = None
+    server: tuple[Sp, ...] | None = None
 
 
 def sps_payload(sps: Sequence[Sp]) -> bytes:
@@ -107,7 +109,9 @@ class StreamShield:
         compiled = self._compiled
         if compiled is None or compiled[0] != governance:
             fields, roles, tid = governance.fields, governance.roles, governance.tid_field
-            compiled = self._compiled = (governance, Deciders(self.stream, fields, roles, tid))
+            server = None if governance.server is None else Policy(0, governance.server)
+            deciders = Deciders(self.stream, fields, roles, tid, server=server)
+            compiled = self._compiled = (governance, deciders)
         return compiled[1](policy)
 
 

@@ -49,6 +49,8 @@ JUDGED = {
     "levels.set_stream.put": {"LEVEL_NOT_INPUT"},
     # a tuple identifier names a field of the stream's schema; only an input stream is governed
     "streams.set_punctuations.put": {"SP_STREAM_INVALID"},
+    # a server policy is for a governed stream; its sps are judged by the sp model
+    "streams.set_server_policy.put": {"SP_STREAM_INVALID", "SP_INVALID"},
     "levels.add_company.post": {"LEVEL_BAD_CLASSES"},  # all 64 bits given out
     # a policy is judged by the policy model (its expressions by the expression language)
     "policies.create.post": {"POLICY_INVALID"},

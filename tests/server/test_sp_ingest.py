@@ -139,3 +139,39 @@ def test_a_diagram_reading_a_governed_output_keeps_its_policy(live):
     wait_until(lambda: patients(nina) == [2] and patients(dan) == [1, 2], 60, "upstream rows")
     for client in (joe, dan, nina, fe, dan2, nina2):
         client.close()
+
+
+def test_a_server_policy_refines_what_mutable_sps_grant(live):
+    """Section 4.2: the server's own sps refine (intersect) what the provider's mutable sps
+    grant, for the tuples admitted from then on; an immutable sp's grant stays. Only an
+    administrator sets it, on a governed stream, with every change audited."""
+    joe, dan, nina, fe = ward(live.url)
+    both = ["DOCTOR", "NURSE"]
+    assert joe.call("GET", "/streams/vitals/server_policy") == {"server_policy": None}
+    denied = fe.call("PUT", "/streams/vitals/server_policy", 403, json={"server_policy": []})
+    assert denied["error"]["code"] == "PERMISSION_DENIED"
+    bad = joe.call(
+        "PUT", "/streams/vitals/server_policy", 400, json={"server_policy": [{"srp": "X", "ts": 1}]}
+    )
+    assert bad["error"]["code"] == "SP_INVALID" and "server_policy[0]" in bad["error"]["message"]
+    doctors_only = [{"ddp": {"streams": "vitals"}, "srp": "DOCTOR"}]
+    answer = joe.call("PUT", "/streams/vitals/server_policy", json={"server_policy": doctors_only})
+    assert answer["server_policy"][0]["srp"] == "DOCTOR"
+
+    # The provider grants both; the server lets only doctors read what it grants mutably.
+    fe.call("POST", "/streams/vitals/tuples", json=[sp(both, 1), vital(1, 1)])
+    wait_until(lambda: patients(dan) == [1], 120, "the doctor's tuple")
+    # An immutable grant is the provider's word: the server's policy leaves it alone.
+    immutable = sp(both, 2)
+    immutable["sp"]["immutable"] = True
+    fe.call("POST", "/streams/vitals/tuples", json=[immutable, vital(2, 2)])
+    wait_until(lambda: patients(nina) == [2] and patients(dan) == [1, 2], 120, "both see 2")
+    # Removed: the provider's grants stand alone again.
+    joe.call("PUT", "/streams/vitals/server_policy", json={"server_policy": None})
+    fe.call("POST", "/streams/vitals/tuples", json=[sp(both, 3), vital(3, 3)])
+    wait_until(lambda: patients(nina) == [2, 3], 120, "the nurse's tuple without it")
+    assert patients(dan) == [1, 2, 3]
+    [last, first] = joe.call("GET", "/audit?event=server_policy")["entries"][:2]
+    assert first["details"]["new"] == answer["server_policy"] and last["details"]["new"] is None
+    for client in (joe, dan, nina, fe):
+        client.close()

@@ -46,6 +46,18 @@ SET_GOVERNANCE = obj(
     {"governed": {"type": "boolean"}, "tid_field": {**NAME, "type": ["string", "null"]}},
     ("governed",),
 )
+SP_ITEM = {
+    "type": "object",
+    "description": "an sp in its JSON form (docs/punctuations.md), without ts and sn",
+}
+SERVER_POLICY = {
+    "type": ["array", "null"],
+    "items": SP_ITEM,
+    "maxItems": 256,
+    "description": "the server's own sps (null: none)",
+}
+SERVER_POLICY_ANSWER = answer({"server_policy": SERVER_POLICY})
+SET_SERVER_POLICY = obj({"server_policy": SERVER_POLICY}, ("server_policy",))
 APPENDED = answer(
     {"stream": {"type": "string"}, "first_seq": {"type": "integer"}, "count": {"type": "integer"}}
 )
@@ -131,6 +143,24 @@ def _tuples(name: str) -> list:
         f"send a JSON array (application/json), NDJSON ({NDJSON}), CSV ({CSV}) or AIS "
         f"NMEA ({NMEA})",
         code=codes.BAD_JSON,
+    )
+
+
+@bp.get("/<name>/server_policy")
+@guarded(answer=SERVER_POLICY_ANSWER)
+def server_policy(name: str):
+    """The server's own security policy for a governed stream (administrators)."""
+    return services().catalog.punctuations.server_policy(subject(), name)
+
+
+@bp.put("/<name>/server_policy")
+@guarded(body=SET_SERVER_POLICY, answer=SERVER_POLICY_ANSWER)
+def set_server_policy(name: str):
+    """Set or remove (null) the server's own sps for a governed stream (administrators;
+    003 section 4.2): they refine what the provider's mutable sps grant the tuples admitted
+    from now on, by intersection; an immutable sp's grant and every denial stay."""
+    return services().catalog.punctuations.set_server_policy(
+        subject(), name, g.body["server_policy"]
     )
 
 
