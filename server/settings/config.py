@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = None
     # sqlite:///PATH or postgresql://... (docs/deploy.md); default: a sqlite file in data_dir
     catalog_url: str | None = None
+    # redis://HOST:6379/0 (docs/deploy.md): login throttles and ingestion rates shared by the
+    # servers of one installation; default: each server counts in its own memory
+    redis_url: str | None = Field(None, pattern=r"^(redis|rediss|unix)://")
     spark_master: str = "local[*]"
     spark_conf: dict[str, str] = {}  # raw Spark settings, applied last (docs/deploy.md)
     # For a master that is not local[...] (docs/deploy.md): the address executors reach the
