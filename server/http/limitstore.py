@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,16 +37,24 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 # A limit's rule: the state held (None: none) -> (the state to hold, None to forget it; seconds
-# to keep it; the answer to the caller).
+# to keep it; the answer to the caller). States are JSON values (lists, not tuples); a rule
+# builds a new state, never changes the one it is given (the memory store hands it its own).
 Change = Callable[[Any], tuple[Any, float, T]]
 
 PREFIX = "sluice:"
 
 
+PLAIN = re.compile(r"[\w.-]*", re.ASCII)
+
+
 def key(*parts: str) -> str:
-    """A store key from its parts; each part quoted, so ``(a:b, c)`` and ``(a, b:c)`` differ
-    (user names may hold colons, IPv6 addresses do)."""
-    return ":".join(quote(part, safe="") for part in parts)
+    """A store key from its parts, each quoted unless plain, so ``(a:b, c)`` and ``(a, b:c)``
+    differ (user names may hold colons, IPv6 addresses do).
+
+    >>> key("login", "user", "joe", "::1"), key("ingest", "12")
+    ('login:user:joe:%3A%3A1', 'ingest:12')
+    """
+    return ":".join(part if PLAIN.fullmatch(part) else quote(part, safe="") for part in parts)
 
 
 class LimitStore(Protocol):
@@ -65,13 +74,13 @@ class LimitStore(Protocol):
 
 class MemoryStore:
     """This process's limits, as before several servers: a restart forgets them (which only
-    ever lets more through). Values go through JSON, as in Redis, so a rule behaves alike."""
+    ever lets more through)."""
 
     SWEEP_EVERY = 60.0
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
-        self._values: dict[str, tuple[str, float]] = {}
+        self._values: dict[str, tuple[Any, float]] = {}
         self._lock = threading.Lock()
         self._next_sweep = 0.0
 
@@ -88,7 +97,7 @@ class MemoryStore:
             if value is None or keep <= 0:
                 self._values.pop(key, None)
             else:
-                self._values[key] = (json.dumps(value), now + keep)
+                self._values[key] = (value, now + keep)
             return answer
 
     def delete(self, key: str) -> None:
@@ -100,7 +109,7 @@ class MemoryStore:
 
     def _held(self, key: str, now: float) -> Any:
         held = self._values.get(key)
-        return None if held is None or held[1] <= now else json.loads(held[0])
+        return None if held is None or held[1] <= now else held[0]
 
     def _sweep(self, now: float) -> None:
         """Drop expired values, at most once a ``SWEEP_EVERY``: memory stays bounded by the
