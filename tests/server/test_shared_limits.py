@@ -1,7 +1,8 @@
 """Limits several servers share through Redis (``server/http/limitstore.py``): the ingestion rate
 behaves alike in memory and in Redis, two servers cannot both spend the last tokens, every key
 expires, an unreachable Redis refuses rather than lets through, and two apps on one Redis
-throttle logins and ingestion together."""
+throttle logins and ingestion together, as do two ``sluice serve`` processes on one PostgreSQL
+catalog."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import shutil
 import threading
 
 import pytest
-from serverkit import overrides
+from serverkit import PASSWORD, Server, overrides
 
 from boxes import codes
 from boxes.errors import RateLimited, Unavailable
@@ -160,3 +161,46 @@ def test_a_server_whose_redis_is_down_refuses_logins_with_503(tmp_path, template
         assert answer.get_json()["error"]["code"] == "LIMITS_UNAVAILABLE"
     finally:
         close_app(app)
+
+
+def test_two_serve_processes_on_one_catalog_and_one_redis_throttle_logins_together(
+    tmp_path, postgres, redis_url
+):
+    """The production shape without Spark: two ``sluice serve`` processes, one PostgreSQL
+    catalog, one Redis, one signing secret."""
+    import requests
+
+    settings = {
+        "catalog_url": postgres.blank(),
+        "redis_url": redis_url,
+        "secret_key": "s" * 48,
+        "runtime": False,
+        "admin_user": "joe",
+        "admin_password": PASSWORD,
+        "login_attempts_per_minute": 2,
+    }
+    servers = []
+    try:
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+            servers.append(Server(tmp_path / name, **settings))
+            servers[-1].start()  # one after the other: the second finds the catalog migrated
+
+        def login(server: Server, password: str) -> requests.Response:
+            body = {"user": "joe", "password": password}
+            return requests.post(f"{server.url}{API}/auth/login", json=body, timeout=30)
+
+        a, b = servers
+        token = login(a, PASSWORD).json()["token"]
+        mine = {"Authorization": f"Bearer {token}"}
+        assert requests.get(f"{b.url}{API}/auth/whoami", headers=mine, timeout=30).ok
+        assert login(a, "wrong").status_code == 401
+        assert login(b, "wrong").status_code == 401
+        for server in servers:
+            refused = login(server, PASSWORD)
+            assert refused.status_code == 429, refused.text
+            assert refused.json()["error"]["code"] == "TOO_MANY_LOGINS"
+    finally:
+        for server in servers:
+            if server.running():
+                server.kill()
