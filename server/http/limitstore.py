@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import redis
+from pydantic import SecretStr
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -199,6 +200,6 @@ class RedisStore:
             raise Unavailable(code=codes.LIMITS_UNAVAILABLE) from err
 
 
-def open_store(redis_url: str | None) -> LimitStore:
+def open_store(redis_url: SecretStr | None) -> LimitStore:
     """Redis when the setting names one, else this process's memory."""
-    return MemoryStore() if redis_url is None else RedisStore(redis_url)
+    return MemoryStore() if redis_url is None else RedisStore(redis_url.get_secret_value())

@@ -41,7 +41,7 @@ def test_every_replica_setting_is_a_real_setting_with_a_valid_value():
         assert set(names) <= set(Settings.model_fields), set(names) - set(Settings.model_fields)
         settings = load_settings(overrides=names)  # parses each value by its declared type
         assert settings.catalog_url.startswith("postgresql://")
-        assert settings.redis_url == "redis://redis:6379/0"
+        assert settings.redis_url.get_secret_value() == "redis://redis:6379/0"
 
 
 def test_one_replica_runs_the_runtime_and_the_worker_shares_its_data_directory():
