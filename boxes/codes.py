@@ -206,6 +206,13 @@ TOO_MANY_LOGINS = define(
     "TOO_MANY_LOGINS", 429, "too many failed logins from this address; try again later", "http"
 )
 NOT_SUBSCRIBED = define("NOT_SUBSCRIBED", 404, "not subscribed to {output!r}", "http")
+LIMITS_UNAVAILABLE = define(
+    "LIMITS_UNAVAILABLE",
+    503,
+    "the shared login throttles and rate limits (Redis) cannot be reached; refused rather than"
+    " let through unchecked",
+    "http",
+)
 UNKNOWN_EVENT = define(
     "UNKNOWN_EVENT", 400, "no socket.io event {event!r}; expected one of {expected}", "http"
 )

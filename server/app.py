@@ -19,7 +19,7 @@ from catalog import Catalog
 from catalog.bootstrap import ensure_admin
 from server.control import datadir
 from server.control.services import Services
-from server.http import api, errors, guard, openapi, security
+from server.http import api, errors, guard, limitstore, openapi, security
 from server.ingest.admission import TupleRate
 from server.realtime import changes, sockets
 from server.realtime.delivery import Delivery
@@ -73,18 +73,20 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     if settings.admin_user and settings.admin_password:
         ensure_admin(catalog, settings.admin_user, settings.admin_password.get_secret_value())
     live = LiveLimits(settings)
+    counts = limitstore.open_store(settings.redis_url)
     svc = Services(
         settings,
         claimed,
         catalog,
         live,
-        security.Throttle(lambda: live.login_attempts_per_minute),
-        TupleRate(lambda: live.ingest_tuples_per_second),
+        security.Throttle(lambda: live.login_attempts_per_minute, counts),
+        TupleRate(lambda: live.ingest_tuples_per_second, counts),
         Delivery(
             catalog,
             lambda event, data, to: socketio.emit(event, data, to=to, namespace=sockets.NAMESPACE),
         ),
     )
+    svc.on_close.append(counts.close)
     live.update(limits.stored_changes(catalog))
     app.extensions["sluice"] = svc
 

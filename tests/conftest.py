@@ -1,5 +1,6 @@
 """Fixtures shared by the whole suite: one real SparkSession for every test that needs Spark, and
-one real PostgreSQL cluster for every test that needs a PostgreSQL catalog."""
+one real PostgreSQL cluster for every test that needs a PostgreSQL catalog, and one real Redis
+for the limits several servers share."""
 
 from __future__ import annotations
 
@@ -38,3 +39,25 @@ def postgres():
         yield cluster.prepare()
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """The suite's one ``redis-server`` (``tests/redisserver.py``) on a loopback port. A missing
+    binary fails the test, naming the package."""
+    from tests import redisserver
+
+    if shutil.which("redis-server") is None:
+        pytest.fail(redisserver.missing_message())
+    server = redisserver.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    """The URL of the suite's Redis, emptied for this test."""
+    redis_server.client.flushdb()
+    return redis_server.url

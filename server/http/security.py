@@ -13,15 +13,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
-import threading
-import time
-from collections import deque
 from collections.abc import Callable
 
 from flask import Flask, Response, current_app, request
 
 from boxes import codes
 from boxes.errors import Denied, RateLimited
+from server.http.limitstore import LimitStore, MemoryStore, key
 
 SESSION_COOKIE = "sluice_session"
 CSRF_COOKIE = "sluice_csrf"
@@ -98,11 +96,11 @@ class Throttle:
     ``ADDRESS_FACTOR`` times that (one address may be a shared gateway). From the limit-th
     failure within a minute on, each failure makes its key wait before the next attempt, twice
     as long each time (1 s, 2 s, 4 s ... up to ``MAX_DELAY``), until the key stays quiet for
-    ``QUIET``. So
-    someone guessing joe's password from one address is slowed to a crawl there, while joe
-    logs in from his own address at once. A success clears its (user, address) key. Checked
-    before the password is, so a refused guess costs no bcrypt work. Kept in memory: a restart
-    forgets it, which only ever lets more through.
+    ``QUIET``. So someone guessing joe's password from one address is slowed to a crawl there,
+    while joe logs in from his own address at once. A success clears its (user, address) key.
+    Checked before the password is, so a refused guess costs no bcrypt work. The counts live in
+    a ``limitstore``: this process's memory (a restart forgets them, which only ever lets more
+    through), or Redis shared by several servers, so failures through one slow down the others.
     """
 
     WINDOW = 60.0
@@ -111,72 +109,49 @@ class Throttle:
     QUIET = 900.0
 
     def __init__(
-        self, limit: Callable[[], int], clock: Callable[[], float] = time.monotonic
+        self,
+        limit: Callable[[], int],
+        store: LimitStore | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.limit = limit  # the limit in force now (an administrator may change it)
-        self.clock = clock
-        self._keys: dict[tuple[str, ...], _Failures] = {}
-        self._lock = threading.Lock()
+        self.store = store if store is not None else MemoryStore()
+        self.clock = clock or self.store.clock
 
     @staticmethod
-    def _keys_of(user: str, address: str) -> tuple[tuple[str, ...], ...]:
-        return ("address", address), ("user at address", user, address)
-
-    def _limit(self, key: tuple[str, ...]) -> int:
-        limit = self.limit()
-        return limit * self.ADDRESS_FACTOR if key[0] == "address" else limit
+    def _keys_of(user: str, address: str) -> tuple[str, str]:
+        return key("login", "address", address), key("login", "user", user, address)
 
     def check(self, user: str, address: str) -> None:
         now = self.clock()
-        with self._lock:
-            waits = [
-                self._keys[key].blocked_until - now
-                for key in self._keys_of(user, address)
-                if key in self._keys
-            ]
-        wait = max(waits, default=0.0)
+        held = self.store.get(*self._keys_of(user, address))
+        wait = max((f["until"] - now for f in held if f is not None), default=0.0)
         if wait > 0:
             raise RateLimited(code=codes.TOO_MANY_LOGINS, retry_after=max(1, math.ceil(wait)))
 
     def failed(self, user: str, address: str) -> None:
-        now = self.clock()
-        with self._lock:
-            self._forget_quiet(now)
-            for key in self._keys_of(user, address):
-                self._keys.setdefault(key, _Failures()).add(
-                    now, self._limit(key), self.WINDOW, self.MAX_DELAY
-                )
+        now, limit = self.clock(), self.limit()
+        by_address, by_user = self._keys_of(user, address)
+        for k, allowed in ((by_address, limit * self.ADDRESS_FACTOR), (by_user, limit)):
+            self.store.update(k, lambda held, allowed=allowed: self._failure(held, now, allowed))
 
     def succeeded(self, user: str, address: str) -> None:
-        with self._lock:
-            self._keys.pop(self._keys_of(user, address)[1], None)
+        self.store.delete(self._keys_of(user, address)[1])
 
-    def _forget_quiet(self, now: float) -> None:
-        """Drop keys quiet for ``QUIET`` after their last delay ended, so memory stays bounded
-        by recent attackers and an attacker who waits out each delay keeps doubling it."""
-        for key in [
-            k for k, f in self._keys.items() if now - max(f.last, f.blocked_until) >= self.QUIET
-        ]:
-            del self._keys[key]
-
-
-class _Failures:
-    """One key's failures: times within the last window, and the over-limit streak."""
-
-    def __init__(self) -> None:
-        self.recent: deque[float] = deque()
-        self.streak = 0
-        self.last = 0.0
-        self.blocked_until = 0.0
-
-    def add(self, now: float, limit: int, window: float, max_delay: float) -> None:
-        while self.recent and self.recent[0] <= now - window:
-            self.recent.popleft()
-        self.recent.append(now)
-        self.last = now
-        if len(self.recent) >= limit or self.streak:
-            self.blocked_until = now + min(max_delay, 2.0**self.streak)
-            self.streak += 1
+    def _failure(self, held: dict | None, now: float, limit: int) -> tuple[dict, float, None]:
+        """One key's failures after one more: the times within the last window (the last
+        ``limit`` of them are all the rule needs), the over-limit streak and the delay's end.
+        A key quiet for ``QUIET`` after its last delay ended starts afresh (and is forgotten
+        then), so an attacker who waits out each delay keeps doubling it."""
+        if held is None or now - max(held["last"], held["until"]) >= self.QUIET:
+            held = {"recent": [], "streak": 0, "last": now, "until": 0.0}
+        recent = [*(t for t in held["recent"] if t > now - self.WINDOW), now][-limit:]
+        streak, until = held["streak"], held["until"]
+        if len(recent) >= limit or streak:
+            until = now + min(self.MAX_DELAY, 2.0 ** min(streak, 30))
+            streak += 1
+        state = {"recent": recent, "streak": streak, "last": now, "until": until}
+        return state, max(now, until) + self.QUIET - now, None
 
 
 def _headers(response: Response) -> Response:

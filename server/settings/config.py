@@ -40,6 +40,7 @@ from boxes import codes
 from boxes.errors import InvalidInput
 
 ENV_PREFIX = "SLUICE_"
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 # Secrets copied from tutorials; refusing them keeps a forgotten setting from reaching production.
 WEAK_SECRETS = frozenset({"", "dev", "secret", "secret!", "changeme", "change-me", "test"})
 # The YAML file of the load in progress (settings sources are chosen per class, files per load).
@@ -65,6 +66,10 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = None
     # sqlite:///PATH or postgresql://... (docs/deploy.md); default: a sqlite file in data_dir
     catalog_url: str | None = None
+    # redis://[:PASSWORD@]HOST:6379/0 (docs/deploy.md): login throttles and ingestion rates
+    # shared by the servers of one installation; default: each server counts in its own memory.
+    # A secret, as it may hold the password.
+    redis_url: SecretStr | None = None
     spark_master: str = "local[*]"
     spark_conf: dict[str, str] = {}  # raw Spark settings, applied last (docs/deploy.md)
     # For a master that is not local[...] (docs/deploy.md): the address executors reach the
@@ -135,6 +140,13 @@ class Settings(BaseSettings):
         """Absolute from the start: Spark executors read the logs by path from their own
         working directory, which need not be the server's."""
         return value.expanduser().resolve()
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(REDIS_SCHEMES):
+            raise ValueError(f"a Redis URL starts with one of {', '.join(REDIS_SCHEMES)}")
+        return value
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -106,3 +106,17 @@ def standalone(tmp_path_factory):
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def limit_store(request):
+    """A store for the login throttle and the ingestion rate: this process's memory, or the
+    suite's Redis (emptied), so that one test shows both behave alike."""
+    from server.http.limitstore import MemoryStore, RedisStore
+
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    store = RedisStore(request.getfixturevalue("redis_url"))
+    yield store
+    store.close()

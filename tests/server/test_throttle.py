@@ -1,4 +1,5 @@
-"""The login throttle's delays (pure code, on a clock the test moves)."""
+"""The login throttle's delays, on a clock the test moves, with its counts in memory and in a
+real Redis (``limit_store``): the rule is the same whichever holds them."""
 
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ def _wait(throttle: Throttle, user: str = "joe", address: str = "a") -> int:
     return 0
 
 
-def test_the_delay_doubles_with_each_failure_past_the_limit():
+def test_the_delay_doubles_with_each_failure_past_the_limit(limit_store):
     clock = Clock()
-    throttle = Throttle(lambda: 3, clock)
+    throttle = Throttle(lambda: 3, limit_store, clock)
     for _ in range(2):
         throttle.failed("joe", "a")
         assert _wait(throttle) == 0
@@ -39,9 +40,9 @@ def test_the_delay_doubles_with_each_failure_past_the_limit():
     assert waits == [1, 2, 4, 8, 16, 32]
 
 
-def test_the_delay_is_capped_and_forgotten_after_a_quiet_spell():
+def test_the_delay_is_capped_and_forgotten_after_a_quiet_spell(limit_store):
     clock = Clock()
-    throttle = Throttle(lambda: 1, clock)
+    throttle = Throttle(lambda: 1, limit_store, clock)
     for _ in range(20):
         throttle.failed("joe", "a")
         clock.now += _wait(throttle)
@@ -57,9 +58,9 @@ def test_the_delay_is_capped_and_forgotten_after_a_quiet_spell():
     assert _wait(throttle) == 1
 
 
-def test_other_addresses_and_a_success_are_not_held_back():
+def test_other_addresses_and_a_success_are_not_held_back(limit_store):
     clock = Clock()
-    throttle = Throttle(lambda: 2, clock)
+    throttle = Throttle(lambda: 2, limit_store, clock)
     for _ in range(5):
         throttle.failed("joe", "attacker")
     assert _wait(throttle, "joe", "attacker") > 0
@@ -71,8 +72,8 @@ def test_other_addresses_and_a_success_are_not_held_back():
 
 
 @pytest.mark.parametrize("limit", [1, 10])
-def test_the_address_counts_across_users_with_a_larger_allowance(limit):
-    throttle = Throttle(lambda: limit, Clock())
+def test_the_address_counts_across_users_with_a_larger_allowance(limit, limit_store):
+    throttle = Throttle(lambda: limit, limit_store, Clock())
     allowance = limit * Throttle.ADDRESS_FACTOR
     for n in range(allowance - 1):
         throttle.failed(f"u{n}", "a")

@@ -71,6 +71,19 @@ def test_secrets_never_show_in_repr_or_errors(tmp_path, monkeypatch):
     assert err.value.__cause__ is None and err.value.__suppress_context__
 
 
+def test_the_redis_url_is_a_secret_with_a_redis_scheme(monkeypatch):
+    url = f"redis://:{SECRET}@cache.example.net:6379/0"
+    monkeypatch.setenv("SLUICE_REDIS_URL", url)
+    settings = load_settings()
+    assert settings.redis_url is not None and settings.redis_url.get_secret_value() == url
+    assert SECRET not in repr(settings)
+    monkeypatch.setenv("SLUICE_REDIS_URL", f"http://:{SECRET}@cache.example.net/")
+    with pytest.raises(InvalidInput) as err:
+        load_settings()
+    assert err.value.code == "INVALID_SETTING" and err.value.details == {"setting": "redis_url"}
+    assert "redis://" in err.value.message and SECRET not in str(err.value)
+
+
 @pytest.mark.parametrize(
     "layer, setting, value",
     [
