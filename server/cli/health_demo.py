@@ -11,6 +11,7 @@ so on the live results page one role's view stops while another's continues
 
 from __future__ import annotations
 
+import bisect
 import logging
 import random
 import threading
@@ -139,23 +140,37 @@ class HealthFeed:
         self.rng = random.Random()
         self.pulse = {p: self.rng.uniform(60, 90) for p in PATIENTS}
         self.temperature = {p: self.rng.uniform(97.5, 99.5) for p in PATIENTS}
-        # (ts, name) of each policy sent, newest last: which tuples one governs, by their time
-        self.changes: deque[tuple[int, str]] = deque(maxlen=1000)
+        # (ts, turn, name) of each policy, newest last: which readings it governs, by their time
+        self.changes: deque[tuple[int, int, str]] = deque(maxlen=1000)
         self._start: float | None = None
         self._turn, self._owed = -1, set(STREAMS)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="demo-health", daemon=True)
 
-    def _policy(self, now: float) -> tuple[int, str]:
-        """The current policy's ts and name; a new one, owed to every stream, when due."""
+    def _policy(self, now: float) -> tuple[int, int, str]:
+        """The current policy's ts, turn (0, 1, ...; a turn the feed slept through is left out)
+        and name; a new one, owed to every stream, when due."""
         if self._start is None:
             self._start = now
         turn = int((now - self._start) // self.cycle)
         if turn != self._turn:
             ts = max(int(now * 1000), self.changes[-1][0] + 1 if self.changes else 1)
-            self.changes.append((ts, list(POLICIES)[turn % len(POLICIES)]))
+            self.changes.append((ts, turn, list(POLICIES)[turn % len(POLICIES)]))
             self._turn, self._owed = turn, set(STREAMS)
         return self.changes[-1]
+
+    def policy_at(self, time_: str) -> tuple[int, str]:
+        """The turn (0, 1, ...) and name of the policy a reading of ISO ``time_`` was sent
+        under: the feed stamps a batch and its policy's ts from one clock reading, so a reading
+        is at or after its policy's ts and before the next's."""
+        when = datetime.fromisoformat(time_)
+        ms = (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp() * 1000
+        changes = self.changes.copy()
+        k = bisect.bisect_right([ts for ts, _, _ in changes], ms) - 1
+        if k < 0:
+            raise ValueError(f"no policy of this feed governs a reading at {time_}")
+        _, turn, name = changes[k]
+        return turn, name
 
     def _readings(self, stream: str, at: str) -> list[dict]:
         if stream == "HeartRate":
@@ -174,7 +189,7 @@ class HealthFeed:
     def batches(self, now: float) -> dict[str, list[dict]]:
         """Each stream's batch at ``now``: the policy's sps if the stream is owed them, then
         its readings stamped with that policy."""
-        ts, name = self._policy(now)
+        ts, _, name = self._policy(now)
         at = datetime.fromtimestamp(now, timezone.utc).isoformat()
         batches = {}
         for stream in STREAMS:
