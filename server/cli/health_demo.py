@@ -186,7 +186,7 @@ class HealthFeed:
             for p, v in self.temperature.items()
         ]
 
-    def batches(self, now: float) -> dict[str, list[dict]]:
+    def _batches(self, now: float) -> dict[str, list[dict]]:
         """Each stream's batch at ``now``: the policy's sps if the stream is owed them, then
         its readings stamped with that policy."""
         ts, _, name = self._policy(now)
@@ -207,7 +207,7 @@ class HealthFeed:
         ed = self.svc.catalog.sessions.login("ed", self.password)[1]
         while not self._stop.wait(self.period):
             try:
-                for stream, items in self.batches(time.time()).items():
+                for stream, items in self._batches(time.time()).items():
                     self.svc.catalog.authorize(ed, "streams.append", {"name": stream})
                     ingest(self.svc, ed, stream, items.copy)
                     self._owed.discard(stream)  # sent again with the next batch otherwise
