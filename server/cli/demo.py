@@ -5,9 +5,11 @@ streams ``in1`` and ``in2``, Joe's grants), deploys ``q1`` (union -> 10 s averag
 as Al, and starts two feeds that send New York (``in1``) and London (``in2``) prices as Ed
 through the real ingestion path: WRITE checked, limits applied, durable append. Ed also sends
 ship traffic in the Singapore Strait (seed 002, ``ais_demo.py``) as real ``!AIVDM`` sentences
-to ``ais`` and ``voyages``, and the companies' feed to ``routes``. The demo
-passwords are generated once and kept in ``demo_logins.json`` (mode 0600) in the data
-directory, so a restarted demo prints the same logins.
+to ``ais`` and ``voyages``, and the companies' feed to ``routes``; and vital signs
+governed by security punctuations (seed 003, ``health_demo.py``) to ``HeartRate`` and
+``BodyTemperature``, changing who may read them every 20 s. The demo passwords are generated
+once and kept in ``demo_logins.json`` (mode 0600) in the data directory, so a restarted demo
+prints the same logins.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from boxes import codes
 from boxes.errors import Conflict, Unauthenticated
 from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
+from server.cli import health_demo
 from server.cli.ais_demo import Traffic
 from server.control.diagrams import open_logs, plan_for, run_named, spec_of
 from server.ingest.admission import ingest
@@ -98,9 +101,7 @@ def _logins(svc) -> dict[str, str]:
     path = svc.settings.data_dir / LOGINS
     if not svc.catalog.core.snapshot.users:
         passwords = seed_demo(svc.catalog)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(passwords, out)
+        _keep(svc, passwords)
         return passwords
     if not path.exists():
         raise Conflict(
@@ -109,15 +110,23 @@ def _logins(svc) -> dict[str, str]:
     return json.loads(path.read_text())
 
 
-def _deploy_q1(svc, password: str) -> None:
-    cat = svc.catalog
-    _, al = cat.sessions.login("al", password)
-    if cat.core.snapshot.find(ObjectType.DIAGRAM, "q1") is None:
-        cat.objects.add_diagram(al, spec_of(plan_for(cat, al, Q1, svc.limits.cost_ceilings()), Q1))
-    if cat.objects.get(al, ObjectType.DIAGRAM, "q1").status != "running":
-        cat.objects.set_query_status(al, "q1", "running")
-        run_named(svc, "q1")
-    cat.sessions.logout(al)
+def _keep(svc, passwords: dict[str, str]) -> None:
+    fd = os.open(svc.settings.data_dir / LOGINS, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(passwords, out)
+
+
+def _deploy(svc, user: str, password: str, doc: dict) -> None:
+    """``user`` adds diagram ``doc`` (once) and runs it unless it runs."""
+    cat, name = svc.catalog, doc["name"]
+    _, subject = cat.sessions.login(user, password)
+    if cat.core.snapshot.find(ObjectType.DIAGRAM, name) is None:
+        plan = plan_for(cat, subject, doc, svc.limits.cost_ceilings())
+        cat.objects.add_diagram(subject, spec_of(plan, doc))
+    if cat.objects.get(subject, ObjectType.DIAGRAM, name).status != "running":
+        cat.objects.set_query_status(subject, name, "running")
+        run_named(svc, name)
+    cat.sessions.logout(subject)
 
 
 def _seed_ais(svc, password: str) -> None:
@@ -219,12 +228,19 @@ class Feeds:
 
 
 def start_demo(svc) -> dict[str, str]:
-    """Seed (once), deploy q1 as Al, start Ed's feeds (prices and ships); return the logins."""
+    """Seed (once), deploy q1 as Al and vitals as Joe, start Ed's feeds (prices, ships and
+    vital signs); return the logins."""
     passwords = _logins(svc)
     _seed_ais(svc, passwords["joe"])
+    passwords = health_demo.seed(svc, passwords, functools.partial(_keep, svc))
     open_logs(svc)
-    _deploy_q1(svc, passwords["al"])
-    for feed in (Feeds(svc, passwords["ed"]), AisFeed(svc, passwords["ed"])):
+    _deploy(svc, "al", passwords["al"], Q1)
+    _deploy(svc, "joe", passwords["joe"], health_demo.VITALS)
+    for feed in (
+        Feeds(svc, passwords["ed"]),
+        AisFeed(svc, passwords["ed"]),
+        health_demo.HealthFeed(svc, passwords["ed"]),
+    ):
         feed.start()
         svc.on_close.append(feed.stop)
     return passwords
