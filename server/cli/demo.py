@@ -7,7 +7,9 @@ through the real ingestion path: WRITE checked, limits applied, durable append. 
 ship traffic in the Singapore Strait (seed 002, ``ais_demo.py``) as real ``!AIVDM`` sentences
 to ``ais`` and ``voyages``, and the companies' feed to ``routes``; and vital signs
 governed by security punctuations (seed 003, ``health_demo.py``) to ``HeartRate`` and
-``BodyTemperature``, changing who may read them every 20 s. The demo passwords are generated
+``BodyTemperature``, changing who may read them every 20 s. A port authority (``pat``) and a
+ship company (``sam``) watch the strait under seed 002's policies (``port_demo.py``): one
+diagram, ``strait``, each seeing the ships its policies allow. The demo passwords are generated
 once and kept in ``demo_logins.json`` (mode 0600) in the data directory, so a restarted demo
 prints the same logins.
 """
@@ -26,7 +28,7 @@ from boxes import codes
 from boxes.errors import Conflict, Unauthenticated
 from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
-from server.cli import health_demo
+from server.cli import health_demo, port_demo
 from server.cli.ais_demo import Traffic
 from server.control.diagrams import open_logs, plan_for, run_named, spec_of
 from server.ingest.admission import ingest
@@ -125,7 +127,7 @@ def _deploy(svc, user: str, password: str, doc: dict) -> None:
         cat.objects.add_diagram(subject, spec_of(plan, doc))
     if cat.objects.get(subject, ObjectType.DIAGRAM, name).status != "running":
         cat.objects.set_query_status(subject, name, "running")
-        run_named(svc, name)
+        run_named(svc, name, subject)
     cat.sessions.logout(subject)
 
 
@@ -233,9 +235,12 @@ def start_demo(svc) -> dict[str, str]:
     passwords = _logins(svc)
     _seed_ais(svc, passwords["joe"])
     passwords = health_demo.seed(svc, passwords, functools.partial(_keep, svc))
+    passwords = port_demo.seed(svc, passwords, functools.partial(_keep, svc))
     open_logs(svc)
     _deploy(svc, "al", passwords["al"], Q1)
     _deploy(svc, "joe", passwords["joe"], health_demo.VITALS)
+    _deploy(svc, "pat", passwords["pat"], port_demo.STRAIT)
+    port_demo.share(svc, passwords["pat"])
     for feed in (
         Feeds(svc, passwords["ed"]),
         AisFeed(svc, passwords["ed"]),
