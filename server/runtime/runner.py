@@ -271,6 +271,10 @@ class Runtime:
                 self._launch(deployment)
         return version
 
+    def on_disk(self) -> list[str]:
+        """The id of every diagram with checkpoints here: running, stopped or left over."""
+        return sorted({d.path.parent.name for d in checkpoints.all_dirs(self._diagrams_root)})
+
     def _diagram_lock(self, diagram_id: str) -> threading.RLock:
         with self._lock:
             return self._diagram_locks.setdefault(diagram_id, threading.RLock())

@@ -8,7 +8,7 @@ import pytest
 from boxes.errors import Conflict, Denied
 from catalog import ObjectType
 from server.control.diagrams import plan_of, spec_of
-from server.control.rewrites import deployed_plan, gate, revalidate
+from server.control.rewrites import deployed_plan, reader_rewrite, revalidate
 
 POLICIES = [
     {
@@ -69,11 +69,13 @@ def test_the_deployers_rewrite_is_recorded_and_decides_who_reads(world):
     assert stored.deployer == "sc" and stored.roles == {"SHIPCO"}
     assert [a["where"] for a in stored.added] == ["mmsi IN (1, 2)"]
     assert stored.to_dict(full=False)["added"][0].keys() == stored.added[0].keys() - {"where"}
-    admit = gate(svc.catalog, "w", DOC, plan, stored.document)
-    admit(sc)
-    with pytest.raises(Denied) as err:
-        admit(joe)  # ADMIN's policy reads every ship: another rewrite
-    assert err.value.code == "REWRITE_MISMATCH"
+    assert reader_rewrite(svc.catalog, "w", DOC, plan, stored.document, sc) is None
+    theirs = reader_rewrite(svc.catalog, "w", DOC, plan, stored.document, joe)
+    assert theirs is not None and theirs.document != stored.document  # ADMIN reads every ship
+    svc.catalog.policies.delete(joe, "all")
+    with pytest.raises(Denied) as err:  # no policy of ADMIN's now: denied, named
+        reader_rewrite(svc.catalog, "w", DOC, plan, stored.document, joe)
+    assert (err.value.code, err.value.details["stream"]) == ("REWRITE_DENIED", "ais")
     assert revalidate(svc, joe) == []
 
 
