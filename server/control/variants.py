@@ -96,7 +96,12 @@ class Variants:
                 raise Conflict(code=codes.REWRITE_VARIANT_NOT_RUNNING, diagram=name, output=output)
             limit = self.svc.limits.max_rewrite_variants
             if sum(1 for diagram, _ in self._running if diagram == name) >= limit:
-                raise Conflict(code=codes.REWRITE_VARIANTS_FULL, diagram=name, limit=limit)
+                raise Conflict(
+                    code=codes.REWRITE_VARIANTS_FULL,
+                    details={"diagram": name, "limit": limit},
+                    diagram=name,
+                    limit=limit,
+                )
             variant = self._start(resumable, mine, key)
             self._running[(name, key)] = variant
             return variant
