@@ -25,7 +25,7 @@ from boxes.document import Plan
 from boxes.errors import Conflict, SluiceError
 from boxes.output import OutputBox
 from boxes.rewrite import Rewritten
-from catalog import Subject
+from catalog import ObjectType, Subject
 from catalog.objects import Resumable
 from server.control.rewrites import reader_rewrite
 from server.ingest.admission import runtime_of
@@ -94,6 +94,13 @@ class Variants:
                 return found
             if not start:
                 raise Conflict(code=codes.REWRITE_VARIANT_NOT_RUNNING, diagram=name, output=output)
+            current = self.svc.catalog.core.snapshot.find(ObjectType.DIAGRAM, name)
+            if (
+                current is None
+                or current.status != "running"
+                or current.spec != resumable.diagram.spec
+            ):  # a gate outlives its diagram's stop or replacement: no variant of that
+                raise Conflict(code=codes.VARIANT_ENDED, diagram=name)
             limit = self.svc.limits.max_rewrite_variants
             if sum(1 for diagram, _ in self._running if diagram == name) >= limit:
                 raise Conflict(

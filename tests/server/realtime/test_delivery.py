@@ -246,3 +246,44 @@ def test_a_replay_sends_the_policy_before_the_rows_it_governs(setup):
     assert sent.take() == {
         "al-socket": [(POLICY_EVENT, (al_role,)), ("in1", ["in1"]), ("both", ["in1", "in2"])]
     }
+
+
+def test_a_variant_reader_gets_its_route_under_the_public_name(setup):
+    """Routes (server.control.variants): each subscription receives the batches of the runtime
+    output its gate routed it to, under the public name and through the same SecFilter; a
+    re-check that routes it elsewhere ends it; leaving a variant's route is told."""
+    cat, delivery, sent, who = setup
+    sources = {s: cat.core.snapshot.find(T.STREAM, s).source_index for s in ("in1", "in2")}
+    variant = "out1.v-0123456789abcdef"
+    routes = {"al": "out1", "ed": variant}
+    delivery.register(
+        {"out1": None},
+        Labels(("in1", "in2"), sources),
+        gate=lambda s, o, start: routes[s.user_name],
+    )
+    delivery.register({variant: None}, Labels(("in1", "in2"), sources), public={variant: "out1"})
+    cat.grants.grant(who["joe"], "INFO_PROVIDER", A.VIEW_OBJECT, T.SCHEMA, "s")
+    for stream in ("in1", "in2"):
+        cat.grants.grant(who["joe"], "INFO_PROVIDER", A.READ_TUPLE, T.STREAM, stream)
+    left: list[str] = []
+    delivery.on_leave = left.append
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.subscribe("ed-socket", who["ed"], "out1")
+    assert delivery.readers(variant) == 1
+    delivery.on_batch(variant, batch("in2"))
+    delivery.on_batch("out1", batch("in1"))
+    names = {(to, data["output"]) for to, event, data in sent.events if event == TUPLES_EVENT}
+    assert names == {("ed-socket", "out1"), ("al-socket", "out1")}
+    assert sent.take() == {"ed-socket": [("in2", ["in2"])], "al-socket": [("in1", ["in1"])]}
+    cat.grants.revoke(who["joe"], "INFO_PROVIDER", A.READ_TUPLE, T.STREAM, "in2")
+    delivery.on_batch(variant, batch("in2", "in1"))
+    assert sent.take() == {"ed-socket": [("in1", ["in1"])]}  # the SecFilter on top
+
+    routes["ed"] = "out1.v-fedcba9876543210"  # ed's policies changed
+    delivery.recheck("out1", "q1")
+    assert sent.take() == {"ed-socket": [(ENDED_EVENT, "REWRITE_CHANGED")]}
+    assert left == [variant] and delivery.readers(variant) == 0
+    delivery.on_batch(variant, batch("in1"))
+    assert sent.take() == {}
+    delivery.unregister([variant])
+    assert delivery.labels(variant) is None
