@@ -66,6 +66,7 @@ class Variants:
     def __init__(self, svc) -> None:
         self.svc = svc
         self._running: dict[tuple[str, str], Variant] = {}
+        self.linger = svc.settings.variant_linger_seconds  # after the last subscriber left
         # held while a variant starts (a deploy: seconds), so one rewrite starts one variant
         self._lock = threading.RLock()
         svc.delivery.on_leave = self.left
@@ -163,9 +164,7 @@ class Variants:
         """A subscription of ``route`` ended: if no other reads its variant when the linger
         is over (and none joined since), the variant stops. Takes no lock: it is called from
         delivery threads that a stopping variant waits for."""
-        timer = threading.Timer(
-            self.svc.settings.variant_linger_seconds, self._expire, (route, time.monotonic())
-        )
+        timer = threading.Timer(self.linger, self._expire, (route, time.monotonic()))
         timer.daemon = True
         timer.start()
 

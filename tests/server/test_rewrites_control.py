@@ -3,12 +3,15 @@ may read, and which changes (policies, attributes, roles, a restart) stop a stal
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from boxes.errors import Conflict, Denied
 from catalog import ObjectType
 from server.control.diagrams import plan_of, spec_of
 from server.control.rewrites import deployed_plan, reader_rewrite, revalidate
+from server.realtime.delivery import Labels
 
 POLICIES = [
     {
@@ -143,6 +146,7 @@ class FakeRuntime:
     def __init__(self, disk=()) -> None:
         self.deployed: dict[str, tuple[str, ...]] = {}
         self.removed: list[str] = []
+        self.gone = threading.Event()
         self.disk = list(disk)
 
     def deploy(self, diagram_id, plan, on_batch):
@@ -151,6 +155,7 @@ class FakeRuntime:
     def remove(self, diagram_id):
         self.removed.append(diagram_id)
         self.deployed.pop(diagram_id, None)
+        self.gone.set()
 
     def on_disk(self):
         return self.disk
@@ -191,6 +196,26 @@ def test_a_reader_with_another_rewrite_reads_a_shared_capped_variant(world):
     with pytest.raises(Conflict) as err:  # the gate outlives the diagram: no new variant
         route(joe, "w_out", True)
     assert err.value.code == "VARIANT_ENDED" and runtime.deployed == {}
+
+
+def test_a_variant_without_subscribers_lingers_then_stops(world):
+    svc, joe, sc, plan = world
+    deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    svc.runtime = runtime = FakeRuntime()
+    (resumable,) = svc.catalog.objects.resumable()
+    stored = svc.catalog.rewrites.of(_diagram(svc))
+    labels = Labels(plan.label_sources, dict(resumable.sources))
+    gate = svc.variants.gate(resumable, DOC, plan, stored.document)
+    svc.delivery.register(plan.outputs, labels, None, gate)
+    svc.delivery.subscribe("joe-socket", joe, "w_out")
+    (variant,) = runtime.deployed
+    svc.variants.linger = 0.5
+    svc.delivery.unsubscribe("joe-socket", "w_out")
+    svc.delivery.subscribe("joe-socket", joe, "w_out")  # back within the linger: kept
+    assert not runtime.gone.wait(1.5) and svc.variants.running("w") == [variant]
+    svc.delivery.forget("joe-socket")  # the socket went away
+    assert runtime.gone.wait(30) and runtime.removed == [variant]
+    assert svc.variants.running("w") == []
 
 
 def test_a_start_deletes_the_variants_a_previous_run_left(world):

@@ -278,6 +278,15 @@ def test_a_variant_reader_gets_its_route_under_the_public_name(setup):
     cat.grants.revoke(who["joe"], "INFO_PROVIDER", A.READ_TUPLE, T.STREAM, "in2")
     delivery.on_batch(variant, batch("in2", "in1"))
     assert sent.take() == {"ed-socket": [("in1", ["in1"])]}  # the SecFilter on top
+    log, reads = Log(delivery, [positioned(batch("in2", "in1"), 0, 2)], arriving=[]), []
+
+    def read(output: str, start: int, rows: int) -> Results:
+        reads.append(output)
+        return log(output, start, rows)
+
+    assert delivery.subscribe_from("ed-socket", who["ed"], "out1", 0, read) == 2
+    assert set(reads) == {variant}  # replayed from the variant's own result log
+    assert sent.take() == {"ed-socket": [("in1", ["in1"])]}
 
     routes["ed"] = "out1.v-fedcba9876543210"  # ed's policies changed
     delivery.recheck("out1", "q1")
