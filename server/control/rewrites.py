@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 
 from boxes import codes
@@ -121,7 +122,7 @@ def revalidate(svc, by: Subject) -> list[str]:
     others again. Returns the stopped ones."""
     catalog = svc.catalog
     snapshot = catalog.core.snapshot
-    stopped = []
+    began, stopped = time.monotonic(), []
     for resumable in catalog.objects.resumable():
         diagram = resumable.diagram
         doc = json.loads(diagram.spec)
@@ -143,7 +144,7 @@ def revalidate(svc, by: Subject) -> list[str]:
         for output in outputs:
             svc.delivery.end(output, ended)
         stopped.append(diagram.name)
-    svc.variants.prune()  # a variant the re-check left without subscribers
+    svc.variants.prune(began)  # a variant the re-check left without subscribers
     return stopped
 
 

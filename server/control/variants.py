@@ -154,11 +154,13 @@ class Variants:
                     self.svc.delivery.end(output, err, route)
                 self._stop(variant)
 
-    def prune(self) -> None:
-        """Stop at once every variant no subscription reads (after a re-check)."""
+    def prune(self, since: float) -> None:
+        """Stop at once every variant no subscription reads (after a re-check that began at
+        ``since``, ``time.monotonic()``), but those a subscribe started or joined since."""
         with self._lock:
-            for variant in [v for v in self._running.values() if not self._readers(v)]:
-                self._stop(variant)
+            for variant in list(self._running.values()):
+                if variant.joined < since and not self._readers(variant):
+                    self._stop(variant)
 
     def left(self, route: str) -> None:
         """A subscription of ``route`` ended: if no other reads its variant when the linger
