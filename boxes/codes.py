@@ -734,8 +734,8 @@ REWRITE_VARIANT_NOT_RUNNING = define(
 REWRITE_CHANGED = define(
     "REWRITE_CHANGED",
     409,
-    "a change of policies or attributes rewrites diagram {diagram!r} differently for you; "
-    "subscribe again to read what they now allow",
+    "a change of policies or attributes rewrites the diagram of output {output!r} differently "
+    "for you; subscribe again to read what they now allow",
     "policy",
 )
 VARIANT_ENDED = define(

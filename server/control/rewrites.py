@@ -134,7 +134,7 @@ def revalidate(svc, by: Subject) -> list[str]:
             reason, outputs = f"it cannot be checked: {err.message}", []
         if reason is None:
             for output in outputs:
-                svc.delivery.recheck(output, diagram.name)
+                svc.delivery.recheck(output)
             continue
         ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
         svc.variants.end(diagram.name, ended)

@@ -282,7 +282,7 @@ class Delivery:
         with self._lock:
             return sum(1 for r in self._routes.values() if r == route)
 
-    def recheck(self, output: str, diagram: str) -> None:
+    def recheck(self, output: str) -> None:
         """Route every subscriber of ``output`` again (after a change of policies or
         attributes); those refused, or whose route changed, are told and unsubscribed."""
         with self._lock:
@@ -299,7 +299,7 @@ class Delivery:
             if again == route:
                 continue
             if err is None or err.code == codes.REWRITE_VARIANT_NOT_RUNNING:
-                err = Conflict(code=codes.REWRITE_CHANGED, diagram=diagram)
+                err = Conflict(code=codes.REWRITE_CHANGED, output=output)
             self.unsubscribe(sid, output)
             self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
 
@@ -328,11 +328,30 @@ class Delivery:
         self._policies.pop((output, sid), None)
         return old if old not in (None, route) else None
 
+    def _verify(self, sid: str, subject: Subject, output: str, route: str) -> None:
+        """Route a joined subscription again with the policies of now: a change whose re-check
+        ran between its routing and its join would otherwise leave it on a rewrite that is
+        no longer its own (a change after this is the re-check's)."""
+        if output not in self._gates:
+            return
+        try:
+            again: str | None = self.route(subject, output)
+            err: SluiceError | None = None
+        except SluiceError as refused:
+            again, err = None, refused
+        if again == route:
+            return
+        self.unsubscribe(sid, output)
+        if err is None or err.code == codes.REWRITE_VARIANT_NOT_RUNNING:
+            err = Conflict(code=codes.REWRITE_CHANGED, output=output)
+        raise err
+
     def subscribe(self, sid: str, subject: Subject, output: str) -> None:
         route = self.route(subject, output, start=True)
         with self._lock:
             old = self._join(sid, subject, output, route)
         self._left([old])
+        self._verify(sid, subject, output, route)
 
     def subscribe_from(self, sid: str, subject: Subject, output: str, start: int, read) -> int:
         """Subscribe, first sending what the output's result log (its route's) holds from
@@ -347,6 +366,7 @@ class Delivery:
             old = self._join(sid, subject, output, route)
         self._left([old])
         try:
+            self._verify(sid, subject, output, route)
             end = start
             while True:
                 page = read(route, end, REPLAY_PAGE)

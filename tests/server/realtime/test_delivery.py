@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from boxes.errors import SluiceError
 from boxes.secfilter import label_array
 from catalog import Action, ObjectType
 from server.realtime.delivery import (
@@ -289,10 +290,29 @@ def test_a_variant_reader_gets_its_route_under_the_public_name(setup):
     assert sent.take() == {"ed-socket": [("in1", ["in1"])]}
 
     routes["ed"] = "out1.v-fedcba9876543210"  # ed's policies changed
-    delivery.recheck("out1", "q1")
+    delivery.recheck("out1")
     assert sent.take() == {"ed-socket": [(ENDED_EVENT, "REWRITE_CHANGED")]}
     assert left == [variant] and delivery.readers(variant) == 0
     delivery.on_batch(variant, batch("in1"))
     assert sent.take() == {}
     delivery.unregister([variant])
     assert delivery.labels(variant) is None
+
+
+def test_a_change_between_routing_and_joining_refuses_the_subscription(setup):
+    """A change whose re-check ran while a subscribe was being routed is caught after the
+    join: the subscription is routed again and refused if its route changed."""
+    cat, delivery, sent, who = setup
+    sources = {s: cat.core.snapshot.find(T.STREAM, s).source_index for s in ("in1", "in2")}
+    old, new = "out1.v-0123456789abcdef", "out1.v-fedcba9876543210"
+    routes = iter([old, new])
+    delivery.register({"out1": None}, Labels(("in1",), sources), gate=lambda *_: next(routes))
+    delivery.register({old: None}, Labels(("in1",), sources), public={old: "out1"})
+    left: list[str] = []
+    delivery.on_leave = left.append
+    with pytest.raises(SluiceError) as err:
+        delivery.subscribe("al-socket", who["al"], "out1")
+    assert err.value.code == "REWRITE_CHANGED"
+    assert delivery.readers(old) == 0 and left == [old]
+    delivery.on_batch(old, batch("in1"))
+    assert sent.take() == {}
