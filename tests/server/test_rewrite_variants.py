@@ -66,7 +66,7 @@ def test_readers_of_one_diagram_each_get_their_own_rewrite(live):
         assert client.emit("subscribe", {"output": OUT}) == {"subscribed": OUT}
     # sc and sc2 have the same ship list: one variant for both; the port reads the diagram.
     [variant] = svc.variants.running("pa_watch")
-    assert variant.startswith("pa_watch.v-")
+    assert variant.startswith("pa_watch.v-") and variant in svc.runtime.on_disk()
     # OTHERCO's policies deny the stream: refused, naming it, with SUBSCRIBE granted.
     denied = oc.emit("subscribe", {"output": OUT})["error"]
     assert (denied["code"], denied["details"]["stream"]) == ("REWRITE_DENIED", "ais")

@@ -72,7 +72,9 @@ def describe(name: str):
 @bp.get("/<name>/recent")
 @guarded(answer=RECENT)
 def recent(name: str):
-    """The latest results (SUBSCRIBE), filtered by the session's permissions as they are now."""
+    """The latest results (SUBSCRIBE), filtered by the session's permissions as they are now;
+    a reader whose policies rewrite the diagram differently reads its running variant's
+    (docs/rewrite.md)."""
     svc = services()
     route = svc.delivery.route(subject(), name)  # a variant's, if the reader's rewrite differs
     table = svc.runtime.recent(route) if svc.runtime is not None else None
