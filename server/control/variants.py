@@ -121,12 +121,12 @@ class Variants:
         plan = affordable(renamed(mine.plan, suffix), self.svc.limits.cost_ceilings())
         variant = Variant(name, key, name + suffix, {o: o + suffix for o in mine.plan.outputs})
         delivery, runtime = self.svc.delivery, runtime_of(self.svc)
-        public = {mine: output for output, mine in variant.outputs.items()}
+        public = {ours: output for output, ours in variant.outputs.items()}
         labels = Labels(plan.label_sources, dict(resumable.sources))
         delivery.register(plan.outputs, labels, plan.semantics(), None, public)
         try:
             runtime.deploy(variant.runtime_id, plan, delivery.on_batch)
-        except SluiceError:
+        except Exception:  # nothing of a variant that did not start is left behind
             runtime.remove(variant.runtime_id)
             delivery.unregister(plan.outputs)
             raise
