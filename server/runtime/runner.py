@@ -16,6 +16,7 @@ stops that diagram's other outputs; other diagrams carry on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -432,6 +433,8 @@ class Runtime:
                 self.result_logs.forget(output)
             for directory in checkpoints.versions(self._diagrams_root, diagram_id):
                 checkpoints.remove(directory)
+            with contextlib.suppress(OSError):  # no empty directory per diagram (or variant)
+                (self._diagrams_root / diagram_id).rmdir()
 
     def _halt(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
         if deployment.retry is not None:
