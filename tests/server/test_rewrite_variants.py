@@ -133,3 +133,42 @@ def test_readers_of_one_diagram_each_get_their_own_rewrite(live):
     assert not any(d.startswith("pa_watch.v-") for d in svc.runtime.on_disk())
     for client in (joe, pa, sc, sc2, sd, oc):
         client.close()
+
+
+def subscribe(client: Client) -> dict:
+    """Subscribe to OUT, waiting as long as a variant's start may take in a fresh server on a
+    loaded machine (its Spark workers may need a restart to connect back)."""
+    return client.sock.call("subscribe", {"output": OUT}, timeout=200)
+
+
+def test_variants_do_not_survive_a_restart_and_readers_subscribe_again(serve):
+    """A killed server leaves a variant's checkpoints on disk: the next start deletes them
+    (they would hold the ingestion log's compaction back), resumes the diagram itself, and a
+    reader that subscribes again gets a fresh variant of its own rewrite."""
+    server = serve(admin_user="joe", admin_password=PASSWORD)
+    server.start()
+    joe = Client(server.url, "joe", PASSWORD)
+    set_up(joe)
+    pa, sc = (Client(server.url, user, PASSWORD) for user in ("pa", "sc"))
+    pa.call("POST", "/diagrams", 201, json={"document": watch("pa_watch")})
+    pa.call("POST", "/diagrams/pa_watch/deploy")
+    for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+        pa.call("PUT", f"/permissions/output/{OUT}/SHIPCO/{action}")
+    sc.connect()
+    assert subscribe(sc) == {"subscribed": OUT}
+    diagrams = server.data / "runtime" / "diagrams"
+    [variant] = [p.name for p in diagrams.iterdir() if ".v-" in p.name]
+    sc.close()
+    server.kill()
+
+    server.start()
+    assert sorted(p.name for p in diagrams.iterdir()) == ["pa_watch"]
+    sc = Client(server.url, "sc", PASSWORD)
+    sc.connect()
+    assert subscribe(sc) == {"subscribed": OUT}
+    assert [p.name for p in diagrams.iterdir() if ".v-" in p.name] == [variant]  # same rewrite
+    joe = Client(server.url, "joe", PASSWORD)
+    joe.call("POST", "/streams/ais/tuples", json=positions(1))
+    wait_until(lambda: ships(sc) == reference("sc", {"sc": [1, 3]}), 120, "sc's own ships")
+    for client in (joe, sc):
+        client.close()
