@@ -19,6 +19,7 @@ from catalog import Catalog
 from catalog.bootstrap import ensure_admin
 from server.control import datadir
 from server.control.services import Services
+from server.control.variants import Variants
 from server.http import api, errors, guard, limitstore, openapi, security
 from server.ingest.admission import TupleRate
 from server.realtime import changes, sockets
@@ -87,6 +88,7 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
         ),
     )
     svc.on_close.append(counts.close)
+    svc.variants = Variants(svc)
     live.update(limits.stored_changes(catalog))
     app.extensions["sluice"] = svc
 

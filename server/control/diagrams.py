@@ -26,7 +26,7 @@ from boxes.types import parse_schema
 from catalog import DiagramSpec, ObjectType, Subject
 from catalog.authorizer import playing
 from catalog.objects import Resumable
-from server.control.rewrites import deployed_plan, gate
+from server.control.rewrites import deployed_plan
 from server.ingest.admission import runtime_of
 from server.realtime.delivery import Labels
 
@@ -178,7 +178,8 @@ def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
 def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     """Start one running diagram's query and route its outputs to the delivery path; a
     ``deployer`` (not a restart) must be cleared for the diagram's level. A diagram reading a
-    stream some policy protects runs rewritten for its deployer (``rewrites``)."""
+    stream some policy protects runs rewritten for its deployer (``rewrites``), and a reader
+    whose policies rewrite it differently reads a variant (``variants``)."""
     if resumable.problem is not None:
         raise resumable.problem
     doc = json.loads(resumable.diagram.spec)
@@ -191,7 +192,8 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     if running is not plan:
         affordable_rewrite(svc, diagram, running, deployer)
     stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
-    reader = gate(svc.catalog, diagram.name, doc, plan, stored.document) if stored else None
+    svc.variants.end(diagram.name)  # deployed again: its readers are routed afresh
+    reader = svc.variants.gate(resumable, doc, plan, stored.document) if stored else None
     svc.delivery.register(
         running.outputs,
         Labels(running.label_sources, dict(resumable.sources)),
@@ -241,6 +243,7 @@ def start_runtime(svc, runtime=None) -> None:
     svc.limits.follow(lambda values: runtime.set_max_tuples(values["max_batch_tuples"]))
     svc.limits.follow(lambda values: runtime.set_max_state_rows(values["max_state_rows"]))
     open_logs(svc)
+    svc.variants.clear_left_over(runtime)
     for resumable in svc.catalog.objects.resumable():
         try:
             run(svc, resumable)

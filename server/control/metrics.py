@@ -56,7 +56,8 @@ def _readable_boxes(svc, subject: Subject, plan) -> set[str]:
     if labels is None:
         return set()
     try:
-        svc.delivery.admit(subject, first)
+        if svc.delivery.route(subject, first) != first:  # a variant's reader: not these boxes
+            return set()
     except SluiceError:
         return set()
     catalog = svc.catalog

@@ -30,7 +30,7 @@ from boxes.types import Schema
 from catalog import Subject
 from catalog.objects import Resumable
 from server.control.diagrams import affordable, plan_of, resolved
-from server.control.rewrites import gate
+from server.control.rewrites import reader_rewrite
 from server.ingest.segments import tail
 from server.realtime.delivery import SOURCES, Labels, visible
 from server.runtime.source import frame_rows
@@ -96,16 +96,16 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
 
 
 def _deployed(catalog, subject: Subject, running: Resumable) -> tuple[dict[str, Any], Plan]:
-    """The document and plan the diagram runs: rewritten for its deployer when a policy
-    protects a stream it reads, and then only for a viewer whose own rewrite is the same
-    (REWRITE_MISMATCH otherwise, as for its outputs' subscribers: docs/rewrite.md)."""
+    """The document and plan the diagram runs for ``subject``: rewritten for its deployer
+    when a policy protects a stream it reads, or for a viewer whose own rewrite differs, as
+    its variant would run (REWRITE_DENIED for a denied one: docs/rewrite.md)."""
     doc = json.loads(running.diagram.spec)
     plan = resolved(plan_of(doc, running.schemas, running.derived), catalog)
     stored = catalog.rewrites.of(running.diagram)
     if stored is None:
         return doc, plan
-    gate(catalog, running.diagram.name, doc, plan, stored.document)(subject)
-    rewritten = dict(stored.document)
+    mine = reader_rewrite(catalog, running.diagram.name, doc, plan, stored.document, subject)
+    rewritten = dict(stored.document if mine is None else mine.document)
     return rewritten, resolved(plan_of(rewritten, running.schemas, running.derived), catalog)
 
 

@@ -3,19 +3,20 @@
 A diagram that reads a *protected* stream (one some policy names) runs rewritten
 (``boxes.rewrite``) under the policies of its deployer's active roles and the deployer's
 attributes, and every input must then be authorized (the paper's whitelist). Its results are
-what the deployer may see, so a subscriber whose own rewrite would differ is refused
-(REWRITE_MISMATCH); the label SecFilter applies on top for those who match. After a change of
-policies or attributes every running diagram is rewritten again for its deployer: one whose
-rewrite differs, or that now reads a protected stream unrewritten, is stopped and marked
-(REWRITE_STALE, audited), and its subscribers are told; the others' subscribers are checked
-again.
+what the deployer may see, so a subscriber whose own rewrite differs reads a variant run
+for its rewrite (``variants.py``); the label SecFilter applies on top for everyone. After
+a change of policies or attributes every running diagram is rewritten again for its
+deployer: one whose rewrite differs, or that now reads a protected stream unrewritten, is
+stopped and marked (REWRITE_STALE, audited), and its subscribers are told; the others'
+subscribers are routed again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Mapping
 
 from boxes import codes
 from boxes.document import Plan
@@ -28,7 +29,6 @@ from catalog.policies import protected, rewrite_subject
 from catalog.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
-Gate = Callable[[Subject], None]
 
 
 def rewrite_for(
@@ -98,24 +98,24 @@ def stale_reason(catalog, snapshot: Snapshot, diagram, doc: Mapping, plan: Plan)
     return None
 
 
-def gate(catalog, name: str, doc: Mapping, plan: Plan, document: Mapping) -> Gate:
-    """Who may read the outputs of diagram ``name``, deployed rewritten as ``document``: a
-    subscriber whose own rewrite gives the same document."""
-
-    def admit(subject: Subject) -> None:
-        snapshot = catalog.core.snapshot
-        try:
-            mine = rewrite_for(snapshot, subject.user_id, subject.roles, doc, plan)
-            reason = "it would not be rewritten" if mine is None else None
-            if mine is not None and mine.document != document:
-                reason = "other predicates or windows"
-        except SluiceError as err:
-            reason = err.message
-        if reason is not None:
-            catalog.core.log(subject, "subscribe", f"diagram:{name}", False, reason)
-            raise Denied(code=codes.REWRITE_MISMATCH, diagram=name, reason=reason)
-
-    return admit
+def reader_rewrite(
+    catalog, name: str, doc: Mapping, plan: Plan, document: Mapping, subject: Subject
+) -> Rewritten | None:
+    """A reader's own rewrite of diagram ``name`` (deployed rewritten as ``document``): None
+    when it is the deployed one, else the reader's (its variant, ``variants.py``). A reader
+    its policies deny is refused with that denial (REWRITE_DENIED), one the policies would not
+    rewrite at all with REWRITE_MISMATCH; both audited."""
+    snapshot = catalog.core.snapshot
+    try:
+        mine = rewrite_for(snapshot, subject.user_id, subject.roles, doc, plan)
+    except SluiceError as err:
+        catalog.core.log(subject, "subscribe", f"diagram:{name}", False, err.message)
+        raise
+    if mine is None:
+        reason = "it would not be rewritten"
+        catalog.core.log(subject, "subscribe", f"diagram:{name}", False, reason)
+        raise Denied(code=codes.REWRITE_MISMATCH, diagram=name, reason=reason)
+    return None if mine.document == document else mine
 
 
 def revalidate(svc, by: Subject) -> list[str]:
@@ -124,7 +124,7 @@ def revalidate(svc, by: Subject) -> list[str]:
     others again. Returns the stopped ones."""
     catalog = svc.catalog
     snapshot = catalog.core.snapshot
-    stopped = []
+    began, stopped = time.monotonic(), []
     for resumable in catalog.objects.resumable():
         diagram = resumable.diagram
         doc = json.loads(diagram.spec)
@@ -138,13 +138,15 @@ def revalidate(svc, by: Subject) -> list[str]:
             for output in outputs:
                 svc.delivery.recheck(output)
             continue
+        ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+        svc.variants.end(diagram.name, ended)
         if svc.runtime is not None:
             svc.runtime.stop(diagram.name)
         catalog.rewrites.mark_stale(diagram, reason, by)
-        ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
         for output in outputs:
             svc.delivery.end(output, ended)
         stopped.append(diagram.name)
+    svc.variants.prune(began)  # a variant the re-check left without subscribers
     return stopped
 
 

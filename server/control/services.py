@@ -1,7 +1,8 @@
 """What one app instance works with, kept in ``app.extensions["sluice"]``.
 
 The settings are the frozen configuration; what changes at run time has its own object
-(``limits``) or is started later (``runtime``, ``connections``, ``changes``: ``None`` until then).
+(``limits``) or is started later (``runtime``, ``connections``, ``changes``, ``variants``:
+``None`` until then).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from server.settings.config import Settings
 from server.settings.limits import LiveLimits
 
 if TYPE_CHECKING:  # the layers above and Spark's runtime import this module
+    from server.control.variants import Variants
     from server.realtime.changes import ChangeNotices
     from server.realtime.delivery import Delivery
     from server.realtime.sockets import Connections
@@ -38,6 +40,7 @@ class Services:
     runtime: Runtime | None = None  # None without Spark (``runtime: false``)
     connections: Connections | None = None  # set by server.realtime.sockets.init_app
     changes: ChangeNotices | None = None  # set by server.realtime.changes.init_app
+    variants: Variants | None = None  # set by create_app (server/control/variants.py)
     on_close: list[Callable[[], None]] = field(default_factory=list)  # run by close_app, in order
 
 

@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from boxes.errors import SluiceError
+from boxes import codes
+from boxes.errors import Conflict, SluiceError
 from boxes.labels import DENIED_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
@@ -203,7 +204,15 @@ def position_of(table: pa.Table) -> dict[str, int]:
     return {"batch": int(metadata[BATCH_KEY]), "next": int(metadata[NEXT_KEY])}
 
 
+Gate = Callable[[Subject, str, bool], str]  # (reader, output, may start a variant) -> route
+
+
 class Delivery:
+    """Subscriptions are kept by the output's public (catalog) name; each has a *route*, the
+    runtime output it reads: the output itself, or a rewritten diagram's variant output for a
+    reader whose policies rewrite it differently (``server.control.variants``). Batches arrive
+    by route and leave under the public name."""
+
     def __init__(self, catalog: Catalog, emit) -> None:
         """``emit(event, data, to=sid)`` sends to one socket (``socketio.emit``)."""
         self.catalog = catalog
@@ -212,14 +221,19 @@ class Delivery:
         self.schemas: dict[str, Schema] = {}
         self.semantics: dict[str, str] = {}
         self._subscribers: dict[str, dict[str, Subject]] = {}
+        # (output, sid) -> the runtime output that subscription reads (its route)
+        self._routes: dict[tuple[str, str], str] = {}
+        self._public: dict[str, str] = {}  # a variant's output -> the output it stands for
         # (output, sid) -> live batches held back while that subscriber catches up
         self._held: dict[tuple[str, str], list[pa.Table]] = {}
-        self._next: dict[str, int] = {}  # output -> position after the last batch handed here
-        # output -> who may read it beyond SUBSCRIBE (a rewritten diagram's, see
-        # server.control.rewrites): raises the refusal
-        self._gates: dict[str, Callable[[Subject], None]] = {}
+        self._next: dict[str, int] = {}  # route -> position after the last batch handed here
+        # output -> who may read it beyond SUBSCRIBE, and through which route (a rewritten
+        # diagram's, see server.control.variants): raises the refusal
+        self._gates: dict[str, Gate] = {}
         # (output, sid) -> the policy (its roles' bits) a subscriber was last told of
         self._policies: dict[tuple[str, str], int] = {}
+        # told of a variant's route a subscription left (server.control.variants)
+        self.on_leave: Callable[[str], None] = lambda route: None
         self._lock = threading.Lock()
 
     def register(
@@ -227,11 +241,13 @@ class Delivery:
         outputs: Mapping[str, Schema],
         labels: Labels,
         semantics: Mapping[str, str] | None = None,
-        gate: Callable[[Subject], None] | None = None,
+        gate: Gate | None = None,
+        public: Mapping[str, str] | None = None,
     ) -> None:
-        """A diagram was deployed: how to read its outputs' labels, their schemas, their
-        semantics (strong where not given) and who may read them beyond SUBSCRIBE (``gate``
-        raises the refusal; None: everyone)."""
+        """A diagram (or a variant) was deployed: how to read its outputs' labels, their
+        schemas, their semantics (strong where not given), who may read them beyond SUBSCRIBE
+        (``gate`` routes or refuses a reader; None: everyone reads the output itself), and,
+        for a variant, the public output each of its outputs stands for."""
         with self._lock:
             for output, schema in outputs.items():
                 self._labels[output] = labels
@@ -241,59 +257,124 @@ class Delivery:
                     self._gates.pop(output, None)
                 else:
                     self._gates[output] = gate
+                if public is not None:
+                    self._public[output] = public[output]
+
+    def unregister(self, outputs) -> None:
+        """A variant stopped: forget its outputs."""
+        with self._lock:
+            for output in outputs:
+                for table in (self._labels, self.schemas, self.semantics, self._public):
+                    table.pop(output, None)
+                self._next.pop(output, None)
 
     def labels(self, output: str) -> Labels | None:
         """How a deployed output's label bits map to catalog sources (None before its deploy)."""
         with self._lock:
             return self._labels.get(output)
 
-    def admit(self, subject: Subject, output: str) -> None:
-        """Refuse a reader the output's gate refuses (REWRITE_MISMATCH)."""
+    def route(self, subject: Subject, output: str, start: bool = False) -> str:
+        """The runtime output ``subject`` reads for ``output``: the output itself, or its
+        variant (started if ``start``); the gate's refusal otherwise (REWRITE_DENIED, ...)."""
         gate = self._gates.get(output)
-        if gate is not None:
-            gate(subject)
+        return output if gate is None else gate(subject, output, start)
+
+    def readers(self, route: str) -> int:
+        """How many subscriptions read ``route`` now."""
+        with self._lock:
+            return sum(1 for r in self._routes.values() if r == route)
 
     def recheck(self, output: str) -> None:
-        """Check every subscriber of ``output`` against its gate again (after a change of
-        policies or attributes); those refused are told and unsubscribed."""
+        """Route every subscriber of ``output`` again (after a change of policies or
+        attributes); those refused, or whose route changed, are told and unsubscribed."""
         with self._lock:
-            subscribers = list(self._subscribers.get(output, {}).items())
-        for sid, who in subscribers:
+            subscribers = [
+                (sid, who, self._routes.get((output, sid), output))
+                for sid, who in self._subscribers.get(output, {}).items()
+            ]
+        for sid, who, route in subscribers:
             try:
-                self.admit(who, output)
-            except SluiceError as err:
-                self.unsubscribe(sid, output)
-                self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
+                again = self.route(who, output)
+                err = None
+            except SluiceError as refused:
+                again, err = None, refused
+            if again == route:
+                continue
+            if err is None or err.code == codes.REWRITE_VARIANT_NOT_RUNNING:
+                err = Conflict(code=codes.REWRITE_CHANGED, output=output)
+            self.unsubscribe(sid, output)
+            self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
 
-    def end(self, output: str, err: SluiceError) -> None:
-        """End every subscription of ``output``, telling each why (its diagram was stopped)."""
+    def end(self, output: str, err: SluiceError, route: str | None = None) -> None:
+        """End the subscriptions of ``output`` (only those reading ``route``, if given),
+        telling each why (its diagram or variant was stopped)."""
         with self._lock:
-            sids = list(self._subscribers.pop(output, {}))
+            subscribers = self._subscribers.get(output, {})
+            sids = [
+                sid
+                for sid in subscribers
+                if route is None or self._routes.get((output, sid), output) == route
+            ]
+            for sid in sids:
+                subscribers.pop(sid, None)
+                self._routes.pop((output, sid), None)
+                self._policies.pop((output, sid), None)
         for sid in sids:
             self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
 
+    def _join(self, sid: str, subject: Subject, output: str, route: str) -> str | None:
+        """Keep one subscription (under the lock); the route it replaced, if another."""
+        self._subscribers.setdefault(output, {})[sid] = subject
+        old = self._routes.get((output, sid))
+        self._routes[(output, sid)] = route
+        self._policies.pop((output, sid), None)
+        return old if old not in (None, route) else None
+
+    def _verify(self, sid: str, subject: Subject, output: str, route: str) -> None:
+        """Route a joined subscription again with the policies of now: a change whose re-check
+        ran between its routing and its join would otherwise leave it on a rewrite that is
+        no longer its own (a change after this is the re-check's)."""
+        if output not in self._gates:
+            return
+        try:
+            again: str | None = self.route(subject, output)
+            err: SluiceError | None = None
+        except SluiceError as refused:
+            again, err = None, refused
+        if again == route:
+            return
+        self.unsubscribe(sid, output)
+        if err is None or err.code == codes.REWRITE_VARIANT_NOT_RUNNING:
+            err = Conflict(code=codes.REWRITE_CHANGED, output=output)
+        raise err
+
     def subscribe(self, sid: str, subject: Subject, output: str) -> None:
-        self.admit(subject, output)
+        route = self.route(subject, output, start=True)
         with self._lock:
-            self._subscribers.setdefault(output, {})[sid] = subject
+            old = self._join(sid, subject, output, route)
+        self._left([old])
+        self._verify(sid, subject, output, route)
 
     def subscribe_from(self, sid: str, subject: Subject, output: str, start: int, read) -> int:
-        """Subscribe, first sending what the output's result log holds from ``start`` on
-        (``read(output, start, rows)``, filtered with the permissions of the moment), then
-        live batches, with no gap and no batch twice: live batches that arrive meanwhile are
-        held back and sent after, less those the replay already covered. Returns where the
-        replay ended; an error from the first read (``RESULTS_EXPIRED``) subscribes nothing."""
-        self.admit(subject, output)
+        """Subscribe, first sending what the output's result log (its route's) holds from
+        ``start`` on (``read(route, start, rows)``, filtered with the permissions of the
+        moment), then live batches, with no gap and no batch twice: live batches that arrive
+        meanwhile are held back and sent after, less those the replay already covered.
+        Returns where the replay ended; an error from the first read (``RESULTS_EXPIRED``)
+        subscribes nothing."""
+        route = self.route(subject, output, start=True)
         with self._lock:
             self._held[(output, sid)] = []
-            self._subscribers.setdefault(output, {})[sid] = subject
+            old = self._join(sid, subject, output, route)
+        self._left([old])
         try:
+            self._verify(sid, subject, output, route)
             end = start
             while True:
-                page = read(output, end, REPLAY_PAGE)
+                page = read(route, end, REPLAY_PAGE)
                 if page.tables:
                     table = pa.concat_tables(page.tables)
-                    self._send(sid, output, self._runs(subject, output, table), page.next)
+                    self._send(sid, output, self._runs(subject, route, table), page.next)
                 if page.next == end:
                     break
                 end = page.next
@@ -301,12 +382,14 @@ class Delivery:
             with self._lock:
                 self._held.pop((output, sid), None)
                 self._subscribers.get(output, {}).pop(sid, None)
+                self._routes.pop((output, sid), None)
+            self._left([route])
             raise
         with self._lock:
             held = self._held.pop((output, sid), [])
         for table in held:
             if position_of(table).get("next", end + 1) > end:
-                self._send(sid, output, self._runs(subject, output, table), None, table)
+                self._send(sid, output, self._runs(subject, route, table), None, table)
         return end
 
     def _send(self, sid: str, output: str, runs: list, next_: int | None, table=None):
@@ -321,7 +404,10 @@ class Delivery:
     def unsubscribe(self, sid: str, output: str) -> bool:
         with self._lock:
             self._policies.pop((output, sid), None)
-            return self._subscribers.get(output, {}).pop(sid, None) is not None
+            route = self._routes.pop((output, sid), None)
+            found = self._subscribers.get(output, {}).pop(sid, None) is not None
+        self._left([route])
+        return found
 
     def forget(self, sid: str) -> None:
         """A socket went away: drop all its subscriptions."""
@@ -330,6 +416,14 @@ class Delivery:
                 subscribers.pop(sid, None)
             for key in [k for k in self._policies if k[1] == sid]:
                 del self._policies[key]
+            routes = [self._routes.pop(k) for k in [k for k in self._routes if k[1] == sid]]
+        self._left(routes)
+
+    def _left(self, routes) -> None:
+        """Tell the variants which of theirs a subscription left (outside the lock)."""
+        for route in routes:
+            if route is not None and route in self._public:
+                self.on_leave(route)
 
     def _gap(self, output: str, position: Mapping[str, int], count: int) -> dict | None:
         """The positions between the last batch handed here and this one, if any."""
@@ -341,16 +435,16 @@ class Delivery:
             return None
         return {"from": last, "to": start}
 
-    def visible_rows(self, subject: Subject, output: str, table: pa.Table) -> list[dict]:
-        """What one session may see of ``table`` now (the recent-results cache)."""
-        return [row for _, run in self._runs(subject, output, table) for row in run]
+    def visible_rows(self, subject: Subject, route: str, table: pa.Table) -> list[dict]:
+        """What one session may see of ``table`` now (read from ``route``, which
+        ``route()`` gave it)."""
+        return [row for _, run in self._runs(subject, route, table) for row in run]
 
-    def _runs(self, subject: Subject, output: str, table: pa.Table) -> list:
-        labels = self._labels.get(output)
+    def _runs(self, subject: Subject, route: str, table: pa.Table) -> list:
+        labels = self._labels.get(route)
         if labels is None:
             return []
-        self.admit(subject, output)
-        semantic = self.semantics.get(output, STRONG)
+        semantic = self.semantics.get(route, STRONG)
         return visible_runs(self.catalog, subject, labels, semantic, table)
 
     def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:
@@ -362,21 +456,25 @@ class Delivery:
             self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
             return False
 
-    def on_batch(self, output: str, table: pa.Table) -> None:
-        """Filter one result batch for every subscriber of ``output`` and send each its part.
-        Rows the output produced that never got here (the tap's queue overflowed) are
-        announced first, as positions a subscriber can read back."""
+    def on_batch(self, route: str, table: pa.Table) -> None:
+        """Filter one result batch of runtime output ``route`` for every subscription reading
+        it and send each its part, under the public output's name. Rows the output produced
+        that never got here (the tap's queue overflowed) are announced first, as positions a
+        subscriber can read back."""
         position = position_of(table)
         with self._lock:
-            labels = self._labels.get(output)
+            output = self._public.get(route, route)
+            labels = self._labels.get(route)
             subscribers = []
             for sid, who in self._subscribers.get(output, {}).items():
+                if self._routes.get((output, sid), output) != route:
+                    continue
                 held = self._held.get((output, sid))
                 if held is None:
                     subscribers.append((sid, who))
                 else:
                     held.append(table)
-            missed = self._gap(output, position, table.num_rows)
+            missed = self._gap(route, position, table.num_rows)
         if labels is None or not subscribers or table.num_rows == 0:
             return
         subscribers = [
@@ -387,7 +485,7 @@ class Delivery:
         if not subscribers:
             return
         rights = self.catalog.sessions.source_rights
-        semantic = self.semantics.get(output, STRONG)
+        semantic = self.semantics.get(route, STRONG)
         picks = deliveries(table, [labels.rights(*rights(who)) for _, who in subscribers], semantic)
         snapshot = self.catalog.core.snapshot
         policy = snapshot.levels

@@ -13,7 +13,8 @@ tuples}``. Results arrive as ``tuples {output, tuples: [...], batch, next}``;
 ``subscribe`` with ``from`` (a ``next`` seen before) first sends what the output's result
 log holds from there, then live results, with no gap and nothing twice; ``missed {output,
 from, to}`` names positions a subscriber's delivery skipped (to read back the same way);
-``subscription_ended {output, error}`` tells a subscriber it lost SUBSCRIBE.
+``subscription_ended {output, error}`` tells a subscriber it lost SUBSCRIBE (or the variant of
+a rewritten diagram it read: docs/rewrite.md).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ stops that diagram's other outputs; other diagrams carry on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -271,6 +272,10 @@ class Runtime:
                 self._launch(deployment)
         return version
 
+    def on_disk(self) -> list[str]:
+        """The id of every diagram with checkpoints here: running, stopped or left over."""
+        return sorted({d.path.parent.name for d in checkpoints.all_dirs(self._diagrams_root)})
+
     def _diagram_lock(self, diagram_id: str) -> threading.RLock:
         with self._lock:
             return self._diagram_locks.setdefault(diagram_id, threading.RLock())
@@ -428,6 +433,8 @@ class Runtime:
                 self.result_logs.forget(output)
             for directory in checkpoints.versions(self._diagrams_root, diagram_id):
                 checkpoints.remove(directory)
+            with contextlib.suppress(OSError):  # no empty directory per diagram (or variant)
+                (self._diagrams_root / diagram_id).rmdir()
 
     def _halt(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
         if deployment.retry is not None:

@@ -115,6 +115,10 @@ class Settings(BaseSettings):
     # Checked while a diagram runs (its state depends on the data: group keys x open windows,
     # join buffers): a diagram whose state stores hold more rows is stopped.
     max_state_rows: int = 5_000_000
+    # Per-reader variants of a rewritten diagram (docs/rewrite.md): how many may run per
+    # diagram, and how long one runs on after its last subscriber left.
+    max_rewrite_variants: int = 4
+    variant_linger_seconds: float = Field(60.0, ge=0)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["text", "json"] = "text"  # json: one object a line, for log collectors
 

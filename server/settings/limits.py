@@ -39,6 +39,7 @@ CHANGEABLE = (
     "max_open_windows",
     "max_window_rows",
     "max_state_rows",
+    "max_rewrite_variants",
 )
 # The diagram cost ceilings among them, by the boxes/cost.py parameter each bounds.
 COST_CEILINGS = {
@@ -79,6 +80,10 @@ class LiveLimits:
     @property
     def ingest_tuples_per_second(self) -> int:
         return self._values["ingest_tuples_per_second"]
+
+    @property
+    def max_rewrite_variants(self) -> int:
+        return self._values["max_rewrite_variants"]
 
     def cost_ceilings(self) -> dict[str, int]:
         """The ceilings in force on a diagram's cost, by ``boxes.cost`` parameter."""

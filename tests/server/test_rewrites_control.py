@@ -3,12 +3,15 @@ may read, and which changes (policies, attributes, roles, a restart) stop a stal
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from boxes.errors import Conflict, Denied
 from catalog import ObjectType
 from server.control.diagrams import plan_of, spec_of
-from server.control.rewrites import deployed_plan, gate, revalidate
+from server.control.rewrites import deployed_plan, reader_rewrite, revalidate
+from server.realtime.delivery import Labels
 
 POLICIES = [
     {
@@ -69,11 +72,13 @@ def test_the_deployers_rewrite_is_recorded_and_decides_who_reads(world):
     assert stored.deployer == "sc" and stored.roles == {"SHIPCO"}
     assert [a["where"] for a in stored.added] == ["mmsi IN (1, 2)"]
     assert stored.to_dict(full=False)["added"][0].keys() == stored.added[0].keys() - {"where"}
-    admit = gate(svc.catalog, "w", DOC, plan, stored.document)
-    admit(sc)
-    with pytest.raises(Denied) as err:
-        admit(joe)  # ADMIN's policy reads every ship: another rewrite
-    assert err.value.code == "REWRITE_MISMATCH"
+    assert reader_rewrite(svc.catalog, "w", DOC, plan, stored.document, sc) is None
+    theirs = reader_rewrite(svc.catalog, "w", DOC, plan, stored.document, joe)
+    assert theirs is not None and theirs.document != stored.document  # ADMIN reads every ship
+    svc.catalog.policies.delete(joe, "all")
+    with pytest.raises(Denied) as err:  # no policy of ADMIN's now: denied, named
+        reader_rewrite(svc.catalog, "w", DOC, plan, stored.document, joe)
+    assert (err.value.code, err.value.details["stream"]) == ("REWRITE_DENIED", "ais")
     assert revalidate(svc, joe) == []
 
 
@@ -132,3 +137,89 @@ def test_the_api_answers_what_it_stopped_and_the_deploy_denial_is_audited(world,
     assert (err.value.code, err.value.details["stream"]) == ("REWRITE_DENIED", "ais")
     [entry] = svc.catalog.audit(joe, event="deploy", allowed=False)
     assert entry.user == "sc" and "'ais'" in entry.reason
+
+
+class FakeRuntime:
+    """What the variants ask of the runtime, recorded (Spark runs them in
+    test_rewrite_variants.py)."""
+
+    def __init__(self, disk=()) -> None:
+        self.deployed: dict[str, tuple[str, ...]] = {}
+        self.removed: list[str] = []
+        self.gone = threading.Event()
+        self.disk = list(disk)
+
+    def deploy(self, diagram_id, plan, on_batch):
+        self.deployed[diagram_id] = tuple(plan.outputs)
+
+    def remove(self, diagram_id):
+        self.removed.append(diagram_id)
+        self.deployed.pop(diagram_id, None)
+        self.gone.set()
+
+    def on_disk(self):
+        return self.disk
+
+    def close(self):
+        pass
+
+
+def test_a_reader_with_another_rewrite_reads_a_shared_capped_variant(world):
+    svc, joe, sc, plan = world
+    deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    svc.runtime = runtime = FakeRuntime()
+    (resumable,) = svc.catalog.objects.resumable()
+    stored = svc.catalog.rewrites.of(_diagram(svc))
+    route = svc.variants.gate(resumable, DOC, plan, stored.document)
+    assert route(sc, "w_out", True) == "w_out"  # the deployer's own rewrite
+    with pytest.raises(Conflict) as err:  # a REST read starts nothing
+        route(joe, "w_out", False)
+    assert err.value.code == "REWRITE_VARIANT_NOT_RUNNING"
+    mine = route(joe, "w_out", True)
+    (variant,) = runtime.deployed
+    assert variant.startswith("w.v-") and runtime.deployed[variant] == (mine,)
+    assert mine == "w_out" + variant.removeprefix("w")
+    assert route(joe, "w_out", False) == route(joe, "w_out", True) == mine  # shared, one
+    assert svc.delivery.labels(mine) is not None
+    svc.limits.update({"max_rewrite_variants": 1})
+    svc.catalog.accounts.add_user(joe, "sd", "correct horse battery", ["SHIPCO"])
+    svc.catalog.policies.set_attributes(joe, "sd", {"ships": [5]})
+    sd = svc.catalog.sessions.login("sd", "correct horse battery")[1]
+    with pytest.raises(Conflict) as err:
+        route(sd, "w_out", True)
+    assert (err.value.code, err.value.details["limit"]) == ("REWRITE_VARIANTS_FULL", 1)
+
+    svc.variants.end("w")  # the diagram stopped: its variants go, with their outputs
+    assert runtime.removed == [variant] and svc.variants.running("w") == []
+    assert svc.delivery.labels(mine) is None
+    svc.catalog.objects.set_query_status(sc, "w", "stopped")
+    with pytest.raises(Conflict) as err:  # the gate outlives the diagram: no new variant
+        route(joe, "w_out", True)
+    assert err.value.code == "VARIANT_ENDED" and runtime.deployed == {}
+
+
+def test_a_variant_without_subscribers_lingers_then_stops(world):
+    svc, joe, sc, plan = world
+    deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    svc.runtime = runtime = FakeRuntime()
+    (resumable,) = svc.catalog.objects.resumable()
+    stored = svc.catalog.rewrites.of(_diagram(svc))
+    labels = Labels(plan.label_sources, dict(resumable.sources))
+    gate = svc.variants.gate(resumable, DOC, plan, stored.document)
+    svc.delivery.register(plan.outputs, labels, None, gate)
+    svc.delivery.subscribe("joe-socket", joe, "w_out")
+    (variant,) = runtime.deployed
+    svc.variants.linger = 0.5
+    svc.delivery.unsubscribe("joe-socket", "w_out")
+    svc.delivery.subscribe("joe-socket", joe, "w_out")  # back within the linger: kept
+    assert not runtime.gone.wait(1.5) and svc.variants.running("w") == [variant]
+    svc.delivery.forget("joe-socket")  # the socket went away
+    assert runtime.gone.wait(30) and runtime.removed == [variant]
+    assert svc.variants.running("w") == []
+
+
+def test_a_start_deletes_the_variants_a_previous_run_left(world):
+    svc, *_ = world
+    runtime = FakeRuntime(disk=["w", "w.v-0123456789abcdef"])
+    svc.variants.clear_left_over(runtime)
+    assert runtime.removed == ["w.v-0123456789abcdef"]

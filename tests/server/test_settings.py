@@ -26,6 +26,7 @@ def test_changed_settings_are_in_force_after_a_restart_until_reset(serve):
         "max_open_windows": 100_000,
         "max_window_rows": 100_000,
         "max_state_rows": 5_000_000,
+        "max_rewrite_variants": 4,
     }
     assert joe.call("GET", "/system/settings") == {
         "settings": {

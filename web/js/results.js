@@ -9,6 +9,9 @@ import { mapFields, ShipMap } from "./shipmap.js";
 import * as socket from "./socket.js";
 
 const MAX_ROWS = 200;
+// A subscribe may start the reader's own variant of a rewritten diagram, which waits for its
+// queries as a deploy does (docs/rewrite.md): the server's deploy timeout, and some.
+const SUBSCRIBE_WAIT = 130000;
 const SOURCES = "_sources";
 const LEVEL = "_level";
 const NUMERIC = new Set(["long", "double"]);   // only on an output of a diagram at a level: per COI class, a company or T
@@ -67,7 +70,7 @@ export class Results {
     if (this.output) await this.unsubscribe();
     const schema = await this.schemaOf(output);   // before subscribing: no tuple may wait for it
     try {
-      await socket.call("subscribe", { output });
+      await socket.call("subscribe", { output }, SUBSCRIBE_WAIT);
     } catch (error) {
       notice(this.message, error.message, "error");
       return;
@@ -115,7 +118,7 @@ export class Results {
     const request = { output: this.output };
     if (this.next !== null) request.from = this.next;
     try {
-      await socket.call("subscribe", request);
+      await socket.call("subscribe", request, SUBSCRIBE_WAIT);
       notice(this.message, `Reconnected to ${this.output}; nothing was missed.`, "ok");
     } catch (error) {
       notice(this.message, `Reconnected, but: ${error.message}`, "error");

@@ -23,14 +23,15 @@ export function on(event, listener) {
   if (socket) socket.on(event, listener);
 }
 
-/** Emit and wait for the ack; an {error} ack rejects with the server's message. */
-export function call(event, payload) {
+/** Emit and wait for the ack (`wait` ms at most); an {error} ack rejects with the server's
+ * message. */
+export function call(event, payload, wait = 10000) {
   return new Promise((resolve, reject) => {
     if (!socket) {
       reject(new Error("not connected to the server"));
       return;
     }
-    socket.timeout(10000).emit(event, payload, (timeout, answer) => {
+    socket.timeout(wait).emit(event, payload, (timeout, answer) => {
       if (timeout) reject(new Error("the server did not answer in time"));
       else if (answer && answer.error) reject(Object.assign(new Error(answer.error.message), answer.error));
       else resolve(answer);

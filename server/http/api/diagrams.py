@@ -279,6 +279,7 @@ def update(name: str):
     if doc.get("name") != name:
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
     created = svc.catalog.objects.replace_diagram(subject(), spec_of(plan, doc))
+    svc.variants.end(name)
     if svc.runtime is not None:
         svc.runtime.remove(name)
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}
@@ -305,6 +306,7 @@ def stop(name: str):
     """Stop the diagram's query (SET_QUERY_STATUS)."""
     svc = services()
     obj_ = svc.catalog.objects.set_query_status(subject(), name, "stopped")
+    svc.variants.end(name)
     if svc.runtime is not None:
         svc.runtime.stop(name)
     return {"name": name, "status": obj_.status}
@@ -371,6 +373,7 @@ def delete(name: str):
     """Drop the diagram with its boxes and outputs (its owner or an administrator)."""
     svc = services()
     svc.catalog.objects.drop(subject(), D, name)
+    svc.variants.end(name)
     if svc.runtime is not None:
         svc.runtime.remove(name)
     return "", 204

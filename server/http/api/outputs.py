@@ -72,10 +72,13 @@ def describe(name: str):
 @bp.get("/<name>/recent")
 @guarded(answer=RECENT)
 def recent(name: str):
-    """The latest results (SUBSCRIBE), filtered by the session's permissions as they are now."""
+    """The latest results (SUBSCRIBE), filtered by the session's permissions as they are now;
+    a reader whose policies rewrite the diagram differently reads its running variant's
+    (docs/rewrite.md)."""
     svc = services()
-    table = svc.runtime.recent(name) if svc.runtime is not None else None
-    rows = [] if table is None else svc.delivery.visible_rows(subject(), name, table)
+    route = svc.delivery.route(subject(), name)  # a variant's, if the reader's rewrite differs
+    table = svc.runtime.recent(route) if svc.runtime is not None else None
+    rows = [] if table is None else svc.delivery.visible_rows(subject(), route, table)
     return {"output": name, "tuples": rows}
 
 
@@ -86,14 +89,16 @@ def results(name: str):
     filtered by the session's permissions as they are now, like live delivery. ``next`` is
     where to read on; a position retention has dropped answers ``410 RESULTS_EXPIRED`` naming
     the oldest position still kept. Live ``tuples`` events carry ``next`` too, so a client
-    that lost its connection reads what it missed from there."""
+    that lost its connection reads what it missed from there. A reader whose policies rewrite
+    the diagram differently reads its running variant's own log (docs/rewrite.md)."""
     query = query_values(request.args, READ)
     svc = services()
     if svc.runtime is None:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
-    read = svc.runtime.results(name, query["from"], query.get("limit", 1_000))
+    route = svc.delivery.route(subject(), name)
+    read = svc.runtime.results(route, query["from"], query.get("limit", 1_000))
     table = pa.concat_tables(read.tables) if read.tables else None
-    rows = [] if table is None else svc.delivery.visible_rows(subject(), name, table)
+    rows = [] if table is None else svc.delivery.visible_rows(subject(), route, table)
     return {
         "output": name,
         "tuples": rows,

@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from boxes.errors import SluiceError
 from boxes.secfilter import label_array
 from catalog import Action, ObjectType
 from server.realtime.delivery import (
@@ -291,3 +292,72 @@ def test_a_clearance_taken_with_its_role_no_longer_counts_in_an_open_session(set
     delivery.on_batch("out1", leveled)
     assert sent.take() == {}
     assert delivery.visible_rows(al, "out1", leveled) == []
+
+
+def test_a_variant_reader_gets_its_route_under_the_public_name(setup):
+    """Routes (server.control.variants): each subscription receives the batches of the runtime
+    output its gate routed it to, under the public name and through the same SecFilter; a
+    re-check that routes it elsewhere ends it; leaving a variant's route is told."""
+    cat, delivery, sent, who = setup
+    sources = {s: cat.core.snapshot.find(T.STREAM, s).source_index for s in ("in1", "in2")}
+    variant = "out1.v-0123456789abcdef"
+    routes = {"al": "out1", "ed": variant}
+    delivery.register(
+        {"out1": None},
+        Labels(("in1", "in2"), sources),
+        gate=lambda s, o, start: routes[s.user_name],
+    )
+    delivery.register({variant: None}, Labels(("in1", "in2"), sources), public={variant: "out1"})
+    cat.grants.grant(who["joe"], "INFO_PROVIDER", A.VIEW_OBJECT, T.SCHEMA, "s")
+    for stream in ("in1", "in2"):
+        cat.grants.grant(who["joe"], "INFO_PROVIDER", A.READ_TUPLE, T.STREAM, stream)
+    left: list[str] = []
+    delivery.on_leave = left.append
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.subscribe("ed-socket", who["ed"], "out1")
+    assert delivery.readers(variant) == 1
+    delivery.on_batch(variant, batch("in2"))
+    delivery.on_batch("out1", batch("in1"))
+    names = {(to, data["output"]) for to, event, data in sent.events if event == TUPLES_EVENT}
+    assert names == {("ed-socket", "out1"), ("al-socket", "out1")}
+    assert sent.take() == {"ed-socket": [("in2", ["in2"])], "al-socket": [("in1", ["in1"])]}
+    cat.grants.revoke(who["joe"], "INFO_PROVIDER", A.READ_TUPLE, T.STREAM, "in2")
+    delivery.on_batch(variant, batch("in2", "in1"))
+    assert sent.take() == {"ed-socket": [("in1", ["in1"])]}  # the SecFilter on top
+    log, reads = Log(delivery, [positioned(batch("in2", "in1"), 0, 2)], arriving=[]), []
+
+    def read(output: str, start: int, rows: int) -> Results:
+        reads.append(output)
+        return log(output, start, rows)
+
+    assert delivery.subscribe_from("ed-socket", who["ed"], "out1", 0, read) == 2
+    assert set(reads) == {variant}  # replayed from the variant's own result log
+    assert sent.take() == {"ed-socket": [("in1", ["in1"])]}
+
+    routes["ed"] = "out1.v-fedcba9876543210"  # ed's policies changed
+    delivery.recheck("out1")
+    assert sent.take() == {"ed-socket": [(ENDED_EVENT, "REWRITE_CHANGED")]}
+    assert left == [variant] and delivery.readers(variant) == 0
+    delivery.on_batch(variant, batch("in1"))
+    assert sent.take() == {}
+    delivery.unregister([variant])
+    assert delivery.labels(variant) is None
+
+
+def test_a_change_between_routing_and_joining_refuses_the_subscription(setup):
+    """A change whose re-check ran while a subscribe was being routed is caught after the
+    join: the subscription is routed again and refused if its route changed."""
+    cat, delivery, sent, who = setup
+    sources = {s: cat.core.snapshot.find(T.STREAM, s).source_index for s in ("in1", "in2")}
+    old, new = "out1.v-0123456789abcdef", "out1.v-fedcba9876543210"
+    routes = iter([old, new])
+    delivery.register({"out1": None}, Labels(("in1",), sources), gate=lambda *_: next(routes))
+    delivery.register({old: None}, Labels(("in1",), sources), public={old: "out1"})
+    left: list[str] = []
+    delivery.on_leave = left.append
+    with pytest.raises(SluiceError) as err:
+        delivery.subscribe("al-socket", who["al"], "out1")
+    assert err.value.code == "REWRITE_CHANGED"
+    assert delivery.readers(old) == 0 and left == [old]
+    delivery.on_batch(old, batch("in1"))
+    assert sent.take() == {}

@@ -32,6 +32,7 @@ def test_followers_get_the_limits_now_and_after_each_change():
             "max_open_windows": 100_000,
             "max_window_rows": 100_000,
             "max_state_rows": 5_000_000,
+            "max_rewrite_variants": 4,
         }
     ]
     assert live.configured["max_batch_tuples"] == 100
