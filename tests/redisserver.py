@@ -70,7 +70,7 @@ class RedisServer:
             except redis.ConnectionError:
                 if time.monotonic() > deadline:
                     raise
-                time.sleep(0.02)
+                time.sleep(0.02)  # poll: the server says nothing until it accepts
 
     def stop(self) -> None:
         self.client.close()
