@@ -217,7 +217,9 @@ class Client:
         self.positions: list[int] = []  # each tuples event's ``next`` result-log position
         self.sock = None
 
-    def call(self, method: str, path: str, expect: int = 200, timeout: float = 60, **kwargs):
+    def call(self, method: str, path: str, expect: int = 200, timeout: float = 150, **kwargs):
+        """One request; ``timeout`` outlasts the server's own deploy limit (120 s), so a slow
+        deploy on a loaded machine fails with the server's code, not the client's patience."""
         answer = self.http.request(method, f"{self.base}/api/v1{path}", timeout=timeout, **kwargs)
         assert answer.status_code == expect, f"{method} {path}: {answer.status_code} {answer.text}"
         return answer.json() if answer.content else None
