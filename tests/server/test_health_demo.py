@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-from datetime import datetime, timezone
 
 import pytest
 from serverkit import Client, LiveServer, overrides, wait_until
@@ -111,26 +110,3 @@ def test_the_nurses_view_stops_at_the_policy_change_while_the_doctors_continues(
     assert all("_sp_denied" not in t for c in clients.values() for t in c.received)
     for client in clients.values():
         client.close()
-
-
-def test_sluice_serve_demo_feeds_the_nurse_again_after_a_restart(serve):
-    """The real ``sluice serve --demo`` process: nina (from demo_logins.json) receives the
-    ward round's readings; killed and started again, the demo is not seeded twice and its feed
-    starts a new policy the restarted shield accepts."""
-    server = serve(demo=True, spark_master="local[2]")
-    server.start()
-    logins = json.loads((server.data / demo.LOGINS).read_text())
-    nina = Client(server.url, "nina", logins["nina"])
-    nina.connect(resubscribe=[OUTPUT], resume=True)
-    wait_until(lambda: nina.received, 180, "the nurse's first readings")
-    server.kill()
-    restarted = datetime.now(timezone.utc)
-    server.start()
-    assert json.loads((server.data / demo.LOGINS).read_text()) == logins
-    wait_until(
-        lambda: any(datetime.fromisoformat(t["time"]) > restarted for t in nina.received),
-        180,
-        "the nurse's readings sent after the restart",
-    )
-    assert {t["patient"] for t in nina.received} == set(health_demo.PATIENTS)
-    nina.close()

@@ -127,6 +127,24 @@ CASES = [
         OBJECT_CALLERS,
         (401, 404, 403, 200, 200),
     ),
+    # the server's own policy is an administrator's (feed is not governed: the admin's PUT is
+    # judged after the check, SP_STREAM_INVALID)
+    (
+        "GET",
+        "/api/v1/streams/<name>/server_policy",
+        "/api/v1/streams/feed/server_policy",
+        None,
+        OBJECT_CALLERS,
+        (401, 403, 403, 403, 200),
+    ),
+    (
+        "PUT",
+        "/api/v1/streams/<name>/server_policy",
+        "/api/v1/streams/feed/server_policy",
+        {"server_policy": []},
+        OBJECT_CALLERS,
+        (401, 403, 403, 403, 400),
+    ),
     (
         "POST",
         "/api/v1/streams/<name>/tuples",
