@@ -1,12 +1,13 @@
 // The catalog browser: the objects this session may view, their owners, and, for an object
 // whose permissions the session may see, who holds what (with grant and revoke for its owner).
 import * as api from "./api.js";
-import { el, fill, table } from "./dom.js";
+import { el, fill, KeptRows, table } from "./dom.js";
 import { PermissionPanel } from "./permissions.js";
 
 export class CatalogBrowser {
   constructor(root) {
     this.body = el("tbody");
+    this.rows = new KeptRows(this.body, (o) => this.row(o));
     this.detail = el("section", { class: "detail", "aria-live": "polite" },
       el("p", { class: "hint" }, "Choose an object to see its permissions."));
     this.panel = null;
@@ -26,13 +27,17 @@ export class CatalogBrowser {
 
   async refresh() {
     const { objects } = await api.get("/catalog");
-    fill(this.body, objects.map((o) => el("tr", { "data-object": `${o.type}/${o.name}` },
+    this.rows.show(objects);
+    this.filter();
+    if (this.panel) await this.panel.refresh();
+  }
+
+  row(o) {
+    return el("tr", { "data-object": `${o.type}/${o.name}` },
       el("td", {}, o.type),
       el("td", {}, el("button", { type: "button", class: "link", onclick: () => this.open(o) }, o.name)),
       el("td", {}, o.kind || ""), el("td", {}, o.owner.user), el("td", {}, o.owner.role),
-      el("td", {}, o.source_index ?? ""))));
-    this.filter();
-    if (this.panel) await this.panel.refresh();
+      el("td", {}, o.source_index ?? ""));
   }
 
   /** Show the rows whose type, name, kind or owner contains every word typed (any case). */

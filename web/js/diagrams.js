@@ -4,7 +4,7 @@
 // to `onProgress(name, progress)` (the editor shows its box counts and failure on the canvas).
 import * as api from "./api.js";
 import { TimeChart } from "./charts.js";
-import { el, fill } from "./dom.js";
+import { el, KeptRows } from "./dom.js";
 
 const POLL_MS = 2000;
 
@@ -15,6 +15,7 @@ export class DiagramList {
     this.names = new Set();
     this.charts = new Map();   // running diagram -> {rate, latency, outputs: their names}
     this.body = el("ul", { class: "diagram-list" });
+    this.rows = new KeptRows(this.body, (d) => this.row(d));
     this.element = el("section", { class: "diagrams", "aria-labelledby": "diagrams-title" },
       el("h2", { id: "diagrams-title" }, "Your diagrams"), this.body);
     this.timer = null;
@@ -29,8 +30,7 @@ export class DiagramList {
     this.names = new Set(diagrams.map((d) => d.name));
     const running = new Set(diagrams.filter((d) => d.status === "running").map((d) => d.name));
     for (const name of this.charts.keys()) if (!running.has(name)) this.forget(name);
-    fill(this.body, diagrams.length ? diagrams.map((d) => this.row(d))
-      : el("li", { class: "hint" }, "No diagrams yet."));
+    this.rows.show(diagrams, el("li", { class: "hint" }, "No diagrams yet."));
     this.poll([...running]);
   }
 
@@ -92,6 +92,7 @@ export class DiagramList {
     charts.rate.dispose();
     charts.latency.dispose();
     this.charts.delete(name);
+    this.rows.redraw((d) => d.name === name);   // its row holds the disposed charts
   }
 
   stop() {

@@ -29,6 +29,34 @@ export function fill(node, ...children) {
   return append(node, children);
 }
 
+/** A list's rows, redrawn from data so that the row of an item that did not change stays the
+ * same node: a redraw (each catalog change causes one) between a click's press and release
+ * would otherwise swallow the click. */
+export class KeptRows {
+  constructor(node, render) {
+    this.node = node;
+    this.render = render;   // item -> its row element
+    this.rows = new Map();  // the item as JSON -> {item, element: its row}
+  }
+
+  show(items, empty = null) {
+    const rows = new Map(items.map((item) => {
+      const key = JSON.stringify(item);
+      return [key, this.rows.get(key) || { item, element: this.render(item) }];
+    }));
+    this.rows = rows;
+    const wanted = [...rows.values()].map((row) => row.element);
+    const current = [...this.node.children];
+    if (wanted.length && wanted.length === current.length && wanted.every((e, i) => e === current[i])) return;
+    fill(this.node, wanted.length ? wanted : empty);
+  }
+
+  /** The next show() draws the rows of the items that pass `test` afresh. */
+  redraw(test) {
+    for (const [key, row] of this.rows) if (test(row.item)) this.rows.delete(key);
+  }
+}
+
 let uid = 0;
 /** A fresh id for pairing a <label for> with its control. */
 export function freshId(prefix = "f") {
