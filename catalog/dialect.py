@@ -43,6 +43,14 @@ class Dialect:
             script = pattern.sub(replacement, script)
         return script
 
+    @property
+    def now(self) -> str:
+        """The database's clock in seconds since the epoch, as an SQL expression: servers
+        whose own clocks differ still agree on when a lease ends."""
+        if self.name == "sqlite":
+            return "((julianday('now') - 2440587.5) * 86400.0)"
+        return "extract(epoch from clock_timestamp())::double precision"
+
     def is_integrity_error(self, err: BaseException) -> bool:
         """Whether ``err`` is a constraint refusing a row (unique, foreign key, check)."""
         if self.name == "sqlite":

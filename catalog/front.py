@@ -23,6 +23,7 @@ from catalog.accounts import Accounts
 from catalog.audit import Entry, query
 from catalog.core import Core, Settings
 from catalog.grants import Grants
+from catalog.leases import Leases
 from catalog.levels import Levels
 from catalog.model import Subject
 from catalog.objects import Objects
@@ -53,6 +54,7 @@ class Catalog:
         self.versions = Versions(self.core)
         self.policies = Policies(self.core)
         self.rewrites = Rewrites(self.core)
+        self.leases = Leases(self.core)
         box_types.add_missing(self.core)
 
     @classmethod

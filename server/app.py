@@ -107,9 +107,9 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
             f"endpoints without the guard or a rule in catalog.policy: {', '.join(missing)}"
         )
     if settings.runtime:
-        from server.control.diagrams import start_runtime
+        from server.control.diagrams import keep_runtime
 
-        start_runtime(svc)
+        keep_runtime(svc)
     return app
 
 
@@ -120,8 +120,12 @@ def close_app(app: Flask) -> None:
     for stop in svc.on_close:
         stop()
     svc.connections.stop()
+    if svc.lease is not None:
+        svc.lease.stop()
     if svc.runtime is not None:
         svc.runtime.close()
+    if svc.lease is not None:
+        svc.lease.release()  # after the runtime closed: a standby may start on its files now
     svc.catalog.close()
     svc.data_dir.release()
 

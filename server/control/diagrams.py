@@ -19,13 +19,14 @@ from typing import Any
 from boxes import codes, cost, cql
 from boxes.cql.compiler import compile_script
 from boxes.document import Plan, load_document, validate
-from boxes.errors import Denied, DiagramInvalid, InvalidInput, Problem, SluiceError
+from boxes.errors import Denied, DiagramInvalid, InvalidInput, Problem, SluiceError, Unavailable
 from boxes.input import Derived, InputBox
 from boxes.output import OutputBox
 from boxes.types import parse_schema
 from catalog import DiagramSpec, ObjectType, Subject
 from catalog.authorizer import playing
 from catalog.objects import Resumable
+from server.control.lease import RuntimeLease, holder_name
 from server.control.rewrites import deployed_plan
 from server.ingest.admission import runtime_of
 from server.realtime.delivery import Labels
@@ -230,6 +231,35 @@ def open_logs(svc) -> None:
     """Make sure every catalog input stream has its ingestion log (creating one is idempotent)."""
     for name, schema in svc.catalog.objects.input_streams().items():
         svc.runtime.create_stream(name, parse_schema(schema, name)[0])
+
+
+def keep_runtime(svc) -> None:
+    """Run the runtime while this server holds the catalog's runtime lease: now, if it is
+    free or this server's, else once its holder stops renewing it (``server.control.lease``)."""
+    svc.lease = RuntimeLease(
+        svc.catalog,
+        holder_name(svc.data_dir.path),
+        svc.settings.runtime_lease_seconds,
+        gained=lambda: start_runtime(svc),
+        lost=lambda: stop_runtime(svc),
+    )
+    try:
+        held = svc.lease.begin()
+    except BaseException:
+        svc.lease.stop()
+        svc.lease.release()
+        raise
+    if not held:
+        log.warning("another server runs the runtime: this one waits to take it over")
+
+
+def stop_runtime(svc) -> None:
+    """This server no longer holds the runtime lease: its subscriptions end (their clients
+    subscribe again, through the new holder), its queries stop where their checkpoints are."""
+    runtime, svc.runtime = svc.runtime, None
+    svc.delivery.end_all(Unavailable(code=codes.RUNTIME_UNAVAILABLE))
+    if runtime is not None:
+        runtime.close()
 
 
 def start_runtime(svc, runtime=None) -> None:

@@ -21,6 +21,7 @@ from server.settings.config import Settings
 from server.settings.limits import LiveLimits
 
 if TYPE_CHECKING:  # the layers above and Spark's runtime import this module
+    from server.control.lease import RuntimeLease
     from server.control.variants import Variants
     from server.realtime.changes import ChangeNotices
     from server.realtime.delivery import Delivery
@@ -41,6 +42,7 @@ class Services:
     connections: Connections | None = None  # set by server.realtime.sockets.init_app
     changes: ChangeNotices | None = None  # set by server.realtime.changes.init_app
     variants: Variants | None = None  # set by create_app (server/control/variants.py)
+    lease: RuntimeLease | None = None  # with the runtime on (server/control/lease.py)
     on_close: list[Callable[[], None]] = field(default_factory=list)  # run by close_app, in order
 
 

@@ -56,7 +56,19 @@ def _take(held: list | None, now: float, rate: float, count: int) -> tuple[list,
 
 
 def runtime_of(svc) -> Any:
-    if svc.runtime is None:
+    """The runtime, if this server runs it and still holds its lease (a holder cut off from
+    the catalog past its lease's end must not acknowledge a tuple its successor would miss)."""
+    runtime = svc.runtime
+    if runtime is None or (svc.lease is not None and not svc.lease.valid()):
+        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
+    return runtime
+
+
+def runtime_if_any(svc) -> Any:
+    """The runtime a catalog change must be told of, None on a server configured without one.
+    A standby refuses the change before making it: the lease's holder runs the runtime and
+    would not hear of it (a stream without a log, a diagram stopped only in the catalog)."""
+    if svc.lease is not None and not svc.lease.valid():
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     return svc.runtime
 

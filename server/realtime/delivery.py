@@ -322,6 +322,13 @@ class Delivery:
         for sid in sids:
             self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
 
+    def end_all(self, err: SluiceError) -> None:
+        """End every subscription (the runtime stopped on this server)."""
+        with self._lock:
+            outputs = list(self._subscribers)
+        for output in outputs:
+            self.end(output, err)
+
     def _join(self, sid: str, subject: Subject, output: str, route: str) -> str | None:
         """Keep one subscription (under the lock); the route it replaced, if another."""
         self._subscribers.setdefault(output, {})[sid] = subject

@@ -161,11 +161,11 @@ class Runtime:
 
     @classmethod
     def start(cls, config: Any) -> Runtime:
-        """Build from the server's settings (``data_dir``, ``spark_*``, ``recent_tuples``,
+        """Build from the server's settings (``runtime_path``, ``spark_*``, ``recent_tuples``,
         ``max_batch_tuples``, ``reconcile_seconds``, ``deploy_timeout_seconds``,
         ``box_metrics``); a master that is not local gets the cluster's settings and Sluice's
         code (``cluster.py``)."""
-        root = Path(config.data_dir) / "runtime"
+        root = Path(config.runtime_path)
         conf = {"spark.sql.shuffle.partitions": str(config.spark_shuffle_partitions)}
         py_files: tuple[Path, ...] = ()
         if not is_local(config.spark_master):

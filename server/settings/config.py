@@ -104,6 +104,13 @@ class Settings(BaseSettings):
     demo: bool = False
     testing: bool = False
     runtime: bool = True  # start Spark and the ingestion logs (off: REST only)
+    # The runtime's files (ingestion logs, checkpoints, result logs); default DATA_DIR/runtime.
+    # Servers on one catalog that may take the runtime over from each other share one
+    # (docs/deploy.md "The runtime lease"): only the lease's holder touches it.
+    runtime_dir: Path | None = None
+    # The holder renews its lease on the runtime three times in this span; another server
+    # takes the runtime over once a holder has not renewed for this long.
+    runtime_lease_seconds: float = Field(15.0, ge=1, le=600)
     ingest_tuples_per_second: int = 50_000  # per session, for HTTP and socket ingestion together
     # Ceilings on what one diagram may cost (boxes/cost.py), for everyone: checked when a diagram
     # is validated, stored or deployed, before Spark sees it.
@@ -138,12 +145,16 @@ class Settings(BaseSettings):
             YamlConfigSettingsSource(settings_cls, yaml_file=_config_file.get()),
         )
 
-    @field_validator("data_dir")
+    @field_validator("data_dir", "runtime_dir")
     @classmethod
-    def _absolute(cls, value: Path) -> Path:
+    def _absolute(cls, value: Path | None) -> Path | None:
         """Absolute from the start: Spark executors read the logs by path from their own
         working directory, which need not be the server's."""
-        return value.expanduser().resolve()
+        return None if value is None else value.expanduser().resolve()
+
+    @property
+    def runtime_path(self) -> Path:
+        return self.runtime_dir or self.data_dir / "runtime"
 
     @field_validator("redis_url")
     @classmethod

@@ -31,32 +31,40 @@ def _sluice() -> dict[str, dict[str, str]]:
     }
 
 
+def _settings_of(env: dict[str, str]) -> dict[str, str]:
+    return {k[len(ENV_PREFIX) :].lower(): v for k, v in env.items() if k.startswith(ENV_PREFIX)}
+
+
 def test_every_replica_setting_is_a_real_setting_with_a_valid_value():
     replicas = _sluice()
     assert len(replicas) == 2
     for env in replicas.values():
-        names = {
-            k[len(ENV_PREFIX) :].lower(): v for k, v in env.items() if k.startswith(ENV_PREFIX)
-        }
+        names = _settings_of(env)
         assert set(names) <= set(Settings.model_fields), set(names) - set(Settings.model_fields)
         settings = load_settings(overrides=names)  # parses each value by its declared type
         assert settings.catalog_url.startswith("postgresql://")
         assert settings.redis_url.get_secret_value() == "redis://redis:6379/0"
 
 
-def test_one_replica_runs_the_runtime_and_the_worker_shares_its_data_directory():
+def test_every_replica_may_take_the_runtime_over_from_one_shared_runtime_directory():
     services = _services()
-    runtime = [
-        name
-        for name, env in _sluice().items()
-        if load_settings(overrides={"runtime": env.get("SLUICE_RUNTIME", True)}).runtime
-    ]
-    assert runtime == ["sluice-runtime"]  # one runtime lease between servers is not built
-    env = services["sluice-runtime"]["environment"]
-    assert env["SLUICE_SPARK_MASTER"] == "spark://spark-master:7077"
-    assert env["SLUICE_SPARK_SECRET"] == services["spark-worker"]["environment"]["SPARK_SECRET"]
-    data = f"runtime-data:{env['SLUICE_DATA_DIR']}"
-    assert data in services["sluice-runtime"]["volumes"]
-    assert data in services["spark-worker"]["volumes"]
+    replicas = _sluice()
+    settings = {name: load_settings(overrides=_settings_of(env)) for name, env in replicas.items()}
+    assert all(s.runtime for s in settings.values())  # the lease decides which one runs it
+    shared = {s.runtime_dir for s in settings.values()}
+    assert len(shared) == 1 and None not in shared
+    runtime_dir = str(shared.pop())
+    assert len({s.data_dir for s in settings.values()}) == 1  # the same path, each its own volume
+    volumes = [set(services[name]["volumes"]) for name in replicas]
+    mounts = set.intersection(*volumes)  # the volumes every replica mounts
+    assert mounts
+    assert [m for m in mounts if runtime_dir.startswith(m.split(":")[1] + "/")] == list(mounts)
+    assert mounts <= set(services["spark-worker"]["volumes"])  # executors read it too
+    assert len({frozenset(v - mounts) for v in volumes}) == len(volumes)  # own data volumes
+    for name, s in settings.items():
+        assert s.spark_master == "spark://spark-master:7077"
+        assert s.spark_driver_host == name  # executors reach each driver by its own name
+        env = services[name]["environment"]
+        assert env["SLUICE_SPARK_SECRET"] == services["spark-worker"]["environment"]["SPARK_SECRET"]
     for service in services.values():
         assert set(service.get("depends_on", ())) <= set(services)

@@ -30,7 +30,7 @@ from server.http.api.schema_parts import (
 )
 from server.http.api.schema_parts import NAME as NAME_PART
 from server.http.guard import guarded, subject
-from server.ingest.admission import runtime_of
+from server.ingest.admission import runtime_if_any, runtime_of
 
 bp = Blueprint("diagrams", __name__, url_prefix="/diagrams")
 
@@ -278,10 +278,11 @@ def update(name: str):
     doc, plan = planned(svc.catalog, subject(), body, svc.limits.cost_ceilings())
     if doc.get("name") != name:
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
+    runtime = runtime_if_any(svc)
     created = svc.catalog.objects.replace_diagram(subject(), spec_of(plan, doc))
     svc.variants.end(name)
-    if svc.runtime is not None:
-        svc.runtime.remove(name)
+    if runtime is not None:
+        runtime.remove(name)
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}
 
 
@@ -305,10 +306,11 @@ def deploy(name: str):
 def stop(name: str):
     """Stop the diagram's query (SET_QUERY_STATUS)."""
     svc = services()
+    runtime = runtime_if_any(svc)
     obj_ = svc.catalog.objects.set_query_status(subject(), name, "stopped")
     svc.variants.end(name)
-    if svc.runtime is not None:
-        svc.runtime.stop(name)
+    if runtime is not None:
+        runtime.stop(name)
     return {"name": name, "status": obj_.status}
 
 
@@ -372,8 +374,9 @@ def _version(v) -> dict:
 def delete(name: str):
     """Drop the diagram with its boxes and outputs (its owner or an administrator)."""
     svc = services()
+    runtime = runtime_if_any(svc)
     svc.catalog.objects.drop(subject(), D, name)
     svc.variants.end(name)
-    if svc.runtime is not None:
-        svc.runtime.remove(name)
+    if runtime is not None:
+        runtime.remove(name)
     return "", 204

@@ -19,7 +19,7 @@ from server.http.api.schema_parts import (
     obj,
 )
 from server.http.guard import guarded, loads, subject
-from server.ingest.admission import ingest, runtime_of
+from server.ingest.admission import ingest, runtime_if_any, runtime_of
 from server.ingest.csv_tuples import read_csv
 from server.ingest.nmea import read_nmea
 
@@ -88,16 +88,17 @@ def create():
 
     Its ingestion log is created with it; if that fails, the stream is dropped again."""
     svc = services()
+    runtime = runtime_if_any(svc)
     created = svc.catalog.objects.add_stream(
         subject(), g.body["name"], g.body["schema"], g.body.get("role")
     )
-    if svc.runtime is not None:
+    if runtime is not None:
         schema, _ = parse_schema(
             svc.catalog.objects.stream_schemas(subject(), [created.name])[created.name],
             created.name,
         )
         try:
-            svc.runtime.create_stream(created.name, schema)
+            runtime.create_stream(created.name, schema)
         except Exception:
             svc.catalog.objects.drop(subject(), ObjectType.STREAM, created.name)
             raise
@@ -116,9 +117,10 @@ def describe(name: str):
 def delete(name: str):
     """Drop an input stream no diagram reads (its owner or an administrator); its log goes too."""
     svc = services()
+    runtime = runtime_if_any(svc)
     svc.catalog.objects.drop(subject(), ObjectType.STREAM, name)
-    if svc.runtime is not None:
-        svc.runtime.drop_stream(name)
+    if runtime is not None:
+        runtime.drop_stream(name)
     return "", 204
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from flask import Blueprint, g
 
+from server.control.lease import LEASE as LEASE_NAME
 from server.control.services import services
 from server.http.api.schema_parts import answer, obj
 from server.http.guard import guarded, subject
@@ -31,6 +32,13 @@ DRIVER = answer(
         "restarts": {"type": "integer", "minimum": 0},
     }
 )
+LEASE = answer(
+    {
+        "holder": {"type": "string", "description": "the server running the runtime"},
+        "this_server": {"type": "boolean"},
+        "seconds_left": {"type": "number", "description": "until it ends unless renewed"},
+    }
+)
 RUNTIME = answer(
     {
         "runtime": {
@@ -38,7 +46,8 @@ RUNTIME = answer(
                 {"type": "null"},
                 answer({"listener_bus": {"type": ["object", "null"]}, "driver": DRIVER}),
             ]
-        }
+        },
+        "lease": {"oneOf": [{"type": "null"}, LEASE]},
     }
 )
 
@@ -52,11 +61,22 @@ def _answer(values: dict) -> dict:
 def status():
     """How the stream runtime fares (administrators): Spark's listener-bus counters, among them
     the events each queue dropped, and the Spark driver (its process, whether it answers, how
-    often it was replaced); ``null`` without the runtime."""
+    often it was replaced); ``null`` without the runtime. ``lease``: which server of those on
+    this catalog runs the runtime (docs/deploy.md "The runtime lease"), ``null`` if none does."""
     svc = services()
-    if svc.runtime is None:
-        return {"runtime": None}
-    return {"runtime": {"listener_bus": svc.runtime.listener_bus(), "driver": svc.runtime.driver()}}
+    held = svc.catalog.leases.holder(LEASE_NAME)
+    lease = held and {
+        "holder": held.holder,
+        "this_server": svc.lease is not None and held.holder == svc.lease.holder,
+        "seconds_left": round(held.seconds_left, 3),
+    }
+    runtime = svc.runtime
+    if runtime is None:
+        return {"runtime": None, "lease": lease}
+    return {
+        "runtime": {"listener_bus": runtime.listener_bus(), "driver": runtime.driver()},
+        "lease": lease,
+    }
 
 
 @bp.get("/settings")

@@ -1,0 +1,75 @@
+"""Leases: of several servers on one catalog, which one does a thing alone, and until when.
+
+A lease is taken or renewed in one write transaction (serialised across servers: SQLite's
+``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), by the database's clock, so servers whose
+clocks differ agree on when it ends. Its holder renews it well before it ends; a holder that
+died stops renewing, and once the lease has ended another may take it. A holder taking its own
+lease again (a server restarted on the same data directory) gets it at once.
+
+Leases are not catalog objects: no session decides on them, no audit entry is written per
+renewal (a server renews every few seconds), and taking one does not announce a catalog
+change.
+
+>>> a, b = cat.leases.take("runtime", "a", 30), cat.leases.take("runtime", "b", 30)
+>>> (a.held, b.held, b.holder)
+(True, False, 'a')
+>>> cat.leases.release("runtime", "a"); cat.leases.take("runtime", "b", 30).held
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.core import Core
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A lease as one server sees it after trying to take it."""
+
+    name: str
+    holder: str  # who holds it now: the caller if ``held``
+    seconds_left: float  # until it ends, unless renewed
+    held: bool  # whether the caller holds it
+
+
+class Leases:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def take(self, name: str, holder: str, seconds: float) -> Lease:
+        """Hold ``name`` for ``seconds`` from now: renewed if ``holder`` holds it, taken if
+        nobody does or its holder's time is over; otherwise who holds it and for how long."""
+        store = self.core.store
+        with store.transaction() as conn:
+            now = conn.execute(f"SELECT {conn.dialect.now}").fetchone()[0]
+            row = conn.execute(
+                "SELECT holder, expires_at FROM leases WHERE name = ?", (name,)
+            ).fetchone()
+            if row is not None and row[0] != holder and row[1] > now:
+                return Lease(name, row[0], row[1] - now, held=False)
+            conn.execute(
+                "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
+                "expires_at = excluded.expires_at",
+                (name, holder, now + seconds),
+            )
+        return Lease(name, holder, seconds, held=True)
+
+    def release(self, name: str, holder: str) -> None:
+        """End ``holder``'s lease at once (a server stopping cleanly), so another need not wait
+        for it to run out; nothing if another holds it."""
+        with self.core.store.transaction() as conn:
+            conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+
+    def holder(self, name: str) -> Lease | None:
+        """Who holds ``name`` now, if anybody (for the system's status)."""
+        with self.core.store.reader() as conn:
+            now = conn.execute(f"SELECT {conn.dialect.now}").fetchone()[0]
+            row = conn.execute(
+                "SELECT holder, expires_at FROM leases WHERE name = ?", (name,)
+            ).fetchone()
+        if row is None or row[1] <= now:
+            return None
+        return Lease(name, row[0], row[1] - now, held=False)

@@ -1,0 +1,8 @@
+-- Leases (docs/deploy.md "The runtime lease"): what one server of several on this catalog does
+-- alone, and until when. The Spark runtime is one: its holder renews it; when the holder stops
+-- renewing (it died), another server takes it over once it has expired by the database's clock.
+CREATE TABLE leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);

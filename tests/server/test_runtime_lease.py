@@ -1,0 +1,94 @@
+"""Two ``sluice serve`` processes on one PostgreSQL catalog and one shared runtime directory
+(docs/deploy.md "The runtime lease"): the first runs the runtime, the second waits as a
+standby; killed, the first's runtime is taken over by the second, which resumes the diagram
+from its checkpoint with every tuple the first acknowledged in its results exactly once."""
+
+from __future__ import annotations
+
+from serverkit import Client, Server, wait_until
+
+PASSWORD = "correct horse battery"
+LEASE_SECONDS = 3
+DIAGRAM = {
+    "version": 1,
+    "name": "q",
+    "inputs": {"in1": {}},
+    "boxes": {"positive": {"type": "filter", "in": "in1", "where": "price > 0"}},
+    "outputs": {"out": {"from": "positive"}},
+}
+
+
+def results(user: Client) -> list[dict] | None:
+    """``out``'s logged results through ``user``'s server; None while it cannot read them."""
+    answer = user.http.get(f"{user.base}/api/v1/outputs/out/results?from=0&limit=10000")
+    return answer.json()["tuples"] if answer.ok else None
+
+
+def send(user: Client, first: int, count: int) -> list[float]:
+    """Send ``count`` tuples, one request each, prices ``first`` on: those acknowledged."""
+    acked = []
+    for price in range(first, first + count):
+        tuple_ = {"symbol": "S", "price": float(price)}
+        assert user.call("POST", "/streams/in1/tuples", json=[tuple_])["count"] == 1
+        acked.append(float(price))
+    return acked
+
+
+def test_a_standby_takes_the_runtime_over_and_loses_no_acknowledged_tuple(tmp_path, postgres):
+    settings = {
+        "catalog_url": postgres.blank(),
+        "runtime_dir": str(tmp_path / "shared-runtime"),
+        "runtime_lease_seconds": LEASE_SECONDS,
+        "secret_key": "s" * 48,
+        "admin_user": "joe",
+        "admin_password": PASSWORD,
+    }
+    servers = []
+    try:
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+            servers.append(Server(tmp_path / name, **settings))
+            servers[-1].start()  # one after the other: the first takes the lease
+        a, b = (Client(s.url, "joe", PASSWORD) for s in servers)
+
+        status = b.call("GET", "/system/status")
+        assert status["runtime"] is None  # the standby started no Spark
+        assert status["lease"]["this_server"] is False
+        assert a.call("GET", "/system/status")["lease"]["this_server"] is True
+        refused = b.http.post(f"{b.base}/api/v1/streams/in1/tuples", json=[{"price": 1.0}])
+        assert refused.status_code in (404, 503)  # no such stream yet; then the runtime's
+
+        fields = {"symbol": "string", "price": "double"}
+        b.call("POST", "/schemas", 201, json={"name": "trade", "fields": fields})  # catalog only
+        stream = {"name": "in1", "schema": "trade"}
+        # a stream needs a log in the holder's runtime: the standby refuses, and adds nothing
+        assert (
+            b.call("POST", "/streams", 503, json=stream)["error"]["code"] == "RUNTIME_UNAVAILABLE"
+        )
+        a.call("POST", "/streams", 201, json=stream)
+        a.call("POST", "/diagrams", 201, json={"document": DIAGRAM})
+        a.call("POST", "/diagrams/q/deploy")
+        one = [{"symbol": "S", "price": 1.0}]
+        refused = b.http.post(f"{b.base}/api/v1/streams/in1/tuples", json=one)
+        assert refused.status_code == 503
+        assert refused.json()["error"]["code"] == "RUNTIME_UNAVAILABLE"
+
+        acked = send(a, 1, 15)
+        wait_until(lambda: len(results(a) or []) >= 5, 120, "the first results on A")
+        servers[0].kill()  # mid-stream: no clean hand-over, the lease runs out
+
+        def taken_over() -> bool:
+            lease = b.call("GET", "/system/status")["lease"]
+            return lease is not None and lease["this_server"]
+
+        wait_until(taken_over, 60, "B to take the runtime lease over")
+        wait_until(lambda: results(b) is not None, 180, "B to resume the diagram")
+        acked += send(b, 100, 5)  # and B ingests now
+        wait_until(lambda: len(results(b)) >= len(acked), 120, "every acknowledged tuple on B")
+        got = sorted(t["price"] for t in results(b))
+        assert got == sorted(acked)  # each exactly once, across the kill
+        assert b.call("GET", "/system/status")["runtime"] is not None
+    finally:
+        for server in servers:
+            if server.running():
+                server.kill()
