@@ -25,6 +25,7 @@ from server.ingest.admission import TupleRate
 from server.realtime import changes, sockets
 from server.realtime.delivery import Delivery
 from server.realtime.extension import ASYNC_MODE, socketio
+from server.realtime.relay import Relay
 from server.settings import limits
 from server.settings.config import Settings, load_settings
 from server.settings.limits import LiveLimits
@@ -88,6 +89,12 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
         ),
     )
     svc.on_close.append(counts.close)
+    if settings.redis_url is not None:
+        svc.relay = Relay(
+            settings.redis_url.get_secret_value(), svc.delivery, lambda: svc.runtime is not None
+        )
+        svc.relay.start()
+        svc.on_close.append(svc.relay.stop)
     svc.variants = Variants(svc)
     live.update(limits.stored_changes(catalog))
     app.extensions["sluice"] = svc

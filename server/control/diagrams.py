@@ -201,7 +201,8 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
         running.semantics(),
         reader,
     )
-    runtime_of(svc).deploy(diagram.name, running, svc.delivery.on_batch)
+    batches = svc.relay.deliver if svc.relay is not None else svc.delivery.on_batch
+    runtime_of(svc).deploy(diagram.name, running, batches)
 
 
 def affordable_rewrite(svc, diagram, running: Plan, deployer: Subject | None) -> None:

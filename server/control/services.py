@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the layers above and Spark's runtime import this module
     from server.control.variants import Variants
     from server.realtime.changes import ChangeNotices
     from server.realtime.delivery import Delivery
+    from server.realtime.relay import Relay
     from server.realtime.sockets import Connections
     from server.runtime import Runtime
 
@@ -43,6 +44,7 @@ class Services:
     changes: ChangeNotices | None = None  # set by server.realtime.changes.init_app
     variants: Variants | None = None  # set by create_app (server/control/variants.py)
     lease: RuntimeLease | None = None  # with the runtime on (server/control/lease.py)
+    relay: Relay | None = None  # with a redis_url: results between servers (realtime/relay.py)
     on_close: list[Callable[[], None]] = field(default_factory=list)  # run by close_app, in order
 
 

@@ -268,6 +268,22 @@ class Delivery:
                     table.pop(output, None)
                 self._next.pop(output, None)
 
+    def adopt(self, route: str, labels: Labels, semantic: str) -> None:
+        """A batch relayed from the runtime's holder (``server.realtime.relay``): read its
+        labels as the holder deployed them."""
+        with self._lock:
+            self._labels[route] = labels
+            self.semantics[route] = semantic
+
+    def gated(self, route: str) -> bool:
+        """Whether a rewrite governs who reads ``route`` (a gated output, or a variant)."""
+        with self._lock:
+            return route in self._gates or route in self._public
+
+    def semantic(self, route: str) -> str:
+        with self._lock:
+            return self.semantics.get(route, STRONG)
+
     def labels(self, output: str) -> Labels | None:
         """How a deployed output's label bits map to catalog sources (None before its deploy)."""
         with self._lock:

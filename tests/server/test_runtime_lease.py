@@ -1,7 +1,10 @@
-"""Two ``sluice serve`` processes on one PostgreSQL catalog and one shared runtime directory
-(docs/deploy.md "The runtime lease"): the first runs the runtime, the second waits as a
-standby; killed, the first's runtime is taken over by the second, which resumes the diagram
-from its checkpoint with every tuple the first acknowledged in its results exactly once."""
+"""Two ``sluice serve`` processes on one PostgreSQL catalog, one Redis and one shared runtime
+directory (docs/deploy.md "The runtime lease", "Results on any server"): the first runs the
+runtime, the second waits as a standby; subscribers on the second receive the first's results,
+filtered by the second's view of the permissions, so a revoke made through the first stops
+them at the next batch; killed, the first's runtime is taken over by the second, which resumes
+the diagram from its checkpoint with every tuple the first acknowledged in its results exactly
+once."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from serverkit import Client, Server, wait_until
 
 PASSWORD = "correct horse battery"
 LEASE_SECONDS = 3
+READER = "READER"
 DIAGRAM = {
     "version": 1,
     "name": "q",
@@ -34,9 +38,29 @@ def send(user: Client, first: int, count: int) -> list[float]:
     return acked
 
 
-def test_a_standby_takes_the_runtime_over_and_loses_no_acknowledged_tuple(tmp_path, postgres):
+def seen(user: Client) -> set[float]:
+    return {t["price"] for t in list(user.received)}
+
+
+def reader_on(admin: Client, server: Client) -> Client:
+    """ann, whose role may read ``out`` and in1's tuples, subscribed on ``server``."""
+    admin.call("POST", "/roles", 201, json={"name": READER})
+    user = {"name": "ann", "password": PASSWORD, "roles": [READER]}
+    admin.call("POST", "/users", 201, json=user)
+    for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+        admin.call("PUT", f"/permissions/output/out/{READER}/{action}")
+    admin.call("PUT", f"/permissions/stream/in1/{READER}/READ_TUPLE")
+    ann = Client(server.base, "ann", PASSWORD)
+    ann.connect(resubscribe=["out"])
+    return ann
+
+
+def test_results_reach_a_standbys_subscribers_and_the_standby_takes_the_runtime_over(
+    tmp_path, postgres, redis_url
+):
     settings = {
         "catalog_url": postgres.blank(),
+        "redis_url": redis_url,
         "runtime_dir": str(tmp_path / "shared-runtime"),
         "runtime_lease_seconds": LEASE_SECONDS,
         "secret_key": "s" * 48,
@@ -73,8 +97,19 @@ def test_a_standby_takes_the_runtime_over_and_loses_no_acknowledged_tuple(tmp_pa
         assert refused.status_code == 503
         assert refused.json()["error"]["code"] == "RUNTIME_UNAVAILABLE"
 
+        ann = reader_on(a, b)
+        watcher = Client(b.base, "joe", PASSWORD)  # an administrator reads everything
+        watcher.connect(resubscribe=["out"])
         acked = send(a, 1, 15)
         wait_until(lambda: len(results(a) or []) >= 5, 120, "the first results on A")
+        wait_until(lambda: ann.received, 60, "A's results to reach ann's socket on B")
+
+        a.call("DELETE", f"/permissions/stream/in1/{READER}/READ_TUPLE")  # through A
+        revoked = send(a, 200, 5)
+        wait_until(lambda: seen(watcher) >= set(revoked), 60, "the revoked batches on B")
+        assert seen(ann) <= set(acked)  # only from before the revoke, none made up
+        assert not seen(ann) & set(revoked)
+        acked += revoked
         servers[0].kill()  # mid-stream: no clean hand-over, the lease runs out
 
         def taken_over() -> bool:
@@ -87,6 +122,11 @@ def test_a_standby_takes_the_runtime_over_and_loses_no_acknowledged_tuple(tmp_pa
         wait_until(lambda: len(results(b)) >= len(acked), 120, "every acknowledged tuple on B")
         got = sorted(t["price"] for t in results(b))
         assert got == sorted(acked)  # each exactly once, across the kill
+        # the watcher's socket on B stayed open: after the take-over B delivers locally
+        wait_until(lambda: seen(watcher) >= set(acked[-5:]), 60, "B's own results on B")
+        assert seen(watcher) <= set(acked)
+        ann.close()
+        watcher.close()
         assert b.call("GET", "/system/status")["runtime"] is not None
     finally:
         for server in servers:
