@@ -30,6 +30,7 @@ class Lease:
 
     name: str
     holder: str  # who holds it now: the caller if ``held``
+    address: str  # where the other servers reach the holder
     seconds_left: float  # until it ends, unless renewed
     held: bool  # whether the caller holds it
 
@@ -38,24 +39,24 @@ class Leases:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    def take(self, name: str, holder: str, seconds: float) -> Lease:
+    def take(self, name: str, holder: str, seconds: float, address: str = "") -> Lease:
         """Hold ``name`` for ``seconds`` from now: renewed if ``holder`` holds it, taken if
         nobody does or its holder's time is over; otherwise who holds it and for how long."""
         store = self.core.store
         with store.transaction() as conn:
             now = conn.execute(f"SELECT {conn.dialect.now}").fetchone()[0]
             row = conn.execute(
-                "SELECT holder, expires_at FROM leases WHERE name = ?", (name,)
+                "SELECT holder, address, expires_at FROM leases WHERE name = ?", (name,)
             ).fetchone()
-            if row is not None and row[0] != holder and row[1] > now:
-                return Lease(name, row[0], row[1] - now, held=False)
+            if row is not None and row[0] != holder and row[2] > now:
+                return Lease(name, row[0], row[1], row[2] - now, held=False)
             conn.execute(
-                "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) "
+                "INSERT INTO leases (name, holder, address, expires_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
-                "expires_at = excluded.expires_at",
-                (name, holder, now + seconds),
+                "address = excluded.address, expires_at = excluded.expires_at",
+                (name, holder, address, now + seconds),
             )
-        return Lease(name, holder, seconds, held=True)
+        return Lease(name, holder, address, seconds, held=True)
 
     def release(self, name: str, holder: str) -> None:
         """End ``holder``'s lease at once (a server stopping cleanly), so another need not wait
@@ -68,8 +69,8 @@ class Leases:
         with self.core.store.reader() as conn:
             now = conn.execute(f"SELECT {conn.dialect.now}").fetchone()[0]
             row = conn.execute(
-                "SELECT holder, expires_at FROM leases WHERE name = ?", (name,)
+                "SELECT holder, address, expires_at FROM leases WHERE name = ?", (name,)
             ).fetchone()
-        if row is None or row[1] <= now:
+        if row is None or row[2] <= now:
             return None
-        return Lease(name, row[0], row[1] - now, held=False)
+        return Lease(name, row[0], row[1], row[2] - now, held=False)

@@ -243,6 +243,7 @@ def keep_runtime(svc) -> None:
         svc.settings.runtime_lease_seconds,
         gained=lambda: start_runtime(svc),
         lost=lambda: stop_runtime(svc),
+        address=svc.settings.advertised_url,
     )
     try:
         held = svc.lease.begin()

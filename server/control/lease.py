@@ -51,8 +51,11 @@ class RuntimeLease:
         gained: Callable[[], None],
         lost: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
+        address: str = "",
     ) -> None:
-        self.catalog, self.holder, self.seconds = catalog, holder, seconds
+        """``address``: where the other servers reach this one (they forward ingestion to
+        the holder)."""
+        self.catalog, self.holder, self.seconds, self.address = catalog, holder, seconds, address
         self._gained, self._lost, self._clock = gained, lost, clock
         self._valid_until = 0.0  # on ``clock``
         self._holding = False  # what the last transition handed over said
@@ -77,7 +80,7 @@ class RuntimeLease:
     def _take(self) -> bool:
         asked = self._clock()
         try:
-            lease = self.catalog.leases.take(LEASE, self.holder, self.seconds)
+            lease = self.catalog.leases.take(LEASE, self.holder, self.seconds, self.address)
         except Exception:
             log.exception("could not renew the runtime lease; holding it until it runs out")
             return self._clock() < self._valid_until

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -111,6 +112,10 @@ class Settings(BaseSettings):
     # The holder renews its lease on the runtime three times in this span; another server
     # takes the runtime over once a holder has not renewed for this long.
     runtime_lease_seconds: float = Field(15.0, ge=1, le=600)
+    # Where the other servers on the catalog reach this one (they forward ingestion to the
+    # runtime's holder): default this server's own scheme, host and port, the host name when
+    # it listens on every address.
+    advertise_url: str | None = Field(None, pattern=r"^https?://[^/?#\s]+$")
     ingest_tuples_per_second: int = 50_000  # per session, for HTTP and socket ingestion together
     # Ceilings on what one diagram may cost (boxes/cost.py), for everyone: checked when a diagram
     # is validated, stored or deployed, before Spark sees it.
@@ -155,6 +160,14 @@ class Settings(BaseSettings):
     @property
     def runtime_path(self) -> Path:
         return self.runtime_dir or self.data_dir / "runtime"
+
+    @property
+    def advertised_url(self) -> str:
+        if self.advertise_url:
+            return self.advertise_url
+        host = socket.gethostname() if self.host in ("0.0.0.0", "::", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"{'https' if self.tls_cert else 'http'}://{host}:{self.port}"
 
     @field_validator("redis_url")
     @classmethod

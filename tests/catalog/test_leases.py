@@ -11,10 +11,11 @@ from catalog import Catalog
 def test_a_lease_is_held_by_one_and_renewed_by_it_alone(cat, db_url):
     other = Catalog.open(db_url, bcrypt_rounds=4)  # a second server on the same database
     try:
-        first = cat.leases.take("runtime", "a", 30)
+        first = cat.leases.take("runtime", "a", 30, "http://a.example:8080")
         assert first.held and first.holder == "a"
-        refused = other.leases.take("runtime", "b", 30)
+        refused = other.leases.take("runtime", "b", 30, "http://b.example:8080")
         assert not refused.held and refused.holder == "a"
+        assert refused.address == "http://a.example:8080"  # where b passes ingestion on
         assert 25 < refused.seconds_left <= 30
         assert cat.leases.take("runtime", "a", 30).held  # renewed
         assert other.leases.holder("runtime").holder == "a"

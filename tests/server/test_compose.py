@@ -64,6 +64,7 @@ def test_every_replica_may_take_the_runtime_over_from_one_shared_runtime_directo
     for name, s in settings.items():
         assert s.spark_master == "spark://spark-master:7077"
         assert s.spark_driver_host == name  # executors reach each driver by its own name
+        assert s.advertised_url == f"http://{name}:8080"  # the other replica reaches it there
         env = services[name]["environment"]
         assert env["SLUICE_SPARK_SECRET"] == services["spark-worker"]["environment"]["SPARK_SECRET"]
     for service in services.values():

@@ -21,6 +21,7 @@ from server.http.api.schema_parts import (
 from server.http.guard import guarded, loads, subject
 from server.ingest.admission import ingest, runtime_if_any, runtime_of
 from server.ingest.csv_tuples import read_csv
+from server.ingest.forward import forward, held_elsewhere
 from server.ingest.nmea import read_nmea
 
 bp = Blueprint("streams", __name__, url_prefix="/streams")
@@ -169,8 +170,12 @@ def set_server_policy(name: str):
 @bp.post("/<name>/tuples")
 @guarded(content=("application/json", NDJSON, CSV, NMEA), answer=APPENDED, shape=TUPLES)
 def append(name: str):
-    """Append tuples (WRITE on the stream); answered once they are durable."""
-    return ingest(services(), subject(), name, lambda: _tuples(name))
+    """Append tuples (WRITE on the stream); answered once they are durable (by the server
+    that runs the runtime: another passes the request on to it)."""
+    svc = services()
+    if held_elsewhere(svc) and (answer := forward(svc)) is not None:
+        return answer
+    return ingest(svc, subject(), name, lambda: _tuples(name))
 
 
 @bp.get("/<name>/punctuations")
