@@ -18,6 +18,7 @@ is no sharing to turn on). Nothing is extrapolated silently: the
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import signal
@@ -341,23 +342,32 @@ def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row],
     sources = {p.count: p.parts.get("source processes", [0, 0])[1] / MIB for p in points}
     warm = [d for p in points for d in p.deploys][1:]  # the first warms Spark's planning up
     p50 = statistics.median(warm) if warm else float("nan")
+    # One diagram's cost is the workload's slope: a single deploy's step is mostly where the
+    # JVM's heap happened to grow (the first identical one measured 2.5x the next nine's mean).
     before, one, many = pss
-    ratio = (many - before) / (one - before) if one > before else float("nan")
-    k = same.count
-    ratio_users = 1 + (ratio - 1) * (USERS - 1) / (k - 1)
+    k, per_diagram = same.count, slope(memory)
+    ratio = (many - before) / MIB / per_diagram
+    ratio_users = ratio * USERS / k
     mem_target, resume_target, idle_target = (
         at(memory, TARGET) / 1024,
         at(resume, TARGET),
         max(top.idle_cores, at(idle, TARGET)),  # a fit through noise may fall below zero
     )
     rows += [
-        Row(NAME, "memory per diagram (slope of PSS)", "MiB", slope(memory)),
+        Row(NAME, "memory per diagram (slope of PSS)", "MiB", per_diagram),
         Row(NAME, "of which source processes (slope)", "MiB", slope(sources)),
         Row(NAME, "restart -> all running, per diagram (slope)", "s", slope(resume)),
         Row(NAME, "idle CPU per diagram (slope)", "cores", slope(idle)),
         Row(NAME, f"deploy p50, warm (all {len(warm)} but the first)", "s", p50),
         Row(NAME, f"deploy p90, warm (all {len(warm)} but the first)", "s", _q(warm, 0.9)),
-        Row(NAME, f"{k} identical diagrams over 1, PSS added", "x", ratio),
+        Row(NAME, f"{k} identical diagrams, PSS added", "MiB", (many - before) / MIB),
+        Row(
+            NAME,
+            "  the first of them alone (a JVM heap step included)",
+            "MiB",
+            (one - before) / MIB,
+        ),
+        Row(NAME, f"{k} identical diagrams over one diagram (the slope)", "x", ratio),
         Row(NAME, f"EXTRAPOLATED to {TARGET}: memory, PSS", "GiB", mem_target),
         Row(NAME, f"EXTRAPOLATED to {TARGET}: restart -> all running", "s", resume_target),
         Row(NAME, f"EXTRAPOLATED to {TARGET}: idle CPU", "cores", idle_target),
@@ -369,7 +379,7 @@ def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row],
         Goal(
             NAME,
             f"{TARGET} diagrams < {GOAL_MEMORY_GB} GB",
-            f"{mem_target:.1f} GiB EXTRAPOLATED ({fitted}; {slope(memory):.0f} MiB/diagram)",
+            f"{mem_target:.1f} GiB EXTRAPOLATED ({fitted}; {per_diagram:.0f} MiB/diagram)",
             mem_target < GOAL_MEMORY_GB,
         ),
         Goal(NAME, f"deploy p50 < {GOAL_DEPLOY_S:g} s warm", f"{p50:.2f} s", p50 < GOAL_DEPLOY_S),
@@ -420,7 +430,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--start-limit", type=float, default=3600.0, help="seconds to start")
     parser.add_argument("--resume-limit", type=float, default=3600.0)
+    parser.add_argument("--report", type=Path, help="only print the table of a saved run's JSON")
     args = parser.parse_args(argv)
+    if args.report:
+        saved = json.loads(args.report.read_text())["experiments"][NAME]["extra"]
+        points = [Point(**p) for p in saved["points"]]
+        print(
+            table(*report(points, Point(**saved["identical"]["point"]), saved["identical"]["pss"]))
+        )
+        return 0
     if args.identical < 2:
         parser.error("--identical must be at least 2")
     # SIGTERM (a CI timeout, kill) unwinds like Ctrl-C, so the server is stopped.

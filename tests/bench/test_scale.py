@@ -4,6 +4,7 @@ the verdicts it prints. The bench itself starts a server with Spark and is run b
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from bench.scale import (
     counts,
     identical,
     kind,
+    main,
     report,
     slope,
     stream_names,
@@ -110,3 +112,18 @@ def test_the_verdicts_say_what_was_extrapolated():
     assert verdicts["100 identical diagrams <= 2x one"][0].startswith("10.0x at 10; 100x")
     assert all("EXTRAPOLATED" in r.case for r in rows if r.case.startswith("EXTRAPOLATED"))
     assert any(r.case == "10 diagrams: of which source processes (10)" for r in rows)
+
+
+def test_a_saved_run_is_reported_again_from_its_json(tmp_path, capsys):
+    mib = 2**20
+    points = [Point(0, pss=500 * mib), Point(10, deploys=[2.0, 2.0], pss=1500 * mib)]
+    saved = {
+        "points": [vars(p) for p in points],
+        "identical": {"point": vars(Point(10)), "pss": [2000 * mib, 2100 * mib, 3000 * mib]},
+    }
+    path = tmp_path / "scale.json"
+    path.write_text(json.dumps({"experiments": {"scale": {"extra": saved}}}))
+    assert main(["--report", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "| scale      | 100 identical diagrams <= 2x one " in out
+    assert "10.0x at 10; 100x EXTRAPOLATED to 100 (no sharing)" in out
