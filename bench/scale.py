@@ -176,19 +176,21 @@ class Scale:
 
     def stop(self) -> float:
         """Stop the server (SIGTERM: queries stop, checkpoints stay), then kill by id anything
-        of its tree still alive (a JVM that outlived its parent must not leak)."""
+        of its tree still alive (a JVM that outlived its parent must not leak); an id is
+        only killed while it still names the process that started then."""
         if self.served is None:
             return 0.0
-        began, pids = time.perf_counter(), tree(self.pid)
+        began, pids = time.perf_counter(), {p: _started(p) for p in tree(self.pid)}
         try:
             self.served.stop()
         finally:
             self.served = None
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            for pid, at_start in pids.items():
+                if at_start is not None and _started(pid) == at_start:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
         return time.perf_counter() - began
 
     close = stop
@@ -251,6 +253,13 @@ class Scale:
         before, began = tree_cpu_seconds(self.pid), time.perf_counter()
         time.sleep(seconds)
         return (tree_cpu_seconds(self.pid) - before) / (time.perf_counter() - began)
+
+
+def _started(pid: int) -> float | None:
+    try:
+        return started(pid)
+    except OSError:
+        return None
 
 
 def setup(api: Api) -> None:
