@@ -10,9 +10,9 @@ tree (the Python server, Spark's JVM and every Python process Spark started), it
 with no tuples arriving, and then a restart (the server stopped and started on the same data
 directory) timed until every diagram reports running again. Last, "100 users' identical
 diagrams" as ``--identical`` diagrams that differ only in their names, deployed after one more
-that warms the restarted server up: what they cost over what the first of them costs (there
-is no sharing to turn on). Nothing is extrapolated silently: the
-1,000-diagram figures are linear fits through the measured counts, and say so.
+that warms the restarted server up: what they cost over one diagram's cost, the workload's
+memory slope (there is no sharing to turn on). Nothing is extrapolated silently: the figures
+for 1,000 diagrams (and 100 users) are linear fits through the measured counts, and say so.
 """
 
 from __future__ import annotations
@@ -104,8 +104,8 @@ def workload(count: int, seed: int = 17, streams: int = STREAMS) -> list[dict]:
     docs = []
     for i in range(count):
         inputs = sorted(rng.sample(names, rng.randint(1, 4)))
-        kind = rng.choice(("filter", "aggregate"))
-        docs.append(document(f"d{i}", inputs, kind, rng.randint(0, 100)))
+        shape = rng.choice(("filter", "aggregate"))
+        docs.append(document(f"d{i}", inputs, shape, rng.randint(0, 100)))
     return docs
 
 
