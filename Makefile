@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test fuzz lint bench bench-full soak errors-doc screenshots setup check-java clean
+.PHONY: run test fuzz lint bench bench-full bench-scale soak errors-doc screenshots setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
@@ -29,6 +29,11 @@ bench: setup
 
 bench-full: setup
 	$(BIN)/python -m bench
+
+# Issue 17's scale goals: deploys, memory, idle CPU and restarts at 10 and 30 diagrams (about
+# 10-15 minutes on two cores); more with `$(BIN)/python -m bench.scale --diagrams 10,100,1000`.
+bench-scale: setup
+	$(BIN)/python -m bench.scale
 
 soak: setup
 	$(BIN)/python -m bench.soak

@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from bench.proctree import tree_cpu_seconds
 from boxes.document import validate
 from boxes.types import parse_schema
 from server.ingest import IngestLog
@@ -74,26 +75,6 @@ def append_rates(root: Path) -> dict[str, float]:
     return rates
 
 
-def cpu_seconds(pid: int) -> float:
-    """User+system CPU of a process and its descendants that are alive now."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parents, cpu = {}, {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parents.setdefault(int(fields[1]), []).append(int(entry.name))
-            cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
-    total, stack = 0.0, [pid]
-    while stack:
-        p = stack.pop()
-        total += cpu.get(p, 0.0)
-        stack.extend(parents.get(p, []))
-    return total
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=200)
@@ -144,10 +125,10 @@ def main() -> None:
     for k in range(1, args.diagrams):
         rt.deploy(f"d{k}", diagram(f"d{k}", ["in1", "in2"]), on_batch)
     time.sleep(10)  # let every query reach its idle long-poll
-    before, start = cpu_seconds(os.getpid()), time.perf_counter()
+    before, start = tree_cpu_seconds(os.getpid()), time.perf_counter()
     time.sleep(args.idle_seconds)
     report[f"idle_cores_{args.diagrams}_diagrams"] = round(
-        (cpu_seconds(os.getpid()) - before) / (time.perf_counter() - start), 3
+        (tree_cpu_seconds(os.getpid()) - before) / (time.perf_counter() - start), 3
     )
     print(json.dumps(report, indent=1), flush=True)
     rt.close()

@@ -30,6 +30,7 @@ import requests
 import socketio
 import yaml
 
+from bench.proctree import tree_rss_bytes
 from bench.report import Goal, Row, table, write
 
 PASSWORD = "soak benchmark password"
@@ -44,29 +45,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def tree_rss_bytes(pid: int) -> int:
-    """Resident memory of ``pid`` and every descendant (the Spark JVM is one), from /proc."""
-    total, stack = 0, [pid]
-    while stack:
-        current = stack.pop()
-        try:
-            status = Path(f"/proc/{current}/status").read_text()
-            total += next(
-                int(line.split()[1]) * 1024
-                for line in status.splitlines()
-                if line.startswith("VmRSS:")
-            )
-            for task in Path(f"/proc/{current}/task").iterdir():
-                stack += [int(c) for c in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError, StopIteration):
-            continue
-    return total
-
-
 class Served:
     """``sluice serve`` in its own process group, with an administrator ``joe``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, start_limit: float = 300) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = root / "sluice.yaml"
@@ -91,7 +73,7 @@ class Served:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + start_limit
         while True:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited; see {root / 'server.log'}")
@@ -101,7 +83,7 @@ class Served:
             except (requests.ConnectionError, requests.Timeout):
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("the server did not start in 300 s")
+                raise RuntimeError(f"the server did not start in {start_limit:.0f} s")
             time.sleep(0.2)
 
     def login(self, user: str, password: str = PASSWORD) -> str:

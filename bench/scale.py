@@ -1,0 +1,482 @@
+"""Issue 17's scale goals: many deployed diagrams on one ``sluice serve``, and what each costs.
+
+``python -m bench.scale [--diagrams 10,30] [--identical 10] [--idle-seconds 20]`` (or ``make
+bench-scale``) starts the real server in a process of its own (as ``bench.soak`` does), creates
+50 input streams, then deploys diagrams one by one through the REST API up to each count: each
+a filter or a 10 s windowed average over 1-4 of the streams (a union first when more than
+one), drawn by a seeded RNG, so that the first 10 of 30 are the 10 of a run at 10. At each
+count: the deploy times of the diagrams just added, the memory of the server's whole process
+tree (the Python server, Spark's JVM and every Python process Spark started), its idle CPU
+with no tuples arriving, and then a restart (the server stopped and started on the same data
+directory) timed until every diagram reports running again. Last, "100 users' identical
+diagrams" as ``--identical`` diagrams that differ only in their names, deployed after one more
+that warms the restarted server up: what they cost over one diagram's cost, the workload's
+memory slope (there is no sharing to turn on). Nothing is extrapolated silently: the figures
+for 1,000 diagrams (and 100 users) are linear fits through the measured counts, and say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.proctree import (
+    command,
+    pss_bytes,
+    started,
+    tree,
+    tree_cpu_seconds,
+    tree_pss_bytes,
+    tree_rss_bytes,
+)
+from bench.report import Goal, Row, machine, table, write
+from bench.soak import Api, Served
+
+NAME = "scale"
+STREAMS = 50
+SCHEMA = {
+    "name": "s",
+    "fields": {"time": "timestamp", "symbol": "string", "price": "double"},
+    "event_time": "time",
+}
+TARGET = 1000  # the issue's diagram count
+GOAL_MEMORY_GB, GOAL_DEPLOY_S, GOAL_RESUME_S, GOAL_IDLE_CORES, GOAL_SHARED = 12, 1.0, 300, 0.5, 2
+USERS = 100  # the issue's "100 users' identical diagrams"
+MIB = 2**20
+SOURCE = "python_streaming_source_runner"  # Spark's Python source process, one per query
+
+
+def kind(cmd: str) -> str:
+    """Which part of the server a process of its tree is."""
+    if SOURCE in cmd:
+        return "source processes"
+    if "pyspark.daemon" in cmd:
+        return "Spark's Python workers"
+    if cmd.split(" ", 1)[0].endswith("java"):
+        return "JVM"
+    return "server (gunicorn)"
+
+
+def stream_names(count: int = STREAMS) -> list[str]:
+    return [f"feed{i}" for i in range(count)]
+
+
+def document(name: str, inputs: list[str], kind: str, threshold: int) -> dict:
+    """A filter (``price >= threshold``) or a 10 s windowed average per symbol over ``inputs``,
+    with one output ``<name>_out``."""
+    boxes: dict[str, dict] = {}
+    source = inputs[0]
+    if len(inputs) > 1:
+        boxes["merged"] = {"type": "union", "in": inputs}
+        source = "merged"
+    if kind == "filter":
+        boxes["kept"] = {"type": "filter", "in": source, "where": f"price >= {threshold}"}
+    else:
+        boxes["kept"] = {
+            "type": "aggregate",
+            "in": source,
+            "window": {"size": "10s"},
+            "group_by": ["symbol"],
+            "aggregates": {"avg_price": "avg(price)"},
+        }
+    return {
+        "version": 1,
+        "name": name,
+        "inputs": {i: {} for i in inputs},
+        "boxes": boxes,
+        "outputs": {f"{name}_out": {"from": "kept"}},
+    }
+
+
+def workload(count: int, seed: int = 17, streams: int = STREAMS) -> list[dict]:
+    """``count`` diagrams ``d0``, ``d1``, ...: each a filter or a windowed aggregate over 1-4
+    distinct streams. One RNG draws them in order, so a smaller count is a prefix."""
+    rng, names = random.Random(seed), stream_names(streams)
+    docs = []
+    for i in range(count):
+        inputs = sorted(rng.sample(names, rng.randint(1, 4)))
+        shape = rng.choice(("filter", "aggregate"))
+        docs.append(document(f"d{i}", inputs, shape, rng.randint(0, 100)))
+    return docs
+
+
+def identical(count: int) -> list[dict]:
+    """``count`` diagrams the same in inputs, boxes and parameters; only their names differ."""
+    return [document(f"same{i}", ["feed0", "feed1"], "filter", 50) for i in range(count)]
+
+
+def slope(points: dict[int, float]) -> float:
+    """Least-squares slope of value over count."""
+    xs, ys = list(points), list(points.values())
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
+
+
+def at(points: dict[int, float], count: int) -> float:
+    """The least-squares line through ``points``, read at ``count`` (an extrapolation)."""
+    b = slope(points)
+    return statistics.fmean(points.values()) - b * statistics.fmean(points) + b * count
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@dataclass
+class Point:
+    """What was measured with ``count`` diagrams deployed."""
+
+    count: int
+    deploys: list[float] = field(default_factory=list)  # seconds, the diagrams added last
+    creates: list[float] = field(default_factory=list)
+    spawned: list[float] = field(default_factory=list)  # deploy request -> its source process
+    failed: int = 0
+    rss: int = 0
+    pss: int = 0
+    parts: dict[str, list[int]] = field(default_factory=dict)  # kind -> [processes, PSS]
+    idle_cores: float = 0.0
+    stop_s: float = 0.0
+    resume_s: float = 0.0  # process start -> every diagram running
+    http_s: float = 0.0  # process start -> HTTP answering (create_app resumes before serving)
+    pss_resumed: int = 0
+    not_resumed: list[str] = field(default_factory=list)
+
+
+class Scale:
+    """One server on one data directory, restarted in place; everything it starts is stopped
+    by :meth:`close`, however the run ends."""
+
+    def __init__(self, root: Path, start_limit: float) -> None:
+        self.root, self.start_limit = root, start_limit
+        self.served: Served | None = None
+        self.deployed: list[str] = []
+        self.start_s = self.start()
+
+    def start(self) -> float:
+        began = time.perf_counter()
+        self.served = Served(self.root, self.start_limit)
+        self.api = Api(self.served.url, self.served.login("joe"))
+        return time.perf_counter() - began
+
+    @property
+    def pid(self) -> int:
+        assert self.served is not None
+        return self.served.process.pid
+
+    def stop(self) -> float:
+        """Stop the server (SIGTERM: queries stop, checkpoints stay), then kill by id anything
+        of its tree still alive (a JVM that outlived its parent must not leak); an id is
+        only killed while it still names the process that started then."""
+        if self.served is None:
+            return 0.0
+        began, pids = time.perf_counter(), {p: _started(p) for p in tree(self.pid)}
+        try:
+            self.served.stop()
+        finally:
+            self.served = None
+            for pid, at_start in pids.items():
+                if at_start is not None and _started(pid) == at_start:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        return time.perf_counter() - began
+
+    close = stop
+
+    def deploy(self, doc: dict, point: Point) -> None:
+        began = time.perf_counter()
+        self.api.call("POST", "/diagrams", {"document": doc})
+        created, booted, before = (
+            time.perf_counter(),
+            time.clock_gettime(time.CLOCK_BOOTTIME),
+            set(tree(self.pid)),
+        )
+        try:
+            self.api.call("POST", f"/diagrams/{doc['name']}/deploy")
+        except RuntimeError as err:  # counted, not fatal: the issue saw deploys fail under load
+            print(f"deploy {doc['name']} failed: {err}", file=sys.stderr, flush=True)
+            point.failed += 1
+            return
+        point.creates.append(created - began)
+        point.deploys.append(time.perf_counter() - created)
+        new = [p for p in set(tree(self.pid)) - before if SOURCE in command(p)]
+        if new:
+            point.spawned.append(min(started(p) for p in new) - booted)
+        self.deployed.append(doc["name"])
+
+    def states(self) -> dict[str, str]:
+        found = {}
+        for name in self.deployed:
+            progress = self.api.call("GET", f"/diagrams/{name}/status").get("progress") or {}
+            found[name] = progress.get("state", "none")
+        return found
+
+    def restart(self, point: Point, limit: float) -> None:
+        """Stop, start on the same data directory, and time until every diagram is running."""
+        point.stop_s = self.stop()
+        began = time.perf_counter()
+        self.start()
+        point.http_s = time.perf_counter() - began
+        deadline = began + limit
+        while True:
+            waiting = [n for n, s in self.states().items() if s != "running"]
+            if not waiting or time.perf_counter() > deadline:
+                break
+            time.sleep(0.5)
+        point.resume_s = time.perf_counter() - began
+        point.not_resumed = waiting
+
+    def memory(self) -> tuple[int, int]:
+        return tree_rss_bytes(self.pid), tree_pss_bytes(self.pid)
+
+    def parts(self) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        for pid in tree(self.pid):
+            part = found.setdefault(kind(command(pid)), [0, 0])
+            part[0] += 1
+            part[1] += pss_bytes(pid)
+        return found
+
+    def idle_cores(self, seconds: float) -> float:
+        before, began = tree_cpu_seconds(self.pid), time.perf_counter()
+        time.sleep(seconds)
+        return (tree_cpu_seconds(self.pid) - before) / (time.perf_counter() - began)
+
+
+def _started(pid: int) -> float | None:
+    try:
+        return started(pid)
+    except OSError:
+        return None
+
+
+def setup(api: Api) -> None:
+    api.call("POST", "/schemas", SCHEMA)
+    for name in stream_names():
+        api.call("POST", "/streams", {"name": name, "schema": "s"})
+
+
+def run(args: argparse.Namespace) -> tuple[list[Row], list[Goal], dict]:
+    counts = sorted(set(args.diagrams))
+    docs = workload(counts[-1], args.seed)
+    with tempfile.TemporaryDirectory(prefix="sluice-scale-") as tmp:
+        scale = Scale(Path(tmp), args.start_limit)
+        try:
+            setup(scale.api)
+            base = Point(0, resume_s=scale.start_s)  # Spark's cold start, nothing to resume
+            measure(scale, base, args)
+            points = [base]
+            for count in counts:
+                point = Point(count)
+                for doc in docs[points[-1].count : count]:
+                    scale.deploy(doc, point)
+                    print(f"{doc['name']}: {len(scale.deployed)} running", file=sys.stderr)
+                measure(scale, point, args)
+                scale.restart(point, args.resume_limit)
+                time.sleep(args.settle)
+                point.pss_resumed = scale.memory()[1]
+                points.append(point)
+                print(f"{count}: {point}", file=sys.stderr, flush=True)
+            # The first deploy after a restart starts Spark's pool of Python workers again (a
+            # few hundred MiB once), so one more diagram is deployed first and not counted.
+            same, pss = Point(args.identical), []
+            samedocs = identical(args.identical + 1)
+            for batch in (samedocs[:1], samedocs[1:2], samedocs[2:]):
+                for doc in batch:
+                    scale.deploy(doc, same)
+                time.sleep(args.settle)
+                pss.append(scale.memory()[1])
+        finally:
+            scale.close()
+    rows, goals = report(points, same, pss)
+    extra = {
+        "points": [vars(p) for p in points],
+        "identical": {"pss": pss, "point": vars(same)},
+        "args": vars(args),
+    }
+    return rows, goals, extra
+
+
+def measure(scale: Scale, point: Point, args: argparse.Namespace) -> None:
+    """Memory and idle CPU, once the newest queries are past their first batches."""
+    time.sleep(args.settle)
+    point.rss, point.pss = scale.memory()
+    point.parts = scale.parts()
+    point.idle_cores = scale.idle_cores(args.idle_seconds)
+
+
+def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row], list[Goal]]:
+    """The table's rows and the goals; ``points[0]`` is the server with no diagrams."""
+    base, top = points[0], points[-1]
+    rows = [Row(NAME, "server start, empty catalog (Spark's cold start)", "s", base.resume_s)]
+    for p in points:
+        n = f"{p.count} diagrams:"
+        rows += [
+            Row(NAME, f"{n} memory of the process tree, RSS summed", "MiB", p.rss / MIB),
+            Row(NAME, f"{n} memory of the process tree, PSS", "MiB", p.pss / MIB),
+        ]
+        rows += [
+            Row(NAME, f"{n} of which {part} ({procs})", "MiB", size / MIB)
+            for part, (procs, size) in sorted(p.parts.items())
+        ]
+        rows.append(Row(NAME, f"{n} idle CPU", "cores", p.idle_cores))
+        if not p.count:
+            continue
+        rows += [
+            Row(NAME, f"{n} deploy p50 of the {len(p.deploys)} added", "s", _q(p.deploys, 0.5)),
+            Row(NAME, f"{n} deploy p90 of the {len(p.deploys)} added", "s", _q(p.deploys, 0.9)),
+            Row(NAME, f"{n} of which request -> source process, p50", "s", _q(p.spawned, 0.5)),
+            Row(NAME, f"{n} create (POST /diagrams) p50", "s", _q(p.creates, 0.5)),
+            Row(NAME, f"{n} failed deploys", "deploys", float(p.failed)),
+            Row(NAME, f"{n} stop (SIGTERM to exit)", "s", p.stop_s),
+            Row(NAME, f"{n} restart -> all running", "s", p.resume_s),
+            Row(NAME, f"{n} not running at the limit", "diagrams", float(len(p.not_resumed))),
+            Row(NAME, f"{n} PSS after the restart", "MiB", p.pss_resumed / MIB),
+        ]
+    memory = {p.count: p.pss / MIB for p in points}
+    resume = {p.count: p.resume_s for p in points}
+    idle = {p.count: p.idle_cores for p in points}
+    sources = {p.count: p.parts.get("source processes", [0, 0])[1] / MIB for p in points}
+    warm = [d for p in points for d in p.deploys][1:]  # the first warms Spark's planning up
+    p50 = statistics.median(warm) if warm else float("nan")
+    # One diagram's cost is the workload's slope: a single deploy's step is mostly where the
+    # JVM's heap happened to grow (the first identical one measured 2.5x the next nine's mean).
+    before, one, many = pss
+    k, per_diagram = same.count, slope(memory)
+    ratio = (many - before) / MIB / per_diagram
+    ratio_users = ratio * USERS / k
+    mem_target, resume_target, idle_target = (
+        at(memory, TARGET) / 1024,
+        at(resume, TARGET),
+        max(top.idle_cores, at(idle, TARGET)),  # a fit through noise may fall below zero
+    )
+    rows += [
+        Row(NAME, "memory per diagram (slope of PSS)", "MiB", per_diagram),
+        Row(NAME, "of which source processes (slope)", "MiB", slope(sources)),
+        Row(NAME, "restart -> all running, per diagram (slope)", "s", slope(resume)),
+        Row(NAME, "idle CPU per diagram (slope)", "cores", slope(idle)),
+        Row(NAME, f"deploy p50, warm (all {len(warm)} but the first)", "s", p50),
+        Row(NAME, f"deploy p90, warm (all {len(warm)} but the first)", "s", _q(warm, 0.9)),
+        Row(NAME, f"{k} identical diagrams, PSS added", "MiB", (many - before) / MIB),
+        Row(
+            NAME,
+            "  the first of them alone (a JVM heap step included)",
+            "MiB",
+            (one - before) / MIB,
+        ),
+        Row(NAME, f"{k} identical diagrams over one diagram (the slope)", "x", ratio),
+        Row(NAME, f"EXTRAPOLATED to {TARGET}: memory, PSS", "GiB", mem_target),
+        Row(NAME, f"EXTRAPOLATED to {TARGET}: restart -> all running", "s", resume_target),
+        Row(NAME, f"EXTRAPOLATED to {TARGET}: idle CPU", "cores", idle_target),
+        Row(NAME, f"EXTRAPOLATED to {TARGET}: deploying one by one", "s", TARGET * p50),
+        Row(NAME, f"EXTRAPOLATED to {USERS} identical diagrams over 1", "x", ratio_users),
+    ]
+    fitted = f"linear fit through {', '.join(str(c) for c in memory)} diagrams"
+    goals = [
+        Goal(
+            NAME,
+            f"{TARGET} diagrams < {GOAL_MEMORY_GB} GB",
+            f"{mem_target:.1f} GiB EXTRAPOLATED ({fitted}; {per_diagram:.0f} MiB/diagram)",
+            mem_target < GOAL_MEMORY_GB,
+        ),
+        Goal(NAME, f"deploy p50 < {GOAL_DEPLOY_S:g} s warm", f"{p50:.2f} s", p50 < GOAL_DEPLOY_S),
+        Goal(
+            NAME,
+            f"{TARGET} resumed < {GOAL_RESUME_S} s after a restart",
+            f"{resume_target:.0f} s EXTRAPOLATED ({top.count}: {top.resume_s:.0f} s)",
+            resume_target < GOAL_RESUME_S and not top.not_resumed,
+        ),
+        Goal(
+            NAME,
+            f"idle CPU < {GOAL_IDLE_CORES} core",
+            f"{top.idle_cores:.2f} at {top.count}; {idle_target:.2f} EXTRAPOLATED to {TARGET}",
+            idle_target < GOAL_IDLE_CORES,
+        ),
+        Goal(
+            NAME,
+            f"{USERS} identical diagrams <= {GOAL_SHARED}x one",
+            f"{ratio:.1f}x at {k}; {ratio_users:.0f}x EXTRAPOLATED to {USERS} (no sharing)",
+            ratio_users <= GOAL_SHARED,
+        ),
+    ]
+    return rows, goals
+
+
+def _q(values: list[float], q: float) -> float:
+    return percentile(values, q) if values else float("nan")
+
+
+def counts(text: str) -> list[int]:
+    try:
+        found = [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        found = []
+    if not found or any(c < 1 for c in found):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of positive counts like 10,30")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.scale", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--diagrams", type=counts, default=[10, 30], help="counts, e.g. 10,30")
+    parser.add_argument("--identical", type=int, default=10, help="identical diagrams (>= 2)")
+    parser.add_argument("--idle-seconds", type=float, default=20.0)
+    parser.add_argument("--settle", type=float, default=10.0, help="seconds before measuring")
+    parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--start-limit", type=float, default=3600.0, help="seconds to start")
+    parser.add_argument("--resume-limit", type=float, default=3600.0)
+    parser.add_argument("--report", type=Path, help="only print the table of a saved run's JSON")
+    args = parser.parse_args(argv)
+    if args.report:
+        saved = json.loads(args.report.read_text())["experiments"][NAME]["extra"]
+        points = [Point(**p) for p in saved["points"]]
+        print(
+            table(*report(points, Point(**saved["identical"]["point"]), saved["identical"]["pss"]))
+        )
+        return 0
+    if args.identical < 2:
+        parser.error("--identical must be at least 2")
+    # SIGTERM (a CI timeout, kill) unwinds like Ctrl-C, so the server is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    about = machine()
+    began = time.perf_counter()
+    rows, goals, extra = run(args)
+    about["load_average_after"] = os.getloadavg()
+    print(table(rows, goals))
+    extra["minutes"] = (time.perf_counter() - began) / 60
+    path = write(
+        "scale",
+        {
+            "machine": about,
+            "experiments": {
+                NAME: {
+                    "rows": [r.to_dict() for r in rows],
+                    "goals": [vars(g) for g in goals],
+                    "extra": extra,
+                }
+            },
+        },
+    )
+    print(
+        f"\nresults: {path}; {extra['minutes']:.1f} minutes; load average before "
+        f"{about['load_average']}, after {about['load_average_after']}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
