@@ -7,11 +7,13 @@ the ``ADMIN`` role, the first time.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from boxes import codes, registry
 from boxes.errors import Conflict
 from catalog import box_types, passwords, repository
 from catalog.front import Catalog
-from catalog.model import USER_NAME, Action, CatalogObject, ObjectType, check_name
+from catalog.model import USER_NAME, Action, CatalogObject, ObjectType, Subject, check_name
 
 ADMIN_ROLE = "ADMIN"
 LOCAL = "local administrator"
@@ -99,3 +101,23 @@ def seed_demo(cat: Catalog) -> dict[str, str]:
         cat.grants.grant(joe, role, action, type_, name)
     cat.sessions.logout(joe)
     return secrets
+
+
+def add_demo_people(
+    cat: Catalog,
+    logins: dict[str, str],
+    keep: Callable[[dict[str, str]], None],
+    users: Mapping[str, str],
+) -> tuple[dict[str, str], Subject]:
+    """A demo part's roles and users (``users``: name -> role), as the demo's administrator
+    joe; returns ``logins`` with the new users' passwords and joe's session. The passwords are
+    given to ``keep`` before the users exist, so a failure in between leaves no user without
+    one."""
+    logins = {**{name: passwords.new_password() for name in users}, **logins}
+    keep(logins)
+    _, joe = cat.sessions.login("joe", logins["joe"])
+    for role in dict.fromkeys(users.values()):
+        cat.accounts.add_role(joe, role)
+    for name, role in users.items():
+        cat.accounts.add_user(joe, name, logins[name], [role])
+    return logins, joe

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 
 from boxes.errors import Unauthenticated
 from catalog import Action, ObjectType
-from catalog.passwords import new_password
+from catalog.bootstrap import add_demo_people
 from server.control.diagrams import plan_for, spec_of
 from server.ingest.admission import ingest
 
@@ -93,13 +93,7 @@ def seed(svc, logins: dict[str, str], keep: Callable[[dict[str, str]], None]) ->
     cat = svc.catalog
     if cat.core.snapshot.find(ObjectType.STREAM, "HeartRate") is not None:
         return logins
-    logins = {**{name: new_password() for name in USERS}, **logins}
-    keep(logins)
-    _, joe = cat.sessions.login("joe", logins["joe"])
-    for role in ROLES:
-        cat.accounts.add_role(joe, role)
-    for name, role in USERS.items():
-        cat.accounts.add_user(joe, name, logins[name], [role])
+    logins, joe = add_demo_people(cat, logins, keep, USERS)
     grants: list[tuple[str, Action, ObjectType, str]] = []
     for name, schema in SCHEMAS.items():
         cat.objects.add_schema(joe, name, schema)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from catalog import Action, ObjectType
-from catalog.passwords import new_password
+from catalog.bootstrap import add_demo_people
 from server.cli.ais_demo import Traffic
 
 ROLES = ("PORT_AUTHORITY", "SHIPCO")
@@ -66,13 +66,7 @@ def seed(svc, logins: dict[str, str], keep: Callable[[dict[str, str]], None]) ->
     cat = svc.catalog
     if "pat" in cat.core.snapshot.users_by_name:
         return logins
-    logins = {**{name: new_password() for name in USERS}, **logins}
-    keep(logins)
-    _, joe = cat.sessions.login("joe", logins["joe"])
-    for role in ROLES:
-        cat.accounts.add_role(joe, role)
-    for name, role in USERS.items():
-        cat.accounts.add_user(joe, name, logins[name], [role])
+    logins, joe = add_demo_people(cat, logins, keep, USERS)
     for role in ROLES:
         for action, type_, name in (
             (Action.VIEW_OBJECT, ObjectType.SCHEMA, "ais_position"),

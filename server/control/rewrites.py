@@ -44,17 +44,25 @@ def rewrite_for(
     return rewrite(doc, plan, snapshot.policies, subject)
 
 
+def audited_rewrite(
+    catalog, subject: Subject, event: str, name: str, doc: Mapping, plan: Plan
+) -> Rewritten | None:
+    """``rewrite_for`` the subject's session, its refusal (REWRITE_DENIED) audited as
+    ``event`` on diagram ``name``."""
+    try:
+        return rewrite_for(catalog.core.snapshot, subject.user_id, subject.roles, doc, plan)
+    except SluiceError as err:
+        catalog.core.log(subject, event, f"diagram:{name}", False, err.message)
+        raise
+
+
 def deployed_plan(catalog, diagram, doc: Mapping, plan: Plan, deployer: Subject | None) -> Plan:
     """The plan to run: rewritten for ``deployer`` (recorded for the editor and for
     subscribers), or, at a restart, for the recorded deployer, which must give the recorded
     rewrite (otherwise REWRITE_STALE: the diagram is stopped)."""
     snapshot = catalog.core.snapshot
     if deployer is not None:
-        try:
-            done = rewrite_for(snapshot, deployer.user_id, deployer.roles, doc, plan)
-        except SluiceError as err:
-            catalog.core.log(deployer, "deploy", f"diagram:{diagram.name}", False, err.message)
-            raise
+        done = audited_rewrite(catalog, deployer, "deploy", diagram.name, doc, plan)
         if done is None:
             catalog.rewrites.forget(diagram)
             return plan
@@ -105,12 +113,7 @@ def reader_rewrite(
     when it is the deployed one, else the reader's (its variant, ``variants.py``). A reader
     its policies deny is refused with that denial (REWRITE_DENIED), one the policies would not
     rewrite at all with REWRITE_MISMATCH; both audited."""
-    snapshot = catalog.core.snapshot
-    try:
-        mine = rewrite_for(snapshot, subject.user_id, subject.roles, doc, plan)
-    except SluiceError as err:
-        catalog.core.log(subject, "subscribe", f"diagram:{name}", False, err.message)
-        raise
+    mine = audited_rewrite(catalog, subject, "subscribe", name, doc, plan)
     if mine is None:
         reason = "it would not be rewritten"
         catalog.core.log(subject, "subscribe", f"diagram:{name}", False, reason)

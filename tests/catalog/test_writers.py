@@ -58,7 +58,7 @@ def _second_waits(db_url: str, writer) -> None:
             (writer.conn.raw.info.backend_pid,),
         ).fetchone()[0]:
             assert time.monotonic() < deadline, "the second writer never waited for the lock"
-            time.sleep(0.005)  # nothing to await: the lock wait is only visible in pg_locks
+            time.sleep(0.005)  # poll: the lock wait is visible only in pg_locks, no event
 
 
 def race(cat, other, monkeypatch, db_url, first, second) -> list:
