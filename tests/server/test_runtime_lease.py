@@ -109,6 +109,11 @@ def test_results_reach_a_standbys_subscribers_and_the_standby_takes_the_runtime_
         wait_until(lambda: seen(watcher) >= set(revoked), 60, "the revoked batches on B")
         assert seen(ann) <= set(acked)  # only from before the revoke, none made up
         assert not seen(ann) & set(revoked)
+        # a read of the result log through B is the holder's answer, with ann's rights of now
+        wait_until(lambda: len(results(a)) >= 20, 60, "every result on A")
+        assert results(b) == results(a)
+        mine = ann.call("GET", "/outputs/out/results?from=0")["tuples"]
+        assert mine == [] and ann.call("GET", "/outputs/out/recent")["tuples"] == []
         acked += revoked
         servers[0].kill()  # mid-stream: no clean hand-over, the lease runs out
 

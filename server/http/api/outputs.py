@@ -18,6 +18,7 @@ from server.http.api.schema_parts import (
     obj,
     query_values,
 )
+from server.http.forward import forward, held_elsewhere
 from server.http.guard import guarded, subject
 
 bp = Blueprint("outputs", __name__, url_prefix="/outputs")
@@ -74,8 +75,11 @@ def describe(name: str):
 def recent(name: str):
     """The latest results (SUBSCRIBE), filtered by the session's permissions as they are now;
     a reader whose policies rewrite the diagram differently reads its running variant's
-    (docs/rewrite.md)."""
+    (docs/rewrite.md). Answered by the server that runs the runtime (another passes the
+    request on to it)."""
     svc = services()
+    if held_elsewhere(svc) and (answer := forward(svc)) is not None:
+        return answer
     route = svc.delivery.route(subject(), name)  # a variant's, if the reader's rewrite differs
     table = svc.runtime.recent(route) if svc.runtime is not None else None
     rows = [] if table is None else svc.delivery.visible_rows(subject(), route, table)
@@ -90,9 +94,12 @@ def results(name: str):
     where to read on; a position retention has dropped answers ``410 RESULTS_EXPIRED`` naming
     the oldest position still kept. Live ``tuples`` events carry ``next`` too, so a client
     that lost its connection reads what it missed from there. A reader whose policies rewrite
-    the diagram differently reads its running variant's own log (docs/rewrite.md)."""
+    the diagram differently reads its running variant's own log (docs/rewrite.md). Answered
+    by the server that runs the runtime (another passes the request on to it)."""
     query = query_values(request.args, READ)
     svc = services()
+    if held_elsewhere(svc) and (answer := forward(svc)) is not None:
+        return answer
     if svc.runtime is None:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     route = svc.delivery.route(subject(), name)

@@ -18,10 +18,10 @@ from server.http.api.schema_parts import (
     listing,
     obj,
 )
+from server.http.forward import forward, held_elsewhere
 from server.http.guard import guarded, loads, subject
 from server.ingest.admission import ingest, runtime_if_any, runtime_of
 from server.ingest.csv_tuples import read_csv
-from server.ingest.forward import forward, held_elsewhere
 from server.ingest.nmea import read_nmea
 
 bp = Blueprint("streams", __name__, url_prefix="/streams")

@@ -1,7 +1,9 @@
-"""Ingestion through any server (docs/deploy.md "The runtime lease"): a server that does not
-hold the runtime passes an append on to the one that does, and answers with its answer.
+"""Ingestion and result reads through any server (docs/deploy.md "The runtime lease"): a server
+that does not hold the runtime passes an append, or a read of an output's result log or recent
+results, on to the one that does, and answers with its answer.
 
-Only the holder writes the ingestion logs, so only its acknowledgement means "durable". The
+Only the holder writes the ingestion logs, so only its acknowledgement means "durable"; only it
+has the result logs. The
 request goes on as the client sent it, with the client's own credentials (its bearer token, or
 its session cookie and CSRF token): the holder authenticates and authorizes it again exactly as
 if the client had called it, and no server vouches for another's users. The holder's address is
