@@ -234,7 +234,7 @@ class Scale:
             waiting = [n for n, s in self.states().items() if s != "running"]
             if not waiting or time.perf_counter() > deadline:
                 break
-            time.sleep(0.5)
+            time.sleep(0.5)  # poll: a diagram's status has no event to await
         point.resume_s = time.perf_counter() - began
         point.not_resumed = waiting
 

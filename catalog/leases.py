@@ -42,12 +42,8 @@ class Leases:
     def take(self, name: str, holder: str, seconds: float, address: str = "") -> Lease:
         """Hold ``name`` for ``seconds`` from now: renewed if ``holder`` holds it, taken if
         nobody does or its holder's time is over; otherwise who holds it and for how long."""
-        store = self.core.store
-        with store.transaction() as conn:
-            now = conn.execute(f"SELECT {conn.dialect.now}").fetchone()[0]
-            row = conn.execute(
-                "SELECT holder, address, expires_at FROM leases WHERE name = ?", (name,)
-            ).fetchone()
+        with self.core.store.transaction() as conn:
+            now, row = _read(conn, name)
             if row is not None and row[0] != holder and row[2] > now:
                 return Lease(name, row[0], row[1], row[2] - now, held=False)
             conn.execute(
@@ -67,10 +63,16 @@ class Leases:
     def holder(self, name: str) -> Lease | None:
         """Who holds ``name`` now, if anybody (for the system's status)."""
         with self.core.store.reader() as conn:
-            now = conn.execute(f"SELECT {conn.dialect.now}").fetchone()[0]
-            row = conn.execute(
-                "SELECT holder, address, expires_at FROM leases WHERE name = ?", (name,)
-            ).fetchone()
+            now, row = _read(conn, name)
         if row is None or row[2] <= now:
             return None
         return Lease(name, row[0], row[1], row[2] - now, held=False)
+
+
+def _read(conn, name: str) -> tuple[float, tuple | None]:
+    """The database's clock, and the lease's (holder, address, expires_at) if it has one."""
+    now = conn.execute(f"SELECT {conn.dialect.now}").fetchone()[0]
+    row = conn.execute(
+        "SELECT holder, address, expires_at FROM leases WHERE name = ?", (name,)
+    ).fetchone()
+    return now, row

@@ -21,6 +21,7 @@ from flask import Response, request
 from boxes import codes
 from boxes.errors import Unavailable
 from server.control.lease import LEASE
+from server.ingest.admission import standing_by
 
 FORWARDED = "X-Sluice-Forwarded"
 PASSED_ON = ("Authorization", "Cookie", "X-CSRF-Token", "Content-Type", "Accept")
@@ -30,7 +31,7 @@ TIMEOUT = 60.0  # seconds: an append is answered once durable, which can take a 
 def held_elsewhere(svc) -> bool:
     """Whether the runtime, if any server runs it, runs on another: this server waits to take
     it over, or is configured without one."""
-    return not svc.lease.valid() if svc.lease is not None else svc.runtime is None
+    return standing_by(svc) or (svc.lease is None and svc.runtime is None)
 
 
 def forward(svc) -> Response | None:

@@ -55,11 +55,17 @@ def _take(held: list | None, now: float, rate: float, count: int) -> tuple[list,
     return [tokens, at], (rate - tokens) / rate + 1.0, wait
 
 
+def standing_by(svc) -> bool:
+    """Whether this server may run the runtime but does not hold its lease now: a standby, or
+    a holder cut off from the catalog past its lease's end, which must not acknowledge a tuple
+    its successor would miss (``server.control.lease``)."""
+    return svc.lease is not None and not svc.lease.valid()
+
+
 def runtime_of(svc) -> Any:
-    """The runtime, if this server runs it and still holds its lease (a holder cut off from
-    the catalog past its lease's end must not acknowledge a tuple its successor would miss)."""
+    """The runtime, if this server runs it and still holds its lease."""
     runtime = svc.runtime
-    if runtime is None or (svc.lease is not None and not svc.lease.valid()):
+    if runtime is None or standing_by(svc):
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     return runtime
 
@@ -68,7 +74,7 @@ def runtime_if_any(svc) -> Any:
     """The runtime a catalog change must be told of, None on a server configured without one.
     A standby refuses the change before making it: the lease's holder runs the runtime and
     would not hear of it (a stream without a log, a diagram stopped only in the catalog)."""
-    if svc.lease is not None and not svc.lease.valid():
+    if standing_by(svc):
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     return svc.runtime
 

@@ -98,12 +98,17 @@ def encode_table(
     return table
 
 
-def to_payload(stream: str, table: pa.Table, limits: Limits = Limits()) -> bytes:
-    """A table as one frame's Arrow IPC bytes, refused above ``limits.max_bytes``."""
+def ipc_bytes(table: pa.Table) -> bytes:
+    """A table as Arrow IPC stream bytes, its schema's metadata kept."""
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
-    payload = sink.getvalue().to_pybytes()
+    return sink.getvalue().to_pybytes()
+
+
+def to_payload(stream: str, table: pa.Table, limits: Limits = Limits()) -> bytes:
+    """A table as one frame's Arrow IPC bytes, refused above ``limits.max_bytes``."""
+    payload = ipc_bytes(table)
     if len(payload) > limits.max_bytes:
         raise TooLarge(
             f"stream {stream!r}: the batch takes {len(payload)} bytes; at most {limits.max_bytes}",

@@ -26,6 +26,7 @@ import threading
 import pyarrow as pa
 import redis
 
+from server.ingest.encode import ipc_bytes
 from server.realtime.delivery import Delivery, Labels
 
 CHANNEL = "sluice:results:"
@@ -40,10 +41,7 @@ def encode(route: str, table: pa.Table, labels: Labels, semantic: str) -> bytes:
         "semantic": semantic,
     }
     head = json.dumps(header).encode()
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:  # the schema keeps the position
-        writer.write_table(table)
-    return len(head).to_bytes(4, "big") + head + sink.getvalue().to_pybytes()
+    return len(head).to_bytes(4, "big") + head + ipc_bytes(table)  # the position is metadata
 
 
 def decode(message: bytes) -> tuple[str, pa.Table, Labels, str]:

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from boxes import codes
 from boxes.errors import Gone
+from server.ingest.encode import ipc_bytes
 from server.ingest.segments import Position, SegmentLog, list_segments, read_range
 
 log = logging.getLogger(__name__)
@@ -35,11 +36,7 @@ Claimed = Callable[[], int | None]  # the first row a derived input reading it s
 
 
 def encode_batch(table: pa.Table, batch_id: int) -> bytes:
-    table = table.replace_schema_metadata({BATCH_KEY: str(batch_id).encode()})
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
+    return ipc_bytes(table.replace_schema_metadata({BATCH_KEY: str(batch_id).encode()}))
 
 
 def decode_batch(payload: bytes) -> tuple[int, pa.Table]:
