@@ -226,6 +226,9 @@ class Delivery:
         self._public: dict[str, str] = {}  # a variant's output -> the output it stands for
         # (output, sid) -> live batches held back while that subscriber catches up
         self._held: dict[tuple[str, str], list[pa.Table]] = {}
+        # (output, sid) -> where that subscriber's replay ended: a batch logged before the
+        # replay's last read may still reach delivery after it, and is not sent again
+        self._replayed: dict[tuple[str, str], int] = {}
         self._next: dict[str, int] = {}  # route -> position after the last batch handed here
         # output -> who may read it beyond SUBSCRIBE, and through which route (a rewritten
         # diagram's, see server.control.variants): raises the refusal
@@ -334,7 +337,7 @@ class Delivery:
             for sid in sids:
                 subscribers.pop(sid, None)
                 self._routes.pop((output, sid), None)
-                self._policies.pop((output, sid), None)
+                self._forget_sent((output, sid))
         for sid in sids:
             self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
 
@@ -350,7 +353,7 @@ class Delivery:
         self._subscribers.setdefault(output, {})[sid] = subject
         old = self._routes.get((output, sid))
         self._routes[(output, sid)] = route
-        self._policies.pop((output, sid), None)
+        self._forget_sent((output, sid))
         return old if old not in (None, route) else None
 
     def _verify(self, sid: str, subject: Subject, output: str, route: str) -> None:
@@ -379,40 +382,59 @@ class Delivery:
         self._verify(sid, subject, output, route)
 
     def subscribe_from(self, sid: str, subject: Subject, output: str, start: int, read) -> int:
+        """``catch_up`` from this server's result log (``read(route, start, rows)``: the
+        runtime's), its rows filtered with the permissions of the moment."""
+
+        def page(route: str, at: int) -> tuple[list, int]:
+            got = read(route, at, REPLAY_PAGE)
+            table = pa.concat_tables(got.tables) if got.tables else None
+            return ([] if table is None else self._runs(subject, route, table)), got.next
+
+        return self.catch_up(sid, subject, output, start, page)
+
+    def catch_up(self, sid: str, subject: Subject, output: str, start: int, page) -> int:
         """Subscribe, first sending what the output's result log (its route's) holds from
-        ``start`` on (``read(route, start, rows)``, filtered with the permissions of the
-        moment), then live batches, with no gap and no batch twice: live batches that arrive
-        meanwhile are held back and sent after, less those the replay already covered.
-        Returns where the replay ended; an error from the first read (``RESULTS_EXPIRED``)
-        subscribes nothing."""
+        ``start`` on (``page(route, at)``: the runs of rows the subscriber may see from ``at``
+        on, as ``_runs`` gives them, and where to read on), then live batches, with no gap
+        and no batch twice: live batches that arrive meanwhile are held back and sent after,
+        less those the replay already covered, and so are those that arrive later (a batch
+        is logged before it is delivered). Returns where the replay ended; an error from
+        the first read (``RESULTS_EXPIRED``) subscribes nothing."""
+        key = (output, sid)
         route = self.route(subject, output, start=True)
         with self._lock:
-            self._held[(output, sid)] = []
+            self._held[key] = []
             old = self._join(sid, subject, output, route)
         self._left([old])
         try:
             self._verify(sid, subject, output, route)
             end = start
             while True:
-                page = read(route, end, REPLAY_PAGE)
-                if page.tables:
-                    table = pa.concat_tables(page.tables)
-                    self._send(sid, output, self._runs(subject, route, table), page.next)
-                if page.next == end:
+                runs, next_ = page(route, end)
+                self._send(sid, output, runs, next_)
+                if next_ == end:
                     break
-                end = page.next
+                end = next_
         except BaseException:
             with self._lock:
-                self._held.pop((output, sid), None)
+                self._held.pop(key, None)
                 self._subscribers.get(output, {}).pop(sid, None)
-                self._routes.pop((output, sid), None)
+                self._routes.pop(key, None)
             self._left([route])
             raise
-        with self._lock:
-            held = self._held.pop((output, sid), [])
-        for table in held:
-            if position_of(table).get("next", end + 1) > end:
-                self._send(sid, output, self._runs(subject, route, table), None, table)
+        sent = end
+        while True:  # what arrived meanwhile, in order, until nothing more did
+            with self._lock:
+                held = self._held.pop(key, [])
+                if not held:
+                    self._replayed[key] = sent
+                    break
+                self._held[key] = []
+            for table in held:
+                position = position_of(table)
+                if position.get("next", sent + 1) > sent:
+                    self._send(sid, output, self._runs(subject, route, table), None, table)
+                    sent = position.get("next", sent)
         return end
 
     def _send(self, sid: str, output: str, runs: list, next_: int | None, table=None):
@@ -426,7 +448,7 @@ class Delivery:
 
     def unsubscribe(self, sid: str, output: str) -> bool:
         with self._lock:
-            self._policies.pop((output, sid), None)
+            self._forget_sent((output, sid))
             route = self._routes.pop((output, sid), None)
             found = self._subscribers.get(output, {}).pop(sid, None) is not None
         self._left([route])
@@ -437,10 +459,15 @@ class Delivery:
         with self._lock:
             for subscribers in self._subscribers.values():
                 subscribers.pop(sid, None)
-            for key in [k for k in self._policies if k[1] == sid]:
-                del self._policies[key]
+            for key in [k for k in (*self._policies, *self._replayed) if k[1] == sid]:
+                self._forget_sent(key)
             routes = [self._routes.pop(k) for k in [k for k in self._routes if k[1] == sid]]
         self._left(routes)
+
+    def _forget_sent(self, key: tuple[str, str]) -> None:
+        """What a subscription was last told (under the lock): its policy, its replay's end."""
+        self._policies.pop(key, None)
+        self._replayed.pop(key, None)
 
     def _left(self, routes) -> None:
         """Tell the variants which of theirs a subscription left (outside the lock)."""
@@ -493,10 +520,10 @@ class Delivery:
                 if self._routes.get((output, sid), output) != route:
                     continue
                 held = self._held.get((output, sid))
-                if held is None:
-                    subscribers.append((sid, who))
-                else:
+                if held is not None:
                     held.append(table)
+                elif not self._replayed_already((output, sid), position):
+                    subscribers.append((sid, who))
             missed = self._gap(route, position, table.num_rows)
         if labels is None or not subscribers or table.num_rows == 0:
             return
@@ -530,6 +557,17 @@ class Delivery:
                     self.emit(
                         TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid
                     )
+
+    def _replayed_already(self, key: tuple[str, str], position: Mapping[str, int]) -> bool:
+        """Whether a live batch was in its subscriber's replay (under the lock); the first
+        that was not ends the question, as an output's batches arrive in order."""
+        end = self._replayed.get(key)
+        if end is None:
+            return False
+        if position.get("next", end + 1) <= end:
+            return True
+        del self._replayed[key]
+        return False
 
     def _policy(self, sid: str, output: str, granted: int, snapshot) -> None:
         """Tell a subscriber the policy of the rows that follow, if it is not the last one
