@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 
 from flask import Response, request
 
@@ -37,28 +38,44 @@ def held_elsewhere(svc) -> bool:
 def forward(svc) -> Response | None:
     """This request, answered by the runtime lease's holder; None if no server holds it (the
     request is then this server's to refuse)."""
+    query = request.query_string.decode("latin-1")
+    path = request.path + (f"?{query}" if query else "")
+    passed = pass_on(svc, request.method, path, request.headers, request.get_data(cache=True))
+    return None if passed is None else Response(passed.body, passed.status, passed.headers)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The holder's answer, as it gave it (less the headers that are its own business)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def pass_on(svc, method: str, path: str, headers, body: bytes | None) -> Answer | None:
+    """The holder's answer to a request for ``path`` (with its query) with the client's
+    ``headers`` (those in ``PASSED_ON`` go on) and ``body``; None if no server holds the
+    runtime. A request that was passed on already is refused (RUNTIME_UNAVAILABLE), as is
+    every request when the holder cannot be reached."""
     holder = svc.catalog.leases.holder(LEASE)
     if holder is None or not holder.address:
         return None
-    if request.headers.get(FORWARDED):
+    if headers.get(FORWARDED):
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
-    headers = {k: v for k in PASSED_ON if (v := request.headers.get(k)) is not None}
-    query = request.query_string.decode("latin-1")
+    sent = {k: v for k in PASSED_ON if (v := headers.get(k)) is not None}
     passed = urllib.request.Request(
-        holder.address + request.path + (f"?{query}" if query else ""),
-        data=request.get_data(cache=True),
-        headers={**headers, FORWARDED: "1"},
-        method=request.method,
+        holder.address + path, data=body, headers={**sent, FORWARDED: "1"}, method=method
     )
     try:
         with urllib.request.urlopen(passed, timeout=TIMEOUT) as answer:  # noqa: S310 (http(s) only)
-            return _response(answer.status, answer.headers, answer.read())
+            return _answer(answer.status, answer.headers, answer.read())
     except urllib.error.HTTPError as refused:  # the holder's own error answer, as it gave it
-        return _response(refused.code, refused.headers, refused.read())
+        return _answer(refused.code, refused.headers, refused.read())
     except (urllib.error.URLError, OSError) as err:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE) from err
 
 
-def _response(status: int, headers, body: bytes) -> Response:
+def _answer(status: int, headers, body: bytes) -> Answer:
     kept = {k: headers[k] for k in ("Content-Type", "Retry-After") if headers.get(k)}
-    return Response(body, status=status, headers=kept)
+    return Answer(status, kept, body)

@@ -31,8 +31,10 @@ from catalog import INVALID_SESSION, Catalog, Subject
 from server.control.services import services
 from server.http import security
 from server.http.errors import answer, body, unexpected
+from server.http.forward import held_elsewhere
 from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
+from server.realtime import standby
 from server.realtime.extension import socketio
 
 NAMESPACE = "/"
@@ -83,11 +85,15 @@ class Connections:
 
     def subject(self, sid: str) -> Subject:
         """The socket's subject, if its session is still valid now."""
+        return self.catalog.sessions.resolve(self.token(sid))
+
+    def token(self, sid: str) -> str:
+        """The session token the socket connected with."""
         with self._lock:
             token = self._tokens.get(sid)
         if token is None:
             raise Unauthenticated(INVALID_SESSION)
-        return self.catalog.sessions.resolve(token)
+        return token
 
     def sweep(self) -> list[str]:
         """Disconnect every socket whose session is no longer valid; return their ids."""
@@ -175,6 +181,8 @@ def on_subscribe(subject: Subject, payload: dict):
     if "from" not in payload:
         svc.delivery.subscribe(request.sid, subject, output)
         return {"subscribed": output}
+    if held_elsewhere(svc):
+        return standby.subscribe_from(svc, request.sid, subject, output, payload["from"])
     if svc.runtime is None:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     end = svc.delivery.subscribe_from(
@@ -194,7 +202,10 @@ def on_unsubscribe(subject: Subject, payload: dict):
 @socketio.on("ingest", namespace=NAMESPACE)
 @socket_event("ingest", INGEST)
 def on_ingest(subject: Subject, payload: dict):
-    return ingest(services(), subject, payload["stream"], lambda: payload["tuples"])
+    svc = services()
+    if held_elsewhere(svc):
+        return standby.ingest(svc, request.sid, payload["stream"], payload["tuples"])
+    return ingest(svc, subject, payload["stream"], lambda: payload["tuples"])
 
 
 def _no_reserved_events(server) -> None:

@@ -1,0 +1,152 @@
+"""A standby's socket.io events that need the runtime (server/realtime/standby.py), on a server
+without one whose catalog names another as the runtime lease's holder: a stand-in for that
+holder's REST API on loopback records what reaches it and answers as told, so what the standby
+sends and how it answers its socket can be checked exactly (the real holder's side is
+tests/server/test_runtime_lease.py's)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from boxes.secfilter import label_array
+from catalog import ObjectType
+from server.control.lease import LEASE
+from server.realtime.delivery import TUPLES_EVENT, Labels
+from server.realtime.extension import socketio
+from server.runtime.outputs import BATCH_KEY, NEXT_KEY
+
+FORWARDED = "X-Sluice-Forwarded"
+ROW = {"symbol": "X", "_sources": ["in1"]}
+
+
+class Holder:
+    """The holder's REST API as the standby sees it: each request it gets is put on ``asked``
+    (method, path, headers, body), and answered with the next of ``answers`` (status, JSON)."""
+
+    def __init__(self) -> None:
+        self.asked: queue.Queue = queue.Queue()
+        self.answers: list[tuple[int, dict]] = []
+        holder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                holder.asked.put((self.command, self.path, dict(self.headers), body))
+                status, answer = holder.answers.pop(0)
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *_) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        # poll: how often serve_forever looks for shutdown (its default, 0.5 s, per test)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def holder(app):
+    stand_in = Holder()
+    app.extensions["sluice"].catalog.leases.take(LEASE, "elsewhere", 600, stand_in.url)
+    yield stand_in
+    stand_in.stop()
+
+
+@pytest.fixture(params=["token", "cookie"])
+def ed_socket(request, app, client, auth):
+    """ed's socket (WRITE on ``feed``), connected with its bearer token or its session cookie,
+    and the session token it stands for."""
+    if request.param == "token":
+        token = auth.token("ed")
+        return socketio.test_client(app, auth={"token": token}), token
+    csrf = auth.login("ed").json["csrf_token"]
+    token = client.get_cookie("sluice_session").value
+    return socketio.test_client(app, flask_test_client=client, auth={"csrf": csrf}), token
+
+
+def test_a_socket_ingest_goes_to_the_holder_as_its_client_and_is_acked_with_its_answer(
+    holder, ed_socket
+):
+    sock, token = ed_socket
+    acked = {"stream": "feed", "first_seq": 7, "count": 1}
+    refused = {"error": {"code": "PERMISSION_DENIED", "message": "no", "details": {}}}
+    holder.answers += [(200, acked), (403, refused)]
+    assert sock.emit("ingest", {"stream": "feed", "tuples": [{"x": 1}]}, callback=True) == acked
+    method, path, headers, body = holder.asked.get(timeout=5)
+    assert (method, path) == ("POST", "/api/v1/streams/feed/tuples")
+    assert json.loads(body) == [{"x": 1}]
+    assert headers["Authorization"] == f"Bearer {token}" and "Cookie" not in headers
+    assert headers[FORWARDED] == "1"  # the holder passes it on no further
+    assert sock.emit("ingest", {"stream": "feed", "tuples": []}, callback=True) == refused
+
+
+def positioned(symbols: list[str], next_: int) -> pa.Table:
+    """A relayed batch of ``out1`` (rows from input in1) ending at position ``next_``."""
+    table = pa.table({"symbol": symbols, "_label": label_array([np.ones(len(symbols), np.uint64)])})
+    return table.replace_schema_metadata({BATCH_KEY: b"0", NEXT_KEY: str(next_).encode()})
+
+
+def test_a_subscribe_from_replays_the_holders_log_then_the_relayed_batches_after_it(
+    app, holder, auth
+):
+    svc = app.extensions["sluice"]
+    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    page = {"output": "out1", "from": 1, "oldest": 0}
+    holder.answers += [(200, {**page, "tuples": [ROW], "next": 3})]
+    holder.answers += [(200, {**page, "tuples": [], "next": 3})]
+    ack = sock.emit("subscribe", {"output": "out1", "from": 1}, callback=True)
+    assert ack == {"subscribed": "out1", "replayed_to": 3}
+    paths = [holder.asked.get(timeout=5)[1] for _ in range(2)]
+    assert paths == [f"/api/v1/outputs/out1/results?from={at}&limit=1000" for at in (1, 3)]
+    sources = {"in1": svc.catalog.core.snapshot.find(ObjectType.STREAM, "in1").source_index}
+    svc.delivery.adopt("out1", Labels(("in1",), sources), "strong")  # as the relay does
+    svc.delivery.on_batch("out1", positioned(["replayed"], 3))  # reached this server late
+    svc.delivery.on_batch("out1", positioned(["live"], 4))
+    got = [(e["name"], e["args"][0]["tuples"], e["args"][0]["next"]) for e in sock.get_received()]
+    live = {"symbol": "live", "_sources": ["in1"]}
+    assert got == [(TUPLES_EVENT, [ROW], 3), (TUPLES_EVENT, [live], 4)]
+
+
+def test_the_holders_refusal_of_the_replay_is_the_ack_and_subscribes_nothing(app, holder, auth):
+    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    expired = {"error": {"code": "RESULTS_EXPIRED", "message": "gone", "details": {"oldest": 9}}}
+    holder.answers.append((410, expired))
+    assert sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True) == expired
+    assert app.extensions["sluice"].delivery.readers("out1") == 0
+
+
+def test_with_no_holder_a_standby_refuses_what_needs_the_runtime(app, auth):
+    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    answer = sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True)
+    assert answer["error"]["code"] == "RUNTIME_UNAVAILABLE"
+    sock = socketio.test_client(app, auth={"token": auth.token("ed")})
+    answer = sock.emit("ingest", {"stream": "feed", "tuples": [{"x": 1}]}, callback=True)
+    assert answer["error"]["code"] == "RUNTIME_UNAVAILABLE"
+
+
+def test_a_request_passed_on_once_is_not_passed_on_again(holder, client, auth):
+    headers = {**auth.headers("ed"), FORWARDED: "1"}
+    answer = client.post("/api/v1/streams/feed/tuples", json=[{"x": 1}], headers=headers)
+    assert answer.status_code == 503
+    assert answer.get_json()["error"]["code"] == "RUNTIME_UNAVAILABLE"
+    assert holder.asked.empty()
