@@ -2,7 +2,8 @@
 directory (docs/deploy.md "The runtime lease", "Results on any server"): the first runs the
 runtime, the second waits as a standby; subscribers on the second receive the first's results,
 filtered by the second's view of the permissions, so a revoke made through the first stops
-them at the next batch; killed, the first's runtime is taken over by the second, which resumes
+them at the next batch; a socket on the second ingests, and resumes from a result-log
+position, through the first; killed, the first's runtime is taken over by the second, which resumes
 the diagram from its checkpoint with every tuple the first acknowledged in its results exactly
 once."""
 
@@ -37,6 +38,18 @@ def send(user: Client, first: int, count: int) -> list[float]:
         assert user.call("POST", "/streams/in1/tuples", json=[tuple_])["count"] == 1
         acked.append(float(price))
     return acked
+
+
+def emit(user: Client, first: int, count: int) -> list[float]:
+    """Send ``count`` tuples in one socket.io ``ingest``, prices ``first`` on: those acked."""
+    tuples = [{"symbol": "S", "price": float(p)} for p in range(first, first + count)]
+    ack = user.emit("ingest", {"stream": "in1", "tuples": tuples})
+    assert ack["stream"] == "in1" and ack["count"] == count and ack["first_seq"] >= 0, ack
+    return [t["price"] for t in tuples]
+
+
+def prices(tuples: list[dict]) -> list[float]:
+    return [t["price"] for t in tuples]
 
 
 def seen(user: Client) -> set[float]:
@@ -103,6 +116,21 @@ def test_results_reach_a_standbys_subscribers_and_the_standby_takes_the_runtime_
         assert again.status_code == 503, again.text  # not passed on twice: refused, not looped
         wait_until(lambda: len(results(a) or []) >= 5, 120, "the first results on A")
         wait_until(lambda: ann.received, 60, "A's results to reach ann's socket on B")
+
+        # a socket on B ingests: B passes it on to A, acks with A's acknowledgement
+        acked += emit(watcher, 20, 2)
+        wait_until(lambda: seen(watcher) >= {20.0, 21.0}, 60, "B's socket's tuples on B")
+        wait_until(lambda: len(results(a)) >= len(acked), 60, "every result so far on A")
+        # a socket on B resumes from position 5: the rows of A's log from there, then live ones
+        late = Client(b.base, "joe", PASSWORD)
+        late.connect()
+        ack = late.emit("subscribe", {"output": "out", "from": 5})
+        assert ack == {"subscribed": "out", "replayed_to": ack["replayed_to"]}, ack
+        assert ack["replayed_to"] >= len(acked)
+        acked += emit(late, 30, 3)
+        wait_until(lambda: len(late.received) >= len(acked) - 5, 60, "the live rows on B")
+        assert prices(late.received) == prices(results(a)[5:])  # in order, none twice or missed
+        late.close()
 
         a.call("DELETE", f"/permissions/stream/in1/{READER}/READ_TUPLE")  # through A
         revoked = send(a, 200, 5)
