@@ -522,7 +522,7 @@ class Delivery:
                 held = self._held.get((output, sid))
                 if held is not None:
                     held.append(table)
-                elif not self._replayed_already((output, sid), position):
+                elif not self._replayed_already((output, sid), route, position, table.num_rows):
                     subscribers.append((sid, who))
             missed = self._gap(route, position, table.num_rows)
         if labels is None or not subscribers or table.num_rows == 0:
@@ -558,13 +558,18 @@ class Delivery:
                         TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid
                     )
 
-    def _replayed_already(self, key: tuple[str, str], position: Mapping[str, int]) -> bool:
-        """Whether a live batch was in its subscriber's replay (under the lock); the first
-        that was not ends the question, as an output's batches arrive in order."""
-        end = self._replayed.get(key)
+    def _replayed_already(
+        self, key: tuple[str, str], route: str, position: Mapping[str, int], count: int
+    ) -> bool:
+        """Whether a live batch was in its subscriber's replay (under the lock): it ends
+        where the replay did, or before, and follows the last batch handed here (the first
+        batch of a new result log, a redeploy's, starts before that). The first that was not
+        ends the question, as an output's batches arrive in order."""
+        end, last = self._replayed.get(key), self._next.get(route)
         if end is None:
             return False
-        if position.get("next", end + 1) <= end:
+        at = position.get("next", end + 1)
+        if at <= end and (last is None or at - count >= last):
             return True
         del self._replayed[key]
         return False

@@ -188,6 +188,19 @@ def test_a_replayed_batch_that_reaches_delivery_after_the_replay_is_not_sent_aga
     }
 
 
+def test_a_redeployed_outputs_new_result_log_is_not_taken_for_the_replayed_one(setup):
+    cat, delivery, sent, who = setup
+    logged = [positioned(batch(name), i, i + 1) for i, name in enumerate(("in1", "in2"))]
+    delivery.on_batch("out1", logged[0])  # before Al subscribes
+    assert (
+        delivery.subscribe_from("al-socket", who["al"], "out1", 0, Log(delivery, logged, [])) == 2
+    )
+    delivery.on_batch("out1", positioned(batch("both"), 0, 1))  # a new log, from position 0
+    assert sent.take() == {
+        "al-socket": [("in1", ["in1"]), ("in2", ["in2"]), ("both", ["in1", "in2"])]
+    }
+
+
 def test_a_replay_is_filtered_with_the_permissions_of_the_moment(setup):
     cat, delivery, sent, who = setup
     for action in (A.VIEW_OBJECT, A.SUBSCRIBE):
