@@ -9,8 +9,9 @@ with *its own* view of the catalog, the same SecFilter, clearances and sp roles 
 never leaves the servers: Redis is between servers, like the catalog's database.
 
 An output a rewrite governs (its readers may each need a variant, which only the holder runs) is
-not relayed: its subscribers read it through the holder. Nor is catching up from a position
-(``subscribe`` with ``from``), which reads the holder's result log.
+not relayed: its subscribers read it through the holder. Catching up from a position
+(``subscribe`` with ``from``) reads the holder's result log through its REST API
+(``server.realtime.standby``); the relayed batches follow, less those it covered.
 
 Channels are ``sluice:results:<output>``; Redis pub/sub keeps a publisher's order, so each
 output's batches arrive in order. A relay that cannot publish logs it and delivers locally all

@@ -15,6 +15,9 @@ log holds from there, then live results, with no gap and nothing twice; ``missed
 from, to}`` names positions a subscriber's delivery skipped (to read back the same way);
 ``subscription_ended {output, error}`` tells a subscriber it lost SUBSCRIBE (or the variant of
 a rewritten diagram it read: docs/rewrite.md).
+
+On a server that does not hold the runtime, ``ingest`` and the replay of ``subscribe`` with
+``from`` go to the one that does, as the client (``server.realtime.standby``).
 """
 
 from __future__ import annotations
