@@ -9,6 +9,8 @@ its session cookie and CSRF token): the holder authenticates and authorizes it a
 if the client had called it, and no server vouches for another's users. The holder's address is
 the one its lease records. A request already passed on once is not passed on again (a holder's
 address that points at another standby would otherwise loop): it is refused instead.
+``pass_on`` is that one way for REST (``forward``) and socket.io (``server.realtime.standby``)
+alike.
 """
 
 from __future__ import annotations
