@@ -19,10 +19,12 @@ dominates, on top of the SecFilter, and each delivered tuple shows its level per
 interest class (``{"banks": "A"}``; public is ``{}``) as ``_level`` beside ``_sources``.
 
 An output of a plan governed by security punctuations carries ``_sp_denied``, the roles the
-sps of the tuples a row derives from do not all grant (``boxes/punctuations/columns.py``): a
+sps of the tuples a row derives from do not all grant (``boxes/punctuations/fields.py``): a
 subscriber then receives a row only if one of its active roles (their catalog bits, as they
-are at that batch) may read it, on top of the SecFilter and the clearance; the column never
-leaves the server. Before the live rows it governs, a subscriber receives the ``policy`` event:
+are at that batch) may read it, on top of the SecFilter and the clearance; and ``_sp_hidden``
+where attribute-level sps may hide some fields apart: such a field is null for a subscriber
+none of whose active roles may read it, and named in the tuple's ``_hidden``; a row whose
+every field is hidden is not delivered. These columns never leave the server. Before the live rows it governs, a subscriber receives the ``policy`` event:
 which of its active roles the rows' policy lets read them, sent again whenever that changes
 (the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named), in
 replays (``subscribe`` with ``from``) as in live batches.
@@ -169,7 +171,8 @@ def hidden_from(table: pa.Table, shown: list[dict], picked, active: int) -> list
     if words is None:
         return shown
     picked = np.asarray(picked, dtype=np.int64)
-    hides = {n: (~w[picked] & np.int64(active)) == 0 for n, w in words.items()}
+    order = [n for n in table.column_names if n in words]  # the output's field order
+    hides = {n: (~words[n][picked] & np.int64(active)) == 0 for n in order}
     out = []
     for i, row in enumerate(shown):
         names = [n for n, hidden in hides.items() if hidden[i]]
