@@ -24,8 +24,9 @@ subscriber then receives a row only if one of its active roles (their catalog bi
 are at that batch) may read it, on top of the SecFilter and the clearance; and ``_sp_hidden``
 where attribute-level sps may hide some fields apart: such a field is null for a subscriber
 none of whose active roles may read it, and named in the tuple's ``_hidden``; a row whose
-every field is hidden is not delivered. These columns never leave the server. Before the live rows it governs, a subscriber receives the ``policy`` event:
-which of its active roles the rows' policy lets read them, sent again whenever that changes
+every field is hidden is not delivered. These columns never leave the server. Before the
+live rows it governs, a subscriber receives the ``policy`` event: which of its active roles
+the rows' policy lets read them, sent again whenever that changes
 (the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named), in
 replays (``subscribe`` with ``from``) as in live batches.
 
