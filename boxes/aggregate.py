@@ -29,6 +29,7 @@ from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import duration_of, spark_interval
 from boxes.expressions import CheckedAggregate, check_aggregate
 from boxes.expressions.aggregates import AGGREGATES
+from boxes.lineage import Lineage
 from boxes.types import DataType, Field, Schema
 
 WINDOW_FIELDS = ("window_start", "window_end")
@@ -180,6 +181,17 @@ class AggregateBox(Operator):
     @property
     def by_arrival(self) -> bool:
         return self.rows is not None
+
+    def lineage(self, upstream: Mapping[str, Lineage]) -> Lineage:
+        """A window's bounds come from the event times; a key from itself; an aggregate from
+        its argument's fields (``count()``: none). The keys and the event times decide which
+        results there are (which groups and windows a tuple falls in)."""
+        up = upstream[self.source]
+        time = up.columns[self.time]
+        columns = dict.fromkeys(WINDOW_FIELDS, time)
+        columns.update({k: up.columns[k] for k in self.group_by})
+        columns.update({f: up.of(a.fields) for f, a in self.aggregates})
+        return Lineage(columns, up.rows | time | up.of(self.group_by))
 
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F

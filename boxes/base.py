@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from boxes import codes
 from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid, Problem
+from boxes.lineage import Lineage, strictest
 from boxes.types import FIELD_NAME, Schema
 
 # More rows than any window needs; a smaller ceiling is a cost limit (boxes/cost.py).
@@ -285,6 +286,11 @@ class Operator(Box, ABC):
     @abstractmethod
     def compile(self, frames: Mapping[str, Any]):
         """This box's DataFrame (user fields, then the label) from its upstream DataFrames."""
+
+    def lineage(self, upstream: Mapping[str, Lineage]) -> Lineage:
+        """Which input fields each of this box's fields comes from, and which decide its
+        tuples (``boxes/lineage.py``), from its upstream boxes'; by default the strictest."""
+        return strictest(self.schema.names, (upstream[u] for u in self.upstream))
 
 
 @dataclass

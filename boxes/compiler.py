@@ -18,6 +18,7 @@ from boxes.errors import InvalidInput
 from boxes.input import InputBox
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import OutputBox
+from boxes.punctuations.fields import field_policy
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -41,8 +42,9 @@ def compile_plan(
     micro-batch in the query's progress (``boxes/observed.py``).
 
     A plan governed by security punctuations (``plan.governed``) carries in every label the
-    roles the tuples' sps deny, merged by OR like the rest (``boxes/punctuations/columns.py``),
-    and gives each output a ``_sp_denied`` column after ``_label`` (and ``_level``).
+    roles the tuples' sps deny them and their field sets, merged by OR like the rest
+    (``boxes/punctuations/fields.py``), and gives each output a ``_sp_denied`` column after
+    ``_label`` (and ``_level``), and ``_sp_hidden`` if some field may be hidden apart.
     """
     _check_inputs(plan, inputs)
     if plan.level is not None and plan.clearance is None:
@@ -62,9 +64,11 @@ def _compile(
     """The ``wanted`` outputs, with the raw words in every label if ``raw``."""
     frames: dict[str, DataFrame] = {}
     outputs: dict[str, DataFrame] = {}
+    policy = field_policy(plan) if plan.governed else None
+    heads = policy.heads if policy is not None else ()
     for box in plan.boxes:
         if isinstance(box, InputBox):
-            frames[box.name] = box.attach(inputs[box.name], plan.clearance, raw, plan.governed)
+            frames[box.name] = box.attach(inputs[box.name], plan.clearance, raw, heads)
         elif isinstance(box, OutputBox):
             if box.name not in wanted:
                 continue
@@ -73,8 +77,9 @@ def _compile(
                 out = labels.split_raw(out, plan.label_words)
             if plan.clearance is not None:
                 out = labels.split_level(out, LEVEL_COLUMN)
-            if plan.governed:
-                out = labels.split_level(out, labels.DENIED_COLUMN)
+            if policy is not None:
+                words = policy.outputs[box.name]
+                out = labels.split_policy(out, len(heads), words.row, words.hidden)
             outputs[box.name] = out
         else:
             assert isinstance(box, Operator)

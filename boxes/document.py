@@ -153,8 +153,8 @@ class Plan:
     # streams, this plan's own and those of the outputs it reads. See ``label_sources``.
     sources: tuple[str, ...] = ()
     # Whether a source stream is governed by security punctuations (the server resolves it):
-    # every label then carries the roles their sps deny (``boxes/punctuations/columns.py``)
-    # and each output a ``_sp_denied`` column.
+    # every label then carries the roles their sps deny, per field set its outputs need
+    # (``boxes/punctuations/fields.py``), and each output a ``_sp_denied`` column.
     governed: bool = False
 
     @property
@@ -209,7 +209,7 @@ class Plan:
         if self.sources:
             out["sources"] = list(self.sources)
         if self.governed:  # another label layout: another fingerprint and checkpoint
-            out["governed"] = True
+            out["governed"] = "fields"  # field sets' words (boxes/punctuations/fields.py)
         return out
 
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.expressions import CheckedExpr, check_predicate
+from boxes.lineage import Lineage
 from boxes.types import Schema
 
 
@@ -38,6 +39,11 @@ class FilterBox(Operator):
     @property
     def upstream(self) -> tuple[str, ...]:
         return (self.source,)
+
+    def lineage(self, upstream: Mapping[str, Lineage]) -> Lineage:
+        """Fields pass unchanged; the condition's fields decide which tuples pass."""
+        up = upstream[self.source]
+        return Lineage(up.columns, up.rows | up.of(self.where.fields))
 
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F

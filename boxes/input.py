@@ -12,6 +12,7 @@ so whoever may not read a tuple's sources cannot read it here either, whoever re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -71,7 +72,11 @@ class InputBox(Box):
     remap: tuple[int, ...] = ()  # a derived input: this plan's bit for each bit of its labels
 
     def attach(
-        self, frame: Any, clearance: int | None = None, raw: bool = False, governed: bool = False
+        self,
+        frame: Any,
+        clearance: int | None = None,
+        raw: bool = False,
+        policy: Sequence[str] = (),
     ):
         """The caller's DataFrame for this stream, watermarked and labelled (with the raw
         words too if ``raw``: an output downstream has an aggregate-only step; ``labels``).
@@ -79,8 +84,9 @@ class InputBox(Box):
         With a ``clearance`` (a diagram at a level), only the tuples it dominates enter, before
         any window, join or aggregate (seed 001, section 3), and each keeps its level label
         (column ``_level``, 0 if the frame has none: public) as its label's first word.
-        ``governed`` (a plan reading a stream sps govern) puts each tuple's ``_sp_denied`` (0
-        if the frame has none: no sp governs it) after it: ``boxes.punctuations.columns``.
+        ``policy`` (a plan reading a stream sps govern: its policy words' columns) puts each
+        tuple's policy words after it (0 where the frame has none: no sp governs it):
+        ``boxes/punctuations/fields.py``.
         """
         kept = list(self.schema.names)
         if self.output is not None:
@@ -88,9 +94,7 @@ class InputBox(Box):
         if self.arrival:
             frame = arrival.attach(frame)
             kept.append(arrival.ARRIVAL_COLUMN)
-        heads = ([levels.LEVEL_COLUMN] if clearance is not None else []) + (
-            [labels.DENIED_COLUMN] if governed else []
-        )
+        heads = ([levels.LEVEL_COLUMN] if clearance is not None else []) + list(policy)
         frame = frame.select(*kept, *[_or_zero(frame, c) for c in heads])
         if clearance is not None:
             frame = levels.at_level(frame, clearance)

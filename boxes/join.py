@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from boxes import codes, labels
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import duration_of
+from boxes.lineage import Lineage
 from boxes.types import Field, Schema
 
 _LEFT_LABEL, _RIGHT_LABEL = "_label_left", "_label_right"
@@ -142,6 +143,16 @@ class JoinBox(Operator):
     @property
     def by_arrival(self) -> bool:
         return self.rows is not None
+
+    def lineage(self, upstream: Mapping[str, Lineage]) -> Lineage:
+        """Each field from its side's; the keys and the event times of both sides decide
+        which pairs are joined."""
+        left, right = upstream[self.left], upstream[self.right]
+        columns = {out: left.columns[f] for f, out in self.left_names}
+        columns.update({out: right.columns[f] for f, out in self.right_names})
+        decided = left.of(self.on) | right.of(self.on)
+        decided |= columns[self.times[0]] | columns[self.times[1]]
+        return Lineage(columns, left.rows | right.rows | decided)
 
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F

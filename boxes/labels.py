@@ -47,6 +47,7 @@ from boxes.ranges import range_reduce
 LABEL_COLUMN = "_label"
 RAW_COLUMN = "_raw"  # at an output whose label was widened: the sources it reveals raw values of
 DENIED_COLUMN = "_sp_denied"  # the roles sps deny a tuple (boxes/punctuations/columns.py)
+HIDDEN_COLUMN = "_sp_hidden"  # per field, the roles sps hide it from (boxes/punctuations/fields.py)
 WORD_BITS = 64
 _SPAN = "sluice.sparse_words"  # a sparse label's metadata: the words its set stands for
 
@@ -348,10 +349,27 @@ def split_raw(frame, words: int):
 
 
 def split_level(frame, level_column: str):
-    """A label's first word off into its own column (the level, then the denied roles: the
-    inverse of ``with_head``), the rest staying the label."""
+    """A label's first word off into its own column (the level: the inverse of
+    ``with_head``), the rest staying the label."""
     kinds = _kinds(frame)
     parts = _parts(label_column(), len(kinds))
     return frame.withColumn(level_column, parts[0]).withColumn(
         LABEL_COLUMN, _compose(parts[1:], _span(frame))
     )
+
+
+def split_policy(frame, words: int, row: int | None, hidden: Sequence[tuple[str, int]]):
+    """A governed plan's ``words`` policy words off the label's head (the inverse of
+    ``with_head``) as an output's columns (``boxes/punctuations/fields.py``): ``_sp_denied``,
+    word 0 OR the ``row`` word; and ``_sp_hidden``, the word of each field ``hidden`` names
+    (none: no column)."""
+    from pyspark.sql import functions as F
+
+    kinds = _kinds(frame)
+    parts = _parts(label_column(), len(kinds))
+    denied = parts[0] if row is None else parts[0].bitwiseOR(parts[row])
+    frame = frame.withColumn(DENIED_COLUMN, denied)
+    if hidden:
+        shown = [parts[k].alias(name) for name, k in hidden]
+        frame = frame.withColumn(HIDDEN_COLUMN, F.struct(*shown))
+    return frame.withColumn(LABEL_COLUMN, _compose(parts[words:], _span(frame)))

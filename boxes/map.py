@@ -14,6 +14,7 @@ from boxes import arrival, codes
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.expressions import CheckedExpr, check_expression
 from boxes.labels import LABEL_COLUMN
+from boxes.lineage import Lineage
 from boxes.types import Field, Schema
 
 
@@ -65,6 +66,11 @@ class MapBox(Operator):
     @property
     def upstream(self) -> tuple[str, ...]:
         return (self.source,)
+
+    def lineage(self, upstream: Mapping[str, Lineage]) -> Lineage:
+        """Each field from the fields its expression reads (none: a constant)."""
+        up = upstream[self.source]
+        return Lineage({f: up.of(e.fields) for f, e in self.exprs}, up.rows)
 
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F

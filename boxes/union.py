@@ -10,6 +10,7 @@ from boxes import codes
 from boxes.arrival import ARRIVAL_COLUMN
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.labels import LABEL_COLUMN
+from boxes.lineage import Lineage
 from boxes.types import Schema
 
 
@@ -52,6 +53,12 @@ class UnionBox(Operator):
     @property
     def upstream(self) -> tuple[str, ...]:
         return self.sources
+
+    def lineage(self, upstream: Mapping[str, Lineage]) -> Lineage:
+        """A field from that field of every branch."""
+        ups = [upstream[s] for s in self.sources]
+        columns = {f: frozenset().union(*(u.columns[f] for u in ups)) for f in self.schema.names}
+        return Lineage(columns, frozenset().union(*(u.rows for u in ups)))
 
     def compile(self, frames: Mapping[str, Any]):
         # Every branch has the same columns in the same order (one schema, then the label), so

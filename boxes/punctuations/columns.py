@@ -10,29 +10,34 @@
 
 A user's field can never be named so: names starting with ``_`` are reserved.
 
-What an input reads of them (``read_policy``) is one column, ``_sp_denied``: the roles that
-may *not* read every field of the tuple, the complement of the AND of its field masks (0 for a
-tuple no sp governs: nobody is denied). As a complement it merges by OR like every other word
-of a label (``boxes/labels.py``): the OR of complements is the complement of the AND, so a
-join's or an aggregate's result may be read by the roles every contributing tuple grants,
-with no box knowing. Until field masks travel through the boxes, a tuple reaches only the
-roles that may read all of its fields (docs/punctuations.md).
+What an input reads of them (``read_policy``) are its plan's policy words
+(``boxes/punctuations/fields.py``): ``_sp_denied``, the roles that may read nothing of the
+tuple (the complement of ``_roles``; 0 for a tuple no sp governs: nobody is denied), then per
+field set of the plan the roles that may not read all of the set's fields (the complement of
+the AND of their masks). As complements they merge by OR like every other word of a label
+(``boxes/labels.py``): the OR of complements is the complement of the AND, so a join's or an
+aggregate's result may be read by the roles every contributing tuple grants, with no box
+knowing.
 
 >>> from boxes.punctuations.decision import TupleLabel
 >>> cols = label_columns([TupleLabel(3, (1, 3)), TupleLabel(1 << 63, (1 << 63, 0))], ("a", "b"))
 >>> cols[ROLES_COLUMN].to_pylist(), cols[FIELD_ROLES_COLUMN].to_pylist()[0]
 ([3, -9223372036854775808], {'a': 1, 'b': 3})
->>> read_policy(pa.table(cols)).column(DENIED_COLUMN).to_pylist()  # ~(1 & 3), ~(2**63 & 0)
-[-2, -1]
+>>> read = read_policy(pa.table(cols), [["a", "b"], ["b"], []])
+>>> read.column(DENIED_COLUMN).to_pylist()  # ~(1 | 3), ~(2**63 | 0)
+[-4, 9223372036854775807]
+>>> [read.column(f"_sp_w{k}").to_pylist() for k in (1, 2, 3)]  # ~(1 & 3), ~3; ~0, ~0; none
+[[-2, -1], [-4, -1], [0, 0]]
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 
-from boxes.labels import DENIED_COLUMN
+from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN
 from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.model import Stamp
 
@@ -40,6 +45,7 @@ STAMP_TS, STAMP_CSN = "_sp_ts", "_sp_csn"
 ROLES_COLUMN = "_roles"
 FIELD_ROLES_COLUMN = "_field_roles"
 LOGGED = (STAMP_TS, STAMP_CSN, ROLES_COLUMN, FIELD_ROLES_COLUMN)
+WORD_PREFIX = "_sp_w"  # a field set's policy word, as an input reads it (``fields.py``)
 
 
 def signed(mask: int) -> int:
@@ -74,19 +80,51 @@ def label_columns(labels: Sequence[TupleLabel], fields: Sequence[str]) -> dict[s
     return out
 
 
-def read_policy(table: pa.Table) -> pa.Table:
-    """A logged frame as an input reads it: the columns above replaced by ``_sp_denied`` (a
-    result log's frame may carry it already: a derived input reads it as it is)."""
+def read_policy(table: pa.Table, sets: Sequence[Sequence[str]] = ()) -> pa.Table:
+    """A logged frame as an input reads it: the columns above replaced by ``_sp_denied`` and
+    one word per field set in ``sets`` (this input's fields of each: ``FieldPolicy.fields_of``).
+
+    A result log's frame (a derived input) carries ``_sp_denied`` already, and ``_sp_hidden``
+    where some of its fields were hidden from some roles: a role that may not read all of the
+    row reads none of it here (the strictest reading), and its words are 0."""
     import pyarrow.compute as pc
 
+    zeros = pa.array(np.zeros(table.num_rows, np.int64))
     if DENIED_COLUMN in table.column_names:
-        return table
-    if ROLES_COLUMN not in table.column_names:
-        return table.append_column(DENIED_COLUMN, pa.array([0] * table.num_rows, pa.int64()))
-    readers = table.column(ROLES_COLUMN)
-    if FIELD_ROLES_COLUMN in table.column_names:
-        fields = table.column(FIELD_ROLES_COLUMN).combine_chunks()
-        for i in range(fields.type.num_fields):
-            readers = pc.bit_wise_and(readers, fields.field(i))
-    kept = table.drop_columns([c for c in LOGGED if c in table.column_names])
-    return kept.append_column(DENIED_COLUMN, pc.bit_wise_not(readers))
+        denied = table.column(DENIED_COLUMN)
+        if HIDDEN_COLUMN in table.column_names:
+            hidden = table.column(HIDDEN_COLUMN).combine_chunks()
+            for i in range(hidden.type.num_fields):
+                denied = pc.bit_wise_or(denied, hidden.field(i))
+            table = table.drop_columns([HIDDEN_COLUMN, DENIED_COLUMN])
+            table = table.append_column(DENIED_COLUMN, denied)
+        words = [zeros] * len(sets)
+    elif ROLES_COLUMN not in table.column_names:
+        table = table.append_column(DENIED_COLUMN, zeros)
+        words = [zeros] * len(sets)
+    else:
+        roles = table.column(ROLES_COLUMN)
+        masks = (
+            table.column(FIELD_ROLES_COLUMN).combine_chunks()
+            if (FIELD_ROLES_COLUMN in table.column_names)
+            else None
+        )
+        words = [_denied(roles, masks, fields, zeros) for fields in sets]
+        table = table.drop_columns([c for c in LOGGED if c in table.column_names])
+        table = table.append_column(DENIED_COLUMN, pc.bit_wise_not(roles))
+    for k, word in enumerate(words, start=1):
+        table = table.append_column(f"{WORD_PREFIX}{k}", word)
+    return table
+
+
+def _denied(roles, masks, fields: Sequence[str], zeros):
+    """The roles that may not read all of ``fields`` (none: nobody is denied by them); a
+    frame without field masks has every field's mask its tuple's."""
+    import pyarrow.compute as pc
+
+    if not fields:
+        return zeros
+    readers = roles if masks is None else masks.field(fields[0])
+    for name in fields[1:] if masks is not None else ():
+        readers = pc.bit_wise_and(readers, masks.field(name))
+    return pc.bit_wise_not(readers)

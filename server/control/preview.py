@@ -23,9 +23,11 @@ from boxes.arrival import ARRIVAL_COLUMN
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound
-from boxes.labels import DENIED_COLUMN, LABEL_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
+from boxes.punctuations.columns import WORD_PREFIX
+from boxes.punctuations.fields import field_policy
 from boxes.types import Schema
 from catalog import Subject
 from catalog.objects import Resumable
@@ -76,15 +78,18 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
         (upstream, *_) = sorted(plan.derived().values())
         raise Conflict(code=codes.PREVIEW_DERIVED, box=box, output=upstream)
     runtime = svc.runtime
+    policy = field_policy(plan) if plan.governed else None
     inputs = {
-        name: runtime.spark.createDataFrame(_recent(runtime.log, name, rows))
+        name: runtime.spark.createDataFrame(
+            _recent(runtime.log, name, rows, policy.fields_of(name) if policy else [])
+        )
         for name in plan.inputs
     }
     (frame,) = compile_plan(plan, inputs).values()
     table = frame.toArrow()
     table = table.slice(max(0, table.num_rows - rows))
     labels = Labels(plan.label_sources, dict(running.sources))
-    hidden = (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN, DENIED_COLUMN)
+    hidden = (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN, DENIED_COLUMN, HIDDEN_COLUMN)
     shown = [c for c in table.column_names if c not in hidden]
     shown += [SOURCES, *([LEVEL_COLUMN] if LEVEL_COLUMN in table.column_names else [])]
     return {
@@ -109,17 +114,19 @@ def _deployed(catalog, subject: Subject, running: Resumable) -> tuple[dict[str, 
     return rewritten, resolved(plan_of(rewritten, running.schemas, running.derived), catalog)
 
 
-def _recent(log, stream: str, rows: int) -> pa.Table:
-    """The last ``rows`` acknowledged tuples of ``stream`` as an input reads them."""
+def _recent(log, stream: str, rows: int, sets: list[list[str]]) -> pa.Table:
+    """The last ``rows`` acknowledged tuples of ``stream`` as an input reads them, with the
+    policy words of field sets ``sets``."""
     (head,) = log.heads([stream]).values()
     frames = tail(log.directory(stream), head, rows)
     if not frames:
-        return _empty(log.schema(stream))
-    table = pa.concat_tables([frame_rows(f) for f in frames], promote_options="default")
+        return _empty(log.schema(stream), len(sets))
+    table = pa.concat_tables([frame_rows(f, sets) for f in frames], promote_options="default")
     return table.slice(max(0, table.num_rows - rows))
 
 
-def _empty(schema: Schema) -> pa.Table:
+def _empty(schema: Schema, words: int) -> pa.Table:
     arrival, level = pa.field(ARRIVAL_COLUMN, pa.int64()), pa.field(LEVEL_COLUMN, pa.int64())
-    denied = pa.field(DENIED_COLUMN, pa.int64())
-    return pa.schema([arrival, *schema.arrow_schema(), level, denied]).empty_table()
+    policy = [DENIED_COLUMN, *(f"{WORD_PREFIX}{k}" for k in range(1, words + 1))]
+    denied = [pa.field(name, pa.int64()) for name in policy]
+    return pa.schema([arrival, *schema.arrow_schema(), level, *denied]).empty_table()

@@ -19,11 +19,14 @@ dominates, on top of the SecFilter, and each delivered tuple shows its level per
 interest class (``{"banks": "A"}``; public is ``{}``) as ``_level`` beside ``_sources``.
 
 An output of a plan governed by security punctuations carries ``_sp_denied``, the roles the
-sps of the tuples a row derives from do not all grant (``boxes/punctuations/columns.py``): a
+sps of the tuples a row derives from do not all grant (``boxes/punctuations/fields.py``): a
 subscriber then receives a row only if one of its active roles (their catalog bits, as they
-are at that batch) may read it, on top of the SecFilter and the clearance; the column never
-leaves the server. Before the live rows it governs, a subscriber receives the ``policy`` event:
-which of its active roles the rows' policy lets read them, sent again whenever that changes
+are at that batch) may read it, on top of the SecFilter and the clearance; and ``_sp_hidden``
+where attribute-level sps may hide some fields apart: such a field is null for a subscriber
+none of whose active roles may read it, and named in the tuple's ``_hidden``; a row whose
+every field is hidden is not delivered. These columns never leave the server. Before the
+live rows it governs, a subscriber receives the ``policy`` event: which of its active roles
+the rows' policy lets read them, sent again whenever that changes
 (the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named), in
 replays (``subscribe`` with ``from``) as in live batches.
 
@@ -45,7 +48,7 @@ import pyarrow as pa
 
 from boxes import codes
 from boxes.errors import Conflict, SluiceError
-from boxes.labels import DENIED_COLUMN, LABEL_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable_mask
@@ -60,6 +63,8 @@ ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
 POLICY_EVENT = "policy"
 SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
+HIDDEN = "_hidden"  # a delivered tuple's fields its sps hide from the subscriber (null there)
+LABELS = (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN)  # never shown
 REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
 
@@ -89,7 +94,7 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
     """The picked rows (indexes) as JSON-ready dicts with ``_sources`` (and ``_level``, read
     with the catalog's ``policy``, for an output at a level), without the label bits."""
     sources = label_sources(table, inputs)
-    labels = [c for c in (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN) if c in table.column_names]
+    labels = [c for c in (*LABELS, HIDDEN_COLUMN) if c in table.column_names]
     fields = table.drop_columns(labels).take(pa.array(picked, pa.int64())).to_pylist()
     out = [
         {**{k: _jsonable(v) for k, v in row.items()}, SOURCES: sources[i]}
@@ -128,18 +133,52 @@ def role_mask(snapshot, roles) -> int:
 
 def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
     """Each subscriber's rows that one of its active roles (``masks``) may read under the
-    rows' sps (an output of a governed plan): the roles not denied meet its roles."""
+    rows' sps (an output of a governed plan): the roles not denied meet its roles, and where
+    every field may be hidden apart, some field's readers meet them too (a row whose every
+    field is hidden is not delivered)."""
     if DENIED_COLUMN not in table.column_names:
         return picks
     readers = ~table.column(DENIED_COLUMN).to_numpy(zero_copy_only=False)
+    words = _hidden_words(table)
+    fields = [c for c in table.column_names if c not in (*LABELS, HIDDEN_COLUMN, LEVEL_COLUMN)]
+    apart = words is not None and set(fields) <= set(words)
     answers: dict[int, np.ndarray] = {}
     for mask in masks:
         if mask not in answers:
-            answers[mask] = np.flatnonzero(readers & np.int64(mask))
+            seen = (readers & np.int64(mask)) != 0
+            if apart:
+                assert words is not None
+                seen &= np.any([(~w & np.int64(mask)) != 0 for w in words.values()], axis=0)
+            answers[mask] = np.flatnonzero(seen)
     return [
         np.intersect1d(picked, answers[mask], assume_unique=True)
         for picked, mask in zip(picks, masks, strict=True)
     ]
+
+
+def _hidden_words(table: pa.Table) -> dict[str, np.ndarray] | None:
+    """Per field an output may hide apart (``_sp_hidden``), the roles its sps hide it from."""
+    if HIDDEN_COLUMN not in table.column_names:
+        return None
+    words = table.column(HIDDEN_COLUMN).combine_chunks()
+    return {f.name: words.field(i).to_numpy(zero_copy_only=False) for i, f in enumerate(words.type)}
+
+
+def hidden_from(table: pa.Table, shown: list[dict], picked, active: int) -> list[dict]:
+    """The ``shown`` rows (``picked`` rows of ``table``) as a subscriber with active roles
+    ``active`` sees them: each field its sps hide from those roles is null and named in
+    ``_hidden``."""
+    words = _hidden_words(table)
+    if words is None:
+        return shown
+    picked = np.asarray(picked, dtype=np.int64)
+    order = [n for n in table.column_names if n in words]  # the output's field order
+    hides = {n: (~words[n][picked] & np.int64(active)) == 0 for n in order}
+    out = []
+    for i, row in enumerate(shown):
+        names = [n for n, hidden in hides.items() if hidden[i]]
+        out.append({**row, **dict.fromkeys(names), HIDDEN: names} if names else row)
+    return out
 
 
 def policy_runs(table: pa.Table, picked, active: int) -> list[tuple[int, np.ndarray]]:
@@ -176,7 +215,7 @@ def visible_runs(
     picks = deliveries(table, [right], semantic)
     picks = cleared_picks(table, picks, [policy.clearance(roles)])
     (picked,) = permitted_picks(table, picks, [active])
-    shown = rows(table, labels.inputs, picked, policy)
+    shown = hidden_from(table, rows(table, labels.inputs, picked, policy), picked, active)
     if DENIED_COLUMN not in table.column_names:
         return [(None, shown)] if shown else []
     out, at = [], 0
@@ -553,7 +592,7 @@ class Delivery:
                 if governed:
                     self._policy(sid, output, granted, snapshot)
                 if len(run):
-                    tuples = [decoded[i] for i in run]
+                    tuples = hidden_from(table, [decoded[i] for i in run], run, mask)
                     self.emit(
                         TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid
                     )

@@ -37,6 +37,7 @@ from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.input import InputBox
+from boxes.punctuations.fields import FieldPolicy, field_policy
 from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.ingest.items import split
@@ -326,6 +327,7 @@ class Runtime:
         deploy whose sources are not all up within ``deploy_timeout`` is abandoned."""
         client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
         by_schema: dict[Schema, list[str]] = {}
+        policy = field_policy(deployment.plan) if deployment.plan.governed else None
         for name in deployment.plan.streams():
             by_schema.setdefault(deployment.plan.input_schemas[name], []).append(name)
         frames = {}
@@ -337,8 +339,8 @@ class Runtime:
                 "client": client,
                 "start": json.dumps({n: start[n].to_list() for n in names}),
             }
-            frames.update(input_frames(self.spark, options, names, schema))
-        frames.update(self._derived_frames(deployment.plan, start, client))
+            frames.update(input_frames(self.spark, options, names, schema, policy))
+        frames.update(self._derived_frames(deployment.plan, start, client, policy))
         sources = len(by_schema) + len(deployment.plan.derived())
         tasks = self.spark.sparkContext.defaultParallelism
         compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
@@ -378,9 +380,12 @@ class Runtime:
                 seconds=self.settings.deploy_timeout,
             )
 
-    def _derived_frames(self, plan: Plan, start, client: str) -> dict[str, Any]:
+    def _derived_frames(
+        self, plan: Plan, start, client: str, policy: FieldPolicy | None
+    ) -> dict[str, Any]:
         """One DataFrame per derived input: its output's result log, from where this diagram
         started reading it (its key in ``start``)."""
+        sets = len(policy.sets) if policy is not None else 0
         frames = {}
         for box in plan.boxes:
             if isinstance(box, InputBox) and box.output is not None:
@@ -394,7 +399,7 @@ class Runtime:
                     "dirs": json.dumps({key: str(self.result_logs.directory(box.output))}),
                 }
                 words = labels.word_count(len(box.remap))
-                frames[box.name] = derived_frame(self.spark, options, key, box.schema, words)
+                frames[box.name] = derived_frame(self.spark, options, key, box.schema, words, sets)
         return frames
 
     def _claimed(self, key: str) -> int | None:

@@ -67,8 +67,8 @@ def test_sps_and_stamped_tuples_come_in_rest_and_socket_batches(live):
     assert ack["count"] == 1  # the sp is logged, not counted as a tuple
     wait_until(lambda: patients(dan) == [1] and patients(nina) == [1], 120, "both see 1")
 
-    # An attribute-level policy: nurses may read bpm only, so (field masks not travelling
-    # through boxes yet) the tuple reaches the doctor only.
+    # An attribute-level policy: nurses may read bpm only, so the nurse gets the tuple with
+    # its other fields hidden (null, and named), the doctor all of it.
     fe.connect()
     fe.emit(
         "ingest",
@@ -80,8 +80,16 @@ def test_sps_and_stamped_tuples_come_in_rest_and_socket_batches(live):
     # CQL: one policy of one statement, for nurses only; a later tuple under it.
     cql = "INSERT SP INTO STREAM vitals LET SRP = frbac:NURSE"
     fe.call("POST", "/streams/vitals/tuples", json=[{"sp": cql, "ts": 3}, vital(3, 3)])
-    wait_until(lambda: patients(nina) == [1, 3], 120, "the nurse's tuple under the CQL sp")
+    wait_until(lambda: patients(nina) == [1, None, 3], 120, "the nurse's tuple under the CQL sp")
     wait_until(lambda: patients(dan) == [1, 2], 120, "the doctor's tuple under policy 2")
+    # Hidden fields are named in the output's field order, as the doctor's tuple has them.
+    order = [k for k in dan.received[1] if k in ("t", "patient")]
+    hidden = {"t": None, "patient": None, "bpm": 62, "_hidden": order}
+    assert {k: v for k, v in nina.received[1].items() if k != "_sources"} == hidden
+    assert "_hidden" not in dan.received[1] and dan.received[1]["patient"] == 2
+    # Read back from the result log, as a late subscriber would, the same holds.
+    logged = nina.call("GET", "/outputs/seen/results?from=0")["tuples"]
+    assert [t["patient"] for t in logged] == [1, None, 3] and logged[1]["_hidden"] == order
 
     # A bad sp refuses the whole batch, naming the item; nothing of it is logged.
     bad = fe.call("POST", "/streams/vitals/tuples", 400, json=[vital(4, 3), sp("DOCTOR", 0)])
@@ -90,7 +98,7 @@ def test_sps_and_stamped_tuples_come_in_rest_and_socket_batches(live):
     refused = dan.call("POST", "/streams/vitals/tuples", 403, json=[sp("DOCTOR", 9)])
     assert refused["error"]["code"] == "PERMISSION_DENIED"
     fe.call("POST", "/streams/vitals/tuples", json=[vital(5, 3)])
-    wait_until(lambda: patients(nina) == [1, 3, 5], 120, "the nurse's next tuple")
+    wait_until(lambda: patients(nina) == [1, None, 3, 5], 120, "the nurse's next tuple")
     assert patients(dan) == [1, 2]
     for client in (joe, dan, nina, fe):
         client.close()

@@ -1,7 +1,8 @@
 """Security punctuations in Chromium: two roles watch one output of a stream its provider
 governs with sps, side by side; each page shows the policy of the rows arriving; the provider
 narrows its policy to one role mid-stream and the other role's view stops while the first's
-continues."""
+continues; an attribute-level policy shows one role the fields it may read and "hidden" where
+the others are."""
 
 from __future__ import annotations
 
@@ -49,11 +50,16 @@ def ward(live):
     live.api("joe", "DELETE", "/schemas/vit")
 
 
-def send(live, roles, ts: int, patient: int) -> None:
-    sp = {"sp": {"ddp": {"streams": "vitals_web"}, "srp": roles, "ts": ts, "sn": 1}}
+def sp(roles, ts: int, sn: int = 1, **ddp) -> dict:
+    return {"sp": {"ddp": {"streams": "vitals_web", **ddp}, "srp": roles, "ts": ts, "sn": sn}}
+
+
+def send(live, roles, ts: int, patient: int, more: tuple = ()) -> None:
+    """One tuple of ``patient`` under a new policy: ``roles`` read it, and ``more`` sps."""
     when = (START + dt.timedelta(seconds=patient)).isoformat()
-    row = {"t": when, "patient": patient, "bpm": 60 + patient, "_stamp": {"ts": ts, "csn": 1}}
-    live.api("joe", "POST", "/streams/vitals_web/tuples", json=[sp, row])
+    stamp = {"ts": ts, "csn": 1 + len(more)}
+    row = {"t": when, "patient": patient, "bpm": 60 + patient, "_stamp": stamp}
+    live.api("joe", "POST", "/streams/vitals_web/tuples", json=[sp(roles, ts), *more, row])
 
 
 def test_a_policy_change_stops_one_roles_view_while_the_others_continues(login, live, ward):
@@ -77,3 +83,14 @@ def test_a_policy_change_stops_one_roles_view_while_the_others_continues(login, 
     # bob's newest row is patient 3's (bpm 63), not patient 2's, which only CUSTOMER1 saw
     expect(bob.locator("table.tuples tbody tr").first).to_contain_text("63")
     expect(bob.locator("table.tuples tbody tr", has_text="62")).to_have_count(0)
+    # An attribute-level policy: CUSTOMER2 may read the heart rate only. bob's row shows it,
+    # and "hidden" where the patient and the time are; al's shows all.
+    send(live, "CUSTOMER1", 4, 4, (sp("CUSTOMER2", 4, 2, attributes="bpm"),))
+    expect(result_rows(bob)).to_have_count(3, timeout=120_000)
+    newest = bob.locator("table.tuples tbody tr").first
+    expect(newest).to_contain_text("64")
+    expect(newest.locator("td.withheld")).to_have_count(2)
+    expect(newest.locator("td.withheld").first).to_have_text("hidden")
+    expect(result_rows(al)).to_have_count(4)
+    expect(al.locator("table.tuples tbody tr").first.locator("td.withheld")).to_have_count(0)
+    screenshot(bob, "sp-results-hidden-fields")

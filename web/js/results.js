@@ -14,6 +14,7 @@ const MAX_ROWS = 200;
 const SUBSCRIBE_WAIT = 130000;
 const SOURCES = "_sources";
 const LEVEL = "_level";
+const HIDDEN = "_hidden";   // fields the provider's security policy hides from this session
 const NUMERIC = new Set(["long", "double"]);   // only on an output of a diagram at a level: per COI class, a company or T
 
 export class Results {
@@ -154,7 +155,10 @@ export class Results {
   show(tuples) {
     if (!this.columns.length && tuples.length) this.setColumns(tuples[0]);
     for (const tuple of tuples) {
-      this.body.prepend(el("tr", {}, this.columns.map((c) => el("td", {}, cell(tuple[c]))),
+      const hidden = tuple[HIDDEN] || [];
+      this.body.prepend(el("tr", {}, this.columns.map((c) => hidden.includes(c)
+        ? el("td", { class: "withheld", title: "hidden from your roles by the data's security policy" }, "hidden")
+        : el("td", {}, cell(tuple[c]))),
         el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", ")),
         this.levelled ? el("td", { class: "level" }, levelText(tuple[LEVEL])) : null));
     }
@@ -166,7 +170,7 @@ export class Results {
   }
 
   setColumns(first) {
-    this.columns = Object.keys(first).filter((k) => k !== SOURCES && k !== LEVEL);
+    this.columns = Object.keys(first).filter((k) => k !== SOURCES && k !== LEVEL && k !== HIDDEN);
     this.levelled = LEVEL in first;
     fill(this.head, el("tr", {}, this.columns.map((c) => el("th", { scope: "col" }, c)),
       el("th", { scope: "col" }, "sources"), this.levelled ? el("th", { scope: "col" }, "level") : null));

@@ -214,9 +214,10 @@ def test_any_interleaving_rebuilds_the_state_a_pure_fold_gives(tmp_path_factory,
         log.close()
 
 
-def test_an_input_reads_the_complement_of_the_roles_that_may_read_every_field(log):
-    """``frame_rows``: the log's stamp and label columns become ``_sp_denied``; a frame no sp
-    governs denies nobody."""
+def test_an_input_reads_the_complement_of_the_roles_that_may_read_each_field_set(log):
+    """``frame_rows``: the log's stamp and label columns become ``_sp_denied`` (the roles
+    that may read nothing of the tuple) and a word per field set (those that may not read all
+    of its fields); a frame no sp governs denies nobody."""
     from boxes.punctuations.columns import DENIED_COLUMN
     from server.runtime.source import frame_rows
 
@@ -231,12 +232,14 @@ def test_an_input_reads_the_complement_of_the_roles_that_may_read_every_field(lo
     log.append("vitals", vitals(2))
     head = log.heads(["vitals"])["vitals"]
     governed, plain = [
-        frame_rows(f) for f in read_range(log.directory("vitals"), Position(0, 0, 0), head)
+        frame_rows(f, [["bpm", "patient"], ["bpm"]])
+        for f in read_range(log.directory("vitals"), Position(0, 0, 0), head)
     ]
-    expected = ["_arrival", "patient", "bpm", "_level", DENIED_COLUMN]
+    expected = ["_arrival", "patient", "bpm", "_level", DENIED_COLUMN, "_sp_w1", "_sp_w2"]
     assert governed.column_names == plain.column_names == expected
-    assert governed.column(DENIED_COLUMN).to_pylist() == [~D]  # the nurse may not read patient
-    assert plain.column(DENIED_COLUMN).to_pylist() == [0]
+    words = [governed.column(c).to_pylist() for c in expected[-3:]]
+    assert words == [[~(D | N)], [~D], [~(D | N)]]  # the nurse may not read patient
+    assert [plain.column(c).to_pylist() for c in expected[-3:]] == [[0], [0], [0]]
 
 
 def test_a_batch_of_sps_and_stamped_tuples_is_logged_in_its_order(log):

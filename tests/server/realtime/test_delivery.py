@@ -17,6 +17,7 @@ from server.realtime.delivery import (
     TUPLES_EVENT,
     Delivery,
     Labels,
+    hidden_from,
 )
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 
@@ -231,6 +232,34 @@ def test_a_governed_outputs_rows_reach_only_the_roles_their_sps_grant(setup):
     nobody = ALL.append_column("_sp_denied", pa.array([-1] * 3, pa.int64()))
     delivery.on_batch("out1", nobody)
     assert sent.take() == {}
+
+
+def test_a_field_its_sps_hide_from_a_subscriber_is_null_and_named(setup):
+    """``_sp_hidden`` (attribute-level sps): a field hidden from every active role of al's
+    is null and named in ``_hidden``, live and read back alike; a row whose every field is
+    hidden is not delivered at all; the column never leaves."""
+    cat, delivery, sent, who = setup
+    bits = cat.core.snapshot.role_bits
+    al, ed = (sum(1 << bits[r] for r in who[u].roles) for u in ("al", "ed"))
+    hidden = pa.StructArray.from_arrays(
+        [pa.array([0, ~ed, ~ed], pa.int64()), pa.array([0, 0, ~ed], pa.int64())],
+        names=["symbol", "n"],
+    )
+    table = ALL.append_column("_sp_denied", pa.array([0] * 3, pa.int64()))
+    table = table.append_column("_sp_hidden", hidden)
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", table)
+    (tuples,) = [d["tuples"] for _, e, d in sent.events if e == TUPLES_EVENT]
+    assert [(t["symbol"], t["n"], t.get("_hidden")) for t in tuples] == [
+        ("in1", 0, None),
+        (None, 1, ["symbol"]),  # the third row: every field hidden, not delivered
+    ]
+    shown = delivery.visible_rows(who["al"], "out1", table)
+    assert [(t["symbol"], t.get("_hidden")) for t in shown] == [("in1", None), (None, ["symbol"])]
+    assert all("_sp_hidden" not in t and "_sp_denied" not in t for t in tuples + shown)
+    # The roles a field is hidden from are ed's only: ed's view would hide nothing.
+    assert hidden_from(table, [{"symbol": "x"}] * 3, [0, 1, 2], ed) == [{"symbol": "x"}] * 3
+    assert al and not al & ed
 
 
 def test_the_policy_comes_before_the_rows_it_governs_and_not_again_while_it_holds(setup):
