@@ -158,3 +158,22 @@ def test_a_join_keeps_each_sides_fields_and_its_keys_decide_the_pair(spark):
     assert pair["readers"] == ALL
     assert (pair["hidden"]["left_patient"], pair["hidden"]["right_patient"]) == (D, ALL)
     assert [r["readers"] for r in out["by_patient"]] == [D]
+
+
+def test_a_derived_input_reads_a_row_with_hidden_fields_as_hidden_whole():
+    """A result log's row (another diagram's output) with a field hidden from the nurse: a
+    diagram reading it gives her none of that row (strict: the upstream fields its own are
+    computed from are not known here), and its field-set words are 0."""
+    upstream = pa.table(
+        {
+            "bpm": pa.array([70, 80], pa.int64()),
+            DENIED_COLUMN: pa.array([0, ~D], pa.int64()),
+            HIDDEN_COLUMN: pa.StructArray.from_arrays(
+                [pa.array([~D, 0], pa.int64())], names=["bpm"]
+            ),
+        }
+    )
+    read = read_policy(upstream, [["bpm"]])
+    assert read.column_names == ["bpm", DENIED_COLUMN, "_sp_w1"]
+    assert read.column(DENIED_COLUMN).to_pylist() == [~D, ~D]
+    assert read.column("_sp_w1").to_pylist() == [0, 0]

@@ -41,6 +41,7 @@ export function previewPanel(diagram, box, edited) {
 function previewTable({ fields: columns, tuples }, box) {
   if (!tuples.length) return el("p", { class: "hint" }, "Nothing you may read reaches this box yet.");
   const shown = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v ?? ""));
-  return table(columns, tuples.map((t) => columns.map((c) => shown(t[c]))),
+  const cell = (t, c) => ((t._hidden || []).includes(c) ? "hidden" : shown(t[c]));   // by the data's policy
+  return table(columns, tuples.map((t) => columns.map((c) => cell(t, c))),
     `${tuples.length} result${tuples.length === 1 ? "" : "s"} of ${box}`);
 }
