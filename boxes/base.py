@@ -46,6 +46,7 @@ class Kind(str, Enum):
     SCHEMA_REF = "schema ref"  # a schema name, or an inline schema
     CHOICE = "choice"  # one of the parameter's ``choices``
     OUTPUT_REF = "output ref"  # the name of another diagram's output (a derived input)
+    POLICY = "policy"  # a list of security punctuations (JSON objects)
 
     @property
     def json_type(self) -> str:
@@ -57,6 +58,7 @@ class Kind(str, Enum):
             Kind.WINDOW: "object",
             Kind.COUNT: "integer",
             Kind.FLAG: "boolean",
+            Kind.POLICY: "array",
         }.get(self, "string")
 
 
@@ -109,6 +111,10 @@ _SHAPES = {
     Kind.FLAG: (lambda v: isinstance(v, bool), "true or false"),
     Kind.SCHEMA_REF: (lambda v: isinstance(v, (str, Mapping)), "a schema name or a schema"),
     Kind.OUTPUT_REF: (lambda v: isinstance(v, str), "an output's name"),
+    Kind.POLICY: (
+        lambda v: isinstance(v, list) and all(isinstance(x, Mapping) for x in v),
+        "a list of sps (JSON objects)",
+    ),
 }
 
 

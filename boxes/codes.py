@@ -522,6 +522,14 @@ SP_STREAM_IN_USE = define(
     "diagram reads it (their labels would not carry its policies); drop them first",
     "catalog",
 )
+ON_RESULT_UNGOVERNED = define(
+    "ON_RESULT_UNGOVERNED",
+    400,
+    "output {output!r} relabels its results (on_result, ON RESULT), but the diagram reads no "
+    "stream sps govern: what a relabelling may give comes from the grant option its sources' "
+    "sps give the diagram's owner",
+    "document",
+)
 TUPLE_INVALID = define(
     "TUPLE_INVALID",
     400,

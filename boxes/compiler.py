@@ -79,7 +79,7 @@ def _compile(
                 out = labels.split_level(out, LEVEL_COLUMN)
             if policy is not None:
                 words = policy.outputs[box.name]
-                out = labels.split_policy(out, len(heads), words.row, words.hidden)
+                out = labels.split_policy(out, len(heads), words.row, words.hidden, words.grant)
             outputs[box.name] = out
         else:
             assert isinstance(box, Operator)

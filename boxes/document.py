@@ -40,7 +40,7 @@ from boxes.expressions.checker import LEVEL_READABLE
 from boxes.input import Derived, InputBox
 from boxes.labels import is_sparse, word_count
 from boxes.levels import BOTTOM, TOP
-from boxes.output import OutputBox
+from boxes.output import OutputBox, read_on_result
 from boxes.types import FIELD_NAME, Schema, parse_schema
 
 VERSION = 1
@@ -266,6 +266,7 @@ class _Node:
     sound: bool = False  # parameters and references checked without a problem
     box: Operator | None = None  # a box built against its inputs' schemas
     derived: Derived | None = None  # a derived input: the output it reads
+    on_result: tuple = ()  # an output's ON RESULT sps (``boxes/output.py``)
 
     @property
     def path(self) -> str:
@@ -635,6 +636,12 @@ class _Validator:
                 continue
             if node.section == "outputs":
                 node.schema = upstream[node.args["from"]]
+                try:
+                    node.on_result = read_on_result(
+                        node.args.get("on_result"), f"{node.path}.on_result"
+                    )
+                except DiagramInvalid as err:
+                    self.problems.extend(err.problems)
                 continue
             assert node.cls is not None and issubclass(node.cls, Operator)  # a sound box's type
             known = self.reuse.get(node.name)
@@ -683,7 +690,13 @@ class _Validator:
             for n in inputs
         )
         outputs = tuple(
-            OutputBox(node.name, node.checked_schema, node.args["from"], node.args["semantic"])
+            OutputBox(
+                node.name,
+                node.checked_schema,
+                node.args["from"],
+                node.args["semantic"],
+                node.on_result,
+            )
             for node in order
             if node.section == "outputs"
         )

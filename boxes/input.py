@@ -95,7 +95,7 @@ class InputBox(Box):
             frame = arrival.attach(frame)
             kept.append(arrival.ARRIVAL_COLUMN)
         heads = ([levels.LEVEL_COLUMN] if clearance is not None else []) + list(policy)
-        frame = frame.select(*kept, *[_or_zero(frame, c) for c in heads])
+        frame = frame.select(*kept, *[_or_default(frame, c) for c in heads])
         if clearance is not None:
             frame = levels.at_level(frame, clearance)
         if self.schema.event_time:
@@ -118,9 +118,11 @@ class InputBox(Box):
         return described
 
 
-def _or_zero(frame: Any, column: str):
-    """``frame``'s column, or 0 (as a long) where the frame has none."""
+def _or_default(frame: Any, column: str):
+    """``frame``'s column, or where the frame has none (as a long) 0: public, denies nobody;
+    for a grant word, nobody holds the grant option (``boxes.punctuations.columns``)."""
     from pyspark.sql import functions as F
 
-    found = F.col(column) if column in frame.columns else F.lit(0).cast("long")
+    default = labels.NOBODY if column.startswith(labels.GRANT_PREFIX) else 0
+    found = F.col(column) if column in frame.columns else F.lit(default).cast("long")
     return found.alias(column)

@@ -48,6 +48,9 @@ LABEL_COLUMN = "_label"
 RAW_COLUMN = "_raw"  # at an output whose label was widened: the sources it reveals raw values of
 DENIED_COLUMN = "_sp_denied"  # the roles sps deny a tuple (boxes/punctuations/columns.py)
 HIDDEN_COLUMN = "_sp_hidden"  # per field, the roles sps hide it from (boxes/punctuations/fields.py)
+NOGRANT_COLUMN = "_sp_nogrant"  # the roles without the grant option on a result (ON RESULT)
+GRANT_PREFIX = "_sp_g"  # an input's grant word per field set: roles without the grant option
+NOBODY = -1  # a grant word where nobody holds the grant option (all roles lack it)
 WORD_BITS = 64
 _SPAN = "sluice.sparse_words"  # a sparse label's metadata: the words its set stands for
 
@@ -358,11 +361,14 @@ def split_level(frame, level_column: str):
     )
 
 
-def split_policy(frame, words: int, row: int | None, hidden: Sequence[tuple[str, int]]):
+def split_policy(
+    frame, words: int, row: int | None, hidden: Sequence[tuple[str, int]], grant: int | None = None
+):
     """A governed plan's ``words`` policy words off the label's head (the inverse of
     ``with_head``) as an output's columns (``boxes/punctuations/fields.py``): ``_sp_denied``,
-    word 0 OR the ``row`` word; and ``_sp_hidden``, the word of each field ``hidden`` names
-    (none: no column)."""
+    word 0 OR the ``row`` word; ``_sp_hidden``, the word of each field ``hidden`` names (none:
+    no column); and ``_sp_nogrant``, the ``grant`` word, for an output that relabels its
+    results (``boxes/punctuations/results.py``)."""
     from pyspark.sql import functions as F
 
     kinds = _kinds(frame)
@@ -372,4 +378,6 @@ def split_policy(frame, words: int, row: int | None, hidden: Sequence[tuple[str,
     if hidden:
         shown = [parts[k].alias(name) for name, k in hidden]
         frame = frame.withColumn(HIDDEN_COLUMN, F.struct(*shown))
+    if grant is not None:
+        frame = frame.withColumn(NOGRANT_COLUMN, parts[grant])
     return frame.withColumn(LABEL_COLUMN, _compose(parts[words:], _span(frame)))

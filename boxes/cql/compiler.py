@@ -33,6 +33,7 @@ from typing import Any
 from boxes import codes
 from boxes.cql import ast
 from boxes.cql.parser import fail
+from boxes.errors import DiagramInvalid, InvalidInput, Problem
 from boxes.levels import BOTTOM, TOP
 from boxes.types import Schema
 
@@ -157,14 +158,6 @@ class _Compiler:
                     "the whole relation at every instant, DSTREAM needs retractions"
                 ),
             )
-        if query.on_result:
-            raise fail(
-                codes.CQL_NOT_EXECUTABLE,
-                query.on_result[0].pos,
-                codes.CQL_NOT_EXECUTABLE.render(
-                    what="ON RESULT", reason="security punctuations are the punctuations issue's"
-                ),
-            )
         self.query_level(query)
         if output in self.outputs:
             raise fail(
@@ -179,6 +172,8 @@ class _Compiler:
             last = f"{output}_union"
             self.add(last, {"type": "union", "in": branches}, query.pos)
         self.outputs[output] = {"from": last}
+        if query.on_result:
+            self.outputs[output]["on_result"] = on_result(query.on_result, output)
         self.out.positions[f"outputs.{output}"] = query.pos
 
     def add(self, name: str, box: dict[str, Any], pos: ast.Pos) -> str:
@@ -552,3 +547,18 @@ def _window(window: ast.Window | None, select: ast.Select) -> dict[str, Any]:
     if window.slide is not None:
         out["slide"] = window.slide
     return out
+
+
+def on_result(statements: Sequence[ast.SecurityPunctuation], output: str) -> list[dict[str, Any]]:
+    """``ON RESULT (INSERT SP ...)`` as an output's ``on_result`` (``boxes/output.py``): the
+    sps' JSON form, without a stream (the policy is the output's own)."""
+    from boxes.output import policy_json
+    from boxes.punctuations.model import policy_from_cql
+
+    try:
+        sps = policy_from_cql(statements, 1, output)
+    except InvalidInput as err:  # its message says where
+        raise DiagramInvalid(
+            [Problem(codes.SP_INVALID, statements[0].pos.path, err.message)]
+        ) from None
+    return [policy_json(sp) for sp in sps]

@@ -12,7 +12,7 @@ and any other comes back equal up to box names.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from boxes import codes
@@ -54,7 +54,8 @@ class _Printer:
         level = self.doc.get("level")
         at = f"\nAT LEVEL [{', '.join(f'{c}: {v}' for c, v in level.items())}]" if level else ""
         for name, out in (self.doc.get("outputs") or {}).items():
-            query = self.query(out["from"]) + at
+            policy = _on_result(name, out.get("on_result") or ())
+            query = self.query(out["from"]) + policy + at
             parts.append(query if name == DEFAULT_OUTPUT else f"INSERT INTO {name}\n{query}")
         return ";\n".join(parts) + ";\n"
 
@@ -172,3 +173,45 @@ def _qualified(text: str, alias: str) -> str:
         out.append(text[last:start] + f"{alias}.")
         last = start
     return "".join(out) + text[last:]
+
+
+def _on_result(output: str, sps: Sequence[Mapping[str, Any]]) -> str:
+    """An output's ``on_result`` as ``ON RESULT (INSERT SP ...)``: one role per sp, a tuple
+    range or all, attribute names or all (what Figure 7's syntax can say)."""
+    if not sps:
+        return ""
+    path = f"outputs.{output}.on_result"
+    return (
+        "\nON RESULT (" + ", ".join(_insert_sp(sp, f"{path}.{i}") for i, sp in enumerate(sps)) + ")"
+    )
+
+
+def _insert_sp(sp: Mapping[str, Any], path: str) -> str:
+    ddp, role = sp.get("ddp") or {}, sp.get("srp")
+    if not isinstance(role, str) or role == "*":
+        raise _refuse(path, "an ON RESULT sp in CQL names one role")
+    parts = [_tuples(ddp.get("tuples", "*"), path), _attributes(ddp.get("attributes", "*"), path)]
+    grant = " WITH GRANT OPTION" if sp.get("grant") else ""
+    assignments = [f"DDP = {' AND '.join(parts)}", f"SRP = frbac:{role}{grant}"]
+    assignments.append("SIGN = " + ("NEGATIVE" if sp.get("sign") == "-" else "POSITIVE"))
+    if sp.get("immutable"):
+        assignments.append("IMMUTABLE = TRUE")
+    return "INSERT SP INTO STREAM LET " + ", ".join(assignments)
+
+
+def _tuples(pattern: Any, path: str) -> str:
+    if pattern == "*":
+        return "TUPLES:ALL"
+    bounds = pattern.get("inclusive") if isinstance(pattern, Mapping) else None
+    if not (isinstance(bounds, list) and all(isinstance(b, int) for b in bounds)):
+        raise _refuse(path, "an ON RESULT sp's tuples in CQL are ALL or [low, high]")
+    return f"TUPLES:[{bounds[0]}, {bounds[1]}]"
+
+
+def _attributes(pattern: Any, path: str) -> str:
+    if pattern == "*":
+        return "ATTRIBUTES:ALL"
+    names = [pattern] if isinstance(pattern, str) else pattern
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+        raise _refuse(path, "an ON RESULT sp's attributes in CQL are ALL or field names")
+    return "ATTRIBUTES:" + (names[0] if len(names) == 1 else f"({', '.join(names)})")

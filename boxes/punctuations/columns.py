@@ -7,6 +7,8 @@
 * ``_field_roles``: a struct of one ``bigint`` per schema field, the roles that may read that
   field; written only when some field's mask differs from its tuple's (an attribute-level
   policy), else every field's mask is the tuple's.
+* ``_field_grants``: the same struct, the roles that may read the field with the grant option
+  (``decision.TupleLabel.grants``); written only when some sp gave it.
 
 A user's field can never be named so: names starting with ``_`` are reserved.
 
@@ -37,14 +39,15 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN
+from boxes.labels import DENIED_COLUMN, GRANT_PREFIX, HIDDEN_COLUMN, NOBODY
 from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.model import Stamp
 
 STAMP_TS, STAMP_CSN = "_sp_ts", "_sp_csn"
 ROLES_COLUMN = "_roles"
 FIELD_ROLES_COLUMN = "_field_roles"
-LOGGED = (STAMP_TS, STAMP_CSN, ROLES_COLUMN, FIELD_ROLES_COLUMN)
+FIELD_GRANTS_COLUMN = "_field_grants"
+LOGGED = (STAMP_TS, STAMP_CSN, ROLES_COLUMN, FIELD_ROLES_COLUMN, FIELD_GRANTS_COLUMN)
 WORD_PREFIX = "_sp_w"  # a field set's policy word, as an input reads it (``fields.py``)
 
 
@@ -70,26 +73,38 @@ def label_columns(labels: Sequence[TupleLabel], fields: Sequence[str]) -> dict[s
     roles that may read the tuple."""
     out = {ROLES_COLUMN: pa.array([signed(t.mask) for t in labels], pa.int64())}
     if any(f != t.mask for t in labels for f in t.fields):
-        out[FIELD_ROLES_COLUMN] = pa.StructArray.from_arrays(
-            [
-                pa.array([signed(t.fields[i]) for t in labels], pa.int64())
-                for i in range(len(fields))
-            ],
-            names=list(fields),
-        )
+        out[FIELD_ROLES_COLUMN] = _per_field([t.fields for t in labels], fields)
+    if any(t.grants for t in labels):
+        grants = [t.grants or (0,) * len(fields) for t in labels]
+        out[FIELD_GRANTS_COLUMN] = _per_field(grants, fields)
     return out
 
 
-def read_policy(table: pa.Table, sets: Sequence[Sequence[str]] = ()) -> pa.Table:
-    """A logged frame as an input reads it: the columns above replaced by ``_sp_denied`` and
-    one word per field set in ``sets`` (this input's fields of each: ``FieldPolicy.fields_of``).
+def _per_field(masks: Sequence[Sequence[int]], fields: Sequence[str]) -> pa.StructArray:
+    return pa.StructArray.from_arrays(
+        [pa.array([signed(m[i]) for m in masks], pa.int64()) for i in range(len(fields))],
+        names=list(fields),
+    )
+
+
+def read_policy(
+    table: pa.Table, sets: Sequence[Sequence[str]] = (), grants: Sequence[Sequence[str]] = ()
+) -> pa.Table:
+    """A logged frame as an input reads it: the columns above replaced by ``_sp_denied``, one
+    word per field set in ``sets`` (this input's fields of each: ``FieldPolicy.fields_of``)
+    and one grant word per field set in ``grants`` (``FieldPolicy.grants_of``): the roles
+    that do not hold the grant option on all of the set's fields.
 
     A result log's frame (a derived input) carries ``_sp_denied`` already, and ``_sp_hidden``
     where some of its fields were hidden from some roles: a role that may not read all of the
-    row reads none of it here (the strictest reading), and its words are 0."""
+    row reads none of it here (the strictest reading), its words are 0, and nobody holds the
+    grant option on it (a result's policy is its diagram's to give, not a provider's)."""
     import pyarrow.compute as pc
 
     zeros = pa.array(np.zeros(table.num_rows, np.int64))
+    nobody = pa.array(np.full(table.num_rows, NOBODY, np.int64))
+    delegable = _struct(table, FIELD_GRANTS_COLUMN) if ROLES_COLUMN in table.column_names else None
+    given = [nobody if delegable is None else _denied(nobody, delegable, f, nobody) for f in grants]
     if DENIED_COLUMN in table.column_names:
         denied = table.column(DENIED_COLUMN)
         if HIDDEN_COLUMN in table.column_names:
@@ -104,26 +119,28 @@ def read_policy(table: pa.Table, sets: Sequence[Sequence[str]] = ()) -> pa.Table
         words = [zeros] * len(sets)
     else:
         roles = table.column(ROLES_COLUMN)
-        masks = (
-            table.column(FIELD_ROLES_COLUMN).combine_chunks()
-            if (FIELD_ROLES_COLUMN in table.column_names)
-            else None
-        )
+        masks = _struct(table, FIELD_ROLES_COLUMN)
         words = [_denied(roles, masks, fields, zeros) for fields in sets]
         table = table.drop_columns([c for c in LOGGED if c in table.column_names])
         table = table.append_column(DENIED_COLUMN, pc.bit_wise_not(roles))
     for k, word in enumerate(words, start=1):
         table = table.append_column(f"{WORD_PREFIX}{k}", word)
+    for k, word in enumerate(given, start=1):
+        table = table.append_column(f"{GRANT_PREFIX}{k}", word)
     return table
 
 
-def _denied(roles, masks, fields: Sequence[str], zeros):
-    """The roles that may not read all of ``fields`` (none: nobody is denied by them); a
-    frame without field masks has every field's mask its tuple's."""
+def _struct(table: pa.Table, name: str) -> pa.StructArray | None:
+    return table.column(name).combine_chunks() if name in table.column_names else None
+
+
+def _denied(roles, masks, fields: Sequence[str], empty):
+    """The roles that may not read all of ``fields`` (none: ``empty``); a frame without field
+    masks has every field's mask its tuple's (``roles``)."""
     import pyarrow.compute as pc
 
     if not fields:
-        return zeros
+        return empty
     readers = roles if masks is None else masks.field(fields[0])
     for name in fields[1:] if masks is not None else ():
         readers = pc.bit_wise_and(readers, masks.field(name))

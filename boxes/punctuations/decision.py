@@ -9,6 +9,10 @@ label is plain integers, ready to become label columns:
 * ``mask``: the OR of the field masks, the roles that may read something of the tuple. A tuple
   reaches a subscriber iff ``mask`` meets the subscriber's active roles; its fields the
   subscriber's roles do not meet are then hidden, and at least one is left to see.
+* ``grants[i]``: the roles that may read field ``i`` *with the grant option* (section 4.4,
+  ``WITH GRANT OPTION``): a positive sp with ``grant`` covering the field names them, and they
+  may read it. A diagram whose owner role holds it may relabel results computed from the field
+  (``ON RESULT``: ``boxes/punctuations/results.py``). Empty: nobody holds it on any field.
 
 An sp covers field ``a`` of tuple ``t`` in stream ``s`` iff ``s ∈ E_s``, ``tid(t) ∈ E_t`` and
 ``a ∈ E_a`` (Definition 4.1). The tuple identifier is the stream's ``tid_field`` (003's
@@ -18,7 +22,7 @@ named), a tuple pattern other than ``*`` does not grant, and does deny.
 >>> from boxes.punctuations import patterns as p
 >>> sp = Sp(streams=p.const("s1"), roles=p.const("C"), ts=1, sn=1)
 >>> decide(Policy(1, (sp,)), "s1", {"id": 7, "bpm": 70}, ("id", "bpm"), {"C": 0, "D": 1})
-TupleLabel(mask=1, fields=(1, 1))
+TupleLabel(mask=1, fields=(1, 1), grants=())
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from boxes.punctuations.shield import Policy
 class TupleLabel:
     mask: int
     fields: tuple[int, ...]
+    grants: tuple[int, ...] = ()
 
 
 def role_mask(pattern: Pattern, roles: Mapping[str, int]) -> int:
@@ -67,6 +72,7 @@ class Rule:
     tuples: Pattern
     effect: int  # GRANT_IMMUTABLE, GRANT or DENY
     fields: tuple[int, ...]
+    delegable: bool = False  # a grant WITH GRANT OPTION
 
 
 GRANT_IMMUTABLE, GRANT, DENY = 0, 1, 2
@@ -154,7 +160,7 @@ class Deciders:
 
 
 def _content(sp: Sp) -> tuple:
-    return (sp.streams, sp.tuples, sp.attributes, sp.roles, sp.positive, sp.immutable)
+    return (sp.streams, sp.tuples, sp.attributes, sp.roles, sp.positive, sp.immutable, sp.grant)
 
 
 def decide(
@@ -174,12 +180,15 @@ def decide(
 def _rule(sp: Sp, stream: str, fields: Sequence[str], roles: Mapping[str, int]) -> Rule:
     mask = role_mask(sp.roles, roles) if sp.streams.matches(stream) else 0
     effect = DENY if not sp.positive else GRANT_IMMUTABLE if sp.immutable else GRANT
-    return Rule(sp.tuples, effect, tuple(mask if sp.attributes.matches(f) else 0 for f in fields))
+    covered = tuple(mask if sp.attributes.matches(f) else 0 for f in fields)
+    return Rule(sp.tuples, effect, covered, sp.positive and sp.grant)
 
 
 def _combine(rules: Sequence[Rule], tid: Any, allowed: Sequence[int]) -> TupleLabel:
-    """Per field: (immutable grants | mutable grants & what the server allows) & ~denials."""
+    """Per field: (immutable grants | mutable grants & what the server allows) & ~denials; and
+    of those roles, the ones a grant covering the field gave the grant option."""
     masks = [[0] * len(allowed) for _ in (GRANT_IMMUTABLE, GRANT, DENY)]
+    delegable = [0] * len(allowed)
     known = tid is not None
     for rule in rules:
         if rule.tuples.kind == ANY or (known and rule.tuples.matches(tid)):
@@ -190,6 +199,8 @@ def _combine(rules: Sequence[Rule], tid: Any, allowed: Sequence[int]) -> TupleLa
             continue
         for i, m in enumerate(rule.fields):
             target[i] |= m
+            if rule.delegable:
+                delegable[i] |= m
     fixed, granted, denied = masks
     fields = tuple(
         (f | g & a) & ~d for f, g, a, d in zip(fixed, granted, allowed, denied, strict=True)
@@ -197,7 +208,8 @@ def _combine(rules: Sequence[Rule], tid: Any, allowed: Sequence[int]) -> TupleLa
     mask = 0
     for m in fields:
         mask |= m
-    return TupleLabel(mask, fields)
+    grants = tuple(g & f for g, f in zip(delegable, fields, strict=True))
+    return TupleLabel(mask, fields, grants if any(grants) else ())
 
 
 def join(left: TupleLabel, right: TupleLabel, keys: Sequence[tuple[int, int]]) -> TupleLabel | None:
@@ -215,4 +227,11 @@ def join(left: TupleLabel, right: TupleLabel, keys: Sequence[tuple[int, int]]) -
         roles &= left.fields[i] & right.fields[j]
     if not roles:
         return None
-    return TupleLabel(roles, tuple(f & roles for f in left.fields + right.fields))
+    grants = _grants(left) + _grants(right)
+    fields = tuple(f & roles for f in left.fields + right.fields)
+    kept = tuple(g & roles for g in grants)
+    return TupleLabel(roles, fields, kept if any(kept) else ())
+
+
+def _grants(label: TupleLabel) -> tuple[int, ...]:
+    return label.grants or (0,) * len(label.fields)

@@ -25,42 +25,55 @@ may not read and names them in ``_hidden``; a row whose every field is hidden is
 ...        "outputs": {"o": {"from": "m"}}}
 >>> policy = field_policy(validate(doc))
 >>> policy.fields_of("s"), policy.outputs["o"]
-([['t']], OutputWords(row=1, hidden=()))
+([['t']], OutputWords(row=1, hidden=(), grant=None))
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from boxes.labels import DENIED_COLUMN
+from boxes.labels import DENIED_COLUMN, GRANT_PREFIX
 from boxes.lineage import Lineage, Source, of_input
 from boxes.punctuations.columns import WORD_PREFIX
 
 
 @dataclass(frozen=True)
 class OutputWords:
-    """Where an output's policy words are: the word of the fields deciding its rows (None:
-    nothing but word 0), and (field, word) per field that may be hidden beyond the row."""
+    """Where an output's policy words are, as label parts: the word of the fields deciding its
+    rows (None: nothing but word 0), (field, word) per field that may be hidden beyond the
+    row, and for an output that relabels its results (``ON RESULT``) the grant word of every
+    field its rows come from."""
 
     row: int | None
     hidden: tuple[tuple[str, int], ...]
+    grant: int | None = None
 
 
 @dataclass(frozen=True)
 class FieldPolicy:
     sets: tuple[frozenset[Source], ...]  # word k + 1 <=> sets[k]
     outputs: Mapping[str, OutputWords]
+    grants: tuple[frozenset[Source], ...] = ()  # grant word k + 1 <=> grants[k]
+    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # each input's fields
 
     @property
     def heads(self) -> tuple[str, ...]:
         """The policy words' columns, in label order, as an input carries them."""
-        return (DENIED_COLUMN, *(f"{WORD_PREFIX}{k + 1}" for k in range(len(self.sets))))
+        words = (f"{WORD_PREFIX}{k + 1}" for k in range(len(self.sets)))
+        grants = (f"{GRANT_PREFIX}{k + 1}" for k in range(len(self.grants)))
+        return (DENIED_COLUMN, *words, *grants)
 
     def fields_of(self, name: str) -> list[list[str]]:
         """Per field set, the fields of input ``name`` in it (what its source ANDs)."""
         return [sorted(f for i, f in s if i == name) for s in self.sets]
+
+    def grants_of(self, name: str) -> list[list[str]]:
+        """Per grant set, the fields of input ``name`` in it; all of its fields where the set
+        has none (a result counting an input's tuples needs the grant on them too)."""
+        every = sorted(self.inputs.get(name, ()))
+        return [sorted(f for i, f in s if i == name) or every for s in self.grants]
 
 
 def field_policy(plan: Any) -> FieldPolicy:
@@ -69,25 +82,38 @@ def field_policy(plan: Any) -> FieldPolicy:
     from boxes.output import OutputBox
 
     lineages: dict[str, Lineage] = {}
+    inputs: dict[str, tuple[str, ...]] = {}
     for box in plan.boxes:
         if isinstance(box, InputBox):
             lineages[box.name] = of_input(box.name, box.schema.names)
+            inputs[box.name] = tuple(box.schema.names)
         elif isinstance(box, OutputBox):
             lineages[box.name] = lineages[box.source]
         else:
             lineages[box.name] = box.lineage(lineages)
     sets: dict[frozenset[Source], int] = {}
+    grants: dict[frozenset[Source], int] = {}
 
     def word(fields: frozenset[Source]) -> int:
         return sets.setdefault(fields, len(sets)) + 1
 
-    outputs = {}
-    for box in plan.boxes:
-        if isinstance(box, OutputBox):
-            found = lineages[box.name]
-            row = word(found.rows) if found.rows else None
-            hidden = tuple(
-                (f, word(s)) for f, s in found.columns.items() if s and not s <= found.rows
-            )
-            outputs[box.name] = OutputWords(row, hidden)
-    return FieldPolicy(tuple(sets), outputs)
+    found = {b.name: lineages[b.name] for b in plan.boxes if isinstance(b, OutputBox)}
+    words = {
+        name: (
+            word(lin.rows) if lin.rows else None,
+            tuple((f, word(s)) for f, s in lin.columns.items() if s and not s <= lin.rows),
+        )
+        for name, lin in found.items()
+    }
+    relabelled = {b.name for b in plan.boxes if isinstance(b, OutputBox) and b.on_result}
+    for name in sorted(relabelled):
+        grants.setdefault(found[name].everything, len(grants))
+    outputs = {
+        name: OutputWords(
+            row,
+            hidden,
+            1 + len(sets) + grants[found[name].everything] if name in relabelled else None,
+        )
+        for name, (row, hidden) in words.items()
+    }
+    return FieldPolicy(tuple(sets), outputs, tuple(grants), inputs)

@@ -27,6 +27,7 @@ from catalog import DiagramSpec, ObjectType, Subject
 from catalog.authorizer import playing
 from catalog.objects import Resumable
 from server.control.lease import RuntimeLease, holder_name
+from server.control.relabel import relabeller
 from server.control.rewrites import deployed_plan
 from server.ingest.admission import runtime_of
 from server.realtime.delivery import Labels
@@ -129,11 +130,18 @@ def resolved(plan: Plan, catalog) -> Plan:
     """A plan at a level with its clearance (company bits) from the catalog's lattice; a
     class or company the catalog lacks is a problem of the document at ``level``. A plan one
     of whose source streams sps govern is ``governed`` (a stream's governance cannot change
-    while a diagram reads it: ``catalog.punctuations``)."""
+    while a diagram reads it: ``catalog.punctuations``); only such a plan may relabel its
+    results (``on_result``)."""
     snapshot = catalog.core.snapshot
     streams = (snapshot.find(ObjectType.STREAM, name) for name in plan.label_sources)
     if any(s is not None and s.id in snapshot.governed for s in streams):
         plan = dataclasses.replace(plan, governed=True)
+    relabelled = [b.name for b in plan.boxes if isinstance(b, OutputBox) and b.on_result]
+    if relabelled and not plan.governed:
+        code = codes.ON_RESULT_UNGOVERNED
+        raise DiagramInvalid(
+            [Problem(code, f"outputs.{o}.on_result", code.render(output=o)) for o in relabelled]
+        )
     if plan.level is None:
         return plan
     try:
@@ -202,7 +210,8 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
         reader,
     )
     batches = svc.relay.deliver if svc.relay is not None else svc.delivery.on_batch
-    runtime_of(svc).deploy(diagram.name, running, batches)
+    relabel = relabeller(svc.catalog, diagram.name, running)
+    runtime_of(svc).deploy(diagram.name, running, batches, relabel=relabel)
 
 
 def affordable_rewrite(svc, diagram, running: Plan, deployer: Subject | None) -> None:

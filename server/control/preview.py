@@ -13,7 +13,7 @@ tuple a subscription would not.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -26,12 +26,12 @@ from boxes.errors import Conflict, NotFound
 from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
-from boxes.punctuations.columns import WORD_PREFIX
-from boxes.punctuations.fields import field_policy
+from boxes.punctuations.fields import FieldPolicy, field_policy
 from boxes.types import Schema
 from catalog import Subject
 from catalog.objects import Resumable
 from server.control.diagrams import affordable, plan_of, resolved
+from server.control.relabel import relabeller
 from server.control.rewrites import reader_rewrite
 from server.ingest.segments import tail
 from server.realtime.delivery import SOURCES, Labels, visible
@@ -42,9 +42,12 @@ OUTPUT = "preview"
 
 def preview_document(doc: Mapping[str, Any], plan: Plan, box: str) -> dict[str, Any]:
     """``doc`` cut down to ``box`` and what it reads, with one output, ``preview``, reading
-    ``box`` (an input or a box; an output previews the box it carries)."""
+    ``box`` (an input or a box; an output previews the box it carries, relabelled by its
+    ``on_result`` if it has one)."""
     outputs = doc.get("outputs") or {}
+    policy = {}
     if box in outputs:
+        policy = {k: v for k, v in outputs[box].items() if k == "on_result"}
         box = outputs[box]["from"]
     upstream = {b.name: b.upstream for b in plan.boxes}
     if box not in upstream or box in outputs:
@@ -59,7 +62,7 @@ def preview_document(doc: Mapping[str, Any], plan: Plan, box: str) -> dict[str, 
         **doc,
         "inputs": {k: v for k, v in doc["inputs"].items() if k in needed},
         "boxes": {k: v for k, v in (doc.get("boxes") or {}).items() if k in needed},
-        "outputs": {OUTPUT: {"from": box}},
+        "outputs": {OUTPUT: {"from": box, **policy}},
     }
 
 
@@ -80,13 +83,14 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     runtime = svc.runtime
     policy = field_policy(plan) if plan.governed else None
     inputs = {
-        name: runtime.spark.createDataFrame(
-            _recent(runtime.log, name, rows, policy.fields_of(name) if policy else [])
-        )
+        name: runtime.spark.createDataFrame(_recent(runtime.log, name, rows, policy))
         for name in plan.inputs
     }
     (frame,) = compile_plan(plan, inputs).values()
     table = frame.toArrow()
+    relabel = relabeller(svc.catalog, diagram, plan)
+    if relabel is not None:
+        table = relabel(OUTPUT, table)
     table = table.slice(max(0, table.num_rows - rows))
     labels = Labels(plan.label_sources, dict(running.sources))
     hidden = (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN, DENIED_COLUMN, HIDDEN_COLUMN)
@@ -114,19 +118,22 @@ def _deployed(catalog, subject: Subject, running: Resumable) -> tuple[dict[str, 
     return rewritten, resolved(plan_of(rewritten, running.schemas, running.derived), catalog)
 
 
-def _recent(log, stream: str, rows: int, sets: list[list[str]]) -> pa.Table:
-    """The last ``rows`` acknowledged tuples of ``stream`` as an input reads them, with the
-    policy words of field sets ``sets``."""
+def _recent(log, stream: str, rows: int, policy: FieldPolicy | None) -> pa.Table:
+    """The last ``rows`` acknowledged tuples of ``stream`` as an input reads them, with a
+    governed plan's policy words."""
     (head,) = log.heads([stream]).values()
     frames = tail(log.directory(stream), head, rows)
     if not frames:
-        return _empty(log.schema(stream), len(sets))
-    table = pa.concat_tables([frame_rows(f, sets) for f in frames], promote_options="default")
+        return _empty(log.schema(stream), policy.heads if policy else (DENIED_COLUMN,))
+    sets = policy.fields_of(stream) if policy else []
+    grants = policy.grants_of(stream) if policy else []
+    table = pa.concat_tables(
+        [frame_rows(f, sets, grants) for f in frames], promote_options="default"
+    )
     return table.slice(max(0, table.num_rows - rows))
 
 
-def _empty(schema: Schema, words: int) -> pa.Table:
+def _empty(schema: Schema, heads: Sequence[str]) -> pa.Table:
     arrival, level = pa.field(ARRIVAL_COLUMN, pa.int64()), pa.field(LEVEL_COLUMN, pa.int64())
-    policy = [DENIED_COLUMN, *(f"{WORD_PREFIX}{k}" for k in range(1, words + 1))]
-    denied = [pa.field(name, pa.int64()) for name in policy]
+    denied = [pa.field(name, pa.int64()) for name in heads]
     return pa.schema([arrival, *schema.arrow_schema(), level, *denied]).empty_table()

@@ -27,6 +27,7 @@ from boxes.output import OutputBox
 from boxes.rewrite import Rewritten
 from catalog import ObjectType, Subject
 from catalog.objects import Resumable
+from server.control.relabel import relabeller
 from server.control.rewrites import reader_rewrite
 from server.ingest.admission import runtime_of
 from server.realtime.delivery import Gate, Labels
@@ -125,7 +126,8 @@ class Variants:
         labels = Labels(plan.label_sources, dict(resumable.sources))
         delivery.register(plan.outputs, labels, plan.semantics(), None, public)
         try:
-            runtime.deploy(variant.runtime_id, plan, delivery.on_batch)
+            relabel = relabeller(self.svc.catalog, name, plan)
+            runtime.deploy(variant.runtime_id, plan, delivery.on_batch, relabel=relabel)
         except Exception:  # nothing of a variant that did not start is left behind
             runtime.remove(variant.runtime_id)
             delivery.unregister(plan.outputs)

@@ -33,6 +33,8 @@ Callback = Callable[[str, pa.Table], None]
 Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
 Advanced = Callable[[Path, Position], None]  # the result log (directory) ends at a position
 Claimed = Callable[[], int | None]  # the first row a derived input reading it still needs
+Relabel = Callable[[pa.Table], pa.Table]  # a batch with its ON RESULT policy
+Relabeller = Callable[[str, pa.Table], pa.Table]  # the same, for any output of a diagram
 
 
 def encode_batch(table: pa.Table, batch_id: int) -> bytes:
@@ -112,8 +114,12 @@ class OutputSink:
         acked: Acked = lambda batch_id: None,
         advanced: Advanced = lambda directory, head: None,
         claimed: Claimed = lambda: None,
+        relabel: Relabel | None = None,
     ) -> None:
+        """``relabel`` gives each batch its policy before it is logged (an output with
+        ``ON RESULT``: ``boxes/punctuations/results.py``)."""
         self.name = name
+        self.relabel = relabel
         self.acked = acked
         self.advanced = advanced
         self.claimed = claimed
@@ -153,6 +159,8 @@ class OutputSink:
         table = frame.coalesce(self.tasks).toArrow()  # the batch's one action
         if table.num_rows == 0:
             return
+        if self.relabel is not None:
+            table = self.relabel(table)
         self._results.append(table.num_rows, encode_batch(table, batch_id))
         self._results.sync()
         self.advanced(self._results.directory, self._results.head)

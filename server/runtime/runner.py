@@ -45,7 +45,7 @@ from server.ingest.punctuated import Governance
 from server.runtime import checkpoints
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer, ResultLogs, result_key
-from server.runtime.outputs import Callback, OutputSink, Results
+from server.runtime.outputs import Callback, OutputSink, Relabeller, Results
 from server.runtime.source import LogSource, derived_frame, input_frames
 from server.runtime.spark import (
     DRIVER_GONE,
@@ -95,6 +95,7 @@ class _Deployment:
     plan: Plan
     directory: checkpoints.DiagramDir
     on_batch: Callback | None = None
+    relabel: Relabeller | None = None
     restarts: int = 0
     retry: threading.Timer | None = None
     sinks: dict[str, OutputSink] = field(default_factory=dict)
@@ -237,11 +238,13 @@ class Runtime:
         plan: Plan,
         on_batch: Callback | None = None,
         version: str | int | None = None,
+        relabel: Relabeller | None = None,
     ) -> str:
         """Run every output of ``plan``; resume from the checkpoint of the same version if any.
 
-        ``on_batch(output, table)`` receives each result batch (user fields + ``_label``).
-        Returns the version, by default a fingerprint of the plan.
+        ``on_batch(output, table)`` receives each result batch (user fields + ``_label``);
+        ``relabel(output, table)`` gives it its policy first, before it is logged (``ON
+        RESULT``). Returns the version, by default a fingerprint of the plan.
         """
         checkpoints.check_id(diagram_id)
         version = str(version) if version is not None else fingerprint(plan)
@@ -255,7 +258,9 @@ class Runtime:
                 self._halt(current, STOPPED)
             self._check_inputs(plan)
             directory = checkpoints.DiagramDir(self._diagrams_root, diagram_id, version)
-            deployment = _Deployment(diagram_id, version, plan, directory, on_batch, state=STARTING)
+            deployment = _Deployment(
+                diagram_id, version, plan, directory, on_batch, relabel, state=STARTING
+            )
             with self._lock:
                 self._check_outputs_free(diagram_id, plan)
                 self._deployments[diagram_id] = deployment
@@ -355,6 +360,9 @@ class Runtime:
                 acked=functools.partial(self._acked, checkpoint),
                 advanced=functools.partial(self.result_logs.advanced, output),
                 claimed=functools.partial(self._claimed, result_key(output)),
+                relabel=(
+                    functools.partial(deployment.relabel, output) if deployment.relabel else None
+                ),
             )
             deployment.sinks[output] = sink
             if on_batch is not None:
@@ -385,7 +393,6 @@ class Runtime:
     ) -> dict[str, Any]:
         """One DataFrame per derived input: its output's result log, from where this diagram
         started reading it (its key in ``start``)."""
-        sets = len(policy.sets) if policy is not None else 0
         frames = {}
         for box in plan.boxes:
             if isinstance(box, InputBox) and box.output is not None:
@@ -399,7 +406,9 @@ class Runtime:
                     "dirs": json.dumps({key: str(self.result_logs.directory(box.output))}),
                 }
                 words = labels.word_count(len(box.remap))
-                frames[box.name] = derived_frame(self.spark, options, key, box.schema, words, sets)
+                frames[box.name] = derived_frame(
+                    self.spark, options, key, box.schema, words, policy
+                )
         return frames
 
     def _claimed(self, key: str) -> int | None:

@@ -34,7 +34,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from boxes.arrival import ARRIVAL_COLUMN
-from boxes.labels import LABEL_COLUMN, is_sparse
+from boxes.labels import GRANT_PREFIX, LABEL_COLUMN, is_sparse
 from boxes.levels import LEVEL_COLUMN
 from boxes.punctuations.columns import DENIED_COLUMN, WORD_PREFIX, read_policy
 from boxes.punctuations.fields import FieldPolicy
@@ -45,14 +45,16 @@ FORMAT = "sluice"
 STREAM_COLUMN = "_stream"
 
 
-def ddl(schema: Schema, words: int = 0) -> str:
+def ddl(schema: Schema, words: int = 0, grants: int = 0) -> str:
     """The rows' DDL: ``_stream``, ``_arrival`` (the row's number in its stream's log), the
     schema's fields, then ``_level`` (Chinese-Wall level label, written at admission; 0 for a
     frame without one: public), ``_sp_denied`` (the roles a governed tuple's sps let read
-    nothing of it: ``boxes.punctuations.columns``; 0 for a tuple no sp governs) and the
-    ``words`` words of the plan's field sets (``boxes/punctuations/fields.py``)."""
+    nothing of it: ``boxes.punctuations.columns``; 0 for a tuple no sp governs), the
+    ``words`` words of the plan's field sets and its ``grants`` grant words
+    (``boxes/punctuations/fields.py``)."""
     fields = [f"`{f.name}` {f.type.ddl}" for f in schema.fields]
     sets = [f"{WORD_PREFIX}{k} BIGINT" for k in range(1, words + 1)]
+    sets += [f"{GRANT_PREFIX}{k} BIGINT" for k in range(1, grants + 1)]
     return ", ".join(
         [
             f"{STREAM_COLUMN} INT",
@@ -116,7 +118,7 @@ class LogReader(SimpleDataSourceStreamReader):
         self.client_name = options.get("client", "")
         self.dirs = {name: Path(d) for name, d in json.loads(options.get("dirs", "{}")).items()}
         self.columns: list[str] | None = json.loads(options.get("columns", "null"))
-        self.sets: dict[str, list[list[str]]] = json.loads(options.get("policy", "{}"))
+        self.policy: dict[str, dict[str, list]] = json.loads(options.get("policy", "{}"))
         self._client = None
 
     def initialOffset(self) -> dict:
@@ -137,7 +139,8 @@ class LogReader(SimpleDataSourceStreamReader):
             directory = self.dirs.get(name, Path(self.root) / name)
             frames = read_range(directory, _position(start[name]), _position(end[name]))
             for frame in frames:
-                table = frame_rows(frame, self.sets.get(name, ()))
+                words = self.policy.get(name, {})
+                table = frame_rows(frame, words.get("sets", ()), words.get("grants", ()))
                 stream = pa.array([index] * table.num_rows, pa.int32())
                 if self.columns is not None:
                     table = _plain(table.select([ARRIVAL_COLUMN, *self.columns]))
@@ -148,16 +151,19 @@ class LogReader(SimpleDataSourceStreamReader):
             self._client.close()
 
 
-def frame_rows(frame: Frame, sets: Sequence[Sequence[str]] = ()) -> pa.Table:
+def frame_rows(
+    frame: Frame, sets: Sequence[Sequence[str]] = (), grants: Sequence[Sequence[str]] = ()
+) -> pa.Table:
     """A log frame's rows as an input reads them: ``_arrival`` (each row's number in its
     stream's log), the fields, then ``_level`` (0, public, for a frame written without one),
-    ``_sp_denied`` and a word per field set of ``sets`` (``ddl``)."""
+    ``_sp_denied``, a word per field set of ``sets`` and a grant word per one of ``grants``
+    (``ddl``)."""
     table = pa.ipc.open_stream(frame.payload).read_all()
     rows = pa.array(np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64))
     table = table.add_column(0, ARRIVAL_COLUMN, rows)
     if LEVEL_COLUMN not in table.column_names:
         table = table.append_column(LEVEL_COLUMN, pa.array([0] * table.num_rows, pa.int64()))
-    return read_policy(table, sets)
+    return read_policy(table, sets, grants)
 
 
 def input_frames(
@@ -171,14 +177,17 @@ def input_frames(
     plan's ``policy`` says which fields each of its policy words ANDs."""
     from pyspark.sql import functions as F
 
-    by_stream = {n: policy.fields_of(n) for n in streams} if policy is not None else {}
-    words = len(policy.sets) if policy is not None else 0
+    by_stream = {
+        n: {"sets": policy.fields_of(n), "grants": policy.grants_of(n)}
+        for n in (streams if policy is not None else ())
+    }
+    words, grants = (len(policy.sets), len(policy.grants)) if policy is not None else (0, 0)
     frame = (
         spark.readStream.format(FORMAT)
         .options(
             **options,
             streams=json.dumps(streams),
-            schema=ddl(schema, words),
+            schema=ddl(schema, words, grants),
             policy=json.dumps(by_stream),
         )
         .load()
@@ -190,25 +199,31 @@ def input_frames(
 
 
 def derived_frame(
-    spark, options: Mapping[str, str], key: str, schema: Schema, words: int, sets: int = 0
+    spark,
+    options: Mapping[str, str],
+    key: str,
+    schema: Schema,
+    words: int,
+    policy: FieldPolicy | None = None,
 ):
     """The rows of one output's result log (``key``, its directory in ``options["dirs"]``): the
-    output's fields, ``_level`` (0 if that diagram is not at a level), its policy words (of
-    ``sets`` field sets: ``input_frames``) and the ``_label`` its tuples carry there
+    output's fields, ``_level`` (0 if that diagram is not at a level), the policy words of a
+    governed plan's ``policy`` (``input_frames``) and the ``_label`` its tuples carry there
     (``words`` words), for a derived input to move into its own plan."""
     from pyspark.sql import functions as F
 
     label = "ARRAY<INT>" if is_sparse(words) else "BIGINT"
-    policy = [DENIED_COLUMN, *(f"{WORD_PREFIX}{k}" for k in range(1, sets + 1))]
-    columns = [*schema.names, LEVEL_COLUMN, *policy, LABEL_COLUMN]
+    heads = list(policy.heads) if policy is not None else [DENIED_COLUMN]
+    sets, grants = (len(policy.sets), len(policy.grants)) if policy is not None else (0, 0)
+    columns = [*schema.names, LEVEL_COLUMN, *heads, LABEL_COLUMN]
     frame = (
         spark.readStream.format(FORMAT)
         .options(
             **options,
             streams=json.dumps([key]),
             columns=json.dumps(columns),
-            schema=f"{ddl(schema, sets)}, `{LABEL_COLUMN}` {label}",
-            policy=json.dumps({key: [[]] * sets}),
+            schema=f"{ddl(schema, sets, grants)}, `{LABEL_COLUMN}` {label}",
+            policy=json.dumps({key: {"sets": [[]] * sets, "grants": [[]] * grants}}),
         )
         .load()
     )

@@ -192,3 +192,60 @@ def test_a_server_policy_refines_what_mutable_sps_grant(live):
     assert first["details"]["new"] == answer["server_policy"] and last["details"]["new"] is None
     for client in (joe, dan, nina, fe):
         client.close()
+
+
+def test_on_result_delegates_where_the_owner_role_holds_the_grant_option(live):
+    """Figure 8: a diagram's output relabels its results for cardiologists. A tuple whose sp
+    gave the diagram's owner role the grant option reaches the cardiologist, not the doctor
+    its provider named; one without the option is only narrowed (doctors AND cardiologists:
+    nobody). The ward's own output is untouched. A diagram over a stream no sp governs may
+    not relabel."""
+    joe, dan, nina, fe = ward(live.url)
+    owner = joe.call("GET", "/diagrams/ward")["owner"]["role"]
+    joe.call("POST", "/roles", 201, json={"name": "CARDIOLOGIST"})
+    joe.call(
+        "POST",
+        "/users",
+        201,
+        json={"name": "carl", "password": PASSWORD, "roles": ["CARDIOLOGIST"]},
+    )
+    policy = [{"ddp": {}, "srp": "CARDIOLOGIST"}]
+    consult = {
+        "version": 1,
+        "name": "consult",
+        "inputs": {"vitals": {}},
+        "outputs": {"cardio": {"from": "vitals", "on_result": policy}},
+    }
+    joe.call("POST", "/diagrams", 201, json={"document": consult})
+    joe.call("POST", "/diagrams/consult/deploy", timeout=180)
+    grants = [("schema", "v", "VIEW_OBJECT")]
+    grants += [("stream", "vitals", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
+    grants += [("output", "cardio", a) for a in ("VIEW_OBJECT", "SUBSCRIBE")]
+    for role in ("CARDIOLOGIST", "DOCTOR"):
+        for type_, name, action in grants:
+            joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
+    carl, dan2 = Client(live.url, "carl", PASSWORD), Client(live.url, "dan", PASSWORD)
+    for client in (carl, dan2):
+        client.connect()
+        assert client.emit("subscribe", {"output": "cardio"}) == {"subscribed": "cardio"}
+
+    delegable = {"sp": {"ddp": {}, "srp": owner, "grant": True, "ts": 1, "sn": 2}}
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("DOCTOR", 1), delegable, vital(1, 1, 2)])
+    plain = sp(["DOCTOR", owner], 2)
+    fe.call("POST", "/streams/vitals/tuples", json=[plain, vital(2, 2), vital(3, 2)])
+    wait_until(lambda: patients(carl) == [1], 120, "the cardiologist's delegated tuple")
+    wait_until(lambda: patients(dan) == [1, 2, 3], 120, "the ward's own output, unchanged")
+    later = Client(live.url, "carl", PASSWORD)  # read back from the result log: the same
+    assert [
+        t["patient"] for t in later.call("GET", "/outputs/cardio/results?from=0")["tuples"]
+    ] == [1]
+    assert patients(dan2) == [] and patients(carl) == [1]
+
+    plain_doc = {**consult, "name": "plain", "inputs": {"other": {}}}
+    plain_doc["outputs"] = {"o2": {"from": "other", "on_result": policy}}
+    joe.call("POST", "/streams", 201, json={"name": "other", "schema": "v"})
+    refused = joe.call("POST", "/diagrams", 400, json={"document": plain_doc})["error"]
+    problems = [(p["code"], p["path"]) for p in refused["details"]["problems"]]
+    assert problems == [("ON_RESULT_UNGOVERNED", "outputs.o2.on_result")]
+    for client in (joe, dan, nina, fe, carl, dan2, later):
+        client.close()

@@ -19,6 +19,14 @@ const CODECS = {
   },
   // A slide is a duration ("5s") for a time window and a number of tuples for a count window.
   slide: { show: (v) => v ?? "", read: (text) => wholeOrText(text) },
+  // A security policy (an output's ON RESULT): sps as JSON; what does not parse is sent as typed.
+  policy: {
+    show: (v) => (v && v.length ? JSON.stringify(v) : ""),
+    read: (text) => {
+      if (!text.trim()) return undefined;
+      try { return JSON.parse(text); } catch { return text; }
+    },
+  },
   object: {
     show: (v) => Object.entries(v || {}).map(([k, x]) => `${k}: ${x}`).join("\n"),
     read: (text) => Object.fromEntries(text.split("\n").map((line) => line.trim()).filter(Boolean)
@@ -78,7 +86,7 @@ function paramField(values, param, prefix) {
       param.params.map((p) => paramField(values[param.name], p, `${path}.`))), path);
   }
   const codec = CODECS[param.kind] || CODECS[param.type] || CODECS.string;
-  const control = param.type === "object"
+  const control = param.type === "object" || param.kind === "policy"
     ? el("textarea", { rows: 3, spellcheck: false })
     : el("input", { autocomplete: "off", spellcheck: false });
   control.name = path;

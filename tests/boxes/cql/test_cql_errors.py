@@ -54,7 +54,7 @@ CORPUS = [
     ("INSERT SP AS p INTO STREAM s LET p.SIGN = POSITIVE", codes.CQL_NOT_EXECUTABLE, "cql.2.1"),
     (
         "SELECT * FROM s ON RESULT(INSERT SP INTO STREAM LET SIGN = NEGATIVE)",
-        codes.CQL_NOT_EXECUTABLE,
+        codes.SP_INVALID,  # SRP = model:role is required
         "cql.2.27",
     ),
     ("SELECT * FROM s AT LEVEL [1, B]", codes.CQL_LEVEL, "cql.2.26"),

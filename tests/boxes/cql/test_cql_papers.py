@@ -242,6 +242,14 @@ def test_on_result_parses_with_the_query():
         "Beats_per_min",
         "Timestamp",
     ]
-    with pytest.raises(DiagramInvalid) as err:
-        compile_cql(SP_RESULT)
-    assert [(p.code, p.path) for p in err.value.problems] == [(codes.CQL_NOT_EXECUTABLE, "cql.5.1")]
+    # It becomes the output's ON RESULT policy (boxes/output.py), with no stream of its own.
+    (output,) = compile_cql(SP_RESULT)["outputs"].values()
+    assert output["on_result"] == [
+        {
+            "ddp": {"tuples": "*", "attributes": "*"},
+            "srp": "Cardiologist",
+            "sign": "+",
+            "immutable": True,
+            "grant": False,
+        }
+    ]

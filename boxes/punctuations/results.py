@@ -1,0 +1,70 @@
+"""``ON RESULT``: a diagram's own security policy for an output's results (seed 003, section 4.4).
+
+An output whose document gives ``on_result`` sps (``boxes/output.py``) carries, beside its
+policy words, ``_sp_nogrant``: the roles that do not hold the grant option on every field of
+every tuple a result comes from (``fields.py``). Each result batch is relabelled once, before
+the result log, so replays, late subscribers and diagrams reading the output all see the same
+policy; with the catalog as it is then (the diagram's owner role, the roles' bits):
+
+* where the diagram's owner role holds the grant option (it is not in ``_sp_nogrant``), the
+  result's policy *is* the ON RESULT policy: the owner delegates what the providers let it
+  delegate (Figure 8: a cardiologist reads what only the owner's role was granted);
+* elsewhere the ON RESULT policy narrows it: a role must be allowed by both.
+
+The ON RESULT policy is decided like a provider's (``decision.Decider``) over the output's
+fields, with no tuple identifier (so a tuple pattern other than ``*`` grants nothing, and
+denies). The result keeps ``_sp_denied`` and gets ``_sp_hidden`` for every field.
+
+>>> import pyarrow as pa
+>>> from boxes.punctuations.decision import TupleLabel
+>>> table = pa.table({"bpm": [70, 80], "_sp_denied": [-2, -2], "_sp_nogrant": [-2, -1]})
+>>> out = relabelled(table, 1, TupleLabel(4, (4,)), ["bpm"])  # owner role 1; ON RESULT: role 4
+>>> out.column("_sp_denied").to_pylist()  # row 1 delegated to role 4; row 2 narrowed: nobody
+[-5, -1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, NOBODY, NOGRANT_COLUMN
+from boxes.punctuations.columns import signed
+from boxes.punctuations.decision import TupleLabel
+
+
+def relabelled(table: pa.Table, owner: int, label: TupleLabel, fields: Sequence[str]) -> pa.Table:
+    """``table`` (an output's batch) with ``label`` (the ON RESULT policy's, over ``fields``)
+    as the policy of each row whose grant word leaves the owner role (``owner``, its bit)
+    the grant option, and as a narrowing of every other row's."""
+
+    def column(name: str, default: int) -> np.ndarray:
+        if name in table.column_names:
+            return table.column(name).to_numpy(zero_copy_only=False).astype(np.int64)
+        return np.full(table.num_rows, default, np.int64)
+
+    def words(old: np.ndarray, readers: int) -> np.ndarray:
+        denied = np.invert(np.int64(signed(readers)))
+        return np.where(delegated, denied, old | denied)
+
+    delegated = (np.invert(column(NOGRANT_COLUMN, NOBODY)) & np.int64(signed(owner))) != 0
+    has_hidden = HIDDEN_COLUMN in table.column_names
+    hidden = table.column(HIDDEN_COLUMN).combine_chunks() if has_hidden else None
+    names = [f.name for f in hidden.type] if hidden is not None else []
+    per_field = [
+        words(
+            hidden.field(names.index(name)).to_numpy(zero_copy_only=False)
+            if hidden is not None and name in names
+            else np.zeros(table.num_rows, np.int64),
+            readers,
+        )
+        for name, readers in zip(fields, label.fields, strict=True)
+    ]
+    out = table.drop_columns(
+        [c for c in (DENIED_COLUMN, HIDDEN_COLUMN, NOGRANT_COLUMN) if c in table.column_names]
+    )
+    out = out.append_column(DENIED_COLUMN, pa.array(words(column(DENIED_COLUMN, 0), label.mask)))
+    struct = pa.StructArray.from_arrays([pa.array(w) for w in per_field], names=list(fields))
+    return out.append_column(HIDDEN_COLUMN, struct)
