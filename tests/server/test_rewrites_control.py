@@ -149,7 +149,7 @@ class FakeRuntime:
         self.gone = threading.Event()
         self.disk = list(disk)
 
-    def deploy(self, diagram_id, plan, on_batch):
+    def deploy(self, diagram_id, plan, on_batch, relabel=None):
         self.deployed[diagram_id] = tuple(plan.outputs)
 
     def remove(self, diagram_id):
