@@ -24,6 +24,7 @@ from boxes.punctuations.decision import TupleLabel, decide
 from boxes.punctuations.fields import field_policy
 from boxes.punctuations.results import relabelled
 from boxes.punctuations.shield import Policy
+from tests.boxes.punctuations.test_sp_paper import FIGURE_8B
 
 ROLES = {"R1": 0, "C": 1, "D": 2}
 R1, C, D = 1, 2, 4
@@ -155,23 +156,16 @@ def test_a_bad_on_result_sp_is_a_problem_at_its_path(policy, message):
     assert message in problem.message
 
 
-FIGURE_8B = """CREATE DIAGRAM ward;
-CREATE STREAM S1 (Patient_id long, Beats_per_min long, Timestamp timestamp) EVENT TIME Timestamp;
-SELECT Patient_id, Beats_per_min, Timestamp
-FROM S1
-WHERE Beats_per_min > 80
-ON RESULT(
-INSERT SP AS sp_result INTO STREAM
-LET
-sp_result.DDP = TUPLES:ALL
-sp_result.SRP = frbac:Cardiologist,
-sp_result.SIGN = POSITIVE,
-sp_result.IMMUTABLE = TRUE);
-"""
+# Figure 8b's query (``test_sp_paper``) over a stream the script declares.
+SCRIPT = (
+    "CREATE DIAGRAM ward;\n"
+    "CREATE STREAM S1 (Patient_id long, Beats_per_min long, Timestamp timestamp)"
+    " EVENT TIME Timestamp;\n" + FIGURE_8B + "\n"
+)
 
 
 def test_figure_8b_compiles_to_an_on_result_policy_and_prints_back():
-    compiled = compile_script(parse(FIGURE_8B))
+    compiled = compile_script(parse(SCRIPT))
     ((output, spec),) = compiled.document["outputs"].items()
     assert spec["on_result"] == [
         {
@@ -189,7 +183,7 @@ def test_figure_8b_compiles_to_an_on_result_policy_and_prints_back():
 
 
 def test_a_policy_cql_cannot_write_is_not_printed():
-    doc = compile_script(parse(FIGURE_8B)).document
+    doc = compile_script(parse(SCRIPT)).document
     (spec,) = doc["outputs"].values()
     spec["on_result"] = [{"ddp": {}, "srp": ["Cardiologist", "D"]}]
     with pytest.raises(DiagramInvalid) as caught:
