@@ -42,6 +42,7 @@ import pyarrow as pa
 from boxes.labels import DENIED_COLUMN, GRANT_PREFIX, HIDDEN_COLUMN, NOBODY
 from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.model import Stamp
+from boxes.punctuations.words import matrix, of_masks, part, width_of
 
 STAMP_TS, STAMP_CSN = "_sp_ts", "_sp_csn"
 ROLES_COLUMN = "_roles"
@@ -70,63 +71,79 @@ def stamps_of(table: pa.Table) -> list[Stamp | None]:
 
 def label_columns(labels: Sequence[TupleLabel], fields: Sequence[str]) -> dict[str, pa.Array]:
     """``_roles``, and ``_field_roles`` when some tuple's fields are not all readable by the
-    roles that may read the tuple."""
-    out = {ROLES_COLUMN: pa.array([signed(t.mask) for t in labels], pa.int64())}
+    roles that may read the tuple; ``bigint`` columns, or arrays of the words the frame's
+    widest mask needs (``words.py``)."""
+    count = max((width_of(m) for t in labels for m in (t.mask, *t.fields, *t.grants)), default=1)
+    out = {ROLES_COLUMN: _masks([t.mask for t in labels], count)}
     if any(f != t.mask for t in labels for f in t.fields):
-        out[FIELD_ROLES_COLUMN] = _per_field([t.fields for t in labels], fields)
+        out[FIELD_ROLES_COLUMN] = _per_field([t.fields for t in labels], fields, count)
     if any(t.grants for t in labels):
         grants = [t.grants or (0,) * len(fields) for t in labels]
-        out[FIELD_GRANTS_COLUMN] = _per_field(grants, fields)
+        out[FIELD_GRANTS_COLUMN] = _per_field(grants, fields, count)
     return out
 
 
-def _per_field(masks: Sequence[Sequence[int]], fields: Sequence[str]) -> pa.StructArray:
+def _masks(masks: Sequence[int], count: int) -> pa.Array:
+    if count == 1:
+        return pa.array([signed(m) for m in masks], pa.int64())
+    return of_masks(masks, count)
+
+
+def _per_field(masks: Sequence[Sequence[int]], fields: Sequence[str], count: int) -> pa.StructArray:
     return pa.StructArray.from_arrays(
-        [pa.array([signed(m[i]) for m in masks], pa.int64()) for i in range(len(fields))],
-        names=list(fields),
+        [_masks([m[i] for m in masks], count) for i in range(len(fields))], names=list(fields)
     )
 
 
 def read_policy(
-    table: pa.Table, sets: Sequence[Sequence[str]] = (), grants: Sequence[Sequence[str]] = ()
+    table: pa.Table,
+    sets: Sequence[Sequence[str]] = (),
+    grants: Sequence[Sequence[str]] = (),
+    count: int = 1,
 ) -> pa.Table:
     """A logged frame as an input reads it: the columns above replaced by ``_sp_denied``, one
     word per field set in ``sets`` (this input's fields of each: ``FieldPolicy.fields_of``)
     and one grant word per field set in ``grants`` (``FieldPolicy.grants_of``): the roles
-    that do not hold the grant option on all of the set's fields.
+    that do not hold the grant option on all of the set's fields. Each is ``count`` words
+    (the plan's ``role_words``), columns ``words.parts``: a mask the frame holds narrower is
+    padded with nobody, a wider one cut, so a role beyond the plan's width reads nothing.
 
     A result log's frame (a derived input) carries ``_sp_denied`` already, and ``_sp_hidden``
     where some of its fields were hidden from some roles: a role that may not read all of the
     row reads none of it here (the strictest reading), its words are 0, and nobody holds the
     grant option on it (a result's policy is its diagram's to give, not a provider's)."""
-    import pyarrow.compute as pc
-
-    zeros = pa.array(np.zeros(table.num_rows, np.int64))
-    nobody = pa.array(np.full(table.num_rows, NOBODY, np.int64))
+    rows = table.num_rows
+    zeros = np.zeros((rows, count), np.int64)
+    nobody = np.full((rows, count), NOBODY, np.int64)
     delegable = _struct(table, FIELD_GRANTS_COLUMN) if ROLES_COLUMN in table.column_names else None
-    given = [nobody if delegable is None else _denied(nobody, delegable, f, nobody) for f in grants]
+    given = [
+        nobody if delegable is None else _denied(nobody, delegable, f, nobody, count)
+        for f in grants
+    ]
     if DENIED_COLUMN in table.column_names:
-        denied = table.column(DENIED_COLUMN)
+        denied = matrix(table.column(DENIED_COLUMN), count, NOBODY)
         if HIDDEN_COLUMN in table.column_names:
             hidden = table.column(HIDDEN_COLUMN).combine_chunks()
             for i in range(hidden.type.num_fields):
-                denied = pc.bit_wise_or(denied, hidden.field(i))
-            table = table.drop_columns([HIDDEN_COLUMN, DENIED_COLUMN])
-            table = table.append_column(DENIED_COLUMN, denied)
+                denied = denied | matrix(hidden.field(i), count, NOBODY)
+        table = table.drop_columns(
+            [c for c in (HIDDEN_COLUMN, DENIED_COLUMN) if c in table.column_names]
+        )
         words = [zeros] * len(sets)
     elif ROLES_COLUMN not in table.column_names:
-        table = table.append_column(DENIED_COLUMN, zeros)
-        words = [zeros] * len(sets)
+        denied, words = zeros, [zeros] * len(sets)
     else:
-        roles = table.column(ROLES_COLUMN)
+        roles = matrix(table.column(ROLES_COLUMN), count, 0)
         masks = _struct(table, FIELD_ROLES_COLUMN)
-        words = [_denied(roles, masks, fields, zeros) for fields in sets]
+        words = [_denied(roles, masks, fields, zeros, count) for fields in sets]
         table = table.drop_columns([c for c in LOGGED if c in table.column_names])
-        table = table.append_column(DENIED_COLUMN, pc.bit_wise_not(roles))
-    for k, word in enumerate(words, start=1):
-        table = table.append_column(f"{WORD_PREFIX}{k}", word)
-    for k, word in enumerate(given, start=1):
-        table = table.append_column(f"{GRANT_PREFIX}{k}", word)
+        denied = ~roles
+    named = [(DENIED_COLUMN, denied)]
+    named += [(f"{WORD_PREFIX}{k}", w) for k, w in enumerate(words, start=1)]
+    named += [(f"{GRANT_PREFIX}{k}", w) for k, w in enumerate(given, start=1)]
+    for name, word in named:
+        for k in range(count):
+            table = table.append_column(part(name, k), pa.array(word[:, k], pa.int64()))
     return table
 
 
@@ -134,14 +151,14 @@ def _struct(table: pa.Table, name: str) -> pa.StructArray | None:
     return table.column(name).combine_chunks() if name in table.column_names else None
 
 
-def _denied(roles, masks, fields: Sequence[str], empty):
+def _denied(roles: np.ndarray, masks, fields: Sequence[str], empty: np.ndarray, count: int):
     """The roles that may not read all of ``fields`` (none: ``empty``); a frame without field
     masks has every field's mask its tuple's (``roles``)."""
-    import pyarrow.compute as pc
-
     if not fields:
         return empty
-    readers = roles if masks is None else masks.field(fields[0])
-    for name in fields[1:] if masks is not None else ():
-        readers = pc.bit_wise_and(readers, masks.field(name))
-    return pc.bit_wise_not(readers)
+    if masks is None:
+        return ~roles
+    readers = matrix(masks.field(fields[0]), count, 0)
+    for name in fields[1:]:
+        readers = readers & matrix(masks.field(name), count, 0)
+    return ~readers
