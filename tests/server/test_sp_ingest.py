@@ -10,6 +10,8 @@ from datetime import datetime, timedelta, timezone
 
 from serverkit import PASSWORD, Client, wait_until
 
+from server.control.diagrams import run
+
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 WARD = {
     "version": 1,
@@ -248,4 +250,55 @@ def test_on_result_delegates_where_the_owner_role_holds_the_grant_option(live):
     problems = [(p["code"], p["path"]) for p in refused["details"]["problems"]]
     assert problems == [("ON_RESULT_UNGOVERNED", "outputs.o2.on_result")]
     for client in (joe, dan, nina, fe, carl, dan2, later):
+        client.close()
+
+
+def test_roles_past_the_64th_read_what_their_sps_grant_and_a_later_one_after_a_redeploy(live):
+    """More than 64 roles (docs/punctuations.md): with 188 roles made first, DOCTOR, NURSE and
+    FEED get bits 189-191, the diagram three words of roles. The nurse (bit 190) receives the
+    tuple with the fields only the doctor may read hidden, and hears her own role in
+    ``policy``. A role made after the deploy (bit 192, beyond the diagram's words) receives
+    nothing the log grants it until the diagram is deployed again."""
+    joe = Client(live.url, "joe", PASSWORD)
+    for n in range(1, 189):
+        joe.call("POST", "/roles", 201, json={"name": f"FILLER{n}"})
+    joe, dan, nina, fe = ward(live.url)
+    told: list[list[str]] = []
+    nina.sock.on("policy", lambda data: told.append(data["roles"]))
+    everyone = ["DOCTOR", "NURSE", "LATE"]
+    fe.call(
+        "POST",
+        "/streams/vitals/tuples",
+        json=[sp("DOCTOR", 1), sp("NURSE", 1, 2, attributes="bpm"), vital(1, 1, 2)],
+    )
+    wait_until(lambda: patients(dan) == [1] and patients(nina) == [None], 120, "both see 1")
+    assert nina.received[0]["bpm"] == 61 and set(nina.received[0]["_hidden"]) == {"t", "patient"}
+    assert told[-1] == ["NURSE"]
+
+    joe.call("POST", "/roles", 201, json={"name": "LATE"})
+    joe.call("POST", "/users", 201, json={"name": "lou", "password": PASSWORD, "roles": ["LATE"]})
+    grants = [("schema", "v", "VIEW_OBJECT"), ("output", "seen", "VIEW_OBJECT")]
+    grants += [("stream", "vitals", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
+    grants += [("output", "seen", "SUBSCRIBE")]
+    for type_, name, action in grants:
+        joe.call("PUT", f"/permissions/{type_}/{name}/LATE/{action}")
+    lou = Client(live.url, "lou", PASSWORD)
+    lou.connect(resubscribe=["seen"])
+    wait_until(lambda: lou.sock.connected, 60, "lou's subscription")
+    fe.call("POST", "/streams/vitals/tuples", json=[sp(everyone, 2), vital(2, 2)])
+    wait_until(lambda: patients(dan) == [1, 2] and patients(nina) == [None, 2], 120, "tuple 2")
+    assert patients(lou) == []  # the log grants LATE, the running diagram has no room for it
+    # A restart resumes with the words recorded at the deploy: the same version (checkpoint).
+    svc = live.app.extensions["sluice"]
+    before = svc.runtime.status("ward")["version"]
+    (resumable,) = [r for r in svc.catalog.objects.resumable() if r.diagram.name == "ward"]
+    run(svc, resumable)
+    assert svc.runtime.status("ward")["version"] == before
+
+    joe.call("POST", "/diagrams/ward/deploy", timeout=180)
+    for client in (dan, lou):
+        assert client.emit("subscribe", {"output": "seen"}) == {"subscribed": "seen"}
+    fe.call("POST", "/streams/vitals/tuples", json=[vital(3, 2)])
+    wait_until(lambda: patients(lou) == [3] and 3 in patients(dan), 180, "tuple 3 for lou")
+    for client in (joe, dan, nina, fe, lou):
         client.close()
