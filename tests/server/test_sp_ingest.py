@@ -274,6 +274,16 @@ def test_roles_past_the_64th_read_what_their_sps_grant_and_a_later_one_after_a_r
     wait_until(lambda: patients(dan) == [1] and patients(nina) == [None], 120, "both see 1")
     assert nina.received[0]["bpm"] == 61 and set(nina.received[0]["_hidden"]) == {"t", "patient"}
     assert told[-1] == ["NURSE"]
+    # read back from the result log, and in a preview of the running diagram, alike
+    (logged,) = nina.call("GET", "/outputs/seen/results?from=0")["tuples"]
+    assert (logged["patient"], logged["bpm"]) == (None, 61)
+    joe.call("PUT", "/permissions/diagram/ward/NURSE/VIEW_OBJECT")
+    (peeked,) = nina.call("GET", "/diagrams/ward/boxes/seen/preview")["tuples"]
+    assert (peeked["patient"], peeked["bpm"], set(peeked["_hidden"])) == (
+        None,
+        61,
+        {"t", "patient"},
+    )
 
     joe.call("POST", "/roles", 201, json={"name": "LATE"})
     joe.call("POST", "/users", 201, json={"name": "lou", "password": PASSWORD, "roles": ["LATE"]})
