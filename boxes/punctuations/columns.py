@@ -3,8 +3,10 @@
 * ``_sp_ts``, ``_sp_csn``: each tuple's stamp (null: it names no policy), so the shield's
   state is a function of the log (``server/ingest``) and a replay decides as the first pass.
 * ``_roles``: the policy label, the roles (catalog bits, ``Snapshot.role_bits``) that may read
-  something of the tuple, a ``bigint`` like a one-word source label (bit 63 is the sign bit).
-* ``_field_roles``: a struct of one ``bigint`` per schema field, the roles that may read that
+  something of the tuple, a ``bigint`` like a one-word source label (bit 63 is the sign bit);
+  above 64 roles, in a frame where some mask needs more, an ``array<bigint>`` of its words
+  (``words.py``), as every mask column below.
+* ``_field_roles``: a struct of one mask per schema field, the roles that may read that
   field; written only when some field's mask differs from its tuple's (an attribute-level
   policy), else every field's mask is the tuple's.
 * ``_field_grants``: the same struct, the roles that may read the field with the grant option
@@ -34,7 +36,7 @@ knowing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -52,11 +54,6 @@ LOGGED = (STAMP_TS, STAMP_CSN, ROLES_COLUMN, FIELD_ROLES_COLUMN, FIELD_GRANTS_CO
 WORD_PREFIX = "_sp_w"  # a field set's policy word, as an input reads it (``fields.py``)
 
 
-def signed(mask: int) -> int:
-    """The unsigned 64-bit ``mask`` as the signed long Arrow and Spark store."""
-    return mask - (1 << 64) if mask >= 1 << 63 else mask
-
-
 def stamp_columns(stamps: Sequence[Stamp | None]) -> dict[str, pa.Array]:
     ts = [None if s is None else s.ts for s in stamps]
     csn = [None if s is None else s.csn for s in stamps]
@@ -72,9 +69,10 @@ def stamps_of(table: pa.Table) -> list[Stamp | None]:
 def label_columns(labels: Sequence[TupleLabel], fields: Sequence[str]) -> dict[str, pa.Array]:
     """``_roles``, and ``_field_roles`` when some tuple's fields are not all readable by the
     roles that may read the tuple; ``bigint`` columns, or arrays of the words the frame's
-    widest mask needs (``words.py``)."""
-    count = max((width_of(m) for t in labels for m in (t.mask, *t.fields, *t.grants)), default=1)
-    out = {ROLES_COLUMN: _masks([t.mask for t in labels], count)}
+    widest mask needs (``words.py``: a tuple's mask holds every bit of its fields' and grants')."""
+    masks = [t.mask for t in labels]
+    count = width_of(max(masks, default=0))
+    out = {ROLES_COLUMN: _masks(masks, count)}
     if any(f != t.mask for t in labels for f in t.fields):
         out[FIELD_ROLES_COLUMN] = _per_field([t.fields for t in labels], fields, count)
     if any(t.grants for t in labels):
@@ -83,15 +81,16 @@ def label_columns(labels: Sequence[TupleLabel], fields: Sequence[str]) -> dict[s
     return out
 
 
-def _masks(masks: Sequence[int], count: int) -> pa.Array:
+def _masks(masks: Iterable[int], count: int) -> pa.Array:
+    """Masks as a column: one word, the unsigned bits seen as signed longs, or ``count``."""
     if count == 1:
-        return pa.array([signed(m) for m in masks], pa.int64())
-    return of_masks(masks, count)
+        return pa.array(np.fromiter(masks, np.uint64).view(np.int64))
+    return of_masks(list(masks), count)
 
 
 def _per_field(masks: Sequence[Sequence[int]], fields: Sequence[str], count: int) -> pa.StructArray:
     return pa.StructArray.from_arrays(
-        [_masks([m[i] for m in masks], count) for i in range(len(fields))], names=list(fields)
+        [_masks((m[i] for m in masks), count) for i in range(len(fields))], names=list(fields)
     )
 
 
