@@ -69,9 +69,23 @@ def stamps_of(table: pa.Table) -> list[Stamp | None]:
 def label_columns(labels: Sequence[TupleLabel], fields: Sequence[str]) -> dict[str, pa.Array]:
     """``_roles``, and ``_field_roles`` when some tuple's fields are not all readable by the
     roles that may read the tuple; ``bigint`` columns, or arrays of the words the frame's
-    widest mask needs (``words.py``: a tuple's mask holds every bit of its fields' and grants')."""
+    widest mask needs (``words.py``: a tuple's mask holds every bit of its fields' and grants').
+    Wide, each distinct label is split into words once (a frame's tuples share a few)."""
     masks = [t.mask for t in labels]
     count = width_of(max(masks, default=0))
+    if count == 1:
+        return _columns(labels, masks, fields, 1)
+    seen = {id(t): t for t in labels}
+    at = {key: i for i, key in enumerate(seen)}
+    rows = pa.array(np.fromiter((at[id(t)] for t in labels), np.int64, len(labels)))
+    distinct = list(seen.values())
+    found = _columns(distinct, [t.mask for t in distinct], fields, count)
+    return {name: column.take(rows) for name, column in found.items()}
+
+
+def _columns(
+    labels: Sequence[TupleLabel], masks: Sequence[int], fields: Sequence[str], count: int
+) -> dict[str, pa.Array]:
     out = {ROLES_COLUMN: _masks(masks, count)}
     if any(f != t.mask for t in labels for f in t.fields):
         out[FIELD_ROLES_COLUMN] = _per_field([t.fields for t in labels], fields, count)

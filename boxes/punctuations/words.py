@@ -100,8 +100,7 @@ def column(values: np.ndarray) -> pa.Array:
 
 def of_masks(masks, count: int) -> pa.Array:
     """Python int masks as a column of ``count`` words."""
-    rows = np.array([words(m, count) for m in masks], np.int64).reshape(len(masks), count)
-    return column(rows)
+    return column(np.array([words(m, count) for m in masks], np.int64).reshape(-1, count))
 
 
 def granted_words(denied, mask: int) -> np.ndarray:
