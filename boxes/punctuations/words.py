@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 WORD = 64
 MAX_ROLE_BITS = 4096  # roles with a bit (catalog migration 0012): 64 words of label at most
@@ -69,11 +70,13 @@ def matrix(column, count: int, pad: int) -> np.ndarray:
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     rows = len(array)
     if is_wide(array.type):
-        flat = array.flatten().to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        have = len(flat) // rows if rows else 0
-        if have * rows != len(flat):
-            raise ValueError("a wide role mask column has rows of different widths")
-        found = flat.reshape(rows, have)
+        lengths = pc.list_value_length(array).to_numpy(zero_copy_only=False)
+        have = int(lengths.max(initial=0))
+        if (lengths == have).all():
+            flat = array.flatten().to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+            found = flat.reshape(rows, have)
+        else:  # frames of several widths put together: each row padded as it would be alone
+            found = np.array([w + [pad] * (have - len(w)) for w in array.to_pylist()], np.int64)
     else:
         found = array.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)[:, None]
     if found.shape[1] >= count:
@@ -82,11 +85,11 @@ def matrix(column, count: int, pad: int) -> np.ndarray:
 
 
 def width_of_column(column) -> int:
-    """How many words a mask column holds."""
+    """How many words a mask column holds (its widest row)."""
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if not is_wide(array.type):
+    if not is_wide(array.type) or not len(array):
         return 1
-    return len(array.flatten()) // len(array) if len(array) else 1
+    return max(1, int(pc.max(pc.list_value_length(array)).as_py()))
 
 
 def column(values: np.ndarray) -> pa.Array:

@@ -189,3 +189,24 @@ def test_the_policy_event_names_the_wide_roles_the_rows_grant():
         (["R100", "R129"], [0, 1]),
         (["R129"], [2]),
     ]
+
+
+def test_a_count_window_merges_wide_masks_of_its_tuples(spark):
+    """A count window's state works on the label's words (``labels.split``): three words of
+    each policy word as well."""
+    plan = plan_of(
+        "boxes:\n"
+        "  w: {type: aggregate, in: a, window: {rows: 2}, group_by: [], "
+        "aggregates: {top: 'max(bpm)'}}\n"
+        "outputs: {o: {from: w}}\n"
+    )
+    first = TupleLabel(bit(1, 64, 100), (bit(1, 64, 100),) * 3)
+    second = TupleLabel(bit(64, 129), (bit(64, 129),) * 3)
+    table = pa.concat_tables([logged([(0, "p1", 70)], first), logged([(1, "p2", 80)], second)])
+    (o,) = results(spark, plan, {"a": table}).values()
+    by_top = {r["top"]: r for r in o.to_pylist()}
+    readers = {
+        top: [r for r in ROLES if seen(o.filter(pa.compute.equal(o["top"], top)), r)]
+        for top in by_top
+    }
+    assert readers == {70: ["R1", "R64", "R100"], 80: ["R64"]}
