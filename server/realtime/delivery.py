@@ -529,6 +529,19 @@ class Delivery:
         ``route()`` gave it)."""
         return [row for _, run in self._runs(subject, route, table) for row in run]
 
+    def visible_policies(
+        self, subject: Subject, route: str, table: pa.Table
+    ) -> tuple[list[dict], list[dict] | None]:
+        """``visible_rows``, and on a governed output their policies in runs, in order:
+        ``{"roles": the session's active roles the run's policy lets read it, "tuples": how
+        many rows it governs}`` (what the ``policy`` event says; None for an ungoverned one)."""
+        runs = self._runs(subject, route, table)
+        rows = [row for _, run in runs for row in run]
+        if DENIED_COLUMN not in table.column_names:
+            return rows, None
+        snapshot = self.catalog.core.snapshot
+        return rows, [{"roles": role_names(snapshot, g), "tuples": len(run)} for g, run in runs]
+
     def _runs(self, subject: Subject, route: str, table: pa.Table) -> list:
         labels = self._labels.get(route)
         if labels is None:

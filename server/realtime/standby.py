@@ -19,7 +19,7 @@ from boxes.errors import Unavailable
 from catalog import Subject
 from server.http.api import PREFIX
 from server.http.forward import pass_on
-from server.realtime.delivery import REPLAY_PAGE
+from server.realtime.delivery import REPLAY_PAGE, role_mask
 
 
 class Refused(Exception):
@@ -70,10 +70,23 @@ def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> 
 
     def page(route: str, at: int) -> tuple[list, int]:
         got = call(svc, sid, "GET", path + urlencode({"from": at, "limit": REPLAY_PAGE}))
-        return [(None, got["tuples"])], got["next"]
+        return policy_runs(svc, got), got["next"]
 
     try:
         end = svc.delivery.catch_up(sid, subject, output, start, page)
     except Refused as refused:
         return refused.answer
     return {"subscribed": output, "replayed_to": end}
+
+
+def policy_runs(svc, got: dict) -> list[tuple[int | None, list]]:
+    """The holder's page as ``Delivery.catch_up`` takes it: runs of tuples, each with the bits
+    (this catalog's) of the session's roles its policy lets read it, so each run follows its
+    ``policy`` event as in a local replay; one run without a policy on an ungoverned output."""
+    if "policies" not in got:
+        return [(None, got["tuples"])]
+    snapshot, runs, at = svc.catalog.core.snapshot, [], 0
+    for run in got["policies"]:
+        runs.append((role_mask(snapshot, run["roles"]), got["tuples"][at : at + run["tuples"]]))
+        at += run["tuples"]
+    return runs

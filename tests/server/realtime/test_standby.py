@@ -18,7 +18,7 @@ import pytest
 from boxes.secfilter import label_array
 from catalog import ObjectType
 from server.control.lease import LEASE
-from server.realtime.delivery import TUPLES_EVENT, Labels
+from server.realtime.delivery import POLICY_EVENT, TUPLES_EVENT, Labels
 from server.realtime.extension import socketio
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
@@ -125,6 +125,34 @@ def test_a_subscribe_from_replays_the_holders_log_then_the_relayed_batches_after
     got = [(e["name"], e["args"][0]["tuples"], e["args"][0]["next"]) for e in sock.get_received()]
     live = {"symbol": "live", "_sources": ["in1"]}
     assert got == [(TUPLES_EVENT, [ROW], 3), (TUPLES_EVENT, [live], 4)]
+
+
+def test_a_replay_of_a_governed_output_sends_each_run_after_its_policy(app, holder, auth):
+    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    rows = [{**ROW, "n": n} for n in range(4)]
+    runs = [{"roles": ["CUSTOMER1"], "tuples": n} for n in (2, 1)]  # one policy, two pages
+    runs.append({"roles": ["CUSTOMER1", "INFO_PROVIDER"], "tuples": 1})  # as the holder says
+    page = {"output": "out1", "from": 0, "oldest": 0, "tuples": rows, "next": 4}
+    holder.answers += [(200, {**page, "policies": runs})]
+    holder.answers += [(200, {**page, "tuples": [], "policies": [], "from": 4})]
+    ack = sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True)
+    assert ack == {"subscribed": "out1", "replayed_to": 4}
+    got = [(e["name"], e["args"][0]) for e in sock.get_received()]
+    # a policy event before the rows it governs, again only when the roles change
+    assert [name for name, _ in got] == [
+        POLICY_EVENT,
+        *[TUPLES_EVENT] * 2,
+        POLICY_EVENT,
+        TUPLES_EVENT,
+    ]
+    assert got[0][1] == {"output": "out1", "roles": ["CUSTOMER1"]}
+    assert got[3][1] == {"output": "out1", "roles": ["CUSTOMER1", "INFO_PROVIDER"]}
+    assert [t["n"] for name, args in got if name == TUPLES_EVENT for t in args["tuples"]] == [
+        0,
+        1,
+        2,
+        3,
+    ]
 
 
 def test_the_holders_refusal_of_the_replay_is_the_ack_and_subscribes_nothing(app, holder, auth):
