@@ -753,6 +753,13 @@ REWRITE_CHANGED = define(
     "for you; subscribe again to read what they now allow",
     "policy",
 )
+REWRITTEN_ON_HOLDER = define(
+    "REWRITTEN_ON_HOLDER",
+    409,
+    "output {output!r} belongs to a diagram that runs rewritten by policies, whose readers may "
+    "each need a variant only the runtime's server runs: subscribe on that server",
+    "policy",
+)
 VARIANT_ENDED = define(
     "VARIANT_ENDED",
     409,

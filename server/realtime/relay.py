@@ -9,7 +9,8 @@ with *its own* view of the catalog, the same SecFilter, clearances and sp roles 
 never leaves the servers: Redis is between servers, like the catalog's database.
 
 An output a rewrite governs (its readers may each need a variant, which only the holder runs) is
-not relayed: its subscribers read it through the holder. Catching up from a position
+not relayed: its subscribers read it through the holder (a standby refuses their ``subscribe``:
+``server.realtime.standby.check_relayed``). Catching up from a position
 (``subscribe`` with ``from``) reads the holder's result log through its REST API
 (``server.realtime.standby``); the relayed batches follow, less those it covered.
 

@@ -15,8 +15,8 @@ import json
 from urllib.parse import quote, urlencode
 
 from boxes import codes
-from boxes.errors import Unavailable
-from catalog import Subject
+from boxes.errors import Conflict, Unavailable
+from catalog import ObjectType, Subject
 from server.http.api import PREFIX
 from server.http.forward import pass_on
 from server.realtime.delivery import REPLAY_PAGE, role_mask
@@ -59,6 +59,18 @@ def ingest(svc, sid: str, stream: str, tuples: list) -> dict:
         return call(svc, sid, "POST", f"/streams/{quote(stream, safe='')}/tuples", tuples)
     except Refused as refused:
         return refused.answer
+
+
+def check_relayed(svc, output: str) -> None:
+    """Refuse ``output`` here if its diagram runs rewritten (docs/rewrite.md): a reader's
+    rewrite may need a variant, which only the holder runs and which is not relayed, and the
+    holder relays no batch of such an output (REWRITTEN_ON_HOLDER)."""
+    snapshot = svc.catalog.core.snapshot
+    found = snapshot.find(ObjectType.OUTPUT, output)
+    if found is None or found.parent_id is None:
+        return  # the SUBSCRIBE check already refused it
+    if svc.catalog.rewrites.of(snapshot.objects[found.parent_id]) is not None:
+        raise Conflict(code=codes.REWRITTEN_ON_HOLDER, output=output)
 
 
 def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> dict:

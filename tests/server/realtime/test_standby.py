@@ -163,6 +163,20 @@ def test_the_holders_refusal_of_the_replay_is_the_ack_and_subscribes_nothing(app
     assert app.extensions["sluice"].delivery.readers("out1") == 0
 
 
+def test_an_output_of_a_rewritten_diagram_is_refused_here_and_nothing_asked(app, holder, auth):
+    catalog = app.extensions["sluice"].catalog
+    joe = catalog.sessions.resolve(auth.token("joe"))
+    q1 = catalog.core.snapshot.find(ObjectType.DIAGRAM, "q1")
+    catalog.rewrites.record(joe, q1, {"rewritten": True}, [])  # as a rewritten deploy records
+    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    for payload in ({"output": "out1"}, {"output": "out1", "from": 0}):
+        answer = sock.emit("subscribe", payload, callback=True)
+        assert answer["error"]["code"] == "REWRITTEN_ON_HOLDER", payload
+    assert holder.asked.empty() and app.extensions["sluice"].delivery.readers("out1") == 0
+    catalog.rewrites.forget(q1)
+    assert sock.emit("subscribe", {"output": "out1"}, callback=True) == {"subscribed": "out1"}
+
+
 def test_with_no_holder_a_standby_refuses_what_needs_the_runtime(app, auth):
     sock = socketio.test_client(app, auth={"token": auth.token("al")})
     answer = sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True)
