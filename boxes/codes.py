@@ -756,8 +756,9 @@ REWRITE_CHANGED = define(
 REWRITTEN_ON_HOLDER = define(
     "REWRITTEN_ON_HOLDER",
     409,
-    "output {output!r} belongs to a diagram that runs rewritten by policies, whose readers may "
-    "each need a variant only the runtime's server runs: subscribe on that server",
+    "the results of output {output!r} that reach this server are computed under a rewrite "
+    "other than the one your policies give its diagram: yours runs only on the server that "
+    "runs the stream runtime; subscribe there",
     "policy",
 )
 VARIANT_ENDED = define(

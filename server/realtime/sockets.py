@@ -183,7 +183,7 @@ def on_subscribe(subject: Subject, payload: dict):
     svc, output = services(), payload["output"]
     elsewhere = held_elsewhere(svc)
     if elsewhere:
-        standby.check_relayed(svc, output)
+        standby.check_subscribe(svc, subject, output)
     if "from" not in payload:
         svc.delivery.subscribe(request.sid, subject, output)
         return {"subscribed": output}

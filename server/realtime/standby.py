@@ -12,11 +12,13 @@ request again, as if the client had called it; no server vouches for another's u
 from __future__ import annotations
 
 import json
+import threading
 from urllib.parse import quote, urlencode
 
 from boxes import codes
-from boxes.errors import Conflict, Unavailable
-from catalog import ObjectType, Subject
+from boxes.errors import SluiceError, Unavailable
+from catalog import Subject
+from server.control.rewrites import reads_rewritten, rewrite_key
 from server.http.api import PREFIX
 from server.http.forward import pass_on
 from server.realtime.delivery import REPLAY_PAGE, role_mask
@@ -61,16 +63,43 @@ def ingest(svc, sid: str, stream: str, tuples: list) -> dict:
         return refused.answer
 
 
-def check_relayed(svc, output: str) -> None:
-    """Refuse ``output`` here if its diagram runs rewritten (docs/rewrite.md): a reader's
-    rewrite may need a variant, which only the holder runs and which is not relayed, and the
-    holder relays no batch of such an output (REWRITTEN_ON_HOLDER)."""
-    snapshot = svc.catalog.core.snapshot
-    found = snapshot.find(ObjectType.OUTPUT, output)
-    if found is None or found.parent_id is None:
-        return  # the SUBSCRIBE check already refused it
-    if svc.catalog.rewrites.of(snapshot.objects[found.parent_id]) is not None:
-        raise Conflict(code=codes.REWRITTEN_ON_HOLDER, output=output)
+class RewriteGuard:
+    """Who here reads a relayed batch of a rewritten diagram's output: a subscriber whose own
+    policies rewrite the diagram into the document the batch was computed under
+    (``server.control.rewrites.reads_rewritten``), with the catalog as it is at that batch.
+    Answers are kept per reader and rewrite until the catalog changes, so a batch costs a
+    lookup per subscriber and a change one rewrite each."""
+
+    def __init__(self, catalog) -> None:
+        self.catalog = catalog
+        self._lock = threading.Lock()
+        self._snapshot = None
+        self._answers: dict[tuple, SluiceError | None] = {}
+
+    def check(self, subject: Subject, output: str, rewrite: str) -> None:
+        snapshot = self.catalog.core.snapshot
+        key = (subject.user_id, subject.roles, output, rewrite)
+        with self._lock:
+            if snapshot is not self._snapshot:
+                self._snapshot, self._answers = snapshot, {}
+            answers = self._answers
+        if key not in answers:
+            try:
+                reads_rewritten(self.catalog, subject, output, rewrite)
+                answers[key] = None
+            except SluiceError as refused:
+                answers[key] = refused
+        if answers[key] is not None:
+            raise answers[key]
+
+
+def check_subscribe(svc, subject: Subject, output: str) -> None:
+    """Refuse a subscriber here the output of a diagram running rewritten unless it reads the
+    output itself (as its deployer's rewrite), which the holder relays: its variant would run
+    only on the holder (REWRITTEN_ON_HOLDER)."""
+    rewrite = rewrite_key(svc.catalog, output)
+    if rewrite is not None:
+        svc.delivery.check_relayed(subject, output, rewrite)
 
 
 def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> dict:
