@@ -19,8 +19,8 @@ from test_policies_scenario import POLICIES, PORT_BOX, POSITION, watch
 
 from boxes.secfilter import label_array
 from catalog import ObjectType
-from server.control.lease import LEASE
 from server.control import rewrites
+from server.control.lease import LEASE
 from server.realtime.delivery import ENDED_EVENT, POLICY_EVENT, TUPLES_EVENT, Labels
 from server.realtime.extension import socketio
 from server.realtime.standby import RewriteGuard
