@@ -9,6 +9,11 @@ again with a new timestamp costs a lookup). The provider's policies cycle throug
 contents, each a new timestamp; the case "every policy new" gives each sp a content never seen
 (a compile per sp). Absolute costs: there is no unsecured twin of a shield.
 
+Around the shield, the ingestion log's writer at one sp per tuple: a REST or socket batch of
+alternating sps and stamped tuples (items split, checked, labelled, written as one frame and
+fsynced: ``IngestLog.append_parts``) against the same tuples on an ungoverned stream, in
+interleaved pairs; per sp and tuple.
+
 Then what the labels cost past the shield as the roles grow (``columns``): the writer's policy
 columns for frames of 1 000 tuples under four attribute-level policies, and an input's reading
 of them into a plan's policy words (two field sets), at 1, 64, 130 and 500 roles: one word of
@@ -17,17 +22,24 @@ mask up to 64 roles, three and eight words above (``boxes/punctuations/words.py`
 
 from __future__ import annotations
 
+import tempfile
+from itertools import count
+
 import numpy as np
 import pyarrow as pa
 
-from bench.harness import Mode, repeat, timed
-from bench.report import Goal, Result, Row
+from bench.harness import Mode, compare, repeat, timed
+from bench.report import Goal, Result, Row, percent
 from boxes.punctuations import Deciders, Sp, Stamp, admit_frame, admit_sp
 from boxes.punctuations import patterns as p
 from boxes.punctuations.columns import label_columns, read_policy
 from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.shield import EMPTY
 from boxes.punctuations.words import width
+from boxes.types import parse_schema
+from server.ingest import IngestLog, Limits
+from server.ingest.items import split
+from server.ingest.punctuated import Governance
 
 NAME = "sp shield (Figure 13)"
 ROLES = (1, 10, 100, 500)
@@ -68,6 +80,51 @@ def shield(roles: dict, work: list) -> None:
             deciders(run.policy).frame(run.stop - run.start)
 
 
+def ingestion(result: Result, pairs: int, reps: int) -> None:
+    """The writer's cost at one sp per tuple, governed vs the same tuples ungoverned."""
+    schema, _ = parse_schema({"fields": {name: "long" for name in FIELDS}}, "vitals")
+    governance = Governance(FIELDS, {"DOCTOR": 0, "NURSE": 1}, "patient")
+    stamps = count(1)
+
+    def batch() -> list[dict]:
+        items: list[dict] = []
+        for i, ts in zip(range(pairs), stamps, strict=False):
+            ddp = {"streams": "vitals"}
+            items.append({"sp": {"ddp": ddp, "srp": ["DOCTOR", "NURSE"][i % 2], "ts": ts, "sn": 1}})
+            items.append(
+                {"patient": i, "bpm": 70, "temperature": 37, "_stamp": {"ts": ts, "csn": 1}}
+            )
+        return items
+
+    def tuples() -> list[dict]:
+        return [{"patient": i, "bpm": 70, "temperature": 37} for i in range(pairs)]
+
+    with tempfile.TemporaryDirectory() as root:
+        log = IngestLog(root, Limits(max_tuples=pairs))
+        for name in ("vitals", "plain"):
+            log.create_stream(name, schema)
+        try:
+            secured = timed(
+                lambda: log.append_parts("vitals", split(batch(), "vitals"), 0, governance)
+            )
+            unsecured = timed(lambda: log.append("plain", tuples()))
+            comparison = compare(secured, unsecured, reps)
+        finally:
+            log.close()
+    us = comparison.secured_median * 1e6 / pairs
+    plain = comparison.unsecured_median * 1e6 / pairs
+    case = f"ingestion at 1 tuple per sp, batches of {pairs}: sps and tuples vs tuples alone"
+    result.rows.append(
+        Row(NAME, case, "us per tuple", us, plain, comparison),
+    )
+    low, high = comparison.spread
+    result.extra["ingestion"] = {
+        "secured_us": us,
+        "unsecured_us": plain,
+        "overhead": f"{percent(comparison.ratio)} [{percent(low)}, {percent(high)}]",
+    }
+
+
 def median_seconds(roles: dict, work: list, reps: int) -> float:
     return float(np.median(repeat(timed(lambda: shield(roles, work)), reps)))
 
@@ -97,6 +154,7 @@ def run(mode: Mode) -> Result:
             cost[ratio, roles] = ns / tuples
             case = f"{ratio} tuples per sp, {roles} roles"
             result.rows.append(Row(NAME, case, "ns per tuple", cost[ratio, roles]))
+    ingestion(result, mode.pick(500, 1000), mode.pick(9, 25))
     mapping, work = workload(tuples, 1, 500, fresh=True)
     fresh = median_seconds(mapping, work, reps) * 1e9 / tuples
     case = "1 tuple per sp, 500 roles, every policy new"

@@ -247,27 +247,15 @@ class Objects:
         """Diagrams recorded as running, with what it takes to run them: what a restarted
         server deploys again. No session, like ``bootstrap``: only the server process calls it."""
         snapshot = self.core.snapshot
-        out = []
-        for obj in sorted(snapshot.objects.values(), key=lambda o: o.id):
-            if obj.type is T.DIAGRAM and obj.status == "running":
-                inputs = _reads(obj, snapshot, T.STREAM)
-                derived: dict[str, Derived] = {}
-                problem = None
-                try:
-                    for output in _reads(obj, snapshot, T.OUTPUT):
-                        derived[output.name] = _derived(output, snapshot, frozenset({obj.id}))
-                except SluiceError as err:
-                    problem = err
-                out.append(
-                    Resumable(
-                        obj,
-                        {s.name: schema_of(s, snapshot) for s in inputs},
-                        {s.name: _source_index(s) for s in _source_streams(obj, snapshot)},
-                        derived,
-                        problem,
-                    )
-                )
-        return out
+        return [
+            _resumable(obj, snapshot)
+            for obj in sorted(snapshot.objects.values(), key=lambda o: o.id)
+            if obj.type is T.DIAGRAM and obj.status == "running"
+        ]
+
+    def resumable_of(self, diagram: CatalogObject) -> Resumable:
+        """``resumable``'s entry for one diagram, running or not."""
+        return _resumable(diagram, self.core.snapshot)
 
     def derived_outputs(self, subject: Subject, names) -> dict[str, Derived]:
         """What a diagram may know of those ``names`` that are outputs the session may view
@@ -653,3 +641,21 @@ class Objects:
                     status=status,
                 )
         return core.snapshot.objects[obj.id]
+
+
+def _resumable(obj: CatalogObject, snapshot: Snapshot) -> Resumable:
+    inputs = _reads(obj, snapshot, T.STREAM)
+    derived: dict[str, Derived] = {}
+    problem = None
+    try:
+        for output in _reads(obj, snapshot, T.OUTPUT):
+            derived[output.name] = _derived(output, snapshot, frozenset({obj.id}))
+    except SluiceError as err:
+        problem = err
+    return Resumable(
+        obj,
+        {s.name: schema_of(s, snapshot) for s in inputs},
+        {s.name: _source_index(s) for s in _source_streams(obj, snapshot)},
+        derived,
+        problem,
+    )

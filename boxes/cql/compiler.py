@@ -114,7 +114,10 @@ class _Compiler:
                 codes.CQL_NOT_EXECUTABLE,
                 sp.pos,
                 codes.CQL_NOT_EXECUTABLE.render(
-                    what="INSERT SP", reason="security punctuations are the punctuations issue's"
+                    what="INSERT SP in a diagram's script",
+                    reason="an sp is data its stream's writer sends in order with the tuples "
+                    'it governs: send {"sp": "INSERT SP ..."} in the stream\'s batch '
+                    "(docs/punctuations.md); a diagram's own results take ON RESULT",
                 ),
             )
         if not script.queries:

@@ -221,3 +221,23 @@ def admit_frame(
             runs.append(Run(start, stop, policy))
             start = stop
     return state, runs
+
+
+def admit_batch(
+    state: ShieldState,
+    stamps: Sequence[Stamp | None],
+    sps_at: Sequence[tuple[int, Sequence[Sp]]] = (),
+) -> tuple[ShieldState, list[Run]]:
+    """``admit_frame`` for a frame whose batch had sps among its tuples: ``sps_at`` pairs each
+    run of sps, in order, with the row it came before (the frame's length: after the last),
+    and each is admitted there, so the frame decides as its items did one by one."""
+    runs: list[Run] = []
+    start = 0
+    for at, sps in [*sps_at, (len(stamps), ())]:
+        if at > start:
+            state, chunk = admit_frame(state, stamps[start:at])
+            runs += [Run(r.start + start, r.stop + start, r.policy) for r in chunk]
+            start = at
+        for sp in sps:
+            state, _ = admit_sp(state, sp)
+    return state, runs

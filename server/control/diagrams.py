@@ -29,7 +29,7 @@ from catalog.objects import Resumable
 from catalog.punctuations import role_words_of
 from server.control.lease import RuntimeLease, holder_name
 from server.control.relabel import relabeller
-from server.control.rewrites import deployed_plan
+from server.control.rewrites import deployed_plan, key_of
 from server.ingest.admission import runtime_of
 from server.realtime.delivery import Labels
 
@@ -219,6 +219,7 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
         Labels(running.label_sources, dict(resumable.sources)),
         running.semantics(),
         reader,
+        rewrite=key_of(stored.document) if stored else None,
     )
     batches = svc.relay.deliver if svc.relay is not None else svc.delivery.on_batch
     relabel = relabeller(svc.catalog, diagram.name, running)

@@ -13,6 +13,7 @@ subscribers are routed again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -113,12 +114,52 @@ def reader_rewrite(
     when it is the deployed one, else the reader's (its variant, ``variants.py``). A reader
     its policies deny is refused with that denial (REWRITE_DENIED), one the policies would not
     rewrite at all with REWRITE_MISMATCH; both audited."""
+    mine = own_rewrite(catalog, name, doc, plan, subject)
+    return None if mine.document == document else mine
+
+
+def own_rewrite(catalog, name: str, doc: Mapping, plan: Plan, subject: Subject) -> Rewritten:
+    """``subject``'s rewrite of diagram ``name``, which runs rewritten: refused as
+    ``reader_rewrite`` says."""
     mine = audited_rewrite(catalog, subject, "subscribe", name, doc, plan)
     if mine is None:
         reason = "it would not be rewritten"
         catalog.core.log(subject, "subscribe", f"diagram:{name}", False, reason)
         raise Denied(code=codes.REWRITE_MISMATCH, diagram=name, reason=reason)
-    return None if mine.document == document else mine
+    return mine
+
+
+def key_of(document: Mapping) -> str:
+    """The fingerprint of a rewritten document: equal documents share a variant, and a
+    relayed batch names the rewrite it was computed under by it (``reads_as_deployed``)."""
+    text = json.dumps(document, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def rewrite_key(catalog, output: str) -> str | None:
+    """The fingerprint of the rewrite ``output``'s diagram runs under now (None: none)."""
+    snapshot = catalog.core.snapshot
+    found = snapshot.find(ObjectType.OUTPUT, output)
+    if found is None or found.parent_id is None:
+        return None
+    stored = catalog.rewrites.of(snapshot.objects[found.parent_id])
+    return None if stored is None else key_of(stored.document)
+
+
+def reads_rewritten(catalog, subject: Subject, output: str, key: str) -> None:
+    """Refuse ``subject`` the results of ``output`` computed under the rewrite whose
+    fingerprint is ``key`` unless its own policies, now, rewrite the output's diagram into
+    that same document: a reader whose rewrite differs reads a variant (REWRITTEN_ON_HOLDER,
+    where only the runtime's holder runs them); refusals as ``reader_rewrite``'s."""
+    snapshot = catalog.core.snapshot
+    found = snapshot.find(ObjectType.OUTPUT, output)
+    if found is None or found.parent_id is None:
+        raise Conflict(code=codes.REWRITTEN_ON_HOLDER, output=output)
+    diagram = snapshot.objects[found.parent_id]
+    plan = _plan(catalog.objects.resumable_of(diagram))
+    mine = own_rewrite(catalog, diagram.name, json.loads(diagram.spec), plan, subject)
+    if key_of(mine.document) != key:
+        raise Conflict(code=codes.REWRITTEN_ON_HOLDER, output=output)
 
 
 def revalidate(svc, by: Subject) -> list[str]:

@@ -13,8 +13,6 @@ for a reader that reconnects; stopping, replacing or redeploying the diagram end
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import logging
 import threading
 import time
@@ -28,18 +26,12 @@ from boxes.rewrite import Rewritten
 from catalog import ObjectType, Subject
 from catalog.objects import Resumable
 from server.control.relabel import relabeller
-from server.control.rewrites import reader_rewrite
+from server.control.rewrites import key_of, reader_rewrite
 from server.ingest.admission import runtime_of
 from server.realtime.delivery import Gate, Labels
 
 log = logging.getLogger(__name__)
 MARK = ".v-"  # between a diagram's or output's name and a variant's key
-
-
-def key_of(document: Mapping) -> str:
-    """The fingerprint of a rewritten document: equal documents share a variant."""
-    text = json.dumps(document, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def renamed(plan: Plan, suffix: str) -> Plan:

@@ -33,6 +33,7 @@ from server.ingest.encode import Limits, encode, encode_table, to_payload
 from server.ingest.items import Part
 from server.ingest.punctuated import (
     Governance,
+    SpsAt,
     StreamShield,
     is_snapshot,
     replay,
@@ -66,6 +67,7 @@ class _Pending:
         "stamps",
         "governance",
         "sps",
+        "sps_at",
         "done",
         "receipt",
         "error",
@@ -80,9 +82,11 @@ class _Pending:
         stamps: Sequence[Stamp | None] = (),
         governance: Governance | None = None,
         sps: Sequence[Sp] | None = None,
+        sps_at: SpsAt = (),
     ) -> None:
         self.stream, self.count, self.payload = stream, count, payload
         self.table, self.stamps, self.governance, self.sps = table, stamps, governance, sps
+        self.sps_at = sps_at  # sps among a governed batch's rows (``punctuated.with_sps``)
         self.done = threading.Event()
         self.receipt: AppendReceipt | None = None
         self.error: BaseException | None = None
@@ -207,21 +211,21 @@ class IngestLog:
         self, name: str, parts: Sequence[Part], level: int, governance: Governance
     ) -> AppendReceipt:
         """A governed stream's batch of sps and tuples (``items.split``), checked whole first,
-        then written in order in one group commit; the receipt counts its tuples."""
+        then written as one frame (``punctuated.py``): its tuples, with the sps among them;
+        a batch of sps alone is one control frame. The receipt counts its tuples."""
+        tuples = [t for part in parts for t in part.tuples]
+        if not tuples:
+            return self.append_sps(name, [sp for part in parts for sp in part.sps])
         schema = self.schema(name)
-        now = datetime.now(timezone.utc)
-        pending = []
+        table = encode_table(name, schema, tuples, datetime.now(timezone.utc), self.limits, level)
+        stamps = [s for part in parts for s in part.stamps]
+        sps_at, row = [], 0
         for part in parts:
             if part.sps:
-                pending.append(_Pending(name, 0, sps_payload(part.sps), sps=part.sps))
-                continue
-            table = encode_table(name, schema, part.tuples, now, self.limits, level)
-            pending.append(_Pending(name, table.num_rows, b"", table, part.stamps, governance))
-        if not pending:
-            raise InvalidInput(f"stream {name!r}: the batch is empty", code=codes.BATCH_INVALID)
-        receipts = self._enqueue_all(pending)
-        counted = [r for r in receipts if r.count] or receipts
-        return AppendReceipt(name, counted[0].first_seq, sum(r.count for r in receipts))
+                sps_at.append((row, part.sps))
+            row += len(part.tuples)
+        pending = _Pending(name, len(tuples), b"", table, stamps, governance, sps_at=sps_at)
+        return self._enqueue(pending)
 
     def _enqueue(self, pending: _Pending) -> AppendReceipt:
         (receipt,) = self._enqueue_all([pending])
@@ -296,7 +300,7 @@ class IngestLog:
         if item.sps is not None:
             state = shield.admit_sps(item.sps)
         elif item.table is not None and item.governance is not None:
-            table, state = shield.label(item.table, item.stamps, item.governance)
+            table, state = shield.label(item.table, item.stamps, item.governance, item.sps_at)
             payload = to_payload(item.stream, table, self.limits)
         if log.rolls and shield.state != EMPTY:
             log.append(0, snapshot_payload(shield.state))

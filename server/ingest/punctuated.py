@@ -8,6 +8,11 @@ governed stream's tuple frame gets its stamps and its policy label columns
 ``replay`` folds a log's frames, from the snapshot frame the writer puts first in every new
 segment (so dropping old segments loses nothing), and gives the state the writer had.
 
+A batch that mixes sps and tuples is one frame, whatever their interleaving: its tuples with
+their labels, and its sps in the frame's metadata (``sluice.sps``), each run with the row it
+came before, so that a crash keeps all of the batch or none, and one sp per tuple costs one
+frame per batch rather than two per tuple. A batch of sps alone is a control frame.
+
 A frame is governed iff it carries the stamp columns; ungoverned frames (a stream no sp
 governs, or written before it was) leave the shield alone, live and on replay alike.
 """
@@ -27,7 +32,7 @@ from boxes.punctuations import (
     ShieldState,
     Sp,
     Stamp,
-    admit_frame,
+    admit_batch,
     admit_sp,
 )
 from boxes.punctuations.columns import STAMP_TS, label_columns, stamp_columns, stamps_of
@@ -36,6 +41,8 @@ from boxes.punctuations.shield import EMPTY, state_from_json, state_to_json
 from server.ingest.segments import Frame
 
 SPS, SNAPSHOT = "sps", "shield"
+SPS_KEY = b"sluice.sps"  # a governed frame's sps: [[row they came before, [sp, ...]], ...]
+SpsAt = Sequence[tuple[int, Sequence[Sp]]]
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,22 @@ def is_snapshot(frame: Frame) -> bool:
     return frame.count == 0 and SNAPSHOT in json.loads(frame.payload)
 
 
+def with_sps(table: pa.Table, sps_at: SpsAt) -> pa.Table:
+    """``table`` carrying the sps its batch had among its rows (none: as it is)."""
+    if not sps_at:
+        return table
+    value = json.dumps([[at, [sp.to_json() for sp in sps]] for at, sps in sps_at]).encode()
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), SPS_KEY: value})
+
+
+def sps_of(table: pa.Table) -> list[tuple[int, list[Sp]]]:
+    """``with_sps`` read back."""
+    value = (table.schema.metadata or {}).get(SPS_KEY)
+    if value is None:
+        return []
+    return [(at, [from_json(s) for s in sps]) for at, sps in json.loads(value)]
+
+
 def read_control(payload: bytes) -> list[Sp] | ShieldState:
     """The sps, or the snapshot of the shield's state, a control frame holds."""
     value = json.loads(payload)
@@ -87,10 +110,15 @@ class StreamShield:
         return state
 
     def label(
-        self, table: pa.Table, stamps: Sequence[Stamp | None], governance: Governance
+        self,
+        table: pa.Table,
+        stamps: Sequence[Stamp | None],
+        governance: Governance,
+        sps_at: SpsAt = (),
     ) -> tuple[pa.Table, ShieldState]:
-        """``table`` with its stamps and policy label columns, and the state after it."""
-        state, runs = admit_frame(self.state, stamps)
+        """``table`` with its stamps and policy label columns (and the sps ``sps_at`` puts
+        among its rows: ``with_sps``), and the state after it."""
+        state, runs = admit_batch(self.state, stamps, sps_at)
         labels = []
         tid = governance.tid_field
         for run in runs:
@@ -103,7 +131,7 @@ class StreamShield:
         columns = {**stamp_columns(stamps), **label_columns(labels, governance.fields)}
         for name, column in columns.items():
             table = table.append_column(name, column)
-        return table, state
+        return with_sps(table, sps_at), state
 
     def _decider(self, policy: Policy | None, governance: Governance) -> Decider:
         compiled = self._compiled
@@ -127,5 +155,5 @@ def replay(stream: str, frames: Iterable[tuple[int, bytes]]) -> ShieldState:
             continue
         table = pa.ipc.open_stream(payload).read_all()
         if STAMP_TS in table.column_names:
-            state, _ = admit_frame(state, stamps_of(table))
+            state, _ = admit_batch(state, stamps_of(table), sps_of(table))
     return state

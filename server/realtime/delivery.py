@@ -276,6 +276,12 @@ class Delivery:
         self._gates: dict[str, Gate] = {}
         # (output, sid) -> the policy (its roles' bits) a subscriber was last told of
         self._policies: dict[tuple[str, str], int] = {}
+        # route -> the fingerprint of the rewrite its batches are computed under (a gated
+        # output's: server.control.rewrites.key_of); routes whose batches another server
+        # relays here (``adopt``), and who may read those of a rewritten one
+        self._rewrites: dict[str, str] = {}
+        self._adopted: set[str] = set()
+        self.check_relayed: Callable[[Subject, str, str], None] = _relayed_refused
         # told of a variant's route a subscription left (server.control.variants)
         self.on_leave: Callable[[str], None] = lambda route: None
         self._lock = threading.Lock()
@@ -287,20 +293,21 @@ class Delivery:
         semantics: Mapping[str, str] | None = None,
         gate: Gate | None = None,
         public: Mapping[str, str] | None = None,
+        rewrite: str | None = None,
     ) -> None:
         """A diagram (or a variant) was deployed: how to read its outputs' labels, their
         schemas, their semantics (strong where not given), who may read them beyond SUBSCRIBE
-        (``gate`` routes or refuses a reader; None: everyone reads the output itself), and,
-        for a variant, the public output each of its outputs stands for."""
+        (``gate`` routes or refuses a reader; None: everyone reads the output itself, and
+        ``rewrite`` fingerprints the rewrite it runs under), and, for a variant, the public
+        output each of its outputs stands for."""
         with self._lock:
             for output, schema in outputs.items():
                 self._labels[output] = labels
                 self.schemas[output] = schema
                 self.semantics[output] = (semantics or {}).get(output, STRONG)
-                if gate is None:
-                    self._gates.pop(output, None)
-                else:
-                    self._gates[output] = gate
+                self._adopted.discard(output)
+                _keep(self._gates, output, gate)
+                _keep(self._rewrites, output, rewrite)
                 if public is not None:
                     self._public[output] = public[output]
 
@@ -312,17 +319,24 @@ class Delivery:
                     table.pop(output, None)
                 self._next.pop(output, None)
 
-    def adopt(self, route: str, labels: Labels, semantic: str) -> None:
+    def adopt(self, route: str, labels: Labels, semantic: str, rewrite: str | None) -> None:
         """A batch relayed from the runtime's holder (``server.realtime.relay``): read its
-        labels as the holder deployed them."""
+        labels as the holder deployed them; computed under the rewrite ``rewrite`` (its
+        fingerprint), it reaches only readers ``check_relayed`` lets read it."""
         with self._lock:
             self._labels[route] = labels
             self.semantics[route] = semantic
+            self._adopted.add(route)
+            _keep(self._rewrites, route, rewrite)
 
-    def gated(self, route: str) -> bool:
-        """Whether a rewrite governs who reads ``route`` (a gated output, or a variant)."""
+    def rewrite_of(self, route: str) -> str | None:
+        """The fingerprint of the rewrite ``route``'s batches are computed under, if any."""
         with self._lock:
-            return route in self._gates or route in self._public
+            return self._rewrites.get(route)
+
+    def is_variant(self, route: str) -> bool:
+        with self._lock:
+            return route in self._public
 
     def semantic(self, route: str) -> str:
         with self._lock:
@@ -531,6 +545,19 @@ class Delivery:
         ``route()`` gave it)."""
         return [row for _, run in self._runs(subject, route, table) for row in run]
 
+    def visible_policies(
+        self, subject: Subject, route: str, table: pa.Table
+    ) -> tuple[list[dict], list[dict] | None]:
+        """``visible_rows``, and on a governed output their policies in runs, in order:
+        ``{"roles": the session's active roles the run's policy lets read it, "tuples": how
+        many rows it governs}`` (what the ``policy`` event says; None for an ungoverned one)."""
+        runs = self._runs(subject, route, table)
+        rows = [row for _, run in runs for row in run]
+        if DENIED_COLUMN not in table.column_names:
+            return rows, None
+        snapshot = self.catalog.core.snapshot
+        return rows, [{"roles": role_names(snapshot, g), "tuples": len(run)} for g, run in runs]
+
     def _runs(self, subject: Subject, route: str, table: pa.Table) -> list:
         labels = self._labels.get(route)
         if labels is None:
@@ -538,9 +565,15 @@ class Delivery:
         semantic = self.semantics.get(route, STRONG)
         return visible_runs(self.catalog, subject, labels, semantic, table)
 
-    def _still_subscribed(self, sid: str, subject: Subject, output: str) -> bool:
+    def _still_subscribed(
+        self, sid: str, subject: Subject, output: str, relayed: str | None = None
+    ) -> bool:
+        """SUBSCRIBE, and for a relayed batch computed under the rewrite ``relayed``, that the
+        subscriber reads it as it is deployed (``check_relayed``); else unsubscribed, told why."""
         try:
             self.catalog.objects.require(subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output)
+            if relayed is not None:
+                self.check_relayed(subject, output, relayed)
             return True
         except SluiceError as err:
             self.unsubscribe(sid, output)
@@ -556,6 +589,7 @@ class Delivery:
         with self._lock:
             output = self._public.get(route, route)
             labels = self._labels.get(route)
+            relayed = self._rewrites.get(route) if route in self._adopted else None
             subscribers = []
             for sid, who in self._subscribers.get(output, {}).items():
                 if self._routes.get((output, sid), output) != route:
@@ -569,7 +603,9 @@ class Delivery:
         if labels is None or not subscribers or table.num_rows == 0:
             return
         subscribers = [
-            (sid, who) for sid, who in subscribers if self._still_subscribed(sid, who, output)
+            (sid, who)
+            for sid, who in subscribers
+            if self._still_subscribed(sid, who, output, relayed)
         ]
         for sid, _ in subscribers if missed else ():
             self.emit(MISSED_EVENT, {"output": output, **missed}, to=sid)
@@ -624,3 +660,16 @@ class Delivery:
             self._policies[(output, sid)] = granted
         roles = role_names(snapshot, granted)
         self.emit(POLICY_EVENT, {"output": output, "roles": roles}, to=sid)
+
+
+def _keep(table: dict, key: str, value) -> None:
+    """``table[key] = value``, or no entry for None."""
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value
+
+
+def _relayed_refused(subject: Subject, output: str, rewrite: str) -> None:
+    """Where nothing says who may read a relayed batch of a rewritten output: nobody."""
+    raise Conflict(code=codes.REWRITTEN_ON_HOLDER, output=output)

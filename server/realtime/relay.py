@@ -8,8 +8,12 @@ with *its own* view of the catalog, the same SecFilter, clearances and sp roles 
 (``Delivery.on_batch``), so a revoke made anywhere filters the next batch everywhere. The label
 never leaves the servers: Redis is between servers, like the catalog's database.
 
-An output a rewrite governs (its readers may each need a variant, which only the holder runs) is
-not relayed: its subscribers read it through the holder. Catching up from a position
+An output of a diagram that runs rewritten (docs/rewrite.md) is relayed with the fingerprint of
+the rewrite its batches were computed under; a receiving server gives such a batch only to the
+subscribers whose own policies rewrite the diagram that same way, with its catalog as it is then
+(``server.realtime.standby.RewriteGuard``). A reader whose rewrite differs reads a variant,
+which only the holder runs: variants are not relayed, and a standby refuses such a reader's
+``subscribe`` (REWRITTEN_ON_HOLDER). Catching up from a position
 (``subscribe`` with ``from``) reads the holder's result log through its REST API
 (``server.realtime.standby``); the relayed batches follow, less those it covered.
 
@@ -34,23 +38,26 @@ CHANNEL = "sluice:results:"
 log = logging.getLogger(__name__)
 
 
-def encode(route: str, table: pa.Table, labels: Labels, semantic: str) -> bytes:
+def encode(
+    route: str, table: pa.Table, labels: Labels, semantic: str, rewrite: str | None = None
+) -> bytes:
     header = {
         "route": route,
         "inputs": list(labels.inputs),
         "sources": dict(labels.sources),
         "semantic": semantic,
+        "rewrite": rewrite,
     }
     head = json.dumps(header).encode()
     return len(head).to_bytes(4, "big") + head + ipc_bytes(table)  # the position is metadata
 
 
-def decode(message: bytes) -> tuple[str, pa.Table, Labels, str]:
+def decode(message: bytes) -> tuple[str, pa.Table, Labels, str, str | None]:
     size = int.from_bytes(message[:4], "big")
     header = json.loads(message[4 : 4 + size])
     table = pa.ipc.open_stream(message[4 + size :]).read_all()
     labels = Labels(tuple(header["inputs"]), header["sources"])
-    return header["route"], table, labels, header["semantic"]
+    return header["route"], table, labels, header["semantic"], header["rewrite"]
 
 
 class Relay:
@@ -71,11 +78,12 @@ class Relay:
 
     def publish(self, route: str, table: pa.Table) -> None:
         labels = self.delivery.labels(route)
-        if labels is None or self.delivery.gated(route) or table.num_rows == 0:
+        if labels is None or self.delivery.is_variant(route) or table.num_rows == 0:
             return
         try:
-            semantic = self.delivery.semantic(route)
-            self.client.publish(CHANNEL + route, encode(route, table, labels, semantic))
+            semantic, rewrite = self.delivery.semantic(route), self.delivery.rewrite_of(route)
+            message = encode(route, table, labels, semantic, rewrite)
+            self.client.publish(CHANNEL + route, message)
         except redis.RedisError:
             log.exception("output %s: a batch was not relayed to the other servers", route)
 
@@ -102,9 +110,9 @@ class Relay:
 
     def _received(self, data: bytes) -> None:
         try:
-            route, table, labels, semantic = decode(data)
+            route, table, labels, semantic, rewrite = decode(data)
         except Exception:
             log.exception("a relayed batch could not be read")
             return
-        self.delivery.adopt(route, labels, semantic)
+        self.delivery.adopt(route, labels, semantic, rewrite)
         self.delivery.on_batch(route, table)

@@ -12,14 +12,16 @@ request again, as if the client had called it; no server vouches for another's u
 from __future__ import annotations
 
 import json
+import threading
 from urllib.parse import quote, urlencode
 
 from boxes import codes
-from boxes.errors import Unavailable
+from boxes.errors import SluiceError, Unavailable
 from catalog import Subject
+from server.control.rewrites import reads_rewritten, rewrite_key
 from server.http.api import PREFIX
 from server.http.forward import pass_on
-from server.realtime.delivery import REPLAY_PAGE
+from server.realtime.delivery import REPLAY_PAGE, role_mask
 
 
 class Refused(Exception):
@@ -61,6 +63,45 @@ def ingest(svc, sid: str, stream: str, tuples: list) -> dict:
         return refused.answer
 
 
+class RewriteGuard:
+    """Who here reads a relayed batch of a rewritten diagram's output: a subscriber whose own
+    policies rewrite the diagram into the document the batch was computed under
+    (``server.control.rewrites.reads_rewritten``), with the catalog as it is at that batch.
+    Answers are kept per reader and rewrite until the catalog changes, so a batch costs a
+    lookup per subscriber and a change one rewrite each."""
+
+    def __init__(self, catalog) -> None:
+        self.catalog = catalog
+        self._lock = threading.Lock()
+        self._snapshot = None
+        self._answers: dict[tuple, SluiceError | None] = {}
+
+    def check(self, subject: Subject, output: str, rewrite: str) -> None:
+        snapshot = self.catalog.core.snapshot
+        key = (subject.user_id, subject.roles, output, rewrite)
+        with self._lock:
+            if snapshot is not self._snapshot:
+                self._snapshot, self._answers = snapshot, {}
+            answers = self._answers
+        if key not in answers:
+            try:
+                reads_rewritten(self.catalog, subject, output, rewrite)
+                answers[key] = None
+            except SluiceError as refused:
+                answers[key] = refused
+        if answers[key] is not None:
+            raise answers[key]
+
+
+def check_subscribe(svc, subject: Subject, output: str) -> None:
+    """Refuse a subscriber here the output of a diagram running rewritten unless it reads the
+    output itself (as its deployer's rewrite), which the holder relays: its variant would run
+    only on the holder (REWRITTEN_ON_HOLDER)."""
+    rewrite = rewrite_key(svc.catalog, output)
+    if rewrite is not None:
+        svc.delivery.check_relayed(subject, output, rewrite)
+
+
 def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> dict:
     """Subscribe here, replaying first what the holder's result log holds from ``start`` on,
     read through its ``GET /outputs/NAME/results`` (rows the holder filtered with the
@@ -70,10 +111,23 @@ def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> 
 
     def page(route: str, at: int) -> tuple[list, int]:
         got = call(svc, sid, "GET", path + urlencode({"from": at, "limit": REPLAY_PAGE}))
-        return [(None, got["tuples"])], got["next"]
+        return policy_runs(svc, got), got["next"]
 
     try:
         end = svc.delivery.catch_up(sid, subject, output, start, page)
     except Refused as refused:
         return refused.answer
     return {"subscribed": output, "replayed_to": end}
+
+
+def policy_runs(svc, got: dict) -> list[tuple[int | None, list]]:
+    """The holder's page as ``Delivery.catch_up`` takes it: runs of tuples, each with the bits
+    (this catalog's) of the session's roles its policy lets read it, so each run follows its
+    ``policy`` event as in a local replay; one run without a policy on an ungoverned output."""
+    if "policies" not in got:
+        return [(None, got["tuples"])]
+    snapshot, runs, at = svc.catalog.core.snapshot, [], 0
+    for run in got["policies"]:
+        runs.append((role_mask(snapshot, run["roles"]), got["tuples"][at : at + run["tuples"]]))
+        at += run["tuples"]
+    return runs

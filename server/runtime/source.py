@@ -160,7 +160,7 @@ def frame_rows(
     stream's log), the fields, then ``_level`` (0, public, for a frame written without one),
     ``_sp_denied``, a word per field set of ``sets`` and a grant word per one of ``grants``,
     each ``count`` role words (``ddl``)."""
-    table = pa.ipc.open_stream(frame.payload).read_all()
+    table = pa.ipc.open_stream(frame.payload).read_all().replace_schema_metadata(None)
     rows = pa.array(np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64))
     table = table.add_column(0, ARRIVAL_COLUMN, rows)
     if LEVEL_COLUMN not in table.column_names:

@@ -90,8 +90,21 @@ def test_sps_and_stamped_tuples_come_in_rest_and_socket_batches(live):
     assert {k: v for k, v in nina.received[1].items() if k != "_sources"} == hidden
     assert "_hidden" not in dan.received[1] and dan.received[1]["patient"] == 2
     # Read back from the result log, as a late subscriber would, the same holds.
-    logged = nina.call("GET", "/outputs/seen/results?from=0")["tuples"]
+    read = nina.call("GET", "/outputs/seen/results?from=0")
+    logged = read["tuples"]
     assert [t["patient"] for t in logged] == [1, None, 3] and logged[1]["_hidden"] == order
+    # ... with the policy runs the `policy` event tells a socket: the roles of hers each lets read
+    assert read["policies"] == [{"roles": ["NURSE"], "tuples": 3}]
+    assert dan.call("GET", "/outputs/seen/results?from=1")["policies"] == [
+        {"roles": ["DOCTOR"], "tuples": 1}
+    ]
+    user = {"name": "duo", "password": PASSWORD, "roles": ["DOCTOR", "NURSE"]}
+    joe.call("POST", "/users", 201, json=user)
+    duo = Client(live.url, "duo", PASSWORD)
+    assert duo.call("GET", "/outputs/seen/results?from=0")["policies"] == [
+        {"roles": ["DOCTOR", "NURSE"], "tuples": 2},
+        {"roles": ["NURSE"], "tuples": 1},
+    ]
 
     # A bad sp refuses the whole batch, naming the item; nothing of it is logged.
     bad = fe.call("POST", "/streams/vitals/tuples", 400, json=[vital(4, 3), sp("DOCTOR", 0)])
@@ -102,7 +115,7 @@ def test_sps_and_stamped_tuples_come_in_rest_and_socket_batches(live):
     fe.call("POST", "/streams/vitals/tuples", json=[vital(5, 3)])
     wait_until(lambda: patients(nina) == [1, None, 3, 5], 120, "the nurse's next tuple")
     assert patients(dan) == [1, 2]
-    for client in (joe, dan, nina, fe):
+    for client in (joe, dan, nina, fe, duo):
         client.close()
 
 

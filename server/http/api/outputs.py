@@ -40,7 +40,20 @@ RESULTS = answer(
         "from": POSITION,
         "next": POSITION,
         "oldest": POSITION,
-    }
+        "policies": {
+            "type": "array",
+            "description": "on an output security punctuations govern: the tuples' policies "
+            "in runs, in order (docs/socketio.md, the policy event)",
+            "items": obj(
+                {
+                    "roles": {"type": "array", "items": STRING},
+                    "tuples": {"type": "integer", "minimum": 1},
+                },
+                ("roles", "tuples"),
+            ),
+        },
+    },
+    optional=("policies",),
 )
 
 
@@ -94,8 +107,10 @@ def results(name: str):
     where to read on; a position retention has dropped answers ``410 RESULTS_EXPIRED`` naming
     the oldest position still kept. Live ``tuples`` events carry ``next`` too, so a client
     that lost its connection reads what it missed from there. A reader whose policies rewrite
-    the diagram differently reads its running variant's own log (docs/rewrite.md). Answered
-    by the server that runs the runtime (another passes the request on to it)."""
+    the diagram differently reads its running variant's own log (docs/rewrite.md). On an
+    output security punctuations govern, ``policies`` says which of the session's roles each
+    run of the tuples' policy lets read them (as the ``policy`` event does). Answered by the
+    server that runs the runtime (another passes the request on to it)."""
     query = query_values(request.args, READ)
     svc = services()
     if held_elsewhere(svc) and (answer := forward(svc)) is not None:
@@ -105,11 +120,11 @@ def results(name: str):
     route = svc.delivery.route(subject(), name)
     read = svc.runtime.results(route, query["from"], query.get("limit", 1_000))
     table = pa.concat_tables(read.tables) if read.tables else None
-    rows = [] if table is None else svc.delivery.visible_rows(subject(), route, table)
-    return {
-        "output": name,
-        "tuples": rows,
-        "from": read.start,
-        "next": read.next,
-        "oldest": read.oldest,
-    }
+    rows, policies = [], None
+    if table is not None:
+        rows, policies = svc.delivery.visible_policies(subject(), route, table)
+    found = {"output": name, "tuples": rows, "from": read.start, "next": read.next}
+    found["oldest"] = read.oldest
+    if policies is not None:
+        found["policies"] = policies
+    return found

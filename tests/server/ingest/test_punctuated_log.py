@@ -15,7 +15,7 @@ from boxes.punctuations.shield import EMPTY
 from boxes.punctuations.words import words
 from boxes.types import parse_schema
 from server.ingest import IngestLog, Limits
-from server.ingest.punctuated import Governance
+from server.ingest.punctuated import Governance, sps_of
 from server.ingest.segments import Position, list_segments, read_range, scan, segment_path
 
 SCHEMA, _ = parse_schema({"fields": {"patient": "long", "bpm": "long"}}, "s")
@@ -278,9 +278,35 @@ def test_a_batch_of_sps_and_stamped_tuples_is_logged_in_its_order(log):
     receipt = log.append_parts("vitals", split(items, "vitals"), 0, GOV)
     assert (receipt.first_seq, receipt.count) == (0, 3)
     assert masks(log) == [N, D, 0]
+    # one frame, whatever the interleaving: its rows, and its sps with the row each came before
     directory = log.directory("vitals")
     counts = [f.count for f, _ in scan(segment_path(directory, 0))]
-    assert counts == [0, 1, 0, 2]
+    assert counts == [3]
+    (frame,) = tables(log)
+    assert [(at, [sp.ts for sp in sps]) for at, sps in sps_of(frame)] == [(0, [4]), (1, [5])]
+
+
+def test_a_reopened_log_replays_the_sps_among_a_frames_rows(tmp_path):
+    from server.ingest.items import split
+
+    items = [
+        {"sp": {"ddp": {}, "srp": "NURSE", "ts": 4, "sn": 1}},
+        {"patient": 1, "bpm": 61, "_stamp": {"ts": 4, "csn": 1}},
+        {"sp": {"ddp": {}, "srp": "DOCTOR", "ts": 5, "sn": 1}},
+        {"patient": 2, "bpm": 62, "_stamp": {"ts": 5, "csn": 1}},
+        {"sp": {"ddp": {}, "srp": "CARDIO", "ts": 6, "sn": 1}},  # open at the batch's end
+    ]
+    log = open_log(tmp_path)
+    log.append_parts("vitals", split(items, "vitals"), 0, GOV)
+    state = log._shields["vitals"].state
+    log.close()
+    reopened = open_log(tmp_path)
+    try:
+        assert reopened._shields["vitals"].state == state  # rebuilt from the one frame
+        reopened.append("vitals", vitals(3), governance=GOV, stamps=[Stamp(6, 1)])
+        assert masks(reopened) == [N, D, C]  # the sp after the last row governs the next
+    finally:
+        reopened.close()
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """The results relay's messages (server/realtime/relay.py) on a real Redis: a batch crosses with
-its position and label layout; an output a rewrite governs does not cross at all."""
+its position, label layout and rewrite; a rewritten diagram's variant does not cross at all."""
 
 from __future__ import annotations
 
@@ -19,27 +19,28 @@ def batch() -> pa.Table:
     return table.replace_schema_metadata({NEXT_KEY: b"42"})
 
 
-def test_a_batch_crosses_with_its_position_labels_and_semantic():
-    route, table, labels, semantic = decode(encode("out", batch(), LABELS, "weak"))
-    assert (route, labels, semantic) == ("out", LABELS, "weak")
+def test_a_batch_crosses_with_its_position_labels_semantic_and_rewrite():
+    route, table, labels, semantic, rewrite = decode(encode("out", batch(), LABELS, "weak", "k1"))
+    assert (route, labels, semantic, rewrite) == ("out", LABELS, "weak", "k1")
     assert table.equals(batch()) and table.schema.metadata[NEXT_KEY] == b"42"
 
 
-def test_only_outputs_no_rewrite_governs_are_published(redis_url):
+def test_outputs_are_published_with_their_rewrite_and_variants_are_not(redis_url):
     delivery = Delivery(catalog=None, emit=lambda *a, **k: None)
     delivery.register({"out": None}, LABELS)
-    delivery.register({"ruled": None}, LABELS, gate=lambda who, output, start: output)
+    gate = lambda who, output, start: output  # noqa: E731
+    delivery.register({"ruled": None}, LABELS, gate=gate, rewrite="k1")
+    delivery.register({"ruled.v-k2": None}, LABELS, public={"ruled.v-k2": "ruled"})
     listener = redis.Redis.from_url(redis_url).pubsub(ignore_subscribe_messages=True)
     listener.psubscribe(CHANNEL + "*")
     relay = Relay(redis_url, delivery, holding=lambda: True)
     try:
         assert listener.get_message(timeout=1.0) is None  # the subscription is in place
-        relay.publish("ruled", batch())
-        relay.publish("out", batch())
-        message = listener.get_message(timeout=5.0)
-        assert message is not None and message["channel"] == (CHANNEL + "out").encode()
-        assert decode(message["data"])[0] == "out"
-        assert listener.get_message(timeout=0.5) is None  # "ruled" never came
+        for route in ("ruled.v-k2", "ruled", "out"):
+            relay.publish(route, batch())
+        got = [listener.get_message(timeout=5.0) for _ in range(2)]
+        assert [decode(m["data"])[0::4] for m in got if m] == [("ruled", "k1"), ("out", None)]
+        assert listener.get_message(timeout=0.5) is None  # the variant's never came
     finally:
         listener.close()
         relay.client.close()

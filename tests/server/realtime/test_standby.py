@@ -14,16 +14,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pyarrow as pa
 import pytest
+from serverkit import PASSWORD
+from test_policies_scenario import POLICIES, PORT_BOX, POSITION, watch
 
 from boxes.secfilter import label_array
 from catalog import ObjectType
+from server.control import rewrites
 from server.control.lease import LEASE
-from server.realtime.delivery import TUPLES_EVENT, Labels
+from server.realtime.delivery import ENDED_EVENT, POLICY_EVENT, TUPLES_EVENT, Labels
 from server.realtime.extension import socketio
+from server.realtime.standby import RewriteGuard
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
 FORWARDED = "X-Sluice-Forwarded"
 ROW = {"symbol": "X", "_sources": ["in1"]}
+SCENARIO_GRANTS = (
+    ("schema", "position", "VIEW_OBJECT"),
+    ("stream", "ais", "VIEW_OBJECT"),
+    ("stream", "ais", "READ_TUPLE"),
+    ("system", "system", "ADD"),
+    ("box_type", "filter", "USE"),
+)
 
 
 class Holder:
@@ -119,12 +130,40 @@ def test_a_subscribe_from_replays_the_holders_log_then_the_relayed_batches_after
     paths = [holder.asked.get(timeout=5)[1] for _ in range(2)]
     assert paths == [f"/api/v1/outputs/out1/results?from={at}&limit=1000" for at in (1, 3)]
     sources = {"in1": svc.catalog.core.snapshot.find(ObjectType.STREAM, "in1").source_index}
-    svc.delivery.adopt("out1", Labels(("in1",), sources), "strong")  # as the relay does
+    svc.delivery.adopt("out1", Labels(("in1",), sources), "strong", None)  # as the relay does
     svc.delivery.on_batch("out1", positioned(["replayed"], 3))  # reached this server late
     svc.delivery.on_batch("out1", positioned(["live"], 4))
     got = [(e["name"], e["args"][0]["tuples"], e["args"][0]["next"]) for e in sock.get_received()]
     live = {"symbol": "live", "_sources": ["in1"]}
     assert got == [(TUPLES_EVENT, [ROW], 3), (TUPLES_EVENT, [live], 4)]
+
+
+def test_a_replay_of_a_governed_output_sends_each_run_after_its_policy(app, holder, auth):
+    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    rows = [{**ROW, "n": n} for n in range(4)]
+    runs = [{"roles": ["CUSTOMER1"], "tuples": n} for n in (2, 1)]  # one policy, two pages
+    runs.append({"roles": ["CUSTOMER1", "INFO_PROVIDER"], "tuples": 1})  # as the holder says
+    page = {"output": "out1", "from": 0, "oldest": 0, "tuples": rows, "next": 4}
+    holder.answers += [(200, {**page, "policies": runs})]
+    holder.answers += [(200, {**page, "tuples": [], "policies": [], "from": 4})]
+    ack = sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True)
+    assert ack == {"subscribed": "out1", "replayed_to": 4}
+    got = [(e["name"], e["args"][0]) for e in sock.get_received()]
+    # a policy event before the rows it governs, again only when the roles change
+    assert [name for name, _ in got] == [
+        POLICY_EVENT,
+        *[TUPLES_EVENT] * 2,
+        POLICY_EVENT,
+        TUPLES_EVENT,
+    ]
+    assert got[0][1] == {"output": "out1", "roles": ["CUSTOMER1"]}
+    assert got[3][1] == {"output": "out1", "roles": ["CUSTOMER1", "INFO_PROVIDER"]}
+    assert [t["n"] for name, args in got if name == TUPLES_EVENT for t in args["tuples"]] == [
+        0,
+        1,
+        2,
+        3,
+    ]
 
 
 def test_the_holders_refusal_of_the_replay_is_the_ack_and_subscribes_nothing(app, holder, auth):
@@ -133,6 +172,79 @@ def test_the_holders_refusal_of_the_replay_is_the_ack_and_subscribes_nothing(app
     holder.answers.append((410, expired))
     assert sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True) == expired
     assert app.extensions["sluice"].delivery.readers("out1") == 0
+
+
+def rewritten_watch(app, client, auth) -> tuple[str, str]:
+    """The policies scenario's port authority (pa) and ship company (sc), and pa's diagram
+    recorded as deployed rewritten for pa (as the holder's deploy records it): its output,
+    and the fingerprint of pa's rewrite."""
+    catalog = app.extensions["sluice"].catalog
+
+    def call(user: str, method: str, path: str, body=None) -> None:
+        answer = client.open(f"/api/v1{path}", method=method, json=body, headers=auth.headers(user))
+        assert answer.status_code < 300, answer.get_json()
+
+    call("joe", "POST", "/schemas", {"name": "position", **POSITION})
+    call("joe", "POST", "/streams", {"name": "ais", "schema": "position"})
+    for user, role in (("pa", "PORT"), ("sc", "SHIPCO")):
+        call("joe", "POST", "/roles", {"name": role})
+        call("joe", "POST", "/users", {"name": user, "password": PASSWORD, "roles": [role]})
+        auth.passwords[user] = PASSWORD
+        for type_, name, action in SCENARIO_GRANTS:
+            call("joe", "PUT", f"/permissions/{type_}/{name}/{role}/{action}")
+    call("joe", "POST", "/policies", {"yaml": POLICIES})
+    call("joe", "PUT", "/policies/users/pa", {"attributes": PORT_BOX})
+    call("joe", "PUT", "/policies/users/sc", {"attributes": {"ships": [1, 3]}})
+    call("pa", "POST", "/diagrams", {"document": watch("pa_watch")})
+    for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+        call("pa", "PUT", f"/permissions/output/pa_watch_out/SHIPCO/{action}")
+    diagram = catalog.core.snapshot.find(ObjectType.DIAGRAM, "pa_watch")
+    doc, plan = json.loads(diagram.spec), rewrites._plan(catalog.objects.resumable_of(diagram))
+    rewrites.deployed_plan(catalog, diagram, doc, plan, catalog.sessions.resolve(auth.token("pa")))
+    key = rewrites.rewrite_key(catalog, "pa_watch_out")
+    assert key is not None
+    return "pa_watch_out", key
+
+
+def test_a_rewritten_output_reaches_here_only_readers_of_the_batchs_rewrite(
+    app, client, auth, holder
+):
+    svc = app.extensions["sluice"]
+    svc.delivery.check_relayed = RewriteGuard(svc.catalog).check  # as with a Redis relay
+    out, key = rewritten_watch(app, client, auth)
+    pa, sc = (socketio.test_client(app, auth={"token": auth.token(u)}) for u in ("pa", "sc"))
+    # sc's policies rewrite the diagram otherwise: its variant runs only on the holder
+    for payload in ({"output": out}, {"output": out, "from": 0}):
+        refused = sc.emit("subscribe", payload, callback=True)["error"]
+        assert refused["code"] == "REWRITTEN_ON_HOLDER", payload
+    assert holder.asked.empty()
+    assert pa.emit("subscribe", {"output": out}, callback=True) == {"subscribed": out}
+
+    ais = svc.catalog.core.snapshot.find(ObjectType.STREAM, "ais").source_index
+    svc.delivery.adopt(out, Labels(("ais",), {"ais": ais}), "strong", "another")
+    svc.delivery.on_batch(out, positioned(["elsewhere"], 1))  # another rewrite's: not pa's
+    ended = [e["args"][0]["error"]["code"] for e in pa.get_received() if e["name"] == ENDED_EVENT]
+    assert ended == ["REWRITTEN_ON_HOLDER"]
+    assert pa.emit("subscribe", {"output": out}, callback=True) == {"subscribed": out}
+    svc.delivery.adopt(out, Labels(("ais",), {"ais": ais}), "strong", key)
+    svc.delivery.on_batch(out, positioned(["pa's"], 2))
+    got = [e["args"][0]["tuples"] for e in pa.get_received() if e["name"] == TUPLES_EVENT]
+    assert got == [[{"symbol": "pa's", "_sources": ["ais"]}]]
+
+    # pa's attributes change: its rewrite is not the batch's any more (nor the deployed one)
+    answer = client.put(
+        "/api/v1/policies/users/pa",
+        json={"attributes": {**PORT_BOX, "west": 103.0}},
+        headers=auth.headers("joe"),
+    )
+    assert answer.status_code == 200, answer.get_json()
+    svc.delivery.on_batch(out, positioned(["not pa's"], 3))
+    events = [
+        (e["name"], e["args"][0]) for e in pa.get_received() if e["name"] != "catalog_changed"
+    ]
+    assert [(name, args["error"]["code"]) for name, args in events] == [
+        (ENDED_EVENT, "REWRITTEN_ON_HOLDER")
+    ]
 
 
 def test_with_no_holder_a_standby_refuses_what_needs_the_runtime(app, auth):
