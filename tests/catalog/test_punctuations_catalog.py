@@ -159,3 +159,15 @@ def test_whether_sps_govern_a_stream_is_fixed_while_a_diagram_reads_it(ward, adm
     ward.objects.drop(admin, ObjectType.DIAGRAM, "d0")
     ward.punctuations.set_governance(admin, "vitals", True)
     assert len(ward.core.snapshot.governed) == 1
+
+
+def test_a_diagrams_role_words_are_recorded_replaced_and_dropped_with_it(ward, admin):
+    ward.objects.add_diagram(admin, DiagramSpec("d0", ("vitals",), (), ("out",)))
+    diagram = ward.core.snapshot.stored(ObjectType.DIAGRAM, "d0")
+    assert ward.punctuations.role_words(diagram) is None  # deployed before they were kept
+    ward.punctuations.record_role_words(diagram, 3)
+    ward.punctuations.record_role_words(diagram, 4)  # deployed again, wider
+    assert ward.punctuations.role_words(diagram) == 4
+    ward.objects.drop(admin, ObjectType.DIAGRAM, "d0")
+    with ward.core.store.reader() as reader:
+        assert reader.execute("SELECT count(*) FROM diagram_role_words").fetchone() == (0,)
