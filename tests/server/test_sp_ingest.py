@@ -325,3 +325,37 @@ def test_roles_past_the_64th_read_what_their_sps_grant_and_a_later_one_after_a_r
     wait_until(lambda: patients(lou) == [3] and 3 in patients(dan), 180, "tuple 3 for lou")
     for client in (joe, dan, nina, fe, lou):
         client.close()
+
+
+def test_a_restart_resumes_a_wide_diagram_with_its_words_and_checkpoint(serve):
+    """A ``sluice serve`` process killed and started again after a role was made beyond the
+    running diagram's role words: the diagram resumes with the words it was deployed with (the
+    same version, so its checkpoint) and the nurse at bit 190 receives what the next tuples'
+    sps grant her."""
+    server = serve(spark_master="local[2]", admin_user="joe", admin_password=PASSWORD)
+    server.start()
+    joe = Client(server.url, "joe", PASSWORD)
+    for n in range(1, 189):
+        joe.call("POST", "/roles", 201, json={"name": f"FILLER{n}"})
+    joe, dan, nina, fe = ward(server.url)
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("NURSE", 1), vital(1, 1)])
+    wait_until(lambda: patients(nina) == [1], 120, "the nurse's first tuple")
+    version = joe.call("GET", "/diagrams/ward/status")["progress"]["version"]
+    joe.call("POST", "/roles", 201, json={"name": "LATE"})  # bit 192: beyond three words
+    server.kill()
+    server.start()
+    subscribed_again(dan, nina)
+    joe, fe = Client(server.url, "joe", PASSWORD), Client(server.url, "fe", PASSWORD)
+    wait_until(
+        lambda: (
+            (joe.call("GET", "/diagrams/ward/status")["progress"] or {}).get("state") == "running"
+        ),
+        180,
+        "the diagram resumed",
+    )
+    assert joe.call("GET", "/diagrams/ward/status")["progress"]["version"] == version
+    fe.call("POST", "/streams/vitals/tuples", json=[sp(["NURSE", "LATE"], 2), vital(2, 2)])
+    wait_until(lambda: patients(nina) == [1, 2], 180, "the nurse's tuple after the restart")
+    assert patients(dan) == []
+    for client in (joe, dan, nina, fe):
+        client.close()
