@@ -51,6 +51,13 @@ def to_int(row) -> int:
     return sum((int(w) & _ALL) << (WORD * k) for k, w in enumerate(row))
 
 
+def to_ints(rows: np.ndarray) -> list[int]:
+    """Each row of ``(rows, W)`` words as a mask (one word: at once, the common case)."""
+    if rows.shape[1] == 1:
+        return rows[:, 0].astype(np.int64).view(np.uint64).tolist()
+    return [to_int(row) for row in rows]
+
+
 def part(name: str, k: int) -> str:
     """The column of word ``k`` of a policy word ``name`` as an input carries it."""
     return name if k == 0 else f"{name}_{k}"
@@ -115,4 +122,8 @@ def granted_words(denied, mask: int) -> np.ndarray:
 
 def readers(denied, mask: int) -> np.ndarray:
     """Per row of a denied column, whether some role of ``mask`` is not denied."""
-    return np.any(granted_words(denied, mask) != 0, axis=1)
+    array = denied.combine_chunks() if isinstance(denied, pa.ChunkedArray) else denied
+    if not is_wide(array.type):  # the common case: one word
+        (held,) = words(mask, 1)
+        return (~array.to_numpy(zero_copy_only=False) & np.int64(held)) != 0
+    return np.any(granted_words(array, mask) != 0, axis=1)

@@ -51,7 +51,7 @@ from boxes.errors import Conflict, SluiceError
 from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
-from boxes.punctuations.words import granted_words, readers, to_int
+from boxes.punctuations.words import granted_words, readers, to_ints
 from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
@@ -139,7 +139,7 @@ def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
     field is hidden is not delivered)."""
     if DENIED_COLUMN not in table.column_names:
         return picks
-    denied = table.column(DENIED_COLUMN)
+    denied = table.column(DENIED_COLUMN).combine_chunks()
     words = _hidden_words(table)
     fields = [c for c in table.column_names if c not in (*LABELS, HIDDEN_COLUMN, LEVEL_COLUMN)]
     apart = words is not None and set(fields) <= set(words)
@@ -174,7 +174,7 @@ def hidden_from(table: pa.Table, shown: list[dict], picked, active: int) -> list
         return shown
     picked = np.asarray(picked, dtype=np.int64)
     order = [n for n in table.column_names if n in words]  # the output's field order
-    hides = {n: ~readers(words[n].take(pa.array(picked)), active) for n in order}
+    hides = {n: ~readers(words[n], active)[picked] for n in order}
     out = []
     for i, row in enumerate(shown):
         names = [n for n, hidden in hides.items() if hidden[i]]
@@ -192,7 +192,8 @@ def policy_runs(table: pa.Table, picked, active: int) -> list[tuple[int, np.ndar
     granted = granted_words(denied, active)
     changes = np.flatnonzero(np.any(np.diff(granted, axis=0) != 0, axis=1))
     cuts = [0, *(changes + 1).tolist(), len(picked)]
-    return [(to_int(granted[a]), picked[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    masks = to_ints(granted[cuts[:-1]])
+    return [(m, picked[a:b]) for m, a, b in zip(masks, cuts, cuts[1:], strict=False)]
 
 
 def role_names(snapshot, mask: int) -> list[str]:
