@@ -210,3 +210,25 @@ def test_a_count_window_merges_wide_masks_of_its_tuples(spark):
         for top in by_top
     }
     assert readers == {70: ["R1", "R64", "R100"], 80: ["R64"]}
+
+
+def test_on_result_on_spark_with_the_grant_option_at_bit_100(spark):
+    """A governed plan of three role words whose output relabels its results: the grant
+    word (``_sp_nogrant``, three words) leaves the owner R100 the option where the tuple's sp
+    gave it; relabelled, the result goes to R129 (the ON RESULT policy) there, and nowhere
+    else (narrowed: R100 AND R129 is nobody)."""
+    plan = plan_of("outputs: {o: {from: a, on_result: [{ddp: {}, srp: R129}]}}\n")
+    policy = field_policy(plan)
+    given = TupleLabel(bit(100), (bit(100),) * 3, (bit(100),) * 3)
+    kept = TupleLabel(bit(100), (bit(100),) * 3)
+    tables = [logged([(0, "p1", 70)], given), logged([(1, "p2", 80)], kept)]
+    frames = [
+        read_policy(t, policy.fields_of("a"), policy.grants_of("a"), policy.width) for t in tables
+    ]
+    frame = spark.createDataFrame(pa.concat_tables(frames).to_pandas())
+    (o,) = compile_plan(plan, {"a": frame}).values()
+    table = o.toArrow()
+    assert table.column(NOGRANT_COLUMN).type == pa.list_(pa.int64())
+    out = relabelled(table, bit(100), TupleLabel(bit(129), (bit(129),) * 3), FIELDS)
+    assert [r["bpm"] for r in seen(out, "R129")] == [70]
+    assert seen(out, "R100") == []
