@@ -753,14 +753,6 @@ REWRITE_CHANGED = define(
     "for you; subscribe again to read what they now allow",
     "policy",
 )
-REWRITTEN_ON_HOLDER = define(
-    "REWRITTEN_ON_HOLDER",
-    409,
-    "the results of output {output!r} that reach this server are computed under a rewrite "
-    "other than the one your policies give its diagram: yours runs only on the server that "
-    "runs the stream runtime; subscribe there",
-    "policy",
-)
 VARIANT_ENDED = define(
     "VARIANT_ENDED",
     409,

@@ -138,6 +138,7 @@ OPERATIONS: Mapping[str, Rule] = {
     "outputs.describe": needs(Need(A.VIEW_OBJECT, OUTPUT)),
     "outputs.recent": needs(Need(A.SUBSCRIBE, OUTPUT)),
     "outputs.results": needs(Need(A.SUBSCRIBE, OUTPUT)),
+    "outputs.variant": needs(Need(A.SUBSCRIBE, OUTPUT)),
     # permissions: the catalog also checks that a granter holds what it grants
     "permissions.table": needs(ADMIN),
     "permissions.of": needs((Need(A.CHANGE_PERM, ANY), ADMIN)),

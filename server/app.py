@@ -26,7 +26,7 @@ from server.realtime import changes, sockets
 from server.realtime.delivery import Delivery
 from server.realtime.extension import ASYNC_MODE, socketio
 from server.realtime.relay import Relay
-from server.realtime.standby import RewriteGuard
+from server.realtime.standby import Keepalive, RewriteGuard
 from server.settings import limits
 from server.settings.config import Settings, load_settings
 from server.settings.limits import LiveLimits
@@ -94,9 +94,12 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
         svc.relay = Relay(
             settings.redis_url.get_secret_value(), svc.delivery, lambda: svc.runtime is not None
         )
-        svc.delivery.check_relayed = RewriteGuard(catalog).check
         svc.relay.start()
         svc.on_close.append(svc.relay.stop)
+        keepalive = Keepalive(svc, max(0.5, settings.variant_linger_seconds / 3))
+        keepalive.start()
+        svc.on_close.append(keepalive.stop)
+    svc.delivery.check_relayed = RewriteGuard(catalog).check
     svc.variants = Variants(svc)
     live.update(limits.stored_changes(catalog))
     app.extensions["sluice"] = svc

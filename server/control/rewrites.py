@@ -149,17 +149,17 @@ def rewrite_key(catalog, output: str) -> str | None:
 def reads_rewritten(catalog, subject: Subject, output: str, key: str) -> None:
     """Refuse ``subject`` the results of ``output`` computed under the rewrite whose
     fingerprint is ``key`` unless its own policies, now, rewrite the output's diagram into
-    that same document: a reader whose rewrite differs reads a variant (REWRITTEN_ON_HOLDER,
-    where only the runtime's holder runs them); refusals as ``reader_rewrite``'s."""
+    that same document (else REWRITE_CHANGED: a reader whose rewrite differs reads its own
+    variant's); refusals as ``reader_rewrite``'s."""
     snapshot = catalog.core.snapshot
     found = snapshot.find(ObjectType.OUTPUT, output)
     if found is None or found.parent_id is None:
-        raise Conflict(code=codes.REWRITTEN_ON_HOLDER, output=output)
+        raise Conflict(code=codes.REWRITE_CHANGED, output=output)
     diagram = snapshot.objects[found.parent_id]
     plan = _plan(catalog.objects.resumable_of(diagram))
     mine = own_rewrite(catalog, diagram.name, json.loads(diagram.spec), plan, subject)
     if key_of(mine.document) != key:
-        raise Conflict(code=codes.REWRITTEN_ON_HOLDER, output=output)
+        raise Conflict(code=codes.REWRITE_CHANGED, output=output)
 
 
 def revalidate(svc, by: Subject) -> list[str]:

@@ -116,7 +116,7 @@ class Variants:
         delivery, runtime = self.svc.delivery, runtime_of(self.svc)
         public = {ours: output for output, ours in variant.outputs.items()}
         labels = Labels(plan.label_sources, dict(resumable.sources))
-        delivery.register(plan.outputs, labels, plan.semantics(), None, public)
+        delivery.register(plan.outputs, labels, plan.semantics(), None, public, rewrite=key)
         try:
             relabel = relabeller(self.svc.catalog, name, plan)
             runtime.deploy(variant.runtime_id, plan, delivery.on_batch, relabel=relabel)

@@ -320,24 +320,34 @@ class Delivery:
                     table.pop(output, None)
                 self._next.pop(output, None)
 
-    def adopt(self, route: str, labels: Labels, semantic: str, rewrite: str | None) -> None:
-        """A batch relayed from the runtime's holder (``server.realtime.relay``): read its
-        labels as the holder deployed them; computed under the rewrite ``rewrite`` (its
+    def adopt(
+        self, route: str, labels: Labels, semantic: str, rewrite: str | None, public: str
+    ) -> None:
+        """A batch relayed from the runtime's holder (``server.realtime.relay``) for runtime
+        output ``route``, a variant's if ``public`` (the output it stands for) differs: read
+        its labels as the holder deployed them; computed under the rewrite ``rewrite`` (its
         fingerprint), it reaches only readers ``check_relayed`` lets read it."""
         with self._lock:
             self._labels[route] = labels
             self.semantics[route] = semantic
             self._adopted.add(route)
             _keep(self._rewrites, route, rewrite)
+            _keep(self._public, route, public if public != route else None)
+
+    def public_of(self, route: str) -> str:
+        """The output a runtime output stands for: a variant's public one, or itself."""
+        with self._lock:
+            return self._public.get(route, route)
+
+    def variant_readers(self) -> dict[str, tuple[str, str]]:
+        """Per variant route read here, one subscription reading it: ``(output, sid)``."""
+        with self._lock:
+            return {r: key for key, r in self._routes.items() if r != key[0]}
 
     def rewrite_of(self, route: str) -> str | None:
         """The fingerprint of the rewrite ``route``'s batches are computed under, if any."""
         with self._lock:
             return self._rewrites.get(route)
-
-    def is_variant(self, route: str) -> bool:
-        with self._lock:
-            return route in self._public
 
     def semantic(self, route: str) -> str:
         with self._lock:
@@ -430,8 +440,10 @@ class Delivery:
             err = Conflict(code=codes.REWRITE_CHANGED, output=output)
         raise err
 
-    def subscribe(self, sid: str, subject: Subject, output: str) -> None:
-        route = self.route(subject, output, start=True)
+    def subscribe(self, sid: str, subject: Subject, output: str, route: str | None = None) -> None:
+        """Keep ``sid``'s subscription of ``output``, reading ``route`` (by default the one
+        ``route()`` gives; a standby routes a variant's reader itself: ``realtime.standby``)."""
+        route = route or self.route(subject, output, start=True)
         with self._lock:
             old = self._join(sid, subject, output, route)
         self._left([old])
@@ -448,7 +460,9 @@ class Delivery:
 
         return self.catch_up(sid, subject, output, start, page)
 
-    def catch_up(self, sid: str, subject: Subject, output: str, start: int, page) -> int:
+    def catch_up(
+        self, sid: str, subject: Subject, output: str, start: int, page, route: str | None = None
+    ) -> int:
         """Subscribe, first sending what the output's result log (its route's) holds from
         ``start`` on (``page(route, at)``: the runs of rows the subscriber may see from ``at``
         on, as ``_runs`` gives them, and where to read on), then live batches, with no gap
@@ -457,7 +471,7 @@ class Delivery:
         is logged before it is delivered). Returns where the replay ended; an error from
         the first read (``RESULTS_EXPIRED``) subscribes nothing."""
         key = (output, sid)
-        route = self.route(subject, output, start=True)
+        route = route or self.route(subject, output, start=True)
         with self._lock:
             self._held[key] = []
             old = self._join(sid, subject, output, route)
@@ -673,4 +687,4 @@ def _keep(table: dict, key: str, value) -> None:
 
 def _relayed_refused(subject: Subject, output: str, rewrite: str) -> None:
     """Where nothing says who may read a relayed batch of a rewritten output: nobody."""
-    raise Conflict(code=codes.REWRITTEN_ON_HOLDER, output=output)
+    raise Conflict(code=codes.REWRITE_CHANGED, output=output)

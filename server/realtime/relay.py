@@ -12,8 +12,9 @@ An output of a diagram that runs rewritten (docs/rewrite.md) is relayed with the
 the rewrite its batches were computed under; a receiving server gives such a batch only to the
 subscribers whose own policies rewrite the diagram that same way, with its catalog as it is then
 (``server.realtime.standby.RewriteGuard``). A reader whose rewrite differs reads a variant,
-which only the holder runs: variants are not relayed, and a standby refuses such a reader's
-``subscribe`` (REWRITTEN_ON_HOLDER). Catching up from a position
+which only the holder runs: a standby asks the holder to run it (and keeps asking while it
+has readers of it), and the variant's batches are relayed like any output's, under its
+runtime name with the output it stands for. Catching up from a position
 (``subscribe`` with ``from``) reads the holder's result log through its REST API
 (``server.realtime.standby``); the relayed batches follow, less those it covered.
 
@@ -39,10 +40,16 @@ log = logging.getLogger(__name__)
 
 
 def encode(
-    route: str, table: pa.Table, labels: Labels, semantic: str, rewrite: str | None = None
+    route: str,
+    table: pa.Table,
+    labels: Labels,
+    semantic: str,
+    rewrite: str | None = None,
+    public: str | None = None,
 ) -> bytes:
     header = {
         "route": route,
+        "public": public or route,
         "inputs": list(labels.inputs),
         "sources": dict(labels.sources),
         "semantic": semantic,
@@ -52,12 +59,13 @@ def encode(
     return len(head).to_bytes(4, "big") + head + ipc_bytes(table)  # the position is metadata
 
 
-def decode(message: bytes) -> tuple[str, pa.Table, Labels, str, str | None]:
+def decode(message: bytes) -> tuple[str, pa.Table, Labels, str, str | None, str]:
     size = int.from_bytes(message[:4], "big")
     header = json.loads(message[4 : 4 + size])
     table = pa.ipc.open_stream(message[4 + size :]).read_all()
     labels = Labels(tuple(header["inputs"]), header["sources"])
-    return header["route"], table, labels, header["semantic"], header["rewrite"]
+    route, public = header["route"], header["public"]
+    return route, table, labels, header["semantic"], header["rewrite"], public
 
 
 class Relay:
@@ -78,11 +86,12 @@ class Relay:
 
     def publish(self, route: str, table: pa.Table) -> None:
         labels = self.delivery.labels(route)
-        if labels is None or self.delivery.is_variant(route) or table.num_rows == 0:
+        if labels is None or table.num_rows == 0:
             return
         try:
-            semantic, rewrite = self.delivery.semantic(route), self.delivery.rewrite_of(route)
-            message = encode(route, table, labels, semantic, rewrite)
+            delivery = self.delivery
+            semantic, rewrite = delivery.semantic(route), delivery.rewrite_of(route)
+            message = encode(route, table, labels, semantic, rewrite, delivery.public_of(route))
             self.client.publish(CHANNEL + route, message)
         except redis.RedisError:
             log.exception("output %s: a batch was not relayed to the other servers", route)
@@ -110,9 +119,9 @@ class Relay:
 
     def _received(self, data: bytes) -> None:
         try:
-            route, table, labels, semantic, rewrite = decode(data)
+            route, table, labels, semantic, rewrite, public = decode(data)
         except Exception:
             log.exception("a relayed batch could not be read")
             return
-        self.delivery.adopt(route, labels, semantic, rewrite)
+        self.delivery.adopt(route, labels, semantic, rewrite, public)
         self.delivery.on_batch(route, table)

@@ -181,14 +181,13 @@ def on_disconnect(*_):
 @socket_event("subscribe", SUBSCRIBE)
 def on_subscribe(subject: Subject, payload: dict):
     svc, output = services(), payload["output"]
-    elsewhere = held_elsewhere(svc)
-    if elsewhere:
-        standby.check_subscribe(svc, subject, output)
+    if held_elsewhere(svc) and "from" in payload:
+        return standby.subscribe_from(svc, request.sid, subject, output, payload["from"])
+    if held_elsewhere(svc):
+        return standby.subscribe(svc, request.sid, subject, output)
     if "from" not in payload:
         svc.delivery.subscribe(request.sid, subject, output)
         return {"subscribed": output}
-    if elsewhere:
-        return standby.subscribe_from(svc, request.sid, subject, output, payload["from"])
     if svc.runtime is None:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     end = svc.delivery.subscribe_from(

@@ -12,16 +12,19 @@ request again, as if the client had called it; no server vouches for another's u
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from urllib.parse import quote, urlencode
 
 from boxes import codes
-from boxes.errors import SluiceError, Unavailable
+from boxes.errors import Conflict, SluiceError, Unavailable
 from catalog import Subject
 from server.control.rewrites import reads_rewritten, rewrite_key
 from server.http.api import PREFIX
-from server.http.forward import pass_on
+from server.http.forward import held_elsewhere, pass_on
 from server.realtime.delivery import REPLAY_PAGE, role_mask
+
+log = logging.getLogger(__name__)
 
 
 class Refused(Exception):
@@ -93,20 +96,76 @@ class RewriteGuard:
             raise answers[key]
 
 
-def check_subscribe(svc, subject: Subject, output: str) -> None:
-    """Refuse a subscriber here the output of a diagram running rewritten unless it reads the
-    output itself (as its deployer's rewrite), which the holder relays: its variant would run
-    only on the holder (REWRITTEN_ON_HOLDER)."""
+def route_of(svc, sid: str, subject: Subject, output: str) -> str:
+    """The runtime output socket ``sid``'s client reads for ``output`` here: the output itself
+    unless its diagram runs rewritten and the client's policies rewrite it otherwise; then the
+    variant the holder runs for them, asked for as the client (``POST
+    /outputs/NAME/variant``) and kept running while it is read here (``Keepalive``). Its
+    batches, relayed, reach the client only while its rewrite is theirs (``RewriteGuard``)."""
     rewrite = rewrite_key(svc.catalog, output)
-    if rewrite is not None:
+    if rewrite is None:
+        return output
+    try:
         svc.delivery.check_relayed(subject, output, rewrite)
+        return output
+    except Conflict as refused:
+        if refused.code is not codes.REWRITE_CHANGED:
+            raise
+    return variant(svc, sid, output)
+
+
+def variant(svc, sid: str, output: str) -> str:
+    """Ask the holder, as socket ``sid``'s client, for the runtime output it reads; its
+    refusal raised as ``Refused``."""
+    return call(svc, sid, "POST", f"/outputs/{quote(output, safe='')}/variant")["route"]
+
+
+class Keepalive:
+    """Asks the holder again for each variant read here, every ``interval`` seconds, as one
+    of its readers, so that it does not stop after the linger while read through this
+    server."""
+
+    def __init__(self, svc, interval: float) -> None:
+        self.svc, self.interval = svc, interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="variant-keepalive", daemon=True)
+
+    def tick(self) -> None:
+        for route, (output, sid) in self.svc.delivery.variant_readers().items():
+            try:
+                variant(self.svc, sid, output)
+            except (Refused, SluiceError):
+                log.warning("variant %s of %s: the holder refused to keep it", route, output)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            if held_elsewhere(self.svc):
+                self.tick()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def subscribe(svc, sid: str, subject: Subject, output: str) -> dict:
+    """Subscribe here to the batches relayed to this server, on the route ``route_of`` gives;
+    the holder's refusal of a variant subscribes nothing."""
+    try:
+        svc.delivery.subscribe(sid, subject, output, route_of(svc, sid, subject, output))
+    except Refused as refused:
+        return refused.answer
+    return {"subscribed": output}
 
 
 def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> dict:
     """Subscribe here, replaying first what the holder's result log holds from ``start`` on,
     read through its ``GET /outputs/NAME/results`` (rows the holder filtered with the
-    client's permissions), then the batches relayed to this server (``Delivery.catch_up``:
-    no gap, nothing twice); the holder's refusal of the first read subscribes nothing."""
+    client's permissions, from the client's variant's log if it reads one), then the batches
+    relayed to this server (``Delivery.catch_up``: no gap, nothing twice); the holder's
+    refusal of the first read subscribes nothing."""
     path = f"/outputs/{quote(output, safe='')}/results?"
 
     def page(route: str, at: int) -> tuple[list, int]:
@@ -114,7 +173,8 @@ def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> 
         return policy_runs(svc, got), got["next"]
 
     try:
-        end = svc.delivery.catch_up(sid, subject, output, start, page)
+        route = route_of(svc, sid, subject, output)
+        end = svc.delivery.catch_up(sid, subject, output, start, page, route)
     except Refused as refused:
         return refused.answer
     return {"subscribed": output, "replayed_to": end}

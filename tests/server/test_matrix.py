@@ -256,6 +256,14 @@ CASES = [
         DIAGRAM_CALLERS,
         (401, 404, 503, 503, 403),  # allowed, then: this app runs no stream runtime
     ),
+    (
+        "POST",
+        "/api/v1/outputs/<name>/variant",
+        "/api/v1/outputs/out1/variant",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 503, 503, 403),  # allowed, then: this app runs no stream runtime
+    ),
     ("GET", "/api/v1/permissions", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
     (
         "GET",

@@ -87,12 +87,20 @@ def test_readers_of_one_diagram_each_get_their_own_rewrite(live):
     # ... and a reader whose variant does not run is told to subscribe first.
     missing = sd.call("GET", f"/outputs/{OUT}/recent", 409)["error"]
     assert missing["code"] == "REWRITE_VARIANT_NOT_RUNNING"
+    # A server relaying results asks for a reader's route (docs/deploy.md): the variant for
+    # sc, the output itself for the port, a denial for OTHERCO.
+    routed = f"{OUT}.v-{variant.split('.v-')[1]}"
+    asked = sc.call("POST", f"/outputs/{OUT}/variant")
+    assert asked == {"output": OUT, "route": routed}
+    assert pa.call("POST", f"/outputs/{OUT}/variant")["route"] == OUT
+    denied = oc.call("POST", f"/outputs/{OUT}/variant", 403)["error"]
+    assert denied["code"] == "REWRITE_DENIED"
+    assert svc.variants.running("pa_watch") == [variant]
 
     # The label SecFilter applies on top of the variant: without READ_TUPLE on the stream,
     # a company's subscribers receive nothing of the next batch, which the variant produced.
     joe.call("DELETE", "/permissions/stream/ais/SHIPCO/READ_TUPLE")
     joe.call("POST", "/streams/ais/tuples", json=positions(2))
-    routed = f"{OUT}.v-{variant.split('.v-')[1]}"
     wait_until(lambda: len(pa.received) == 4, 120, "the port's next tuples")
     wait_until(lambda: svc.runtime.recent(routed).num_rows == 4, 120, "the variant's batch")
     assert len(sc.received) == 2 and len(sc2.received) == 2

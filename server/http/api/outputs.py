@@ -99,6 +99,26 @@ def recent(name: str):
     return {"output": name, "tuples": rows}
 
 
+@bp.post("/<name>/variant")
+@guarded(answer=answer({"output": STRING, "route": STRING}))
+def variant(name: str):
+    """The runtime output the session reads for this one (SUBSCRIBE): the output itself, or
+    the variant its policies rewrite the output's diagram into (docs/rewrite.md), started if
+    it does not run. For a server that relays results to the session's socket (docs/deploy.md,
+    "Results on any server"): a variant no socket here reads stops after the linger
+    (``variant_linger_seconds``) unless asked for again. Answered by the server that runs the
+    runtime (another passes the request on to it)."""
+    svc = services()
+    if held_elsewhere(svc) and (answer := forward(svc)) is not None:
+        return answer
+    if svc.runtime is None:
+        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
+    route = svc.delivery.route(subject(), name, start=True)
+    if route != name:
+        svc.variants.left(route)  # asked for, not read here: it lingers, then stops
+    return {"output": name, "route": route}
+
+
 @bp.get("/<name>/results")
 @guarded(query=READ, answer=RESULTS)
 def results(name: str):

@@ -1,5 +1,6 @@
 """The results relay's messages (server/realtime/relay.py) on a real Redis: a batch crosses with
-its position, label layout and rewrite; a rewritten diagram's variant does not cross at all."""
+its position, label layout and rewrite; a rewritten diagram's variant with the output it stands
+for."""
 
 from __future__ import annotations
 
@@ -20,17 +21,19 @@ def batch() -> pa.Table:
 
 
 def test_a_batch_crosses_with_its_position_labels_semantic_and_rewrite():
-    route, table, labels, semantic, rewrite = decode(encode("out", batch(), LABELS, "weak", "k1"))
-    assert (route, labels, semantic, rewrite) == ("out", LABELS, "weak", "k1")
+    message = encode("out.v-k1", batch(), LABELS, "weak", "k1", "out")
+    route, table, labels, semantic, rewrite, public = decode(message)
+    assert (route, labels, semantic, rewrite, public) == ("out.v-k1", LABELS, "weak", "k1", "out")
     assert table.equals(batch()) and table.schema.metadata[NEXT_KEY] == b"42"
 
 
-def test_outputs_are_published_with_their_rewrite_and_variants_are_not(redis_url):
+def test_outputs_and_variants_are_published_with_their_rewrite(redis_url):
     delivery = Delivery(catalog=None, emit=lambda *a, **k: None)
     delivery.register({"out": None}, LABELS)
     gate = lambda who, output, start: output  # noqa: E731
     delivery.register({"ruled": None}, LABELS, gate=gate, rewrite="k1")
-    delivery.register({"ruled.v-k2": None}, LABELS, public={"ruled.v-k2": "ruled"})
+    public = {"ruled.v-k2": "ruled"}
+    delivery.register({"ruled.v-k2": None}, LABELS, public=public, rewrite="k2")
     listener = redis.Redis.from_url(redis_url).pubsub(ignore_subscribe_messages=True)
     listener.psubscribe(CHANNEL + "*")
     relay = Relay(redis_url, delivery, holding=lambda: True)
@@ -38,9 +41,13 @@ def test_outputs_are_published_with_their_rewrite_and_variants_are_not(redis_url
         assert listener.get_message(timeout=1.0) is None  # the subscription is in place
         for route in ("ruled.v-k2", "ruled", "out"):
             relay.publish(route, batch())
-        got = [listener.get_message(timeout=5.0) for _ in range(2)]
-        assert [decode(m["data"])[0::4] for m in got if m] == [("ruled", "k1"), ("out", None)]
-        assert listener.get_message(timeout=0.5) is None  # the variant's never came
+        got = [listener.get_message(timeout=5.0) for _ in range(3)]
+        assert [decode(m["data"])[0::4] for m in got if m] == [
+            ("ruled.v-k2", "k2"),
+            ("ruled", "k1"),
+            ("out", None),
+        ]
+        assert [decode(m["data"])[5] for m in got if m] == ["ruled", "ruled", "out"]
     finally:
         listener.close()
         relay.client.close()

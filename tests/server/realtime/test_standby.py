@@ -23,7 +23,7 @@ from server.control import rewrites
 from server.control.lease import LEASE
 from server.realtime.delivery import ENDED_EVENT, POLICY_EVENT, TUPLES_EVENT, Labels
 from server.realtime.extension import socketio
-from server.realtime.standby import RewriteGuard
+from server.realtime.standby import Keepalive
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
 FORWARDED = "X-Sluice-Forwarded"
@@ -130,7 +130,9 @@ def test_a_subscribe_from_replays_the_holders_log_then_the_relayed_batches_after
     paths = [holder.asked.get(timeout=5)[1] for _ in range(2)]
     assert paths == [f"/api/v1/outputs/out1/results?from={at}&limit=1000" for at in (1, 3)]
     sources = {"in1": svc.catalog.core.snapshot.find(ObjectType.STREAM, "in1").source_index}
-    svc.delivery.adopt("out1", Labels(("in1",), sources), "strong", None)  # as the relay does
+    svc.delivery.adopt(
+        "out1", Labels(("in1",), sources), "strong", None, "out1"
+    )  # as the relay does
     svc.delivery.on_batch("out1", positioned(["replayed"], 3))  # reached this server late
     svc.delivery.on_batch("out1", positioned(["live"], 4))
     got = [(e["name"], e["args"][0]["tuples"], e["args"][0]["next"]) for e in sock.get_received()]
@@ -206,45 +208,92 @@ def rewritten_watch(app, client, auth) -> tuple[str, str]:
     return "pa_watch_out", key
 
 
-def test_a_rewritten_output_reaches_here_only_readers_of_the_batchs_rewrite(
+def own_key(catalog, user_token: str, diagram: str) -> str:
+    """The fingerprint of a session's own rewrite of ``diagram``."""
+    found = catalog.core.snapshot.find(ObjectType.DIAGRAM, diagram)
+    plan = rewrites._plan(catalog.objects.resumable_of(found))
+    who = catalog.sessions.resolve(user_token)
+    mine = rewrites.own_rewrite(catalog, diagram, json.loads(found.spec), plan, who)
+    return rewrites.key_of(mine.document)
+
+
+def codes_of(sock, event: str) -> list:
+    """The arguments of the ``event`` events a socket received since last asked (an ended
+    subscription's: its error code)."""
+    got = [e["args"][0] for e in sock.get_received() if e["name"] == event]
+    return [a["error"]["code"] for a in got] if event == ENDED_EVENT else got
+
+
+def test_a_rewritten_output_reaches_each_reader_here_through_its_own_rewrite(
     app, client, auth, holder
 ):
     svc = app.extensions["sluice"]
-    svc.delivery.check_relayed = RewriteGuard(svc.catalog).check  # as with a Redis relay
     out, key = rewritten_watch(app, client, auth)
     pa, sc = (socketio.test_client(app, auth={"token": auth.token(u)}) for u in ("pa", "sc"))
-    # sc's policies rewrite the diagram otherwise: its variant runs only on the holder
-    for payload in ({"output": out}, {"output": out, "from": 0}):
-        refused = sc.emit("subscribe", payload, callback=True)["error"]
-        assert refused["code"] == "REWRITTEN_ON_HOLDER", payload
+    labels = Labels(
+        ("ais",), {"ais": svc.catalog.core.snapshot.find(ObjectType.STREAM, "ais").source_index}
+    )
+    # pa's rewrite is the deployed one: pa reads the output itself, the holder is not asked
+    assert pa.emit("subscribe", {"output": out}, callback=True) == {"subscribed": out}
     assert holder.asked.empty()
-    assert pa.emit("subscribe", {"output": out}, callback=True) == {"subscribed": out}
+    # sc's policies rewrite the diagram otherwise: sc reads its variant, which the holder runs
+    sc_key = own_key(svc.catalog, auth.token("sc"), "pa_watch")
+    routed = f"{out}.v-{sc_key}"
+    holder.answers.append((200, {"output": out, "route": routed}))
+    assert sc.emit("subscribe", {"output": out}, callback=True) == {"subscribed": out}
+    method, path, headers, _ = holder.asked.get(timeout=5)
+    assert (method, path) == ("POST", f"/api/v1/outputs/{out}/variant")
+    assert headers["Authorization"] == f"Bearer {auth.token('sc')}"
 
-    ais = svc.catalog.core.snapshot.find(ObjectType.STREAM, "ais").source_index
-    svc.delivery.adopt(out, Labels(("ais",), {"ais": ais}), "strong", "another")
-    svc.delivery.on_batch(out, positioned(["elsewhere"], 1))  # another rewrite's: not pa's
-    ended = [e["args"][0]["error"]["code"] for e in pa.get_received() if e["name"] == ENDED_EVENT]
-    assert ended == ["REWRITTEN_ON_HOLDER"]
-    assert pa.emit("subscribe", {"output": out}, callback=True) == {"subscribed": out}
-    svc.delivery.adopt(out, Labels(("ais",), {"ais": ais}), "strong", key)
-    svc.delivery.on_batch(out, positioned(["pa's"], 2))
-    got = [e["args"][0]["tuples"] for e in pa.get_received() if e["name"] == TUPLES_EVENT]
-    assert got == [[{"symbol": "pa's", "_sources": ["ais"]}]]
+    # relayed batches: the output's under pa's rewrite, the variant's under sc's
+    svc.delivery.adopt(out, labels, "strong", key, out)
+    svc.delivery.on_batch(out, positioned(["pa's"], 1))
+    svc.delivery.adopt(routed, labels, "strong", sc_key, out)
+    svc.delivery.on_batch(routed, positioned(["sc's"], 1))
+    assert [t["tuples"][0]["symbol"] for t in codes_of(pa, TUPLES_EVENT)] == ["pa's"]
+    assert [(t["output"], t["tuples"][0]["symbol"]) for t in codes_of(sc, TUPLES_EVENT)] == [
+        (out, "sc's")
+    ]
+    # the variant is asked for again while sc reads it here
+    holder.answers.append((200, {"output": out, "route": routed}))
+    Keepalive(svc, 60).tick()
+    assert holder.asked.get(timeout=5)[1] == f"/api/v1/outputs/{out}/variant"
 
-    # pa's attributes change: its rewrite is not the batch's any more (nor the deployed one)
+    # a second socket of sc's resumes from a position: the variant, then the holder's page of
+    # the variant's log (read as sc), then live batches
+    sc2 = socketio.test_client(app, auth={"token": auth.token("sc")})
+    page = {"output": out, "from": 0, "oldest": 0, "tuples": [{"symbol": "logged"}], "next": 1}
+    holder.answers += [(200, {"output": out, "route": routed}), (200, page)]
+    holder.answers.append((200, {**page, "from": 1, "tuples": []}))
+    ack = sc2.emit("subscribe", {"output": out, "from": 0}, callback=True)
+    assert ack == {"subscribed": out, "replayed_to": 1}
+    paths = [holder.asked.get(timeout=5)[:2] for _ in range(3)]
+    assert paths[0] == ("POST", f"/api/v1/outputs/{out}/variant")
+    assert [p for _, p in paths[1:]] == [
+        f"/api/v1/outputs/{out}/results?from={at}&limit=1000" for at in (0, 1)
+    ]
+    svc.delivery.on_batch(routed, positioned(["sc's next"], 2))
+    assert [t["tuples"][0]["symbol"] for t in codes_of(sc2, TUPLES_EVENT)] == [
+        "logged",
+        "sc's next",
+    ]
+
+    # a batch of another rewrite than pa's ends pa's subscription
+    svc.delivery.adopt(out, labels, "strong", "another", out)
+    svc.delivery.on_batch(out, positioned(["elsewhere"], 2))
+    assert codes_of(pa, ENDED_EVENT) == ["REWRITE_CHANGED"]
+    assert pa.emit("subscribe", {"output": out}, callback=True) == {"subscribed": out}
+    # pa's attributes change: its rewrite is not the batch's any more, so the next ends it
     answer = client.put(
         "/api/v1/policies/users/pa",
         json={"attributes": {**PORT_BOX, "west": 103.0}},
         headers=auth.headers("joe"),
     )
     assert answer.status_code == 200, answer.get_json()
+    svc.delivery.adopt(out, labels, "strong", key, out)
     svc.delivery.on_batch(out, positioned(["not pa's"], 3))
-    events = [
-        (e["name"], e["args"][0]) for e in pa.get_received() if e["name"] != "catalog_changed"
-    ]
-    assert [(name, args["error"]["code"]) for name, args in events] == [
-        (ENDED_EVENT, "REWRITTEN_ON_HOLDER")
-    ]
+    events = [e["name"] for e in pa.get_received() if e["name"] != "catalog_changed"]
+    assert events == [ENDED_EVENT]
 
 
 def test_with_no_holder_a_standby_refuses_what_needs_the_runtime(app, auth):
