@@ -9,10 +9,12 @@ import pytest
 from boxes import codes
 from boxes.errors import SluiceError
 from catalog import Catalog, DiagramSpec
+from catalog.bootstrap import add_admin
 from catalog.model import Action, ObjectType
 from catalog.punctuations import role_words_of
 from catalog.repository import MAX_ROLE_BITS
 from catalog.store import migrations
+from tests.catalog.conftest import PASSWORD
 
 
 @pytest.fixture
@@ -81,6 +83,9 @@ def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_pat
             assert reader.execute(
                 "SELECT value FROM counters WHERE name = 'role_bit'"
             ).fetchone() == (76,)
+        add_admin(cat, "joe", PASSWORD)  # its ADMIN role gets the next bit, and so on
+        cat.accounts.add_role(cat.sessions.login("joe", PASSWORD)[1], "NEXT")
+        assert [cat.core.snapshot.role_bits[r] for r in ("ADMIN", "NEXT")] == [76, 77]
     finally:
         cat.close()
 
