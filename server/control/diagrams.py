@@ -208,6 +208,13 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
         check_clearance(svc.catalog, deployer, plan)
         if plan.governed:
             svc.catalog.punctuations.record_role_words(diagram, plan.role_words)
+    elif plan.governed and role_words_of(svc.catalog.core.snapshot) > plan.role_words:
+        log.warning(
+            "diagram %s resumes with room for %d roles' bits: roles made since with higher bits"
+            " read none of its results until it is deployed again",
+            diagram.name,
+            plan.role_words * 64,
+        )
     running = deployed_plan(svc.catalog, diagram, doc, plan, deployer)
     if running is not plan:
         affordable_rewrite(svc, diagram, running, deployer)

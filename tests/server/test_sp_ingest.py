@@ -266,7 +266,9 @@ def test_on_result_delegates_where_the_owner_role_holds_the_grant_option(live):
         client.close()
 
 
-def test_roles_past_the_64th_read_what_their_sps_grant_and_a_later_one_after_a_redeploy(live):
+def test_roles_past_the_64th_read_what_their_sps_grant_and_a_later_one_after_a_redeploy(
+    live, caplog
+):
     """More than 64 roles (docs/punctuations.md): with 188 roles made first, DOCTOR, NURSE and
     FEED get bits 189-191, the diagram three words of roles. The nurse (bit 190) receives the
     tuple with the fields only the doctor may read hidden, and hears her own role in
@@ -317,6 +319,7 @@ def test_roles_past_the_64th_read_what_their_sps_grant_and_a_later_one_after_a_r
     (resumable,) = [r for r in svc.catalog.objects.resumable() if r.diagram.name == "ward"]
     run(svc, resumable)
     assert svc.runtime.status("ward")["version"] == before
+    assert "ward resumes with room for 192 roles' bits" in caplog.text  # the log says why
 
     joe.call("POST", "/diagrams/ward/deploy", timeout=180)
     for client in (dan, lou):
