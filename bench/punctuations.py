@@ -13,6 +13,11 @@ Around the shield, the ingestion log's writer at one sp per tuple: a REST or soc
 alternating sps and stamped tuples (items split, checked, labelled, written as one frame and
 fsynced: ``IngestLog.append_parts``) against the same tuples on an ungoverned stream, in
 interleaved pairs; per sp and tuple.
+
+Then what the labels cost past the shield as the roles grow (``columns``): the writer's policy
+columns for frames of 1 000 tuples under four attribute-level policies, and an input's reading
+of them into a plan's policy words (two field sets), at 1, 64, 130 and 500 roles: one word of
+mask up to 64 roles, three and eight words above (``boxes/punctuations/words.py``).
 """
 
 from __future__ import annotations
@@ -21,12 +26,16 @@ import tempfile
 from itertools import count
 
 import numpy as np
+import pyarrow as pa
 
 from bench.harness import Mode, compare, repeat, timed
 from bench.report import Goal, Result, Row, percent
 from boxes.punctuations import Deciders, Sp, Stamp, admit_frame, admit_sp
 from boxes.punctuations import patterns as p
+from boxes.punctuations.columns import label_columns, read_policy
+from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.shield import EMPTY
+from boxes.punctuations.words import width
 from boxes.types import parse_schema
 from server.ingest import IngestLog, Limits
 from server.ingest.items import split
@@ -38,6 +47,8 @@ RATIOS = (1, 10, 100)
 FIELDS = ("patient", "bpm", "temperature")
 GOAL_NS = 1000.0  # per tuple at one sp per tuple
 FLAT = 2.0  # 500 roles at most twice 1 role
+COLUMN_ROLES = (1, 64, 130, 500)
+FRAME = 1_000
 
 
 def workload(tuples: int, ratio: int, roles: int, fresh: bool = False):
@@ -118,6 +129,20 @@ def median_seconds(roles: dict, work: list, reps: int) -> float:
     return float(np.median(repeat(timed(lambda: shield(roles, work)), reps)))
 
 
+def columns(roles: int, frames: int) -> None:
+    """``frames`` frames' policy columns written and read (see the module's docstring)."""
+    last = 1 << (roles - 1)
+    masks = [last | 1 << i % roles for i in range(4)]  # the heart rate hidden from everyone
+    policies = [TupleLabel(m, (m, 0, m)) for m in masks]
+    labels = [policies[i * 4 // FRAME] for i in range(FRAME)]
+    fields = pa.table({"patient": np.arange(FRAME), "bpm": np.full(FRAME, 70)})
+    for _ in range(frames):
+        table = fields
+        for name, column in label_columns(labels, FIELDS).items():
+            table = table.append_column(name, column)
+        read_policy(table, [["patient"], ["bpm", "temperature"]], count=width(roles))
+
+
 def run(mode: Mode) -> Result:
     tuples, reps = mode.tuples(12_000, 60_000), mode.pick(5, 15)
     result = Result()
@@ -134,6 +159,11 @@ def run(mode: Mode) -> Result:
     fresh = median_seconds(mapping, work, reps) * 1e9 / tuples
     case = "1 tuple per sp, 500 roles, every policy new"
     result.rows.append(Row(NAME, case, "ns per tuple", fresh))
+    frames = mode.pick(10, 50)
+    for roles in COLUMN_ROLES:
+        seconds = float(np.median(repeat(timed(lambda r=roles: columns(r, frames)), reps)))
+        case = f"policy columns written and read, {roles} roles"
+        result.rows.append(Row(NAME, case, "ns per tuple", seconds * 1e9 / (frames * FRAME)))
     growth = max(cost[r, ROLES[-1]] / cost[r, ROLES[0]] for r in RATIOS)
     result.goals.append(
         Goal(

@@ -79,7 +79,9 @@ def _compile(
                 out = labels.split_level(out, LEVEL_COLUMN)
             if policy is not None:
                 words = policy.outputs[box.name]
-                out = labels.split_policy(out, len(heads), words.row, words.hidden, words.grant)
+                out = labels.split_policy(
+                    out, policy.count, words.row, words.hidden, words.grant, policy.width
+                )
             outputs[box.name] = out
         else:
             assert isinstance(box, Operator)

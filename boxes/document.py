@@ -156,6 +156,9 @@ class Plan:
     # every label then carries the roles their sps deny, per field set its outputs need
     # (``boxes/punctuations/fields.py``), and each output a ``_sp_denied`` column.
     governed: bool = False
+    # Words per policy word of a governed plan's labels: the roles' bits it has room for
+    # (``boxes/punctuations/words.py``), fixed when the diagram is deployed.
+    role_words: int = 1
 
     @property
     def label_sources(self) -> tuple[str, ...]:
@@ -210,6 +213,8 @@ class Plan:
             out["sources"] = list(self.sources)
         if self.governed:  # another label layout: another fingerprint and checkpoint
             out["governed"] = "fields"  # field sets' words (boxes/punctuations/fields.py)
+        if self.role_words > 1:  # wider policy words: another layout (none up to 64 roles)
+            out["role_words"] = self.role_words
         return out
 
 

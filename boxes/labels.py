@@ -362,22 +362,39 @@ def split_level(frame, level_column: str):
 
 
 def split_policy(
-    frame, words: int, row: int | None, hidden: Sequence[tuple[str, int]], grant: int | None = None
+    frame,
+    words: int,
+    row: int | None,
+    hidden: Sequence[tuple[str, int]],
+    grant: int | None = None,
+    width: int = 1,
 ):
-    """A governed plan's ``words`` policy words off the label's head (the inverse of
-    ``with_head``) as an output's columns (``boxes/punctuations/fields.py``): ``_sp_denied``,
-    word 0 OR the ``row`` word; ``_sp_hidden``, the word of each field ``hidden`` names (none:
-    no column); and ``_sp_nogrant``, the ``grant`` word, for an output that relabels its
-    results (``boxes/punctuations/results.py``)."""
+    """A governed plan's ``words`` policy words (``width`` parts each: one ``bigint``, or an
+    ``array<bigint>`` of role words, ``boxes/punctuations/words.py``) off the label's head (the
+    inverse of ``with_head``) as an output's columns (``boxes/punctuations/fields.py``):
+    ``_sp_denied``, word 0 OR the ``row`` word; ``_sp_hidden``, the word of each field
+    ``hidden`` names (none: no column); and ``_sp_nogrant``, the ``grant`` word, for an output
+    that relabels its results (``boxes/punctuations/results.py``)."""
     from pyspark.sql import functions as F
 
     kinds = _kinds(frame)
     parts = _parts(label_column(), len(kinds))
-    denied = parts[0] if row is None else parts[0].bitwiseOR(parts[row])
-    frame = frame.withColumn(DENIED_COLUMN, denied)
+
+    def word(k: int) -> list:
+        return parts[k * width : (k + 1) * width]
+
+    def column(ws: list):
+        return ws[0] if width == 1 else F.array(*ws)
+
+    denied = (
+        word(0)
+        if row is None
+        else [a.bitwiseOR(b) for a, b in zip(word(0), word(row), strict=True)]
+    )
+    frame = frame.withColumn(DENIED_COLUMN, column(denied))
     if hidden:
-        shown = [parts[k].alias(name) for name, k in hidden]
+        shown = [column(word(k)).alias(name) for name, k in hidden]
         frame = frame.withColumn(HIDDEN_COLUMN, F.struct(*shown))
     if grant is not None:
-        frame = frame.withColumn(NOGRANT_COLUMN, parts[grant])
-    return frame.withColumn(LABEL_COLUMN, _compose(parts[words:], _span(frame)))
+        frame = frame.withColumn(NOGRANT_COLUMN, column(word(grant)))
+    return frame.withColumn(LABEL_COLUMN, _compose(parts[words * width :], _span(frame)))

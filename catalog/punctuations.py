@@ -4,7 +4,9 @@ A governed stream's tuples carry a policy label (``server/ingest``), decided fro
 writers send in it: whoever holds WRITE on it then decides who reads its new tuples (within
 READ_TUPLE, which still applies), so turning it on or off is for the stream's owner role or an
 administrator (``catalog/policy.py``), in one audited transaction. Each role's label bit is
-given when the role is made (``repository.insert_role``, never again): ``Snapshot.role_bits``.
+given when the role is made (``repository.insert_role``, never again): ``Snapshot.role_bits``;
+a governed diagram's labels have room for the bits there were when it was deployed
+(``role_words``, recorded so a restart keeps its layout and checkpoint).
 
 Whether sps govern a stream is fixed while any diagram reads it (``SP_STREAM_IN_USE``): a
 diagram's labels carry the policy words only if its streams were governed when it was made
@@ -23,6 +25,7 @@ import json
 from boxes import codes
 from boxes.errors import Conflict, InvalidInput
 from boxes.punctuations.model import Sp, server_sp_from_json
+from boxes.punctuations.words import width
 from catalog import policy, repository
 from catalog.core import Core
 from catalog.model import CatalogObject, ObjectType, Subject
@@ -34,6 +37,11 @@ RULE = policy.OPERATIONS["streams.set_punctuations"]
 SERVER_EVENT = "server_policy"
 SERVER_RULE = policy.OPERATIONS["streams.set_server_policy"]
 SERVER_SPS_MAX = 256
+
+
+def role_words_of(snapshot: Snapshot) -> int:
+    """The words of policy label the catalog's roles need now (one up to bit 63)."""
+    return width(max(snapshot.role_bits.values(), default=-1) + 1)
 
 
 def governance_of(snapshot: Snapshot, stream: CatalogObject) -> dict:
@@ -93,6 +101,17 @@ class Punctuations:
                     new=after,
                 )
             return after
+
+    def role_words(self, diagram: CatalogObject) -> int | None:
+        """The role words ``diagram`` was last deployed with (None: it was not, as governed,
+        since they are recorded: one word, as every plan had before)."""
+        with self.core.store.reader() as conn:
+            return repository.get_role_words(conn, diagram.id)
+
+    def record_role_words(self, diagram: CatalogObject, words: int) -> None:
+        """Its labels' layout, part of its deploy (``server.control.diagrams.run``)."""
+        with self.core.store.transaction() as conn:
+            repository.put_role_words(conn, diagram.id, words)
 
     def server_policy(self, subject: Subject, stream: str) -> dict:
         """The server's own sps for a governed stream (administrators): ``None`` for none."""

@@ -15,9 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from boxes.punctuations.words import MAX_ROLE_BITS as MAX_ROLE_BITS  # migration 0012
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
-
-MAX_ROLE_BITS = 64  # one bigint of policy label (migration 0008)
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,8 @@ def delete_user(conn, user_id: int) -> None:
 
 
 def insert_role(conn, name: str, at: float) -> None:
-    """A new role, with the next policy-label bit (``role_bits``) while any of the 64 is left."""
+    """A new role, with the next policy-label bit (``role_bits``) while any of the
+    ``MAX_ROLE_BITS`` is left."""
     conn.execute("INSERT INTO roles (name, created_at) VALUES (?, ?)", (name, at))
     (bit,) = conn.execute(
         "UPDATE counters SET value = value + 1 WHERE name = 'role_bit' RETURNING value - 1"
@@ -607,6 +607,21 @@ def set_governed(
             " VALUES (?, ?, ?, ?)",
             (stream_id, tid_field, by, at),
         )
+
+
+def get_role_words(conn, diagram_id: int) -> int | None:
+    found = conn.execute(
+        "SELECT words FROM diagram_role_words WHERE diagram_id = ?", (diagram_id,)
+    ).fetchone()
+    return found[0] if found else None
+
+
+def put_role_words(conn, diagram_id: int, words: int) -> None:
+    conn.execute(
+        "INSERT INTO diagram_role_words (diagram_id, words) VALUES (?, ?)"
+        " ON CONFLICT (diagram_id) DO UPDATE SET words = excluded.words",
+        (diagram_id, words),
+    )
 
 
 def set_server_policy(conn, stream_id: int, policy: str | None, by: str, at: float) -> None:

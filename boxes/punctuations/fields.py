@@ -37,6 +37,7 @@ from typing import Any
 from boxes.labels import DENIED_COLUMN, GRANT_PREFIX
 from boxes.lineage import Lineage, Source, of_input
 from boxes.punctuations.columns import WORD_PREFIX
+from boxes.punctuations.words import parts
 
 
 @dataclass(frozen=True)
@@ -57,13 +58,22 @@ class FieldPolicy:
     outputs: Mapping[str, OutputWords]
     grants: tuple[frozenset[Source], ...] = ()  # grant word k + 1 <=> grants[k]
     inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # each input's fields
+    width: int = 1  # words per policy word (``Plan.role_words``: ``words.py``)
+
+    @property
+    def count(self) -> int:
+        """How many policy words the labels carry (each ``width`` parts)."""
+        return 1 + len(self.sets) + len(self.grants)
 
     @property
     def heads(self) -> tuple[str, ...]:
-        """The policy words' columns, in label order, as an input carries them."""
+        """The policy words' columns, in label order, as an input carries them: each word's
+        ``width`` parts in turn."""
         words = (f"{WORD_PREFIX}{k + 1}" for k in range(len(self.sets)))
         grants = (f"{GRANT_PREFIX}{k + 1}" for k in range(len(self.grants)))
-        return (DENIED_COLUMN, *words, *grants)
+        return tuple(
+            c for name in (DENIED_COLUMN, *words, *grants) for c in parts(name, self.width)
+        )
 
     def fields_of(self, name: str) -> list[list[str]]:
         """Per field set, the fields of input ``name`` in it (what its source ANDs)."""
@@ -116,4 +126,4 @@ def field_policy(plan: Any) -> FieldPolicy:
         )
         for name, (row, hidden) in words.items()
     }
-    return FieldPolicy(tuple(sets), outputs, tuple(grants), inputs)
+    return FieldPolicy(tuple(sets), outputs, tuple(grants), inputs, plan.role_words)

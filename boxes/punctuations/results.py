@@ -31,33 +31,42 @@ import numpy as np
 import pyarrow as pa
 
 from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, NOBODY, NOGRANT_COLUMN
-from boxes.punctuations.columns import signed
 from boxes.punctuations.decision import TupleLabel
+from boxes.punctuations.words import column as as_column
+from boxes.punctuations.words import matrix, width_of_column, words
 
 
 def relabelled(table: pa.Table, owner: int, label: TupleLabel, fields: Sequence[str]) -> pa.Table:
     """``table`` (an output's batch) with ``label`` (the ON RESULT policy's, over ``fields``)
     as the policy of each row whose grant word leaves the owner role (``owner``, its bit)
-    the grant option, and as a narrowing of every other row's."""
+    the grant option, and as a narrowing of every other row's. The columns keep their width
+    (the plan's role words): a role beyond it is neither delegated to nor the owner."""
+    rows = table.num_rows
+    count = (
+        width_of_column(table.column(DENIED_COLUMN)) if DENIED_COLUMN in table.column_names else 1
+    )
 
     def column(name: str, default: int) -> np.ndarray:
         if name in table.column_names:
-            return table.column(name).to_numpy(zero_copy_only=False).astype(np.int64)
-        return np.full(table.num_rows, default, np.int64)
+            return matrix(table.column(name), count, NOBODY)
+        return np.full((rows, count), default, np.int64)
 
-    def words(old: np.ndarray, readers: int) -> np.ndarray:
-        denied = np.invert(np.int64(signed(readers)))
-        return np.where(delegated, denied, old | denied)
+    def mask(value: int) -> np.ndarray:
+        return np.array(words(value, count), np.int64)
 
-    delegated = (np.invert(column(NOGRANT_COLUMN, NOBODY)) & np.int64(signed(owner))) != 0
+    def policy(old: np.ndarray, readers: int) -> np.ndarray:
+        denied = ~mask(readers)
+        return np.where(delegated[:, None], denied, old | denied)
+
+    delegated = np.any(~column(NOGRANT_COLUMN, NOBODY) & mask(owner), axis=1)
     has_hidden = HIDDEN_COLUMN in table.column_names
     hidden = table.column(HIDDEN_COLUMN).combine_chunks() if has_hidden else None
     names = [f.name for f in hidden.type] if hidden is not None else []
     per_field = [
-        words(
-            hidden.field(names.index(name)).to_numpy(zero_copy_only=False)
+        policy(
+            matrix(hidden.field(names.index(name)), count, NOBODY)
             if hidden is not None and name in names
-            else np.zeros(table.num_rows, np.int64),
+            else np.zeros((rows, count), np.int64),
             readers,
         )
         for name, readers in zip(fields, label.fields, strict=True)
@@ -65,6 +74,6 @@ def relabelled(table: pa.Table, owner: int, label: TupleLabel, fields: Sequence[
     out = table.drop_columns(
         [c for c in (DENIED_COLUMN, HIDDEN_COLUMN, NOGRANT_COLUMN) if c in table.column_names]
     )
-    out = out.append_column(DENIED_COLUMN, pa.array(words(column(DENIED_COLUMN, 0), label.mask)))
-    struct = pa.StructArray.from_arrays([pa.array(w) for w in per_field], names=list(fields))
+    out = out.append_column(DENIED_COLUMN, as_column(policy(column(DENIED_COLUMN, 0), label.mask)))
+    struct = pa.StructArray.from_arrays([as_column(w) for w in per_field], names=list(fields))
     return out.append_column(HIDDEN_COLUMN, struct)

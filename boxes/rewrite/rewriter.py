@@ -120,7 +120,12 @@ class _Rewriter:
         if dict(rewritten.outputs) != dict(self.plan.outputs):
             raise RuntimeError("the rewriting changed an output's schema")
         # The level's clearance and sps' governance are the server's to resolve; kept.
-        rewritten = replace(rewritten, clearance=self.plan.clearance, governed=self.plan.governed)
+        rewritten = replace(
+            rewritten,
+            clearance=self.plan.clearance,
+            governed=self.plan.governed,
+            role_words=self.plan.role_words,
+        )
         return Rewritten(doc, rewritten, tuple(self.added), tuple(self.skipped))
 
     # first pass: which policies apply where

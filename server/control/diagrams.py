@@ -26,6 +26,7 @@ from boxes.types import parse_schema
 from catalog import DiagramSpec, ObjectType, Subject
 from catalog.authorizer import playing
 from catalog.objects import Resumable
+from catalog.punctuations import role_words_of
 from server.control.lease import RuntimeLease, holder_name
 from server.control.relabel import relabeller
 from server.control.rewrites import deployed_plan, key_of
@@ -126,16 +127,18 @@ def planned(
         raise cql.relocate(err, compiled) from None
 
 
-def resolved(plan: Plan, catalog) -> Plan:
+def resolved(plan: Plan, catalog, role_words: int | None = None) -> Plan:
     """A plan at a level with its clearance (company bits) from the catalog's lattice; a
     class or company the catalog lacks is a problem of the document at ``level``. A plan one
     of whose source streams sps govern is ``governed`` (a stream's governance cannot change
-    while a diagram reads it: ``catalog.punctuations``); only such a plan may relabel its
-    results (``on_result``)."""
+    while a diagram reads it: ``catalog.punctuations``), with room in its labels for
+    ``role_words`` words of roles (None: the roles the catalog has now); only such a plan may
+    relabel its results (``on_result``)."""
     snapshot = catalog.core.snapshot
     streams = (snapshot.find(ObjectType.STREAM, name) for name in plan.label_sources)
     if any(s is not None and s.id in snapshot.governed for s in streams):
-        plan = dataclasses.replace(plan, governed=True)
+        words = role_words or role_words_of(snapshot)
+        plan = dataclasses.replace(plan, governed=True, role_words=words)
     relabelled = [b.name for b in plan.boxes if isinstance(b, OutputBox) and b.on_result]
     if relabelled and not plan.governed:
         code = codes.ON_RESULT_UNGOVERNED
@@ -192,11 +195,26 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     if resumable.problem is not None:
         raise resumable.problem
     doc = json.loads(resumable.diagram.spec)
-    plan = resolved(plan_of(doc, resumable.schemas, resumable.derived), svc.catalog)
+    diagram = resumable.diagram
+    # a restart keeps the role words it was deployed with (its checkpoint's label layout)
+    recorded = None if deployer is not None else svc.catalog.punctuations.role_words(diagram)
+    plan = resolved(
+        plan_of(doc, resumable.schemas, resumable.derived),
+        svc.catalog,
+        role_words=None if deployer is not None else recorded or 1,
+    )
     affordable(plan, svc.limits.cost_ceilings())  # the ceilings may have been lowered since
     if deployer is not None:
         check_clearance(svc.catalog, deployer, plan)
-    diagram = resumable.diagram
+        if plan.governed:
+            svc.catalog.punctuations.record_role_words(diagram, plan.role_words)
+    elif plan.governed and role_words_of(svc.catalog.core.snapshot) > plan.role_words:
+        log.warning(
+            "diagram %s resumes with room for %d roles' bits: roles made since with higher bits"
+            " read none of its results until it is deployed again",
+            diagram.name,
+            plan.role_words * 64,
+        )
     running = deployed_plan(svc.catalog, diagram, doc, plan, deployer)
     if running is not plan:
         affordable_rewrite(svc, diagram, running, deployer)

@@ -128,7 +128,8 @@ def _recent(log, stream: str, rows: int, policy: FieldPolicy | None) -> pa.Table
     sets = policy.fields_of(stream) if policy else []
     grants = policy.grants_of(stream) if policy else []
     table = pa.concat_tables(
-        [frame_rows(f, sets, grants) for f in frames], promote_options="default"
+        [frame_rows(f, sets, grants, policy.width if policy else 1) for f in frames],
+        promote_options="default",
     )
     return table.slice(max(0, table.num_rows - rows))
 

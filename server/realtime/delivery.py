@@ -51,6 +51,7 @@ from boxes.errors import Conflict, SluiceError
 from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
+from boxes.punctuations.words import granted_words, readers, to_ints
 from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable_mask
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
@@ -121,14 +122,14 @@ def cleared_picks(table: pa.Table, picks: list, clearances: Sequence[int]) -> li
 
 
 def role_mask(snapshot, roles) -> int:
-    """The catalog bits of a session's active roles, as a signed long (a role without a bit
-    has none: no sp grants it anything)."""
+    """The catalog bits of a session's active roles, a mask of any width (a role without a
+    bit has none: no sp grants it anything; ``boxes/punctuations/words.py``)."""
     mask = 0
     for role in roles:
         bit = snapshot.role_bits.get(role)
         if bit is not None:
             mask |= 1 << bit
-    return mask - (1 << 64) if mask >= 1 << 63 else mask
+    return mask
 
 
 def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
@@ -138,17 +139,17 @@ def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
     field is hidden is not delivered)."""
     if DENIED_COLUMN not in table.column_names:
         return picks
-    readers = ~table.column(DENIED_COLUMN).to_numpy(zero_copy_only=False)
+    denied = table.column(DENIED_COLUMN).combine_chunks()
     words = _hidden_words(table)
     fields = [c for c in table.column_names if c not in (*LABELS, HIDDEN_COLUMN, LEVEL_COLUMN)]
     apart = words is not None and set(fields) <= set(words)
     answers: dict[int, np.ndarray] = {}
     for mask in masks:
         if mask not in answers:
-            seen = (readers & np.int64(mask)) != 0
+            seen = readers(denied, mask)
             if apart:
                 assert words is not None
-                seen &= np.any([(~w & np.int64(mask)) != 0 for w in words.values()], axis=0)
+                seen &= np.any([readers(w, mask) for w in words.values()], axis=0)
             answers[mask] = np.flatnonzero(seen)
     return [
         np.intersect1d(picked, answers[mask], assume_unique=True)
@@ -156,12 +157,12 @@ def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
     ]
 
 
-def _hidden_words(table: pa.Table) -> dict[str, np.ndarray] | None:
+def _hidden_words(table: pa.Table) -> dict[str, pa.Array] | None:
     """Per field an output may hide apart (``_sp_hidden``), the roles its sps hide it from."""
     if HIDDEN_COLUMN not in table.column_names:
         return None
     words = table.column(HIDDEN_COLUMN).combine_chunks()
-    return {f.name: words.field(i).to_numpy(zero_copy_only=False) for i, f in enumerate(words.type)}
+    return {f.name: words.field(i) for i, f in enumerate(words.type)}
 
 
 def hidden_from(table: pa.Table, shown: list[dict], picked, active: int) -> list[dict]:
@@ -173,7 +174,7 @@ def hidden_from(table: pa.Table, shown: list[dict], picked, active: int) -> list
         return shown
     picked = np.asarray(picked, dtype=np.int64)
     order = [n for n in table.column_names if n in words]  # the output's field order
-    hides = {n: (~words[n][picked] & np.int64(active)) == 0 for n in order}
+    hides = {n: ~readers(words[n], active)[picked] for n in order}
     out = []
     for i, row in enumerate(shown):
         names = [n for n, hidden in hides.items() if hidden[i]]
@@ -187,14 +188,16 @@ def policy_runs(table: pa.Table, picked, active: int) -> list[tuple[int, np.ndar
     picked = np.asarray(picked, dtype=np.int64)
     if not len(picked):
         return []
-    denied = table.column(DENIED_COLUMN).to_numpy(zero_copy_only=False)[picked]
-    granted = ~denied & np.int64(active)
-    cuts = [0, *(np.flatnonzero(np.diff(granted)) + 1).tolist(), len(picked)]
-    return [(int(granted[a]), picked[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    denied = table.column(DENIED_COLUMN).take(pa.array(picked))
+    granted = granted_words(denied, active)
+    changes = np.flatnonzero(np.any(np.diff(granted, axis=0) != 0, axis=1))
+    cuts = [0, *(changes + 1).tolist(), len(picked)]
+    masks = to_ints(granted[cuts[:-1]])
+    return [(m, picked[a:b]) for m, a, b in zip(masks, cuts, cuts[1:], strict=False)]
 
 
 def role_names(snapshot, mask: int) -> list[str]:
-    """The roles whose bits ``mask`` (a signed long) holds, by name."""
+    """The roles whose bits ``mask`` holds, by name."""
     return sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1)
 
 

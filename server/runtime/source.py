@@ -34,9 +34,9 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from boxes.arrival import ARRIVAL_COLUMN
-from boxes.labels import GRANT_PREFIX, LABEL_COLUMN, is_sparse
+from boxes.labels import LABEL_COLUMN, is_sparse
 from boxes.levels import LEVEL_COLUMN
-from boxes.punctuations.columns import DENIED_COLUMN, WORD_PREFIX, read_policy
+from boxes.punctuations.columns import DENIED_COLUMN, read_policy
 from boxes.punctuations.fields import FieldPolicy
 from boxes.types import Schema
 from server.ingest.segments import Frame, Position, read_range
@@ -45,24 +45,21 @@ FORMAT = "sluice"
 STREAM_COLUMN = "_stream"
 
 
-def ddl(schema: Schema, words: int = 0, grants: int = 0) -> str:
+def ddl(schema: Schema, heads: Sequence[str] = (DENIED_COLUMN,)) -> str:
     """The rows' DDL: ``_stream``, ``_arrival`` (the row's number in its stream's log), the
     schema's fields, then ``_level`` (Chinese-Wall level label, written at admission; 0 for a
-    frame without one: public), ``_sp_denied`` (the roles a governed tuple's sps let read
-    nothing of it: ``boxes.punctuations.columns``; 0 for a tuple no sp governs), the
-    ``words`` words of the plan's field sets and its ``grants`` grant words
-    (``boxes/punctuations/fields.py``)."""
+    frame without one: public), then the policy words' columns ``heads``: ``_sp_denied`` (the
+    roles a governed tuple's sps let read nothing of it: ``boxes.punctuations.columns``; 0 for
+    a tuple no sp governs), the words of the plan's field sets and its grant words, each in
+    its role words (``FieldPolicy.heads``)."""
     fields = [f"`{f.name}` {f.type.ddl}" for f in schema.fields]
-    sets = [f"{WORD_PREFIX}{k} BIGINT" for k in range(1, words + 1)]
-    sets += [f"{GRANT_PREFIX}{k} BIGINT" for k in range(1, grants + 1)]
     return ", ".join(
         [
             f"{STREAM_COLUMN} INT",
             f"{ARRIVAL_COLUMN} BIGINT",
             *fields,
             f"{LEVEL_COLUMN} BIGINT",
-            f"{DENIED_COLUMN} BIGINT",
-            *sets,
+            *[f"{name} BIGINT" for name in heads],
         ]
     )
 
@@ -140,7 +137,9 @@ class LogReader(SimpleDataSourceStreamReader):
             frames = read_range(directory, _position(start[name]), _position(end[name]))
             for frame in frames:
                 words = self.policy.get(name, {})
-                table = frame_rows(frame, words.get("sets", ()), words.get("grants", ()))
+                table = frame_rows(
+                    frame, words.get("sets", ()), words.get("grants", ()), words.get("count", 1)
+                )
                 stream = pa.array([index] * table.num_rows, pa.int32())
                 if self.columns is not None:
                     table = _plain(table.select([ARRIVAL_COLUMN, *self.columns]))
@@ -152,18 +151,21 @@ class LogReader(SimpleDataSourceStreamReader):
 
 
 def frame_rows(
-    frame: Frame, sets: Sequence[Sequence[str]] = (), grants: Sequence[Sequence[str]] = ()
+    frame: Frame,
+    sets: Sequence[Sequence[str]] = (),
+    grants: Sequence[Sequence[str]] = (),
+    count: int = 1,
 ) -> pa.Table:
     """A log frame's rows as an input reads them: ``_arrival`` (each row's number in its
     stream's log), the fields, then ``_level`` (0, public, for a frame written without one),
-    ``_sp_denied``, a word per field set of ``sets`` and a grant word per one of ``grants``
-    (``ddl``)."""
+    ``_sp_denied``, a word per field set of ``sets`` and a grant word per one of ``grants``,
+    each ``count`` role words (``ddl``)."""
     table = pa.ipc.open_stream(frame.payload).read_all().replace_schema_metadata(None)
     rows = pa.array(np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64))
     table = table.add_column(0, ARRIVAL_COLUMN, rows)
     if LEVEL_COLUMN not in table.column_names:
         table = table.append_column(LEVEL_COLUMN, pa.array([0] * table.num_rows, pa.int64()))
-    return read_policy(table, sets, grants)
+    return read_policy(table, sets, grants, count)
 
 
 def input_frames(
@@ -178,16 +180,16 @@ def input_frames(
     from pyspark.sql import functions as F
 
     by_stream = {
-        n: {"sets": policy.fields_of(n), "grants": policy.grants_of(n)}
+        n: {"sets": policy.fields_of(n), "grants": policy.grants_of(n), "count": policy.width}
         for n in (streams if policy is not None else ())
     }
-    words, grants = (len(policy.sets), len(policy.grants)) if policy is not None else (0, 0)
+    heads = policy.heads if policy is not None else (DENIED_COLUMN,)
     frame = (
         spark.readStream.format(FORMAT)
         .options(
             **options,
             streams=json.dumps(streams),
-            schema=ddl(schema, words, grants),
+            schema=ddl(schema, heads),
             policy=json.dumps(by_stream),
         )
         .load()
@@ -215,6 +217,7 @@ def derived_frame(
     label = "ARRAY<INT>" if is_sparse(words) else "BIGINT"
     heads = list(policy.heads) if policy is not None else [DENIED_COLUMN]
     sets, grants = (len(policy.sets), len(policy.grants)) if policy is not None else (0, 0)
+    count = policy.width if policy is not None else 1
     columns = [*schema.names, LEVEL_COLUMN, *heads, LABEL_COLUMN]
     frame = (
         spark.readStream.format(FORMAT)
@@ -222,8 +225,10 @@ def derived_frame(
             **options,
             streams=json.dumps([key]),
             columns=json.dumps(columns),
-            schema=f"{ddl(schema, sets, grants)}, `{LABEL_COLUMN}` {label}",
-            policy=json.dumps({key: {"sets": [[]] * sets, "grants": [[]] * grants}}),
+            schema=f"{ddl(schema, heads)}, `{LABEL_COLUMN}` {label}",
+            policy=json.dumps(
+                {key: {"sets": [[]] * sets, "grants": [[]] * grants, "count": count}}
+            ),
         )
         .load()
     )

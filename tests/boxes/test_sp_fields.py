@@ -227,6 +227,13 @@ def reference(shape: str, rows, labels, role: int) -> list[dict]:
 
 masks = st.integers(0, EVERY)
 tuple_labels = st.tuples(masks, masks, masks).map(lambda m: TupleLabel(m[0] | m[1] | m[2], m))
+# The roles D, N, C are bits 0-2, or (more than 64 roles: boxes/punctuations/words.py) bits
+# far apart in three words, either side of a word's edge.
+WIDE_BITS = {D: 1 << 63, N: 1 << 64, C: 1 << 129}
+
+
+def spread(mask: int, bits: dict[int, int]) -> int:
+    return sum(wide for narrow, wide in bits.items() if mask & narrow)
 
 
 @settings(max_examples=15, deadline=None)
@@ -239,14 +246,19 @@ tuple_labels = st.tuples(masks, masks, masks).map(lambda m: TupleLabel(m[0] | m[
         min_size=1,
         max_size=6,
     ),
+    wide=st.booleans(),
 )
-def test_every_role_gets_what_the_field_rules_give_it(spark, shape, data):
+def test_every_role_gets_what_the_field_rules_give_it(spark, shape, data, wide):
     from server.realtime.delivery import hidden_from, permitted_picks, rows
 
     body, _ = SHAPES[shape]
-    plan = plan_of(body)
+    bits = WIDE_BITS if wide else {r: r for r in (D, N, C)}
+    plan = dataclasses.replace(plan_of(body), role_words=3 if wide else 1)
     rows_in = [(s, p, b) for s, p, b, _ in data]
     labels = [label for *_, label in data]
+    logged_labels = [
+        TupleLabel(spread(t.mask, bits), tuple(spread(f, bits) for f in t.fields)) for t in labels
+    ]
     table = pa.table(
         {
             "t": pa.array(
@@ -256,15 +268,16 @@ def test_every_role_gets_what_the_field_rules_give_it(spark, shape, data):
             "bpm": pa.array([b for *_, b in rows_in], pa.int64()),
         }
     )
-    for name, column in label_columns(labels, FIELDS).items():
+    for name, column in label_columns(logged_labels, FIELDS).items():
         table = table.append_column(name, column)
     policy = field_policy(plan)
-    frame = spark.createDataFrame(read_policy(table, policy.fields_of("a")).to_pandas())
-    (out,) = compile_plan(plan, {"a": frame}).values()
+    read = read_policy(table, policy.fields_of("a"), count=policy.width)
+    (out,) = compile_plan(plan, {"a": spark.createDataFrame(read.to_pandas())}).values()
     result = out.toArrow()
     for role in (D, N, C, D | N):
-        (picked,) = permitted_picks(result, [list(range(result.num_rows))], [role])
-        shown = hidden_from(result, rows(result, ["a"], picked), picked, role)
+        active = spread(role, bits)
+        (picked,) = permitted_picks(result, [list(range(result.num_rows))], [active])
+        shown = hidden_from(result, rows(result, ["a"], picked), picked, active)
         got = [{k: _seen(k, v) for k, v in r.items() if not k.startswith("_")} for r in shown]
         assert sorted(got, key=str) == reference(shape, rows_in, labels, role), (shape, role)
 

@@ -9,9 +9,12 @@ import pytest
 from boxes import codes
 from boxes.errors import SluiceError
 from catalog import Catalog, DiagramSpec
+from catalog.bootstrap import add_admin
 from catalog.model import Action, ObjectType
+from catalog.punctuations import role_words_of
 from catalog.repository import MAX_ROLE_BITS
 from catalog.store import migrations
+from tests.catalog.conftest import PASSWORD
 
 
 @pytest.fixture
@@ -37,12 +40,54 @@ def test_each_role_gets_the_next_bit_and_a_dropped_roles_bit_is_not_given_again(
     assert dict(cat.core.snapshot.role_bits) == {"ADMIN": 0, "NURSE": 2, "DOCTOR": 3}
 
 
-def test_roles_past_the_64th_bit_have_none(cat, admin):
-    for n in range(1, MAX_ROLE_BITS + 1):
+def test_roles_past_the_64th_get_bits_and_past_the_last_none(cat, admin):
+    for n in range(1, 131):
         cat.accounts.add_role(admin, f"R{n}")
     bits = cat.core.snapshot.role_bits
-    assert bits[f"R{MAX_ROLE_BITS - 1}"] == MAX_ROLE_BITS - 1
-    assert f"R{MAX_ROLE_BITS}" not in bits and len(bits) == MAX_ROLE_BITS
+    assert [bits[f"R{n}"] for n in (63, 64, 100, 129, 130)] == [63, 64, 100, 129, 130]
+    assert role_words_of(cat.core.snapshot) == 3  # bits 0-130
+    with cat.core.store.transaction() as conn:
+        conn.execute("UPDATE counters SET value = ? WHERE name = 'role_bit'", (MAX_ROLE_BITS - 1,))
+    cat.accounts.add_role(admin, "LAST")
+    cat.accounts.add_role(admin, "NONE")
+    bits = cat.core.snapshot.role_bits
+    assert bits["LAST"] == MAX_ROLE_BITS - 1 and "NONE" not in bits
+    with pytest.raises(Exception) as refused, cat.core.store.transaction() as conn:
+        conn.execute("INSERT INTO role_bits (role, bit) VALUES ('NONE', ?)", (MAX_ROLE_BITS,))
+    assert cat.core.store.dialect.is_integrity_error(refused.value)
+
+
+def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    for number, script in migrations():
+        if number < 12:
+            conn.executescript(script)
+    conn.execute("DELETE FROM role_bits")
+    conn.execute("UPDATE counters SET value = 0 WHERE name = 'role_bit'")
+    names = [f"R{n:03}" for n in range(70)]
+    conn.executemany("INSERT INTO roles (name, created_at) VALUES (?, 0)", [(n,) for n in names])
+    conn.executemany(  # as 0008 numbered them: the first 64 by name, the counter past all
+        "INSERT INTO role_bits (role, bit) VALUES (?, ?)",
+        [(n, i) for i, n in enumerate(names[:64])],
+    )
+    conn.execute("UPDATE counters SET value = 70 WHERE name = 'role_bit'")
+    conn.execute("PRAGMA user_version = 11")
+    conn.commit()
+    conn.close()
+    cat = Catalog.open(f"sqlite:///{path}", bcrypt_rounds=4)
+    try:
+        bits = cat.core.snapshot.role_bits
+        assert [bits[n] for n in ("R000", "R063", "R064", "R069")] == [0, 63, 70, 75]
+        with cat.core.store.reader() as reader:
+            assert reader.execute(
+                "SELECT value FROM counters WHERE name = 'role_bit'"
+            ).fetchone() == (76,)
+        add_admin(cat, "joe", PASSWORD)  # its ADMIN role gets the next bit, and so on
+        cat.accounts.add_role(cat.sessions.login("joe", PASSWORD)[1], "NEXT")
+        assert [cat.core.snapshot.role_bits[r] for r in ("ADMIN", "NEXT")] == [76, 77]
+    finally:
+        cat.close()
 
 
 def test_the_migration_numbers_existing_roles_by_name(tmp_path):
@@ -119,3 +164,15 @@ def test_whether_sps_govern_a_stream_is_fixed_while_a_diagram_reads_it(ward, adm
     ward.objects.drop(admin, ObjectType.DIAGRAM, "d0")
     ward.punctuations.set_governance(admin, "vitals", True)
     assert len(ward.core.snapshot.governed) == 1
+
+
+def test_a_diagrams_role_words_are_recorded_replaced_and_dropped_with_it(ward, admin):
+    ward.objects.add_diagram(admin, DiagramSpec("d0", ("vitals",), (), ("out",)))
+    diagram = ward.core.snapshot.stored(ObjectType.DIAGRAM, "d0")
+    assert ward.punctuations.role_words(diagram) is None  # deployed before they were kept
+    ward.punctuations.record_role_words(diagram, 3)
+    ward.punctuations.record_role_words(diagram, 4)  # deployed again, wider
+    assert ward.punctuations.role_words(diagram) == 4
+    ward.objects.drop(admin, ObjectType.DIAGRAM, "d0")
+    with ward.core.store.reader() as reader:
+        assert reader.execute("SELECT count(*) FROM diagram_role_words").fetchone() == (0,)

@@ -10,6 +10,8 @@ from datetime import datetime, timedelta, timezone
 
 from serverkit import PASSWORD, Client, wait_until
 
+from server.control.diagrams import run
+
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 WARD = {
     "version": 1,
@@ -261,4 +263,102 @@ def test_on_result_delegates_where_the_owner_role_holds_the_grant_option(live):
     problems = [(p["code"], p["path"]) for p in refused["details"]["problems"]]
     assert problems == [("ON_RESULT_UNGOVERNED", "outputs.o2.on_result")]
     for client in (joe, dan, nina, fe, carl, dan2, later):
+        client.close()
+
+
+def test_roles_past_the_64th_read_what_their_sps_grant_and_a_later_one_after_a_redeploy(
+    live, caplog
+):
+    """More than 64 roles (docs/punctuations.md): with 188 roles made first, DOCTOR, NURSE and
+    FEED get bits 189-191, the diagram three words of roles. The nurse (bit 190) receives the
+    tuple with the fields only the doctor may read hidden, and hears her own role in
+    ``policy``. A role made after the deploy (bit 192, beyond the diagram's words) receives
+    nothing the log grants it until the diagram is deployed again."""
+    joe = Client(live.url, "joe", PASSWORD)
+    for n in range(1, 189):
+        joe.call("POST", "/roles", 201, json={"name": f"FILLER{n}"})
+    joe, dan, nina, fe = ward(live.url)
+    told: list[list[str]] = []
+    nina.sock.on("policy", lambda data: told.append(data["roles"]))
+    everyone = ["DOCTOR", "NURSE", "LATE"]
+    fe.call(
+        "POST",
+        "/streams/vitals/tuples",
+        json=[sp("DOCTOR", 1), sp("NURSE", 1, 2, attributes="bpm"), vital(1, 1, 2)],
+    )
+    wait_until(lambda: patients(dan) == [1] and patients(nina) == [None], 120, "both see 1")
+    assert nina.received[0]["bpm"] == 61 and set(nina.received[0]["_hidden"]) == {"t", "patient"}
+    assert told[-1] == ["NURSE"]
+    # read back from the result log, and in a preview of the running diagram, alike
+    (logged,) = nina.call("GET", "/outputs/seen/results?from=0")["tuples"]
+    assert (logged["patient"], logged["bpm"]) == (None, 61)
+    joe.call("PUT", "/permissions/diagram/ward/NURSE/VIEW_OBJECT")
+    (peeked,) = nina.call("GET", "/diagrams/ward/boxes/seen/preview")["tuples"]
+    assert (peeked["patient"], peeked["bpm"], set(peeked["_hidden"])) == (
+        None,
+        61,
+        {"t", "patient"},
+    )
+
+    joe.call("POST", "/roles", 201, json={"name": "LATE"})
+    joe.call("POST", "/users", 201, json={"name": "lou", "password": PASSWORD, "roles": ["LATE"]})
+    grants = [("schema", "v", "VIEW_OBJECT"), ("output", "seen", "VIEW_OBJECT")]
+    grants += [("stream", "vitals", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
+    grants += [("output", "seen", "SUBSCRIBE")]
+    for type_, name, action in grants:
+        joe.call("PUT", f"/permissions/{type_}/{name}/LATE/{action}")
+    lou = Client(live.url, "lou", PASSWORD)
+    lou.connect(resubscribe=["seen"])
+    wait_until(lambda: lou.sock.connected, 60, "lou's subscription")
+    fe.call("POST", "/streams/vitals/tuples", json=[sp(everyone, 2), vital(2, 2)])
+    wait_until(lambda: patients(dan) == [1, 2] and patients(nina) == [None, 2], 120, "tuple 2")
+    assert patients(lou) == []  # the log grants LATE, the running diagram has no room for it
+    # A restart resumes with the words recorded at the deploy: the same version (checkpoint).
+    svc = live.app.extensions["sluice"]
+    before = svc.runtime.status("ward")["version"]
+    (resumable,) = [r for r in svc.catalog.objects.resumable() if r.diagram.name == "ward"]
+    run(svc, resumable)
+    assert svc.runtime.status("ward")["version"] == before
+    assert "ward resumes with room for 192 roles' bits" in caplog.text  # the log says why
+
+    joe.call("POST", "/diagrams/ward/deploy", timeout=180)
+    for client in (dan, lou):
+        assert client.emit("subscribe", {"output": "seen"}) == {"subscribed": "seen"}
+    fe.call("POST", "/streams/vitals/tuples", json=[vital(3, 2)])
+    wait_until(lambda: patients(lou) == [3] and 3 in patients(dan), 180, "tuple 3 for lou")
+    for client in (joe, dan, nina, fe, lou):
+        client.close()
+
+
+def test_a_restart_resumes_a_wide_diagram_with_its_words_and_checkpoint(serve):
+    """A ``sluice serve`` process killed and started again after a role was made beyond the
+    running diagram's role words: the diagram resumes with the words it was deployed with (the
+    same version, so its checkpoint) and the nurse at bit 190 receives what the next tuples'
+    sps grant her."""
+    server = serve(spark_master="local[2]", admin_user="joe", admin_password=PASSWORD)
+    server.start()
+    joe = Client(server.url, "joe", PASSWORD)
+    for n in range(1, 189):
+        joe.call("POST", "/roles", 201, json={"name": f"FILLER{n}"})
+    joe, dan, nina, fe = ward(server.url)
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("NURSE", 1), vital(1, 1)])
+    wait_until(lambda: patients(nina) == [1], 120, "the nurse's first tuple")
+    version = joe.call("GET", "/diagrams/ward/status")["progress"]["version"]
+    joe.call("POST", "/roles", 201, json={"name": "LATE"})  # bit 192: beyond three words
+    server.kill()
+    server.start()
+    subscribed_again(dan, nina)
+    joe, fe = Client(server.url, "joe", PASSWORD), Client(server.url, "fe", PASSWORD)
+    wait_until(
+        lambda: (
+            (joe.call("GET", "/diagrams/ward/status")["progress"] or {}).get("state") == "running"
+        ),
+        180,
+        "the diagram resumed",
+    )
+    assert joe.call("GET", "/diagrams/ward/status")["progress"]["version"] == version
+    fe.call("POST", "/streams/vitals/tuples", json=[sp(["NURSE", "LATE"], 2), vital(2, 2)])
+    wait_until(lambda: patients(nina) == [1, 2], 180, "the nurse's tuple after the restart")
+    assert patients(dan) == []
+    for client in (joe, dan, nina, fe):
         client.close()

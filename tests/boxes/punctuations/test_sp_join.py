@@ -41,7 +41,9 @@ def test_join_attribute_policies_must_meet_too():
     assert join(left, label(C | D, D), KEYS) == TupleLabel(C | D, (C | D, D, C | D, D))
 
 
-masks = st.integers(0, 15)
+# four roles at bits either side of a word's edge and in a third word (more than 64 roles)
+WIDE = (0, 63, 64, 129)
+masks = st.integers(0, 15).map(lambda m: sum(1 << b for i, b in enumerate(WIDE) if m >> i & 1))
 tuples_ = st.tuples(st.integers(0, 3), masks, masks)  # join key, key's mask, value's mask
 windows = st.lists(tuples_, max_size=8)
 
@@ -98,7 +100,7 @@ def reference(a, b):
         for kb, kmb, vmb in b:
             roles = [
                 r
-                for r in (C, D, GP, ND)
+                for r in (1 << b for b in WIDE)
                 if ka == kb and r & (kma | vma) and r & (kmb | vmb) and r & kma and r & kmb
             ]
             if roles:

@@ -12,13 +12,14 @@ from boxes.punctuations import Sp, Stamp, admit_frame, admit_sp
 from boxes.punctuations import patterns as p
 from boxes.punctuations.columns import FIELD_ROLES_COLUMN, ROLES_COLUMN, STAMP_CSN, STAMP_TS
 from boxes.punctuations.shield import EMPTY
+from boxes.punctuations.words import words
 from boxes.types import parse_schema
 from server.ingest import IngestLog, Limits
 from server.ingest.punctuated import Governance, sps_of
 from server.ingest.segments import Position, list_segments, read_range, scan, segment_path
 
 SCHEMA, _ = parse_schema({"fields": {"patient": "long", "bpm": "long"}}, "s")
-ROLES = {"DOCTOR": 0, "NURSE": 1, "CARDIO": 63}
+ROLES = {"DOCTOR": 0, "NURSE": 1, "CARDIO": 63, "WARD": 129}  # WARD: a third word
 GOV = Governance(("patient", "bpm"), ROLES, "patient")
 D, N, C = 1, 2, -(1 << 63)  # the signed masks of one role
 
@@ -81,6 +82,29 @@ def test_an_attribute_level_policy_writes_field_masks(log):
     (table,) = tables(log)
     assert table.column(ROLES_COLUMN).to_pylist() == [D | N]
     assert table.column(FIELD_ROLES_COLUMN).to_pylist() == [{"patient": D, "bpm": D | N}]
+
+
+def test_a_role_past_the_64th_is_logged_in_words_and_a_reopened_log_decides_the_same(tmp_path):
+    """Roles at bits 64 and 129 (``boxes/punctuations/words.py``): the frame's masks are arrays
+    of three words; a frame granting only the first 64 is one bigint as before; after a
+    reopen (the shield rebuilt from the log) the next tuple gets the same wide label."""
+    wide = Governance(("patient", "bpm"), {**ROLES, "WARD64": 64}, "patient")
+    log = open_log(tmp_path)
+    log.append_sps("vitals", [sp(["DOCTOR", "WARD"], ts=5), sp("WARD64", ts=5, sn=2)])
+    log.append("vitals", vitals(1), governance=wide, stamps=[Stamp(5, 2)])
+    doctors = Governance(("patient", "bpm"), {"DOCTOR": 0}, "patient")  # the WARDs unknown
+    log.append("vitals", vitals(2), governance=doctors, stamps=[Stamp(5, 2)])
+    log.close()
+    log = IngestLog(tmp_path, Limits(max_tuples=1000))
+    try:
+        log.append("vitals", vitals(3), governance=wide, stamps=[Stamp(5, 2)])
+        first, narrow, again = (t.column(ROLES_COLUMN) for t in tables(log))
+        granted = 1 | 1 << 64 | 1 << 129
+        assert first.type == pa.list_(pa.int64()) and first.to_pylist() == [words(granted, 3)]
+        assert narrow.type == pa.int64() and narrow.to_pylist() == [D]
+        assert again.to_pylist() == first.to_pylist()
+    finally:
+        log.close()
 
 
 def test_a_tuple_pattern_tests_the_identifier_field(log):
