@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from boxes.punctuations.words import MAX_ROLE_BITS as MAX_ROLE_BITS  # migration 0012
+from boxes.punctuations.words import MAX_ROLE_BITS as MAX_ROLE_BITS  # migration 0011
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
 
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 WORD = 64
-MAX_ROLE_BITS = 4096  # roles with a bit (catalog migration 0012): 64 words of label at most
+MAX_ROLE_BITS = 4096  # roles with a bit (catalog migration 0011): 64 words of label at most
 _ALL = (1 << WORD) - 1
 
 
