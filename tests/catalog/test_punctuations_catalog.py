@@ -61,7 +61,7 @@ def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_pat
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
     for number, script in migrations():
-        if number < 12:
+        if number < 11:
             conn.executescript(script)
     conn.execute("DELETE FROM role_bits")
     conn.execute("UPDATE counters SET value = 0 WHERE name = 'role_bit'")
@@ -72,7 +72,7 @@ def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_pat
         [(n, i) for i, n in enumerate(names[:64])],
     )
     conn.execute("UPDATE counters SET value = 70 WHERE name = 'role_bit'")
-    conn.execute("PRAGMA user_version = 11")
+    conn.execute("PRAGMA user_version = 10")
     conn.commit()
     conn.close()
     cat = Catalog.open(f"sqlite:///{path}", bcrypt_rounds=4)
