@@ -41,7 +41,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from boxes.labels import DENIED_COLUMN, GRANT_PREFIX, HIDDEN_COLUMN, NOBODY
+from boxes.labels import DENIED_COLUMN, GRANT_PREFIX, HIDDEN_COLUMN, NOBODY, NOGRANT_COLUMN
 from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.model import Stamp
 from boxes.punctuations.words import matrix, of_masks, part, width_of
@@ -123,8 +123,9 @@ def read_policy(
 
     A result log's frame (a derived input) carries ``_sp_denied`` already, and ``_sp_hidden``
     where some of its fields were hidden from some roles: a role that may not read all of the
-    row reads none of it here (the strictest reading), its words are 0, and nobody holds the
-    grant option on it (a result's policy is its diagram's to give, not a provider's)."""
+    row reads none of it here (the strictest reading), and its words are 0. The grant option
+    on it is its diagram's to give: only an output relabelled by ``ON RESULT`` gives it, by its
+    ``_sp_nogrant`` (``results.py``), for the whole row; on any other, nobody holds it."""
     rows = table.num_rows
     zeros = np.zeros((rows, count), np.int64)
     nobody = np.full((rows, count), NOBODY, np.int64)
@@ -133,6 +134,9 @@ def read_policy(
         nobody if delegable is None else _denied(nobody, delegable, f, nobody, count)
         for f in grants
     ]
+    if NOGRANT_COLUMN in table.column_names:  # a relabelled result: its grant option, whole
+        given = [matrix(table.column(NOGRANT_COLUMN), count, NOBODY)] * len(grants)
+        table = table.drop_columns([NOGRANT_COLUMN])
     if DENIED_COLUMN in table.column_names:
         denied = matrix(table.column(DENIED_COLUMN), count, NOBODY)
         if HIDDEN_COLUMN in table.column_names:

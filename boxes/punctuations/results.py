@@ -13,13 +13,22 @@ policy; with the catalog as it is then (the diagram's owner role, the roles' bit
 
 The ON RESULT policy is decided like a provider's (``decision.Decider``) over the output's
 fields, with no tuple identifier (so a tuple pattern other than ``*`` grants nothing, and
-denies). The result keeps ``_sp_denied`` and gets ``_sp_hidden`` for every field.
+denies). The result keeps ``_sp_denied`` and gets ``_sp_hidden`` for every field, and a new
+``_sp_nogrant``: where it was delegated, the roles its ON RESULT sps do not give the grant
+option on every field (``WITH GRANT OPTION``); elsewhere everybody. A diagram reading the
+output takes that as its grant word (``columns.read_policy``), so a role given the option can
+own a diagram that delegates the result again: a chain of delegation, each link granted.
 
 >>> import pyarrow as pa
 >>> from boxes.punctuations.decision import TupleLabel
 >>> table = pa.table({"bpm": [70, 80], "_sp_denied": [-2, -2], "_sp_nogrant": [-2, -1]})
 >>> out = relabelled(table, 1, TupleLabel(4, (4,)), ["bpm"])  # owner role 1; ON RESULT: role 4
 >>> out.column("_sp_denied").to_pylist()  # row 1 delegated to role 4; row 2 narrowed: nobody
+[-5, -1]
+>>> out.column("_sp_nogrant").to_pylist()  # no grant option given on: nobody holds it
+[-1, -1]
+>>> regrant = TupleLabel(4, (4,), (4,))  # ON RESULT: role 4, WITH GRANT OPTION
+>>> relabelled(table, 1, regrant, ["bpm"]).column("_sp_nogrant").to_pylist()
 [-5, -1]
 """
 
@@ -71,9 +80,20 @@ def relabelled(table: pa.Table, owner: int, label: TupleLabel, fields: Sequence[
         )
         for name, readers in zip(fields, label.fields, strict=True)
     ]
+    given = ~mask(_delegable(label)) if label.grants else np.full(count, NOBODY, np.int64)
+    regrant = np.where(delegated[:, None], given, NOBODY)
     out = table.drop_columns(
         [c for c in (DENIED_COLUMN, HIDDEN_COLUMN, NOGRANT_COLUMN) if c in table.column_names]
     )
     out = out.append_column(DENIED_COLUMN, as_column(policy(column(DENIED_COLUMN, 0), label.mask)))
     struct = pa.StructArray.from_arrays([as_column(w) for w in per_field], names=list(fields))
-    return out.append_column(HIDDEN_COLUMN, struct)
+    out = out.append_column(HIDDEN_COLUMN, struct)
+    return out.append_column(NOGRANT_COLUMN, as_column(regrant))
+
+
+def _delegable(label: TupleLabel) -> int:
+    """The roles the label gives the grant option on every field."""
+    given = label.grants[0]
+    for field in label.grants[1:]:
+        given &= field
+    return given

@@ -23,7 +23,7 @@ from boxes.arrival import ARRIVAL_COLUMN
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound
-from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, NOGRANT_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.punctuations.fields import FieldPolicy, field_policy
@@ -93,7 +93,7 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
         table = relabel(OUTPUT, table)
     table = table.slice(max(0, table.num_rows - rows))
     labels = Labels(plan.label_sources, dict(running.sources))
-    hidden = (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN, DENIED_COLUMN, HIDDEN_COLUMN)
+    hidden = (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN, DENIED_COLUMN, HIDDEN_COLUMN, NOGRANT_COLUMN)
     shown = [c for c in table.column_names if c not in hidden]
     shown += [SOURCES, *([LEVEL_COLUMN] if LEVEL_COLUMN in table.column_names else [])]
     return {

@@ -48,7 +48,7 @@ import pyarrow as pa
 
 from boxes import codes
 from boxes.errors import Conflict, SluiceError
-from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, NOGRANT_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.punctuations.words import granted_words, readers, to_ints
@@ -65,7 +65,7 @@ MISSED_EVENT = "missed"
 POLICY_EVENT = "policy"
 SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 HIDDEN = "_hidden"  # a delivered tuple's fields its sps hide from the subscriber (null there)
-LABELS = (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN)  # never shown
+LABELS = (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN, NOGRANT_COLUMN)  # never shown
 REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
 

@@ -213,8 +213,10 @@ def test_on_result_delegates_where_the_owner_role_holds_the_grant_option(live):
     """Figure 8: a diagram's output relabels its results for cardiologists. A tuple whose sp
     gave the diagram's owner role the grant option reaches the cardiologist, not the doctor
     its provider named; one without the option is only narrowed (doctors AND cardiologists:
-    nobody). The ward's own output is untouched. A diagram over a stream no sp governs may
-    not relabel."""
+    nobody). The ward's own output is untouched. The ON RESULT sps give cardiologists the grant
+    option in turn, so a diagram a cardiologist owns, reading that output, delegates its
+    results again, to nurses (a chain). A diagram over a stream no sp governs may not
+    relabel."""
     joe, dan, nina, fe = ward(live.url)
     owner = joe.call("GET", "/diagrams/ward")["owner"]["role"]
     joe.call("POST", "/roles", 201, json={"name": "CARDIOLOGIST"})
@@ -224,7 +226,7 @@ def test_on_result_delegates_where_the_owner_role_holds_the_grant_option(live):
         201,
         json={"name": "carl", "password": PASSWORD, "roles": ["CARDIOLOGIST"]},
     )
-    policy = [{"ddp": {}, "srp": "CARDIOLOGIST"}]
+    policy = [{"ddp": {}, "srp": "CARDIOLOGIST", "grant": True}]
     consult = {
         "version": 1,
         "name": "consult",
@@ -256,13 +258,33 @@ def test_on_result_delegates_where_the_owner_role_holds_the_grant_option(live):
     ] == [1]
     assert patients(dan2) == [] and patients(carl) == [1]
 
+    # The chain: carl's diagram reads `cardio` and delegates to nurses what carl may delegate.
+    joe.call("PUT", "/permissions/system/system/CARDIOLOGIST/ADD")
+    opinion = {"from": "cardio", "on_result": [{"ddp": {}, "srp": "NURSE"}]}
+    second = {"version": 1, "name": "second", "inputs": {"cardio": {"output": "cardio"}}}
+    carl.call(
+        "POST", "/diagrams", 201, json={"document": {**second, "outputs": {"opinion": opinion}}}
+    )
+    carl.call("POST", "/diagrams/second/deploy", timeout=180)
+    for role in ("NURSE", "DOCTOR"):
+        for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+            carl.call("PUT", f"/permissions/output/opinion/{role}/{action}")
+    nurse, doctor = Client(live.url, "nina", PASSWORD), Client(live.url, "dan", PASSWORD)
+    for client in (nurse, doctor):
+        client.connect()
+        assert client.emit("subscribe", {"output": "opinion"}) == {"subscribed": "opinion"}
+    delegable = {"sp": {"ddp": {}, "srp": owner, "grant": True, "ts": 3, "sn": 2}}
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("DOCTOR", 3), delegable, vital(4, 3, 2)])
+    wait_until(lambda: patients(nurse) == [4], 120, "the nurse's tuple, delegated twice")
+    assert patients(carl) == [1, 4] and patients(doctor) == []
+
     plain_doc = {**consult, "name": "plain", "inputs": {"other": {}}}
     plain_doc["outputs"] = {"o2": {"from": "other", "on_result": policy}}
     joe.call("POST", "/streams", 201, json={"name": "other", "schema": "v"})
     refused = joe.call("POST", "/diagrams", 400, json={"document": plain_doc})["error"]
     problems = [(p["code"], p["path"]) for p in refused["details"]["problems"]]
     assert problems == [("ON_RESULT_UNGOVERNED", "outputs.o2.on_result")]
-    for client in (joe, dan, nina, fe, carl, dan2, later):
+    for client in (joe, dan, nina, fe, carl, dan2, later, nurse, doctor):
         client.close()
 
 

@@ -72,7 +72,13 @@ def test_a_relabelled_batch_is_delegated_where_the_owner_holds_the_option_else_n
     )
     cardiologists = TupleLabel(C, (C, C))
     out = relabelled(table, R1, cardiologists, ["patient", "frequency"])
-    assert out.column_names == ["patient", "frequency", DENIED_COLUMN, HIDDEN_COLUMN]
+    assert out.column_names == [
+        "patient",
+        "frequency",
+        DENIED_COLUMN,
+        HIDDEN_COLUMN,
+        NOGRANT_COLUMN,
+    ]
     readers = [~w & 7 for w in out.column(DENIED_COLUMN).to_pylist()]
     assert readers == [C, 0]  # delegated to C; narrowed: D and C have no role in common
     hidden = out.column(HIDDEN_COLUMN).to_pylist()
@@ -87,6 +93,30 @@ def test_a_relabelled_batch_is_delegated_where_the_owner_holds_the_option_else_n
         .column(DENIED_COLUMN)
         .to_pylist()
     ] == [0, 0]
+
+
+def test_a_delegated_result_carries_the_grant_option_its_on_result_gives_to_a_reader():
+    """A chain (section 4.4): the ON RESULT sps give C the grant option on both fields, so
+    the delegated row carries it and a diagram reading the output reads C as holding it (its
+    grant word); the narrowed row, and a result whose sps give no option, carry nobody's."""
+    table = pa.table(
+        {
+            "patient": [150, 201],
+            "frequency": [8, 9],
+            DENIED_COLUMN: pa.array([~(R1 | D), ~D], pa.int64()),
+            NOGRANT_COLUMN: pa.array([~R1, -1], pa.int64()),
+        }
+    )
+    fields = ["patient", "frequency"]
+    for label, holders in (
+        (TupleLabel(C, (C, C), (C, C)), [C, 0]),
+        (TupleLabel(C, (C, C), (C, 0)), [0, 0]),  # the option on one field only: not the row
+        (TupleLabel(C, (C, C)), [0, 0]),
+    ):
+        out = relabelled(table, R1, label, fields)
+        read = read_policy(out, [fields], [fields])
+        assert NOGRANT_COLUMN not in read.column_names
+        assert [~w & 7 for w in read.column("_sp_g1").to_pylist()] == holders
 
 
 PLAN = """version: 1
