@@ -61,3 +61,23 @@ def redis_url(redis_server):
     """The URL of the suite's Redis, emptied for this test."""
     redis_server.client.flushdb()
     return redis_server.url
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """The suite's one S3 endpoint: moto's server (``moto[server]``, a test extra) on a loopback
+    port, with one bucket; a real S3 HTTP API for the object-store tests."""
+    from tests import s3server
+
+    server = s3server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_url(s3_server):
+    """A fresh prefix in the suite's bucket, as a URL ``pyarrow.fs`` reads (endpoint and keys
+    in it)."""
+    return s3_server.url_for_new_prefix()

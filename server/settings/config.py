@@ -41,6 +41,8 @@ from boxes import codes
 from boxes.errors import InvalidInput
 
 ENV_PREFIX = "SLUICE_"
+# An absolute path or a URL with a scheme (checked for what it names when the runtime starts).
+STATE_URL = r"^(/|[A-Za-z][A-Za-z0-9+.-]*://)\S*$"
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 # Secrets copied from tutorials; refusing them keeps a forgotten setting from reaching production.
 WEAK_SECRETS = frozenset({"", "dev", "secret", "secret!", "changeme", "change-me", "test"})
@@ -109,6 +111,12 @@ class Settings(BaseSettings):
     # Servers on one catalog that may take the runtime over from each other share one
     # (docs/deploy.md "The runtime lease"): only the lease's holder touches it.
     runtime_dir: Path | None = None
+    # Where deployed diagrams keep their Spark checkpoints and result logs: a local path, a
+    # file:// URL or one pyarrow.fs reads (s3://bucket/prefix?region=..., gs://, hdfs://);
+    # default the runtime directory. Result logs go to ``results_url`` when it is set.
+    # docs/deploy.md "Where the runtime's state can live".
+    state_url: str | None = Field(None, pattern=STATE_URL)
+    results_url: str | None = Field(None, pattern=STATE_URL)
     # The holder renews its lease on the runtime three times in this span; another server
     # takes the runtime over once a holder has not renewed for this long.
     runtime_lease_seconds: float = Field(15.0, ge=1, le=600)
