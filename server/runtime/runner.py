@@ -406,13 +406,19 @@ class Runtime:
                     "poll": str(self.settings.poll_seconds),
                     "client": client,
                     "start": json.dumps({key: start[key].to_list()}),
-                    "dirs": json.dumps({key: str(self.result_logs.directory(box.output))}),
+                    "dirs": json.dumps({key: self._result_url(box.output)}),
                 }
                 words = labels.word_count(len(box.remap))
                 frames[box.name] = derived_frame(
                     self.spark, options, key, box.schema, words, policy
                 )
         return frames
+
+    def _result_url(self, output: str) -> str:
+        location = self.result_logs.directory(output)
+        if location is None:  # removed since ``_check_inputs``
+            raise Conflict(code=codes.DERIVED_NOT_DEPLOYED, output=output)
+        return location.url
 
     def _claimed(self, key: str) -> int | None:
         """The first row of a result log that some diagram reading it (running or stopped)
