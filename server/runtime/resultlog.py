@@ -30,6 +30,8 @@ from server.ingest.segments import (
     encode_frame,
     list_segments,
     parse_frames,
+    scan,
+    segment_path,
 )
 from server.ingest.segments import read_range as read_segments
 from server.runtime.storage import Location
@@ -62,12 +64,6 @@ class ResultLog(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release what the writer holds open."""
-
-    def frames(self) -> Iterator[Frame]:
-        """Every frame kept, oldest first."""
-        bases = self.bases()
-        base = bases[0] if bases else self.head.seq
-        return read_range(self.location, Position(base, base, 0), self.head)
 
 
 class SegmentResults(ResultLog):
@@ -155,6 +151,18 @@ def _read_object(location: Location, base: int) -> Frame | None:
     """The frame in an object; None if it is damaged. ``FileNotFoundError`` if it is gone."""
     found = next(parse_frames(location.child(object_name(base)).read_bytes()), None)
     return None if found is None or found[0].first_seq != base else found[0]
+
+
+def kept_frames(where: str | os.PathLike) -> Iterator[Frame]:
+    """Every intact frame the result log at ``where`` keeps, oldest first (a reader needs no
+    writer: tests and tools read a log a server is writing)."""
+    location = Location.of(where)
+    if location.local:
+        directory = Path(location)
+        segments = (scan(segment_path(directory, base)) for base in list_segments(directory))
+        return (frame for frames in segments for frame, _ in frames if frame.count)
+    objects = (_read_object(location, base) for base in object_bases(location))
+    return (frame for frame in objects if frame is not None)
 
 
 def read_range(where: str | os.PathLike, start: Position, end: Position) -> Iterator[Frame]:

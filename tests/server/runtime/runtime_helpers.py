@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from pathlib import Path
 
 import pyarrow as pa
 
 from boxes.document import validate
 from boxes.types import parse_schema
-from server.ingest.segments import list_segments, scan, segment_path
 from server.runtime.outputs import decode_batch
+from server.runtime.resultlog import kept_frames
 
 TRADE, _ = parse_schema(
     {"fields": {"time": "timestamp", "symbol": "string", "price": "double"}, "event_time": "time"},
@@ -71,11 +71,7 @@ def wait_until(condition, timeout: float = WAIT, what: str = "condition"):
     return result
 
 
-def read_results(directory: Path) -> list[tuple[int, pa.Table]]:
-    """Every retained ``(batch id, table)`` of a result log, oldest first; read-only, so a test
-    may read it while the server writes."""
-    return [
-        decode_batch(frame.payload)
-        for base in list_segments(directory)
-        for frame, _ in scan(segment_path(directory, base))
-    ]
+def read_results(where: str | os.PathLike) -> list[tuple[int, pa.Table]]:
+    """Every retained ``(batch id, table)`` of a result log (a directory or a URL), oldest
+    first; read-only, so a test may read it while the server writes."""
+    return [decode_batch(frame.payload) for frame in kept_frames(where)]
