@@ -186,8 +186,8 @@ class Runtime:
             limits=Limits(max_tuples=config.max_batch_tuples),
             reconcile_every=config.reconcile_seconds,
             deploy_timeout=config.deploy_timeout_seconds,
-            state_url=config.state_url,
-            results_url=config.results_url,
+            state_url=config.state_url and config.state_url.get_secret_value(),
+            results_url=config.results_url and config.results_url.get_secret_value(),
             box_metrics=config.box_metrics or config.demo,  # the demo shows what the editor can
         )
         return cls(
