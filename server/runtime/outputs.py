@@ -25,7 +25,7 @@ from boxes import codes
 from boxes.errors import Gone
 from server.ingest.encode import ipc_bytes
 from server.ingest.segments import Position
-from server.runtime.resultlog import kept_frames, open_log, read_range
+from server.runtime.resultlog import open_log, read_range, tail
 from server.runtime.storage import Location
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,8 @@ class OutputSink:
 
     def _reload(self) -> None:
         """Recover the last delivered batch id and the recent rows from the log's tail."""
-        for frame in kept_frames(self._results.location):
+        head = self._results.head
+        for frame in tail(self._results.location, head, max(self.recent_rows, 1)):
             batch_id, table = decode_batch(frame.payload)
             self.last_batch_id = batch_id
             self._remember(table)

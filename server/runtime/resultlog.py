@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 
+from server.ingest import segments
 from server.ingest.segments import (
     Frame,
     Position,
@@ -30,10 +31,7 @@ from server.ingest.segments import (
     encode_frame,
     list_segments,
     parse_frames,
-    scan,
-    segment_path,
 )
-from server.ingest.segments import read_range as read_segments
 from server.runtime.storage import Location
 
 OBJECT_SUFFIX = ".frame"
@@ -96,7 +94,7 @@ class ObjectResults(ResultLog):
         self._bases = object_bases(location)
         self._head = Position(0, 0, 0)
         while self._bases:
-            newest = _read_object(location, self._bases[-1])
+            newest = read_object(location, self._bases[-1])
             if newest is not None:
                 end = newest.first_seq + newest.count
                 self._head = Position(end, end, 0)
@@ -147,22 +145,28 @@ def object_bases(location: Location) -> list[int]:
     return sorted(int(n[:-suffix]) for n in names if n.endswith(OBJECT_SUFFIX))
 
 
-def _read_object(location: Location, base: int) -> Frame | None:
+def read_object(location: Location, base: int) -> Frame | None:
     """The frame in an object; None if it is damaged. ``FileNotFoundError`` if it is gone."""
     found = next(parse_frames(location.child(object_name(base)).read_bytes()), None)
     return None if found is None or found[0].first_seq != base else found[0]
 
 
-def kept_frames(where: str | os.PathLike) -> Iterator[Frame]:
-    """Every intact frame the result log at ``where`` keeps, oldest first (a reader needs no
-    writer: tests and tools read a log a server is writing)."""
+def tail(where: str | os.PathLike, end: Position, rows: int) -> list[Frame]:
+    """The last frames before ``end`` holding at least ``rows`` rows (fewer if the log is
+    shorter), oldest first: what an output reloads (its last batch id, its recent rows)
+    without reading all it keeps (``segments.tail``)."""
     location = Location.of(where)
     if location.local:
-        directory = Path(location)
-        segments = (scan(segment_path(directory, base)) for base in list_segments(directory))
-        return (frame for frames in segments for frame, _ in frames if frame.count)
-    objects = (_read_object(location, base) for base in object_bases(location))
-    return (frame for frame in objects if frame is not None)
+        return segments.tail(Path(location), end, rows)
+    frames: list[Frame] = []
+    for base in reversed([b for b in object_bases(location) if b < end.seq]):
+        frame = read_object(location, base)
+        if frame is None:
+            break
+        frames.insert(0, frame)
+        if sum(f.count for f in frames) >= rows:
+            break
+    return frames
 
 
 def read_range(where: str | os.PathLike, start: Position, end: Position) -> Iterator[Frame]:
@@ -171,9 +175,9 @@ def read_range(where: str | os.PathLike, start: Position, end: Position) -> Iter
     ``FileNotFoundError`` when retention deletes a unit while it is read."""
     location = Location.of(where)
     if location.local:
-        return read_segments(Path(location), start, end)
+        return segments.read_range(Path(location), start, end)
     objects = (
-        _read_object(location, base)
+        read_object(location, base)
         for base in object_bases(location)
         if start.seq <= base < end.seq
     )

@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 
 import pyarrow as pa
 
 from boxes.document import validate
 from boxes.types import parse_schema
+from server.ingest.segments import list_segments, scan, segment_path
 from server.runtime.outputs import decode_batch
-from server.runtime.resultlog import kept_frames
+from server.runtime.resultlog import object_bases, read_object
+from server.runtime.storage import Location
 
 TRADE, _ = parse_schema(
     {"fields": {"time": "timestamp", "symbol": "string", "price": "double"}, "event_time": "time"},
@@ -74,4 +77,11 @@ def wait_until(condition, timeout: float = WAIT, what: str = "condition"):
 def read_results(where: str | os.PathLike) -> list[tuple[int, pa.Table]]:
     """Every retained ``(batch id, table)`` of a result log (a directory or a URL), oldest
     first; read-only, so a test may read it while the server writes."""
-    return [decode_batch(frame.payload) for frame in kept_frames(where)]
+    place = Location.of(where)
+    if place.local:
+        directory = Path(place)
+        segments = (scan(segment_path(directory, base)) for base in list_segments(directory))
+        frames = [frame for found in segments for frame, _ in found]
+    else:
+        frames = [f for b in object_bases(place) if (f := read_object(place, b)) is not None]
+    return [decode_batch(frame.payload) for frame in frames]

@@ -9,10 +9,10 @@ from server.ingest.segments import LogGap, Position, encode_frame
 from server.runtime.resultlog import (
     ObjectResults,
     SegmentResults,
-    kept_frames,
     object_name,
     open_log,
     read_range,
+    tail,
 )
 from server.runtime.storage import Location
 
@@ -39,7 +39,8 @@ def test_reads_from_a_position_get_whole_batches_and_retention_drops_whole_units
     log.close()
     reopened = open_log(results_place)
     assert reopened.bases() == [5, 6] and reopened.head == heads[-1]
-    assert [f.first_seq for f in kept_frames(results_place)] == [5, 6]
+    assert [f.first_seq for f in tail(results_place, reopened.head, 1)] == [6]
+    assert [f.first_seq for f in tail(results_place, reopened.head, 5)] == [5, 6]
     reopened.close()
 
 
