@@ -189,10 +189,13 @@ class OutputSink:
 
     def _retained_from(self) -> int:
         """The first row to keep: the last ``retain_rows``, and whatever a derived input
-        (another diagram reading this output) has not yet consumed."""
+        (another diagram reading this output) has not yet consumed. Only once a tenth of
+        ``retain_rows`` more can go: an object log has a unit per batch, and each look at
+        the readers' checkpoints reads every deployed diagram's."""
         cut = self._results.head.seq - self.retain_rows
-        if cut <= 0 or len(self._results.bases()) < 2:
-            return cut  # nothing to delete: spare the readers' checkpoints a look
+        bases = self._results.bases()
+        if len(bases) < 2 or bases[1] > cut or cut - bases[0] < self.retain_rows // 10:
+            return bases[0] if bases else 0  # keep all: spare the readers' checkpoints a look
         claimed = self.claimed()
         return cut if claimed is None else min(cut, claimed)
 

@@ -15,10 +15,11 @@ log's segments, the durable small files) keeps working on it unchanged.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import pyarrow.fs as pafs
 
@@ -27,6 +28,9 @@ from server.ingest.durable import make_dirs_durably, write_durably
 # The Hadoop filesystem Spark writes a checkpoint through, per pyarrow URL scheme: Hadoop's
 # S3 client is ``s3a`` (jars hadoop-aws and the AWS SDK, not shipped with pyspark).
 HADOOP_SCHEMES = {"s3": "s3a"}
+# pyarrow's options Sluice sets unless the URL does: on S3, a small file in one PutObject at
+# close rather than a multipart upload (three requests).
+DEFAULT_OPTIONS = {"s3": {"allow_delayed_open": "true"}}
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,8 @@ class Location:
         if "://" not in text:
             path = str(Path(text).expanduser().resolve())
             return cls(path, pafs.LocalFileSystem(), path)
-        fs, path = pafs.FileSystem.from_uri(text)
+        text = _with_defaults(text)
+        fs, path = _from_uri(text)
         if isinstance(fs, pafs.LocalFileSystem):
             return cls(path, fs, path)  # a file:// URL: a local path from now on
         return cls(text, fs, path.rstrip("/"))
@@ -119,6 +124,23 @@ class Location:
                 self.fs.delete_file(self.path)
             else:
                 self.fs.delete_dir(self.path)
+
+
+@functools.lru_cache(maxsize=256)
+def _from_uri(url: str) -> tuple[pafs.FileSystem, str]:
+    """One filesystem per URL in a process: a Spark source reads the same log every batch, and
+    an S3 URL without a region costs a request to find the bucket's."""
+    return pafs.FileSystem.from_uri(url)
+
+
+def _with_defaults(url: str) -> str:
+    scheme, netloc, path, query, fragment = urlsplit(url)
+    given = parse_qs(query)
+    missing = {k: v for k, v in DEFAULT_OPTIONS.get(scheme, {}).items() if k not in given}
+    if not missing:
+        return url
+    query = "&".join(filter(None, [query, urlencode(missing)]))
+    return urlunsplit((scheme, netloc, path, query, fragment))
 
 
 def hadoop_url(url: str) -> str:

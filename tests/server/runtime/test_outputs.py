@@ -110,3 +110,24 @@ def test_a_derived_readers_claim_holds_back_retention(results_place, frames, cla
     assert heads == list(range(9))  # at opening, then after each batch
     kept = [t["v"].to_pylist()[0] for _, t in read_results(results_place)]
     assert kept[0] == first_kept and kept[-1] == 7
+
+
+def test_the_readers_claims_are_asked_only_once_a_tenth_of_the_retained_rows_can_go(
+    results_place, frames
+):
+    """With a unit per batch (as an object log always has) every batch would otherwise make
+    retention read every deployed diagram's checkpoints."""
+    asked = []
+    sink = OutputSink(
+        "o",
+        results_place,
+        recent_rows=1,
+        retain_rows=20,
+        segment_bytes=1,
+        claimed=lambda: asked.append(True),  # None: no diagram reads this output
+    )
+    for batch_id in range(40):
+        sink.handle(frames(batch_id), batch_id)
+    sink.close()
+    assert 20 <= len(read_results(results_place)) <= 22
+    assert 5 <= len(asked) <= 10  # not once per batch past the first 20
