@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from runtime_helpers import TRADE, plan_of, union_doc
 
+from boxes.errors import SluiceError
 from server.ingest.segments import Position
 from server.runtime.checkpoints import Diagrams, committed_offsets
 from server.runtime.storage import Location, hadoop_url
@@ -93,3 +95,14 @@ def test_a_place_on_s3_is_named_without_its_keys(s3_url):
     assert location.hadoop_url.startswith("s3a://sluice-test/") and location.hadoop_url.endswith(
         "/d"
     )
+
+
+def test_checkpoints_on_s3_are_handed_to_spark_as_s3a_which_needs_hadoop_aws(make_runtime, s3_url):
+    """This Spark has no hadoop-aws (docs/deploy.md): the deploy fails, saying so, after the
+    diagram's start was written to S3 through pyarrow."""
+    runtime = make_runtime(state_url=s3_url)
+    runtime.create_stream("a", TRADE)
+    with pytest.raises(SluiceError) as failed:
+        runtime.deploy("d", plan_of(union_doc("d", ["a"])), version="v1")
+    assert failed.value.code == "DEPLOY_FAILED" and "s3a" in str(failed.value)
+    assert Location.of(s3_url).child("diagrams", "d", "v1", "start.json").exists()
