@@ -70,7 +70,6 @@ class DiagramDir:
         recorded = self.start()
         if recorded is not None:
             return recorded
-        self.path.make_dirs()
         self.path.child(START_FILE).put(
             json.dumps({name: pos.to_list() for name, pos in heads.items()}).encode()
         )

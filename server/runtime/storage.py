@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
@@ -37,8 +37,8 @@ DEFAULT_OPTIONS = {"s3": {"allow_delayed_open": "true"}}
 class Location:
     """A directory (or object-key prefix) on a filesystem, and the URL that names it again."""
 
-    url: str
-    fs: pafs.FileSystem
+    url: str = field(repr=False)  # it may carry keys
+    fs: pafs.FileSystem = field(repr=False)
     path: str
 
     @classmethod
@@ -67,10 +67,6 @@ class Location:
 
     def __str__(self) -> str:
         return self.hadoop_url
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
 
     def child(self, *parts: str) -> Location:
         path = "/".join([self.path, *parts])
@@ -102,14 +98,11 @@ class Location:
         return self.read_bytes().decode()
 
     # -- writing ---------------------------------------------------------------------------
-    def make_dirs(self) -> None:
-        if self.local:
-            make_dirs_durably(Path(self.path))  # object stores have no directories to make
-
     def put(self, data: bytes) -> None:
         """Write this file whole: on a local disk atomically and durably (temporary file,
-        fsync, rename, fsync of the directory); elsewhere with one upload, which an object
-        store makes visible only once complete."""
+        fsync, rename, fsync of the directory, any new parent directory flushed into its
+        own); elsewhere with one upload, which an object store makes visible only once
+        complete (and which needs no directories)."""
         if self.local:
             make_dirs_durably(Path(self.path).parent)
             write_durably(Path(self.path), data)

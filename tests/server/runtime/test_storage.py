@@ -91,10 +91,10 @@ def test_a_local_place_is_handed_to_spark_as_the_plain_path_it_always_was(url):
 
 def test_a_place_on_s3_is_named_without_its_keys(s3_url):
     location = Location.of(s3_url).child("d")
-    assert "testing" not in str(location)
-    assert location.hadoop_url.startswith("s3a://sluice-test/") and location.hadoop_url.endswith(
-        "/d"
-    )
+    assert "testing:testing" in location.url  # what a Spark source is handed
+    assert "testing" not in str(location) and "testing" not in repr(location)
+    assert location.hadoop_url.startswith("s3a://sluice-test/")
+    assert location.hadoop_url.endswith("/d")
 
 
 def test_checkpoints_on_s3_are_handed_to_spark_as_s3a_which_needs_hadoop_aws(make_runtime, s3_url):
