@@ -8,8 +8,9 @@ Where the log lives decides how it is written (``open_log``); reading is one fun
 * Anywhere else (an object store: ``s3://``, ``gs://``...), which can neither append nor
   fsync: one immutable object per batch, written with one upload, which the store makes
   visible only once complete. Its name is its first row's number (``<20 digits>.frame``), so
-  a read from a row needs only a listing; retention deletes whole objects. An object holds
-  one frame in the segment format (its header has the rows and a CRC).
+  a read from a row needs only a listing; retention deletes whole objects (in the background:
+  a request each, which the batch being delivered should not wait for). An object holds one
+  frame in the segment format (its header has the rows and a CRC).
 
 Positions are the segment log's ``(seq, seg, pos)``; in an object log ``(seq, seq, 0)``: the
 next row, the object that will hold it, and offset 0 there.
@@ -17,9 +18,11 @@ next row, the object that will hold it, and offset 0 there.
 
 from __future__ import annotations
 
+import logging
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from concurrent import futures
 from pathlib import Path
 
 from server.ingest import segments
@@ -35,6 +38,8 @@ from server.ingest.segments import (
 from server.runtime.storage import Location
 
 OBJECT_SUFFIX = ".frame"
+log = logging.getLogger(__name__)
+_DELETER = futures.ThreadPoolExecutor(2, thread_name_prefix="result-retention")
 
 
 class ResultLog(ABC):
@@ -93,6 +98,7 @@ class ObjectResults(ResultLog):
         self.location = location
         self._bases = object_bases(location)
         self._head = Position(0, 0, 0)
+        self._deleting: list[futures.Future] = []
         while self._bases:
             newest = read_object(location, self._bases[-1])
             if newest is not None:
@@ -118,15 +124,26 @@ class ObjectResults(ResultLog):
         return self._bases
 
     def truncate_before(self, seq: int) -> int:
+        """Forget the objects at once (reads from before them are refused), delete them in
+        the background; what a crash or an error leaves is found again when the log opens."""
         bases = self._bases
         doomed = [b for b, successor in zip(bases, bases[1:], strict=False) if successor <= seq]
         self._bases = bases[len(doomed) :]
-        for base in doomed:
-            self.location.child(object_name(base)).delete()
+        if doomed:
+            self._deleting = [f for f in self._deleting if not f.done()]
+            self._deleting.append(_DELETER.submit(self._delete, doomed))
         return len(doomed)
 
+    def _delete(self, bases: list[int]) -> None:
+        try:
+            for base in bases:
+                self.location.child(object_name(base)).delete()
+        except Exception:  # left to the listing when the log next opens
+            log.exception("result log %s: old batches were not deleted", self.location)
+
     def close(self) -> None:
-        """Nothing is held open between uploads."""
+        """Wait for the deletions under way; nothing else is held open between uploads."""
+        futures.wait(self._deleting)
 
 
 def open_log(where: str | os.PathLike, segment_bytes: int = 4 << 20) -> ResultLog:
