@@ -4,6 +4,7 @@ for the limits several servers share."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 
 import pytest
@@ -69,6 +70,8 @@ def s3_server():
     port, with one bucket; a real S3 HTTP API for the object-store tests."""
     from tests import s3server
 
+    if importlib.util.find_spec("moto") is None:
+        pytest.fail("the object-store tests need moto's S3 server: pip install 'moto[server]>=5'")
     server = s3server.start()
     try:
         yield server
