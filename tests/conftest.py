@@ -4,6 +4,7 @@ for the limits several servers share."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 
 import pytest
@@ -61,3 +62,25 @@ def redis_url(redis_server):
     """The URL of the suite's Redis, emptied for this test."""
     redis_server.client.flushdb()
     return redis_server.url
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """The suite's one S3 endpoint: moto's server (``moto[server]``, a test extra) on a loopback
+    port, with one bucket; a real S3 HTTP API for the object-store tests."""
+    from tests import s3server
+
+    if importlib.util.find_spec("moto") is None:
+        pytest.fail("the object-store tests need moto's S3 server: pip install 'moto[server]>=5'")
+    server = s3server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_url(s3_server):
+    """A fresh prefix in the suite's bucket, as a URL ``pyarrow.fs`` reads (endpoint and keys
+    in it)."""
+    return s3_server.url_for_new_prefix()

@@ -37,13 +37,14 @@ def make_dirs_durably(path: Path) -> None:
         fsync_dir(directory.parent)
 
 
-def write_durably(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically and durably (write, fsync, rename, fsync dir)."""
+def write_durably(path: Path, text: str | bytes) -> None:
+    """Replace ``path`` with ``text`` (UTF-8 if a ``str``) atomically and durably (write,
+    fsync, rename, fsync dir)."""
     path = Path(path)
     tmp = path.with_name(path.name + TEMP_SUFFIX)
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        with open(tmp, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -64,11 +64,21 @@ def list_segments(directory: Path) -> list[int]:
     return sorted(int(p.name[: -len(SUFFIX)]) for p in Path(directory).glob(f"*{SUFFIX}"))
 
 
+def encode_frame(first_seq: int, count: int, payload: bytes) -> bytes:
+    return HEADER.pack(MAGIC, len(payload), first_seq, count, zlib.crc32(payload)) + payload
+
+
 def scan(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[Frame, int]]:
     """Yield each whole, intact frame in ``path`` from byte ``start`` with the offset after it."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read() if end is None else f.read(end - start)
+    yield from parse_frames(data, start)
+
+
+def parse_frames(data: bytes, start: int = 0) -> Iterator[tuple[Frame, int]]:
+    """Each whole, intact frame at the start of ``data`` (read from byte ``start`` of its
+    file), with the offset after it; stops at the first torn or damaged one."""
     offset = 0
     while offset + HEADER.size <= len(data):
         magic, length, first_seq, count, crc = HEADER.unpack_from(data, offset)
@@ -92,24 +102,35 @@ def read_range(directory: Path, start: Position, end: Position) -> Iterator[Fram
     Raises ``LogGap`` unless the frames cover exactly rows ``start.seq`` to ``end.seq``: a
     query must fail loudly rather than skip rows it was promised.
     """
-    expected = start.seq
-    for base in list_segments(directory):
-        if base < start.seg or base > end.seg:
-            continue
-        first = start.pos if base == start.seg else 0
-        last = end.pos if base == end.seg else None
-        for frame, _ in scan(segment_path(directory, base), first, last):
-            if frame.first_seq != expected:
-                break
-            expected += frame.count
-            if frame.count:
+
+    def frames() -> Iterator[Frame]:
+        for base in list_segments(directory):
+            if base < start.seg or base > end.seg:
+                continue
+            first = start.pos if base == start.seg else 0
+            last = end.pos if base == end.seg else None
+            for frame, _ in scan(segment_path(directory, base), first, last):
                 yield frame
-    if expected != end.seq:
+
+    return contiguous(frames(), start.seq, end.seq, directory)
+
+
+def contiguous(frames: Iterator[Frame], first: int, end: int, where: object) -> Iterator[Frame]:
+    """The frames with rows, while they hold rows ``first``, ``first + 1``... on; ``LogGap``
+    (naming the log ``where``) unless they reach exactly row ``end``."""
+    expected = first
+    for frame in frames:
+        if frame.first_seq != expected:
+            break
+        expected += frame.count
+        if frame.count:
+            yield frame
+    if expected != end:
         raise LogGap(
-            directory=directory,
+            directory=where,
             first=expected,
-            last=end.seq - 1,
-            details={"log": str(directory), "from": expected, "to": end.seq},
+            last=end - 1,
+            details={"log": str(where), "from": expected, "to": end},
         )
 
 
@@ -174,8 +195,7 @@ class SegmentLog:
         if self.head.pos >= self.segment_bytes:
             self._open_segment(self.head.seq)
             self.head = Position(self.head.seq, self.head.seq, 0)
-        header = HEADER.pack(MAGIC, len(payload), self.head.seq, count, zlib.crc32(payload))
-        os.write(self._fd, header + payload)
+        os.write(self._fd, encode_frame(self.head.seq, count, payload))
         self.head = Position(
             self.head.seq + count, self.head.seg, self.head.pos + HEADER.size + len(payload)
         )

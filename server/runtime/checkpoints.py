@@ -1,23 +1,23 @@
-"""Where a deployed diagram keeps its state on disk, and what of the input logs it still needs.
+"""Where a deployed diagram keeps its state, and what of the input logs it still needs.
 
 ``<root>/<diagram>/<version>/`` holds ``start.json`` (the log positions the diagram started
 from, fixed once so a first batch replayed after a crash starts at the same place) and, per
 output, a Spark ``checkpoint`` and a ``results`` log. The version changes with the diagram,
-so a changed diagram never meets an old checkpoint. A directory on disk is a retention
+so a changed diagram never meets an old checkpoint. The root may be any ``storage.Location``
+(a local directory or an object store); a version kept there is a retention
 claim: the ingestion log keeps every row a stopped diagram has not yet consumed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-import shutil
-from pathlib import Path
 
 from boxes import codes
 from boxes.errors import InvalidInput
-from server.ingest.durable import make_dirs_durably, write_durably
 from server.ingest.segments import Position
+from server.runtime.storage import Location
 
 DIAGRAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 START_FILE = "start.json"
@@ -33,18 +33,34 @@ def check_id(diagram_id: str) -> str:
 
 
 class DiagramDir:
-    def __init__(self, root: Path, diagram_id: str, version: str) -> None:
-        self.path = Path(root) / check_id(diagram_id) / version
+    """One version of a deployed diagram: its checkpoints under ``root``, its result logs
+    under ``results_root`` (by default the same place; see ``storage.py``)."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        diagram_id: str,
+        version: str,
+        results_root: str | os.PathLike | None = None,
+    ) -> None:
+        self.diagram_id = check_id(diagram_id)
         self.version = version
+        self.path = Location.of(root).child(diagram_id, version)
+        self.results_path = (
+            self.path
+            if results_root is None
+            else Location.of(results_root).child(diagram_id, version)
+        )
 
-    def checkpoint(self, output: str) -> Path:
-        return self.path / "outputs" / output / "checkpoint"
+    def checkpoint(self, output: str) -> Location:
+        """Where Spark keeps the output's query checkpoint (its ``hadoop_url``)."""
+        return self.path.child("outputs", output, "checkpoint")
 
-    def results(self, output: str) -> Path:
-        return self.path / "outputs" / output / "results"
+    def results(self, output: str) -> Location:
+        return self.results_path.child("outputs", output, "results")
 
     def start(self) -> dict[str, Position] | None:
-        path = self.path / START_FILE
+        path = self.path.child(START_FILE)
         if not path.exists():
             return None
         return {name: Position.from_list(p) for name, p in json.loads(path.read_text()).items()}
@@ -54,37 +70,41 @@ class DiagramDir:
         recorded = self.start()
         if recorded is not None:
             return recorded
-        make_dirs_durably(self.path)
-        write_durably(
-            self.path / START_FILE, json.dumps({name: pos.to_list() for name, pos in heads.items()})
+        self.path.child(START_FILE).put(
+            json.dumps({name: pos.to_list() for name, pos in heads.items()}).encode()
         )
         return heads
 
     def claims(self) -> dict[str, int]:
         """Per input stream, the first row some output of this diagram has not yet consumed."""
         claims = {name: pos.seq for name, pos in (self.start() or {}).items()}
-        outputs = self.path / "outputs"
-        committed = [committed_offsets(c) for c in outputs.glob("*/checkpoint")]
+        outputs = self.path.child("outputs")
+        committed = [committed_offsets(outputs.child(o, "checkpoint")) for o in outputs.names()]
         if not committed or None in committed:
             return claims  # an output that has committed nothing needs everything from the start
         return {name: min(c.get(name, seq) for c in committed) for name, seq in claims.items()}
 
+    def remove(self) -> None:
+        self.path.delete()
+        if self.results_path != self.path:
+            self.results_path.delete()
 
-def committed_offsets(checkpoint: Path) -> dict[str, int] | None:
+
+def committed_offsets(checkpoint: Location) -> dict[str, int] | None:
     """The end ``seq`` per stream of the query's last committed batch; None before the first."""
-    commits = [int(p.name) for p in (checkpoint / "commits").glob("[0-9]*") if p.name.isdigit()]
+    commits = [int(name) for name in checkpoint.child("commits").names() if name.isdigit()]
     if not commits:
         return None
-    return _end_seqs(checkpoint / "offsets" / str(max(commits)))
+    return _end_seqs(checkpoint.child("offsets", str(max(commits))))
 
 
-def batch_offsets(checkpoint: Path, batch_id: int) -> dict[str, int] | None:
+def batch_offsets(checkpoint: Location, batch_id: int) -> dict[str, int] | None:
     """The end ``seq`` per stream of batch ``batch_id``, which Spark records before running it."""
-    path = checkpoint / "offsets" / str(batch_id)
+    path = checkpoint.child("offsets", str(batch_id))
     return _end_seqs(path) if path.exists() else None
 
 
-def _end_seqs(offsets: Path) -> dict[str, int]:
+def _end_seqs(offsets: Location) -> dict[str, int]:
     """Spark's offsets file: two header lines, then one JSON offset per source."""
     seqs: dict[str, int] = {}
     for line in offsets.read_text().splitlines()[2:]:
@@ -93,15 +113,27 @@ def _end_seqs(offsets: Path) -> dict[str, int]:
     return seqs
 
 
-def versions(root: Path, diagram_id: str) -> list[DiagramDir]:
-    base = Path(root) / check_id(diagram_id)
-    return [DiagramDir(root, diagram_id, p.name) for p in base.iterdir()] if base.exists() else []
+class Diagrams:
+    """Every deployed diagram's versions: checkpoints under ``root``, result logs under
+    ``results_root`` (default: beside the checkpoints)."""
 
+    def __init__(
+        self, root: str | os.PathLike, results_root: str | os.PathLike | None = None
+    ) -> None:
+        self.root = Location.of(root)
+        self.results_root = None if results_root is None else Location.of(results_root)
 
-def all_dirs(root: Path) -> list[DiagramDir]:
-    root = Path(root)
-    return [d for p in root.iterdir() for d in versions(root, p.name)] if root.exists() else []
+    def version(self, diagram_id: str, version: str) -> DiagramDir:
+        return DiagramDir(self.root, diagram_id, version, self.results_root)
 
+    def versions(self, diagram_id: str) -> list[DiagramDir]:
+        return [self.version(diagram_id, v) for v in self.root.child(check_id(diagram_id)).names()]
 
-def remove(directory: DiagramDir) -> None:
-    shutil.rmtree(directory.path, ignore_errors=True)
+    def all(self) -> list[DiagramDir]:
+        return [d for name in self.root.names() for d in self.versions(name)]
+
+    def remove(self, diagram_id: str) -> None:
+        """Forget every version of a diagram, and the directories that held them."""
+        for root in (self.root, self.results_root):
+            if root is not None:
+                root.child(check_id(diagram_id)).delete()

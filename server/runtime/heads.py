@@ -20,10 +20,10 @@ import socket
 import socketserver
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 
 from server.ingest.log import IngestLog
 from server.ingest.segments import Position
+from server.runtime.storage import Location
 
 MAX_WAIT = 5.0
 RESULTS = "@"  # a key naming an output's result log, not a stream (no name starts with it)
@@ -40,19 +40,19 @@ class ResultLogs:
     known after its diagram stops (its log is still on disk) until the diagram is removed."""
 
     def __init__(self) -> None:
-        self._logs: dict[str, tuple[Path, Position]] = {}
+        self._logs: dict[str, tuple[Location, Position]] = {}
         self._changed = threading.Condition()
 
-    def advanced(self, output: str, directory: Path, head: Position) -> None:
+    def advanced(self, output: str, location: Location, head: Position) -> None:
         with self._changed:
-            self._logs[result_key(output)] = (Path(directory), head)
+            self._logs[result_key(output)] = (location, head)
             self._changed.notify_all()
 
     def forget(self, output: str) -> None:
         with self._changed:
             self._logs.pop(result_key(output), None)
 
-    def directory(self, output: str) -> Path | None:
+    def directory(self, output: str) -> Location | None:
         with self._changed:
             known = self._logs.get(result_key(output))
         return None if known is None else known[0]

@@ -11,27 +11,29 @@ kept) gets a bounded queue and a thread of its own, so a slow one loses batches 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 
 from boxes import codes
 from boxes.errors import Gone
 from server.ingest.encode import ipc_bytes
-from server.ingest.segments import Position, SegmentLog, list_segments, read_range
+from server.ingest.segments import Position
+from server.runtime.resultlog import open_log, read_range, tail
+from server.runtime.storage import Location
 
 log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
 NEXT_KEY = b"sluice.next"  # on a table handed to taps: the position after its last row
 Callback = Callable[[str, pa.Table], None]
 Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
-Advanced = Callable[[Path, Position], None]  # the result log (directory) ends at a position
+Advanced = Callable[[Location, Position], None]  # the result log (its place) ends at a position
 Claimed = Callable[[], int | None]  # the first row a derived input reading it still needs
 Relabel = Callable[[pa.Table], pa.Table]  # a batch with its ON RESULT policy
 Relabeller = Callable[[str, pa.Table], pa.Table]  # the same, for any output of a diagram
@@ -106,7 +108,7 @@ class OutputSink:
     def __init__(
         self,
         name: str,
-        directory: Path,
+        directory: str | os.PathLike,
         recent_rows: int,
         retain_rows: int,
         tasks: int = 2,
@@ -116,8 +118,9 @@ class OutputSink:
         claimed: Claimed = lambda: None,
         relabel: Relabel | None = None,
     ) -> None:
-        """``relabel`` gives each batch its policy before it is logged (an output with
-        ``ON RESULT``: ``boxes/punctuations/results.py``)."""
+        """``directory`` is where the result log lives (a local path or a URL: ``resultlog.py``);
+        ``relabel`` gives each batch its policy before it is logged (an output with ``ON
+        RESULT``: ``boxes/punctuations/results.py``)."""
         self.name = name
         self.relabel = relabel
         self.acked = acked
@@ -126,7 +129,7 @@ class OutputSink:
         self.tasks = tasks
         self.recent_rows = recent_rows
         self.retain_rows = max(retain_rows, recent_rows)
-        self._results = SegmentLog(directory, segment_bytes)
+        self._results = open_log(directory, segment_bytes)
         self._recent: deque[pa.Table] = deque()
         self._recent_count = 0
         self._lock = threading.Lock()
@@ -136,11 +139,12 @@ class OutputSink:
         self.rows = 0
         self.latency_ms: float | None = None  # of the last batch delivered, when known
         self._reload()
-        advanced(self._results.directory, self._results.head)
+        advanced(self._results.location, self._results.head)
 
     def _reload(self) -> None:
         """Recover the last delivered batch id and the recent rows from the log's tail."""
-        for frame in self._results.read(self._results.oldest()):
+        head = self._results.head
+        for frame in tail(self._results.location, head, max(self.recent_rows, 1)):
             batch_id, table = decode_batch(frame.payload)
             self.last_batch_id = batch_id
             self._remember(table)
@@ -161,9 +165,8 @@ class OutputSink:
             return
         if self.relabel is not None:
             table = self.relabel(table)
-        self._results.append(table.num_rows, encode_batch(table, batch_id))
-        self._results.sync()
-        self.advanced(self._results.directory, self._results.head)
+        self._results.append(table.num_rows, encode_batch(table, batch_id))  # durably
+        self.advanced(self._results.location, self._results.head)
         self._results.truncate_before(self._retained_from())
         try:
             acked = self.acked(batch_id)
@@ -186,10 +189,13 @@ class OutputSink:
 
     def _retained_from(self) -> int:
         """The first row to keep: the last ``retain_rows``, and whatever a derived input
-        (another diagram reading this output) has not yet consumed."""
+        (another diagram reading this output) has not yet consumed. Only once a tenth of
+        ``retain_rows`` more can go: an object log has a unit per batch, and each look at
+        the readers' checkpoints reads every deployed diagram's."""
         cut = self._results.head.seq - self.retain_rows
-        if cut <= 0 or len(list_segments(self._results.directory)) < 2:
-            return cut  # nothing to delete: spare the readers' checkpoints a look
+        bases = self._results.bases()
+        if len(bases) < 2 or bases[1] > cut or cut - bases[0] < self.retain_rows // 10:
+            return bases[0] if bases else 0  # keep all: spare the readers' checkpoints a look
         claimed = self.claimed()
         return cut if claimed is None else min(cut, claimed)
 
@@ -199,7 +205,7 @@ class OutputSink:
         retention has dropped rows at or after ``start``."""
         with self._lock:  # taken by ``handle`` after a batch is written and synced
             head = self._results.head
-            bases = list_segments(self._results.directory)
+            bases = self._results.bases()
         oldest = bases[0] if bases else head.seq
         if start < oldest:
             raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest)
@@ -207,7 +213,7 @@ class OutputSink:
         tables: list[pa.Table] = []
         end = start
         try:
-            for frame in read_range(self._results.directory, Position(base, base, 0), head):
+            for frame in read_range(self._results.location, Position(base, base, 0), head):
                 if frame.first_seq + frame.count <= start:
                     continue
                 _, table = decode_batch(frame.payload)
@@ -216,7 +222,7 @@ class OutputSink:
                 if end >= head.seq or sum(t.num_rows for t in tables) >= max_rows:
                     break
         except FileNotFoundError:  # retention dropped the segment while it was read
-            oldest = list_segments(self._results.directory)[0]
+            oldest = self._results.bases()[0]
             raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest) from None
         return Results(tables, start=start, next=end, oldest=oldest)
 
@@ -245,7 +251,7 @@ class OutputSink:
     def stats(self) -> dict:
         with self._lock:
             head = self._results.head.seq
-            bases = list_segments(self._results.directory)
+            bases = self._results.bases()
             taps = [t.stats() for t in self._taps]
         # "subscribers" is the status API's name for the taps (the server's one is delivery)
         return {

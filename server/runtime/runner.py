@@ -16,7 +16,6 @@ stops that diagram's other outputs; other diagrams carry on.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -54,6 +53,7 @@ from server.runtime.spark import (
     driver_alive,
     driver_pid,
 )
+from server.runtime.storage import Location
 
 log = logging.getLogger(__name__)
 RUNNING, STOPPED, FAILED = "running", "stopped", "failed"
@@ -75,6 +75,10 @@ class RuntimeSettings:
     deploy_timeout: float = 120.0  # how long a deploy may wait for its queries' sources
     reconcile_every: float = 2.0  # seconds between checks that every running query is alive
     box_metrics: bool = False  # count rows per box (boxes/observed.py; costs throughput)
+    # Where checkpoints (and result logs) live, and result logs if elsewhere: a local path or a
+    # URL (``storage.py``); None: the data directory, and with the checkpoints.
+    state_url: str | None = None
+    results_url: str | None = None
 
 
 def fingerprint(plan: Plan) -> str:
@@ -136,7 +140,10 @@ class Runtime:
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
         self.result_logs = ResultLogs()
         self._heads = HeadServer(self.log, self.result_logs)
-        self._diagrams_root = self.data_dir / "diagrams"
+        self._diagrams = checkpoints.Diagrams(
+            Location.of(settings.state_url or self.data_dir).child("diagrams"),
+            Location.of(settings.results_url).child("diagrams") if settings.results_url else None,
+        )
         # Locks, always taken in this order: a diagram's own (held through its deploy, restart,
         # stop or check, so that one slow diagram holds up only itself), then ``_launching``
         # (Spark starts one diagram's queries at a time), then ``_lock`` (the registry, held
@@ -179,6 +186,8 @@ class Runtime:
             limits=Limits(max_tuples=config.max_batch_tuples),
             reconcile_every=config.reconcile_seconds,
             deploy_timeout=config.deploy_timeout_seconds,
+            state_url=config.state_url and config.state_url.get_secret_value(),
+            results_url=config.results_url and config.results_url.get_secret_value(),
             box_metrics=config.box_metrics or config.demo,  # the demo shows what the editor can
         )
         return cls(
@@ -191,13 +200,7 @@ class Runtime:
 
     def drop_stream(self, name: str) -> None:
         """Delete a stream's log; refused while a deployed diagram (even stopped) reads it."""
-        readers = sorted(
-            {
-                d.path.parent.name
-                for d in checkpoints.all_dirs(self._diagrams_root)
-                if name in (d.start() or {})
-            }
-        )
+        readers = sorted({d.diagram_id for d in self._diagrams.all() if name in (d.start() or {})})
         if readers:
             raise Conflict(
                 code=codes.STREAM_IN_USE,
@@ -257,7 +260,7 @@ class Runtime:
             if current is not None:
                 self._halt(current, STOPPED)
             self._check_inputs(plan)
-            directory = checkpoints.DiagramDir(self._diagrams_root, diagram_id, version)
+            directory = self._diagrams.version(diagram_id, version)
             deployment = _Deployment(
                 diagram_id, version, plan, directory, on_batch, relabel, state=STARTING
             )
@@ -265,9 +268,9 @@ class Runtime:
                 self._check_outputs_free(diagram_id, plan)
                 self._deployments[diagram_id] = deployment
             try:
-                for old in checkpoints.versions(self._diagrams_root, diagram_id):
+                for old in self._diagrams.versions(diagram_id):
                     if old.version != version:
-                        checkpoints.remove(old)
+                        old.remove()
                 derived = [result_key(o) for o in plan.derived().values()]
                 heads = self.log.heads(list(plan.streams()))
                 directory.fix_start(heads | self.result_logs.heads(derived))
@@ -280,7 +283,7 @@ class Runtime:
 
     def on_disk(self) -> list[str]:
         """The id of every diagram with checkpoints here: running, stopped or left over."""
-        return sorted({d.path.parent.name for d in checkpoints.all_dirs(self._diagrams_root)})
+        return sorted({d.diagram_id for d in self._diagrams.all()})
 
     def _diagram_lock(self, diagram_id: str) -> threading.RLock:
         with self._lock:
@@ -369,7 +372,7 @@ class Runtime:
                 sink.tap(on_batch, self.settings.tap_queue)
             deployment.queries[output] = (
                 frame.writeStream.foreachBatch(sink.handle)
-                .option("checkpointLocation", str(checkpoint))
+                .option("checkpointLocation", checkpoint.hadoop_url)
                 .queryName(f"{deployment.diagram_id}.{output}")
                 .start()
             )
@@ -403,7 +406,7 @@ class Runtime:
                     "poll": str(self.settings.poll_seconds),
                     "client": client,
                     "start": json.dumps({key: start[key].to_list()}),
-                    "dirs": json.dumps({key: str(self.result_logs.directory(box.output))}),
+                    "dirs": json.dumps({key: self._result_url(box.output)}),
                 }
                 words = labels.word_count(len(box.remap))
                 frames[box.name] = derived_frame(
@@ -411,17 +414,23 @@ class Runtime:
                 )
         return frames
 
+    def _result_url(self, output: str) -> str:
+        location = self.result_logs.directory(output)
+        if location is None:  # removed since ``_check_inputs``
+            raise Conflict(code=codes.DERIVED_NOT_DEPLOYED, output=output)
+        return location.url
+
     def _claimed(self, key: str) -> int | None:
         """The first row of a result log that some diagram reading it (running or stopped)
         has not yet consumed; None if none reads it."""
         claims = [
             seq
-            for directory in checkpoints.all_dirs(self._diagrams_root)
+            for directory in self._diagrams.all()
             if (seq := directory.claims().get(key)) is not None
         ]
         return min(claims, default=None)
 
-    def _acked(self, checkpoint: Path, batch_id: int) -> float | None:
+    def _acked(self, checkpoint: Location, batch_id: int) -> float | None:
         """When the newest input row of an output's batch was acknowledged: the latest
         acknowledgement among the log heads the batch read up to (Spark's offsets for it)."""
         ends = checkpoints.batch_offsets(checkpoint, batch_id) or {}
@@ -445,10 +454,7 @@ class Runtime:
                 removed = self._deployments.pop(diagram_id, None)
             for output in removed.plan.outputs if removed is not None else ():
                 self.result_logs.forget(output)
-            for directory in checkpoints.versions(self._diagrams_root, diagram_id):
-                checkpoints.remove(directory)
-            with contextlib.suppress(OSError):  # no empty directory per diagram (or variant)
-                (self._diagrams_root / diagram_id).rmdir()
+            self._diagrams.remove(diagram_id)
 
     def _halt(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
         if deployment.retry is not None:
@@ -749,7 +755,7 @@ class Runtime:
     def compact(self) -> dict[str, int]:
         """Delete log segments that no deployed diagram (running or stopped) still needs."""
         claims: dict[str, int] = {}
-        for directory in checkpoints.all_dirs(self._diagrams_root):
+        for directory in self._diagrams.all():
             for name, seq in directory.claims().items():
                 claims[name] = min(claims.get(name, seq), seq)
         heads = self.log.heads(list(self.log.schemas()))

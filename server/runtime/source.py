@@ -18,9 +18,9 @@ reading diagram's checkpoint makes its reading exactly once too.
 Options: ``root`` (the ingestion log's directory), ``streams`` (JSON list of names),
 ``start`` (JSON ``{stream: [seq, seg, pos]}``, fixed when the query's checkpoint is
 created), ``heads`` (the ``HeadServer`` address), ``poll`` (long-poll seconds), ``schema``
-(DDL of the rows, ``_stream`` and ``_arrival`` first), ``dirs`` (JSON ``{stream: directory}``
-for logs elsewhere than ``root``) and ``columns`` (JSON list: the columns after ``_stream`` and
-``_arrival``, in order, to pick from each logged table).
+(DDL of the rows, ``_stream`` and ``_arrival`` first), ``dirs`` (JSON ``{key: URL or path}``
+of the result logs a derived input reads: ``resultlog.py``) and ``columns`` (JSON list: the
+columns after ``_stream`` and ``_arrival``, in order, to pick from each logged table).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from boxes.punctuations.columns import DENIED_COLUMN, read_policy
 from boxes.punctuations.fields import FieldPolicy
 from boxes.types import Schema
 from server.ingest.segments import Frame, Position, read_range
+from server.runtime import resultlog
 
 FORMAT = "sluice"
 STREAM_COLUMN = "_stream"
@@ -113,7 +114,7 @@ class LogReader(SimpleDataSourceStreamReader):
         self.heads_address = options["heads"]
         self.poll = float(options.get("poll", "0.2"))
         self.client_name = options.get("client", "")
-        self.dirs = {name: Path(d) for name, d in json.loads(options.get("dirs", "{}")).items()}
+        self.dirs: dict[str, str] = json.loads(options.get("dirs", "{}"))
         self.columns: list[str] | None = json.loads(options.get("columns", "null"))
         self.policy: dict[str, dict[str, list]] = json.loads(options.get("policy", "{}"))
         self._client = None
@@ -133,8 +134,11 @@ class LogReader(SimpleDataSourceStreamReader):
 
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[pa.RecordBatch]:
         for index, name in enumerate(self.streams):
-            directory = self.dirs.get(name, Path(self.root) / name)
-            frames = read_range(directory, _position(start[name]), _position(end[name]))
+            first, last = _position(start[name]), _position(end[name])
+            if name in self.dirs:  # a result log, wherever it lives
+                frames = resultlog.read_range(self.dirs[name], first, last)
+            else:
+                frames = read_range(Path(self.root) / name, first, last)
             for frame in frames:
                 words = self.policy.get(name, {})
                 table = frame_rows(

@@ -19,6 +19,7 @@ server runs; those live in ``server.settings.limits.LiveLimits``, never here.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import socket
 from collections.abc import Mapping
@@ -41,6 +42,8 @@ from boxes import codes
 from boxes.errors import InvalidInput
 
 ENV_PREFIX = "SLUICE_"
+# An absolute path or a URL with a scheme (checked for what it names when the runtime starts).
+STATE_URL = re.compile(r"^(/|[A-Za-z][A-Za-z0-9+.-]*://)\S*$")
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 # Secrets copied from tutorials; refusing them keeps a forgotten setting from reaching production.
 WEAK_SECRETS = frozenset({"", "dev", "secret", "secret!", "changeme", "change-me", "test"})
@@ -109,6 +112,12 @@ class Settings(BaseSettings):
     # Servers on one catalog that may take the runtime over from each other share one
     # (docs/deploy.md "The runtime lease"): only the lease's holder touches it.
     runtime_dir: Path | None = None
+    # Where deployed diagrams keep their Spark checkpoints and result logs: a local path, a
+    # file:// URL or one pyarrow.fs reads (s3://bucket/prefix?region=..., gs://, hdfs://);
+    # default the runtime directory. Result logs go to ``results_url`` when it is set. Secret,
+    # since a URL may carry an object store's keys. docs/deploy.md "Where the state can live".
+    state_url: SecretStr | None = None
+    results_url: SecretStr | None = None
     # The holder renews its lease on the runtime three times in this span; another server
     # takes the runtime over once a holder has not renewed for this long.
     runtime_lease_seconds: float = Field(15.0, ge=1, le=600)
@@ -174,6 +183,13 @@ class Settings(BaseSettings):
     def _redis_scheme(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not value.get_secret_value().startswith(REDIS_SCHEMES):
             raise ValueError(f"a Redis URL starts with one of {', '.join(REDIS_SCHEMES)}")
+        return value
+
+    @field_validator("state_url", "results_url")
+    @classmethod
+    def _state_place(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not STATE_URL.match(value.get_secret_value()):
+            raise ValueError("an absolute path or a URL (file://, s3://, gs://, hdfs://...)")
         return value
 
     @field_validator("log_level", mode="before")

@@ -31,3 +31,12 @@ def make_runtime(spark, tmp_path):
     yield make
     for runtime in made:
         runtime.close()
+
+
+@pytest.fixture(params=["local", "s3"])
+def results_place(request, tmp_path):
+    """Where a result log lives: a local directory (a segment log) or a prefix on the suite's
+    S3 endpoint (an object per batch)."""
+    if request.param == "local":
+        return tmp_path / "results"
+    return request.getfixturevalue("s3_url")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -12,6 +13,8 @@ from boxes.document import validate
 from boxes.types import parse_schema
 from server.ingest.segments import list_segments, scan, segment_path
 from server.runtime.outputs import decode_batch
+from server.runtime.resultlog import object_bases, read_object
+from server.runtime.storage import Location
 
 TRADE, _ = parse_schema(
     {"fields": {"time": "timestamp", "symbol": "string", "price": "double"}, "event_time": "time"},
@@ -71,11 +74,14 @@ def wait_until(condition, timeout: float = WAIT, what: str = "condition"):
     return result
 
 
-def read_results(directory: Path) -> list[tuple[int, pa.Table]]:
-    """Every retained ``(batch id, table)`` of a result log, oldest first; read-only, so a test
-    may read it while the server writes."""
-    return [
-        decode_batch(frame.payload)
-        for base in list_segments(directory)
-        for frame, _ in scan(segment_path(directory, base))
-    ]
+def read_results(where: str | os.PathLike) -> list[tuple[int, pa.Table]]:
+    """Every retained ``(batch id, table)`` of a result log (a directory or a URL), oldest
+    first; read-only, so a test may read it while the server writes."""
+    place = Location.of(where)
+    if place.local:
+        directory = Path(place)
+        segments = (scan(segment_path(directory, base)) for base in list_segments(directory))
+        frames = [frame for found in segments for frame, _ in found]
+    else:
+        frames = [f for b in object_bases(place) if (f := read_object(place, b)) is not None]
+    return [decode_batch(frame.payload) for frame in frames]

@@ -3,7 +3,8 @@
 ``up`` unions streams a and z; ``down`` filters ``up``'s output and unions stream m in. Every
 tuple ``down`` takes from ``up`` names the same source streams it named there, each arrives
 once, and a restart of the runtime (both diagrams resumed from their checkpoints) neither
-loses nor repeats one.
+loses nor repeats one: with the state in the runtime's directory, by a ``file://`` URL, and with
+the result logs on S3 (moto's server; the checkpoints stay local, since this Spark has no s3a).
 """
 
 from __future__ import annotations
@@ -51,13 +52,25 @@ def sources_of(plan, rows: list[dict]) -> dict[str, list[str]]:
     )
 
 
-def open_runtime(spark, path) -> Runtime:
-    return Runtime(path, session=spark, settings=RuntimeSettings(compact_every=3600))
+@pytest.fixture(params=["default", "file-url", "s3-results"])
+def places(request, tmp_path) -> dict:
+    """Where the state lives (``RuntimeSettings.state_url``, ``results_url``)."""
+    if request.param == "file-url":
+        return {"state_url": f"file://{tmp_path}/state"}
+    if request.param == "s3-results":
+        return {"results_url": request.getfixturevalue("s3_url")}
+    return {}
 
 
-def test_derived_tuples_keep_their_sources_and_arrive_once_across_a_restart(spark, tmp_path):
+def open_runtime(spark, path, places: dict) -> Runtime:
+    return Runtime(path, session=spark, settings=RuntimeSettings(compact_every=3600, **places))
+
+
+def test_derived_tuples_keep_their_sources_and_arrive_once_across_a_restart(
+    spark, tmp_path, places
+):
     up, down = plans()
-    runtime = open_runtime(spark, tmp_path / "rt")
+    runtime = open_runtime(spark, tmp_path / "rt", places)
     try:
         for name in ("a", "z", "m"):
             runtime.create_stream(name, TRADE)
@@ -77,7 +90,7 @@ def test_derived_tuples_keep_their_sources_and_arrive_once_across_a_restart(spar
     finally:
         runtime.close()
 
-    runtime = open_runtime(spark, tmp_path / "rt")  # a restart: both resume from checkpoints
+    runtime = open_runtime(spark, tmp_path / "rt", places)  # a restart: from the checkpoints
     try:
         upstream, downstream = Collector(), Collector()
         runtime.deploy("up", up, upstream)
@@ -88,8 +101,10 @@ def test_derived_tuples_keep_their_sources_and_arrive_once_across_a_restart(spar
         got = sources_of(down, downstream.wait_for_rows(2))
         assert got == {"z2": ["z"], "a3": ["a"]}
         directory = runtime.result_logs.directory("up_out")
-        assert directory is not None
-        results = runtime._deployments["down"].directory.results("down_out")
+        assert directory is not None and directory.local == ("results_url" not in places)
+        deployed = runtime._deployments["down"].directory
+        assert deployed.checkpoint("down_out").path.startswith(f"{tmp_path}/")
+        results = deployed.results("down_out")
         logged = [s for _, t in read_results(results) for s in t["symbol"].to_pylist()]
         assert sorted(logged) == ["a1", "a3", "m1", "z1", "z2"]  # each exactly once
     finally:

@@ -1,4 +1,5 @@
-"""Output sinks fed real Spark DataFrames: exactly-once by batch id, last-N, slow consumers."""
+"""Output sinks fed real Spark DataFrames: exactly-once by batch id, last-N, slow consumers;
+each with its result log in a local directory and on S3 (``results_place``)."""
 
 from __future__ import annotations
 
@@ -19,35 +20,35 @@ def frames(spark):
     return make
 
 
-def test_a_batch_already_logged_is_not_delivered_again_after_reopening(tmp_path, frames):
+def test_a_batch_already_logged_is_not_delivered_again_after_reopening(results_place, frames):
     seen = Collector()
-    sink = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100)
+    sink = OutputSink("o", results_place, recent_rows=10, retain_rows=100)
     sink.tap(seen)
     sink.handle(frames(1, 2), 0)
     sink.handle(frames(3), 1)
     sink.close()
-    reopened = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100)
+    reopened = OutputSink("o", results_place, recent_rows=10, retain_rows=100)
     reopened.tap(seen)
     reopened.handle(frames(3), 1)  # Spark re-runs the uncommitted batch after a crash
     reopened.handle(frames(4), 2)
     reopened.close()
     assert [r["v"] for r in seen.rows] == [1, 2, 3, 4]
-    assert [batch_id for batch_id, _ in read_results(tmp_path)] == [0, 1, 2]
+    assert [batch_id for batch_id, _ in read_results(results_place)] == [0, 1, 2]
 
 
-def test_recent_keeps_the_last_rows_across_reopening(tmp_path, frames):
-    sink = OutputSink("o", tmp_path, recent_rows=5, retain_rows=5)
+def test_recent_keeps_the_last_rows_across_reopening(results_place, frames):
+    sink = OutputSink("o", results_place, recent_rows=5, retain_rows=5)
     for batch_id in range(4):
         sink.handle(frames(*range(batch_id * 3, batch_id * 3 + 3)), batch_id)
     assert sink.recent().column("v").to_pylist() == [7, 8, 9, 10, 11]
     assert sink.recent(2).column("v").to_pylist() == [10, 11]
     sink.close()
-    reopened = OutputSink("o", tmp_path, recent_rows=5, retain_rows=5)
+    reopened = OutputSink("o", results_place, recent_rows=5, retain_rows=5)
     assert reopened.recent().column("v").to_pylist() == [7, 8, 9, 10, 11]
     reopened.close()
 
 
-def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(tmp_path, frames):
+def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(results_place, frames):
     entered, release = threading.Event(), threading.Event()
     slow_rows = []
 
@@ -57,7 +58,7 @@ def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(tmp_path
         release.wait()
 
     fast = Collector()
-    sink = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100)
+    sink = OutputSink("o", results_place, recent_rows=10, retain_rows=100)
     slow_tap = sink.tap(slow, max_pending=2)
     sink.tap(fast)
     sink.handle(frames(0), 0)
@@ -73,10 +74,12 @@ def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(tmp_path
     sink.close()
 
 
-def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery(tmp_path, frames):
+def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery(
+    results_place, frames
+):
     acked = {0: time.monotonic() - 0.5}
     seen = Collector()
-    sink = OutputSink("o", tmp_path, recent_rows=10, retain_rows=100, acked=acked.__getitem__)
+    sink = OutputSink("o", results_place, recent_rows=10, retain_rows=100, acked=acked.__getitem__)
     sink.tap(seen)
     assert sink.stats()["latency_ms"] is None
     sink.handle(frames(1), 0)
@@ -88,13 +91,13 @@ def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery
 
 
 @pytest.mark.parametrize("claim, first_kept", [(None, 7), (2, 2)])
-def test_a_derived_readers_claim_holds_back_retention(tmp_path, frames, claim, first_kept):
+def test_a_derived_readers_claim_holds_back_retention(results_place, frames, claim, first_kept):
     """Retention keeps ``retain_rows``, and also every row a diagram reading this output (a
     derived input) has not yet consumed; heads are reported after each durable write."""
     heads = []
     sink = OutputSink(
         "o",
-        tmp_path,
+        results_place,
         recent_rows=1,
         retain_rows=1,
         segment_bytes=1,  # a segment per batch, so whole segments can go
@@ -105,5 +108,26 @@ def test_a_derived_readers_claim_holds_back_retention(tmp_path, frames, claim, f
         sink.handle(frames(batch_id), batch_id)
     sink.close()
     assert heads == list(range(9))  # at opening, then after each batch
-    kept = [t["v"].to_pylist()[0] for _, t in read_results(tmp_path)]
+    kept = [t["v"].to_pylist()[0] for _, t in read_results(results_place)]
     assert kept[0] == first_kept and kept[-1] == 7
+
+
+def test_the_readers_claims_are_asked_only_once_a_tenth_of_the_retained_rows_can_go(
+    results_place, frames
+):
+    """With a unit per batch (as an object log always has) every batch would otherwise make
+    retention read every deployed diagram's checkpoints."""
+    asked = []
+    sink = OutputSink(
+        "o",
+        results_place,
+        recent_rows=1,
+        retain_rows=20,
+        segment_bytes=1,
+        claimed=lambda: asked.append(True),  # None: no diagram reads this output
+    )
+    for batch_id in range(40):
+        sink.handle(frames(batch_id), batch_id)
+    sink.close()
+    assert 20 <= len(read_results(results_place)) <= 22
+    assert 5 <= len(asked) <= 10  # not once per batch past the first 20

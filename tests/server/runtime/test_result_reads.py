@@ -12,9 +12,10 @@ BATCH = 4
 
 
 @pytest.fixture
-def sink(spark, tmp_path):
-    """An output that keeps about 8 rows (segments of ~1 batch), fed five batches of 4 rows."""
-    out = OutputSink("o", tmp_path / "results", recent_rows=1, retain_rows=8, segment_bytes=1)
+def sink(spark, results_place):
+    """An output that keeps about 8 rows (segments of ~1 batch; on S3 an object per batch),
+    fed five batches of 4 rows."""
+    out = OutputSink("o", results_place, recent_rows=1, retain_rows=8, segment_bytes=1)
     for batch_id in range(5):
         first = batch_id * BATCH
         out.handle(spark.range(first, first + BATCH).toDF("n"), batch_id)

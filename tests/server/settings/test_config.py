@@ -84,6 +84,20 @@ def test_the_redis_url_is_a_secret_with_a_redis_scheme(monkeypatch):
     assert "redis://" in err.value.message and SECRET not in str(err.value)
 
 
+def test_the_state_urls_are_secrets_naming_an_absolute_path_or_a_url(monkeypatch):
+    key = SECRET.replace(" ", "-")
+    url = f"s3://id:{key}@bucket/state?region=eu-west-1"
+    monkeypatch.setenv("SLUICE_STATE_URL", url)
+    monkeypatch.setenv("SLUICE_RESULTS_URL", "/srv/results")
+    settings = load_settings()
+    assert settings.state_url is not None and settings.state_url.get_secret_value() == url
+    assert key not in repr(settings)
+    monkeypatch.setenv("SLUICE_RESULTS_URL", "results")  # relative to what?
+    with pytest.raises(InvalidInput) as err:
+        load_settings()
+    assert err.value.code == "INVALID_SETTING" and err.value.details == {"setting": "results_url"}
+
+
 @pytest.mark.parametrize(
     "layer, setting, value",
     [
