@@ -80,6 +80,20 @@ class RuntimeSettings:
     state_url: str | None = None
     results_url: str | None = None
 
+    @classmethod
+    def of(cls, config: Any) -> RuntimeSettings:
+        """The runtime's part of the server's settings (``server.settings.Settings``)."""
+        return cls(
+            recent_rows=config.recent_tuples,
+            retain_result_rows=config.result_retention_rows,
+            limits=Limits(max_tuples=config.max_batch_tuples),
+            reconcile_every=config.reconcile_seconds,
+            deploy_timeout=config.deploy_timeout_seconds,
+            state_url=config.state_url and config.state_url.get_secret_value(),
+            results_url=config.results_url and config.results_url.get_secret_value(),
+            box_metrics=config.box_metrics or config.demo,  # the demo shows what the editor can
+        )
+
 
 def fingerprint(plan: Plan) -> str:
     """A version for a plan: any change to boxes, inputs or schemas gives a new checkpoint."""
@@ -180,16 +194,7 @@ class Runtime:
         if not is_local(config.spark_master):
             conf |= cluster_conf(config)
             py_files = (code_archive(root / "code"),)
-        settings = RuntimeSettings(
-            recent_rows=config.recent_tuples,
-            retain_result_rows=config.result_retention_rows,
-            limits=Limits(max_tuples=config.max_batch_tuples),
-            reconcile_every=config.reconcile_seconds,
-            deploy_timeout=config.deploy_timeout_seconds,
-            state_url=config.state_url and config.state_url.get_secret_value(),
-            results_url=config.results_url and config.results_url.get_secret_value(),
-            box_metrics=config.box_metrics or config.demo,  # the demo shows what the editor can
-        )
+        settings = RuntimeSettings.of(config)
         return cls(
             root, config.spark_master, {**conf, **config.spark_conf}, settings, py_files=py_files
         )

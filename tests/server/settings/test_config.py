@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from boxes.errors import InvalidInput
 from server.cli.main import main
+from server.runtime import RuntimeSettings
 from server.settings.config import Settings, load_settings
 
 SECRET = "a long random secret nobody should ever see"
@@ -92,6 +93,9 @@ def test_the_state_urls_are_secrets_naming_an_absolute_path_or_a_url(monkeypatch
     settings = load_settings()
     assert settings.state_url is not None and settings.state_url.get_secret_value() == url
     assert key not in repr(settings)
+    # ... and the runtime a server starts is given them (``Runtime.start``)
+    runtime = RuntimeSettings.of(settings)
+    assert (runtime.state_url, runtime.results_url) == (url, "/srv/results")
     monkeypatch.setenv("SLUICE_RESULTS_URL", "results")  # relative to what?
     with pytest.raises(InvalidInput) as err:
         load_settings()
