@@ -138,12 +138,19 @@ def key_of(document: Mapping) -> str:
 
 def rewrite_key(catalog, output: str) -> str | None:
     """The fingerprint of the rewrite ``output``'s diagram runs under now (None: none)."""
-    snapshot = catalog.core.snapshot
-    found = snapshot.find(ObjectType.OUTPUT, output)
-    if found is None or found.parent_id is None:
-        return None
-    stored = catalog.rewrites.of(snapshot.objects[found.parent_id])
+    diagram = _diagram_of(catalog, output)
+    stored = None if diagram is None else catalog.rewrites.of(diagram)
     return None if stored is None else key_of(stored.document)
+
+
+def readers_rewrite(catalog, subject: Subject, output: str) -> Rewritten:
+    """``subject``'s own rewrite of the diagram ``output`` belongs to, which runs rewritten;
+    refused as ``reader_rewrite`` refuses (and REWRITE_CHANGED for an output gone)."""
+    diagram = _diagram_of(catalog, output)
+    if diagram is None:
+        raise Conflict(code=codes.REWRITE_CHANGED, output=output)
+    plan = _plan(catalog.objects.resumable_of(diagram))
+    return own_rewrite(catalog, diagram.name, json.loads(diagram.spec), plan, subject)
 
 
 def reads_rewritten(catalog, subject: Subject, output: str, key: str) -> None:
@@ -151,15 +158,15 @@ def reads_rewritten(catalog, subject: Subject, output: str, key: str) -> None:
     fingerprint is ``key`` unless its own policies, now, rewrite the output's diagram into
     that same document (else REWRITE_CHANGED: a reader whose rewrite differs reads its own
     variant's); refusals as ``reader_rewrite``'s."""
+    if key_of(readers_rewrite(catalog, subject, output).document) != key:
+        raise Conflict(code=codes.REWRITE_CHANGED, output=output)
+
+
+def _diagram_of(catalog, output: str):
+    """The diagram an output belongs to, as the catalog has it now (None: no such output)."""
     snapshot = catalog.core.snapshot
     found = snapshot.find(ObjectType.OUTPUT, output)
-    if found is None or found.parent_id is None:
-        raise Conflict(code=codes.REWRITE_CHANGED, output=output)
-    diagram = snapshot.objects[found.parent_id]
-    plan = _plan(catalog.objects.resumable_of(diagram))
-    mine = own_rewrite(catalog, diagram.name, json.loads(diagram.spec), plan, subject)
-    if key_of(mine.document) != key:
-        raise Conflict(code=codes.REWRITE_CHANGED, output=output)
+    return None if found is None or found.parent_id is None else snapshot.objects[found.parent_id]
 
 
 def revalidate(svc, by: Subject) -> list[str]:

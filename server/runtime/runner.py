@@ -269,9 +269,10 @@ class Runtime:
             deployment = _Deployment(
                 diagram_id, version, plan, directory, on_batch, relabel, state=STARTING
             )
-            with self._lock:
+            with self._changed:  # a new deployment, starting: waiters on its state hear of it
                 self._check_outputs_free(diagram_id, plan)
                 self._deployments[diagram_id] = deployment
+                self._changed.notify_all()
             try:
                 for old in self._diagrams.versions(diagram_id):
                     if old.version != version:

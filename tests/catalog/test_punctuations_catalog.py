@@ -57,12 +57,26 @@ def test_roles_past_the_64th_get_bits_and_past_the_last_none(cat, admin):
     assert cat.core.store.dialect.is_integrity_error(refused.value)
 
 
-def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_path):
-    path = tmp_path / "old.db"
+def migrated_before(path, number: int) -> sqlite3.Connection:
+    """A SQLite catalog at ``path`` as the migrations before ``number`` left it, to fill as
+    an older release would have."""
     conn = sqlite3.connect(path)
-    for number, script in migrations():
-        if number < 11:
-            conn.executescript(script)
+    done = [(n, script) for n, script in migrations() if n < number]
+    for _, script in done:
+        conn.executescript(script)
+    conn.execute(f"PRAGMA user_version = {done[-1][0]}")
+    return conn
+
+
+def opened(conn: sqlite3.Connection, path) -> Catalog:
+    """The filled older catalog, opened by this release (which migrates it)."""
+    conn.commit()
+    conn.close()
+    return Catalog.open(f"sqlite:///{path}", bcrypt_rounds=4)
+
+
+def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_path):
+    conn = migrated_before(tmp_path / "old.db", 11)
     conn.execute("DELETE FROM role_bits")
     conn.execute("UPDATE counters SET value = 0 WHERE name = 'role_bit'")
     names = [f"R{n:03}" for n in range(70)]
@@ -72,10 +86,7 @@ def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_pat
         [(n, i) for i, n in enumerate(names[:64])],
     )
     conn.execute("UPDATE counters SET value = 70 WHERE name = 'role_bit'")
-    conn.execute("PRAGMA user_version = 10")
-    conn.commit()
-    conn.close()
-    cat = Catalog.open(f"sqlite:///{path}", bcrypt_rounds=4)
+    cat = opened(conn, tmp_path / "old.db")
     try:
         bits = cat.core.snapshot.role_bits
         assert [bits[n] for n in ("R000", "R063", "R064", "R069")] == [0, 63, 70, 75]
@@ -91,18 +102,11 @@ def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_pat
 
 
 def test_the_migration_numbers_existing_roles_by_name(tmp_path):
-    path = tmp_path / "old.db"
-    conn = sqlite3.connect(path)
-    for number, script in migrations():
-        if number < 8:
-            conn.executescript(script)
+    conn = migrated_before(tmp_path / "old.db", 8)
     conn.executemany(
         "INSERT INTO roles (name, created_at) VALUES (?, 0)", [("NURSE",), ("ADMIN",), ("DOC",)]
     )
-    conn.execute("PRAGMA user_version = 7")
-    conn.commit()
-    conn.close()
-    cat = Catalog.open(f"sqlite:///{path}", bcrypt_rounds=4)
+    cat = opened(conn, tmp_path / "old.db")
     try:
         assert dict(cat.core.snapshot.role_bits) == {"ADMIN": 0, "DOC": 1, "NURSE": 2}
         with cat.core.store.reader() as reader:

@@ -31,7 +31,7 @@ class Sessions:
             if answer.status_code == 429:  # the fuzzer lowered the login limit, then failed logins
                 if "joe" in self.tokens:
                     self.reset_limits()
-                time.sleep(answer.json()["error"]["details"]["retry_after"])  # as told
+                time.sleep(answer.json()["error"]["details"]["retry_after"])  # poll: as told
             elif answer.status_code == 401 and user != "joe":  # the fuzzer, as joe, changed it
                 self.restore(user)
             else:

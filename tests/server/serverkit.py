@@ -118,7 +118,7 @@ def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+        time.sleep(0.02)  # poll: a live server's state, seen only by asking it
 
 
 def free_port() -> int:

@@ -62,6 +62,21 @@ def ward(url: str) -> tuple[Client, Client, Client, Client]:
     return joe, dan, nina, Client(url, "fe", PASSWORD)
 
 
+def deployed_for(url: str, owner: Client, document: dict, output: str, users) -> list[Client]:
+    """``owner`` creates and deploys ``document`` and lets doctors and nurses subscribe to its
+    ``output``; a socket for each of ``users``, subscribed to it."""
+    owner.call("POST", "/diagrams", 201, json={"document": document})
+    owner.call("POST", f"/diagrams/{document['name']}/deploy", timeout=180)
+    for role in ("DOCTOR", "NURSE"):
+        for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+            owner.call("PUT", f"/permissions/output/{output}/{role}/{action}")
+    clients = [Client(url, user, PASSWORD) for user in users]
+    for client in clients:
+        client.connect()
+        assert client.emit("subscribe", {"output": output}) == {"subscribed": output}
+    return clients
+
+
 def test_sps_and_stamped_tuples_come_in_rest_and_socket_batches(live):
     joe, dan, nina, fe = ward(live.url)
     both = ["DOCTOR", "NURSE"]
@@ -155,15 +170,7 @@ def test_a_diagram_reading_a_governed_output_keeps_its_policy(live):
         "inputs": {"theirs": {"output": "seen"}},
         "outputs": {"again": {"from": "theirs"}},
     }
-    joe.call("POST", "/diagrams", 201, json={"document": derived})
-    joe.call("POST", "/diagrams/ward2/deploy", timeout=180)
-    for role in ("DOCTOR", "NURSE"):
-        for action in ("VIEW_OBJECT", "SUBSCRIBE"):
-            joe.call("PUT", f"/permissions/output/again/{role}/{action}")
-    dan2, nina2 = Client(live.url, "dan", PASSWORD), Client(live.url, "nina", PASSWORD)
-    for client in (dan2, nina2):
-        client.connect()
-        assert client.emit("subscribe", {"output": "again"}) == {"subscribed": "again"}
+    dan2, nina2 = deployed_for(live.url, joe, derived, "again", ("dan", "nina"))
     fe.call("POST", "/streams/vitals/tuples", json=[sp("DOCTOR", 1), vital(1, 1)])
     fe.call("POST", "/streams/vitals/tuples", json=[sp(["DOCTOR", "NURSE"], 2), vital(2, 2)])
     wait_until(lambda: patients(dan2) == [1, 2], 180, "the doctor's rows downstream")
@@ -262,17 +269,8 @@ def test_on_result_delegates_where_the_owner_role_holds_the_grant_option(live):
     joe.call("PUT", "/permissions/system/system/CARDIOLOGIST/ADD")
     opinion = {"from": "cardio", "on_result": [{"ddp": {}, "srp": "NURSE"}]}
     second = {"version": 1, "name": "second", "inputs": {"cardio": {"output": "cardio"}}}
-    carl.call(
-        "POST", "/diagrams", 201, json={"document": {**second, "outputs": {"opinion": opinion}}}
-    )
-    carl.call("POST", "/diagrams/second/deploy", timeout=180)
-    for role in ("NURSE", "DOCTOR"):
-        for action in ("VIEW_OBJECT", "SUBSCRIBE"):
-            carl.call("PUT", f"/permissions/output/opinion/{role}/{action}")
-    nurse, doctor = Client(live.url, "nina", PASSWORD), Client(live.url, "dan", PASSWORD)
-    for client in (nurse, doctor):
-        client.connect()
-        assert client.emit("subscribe", {"output": "opinion"}) == {"subscribed": "opinion"}
+    second["outputs"] = {"opinion": opinion}
+    nurse, doctor = deployed_for(live.url, carl, second, "opinion", ("nina", "dan"))
     delegable = {"sp": {"ddp": {}, "srp": owner, "grant": True, "ts": 3, "sn": 2}}
     fe.call("POST", "/streams/vitals/tuples", json=[sp("DOCTOR", 3), delegable, vital(4, 3, 2)])
     wait_until(lambda: patients(nurse) == [4], 120, "the nurse's tuple, delegated twice")

@@ -70,7 +70,7 @@ def wait_until(condition, timeout: float = WAIT, what: str = "condition"):
     while not (result := condition()):
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} not met after {timeout}s")
-        time.sleep(0.05)
+        time.sleep(0.05)  # poll: any condition, most with no event to await
     return result
 
 

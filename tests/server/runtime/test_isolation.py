@@ -43,10 +43,7 @@ def test_a_slow_deploy_holds_up_no_other_diagrams_status_or_stop(runtime, monkey
     )
     deploying.start()
     try:
-        deadline = time.monotonic() + WAIT
-        while runtime.status("a")["state"] != STARTING:
-            assert time.monotonic() < deadline, "a's deploy never began"
-            time.sleep(0.01)
+        assert runtime.wait_for_state("a", STARTING, timeout=WAIT), "a's deploy never began"
         began = time.monotonic()
         assert runtime.status("b")["state"] == "running"
         assert runtime.status("a")["state"] == STARTING  # its own status does not wait either
