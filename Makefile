@@ -55,9 +55,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 check-java:
-	@command -v java >/dev/null 2>&1 || { echo "Java 17 or 21 is required by Spark. Install it: sudo apt-get install -y openjdk-17-jre-headless"; exit 1; }
+	@command -v java >/dev/null 2>&1 || { echo "Java 17 or 21 is required by Spark. Install it: sudo apt-get install -y openjdk-17-jdk-headless"; exit 1; }
+	@command -v javac >/dev/null 2>&1 || { echo "A JDK's javac builds Sluice's Spark source. Install it: sudo apt-get install -y openjdk-17-jdk-headless"; exit 1; }
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
-	 if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then echo "Java $$v found; Spark 4 needs Java 17 or 21. Install it: sudo apt-get install -y openjdk-17-jre-headless"; exit 1; fi
+	 if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then echo "Java $$v found; Spark 4 needs Java 17 or 21. Install it: sudo apt-get install -y openjdk-17-jdk-headless"; exit 1; fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

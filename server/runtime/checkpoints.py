@@ -98,6 +98,17 @@ def committed_offsets(checkpoint: Location) -> dict[str, int] | None:
     return _end_seqs(checkpoint.child("offsets", str(max(commits))))
 
 
+def discard_partial_writes(checkpoint: Location) -> None:
+    """Remove the temporary files of offset and commit writes that never finished (a query
+    stopped or killed while writing one; Spark renames a finished write into place). Spark
+    ignores them, except before the first batch: then it takes the checkpoint for a new one
+    that is not empty and refuses to start, for ever. Only for a query that is not running."""
+    for log in ("offsets", "commits"):
+        for name in checkpoint.child(log).names():
+            if name.startswith(".") and name.endswith(".tmp"):
+                checkpoint.child(log, name).delete()
+
+
 def batch_offsets(checkpoint: Location, batch_id: int) -> dict[str, int] | None:
     """The end ``seq`` per stream of batch ``batch_id``, which Spark records before running it."""
     path = checkpoint.child("offsets", str(batch_id))

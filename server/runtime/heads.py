@@ -1,13 +1,17 @@
-"""A loopback service that tells Spark sources where each stream's durable log ends.
+"""A loopback service that serves Spark's sources: where each log ends, and its rows.
 
-Spark runs the Python source's ``read`` (``source.LogReader``, a
-``SimpleDataSourceStreamReader``) in a driver-side Python process of its own, so the source
-cannot share memory with the ingestion log. It asks here instead, over one kept-open
-connection, and the answer is a long poll: it comes back as soon as a stream grows, or after
-the wait expires. That gives low latency without spinning when a query is idle.
+Sluice's source runs in Spark's JVM (``java/``); everything it reads it asks for here, over
+one kept-open connection per source, so the reading (segments, result logs, policy words)
+stays in the server's Python and a query needs no Python process. Asking where the logs end
+is a long poll: the answer comes as soon as a stream grows, or after the wait expires. That
+gives low latency without spinning when a query is idle.
 
-Protocol, one JSON line each way: ``{"known": {stream: seq}, "wait": seconds}`` ->
-``{"heads": {stream: [seq, seg, pos]}}`` or ``{"error": message}``.
+Protocol, one JSON line each way (``{"error": message}`` for any failure):
+``{"op": "open", "options": {...}}`` -> ``{"offset": initial}`` (the source's options,
+``source.py``; the first request of every connection); ``{"op": "latest", "offset": known,
+"wait": seconds}`` -> ``{"offset": end}``; ``{"op": "read", "start": offset, "end":
+offset}`` -> ``{"bytes": n, "rows": r}`` followed by ``n`` bytes, an Arrow IPC stream of the
+rows. Offsets are JSON text (``source.SourceRows``).
 
 A derived input reads another diagram's result log instead (``ResultLogs``); it asks about
 keys that name an output (``@out1``, ``result_key``) and gets that log's heads, the same way.
@@ -16,13 +20,16 @@ keys that name an output (``@out1``, ``result_key``) and gets that log's heads, 
 from __future__ import annotations
 
 import json
-import socket
 import socketserver
 import threading
 from collections.abc import Mapping
 
+import pyarrow as pa
+
+from boxes.errors import SluiceError
 from server.ingest.log import IngestLog
 from server.ingest.segments import Position
+from server.runtime.source import SourceRows
 from server.runtime.storage import Location
 
 MAX_WAIT = 5.0
@@ -74,25 +81,53 @@ class ResultLogs:
 
 
 class _Handler(socketserver.StreamRequestHandler):
+    """One source's connection: ``open`` first, then ``latest`` and ``read`` in any order."""
+
     def handle(self) -> None:
-        log: IngestLog = self.server.log  # type: ignore[attr-defined]
-        results: ResultLogs = self.server.results  # type: ignore[attr-defined]
-        first = True
+        source: SourceRows | None = None
         for line in self.rfile:
+            rows = b""
             try:
                 request = json.loads(line)
-                if first:
-                    self.server.arrived(request.get("client", ""))  # type: ignore[attr-defined]
-                    first = False
-                wait = min(float(request.get("wait", 0)), MAX_WAIT)
-                known = {k: int(v) for k, v in request["known"].items()}
-                derived = bool(known) and all(k.startswith(RESULTS) for k in known)
-                heads = (results if derived else log).wait_for_change(known, wait)
-                reply = {"heads": {name: pos.to_list() for name, pos in heads.items()}}
-            except Exception as exc:  # the reply carries the reason to the Spark source
-                reply = {"error": str(exc)}
-            self.wfile.write(json.dumps(reply).encode() + b"\n")
+                if source is None:
+                    source = self._open(request)
+                    reply: dict = {"offset": source.initial()}
+                elif request["op"] == "latest":
+                    reply = {"offset": self._latest(source, request)}
+                elif request["op"] == "read":
+                    table = source.between(request["start"], request["end"])
+                    rows = _ipc(table) if table.num_rows else b""
+                    reply = {"bytes": len(rows), "rows": table.num_rows}
+                else:
+                    raise ValueError(f"unknown request {request['op']!r}")
+            except SluiceError as exc:  # the reply carries the reason to the Spark source
+                reply, rows = {"error": str(exc)}, b""
+            except Exception as exc:
+                reply, rows = {"error": f"{type(exc).__name__}: {exc}"}, b""
+            self.wfile.write(json.dumps(reply).encode() + b"\n" + rows)
             self.wfile.flush()
+
+    def _open(self, request: dict) -> SourceRows:
+        if request.get("op") != "open":
+            raise ValueError("a source says who it is first (op: open)")
+        source = SourceRows(request["options"])
+        self.server.arrived(source.client)  # type: ignore[attr-defined]
+        return source
+
+    def _latest(self, source: SourceRows, request: dict) -> str:
+        log: IngestLog = self.server.log  # type: ignore[attr-defined]
+        results: ResultLogs = self.server.results  # type: ignore[attr-defined]
+        wait = min(float(request.get("wait", 0)), MAX_WAIT)
+        known = source.known(request["offset"])
+        derived = bool(known) and all(k.startswith(RESULTS) for k in known)
+        return source.offset((results if derived else log).wait_for_change(known, wait))
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
 class _Server(socketserver.ThreadingTCPServer):
@@ -103,8 +138,8 @@ class _Server(socketserver.ThreadingTCPServer):
 class HeadServer:
     """Serves ``log``'s heads (and ``results``') on 127.0.0.1 at an ephemeral port (``address``).
 
-    It also counts the sources that have connected per client name: a source's first request
-    proves Spark has started its Python process, which the runner waits for (see
+    It also counts the sources that have said hello per client name: a source's first request
+    proves Spark has started the query's stream, which the runner waits for (see
     ``wait_for_clients``).
     """
 
@@ -137,37 +172,3 @@ class HeadServer:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
-
-
-class HeadClient:
-    """The source's side: one connection, reopened if it breaks."""
-
-    def __init__(self, address: str, client: str = "") -> None:
-        host, port = address.rsplit(":", 1)
-        self._client = client
-        self._address = (host, int(port))
-        self._sock: socket.socket | None = None
-        self._file = None
-
-    def wait(self, known: dict[str, int], wait: float) -> dict[str, list[int]]:
-        if self._sock is None:
-            self._sock = socket.create_connection(self._address)
-            self._file = self._sock.makefile("rwb")
-        try:
-            self._file.write(
-                json.dumps({"known": known, "wait": wait, "client": self._client}).encode() + b"\n"
-            )
-            self._file.flush()
-            reply = json.loads(self._file.readline())
-        except (OSError, ValueError):
-            self.close()
-            raise
-        if "error" in reply:
-            raise RuntimeError(f"ingestion log: {reply['error']}")
-        return reply["heads"]
-
-    def close(self) -> None:
-        if self._sock is not None:
-            self._file.close()
-            self._sock.close()
-            self._sock = self._file = None

@@ -45,7 +45,7 @@ from server.runtime import checkpoints
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer, ResultLogs, result_key
 from server.runtime.outputs import Callback, OutputSink, Relabeller, Results
-from server.runtime.source import LogSource, derived_frame, input_frames
+from server.runtime.source import derived_frame, input_frames
 from server.runtime.spark import (
     DRIVER_GONE,
     build_session,
@@ -150,7 +150,7 @@ class Runtime:
         self._py_files = py_files
         self.driver_restarts = 0
         self.max_state_rows: int | None = None  # none until the server sets its ceiling
-        self._attach(session or build_session(spark_master, spark_conf, py_files=py_files))
+        self.spark = session or build_session(spark_master, spark_conf, py_files=py_files)
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
         self.result_logs = ResultLogs()
         self._heads = HeadServer(self.log, self.result_logs)
@@ -177,10 +177,6 @@ class Runtime:
         ]
         for thread in self._threads:
             thread.start()
-
-    def _attach(self, session) -> None:
-        self.spark = session
-        self.spark.dataSource.register(LogSource)
 
     @classmethod
     def start(cls, config: Any) -> Runtime:
@@ -334,11 +330,9 @@ class Runtime:
                 )
 
     def _start_queries(self, deployment: _Deployment, start, on_batch) -> None:
-        """Start every output's query, then wait until each has its source process up.
-
-        Spark gives a new Python process 10 s to connect back (not configurable); starting
-        many at once on a busy machine misses that, so deploys are taken one at a time. A
-        deploy whose sources are not all up within ``deploy_timeout`` is abandoned."""
+        """Start every output's query, then wait until each query's sources have said hello to
+        the head service (``heads.py``): the query's stream thread is running. A deploy whose
+        sources have not all said hello within ``deploy_timeout`` is abandoned."""
         client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
         by_schema: dict[Schema, list[str]] = {}
         policy = field_policy(deployment.plan) if deployment.plan.governed else None
@@ -360,6 +354,7 @@ class Runtime:
         compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
         for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
+            checkpoints.discard_partial_writes(checkpoint)
             sink = OutputSink(
                 output,
                 deployment.directory.results(output),
@@ -580,8 +575,8 @@ class Runtime:
             return
         with self._launching:
             discard_session(self.spark)
-            self._attach(
-                build_session(self._spark_master, self._spark_conf, py_files=self._py_files)
+            self.spark = build_session(
+                self._spark_master, self._spark_conf, py_files=self._py_files
             )
             self.driver_restarts += 1
         log.warning("a new Spark driver is up; resuming %d diagram(s)", len(resume))
@@ -616,7 +611,7 @@ class Runtime:
 
     def _retry_later(self, deployment: _Deployment) -> None:
         """Restart a failed diagram from its checkpoint a few times, since a failure may be
-        passing (e.g. a Python process that started too slowly)."""
+        passing (e.g. a driver busy past a deploy's time limit)."""
         with self._changed:
             if (
                 deployment.retry is None

@@ -1,13 +1,15 @@
-"""The Spark streaming source over the ingestion log: one source instance reads many streams.
+"""What Sluice's Spark source reads: one source instance reads many streams.
 
+The source itself runs in Spark's JVM (``java/``, built by ``jar.py``) and asks the server
+(``heads.py``) for offsets and rows; ``SourceRows`` is the server's side of one such source.
 A query's offset is ``{stream: {"seq", "seg", "pos"}}``: for each stream, the log position
 after the last row read, so Spark's checkpoint records exactly what the query consumed and
-a range can be read back from the segment files by any process. Every row carries
+a range can be read back from the segment files at any time. Every row carries
 ``_stream``, the index of its stream in the ``streams`` option, and ``_arrival``, its row
 number in that stream's log (the arrival order a count window breaks ties by; see
 ``boxes/arrival.py``); ``input_frames`` splits the one DataFrame into one DataFrame per
-input. One source per schema keeps a diagram that reads 200 streams at one driver-side Python
-process instead of 200.
+input. One source per schema keeps a diagram that reads 200 streams at one connection
+instead of 200.
 
 A derived input (a diagram reading another diagram's output) is a source of its own over that
 output's result log, read the same way by row position: its one "stream" is the output's key
@@ -17,21 +19,24 @@ reading diagram's checkpoint makes its reading exactly once too.
 
 Options: ``root`` (the ingestion log's directory), ``streams`` (JSON list of names),
 ``start`` (JSON ``{stream: [seq, seg, pos]}``, fixed when the query's checkpoint is
-created), ``heads`` (the ``HeadServer`` address), ``poll`` (long-poll seconds), ``schema``
-(DDL of the rows, ``_stream`` and ``_arrival`` first), ``dirs`` (JSON ``{key: URL or path}``
-of the result logs a derived input reads: ``resultlog.py``) and ``columns`` (JSON list: the
-columns after ``_stream`` and ``_arrival``, in order, to pick from each logged table).
+created), ``heads`` (the ``HeadServer`` address), ``poll`` (long-poll seconds), ``client``
+(the deploy the source belongs to), ``schema`` (DDL of the rows, ``_stream`` and
+``_arrival`` first), ``arrow`` (the same columns as a serialized Arrow schema, base64: the
+types the JVM side reads), ``dirs`` (JSON ``{key: URL or path}`` of the result logs a
+derived input reads: ``resultlog.py``), ``columns`` (JSON list: the columns after
+``_stream`` and ``_arrival``, in order, to pick from each logged table) and ``policy``
+(per stream, the plan's policy words: ``input_frames``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from boxes.arrival import ARRIVAL_COLUMN
 from boxes.labels import LABEL_COLUMN, is_sparse
@@ -42,27 +47,42 @@ from boxes.types import Schema
 from server.ingest.segments import Frame, Position, read_range
 from server.runtime import resultlog
 
-FORMAT = "sluice"
+FORMAT = "sluice.source.LogSourceProvider"  # the JVM side's class (java/, jar.py)
 STREAM_COLUMN = "_stream"
+_WORD = ("BIGINT", pa.int64())
 
 
-def ddl(schema: Schema, heads: Sequence[str] = (DENIED_COLUMN,)) -> str:
-    """The rows' DDL: ``_stream``, ``_arrival`` (the row's number in its stream's log), the
-    schema's fields, then ``_level`` (Chinese-Wall level label, written at admission; 0 for a
-    frame without one: public), then the policy words' columns ``heads``: ``_sp_denied`` (the
-    roles a governed tuple's sps let read nothing of it: ``boxes.punctuations.columns``; 0 for
-    a tuple no sp governs), the words of the plan's field sets and its grant words, each in
-    its role words (``FieldPolicy.heads``)."""
-    fields = [f"`{f.name}` {f.type.ddl}" for f in schema.fields]
-    return ", ".join(
-        [
-            f"{STREAM_COLUMN} INT",
-            f"{ARRIVAL_COLUMN} BIGINT",
-            *fields,
-            f"{LEVEL_COLUMN} BIGINT",
-            *[f"{name} BIGINT" for name in heads],
-        ]
-    )
+def _columns(
+    schema: Schema, heads: Sequence[str], label_words: int | None = None
+) -> list[tuple[str, str, pa.DataType]]:
+    """The rows' columns as (name, Spark DDL type, Arrow type): ``_stream``, ``_arrival`` (the
+    row's number in its stream's log), the schema's fields, then ``_level`` (Chinese-Wall
+    level label, written at admission; 0 for a frame without one: public), then the policy
+    words' columns ``heads``: ``_sp_denied`` (the roles a governed tuple's sps let read
+    nothing of it: ``boxes.punctuations.columns``; 0 for a tuple no sp governs), the words of
+    the plan's field sets and its grant words, each in its role words
+    (``FieldPolicy.heads``); last, for a derived input, the ``_label`` of ``label_words``."""
+    columns = [
+        (STREAM_COLUMN, "INT", pa.int32()),
+        (ARRIVAL_COLUMN, *_WORD),
+        *[(f.name, f.type.ddl, f.type.arrow) for f in schema.fields],
+        (LEVEL_COLUMN, *_WORD),
+        *[(name, *_WORD) for name in heads],
+    ]
+    if label_words is not None:
+        sparse = is_sparse(label_words)
+        label = ("ARRAY<INT>", pa.list_(pa.int32())) if sparse else _WORD
+        columns.append((LABEL_COLUMN, *label))
+    return columns
+
+
+def _source_schema(columns: list[tuple[str, str, pa.DataType]]) -> dict[str, str]:
+    """The ``schema`` and ``arrow`` options of ``columns``."""
+    arrow = pa.schema([pa.field(name, type_) for name, _, type_ in columns])
+    return {
+        "schema": ", ".join(f"`{name}` {ddl}" for name, ddl, _ in columns),
+        "arrow": base64.b64encode(arrow.serialize().to_pybytes()).decode(),
+    }
 
 
 def _offset(position: Position) -> dict[str, int]:
@@ -73,37 +93,11 @@ def _position(offset: Mapping[str, int]) -> Position:
     return Position(offset["seq"], offset["seg"], offset["pos"])
 
 
-def _plain(table: pa.Table) -> pa.Table:
-    """``table`` as a source returns it: without the metadata and non-null marks a result
-    log's tables carry (Spark wants exactly the declared schema: nullable, no metadata)."""
-
-    def nullable(type_: pa.DataType) -> pa.DataType:
-        if pa.types.is_struct(type_):
-            return pa.struct([pa.field(f.name, f.type) for f in type_])
-        if pa.types.is_list(type_):  # a sparse label
-            return pa.list_(type_.value_type)
-        return type_
-
-    return table.cast(pa.schema([pa.field(f.name, nullable(f.type)) for f in table.schema]))
-
-
-class LogSource(DataSource):
-    @classmethod
-    def name(cls) -> str:
-        return FORMAT
-
-    def schema(self) -> str:
-        return self.options["schema"]
-
-    def simpleStreamReader(self, schema) -> LogReader:
-        return LogReader(self.options)
-
-
-class LogReader(SimpleDataSourceStreamReader):
-    """A "simple" reader on purpose: Spark runs ``read`` in the source's own process and keeps
-    the rows in the JVM, so the many branches of one diagram (one per input stream) scan
-    them without a Python task each; only a batch replayed after a restart is read again
-    (``readBetweenOffsets``) by executor Python workers."""
+class SourceRows:
+    """The server's side of one JVM source (its ``options``): its offsets, as the JSON text
+    Spark keeps in its checkpoint, and the rows between two of them as one Arrow table of
+    exactly the source's schema. Nothing here changes state: a range read twice (a batch
+    replayed after a restart) gives the same rows."""
 
     def __init__(self, options: Mapping[str, str]) -> None:
         self.root = options["root"]
@@ -111,47 +105,48 @@ class LogReader(SimpleDataSourceStreamReader):
         self.start = {
             name: Position.from_list(p) for name, p in json.loads(options["start"]).items()
         }
-        self.heads_address = options["heads"]
-        self.poll = float(options.get("poll", "0.2"))
-        self.client_name = options.get("client", "")
+        self.client = options.get("client", "")
         self.dirs: dict[str, str] = json.loads(options.get("dirs", "{}"))
         self.columns: list[str] | None = json.loads(options.get("columns", "null"))
         self.policy: dict[str, dict[str, list]] = json.loads(options.get("policy", "{}"))
-        self._client = None
+        self.schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(options["arrow"])))
 
-    def initialOffset(self) -> dict:
-        return {name: _offset(self.start[name]) for name in self.streams}
+    def initial(self) -> str:
+        return json.dumps({name: _offset(self.start[name]) for name in self.streams})
 
-    def read(self, start: dict) -> tuple[Iterator[pa.RecordBatch], dict]:
-        """Long poll: return when a stream has grown past ``start``, or after ``poll`` seconds."""
-        from server.runtime.heads import HeadClient
+    def known(self, offset: str) -> dict[str, int]:
+        """The row count of each stream at ``offset``: what a long poll waits to grow past."""
+        parsed = json.loads(offset)
+        return {name: parsed[name]["seq"] for name in self.streams}
 
-        if self._client is None:
-            self._client = HeadClient(self.heads_address, self.client_name)
-        heads = self._client.wait({name: start[name]["seq"] for name in self.streams}, self.poll)
-        end = {name: _offset(Position.from_list(heads[name])) for name in self.streams}
-        return iter(list(self.readBetweenOffsets(start, end))), end
+    def offset(self, heads: Mapping[str, Position]) -> str:
+        return json.dumps({name: _offset(heads[name]) for name in self.streams})
 
-    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[pa.RecordBatch]:
-        for index, name in enumerate(self.streams):
-            first, last = _position(start[name]), _position(end[name])
-            if name in self.dirs:  # a result log, wherever it lives
-                frames = resultlog.read_range(self.dirs[name], first, last)
-            else:
-                frames = read_range(Path(self.root) / name, first, last)
-            for frame in frames:
-                words = self.policy.get(name, {})
-                table = frame_rows(
-                    frame, words.get("sets", ()), words.get("grants", ()), words.get("count", 1)
-                )
-                stream = pa.array([index] * table.num_rows, pa.int32())
-                if self.columns is not None:
-                    table = _plain(table.select([ARRIVAL_COLUMN, *self.columns]))
-                yield from table.add_column(0, STREAM_COLUMN, stream).to_batches()
+    def between(self, start: str, end: str) -> pa.Table:
+        first, last = json.loads(start), json.loads(end)
+        tables = [
+            self._rows(index, name, _position(first[name]), _position(last[name]))
+            for index, name in enumerate(self.streams)
+        ]
+        return pa.concat_tables([t for t in tables if t.num_rows] or [self.schema.empty_table()])
 
-    def stop(self) -> None:
-        if self._client is not None:
-            self._client.close()
+    def _rows(self, index: int, name: str, first: Position, last: Position) -> pa.Table:
+        if name in self.dirs:  # a result log, wherever it lives
+            frames = resultlog.read_range(self.dirs[name], first, last)
+        else:
+            frames = read_range(Path(self.root) / name, first, last)
+        words = self.policy.get(name, {})
+        tables = []
+        for frame in frames:
+            table = frame_rows(
+                frame, words.get("sets", ()), words.get("grants", ()), words.get("count", 1)
+            )
+            if self.columns is not None:
+                table = table.select([ARRIVAL_COLUMN, *self.columns])
+            stream = pa.array(np.full(table.num_rows, index, np.int32))
+            table = table.add_column(0, STREAM_COLUMN, stream).replace_schema_metadata(None)
+            tables.append(table.cast(self.schema))
+        return pa.concat_tables(tables) if tables else self.schema.empty_table()
 
 
 def frame_rows(
@@ -192,8 +187,8 @@ def input_frames(
         spark.readStream.format(FORMAT)
         .options(
             **options,
+            **_source_schema(_columns(schema, heads)),
             streams=json.dumps(streams),
-            schema=ddl(schema, heads),
             policy=json.dumps(by_stream),
         )
         .load()
@@ -218,7 +213,6 @@ def derived_frame(
     (``words`` words), for a derived input to move into its own plan."""
     from pyspark.sql import functions as F
 
-    label = "ARRAY<INT>" if is_sparse(words) else "BIGINT"
     heads = list(policy.heads) if policy is not None else [DENIED_COLUMN]
     sets, grants = (len(policy.sets), len(policy.grants)) if policy is not None else (0, 0)
     count = policy.width if policy is not None else 1
@@ -228,8 +222,8 @@ def derived_frame(
         .options(
             **options,
             streams=json.dumps([key]),
+            **_source_schema(_columns(schema, heads, words)),
             columns=json.dumps(columns),
-            schema=f"{ddl(schema, heads)}, `{LABEL_COLUMN}` {label}",
             policy=json.dumps(
                 {key: {"sets": [[]] * sets, "grants": [[]] * grants, "count": count}}
             ),

@@ -5,7 +5,8 @@ killing its thread with a StackOverflowError; ``ExitOnOutOfMemoryError`` turns a
 ran out of memory (in an unknown state afterwards) into one that is gone, which the runtime
 notices and replaces; few shuffle partitions suit small, frequent
 micro-batches on a small machine; RocksDB keeps window and join state off the JVM heap;
-UTC makes timestamps mean the same on every machine.
+UTC makes timestamps mean the same on every machine. Sluice's own source (``jar.py``) is
+one of the session's jars, shipped to executors with it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from py4j.protocol import Py4JError
+
+from server.runtime.jar import source_jar
 
 DEFAULT_CONF: dict[str, str] = {
     "spark.driver.extraJavaOptions": "-Xss32m -XX:+ExitOnOutOfMemoryError",
@@ -70,8 +73,12 @@ def build_session(
     # cluster's driver binds where its executors reach it.
     bind = (conf or {}).get("spark.driver.bindAddress", "127.0.0.1")
     os.environ.setdefault("SPARK_LOCAL_IP", bind)
+    settings = {**DEFAULT_CONF, **(conf or {})}
+    settings["spark.jars"] = ",".join(
+        [str(source_jar()), *filter(None, [settings.get("spark.jars")])]
+    )
     builder = SparkSession.builder.master(master).appName(app_name)
-    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     for archive in py_files:

@@ -57,7 +57,7 @@ def test_a_slow_deploy_holds_up_no_other_diagrams_status_or_stop(runtime, monkey
 
 
 def test_a_deploy_whose_queries_are_not_up_in_time_is_abandoned(make_runtime, spark):
-    # No Python source process connects back within a millisecond.
+    # No query's source says hello to the head service within a millisecond.
     runtime = make_runtime(deploy_timeout=0.001)
     runtime.create_stream("t_in", TRADE)
     with pytest.raises(SluiceError) as refused:

@@ -54,6 +54,26 @@ def test_a_stopped_diagram_resumes_where_it_stopped_while_the_other_runs_on(runt
     assert runtime.status("paused")["state"] == "running"
 
 
+def test_a_query_stopped_while_logging_its_first_batch_starts_again(runtime):
+    """Spark writes a batch's offsets to a temporary file and renames it; a query stopped or
+    killed in between leaves only that file, and Spark then refuses the checkpoint for ever
+    (not empty, yet without a batch). The runtime discards such leftovers before starting."""
+    runtime.create_stream("in1", TRADE)
+    plan = plan_of(union_doc("q", ["in1"]))
+    runtime.deploy("q", plan, Collector())
+    runtime.stop("q")
+    checkpoint = runtime._registered("q").directory.checkpoint("q_out")
+    for log in ("offsets", "commits"):
+        for name in checkpoint.child(log).names():
+            checkpoint.child(log, name).delete()  # as if batch 0 never got logged
+    checkpoint.child("offsets", ".0.6a1f0c2e-2f1b-4a57-9c61-0d3c8e2b9a10.tmp").put(b"")
+    rows = Collector()
+    runtime.deploy("q", plan, rows)
+    runtime.append("in1", [trade("after", 1.0)])
+    assert [r["symbol"] for r in rows.wait_for_rows(1)] == ["after"]
+    assert checkpoint.child("offsets", "0").exists()
+
+
 def test_a_failing_diagram_reports_its_error_and_disturbs_no_other(runtime):
     runtime.create_stream("doomed", TRADE)
     runtime.create_stream("fine", TRADE)
