@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from boxes.punctuations.model import Sp
 from boxes.punctuations.patterns import ANY, CONST, SET, Pattern
 from boxes.punctuations.shield import Admitted, Policy
@@ -158,10 +160,11 @@ class Deciders:
         (``Admitted.kinds``), not once per tuple."""
         kind, policies = admitted.kinds()
         deciders = [*(self(policy) for policy in policies), self(None)]  # [-1]: denied
-        which = kind.tolist()
         if tids is None or self.tid_field is None or all(d.constant for d in deciders):
-            fixed = [d.at(None) for d in deciders]
-            return [fixed[k] for k in which]
+            fixed = np.empty(len(deciders), object)
+            fixed[:] = [d.at(None) for d in deciders]
+            return fixed[kind].tolist()
+        which = kind.tolist()
         return [deciders[k].at(tid) for k, tid in zip(which, tids(), strict=True)]
 
 

@@ -78,7 +78,7 @@ class ShieldState:
 
 
 EMPTY = ShieldState()
-_AT, _SPS = itemgetter(0), itemgetter(1)  # of a run of sps with the row it came before
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def state_to_json(state: ShieldState) -> dict:
@@ -147,11 +147,16 @@ class Admitted:
         caller compiles or looks up each of those once, not once per policy (nor hashes a
         pattern per sp)."""
         granted = self.rows >= 0
-        used = np.unique(self.rows[granted])
+        rows = self.rows[granted]  # nondecreasing: a later tuple has a later policy, or none
+        used = rows[np.concatenate(([True], rows[1:] != rows[:-1]))[: len(rows)]]
         owner = np.repeat(np.arange(1, len(self._bounds)), np.diff(self._bounds))
-        chosen = np.isin(owner, used)
+        mark = np.zeros(len(self._bounds), bool)
+        mark[used] = True
+        chosen = mark[owner]
+        members = self._members[chosen]
+        every = len(members) == len(self._sps) and bool(np.all(members[1:] > members[:-1]))
+        sps = self._sps if every else [self._sps[j] for j in members.tolist()]
         seen: dict[tuple, int] = {}
-        sps = [self._sps[j] for j in self._members[chosen].tolist()]
         groups = [
             seen.setdefault(
                 (
@@ -181,10 +186,13 @@ class Admitted:
                 np.int64,
             )
         if len(new) < len(used):  # the policy current before the batch: a kind of its own
-            codes = np.concatenate(([-1], codes))
-        _, firsts, index = np.unique(codes, return_index=True, return_inverse=True)
+            codes = np.concatenate(([0], codes + 1))
+        # codes number kinds in the order they first appear: a new one is above all before it
+        firsts = np.flatnonzero(
+            np.concatenate(([True], codes[1:] > np.maximum.accumulate(codes)[:-1]))
+        )[: len(codes)]
         lookup = np.full(len(self._bounds), -1, np.int64)
-        lookup[used] = index
+        lookup[used] = codes
         kinds = np.where(granted, lookup[self.rows], -1)
         return kinds, [p for n in firsts.tolist() if (p := self.policy(int(used[n]))) is not None]
 
@@ -205,12 +213,14 @@ def admit_batch(
             raise ValueError("an open sp batch is of the horizon's timestamp and holds sps")
         sps_at = [(0, opened.sps), *sps_at]
         horizon -= 1
-    runs = list(map(_SPS, sps_at))
-    sps: list[Sp] = list(chain.from_iterable(runs))
+    ats, runs = list(map(_FIRST, sps_at)), list(map(_SECOND, sps_at))
+    sizes = list(map(len, runs))
+    single = sizes.count(1) == len(sizes)  # one sp per run, the common case: flattened cheaper
+    sps: list[Sp] = list(map(_FIRST, runs) if single else chain.from_iterable(runs))
     if not sps and n == 0:
         none = np.zeros(0, np.int64)
         return state, Admitted(none, state.current, (), none, none, np.zeros(1, np.int64))
-    sp_at = np.repeat(np.array(list(map(_AT, sps_at)), np.int64), list(map(len, runs)))
+    sp_at = np.array(ats, np.int64) if single else np.repeat(np.array(ats, np.int64), sizes)
     if sps and (sp_at[0] < 0 or sp_at[-1] > n or np.any(sp_at[1:] < sp_at[:-1])):
         raise ValueError("sps_at: rows in order, within the batch")
     sp_ts = np.array([s.ts for s in sps], np.int64)
