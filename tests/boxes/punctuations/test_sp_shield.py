@@ -4,6 +4,8 @@ the writer's batch path matches (``test_sp_property.py``)."""
 
 from __future__ import annotations
 
+import pytest
+
 from boxes.punctuations import EMPTY, Sp, Stamp, admit_batch
 from boxes.punctuations import patterns as p
 from tests.boxes.punctuations.figure10 import SpVerdict, TupleVerdict, admit_sp, admit_tuple
@@ -94,3 +96,13 @@ def test_the_common_case_keeps_the_state():
     after, admitted = admit_batch(state, [Stamp(5, 1)] * 3)
     assert after is state and admitted.governing() == [state.current] * 3
     assert all(p is state.current for p in admitted.governing())
+
+
+def test_a_batch_names_rows_in_order_within_it():
+    """``admit_batch`` refuses sps placed out of order or past the batch's last row, rather
+    than deciding some other interleaving than the writer's."""
+    for sps_at in ([(2, [sp(5, 1)])], [(1, [sp(5, 1)]), (0, [sp(6, 1)])], [(-1, [sp(5, 1)])]):
+        with pytest.raises(ValueError):
+            admit_batch(EMPTY, [Stamp(5, 1)], sps_at)
+    after, admitted = admit_batch(EMPTY, [Stamp(5, 1)], [(0, [sp(5, 1)]), (1, [sp(6, 1)])])
+    assert admitted.governing()[0].ts == 5 and after.batch.ts == 6
