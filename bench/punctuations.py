@@ -2,12 +2,13 @@
 goes from 1 to 100 and the number of roles from 1 to 500 (``python -m bench --only sp``).
 
 The work is what the ingestion log's writer does per stream (``server/ingest/punctuated.py``)
-before it builds the label columns: each sp through ``admit_sp``, each frame of tuples through
-``admit_frame`` (one shield step per run of equal stamps), and each run's labels from the
-compiled policy (``Deciders``: compiled once per content, so a provider sending its policy
-again with a new timestamp costs a lookup). The provider's policies cycle through four
-contents, each a new timestamp; the case "every policy new" gives each sp a content never seen
-(a compile per sp). Absolute costs: there is no unsecured twin of a shield.
+before it builds the label columns, batch by batch (1 000 tuples and their sps, as a REST or
+socket batch of the largest default size brings them): the batch through ``admit_batch``, and
+each tuple's label from the compiled policies (``Deciders.labels``: a policy compiled once per
+content, so a provider sending its policy again with a new timestamp costs a lookup). The
+provider's policies cycle through four contents, each a new timestamp; the case "every policy
+new" gives each sp a content never seen (a compile per sp). Absolute costs: there is no
+unsecured twin of a shield.
 
 Around the shield, the ingestion log's writer at one sp per tuple: a REST or socket batch of
 alternating sps and stamped tuples (items split, checked, labelled, written as one frame and
@@ -30,7 +31,7 @@ import pyarrow as pa
 
 from bench.harness import Mode, compare, repeat, timed
 from bench.report import Goal, Result, Row, percent
-from boxes.punctuations import Deciders, Sp, Stamp, admit_frame, admit_sp
+from boxes.punctuations import Deciders, Sp, Stamp, admit_batch
 from boxes.punctuations import patterns as p
 from boxes.punctuations.columns import label_columns, read_policy
 from boxes.punctuations.decision import TupleLabel
@@ -52,7 +53,8 @@ FRAME = 1_000
 
 
 def workload(tuples: int, ratio: int, roles: int, fresh: bool = False):
-    """(sp, stamps of its frame) pairs: one sp, then ``ratio`` tuples under it."""
+    """Batches of ``FRAME`` tuples ``(stamps, sps_at)``: one sp, then ``ratio`` tuples under
+    it, and again."""
     names = [f"R{i}" for i in range(roles)]
     pool = [
         p.members(*names[:3]),
@@ -60,24 +62,26 @@ def workload(tuples: int, ratio: int, roles: int, fresh: bool = False):
         p.const(names[-1]),
         p.members(*names[::7][:5]),
     ]
-    out = []
+    out: list[tuple[list[Stamp | None], list[tuple[int, list[Sp]]]]] = []
     for i in range(tuples // ratio):
         ts = i + 1
         if fresh:  # a content never seen: a tuple pattern of its own
             sp = Sp(roles=pool[0], tuples=p.inclusive(0, ts), ts=ts, sn=1)
         else:
             sp = Sp(roles=pool[i % len(pool)], ts=ts, sn=1)
-        out.append((sp, [Stamp(ts, 1)] * ratio))
+        if not out or len(out[-1][0]) + ratio > FRAME:
+            out.append(([], []))
+        stamps, sps_at = out[-1]
+        sps_at.append((len(stamps), [sp]))
+        stamps += [Stamp(ts, 1)] * ratio
     return {f"R{i}": i for i in range(roles)}, out
 
 
 def shield(roles: dict, work: list) -> None:
     state, deciders = EMPTY, Deciders("vitals", FIELDS, roles, "patient")
-    for sp, stamps in work:
-        state, _ = admit_sp(state, sp)
-        state, runs = admit_frame(state, stamps)
-        for run in runs:
-            deciders(run.policy).frame(run.stop - run.start)
+    for stamps, sps_at in work:
+        state, admitted = admit_batch(state, stamps, sps_at)
+        deciders.labels(admitted)
 
 
 def ingestion(result: Result, pairs: int, reps: int) -> None:

@@ -27,13 +27,15 @@ TupleLabel(mask=1, fields=(1, 1), grants=())
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from boxes.punctuations.model import Sp
 from boxes.punctuations.patterns import ANY, CONST, SET, Pattern
-from boxes.punctuations.shield import Policy
+from boxes.punctuations.shield import Admitted, Policy
 
 
 @dataclass(frozen=True)
@@ -117,15 +119,6 @@ class Decider:
         allowed = self.server.at(tid).fields if self.server else (EVERYONE,) * self.width
         return _combine(self.rules, tid, allowed)
 
-    def frame(self, tids: Sequence[Any] | int) -> list[TupleLabel]:
-        """The labels of a run of tuples, from their identifiers, or from their count when the
-        policy does not look at identifiers (``constant``): then one label serves them all."""
-        if self.constant is not None:
-            return [self.constant] * (tids if isinstance(tids, int) else len(tids))
-        if isinstance(tids, int):
-            return [self.at(None)] * tids
-        return [self.at(t) for t in tids]
-
 
 class Deciders:
     """Compiled policies by content (the paper's "combine sps with similar policies"): what a
@@ -157,6 +150,22 @@ class Deciders:
                 del self._cache[next(iter(self._cache))]
             self._cache[key] = found
         return found
+
+    def labels(
+        self, admitted: Admitted, tids: Callable[[], Sequence[Any]] | None = None
+    ) -> list[TupleLabel]:
+        """The label of each tuple of a batch the shield admitted; ``tids`` reads their
+        identifiers (None: not known; so too with no ``tid_field``), called only if some
+        policy has a tuple pattern. A policy is looked up once per set of sps
+        (``Admitted.kinds``), not once per tuple."""
+        kind, policies = admitted.kinds()
+        deciders = [*(self(policy) for policy in policies), self(None)]  # [-1]: denied
+        if tids is None or self.tid_field is None or all(d.constant for d in deciders):
+            fixed = np.empty(len(deciders), object)
+            fixed[:] = [d.at(None) for d in deciders]
+            return fixed[kind].tolist()
+        which = kind.tolist()
+        return [deciders[k].at(tid) for k, tid in zip(which, tids(), strict=True)]
 
 
 def _content(sp: Sp) -> tuple:

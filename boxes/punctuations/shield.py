@@ -2,8 +2,9 @@
 
 One shield per stream sees that stream's sps and tuples in the order they were logged. Its
 state is the current policy and the *horizon*: the newest policy timestamp seen so far, from an
-sp or from a tuple's stamp. ``admit_sp`` and ``admit_tuple`` return the next state and a
-verdict; no I/O, so a replay of the log decides exactly as the first pass did.
+sp or from a tuple's stamp. ``admit_batch`` takes a batch's tuple stamps and the sps among them
+and returns the next state and which policy governs each tuple; no I/O, so a replay of the log
+decides exactly as the first pass did.
 
 * Consecutive sps with one timestamp form one policy (an *sp batch*); a newer timestamp starts
   a new policy and empties the current one (Figure 10, line 3; Theorem 5.1, case 3).
@@ -18,6 +19,14 @@ verdict; no I/O, so a replay of the log decides exactly as the first pass did.
   emptied, is late and discarded (line 4), also after the current policy was emptied (where
   Figure 10's ``L.CP.ts = 0`` test would take it: docs/punctuations.md).
 
+The rules are applied to a whole batch at once, as arrays, not sp by sp (one sp per tuple would
+cost several Python steps per tuple): the horizon is a running maximum over the batch's
+timestamps; a run of sps (no tuple among them) leaves an open batch iff its newest timestamp is
+newer than the horizon before it, and that batch is its sps of that timestamp; a tuple is
+granted iff it and every tuple since the policy it falls under was sealed name that policy.
+``tests/boxes/punctuations/figure10.py`` keeps the rules item by item, as the reference this is
+tested against.
+
 ``SecurityShield`` is Figure 10 whole (roles APR, flag PFF, the policy sent once before the
 first tuple it lets through), for the paper's examples; the server decides labels instead
 (``decision.py``) and tests the roles at delivery.
@@ -25,26 +34,14 @@ first tuple it lets through), for the paper's examples; the server decides label
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
+
+import numpy as np
 
 from boxes.punctuations.model import Sp, Stamp, from_json
-
-
-class SpVerdict(enum.Enum):
-    STARTED = "started a new policy"
-    ADDED = "added to the open policy"
-    REPEATED = "the same sp again: ignored"
-    CONFLICT = "a different sp with the same number: the policy is incomplete"
-    LATE = "late: discarded"
-
-
-class TupleVerdict(enum.Enum):
-    GRANTED = "governed by the current, complete policy"
-    NO_POLICY = "no policy: denied"
-    INCOMPLETE = "the policy is incomplete: emptied, denied"
-    MISMATCH = "the stamp names another policy: current policy emptied, denied"
 
 
 @dataclass(frozen=True)
@@ -65,26 +62,12 @@ class Policy:
 
 @dataclass(frozen=True)
 class Batch:
-    """An open sp batch: sps of one timestamp, no tuple after them yet."""
+    """An open sp batch: sps of one timestamp, one per ``sn`` in the order they came, no tuple
+    after them yet; ``conflict``: a different sp came with a number already there."""
 
     ts: int
     sps: tuple[Sp, ...]
     conflict: bool = False
-
-    def add(self, sp: Sp) -> tuple[Batch, SpVerdict]:
-        same = [s for s in self.sps if s.sn == sp.sn]
-        if same and same[0] == sp:
-            return self, SpVerdict.REPEATED
-        if same:
-            return replace(self, conflict=True), SpVerdict.CONFLICT
-        return replace(self, sps=self.sps + (sp,)), SpVerdict.ADDED
-
-    def seal(self) -> Policy | None:
-        """The complete policy, or None: sns exactly 1..n and no conflict."""
-        ordered = tuple(sorted(self.sps, key=lambda s: s.sn))
-        if self.conflict or [s.sn for s in ordered] != list(range(1, len(ordered) + 1)):
-            return None
-        return Policy(self.ts, ordered)
 
 
 @dataclass(frozen=True)
@@ -95,6 +78,7 @@ class ShieldState:
 
 
 EMPTY = ShieldState()
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def state_to_json(state: ShieldState) -> dict:
@@ -127,34 +111,205 @@ def state_from_json(value: dict) -> ShieldState:
     )
 
 
-def admit_sp(state: ShieldState, sp: Sp) -> tuple[ShieldState, SpVerdict]:
-    """The state after ``sp``: a newer timestamp starts a policy (emptying the current one),
-    the open batch's timestamp adds to it, anything else is late."""
-    if sp.ts > state.horizon:
-        return ShieldState(sp.ts, Batch(sp.ts, (sp,))), SpVerdict.STARTED
-    if state.batch is not None and sp.ts == state.batch.ts:
-        batch, verdict = state.batch.add(sp)
-        return replace(state, batch=batch), verdict
-    return state, SpVerdict.LATE
+class Admitted:
+    """Which policy governs each tuple of a batch: ``rows[i]`` is ``k`` for the batch's
+    ``k``-th policy (``policy(k)``; 0: the one current before the batch), -1 when tuple ``i``
+    is denied. A policy is built only when asked for (at one sp per tuple, one per tuple)."""
+
+    def __init__(
+        self,
+        rows: np.ndarray,
+        before: Policy | None,
+        sps: Sequence[Sp],
+        ts: np.ndarray,
+        members: np.ndarray,
+        bounds: np.ndarray,
+    ) -> None:
+        self.rows = rows
+        self._sps, self._ts, self._members, self._bounds = sps, ts, members, bounds
+        self._built: dict[int, Policy | None] = {0: before}
+
+    def policy(self, k: int) -> Policy | None:
+        """The ``k``-th policy: its sps in ``sn`` order (None: it was not complete)."""
+        if k not in self._built:
+            low, high = self._bounds[k - 1], self._bounds[k]
+            sps = tuple(self._sps[j] for j in self._members[low:high].tolist())
+            self._built[k] = Policy(int(self._ts[k]), sps) if sps else None
+        return self._built[k]
+
+    def governing(self) -> list[Policy | None]:
+        """Each tuple's policy (None: denied)."""
+        return [None if k < 0 else self.policy(k) for k in self.rows.tolist()]
+
+    def kinds(self) -> tuple[np.ndarray, list[Policy]]:
+        """Each tuple's policy as an index into a list of policies (-1: denied), one per set
+        of sps with the same pattern objects and flags: such policies decide alike, so a
+        caller compiles or looks up each of those once, not once per policy (nor hashes a
+        pattern per sp)."""
+        granted = self.rows >= 0
+        rows = self.rows[granted]  # nondecreasing: a later tuple has a later policy, or none
+        used = rows[np.concatenate(([True], rows[1:] != rows[:-1]))[: len(rows)]]
+        owner = np.repeat(np.arange(1, len(self._bounds)), np.diff(self._bounds))
+        mark = np.zeros(len(self._bounds), bool)
+        mark[used] = True
+        chosen = mark[owner]
+        members = self._members[chosen]
+        every = len(members) == len(self._sps) and bool(np.all(members[1:] > members[:-1]))
+        sps = self._sps if every else [self._sps[j] for j in members.tolist()]
+        seen: dict[tuple, int] = {}
+        groups = [
+            seen.setdefault(
+                (
+                    id(s.streams),
+                    id(s.tuples),
+                    id(s.attributes),
+                    id(s.roles),
+                    s.positive,
+                    s.immutable,
+                    s.grant,
+                ),
+                len(seen),
+            )
+            for s in sps
+        ]
+        new = used[used > 0]
+        if len(groups) == len(new):  # one sp each: its group is the policy's key
+            codes = np.array(groups, np.int64)
+        else:
+            cuts = np.searchsorted(owner[chosen], new[1:]).tolist()
+            keys: dict[tuple, int] = {}
+            codes = np.array(
+                [
+                    keys.setdefault(tuple(groups[a:b]), len(keys))
+                    for a, b in zip([0, *cuts], [*cuts, len(groups)], strict=True)
+                ],
+                np.int64,
+            )
+        if len(new) < len(used):  # the policy current before the batch: a kind of its own
+            codes = np.concatenate(([0], codes + 1))
+        # codes number kinds in the order they first appear: a new one is above all before it
+        firsts = np.flatnonzero(
+            np.concatenate(([True], codes[1:] > np.maximum.accumulate(codes)[:-1]))
+        )[: len(codes)]
+        lookup = np.full(len(self._bounds), -1, np.int64)
+        lookup[used] = codes
+        kinds = np.where(granted, lookup[self.rows], -1)
+        return kinds, [p for n in firsts.tolist() if (p := self.policy(int(used[n]))) is not None]
 
 
-def admit_tuple(
-    state: ShieldState, stamp: Stamp | None
-) -> tuple[ShieldState, Policy | None, TupleVerdict]:
-    """The policy governing a tuple with ``stamp`` (None: denied) and the next state."""
-    horizon = max(state.horizon, stamp.ts) if stamp is not None else state.horizon
+def admit_batch(
+    state: ShieldState,
+    stamps: Sequence[Stamp | None],
+    sps_at: Sequence[tuple[int, Sequence[Sp]]] = (),
+) -> tuple[ShieldState, Admitted]:
+    """The state after a batch and which policy governs each of its tuples. ``stamps``: its
+    tuples' stamps, in order; ``sps_at``: each run of sps among them, in order, with the row it
+    came before (the batch's length: after the last). The batch decides as its items would
+    one by one (``tests/boxes/punctuations/figure10.py``)."""
+    n = len(stamps)
+    horizon, opened = state.horizon, state.batch
+    if opened is not None and (sps_at or n):  # its sps come again, just after their time
+        if opened.ts != horizon or not opened.sps:
+            raise ValueError("an open sp batch is of the horizon's timestamp and holds sps")
+        sps_at = [(0, opened.sps), *sps_at]
+        horizon -= 1
+    ats, runs = list(map(_FIRST, sps_at)), list(map(_SECOND, sps_at))
+    sizes = list(map(len, runs))
+    single = sizes.count(1) == len(sizes)  # one sp per run, the common case: flattened cheaper
+    sps: list[Sp] = list(map(_FIRST, runs) if single else chain.from_iterable(runs))
+    if not sps and n == 0:
+        none = np.zeros(0, np.int64)
+        return state, Admitted(none, state.current, (), none, none, np.zeros(1, np.int64))
+    sp_at = np.array(ats, np.int64) if single else np.repeat(np.array(ats, np.int64), sizes)
+    if sps and (sp_at[0] < 0 or sp_at[-1] > n or np.any(sp_at[1:] < sp_at[:-1])):
+        raise ValueError("sps_at: rows in order, within the batch")
+    sp_ts = np.array([s.ts for s in sps], np.int64)
+    sp_sn = np.array([s.sn for s in sps], np.int64)
+    t_ts = np.array([0 if s is None else s.ts for s in stamps], np.int64)
+    t_csn = np.array([0 if s is None else s.csn for s in stamps], np.int64)
+
+    # the horizon before and after each item, the sps of a row before its tuple
+    rows, order = np.arange(n), np.arange(len(sps))
+    sp_pos = sp_at + order
+    t_pos = rows + np.searchsorted(sp_at, rows, side="right")
+    items = np.empty(n + len(sps), np.int64)
+    items[sp_pos], items[t_pos] = sp_ts, t_ts
+    after = np.maximum.accumulate(np.maximum(items, horizon))
+    prior = np.concatenate(([horizon], after[:-1]))
+
+    # runs of sps with no tuple among them: one opens a batch iff it brings a timestamp newer
+    # than the horizon before it; the batch is its sps of its newest timestamp (the rest late)
+    starts = np.concatenate(([True], sp_at[1:] != sp_at[:-1]))[: len(sps)]
+    run_of = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    last = np.concatenate((first[1:], [len(sps)]))[: len(first)] - 1
+    run_at, run_ts = sp_at[first], after[sp_pos[last]]
+    opens = run_ts > prior[sp_pos[first]]
+    members = np.flatnonzero(opens[run_of] & (sp_ts == run_ts[run_of]))
+    kept, count, conflict, low, high = _batches(sps, members, run_of[members], sp_sn, len(first))
+    if opened is not None:
+        conflict[0] |= opened.conflict and bool(run_ts[0] == opened.ts)
+    complete = opens & ~conflict & (count > 0) & (low == 1) & (high == count)
+
+    # the policies: 0 the current one, then one per batch a tuple seals; a tuple is granted
+    # iff it and every tuple since its policy was sealed name that policy
     current = state.current
-    if state.batch is not None:
-        current = state.batch.seal()
-        if current is None:
-            return ShieldState(horizon), None, TupleVerdict.INCOMPLETE
-    if current is None:
-        return ShieldState(horizon), None, TupleVerdict.NO_POLICY
-    if stamp != current.stamp:
-        return ShieldState(horizon), None, TupleVerdict.MISMATCH
-    if state.batch is None and horizon == state.horizon:
-        return state, current, TupleVerdict.GRANTED  # the common case allocates nothing
-    return ShieldState(horizon, None, current), current, TupleVerdict.GRANTED
+    sealed = np.flatnonzero(opens & (run_at < n))
+    p_ts = np.concatenate(([current.ts if current else -1], np.where(complete, run_ts, -1)[sealed]))
+    p_csn = np.concatenate(([current.csn if current else -1], count[sealed]))
+    p_row = np.concatenate(([0], run_at[sealed]))
+    under = np.searchsorted(p_row, rows, side="right") - 1
+    bad = np.cumsum((t_ts != p_ts[under]) | (t_csn != p_csn[under]))
+    since = np.concatenate(([0], bad))[p_row]
+    governed = np.where(bad == since[under], under, -1)
+    kept_run = run_of[kept]
+    chosen = complete[sealed]
+    governs = np.zeros(len(first), bool)
+    governs[sealed[chosen]] = True
+    policy_sps = kept[governs[kept_run]]
+    bounds = np.concatenate(([0], np.cumsum(np.where(chosen, count[sealed], 0))))
+    admitted = Admitted(governed, current, sps, p_ts, policy_sps, bounds)
+
+    newest = max(state.horizon, int(after[-1]))
+    if len(first) and run_at[-1] == n and opens[-1]:  # the last run's batch stays open
+        mine = np.sort(kept[kept_run == len(first) - 1]).tolist()
+        batch = Batch(int(run_ts[-1]), tuple(sps[j] for j in mine), bool(conflict[-1]))
+        return ShieldState(newest, batch), admitted
+    if n:
+        current = admitted.policy(int(governed[-1])) if governed[-1] >= 0 else None
+    if newest == state.horizon and state.batch is None and current is state.current:
+        return state, admitted  # the common case allocates no state
+    return ShieldState(newest, None, current), admitted
+
+
+def _batches(
+    sps: Sequence[Sp], members: np.ndarray, run: np.ndarray, sn: np.ndarray, runs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per run of sps, its batch's members (``members``, in order, of ``run``): the first sp
+    of each ``sn`` (``kept``, by run then ``sn``), their count, whether another sp came with one
+    of their numbers (``conflict``: a repeat of the same sp is none), the lowest and highest."""
+    numbers = sn[members]
+    same = run[1:] == run[:-1]
+    if not np.all(~same | (numbers[1:] > numbers[:-1])):  # not already by run, then sn
+        by = np.lexsort((members, numbers, run))
+        members, run, numbers = members[by], run[by], numbers[by]
+        same = run[1:] == run[:-1]
+    again = np.zeros(len(members), bool)
+    again[1:] = same & (numbers[1:] == numbers[:-1])
+    conflict = np.zeros(runs, bool)
+    if again.any():  # rare: a number repeated, compared sp by sp with its first
+        head = np.maximum.accumulate(np.where(again, 0, np.arange(len(members))))
+        for j in np.flatnonzero(again).tolist():
+            if sps[members[j]] != sps[members[head[j]]]:
+                conflict[run[j]] = True
+    kept, kept_run = members[~again], run[~again]
+    count = np.bincount(kept_run, minlength=runs)
+    ends = np.cumsum(count)
+    low, high = np.zeros(runs, np.int64), np.full(runs, -1, np.int64)
+    some = count > 0
+    low[some] = sn[kept[ends[some] - count[some]]]
+    high[some] = sn[kept[ends[some] - 1]]
+    return kept, count, conflict, low, high
 
 
 @dataclass(frozen=True)
@@ -184,9 +339,10 @@ class SecurityShield:
         """What the shield sends on for one input: nothing, the tuple, or the policy's sps
         then the tuple."""
         if isinstance(item, Sp):
-            self.state, _ = admit_sp(self.state, item)
+            self.state, _ = admit_batch(self.state, (), [(0, (item,))])
             return []
-        self.state, policy, _ = admit_tuple(self.state, item.stamp)
+        self.state, admitted = admit_batch(self.state, (item.stamp,))
+        policy = admitted.governing()[0]
         if policy is None or not self.roles(policy, item) & self.apr:
             return []
         out: list[Sp | Tuple] = []
@@ -195,49 +351,3 @@ class SecurityShield:
             self.sent = policy
         out.append(item)
         return out
-
-
-@dataclass(frozen=True)
-class Run:
-    """Tuples ``start:stop`` of a frame, one stamp, governed by ``policy`` (None: denied)."""
-
-    start: int
-    stop: int
-    policy: Policy | None
-
-
-def admit_frame(
-    state: ShieldState, stamps: Sequence[Stamp | None]
-) -> tuple[ShieldState, list[Run]]:
-    """``admit_tuple`` for a frame of tuples (no sp among them), one call per run of equal
-    stamps: after a run's first tuple, the others with its stamp change nothing (the policy
-    it was granted stays current; a denied one leaves no policy, and the horizon already
-    holds the stamp)."""
-    runs: list[Run] = []
-    start = 0
-    for stop in range(1, len(stamps) + 1):
-        if stop == len(stamps) or stamps[stop] != stamps[start]:
-            state, policy, _ = admit_tuple(state, stamps[start])
-            runs.append(Run(start, stop, policy))
-            start = stop
-    return state, runs
-
-
-def admit_batch(
-    state: ShieldState,
-    stamps: Sequence[Stamp | None],
-    sps_at: Sequence[tuple[int, Sequence[Sp]]] = (),
-) -> tuple[ShieldState, list[Run]]:
-    """``admit_frame`` for a frame whose batch had sps among its tuples: ``sps_at`` pairs each
-    run of sps, in order, with the row it came before (the frame's length: after the last),
-    and each is admitted there, so the frame decides as its items did one by one."""
-    runs: list[Run] = []
-    start = 0
-    for at, sps in [*sps_at, (len(stamps), ())]:
-        if at > start:
-            state, chunk = admit_frame(state, stamps[start:at])
-            runs += [Run(r.start + start, r.stop + start, r.policy) for r in chunk]
-            start = at
-        for sp in sps:
-            state, _ = admit_sp(state, sp)
-    return state, runs

@@ -26,14 +26,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from boxes.punctuations import (
-    Decider,
     Deciders,
     Policy,
     ShieldState,
     Sp,
     Stamp,
     admit_batch,
-    admit_sp,
 )
 from boxes.punctuations.columns import STAMP_TS, label_columns, stamp_columns, stamps_of
 from boxes.punctuations.model import from_json
@@ -104,10 +102,7 @@ class StreamShield:
 
     def admit_sps(self, sps: Iterable[Sp]) -> ShieldState:
         """The state after ``sps`` (not kept: the writer keeps it once the frame is durable)."""
-        state = self.state
-        for sp in sps:
-            state, _ = admit_sp(state, sp)
-        return state
+        return admit_batch(self.state, (), [(0, tuple(sps))])[0]
 
     def label(
         self,
@@ -118,29 +113,23 @@ class StreamShield:
     ) -> tuple[pa.Table, ShieldState]:
         """``table`` with its stamps and policy label columns (and the sps ``sps_at`` puts
         among its rows: ``with_sps``), and the state after it."""
-        state, runs = admit_batch(self.state, stamps, sps_at)
-        labels = []
+        state, admitted = admit_batch(self.state, stamps, sps_at)
         tid = governance.tid_field
-        for run in runs:
-            decider = self._decider(run.policy, governance)
-            if decider.constant is not None or tid is None:
-                labels += decider.frame(run.stop - run.start)
-            else:
-                tids = table.column(tid).slice(run.start, run.stop - run.start).to_pylist()
-                labels += decider.frame(tids)
+        tids = None if tid is None else lambda: table.column(tid).to_pylist()
+        labels = self._deciders(governance).labels(admitted, tids)
         columns = {**stamp_columns(stamps), **label_columns(labels, governance.fields)}
         for name, column in columns.items():
             table = table.append_column(name, column)
         return with_sps(table, sps_at), state
 
-    def _decider(self, policy: Policy | None, governance: Governance) -> Decider:
+    def _deciders(self, governance: Governance) -> Deciders:
         compiled = self._compiled
         if compiled is None or compiled[0] != governance:
             fields, roles, tid = governance.fields, governance.roles, governance.tid_field
             server = None if governance.server is None else Policy(0, governance.server)
             deciders = Deciders(self.stream, fields, roles, tid, server=server)
             compiled = self._compiled = (governance, deciders)
-        return compiled[1](policy)
+        return compiled[1]
 
 
 def replay(stream: str, frames: Iterable[tuple[int, bytes]]) -> ShieldState:

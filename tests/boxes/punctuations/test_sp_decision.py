@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from boxes.punctuations import Decider, Policy, Sp, TupleLabel, active_mask, decide
 from boxes.punctuations import patterns as p
 
@@ -58,15 +60,30 @@ def test_active_roles():
     assert active_mask((), ROLES) == 0
 
 
-def test_a_frame_is_labelled_as_its_tuples():
+def test_a_batch_is_labelled_as_its_tuples():
+    """``Deciders.labels``: each tuple as its policy labels it alone; the identifiers are read
+    only when a policy has a tuple pattern; a denied tuple gets nobody."""
+    from boxes.punctuations import EMPTY, Deciders, admit_batch
+
     by_id = Sp(tuples=p.members(120, 125), roles=p.const("D"), ts=1, sn=1)
     everyone = Sp(roles=p.WILDCARD, ts=1, sn=2)
-    tids = [119, 120, 125, None]
-    for sps in ((by_id,), (everyone,), (by_id, everyone)):
-        decider = Decider(Policy(1, sps), "s1", FIELDS, ROLES, "Patient_id")
-        one_by_one = [decider({"Patient_id": t, "Beats_per_min": 1}) for t in tids]
-        assert decider.frame(tids) == one_by_one
-        assert decider.frame(4) == [decider.at(None)] * 4
+    tids = [119, 120, 125, None, 120]
+    nobody = Decider(None, "s1", FIELDS, ROLES).at(None)
+
+    def unread():
+        raise AssertionError("identifiers read under a policy with no tuple pattern")
+
+    for some in ((by_id,), (everyone,), (by_id, everyone)):
+        sps = tuple(replace(sp, sn=n) for n, sp in enumerate(some, start=1))
+        policy = Policy(1, sps)
+        decider = Decider(policy, "s1", FIELDS, ROLES, "Patient_id")
+        _, admitted = admit_batch(EMPTY, [policy.stamp] * 4 + [None], [(0, sps)])
+        deciders = Deciders("s1", FIELDS, ROLES, "Patient_id")
+        one_by_one = [decider({"Patient_id": t, "Beats_per_min": 1}) for t in tids[:4]]
+        assert deciders.labels(admitted, lambda: tids) == [*one_by_one, nobody]
+        assert deciders.labels(admitted) == [decider.at(None)] * 4 + [nobody]
+        if decider.constant is not None:
+            assert deciders.labels(admitted, unread) == [*one_by_one, nobody]
     assert Decider(Policy(1, (everyone,)), "s1", FIELDS, ROLES).constant is not None
     assert Decider(Policy(1, (by_id,)), "s1", FIELDS, ROLES).constant is None
 

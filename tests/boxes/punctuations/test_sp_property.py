@@ -9,12 +9,15 @@ its sns are exactly 1..csn (one sp per sn), and every tuple since the run named 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from boxes.punctuations import EMPTY, Sp, Stamp, admit_frame, admit_sp, admit_tuple, decide
+from boxes.punctuations import EMPTY, Deciders, Sp, Stamp, admit_batch, decide
 from boxes.punctuations import patterns as p
 from boxes.punctuations.shield import Policy
+from tests.boxes.punctuations import figure10
 
 ROLE_NAMES = ("C", "D", "GP", "ND")
 # bits either side of a word's edge and in a third word (more than 64 roles)
@@ -112,6 +115,51 @@ def _governing(items, i):
 D1, C1 = Sp(roles=p.const("D"), ts=1, sn=1), Sp(roles=p.const("C"), ts=1, sn=1)
 
 
+def batches(items, cuts):
+    """``items`` cut before each index of ``cuts`` into batches as the writer gets them: the
+    tuples' stamps and the runs of sps among them with the row each came before."""
+    out, start = [], 0
+    for stop in [*sorted(set(cuts)), len(items)]:
+        stamps, sps_at = [], []
+        for item in items[start:stop]:
+            if isinstance(item, Sp):
+                if sps_at and sps_at[-1][0] == len(stamps):
+                    sps_at[-1][1].append(item)
+                else:
+                    sps_at.append((len(stamps), [item]))
+            else:
+                stamps.append(item)
+        out.append((stamps, sps_at))
+        start = stop
+    return out
+
+
+def by_batches(items, cuts, state=EMPTY):
+    """Each tuple's policy and the state after each batch, ``admit_batch`` batch by batch."""
+    policies, states = [], []
+    for stamps, sps_at in batches(items, cuts):
+        state, admitted = admit_batch(state, stamps, sps_at)
+        policies += admitted.governing()
+        states.append(state)
+    return policies, states
+
+
+def one_by_one(items, cuts, state=EMPTY):
+    """The same by Figure 10 item by item (``figure10.py``, the path before batches)."""
+    policies, states = [], []
+    for stamps, sps_at in batches(items, cuts):
+        for row in range(len(stamps) + 1):
+            for at, sps in sps_at:
+                if at == row:
+                    for sp in sps:
+                        state, _ = figure10.admit_sp(state, sp)
+            if row < len(stamps):
+                state, policy, _ = figure10.admit_tuple(state, stamps[row])
+                policies.append(policy)
+        states.append(state)
+    return policies, states
+
+
 @settings(max_examples=800, deadline=None)
 @given(histories)
 @example([D1, C1, Stamp(1, 1)])  # two different sps with one sn
@@ -121,14 +169,14 @@ D1, C1 = Sp(roles=p.const("D"), ts=1, sn=1), Sp(roles=p.const("C"), ts=1, sn=1)
 @example([D1, Stamp(1, 1), Stamp(2, 1), Sp(roles=p.const("C"), ts=2, sn=1), Stamp(2, 1)])
 @example([D1, Stamp(1, 1), D1, Stamp(1, 1)])  # a repeat after sealing is late; D1 still governs
 def test_shield_matches_the_text(items):
-    state = EMPTY
-    for i, item in enumerate(items):
-        if isinstance(item, Sp):
-            state, _ = admit_sp(state, item)
-            continue
-        state, policy, _ = admit_tuple(state, item)
-        expected = reference(items, i)
-        assert (policy.sps if policy else None) == expected
+    """Item by item (a batch each) and as one batch alike."""
+    one, _ = by_batches(items, range(len(items)))
+    whole, _ = by_batches(items, [])
+    tuples = [i for i, item in enumerate(items) if not isinstance(item, Sp)]
+    assert one == whole
+    for i, policy in zip(tuples, whole, strict=True):
+        item = items[i]
+        assert (policy.sps if policy else None) == reference(items, i)
         if policy is not None:  # never a policy that is not complete and named by the tuple
             assert policy.stamp == item and [s.sn for s in policy.sps] == list(
                 range(1, item.csn + 1)
@@ -136,28 +184,77 @@ def test_shield_matches_the_text(items):
             assert all(s in items[:i] for s in policy.sps)
 
 
-@settings(max_examples=300, deadline=None)
-@given(histories)
-def test_a_frame_decides_as_its_tuples_one_by_one(items):
-    """The writer's per-frame path: each maximal run of tuples between sps as one frame."""
-    one, frame = EMPTY, EMPTY
-    pending: list = []
-    end = object()
-    for item in [*items, end]:
-        if isinstance(item, Sp) or item is end:
-            frame, runs = admit_frame(frame, pending)
-            by_frame = [r.policy for r in runs for _ in range(r.start, r.stop)]
-            by_tuple = []
-            for stamp in pending:
-                one, policy, _ = admit_tuple(one, stamp)
-                by_tuple.append(policy)
-            assert by_frame == by_tuple and frame == one
-            pending = []
-            if isinstance(item, Sp):
-                one, _ = admit_sp(one, item)
-                frame, _ = admit_sp(frame, item)
-        else:
-            pending.append(item)
+open_batches = st.lists(st.integers(0, 30), max_size=6)
+
+
+@settings(max_examples=800, deadline=None)
+@given(histories, open_batches, histories)
+@example([D1, D1, C1], [3], [Stamp(1, 1)])  # a conflict in an open batch, sealed next batch
+@example([D1], [1], [D1, Sp(roles=p.const("C"), ts=1, sn=2), Stamp(1, 2)])
+@example([Stamp(3, 1), D1], [], [Sp(roles=p.const("C"), ts=3, sn=1), Stamp(3, 1)])
+def test_batches_decide_as_figure_10_item_by_item(items, cuts, more):
+    """Any history cut into batches anywhere (an sp batch left open across a cut, a policy
+    carried over) gives each tuple the policy, and leaves the state, that the per-item rules
+    give; then a second history from that state, as one batch."""
+    policies, states = by_batches(items, cuts)
+    expected, expected_states = one_by_one(items, cuts)
+    assert policies == expected and states == expected_states
+    state = states[-1]
+    assert by_batches(more, [], state) == one_by_one(more, [], state)
+
+
+@st.composite
+def shared_histories(draw):
+    """Mostly well-formed histories (each policy 1-2 sps, then tuples naming it) whose sps are
+    a few sps again with new timestamps and numbers, as a provider resending its policies
+    sends them (``Admitted.kinds`` groups those), and those few share some pattern objects;
+    now and then a stray item."""
+    patient = st.integers(118, 136).map(lambda t: p.inclusive(t, t + 6))
+    parts = [
+        draw(st.lists(part, min_size=size, max_size=size + 1))
+        for part, size in (
+            (st.sampled_from(("s1", "s2")).map(p.const) | st.just(p.WILDCARD), 1),
+            (patient | st.just(p.WILDCARD), 1),
+            (st.sampled_from(FIELDS).map(p.const) | st.just(p.WILDCARD), 1),
+            (st.lists(st.sampled_from(ROLE_NAMES), min_size=1).map(lambda v: p.members(*v)), 2),
+        )
+    ]
+    pool = [
+        Sp(
+            streams=draw(st.sampled_from(parts[0])),
+            tuples=draw(st.sampled_from(parts[1])),
+            attributes=draw(st.sampled_from(parts[2])),
+            roles=draw(st.sampled_from(parts[3])),
+            positive=draw(st.booleans()),
+            ts=1,
+            sn=1,
+        )
+        for _ in range(draw(st.integers(2, 4)))
+    ]
+    items: list = []
+    for ts in range(1, draw(st.integers(0, 12)) + 1):
+        chosen = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
+        items += [replace(sp, ts=ts, sn=n) for n, sp in enumerate(chosen, start=1)]
+        items += [Stamp(ts, len(chosen))] * draw(st.integers(1, 3))
+        if draw(st.integers(0, 5)) == 0:
+            items.insert(draw(st.integers(0, len(items))), draw(st.one_of(sps, stamps)))
+    return items
+
+
+@settings(max_examples=500, deadline=None)
+@given(shared_histories(), open_batches, st.sampled_from([None, "Patient_id"]))
+def test_a_batch_is_labelled_as_each_tuple_alone(items, cuts, tid):
+    """``Deciders.labels``: each tuple's label is what its own policy decides for it."""
+    deciders = Deciders("s1", FIELDS, ROLES, tid)
+    state = EMPTY
+    for stamps, sps_at in batches(items, cuts):
+        state, admitted = admit_batch(state, stamps, sps_at)
+        tids = [118 + i % 19 for i in range(len(stamps))]
+        expected = [
+            decide(policy, "s1", {"Patient_id": t}, FIELDS, ROLES, tid)
+            for policy, t in zip(admitted.governing(), tids, strict=True)
+        ]
+        assert deciders.labels(admitted, lambda tids=tids: tids) == expected
 
 
 def reference_label(sps, stream, values, tid, server=None):

@@ -1,10 +1,14 @@
 """The shield's state machine, verdict by verdict, including the readings docs/punctuations.md
-chose where Figure 10 and the text differ."""
+chose where Figure 10 and the text differ: on Figure 10 item by item (``figure10.py``), which
+the writer's batch path matches (``test_sp_property.py``)."""
 
 from __future__ import annotations
 
-from boxes.punctuations import EMPTY, Sp, SpVerdict, Stamp, TupleVerdict, admit_sp, admit_tuple
+import pytest
+
+from boxes.punctuations import EMPTY, Sp, Stamp, admit_batch
 from boxes.punctuations import patterns as p
+from tests.boxes.punctuations.figure10 import SpVerdict, TupleVerdict, admit_sp, admit_tuple
 
 
 def sp(ts, sn, role="D"):
@@ -89,3 +93,16 @@ def test_the_common_case_keeps_the_state():
     state, _ = feed([sp(5, 1), Stamp(5, 1)])
     after, policy, verdict = admit_tuple(state, Stamp(5, 1))
     assert after is state and policy is state.current and verdict is G
+    after, admitted = admit_batch(state, [Stamp(5, 1)] * 3)
+    assert after is state and admitted.governing() == [state.current] * 3
+    assert all(p is state.current for p in admitted.governing())
+
+
+def test_a_batch_names_rows_in_order_within_it():
+    """``admit_batch`` refuses sps placed out of order or past the batch's last row, rather
+    than deciding some other interleaving than the writer's."""
+    for sps_at in ([(2, [sp(5, 1)])], [(1, [sp(5, 1)]), (0, [sp(6, 1)])], [(-1, [sp(5, 1)])]):
+        with pytest.raises(ValueError):
+            admit_batch(EMPTY, [Stamp(5, 1)], sps_at)
+    after, admitted = admit_batch(EMPTY, [Stamp(5, 1)], [(0, [sp(5, 1)]), (1, [sp(6, 1)])])
+    assert admitted.governing()[0].ts == 5 and after.batch.ts == 6

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boxes.punctuations import Sp, Stamp, admit_frame, admit_sp
+from boxes.punctuations import Sp, Stamp
 from boxes.punctuations import patterns as p
 from boxes.punctuations.columns import FIELD_ROLES_COLUMN, ROLES_COLUMN, STAMP_CSN, STAMP_TS
 from boxes.punctuations.shield import EMPTY
@@ -17,6 +17,7 @@ from boxes.types import parse_schema
 from server.ingest import IngestLog, Limits
 from server.ingest.punctuated import Governance, sps_of
 from server.ingest.segments import Position, list_segments, read_range, scan, segment_path
+from tests.boxes.punctuations.figure10 import admit_sp, admit_tuple
 
 SCHEMA, _ = parse_schema({"fields": {"patient": "long", "bpm": "long"}}, "s")
 ROLES = {"DOCTOR": 0, "NURSE": 1, "CARDIO": 63, "WARD": 129}  # WARD: a third word
@@ -214,7 +215,7 @@ ITEMS = st.lists(
 @given(items=ITEMS, cut=st.integers(0, 14))
 def test_any_interleaving_rebuilds_the_state_a_pure_fold_gives(tmp_path_factory, items, cut):
     """Sps and stamped frames in any order, with gaps, repeats and late policies; the log
-    reopened after ``cut`` items holds the state of the pure shield over the same items."""
+    reopened after ``cut`` items holds the state Figure 10 item by item gives the same items."""
     path = tmp_path_factory.mktemp("log")
     log = open_log(path, segment_bytes=400)
     state = EMPTY
@@ -232,7 +233,8 @@ def test_any_interleaving_rebuilds_the_state_a_pure_fold_gives(tmp_path_factory,
             else:
                 stamps = item[1]
                 log.append("vitals", vitals(*range(len(stamps))), governance=GOV, stamps=stamps)
-                state, _ = admit_frame(state, stamps)
+                for stamp in stamps:
+                    state, _, _ = admit_tuple(state, stamp)
             assert log._shields["vitals"].state == state
     finally:
         log.close()
