@@ -52,13 +52,10 @@ TARGET = 1000  # the issue's diagram count
 GOAL_MEMORY_GB, GOAL_DEPLOY_S, GOAL_RESUME_S, GOAL_IDLE_CORES, GOAL_SHARED = 12, 1.0, 300, 0.5, 2
 USERS = 100  # the issue's "100 users' identical diagrams"
 MIB = 2**20
-SOURCE = "python_streaming_source_runner"  # Spark's Python source process, one per query
 
 
 def kind(cmd: str) -> str:
     """Which part of the server a process of its tree is."""
-    if SOURCE in cmd:
-        return "source processes"
     if "pyspark.daemon" in cmd:
         return "Spark's Python workers"
     if cmd.split(" ", 1)[0].endswith("java"):
@@ -140,7 +137,6 @@ class Point:
     count: int
     deploys: list[float] = field(default_factory=list)  # seconds, the diagrams added last
     creates: list[float] = field(default_factory=list)
-    spawned: list[float] = field(default_factory=list)  # deploy request -> its source process
     failed: int = 0
     rss: int = 0
     pss: int = 0
@@ -198,11 +194,7 @@ class Scale:
     def deploy(self, doc: dict, point: Point) -> None:
         began = time.perf_counter()
         self.api.call("POST", "/diagrams", {"document": doc})
-        created, booted, before = (
-            time.perf_counter(),
-            time.clock_gettime(time.CLOCK_BOOTTIME),
-            set(tree(self.pid)),
-        )
+        created = time.perf_counter()
         try:
             self.api.call("POST", f"/diagrams/{doc['name']}/deploy")
         except RuntimeError as err:  # counted, not fatal: the issue saw deploys fail under load
@@ -211,9 +203,6 @@ class Scale:
             return
         point.creates.append(created - began)
         point.deploys.append(time.perf_counter() - created)
-        new = [p for p in set(tree(self.pid)) - before if SOURCE in command(p)]
-        if new:
-            point.spawned.append(min(started(p) for p in new) - booted)
         self.deployed.append(doc["name"])
 
     def states(self) -> dict[str, str]:
@@ -337,7 +326,6 @@ def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row],
         rows += [
             Row(NAME, f"{n} deploy p50 of the {len(p.deploys)} added", "s", _q(p.deploys, 0.5)),
             Row(NAME, f"{n} deploy p90 of the {len(p.deploys)} added", "s", _q(p.deploys, 0.9)),
-            Row(NAME, f"{n} of which request -> source process, p50", "s", _q(p.spawned, 0.5)),
             Row(NAME, f"{n} create (POST /diagrams) p50", "s", _q(p.creates, 0.5)),
             Row(NAME, f"{n} failed deploys", "deploys", float(p.failed)),
             Row(NAME, f"{n} stop (SIGTERM to exit)", "s", p.stop_s),
@@ -348,7 +336,6 @@ def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row],
     memory = {p.count: p.pss / MIB for p in points}
     resume = {p.count: p.resume_s for p in points}
     idle = {p.count: p.idle_cores for p in points}
-    sources = {p.count: p.parts.get("source processes", [0, 0])[1] / MIB for p in points}
     warm = [d for p in points for d in p.deploys][1:]  # the first warms Spark's planning up
     p50 = statistics.median(warm) if warm else float("nan")
     # One diagram's cost is the workload's slope: a single deploy's step is mostly where the
@@ -364,7 +351,6 @@ def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row],
     )
     rows += [
         Row(NAME, "memory per diagram (slope of PSS)", "MiB", per_diagram),
-        Row(NAME, "of which source processes (slope)", "MiB", slope(sources)),
         Row(NAME, "restart -> all running, per diagram (slope)", "s", slope(resume)),
         Row(NAME, "idle CPU per diagram (slope)", "cores", slope(idle)),
         Row(NAME, f"deploy p50, warm (all {len(warm)} but the first)", "s", p50),

@@ -32,7 +32,7 @@ from server.ingest.segments import Position
 from server.runtime.source import SourceRows
 from server.runtime.storage import Location
 
-MAX_WAIT = 5.0
+MAX_WAIT = 10.0  # seconds: the longest long poll a source may ask (RuntimeSettings.poll_seconds)
 RESULTS = "@"  # a key naming an output's result log, not a stream (no name starts with it)
 
 

@@ -63,7 +63,9 @@ CHECK_WAIT = 5.0  # seconds a status waits for another caller's check of the sam
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    poll_seconds: float = 1.0  # an idle source wakes Spark this often (data ends it at once)
+    # An idle source wakes Spark this often; data ends the wait at once, and so does a stop
+    # (the JVM side's channel is interruptible), so it only sets the idle CPU (bench-scale).
+    poll_seconds: float = 10.0
     recent_rows: int = 200  # last-N cache per output
     retain_result_rows: int = 100_000  # result rows kept on disk per output
     tap_queue: int = 64  # batches a slow tap (delivery) may fall behind, then loses
