@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import sys
@@ -38,7 +39,7 @@ from bench.proctree import (
     tree_pss_bytes,
     tree_rss_bytes,
 )
-from bench.report import Goal, Row, machine, table, write
+from bench.report import RESULTS, Goal, Row, machine, table, write
 from bench.soak import Api, Served
 
 NAME = "scale"
@@ -287,6 +288,12 @@ def run(args: argparse.Namespace) -> tuple[list[Row], list[Goal], dict]:
                     scale.deploy(doc, same)
                 time.sleep(args.settle)
                 pss.append(scale.memory()[1])
+        except BaseException:
+            kept = RESULTS / f"scale-failed-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.log"
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(tmp) / "server.log", kept)
+            print(f"the server's log is kept in {kept}", file=sys.stderr)
+            raise
         finally:
             scale.close()
     rows, goals = report(points, same, pss)

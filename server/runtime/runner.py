@@ -120,6 +120,7 @@ class _Deployment:
     retry: threading.Timer | None = None
     sinks: dict[str, OutputSink] = field(default_factory=dict)
     queries: dict[str, Any] = field(default_factory=dict)
+    query_ids: dict[str, str] = field(default_factory=dict)  # per output, its query's id
     state: str = RUNNING
     error: str | None = None
     failed_output: str | None = None  # the output whose query failed, if one did
@@ -379,6 +380,7 @@ class Runtime:
                 .queryName(f"{deployment.diagram_id}.{output}")
                 .start()
             )
+            deployment.query_ids[output] = deployment.queries[output].id
         queries = list(deployment.queries.values())
         came_up = self._heads.wait_for_clients(
             client,
@@ -471,6 +473,7 @@ class Runtime:
         for sink in deployment.sinks.values():
             sink.close()
         deployment.queries.clear()
+        deployment.query_ids.clear()
         deployment.sinks.clear()
         self._set_state(deployment, state, error or deployment.error)
 
@@ -481,24 +484,38 @@ class Runtime:
                 deployment.failed_output = None
             self._changed.notify_all()
 
-    def _reconcile(self, deployment: _Deployment) -> None:
+    def _look(self, deployments: list[_Deployment]) -> dict[str, int]:
+        """Per query of the running ``deployments``, by id: -1 if it is no longer active,
+        else the rows its state stores held as of its last batch. One call into the JVM
+        (``java/.../QueryWatch.java``) for all of them."""
+        ids = [i for d in deployments if d.state == RUNNING for i in d.query_ids.values()]
+        if not ids:
+            return {}
+        watch = self.spark.sparkContext._jvm.sluice.source.QueryWatch
+        answer = watch.look(self.spark._jsparkSession, ",".join(ids))
+        return dict(zip(ids, map(int, answer.split(",")), strict=True))
+
+    def _reconcile(self, deployment: _Deployment, looked: dict[str, int] | None = None) -> None:
         """Fail a running diagram one of whose queries has ended, however Spark's listener
-        bus fared. Idempotent: only a ``running`` diagram's current queries are looked at, and
-        failing stops and forgets them, so a second look (another thread, the next round)
-        finds nothing to do."""
+        bus fared; ``looked``: what ``_look`` found (looked up now if not given). Idempotent:
+        only a ``running`` diagram's current queries are looked at, and failing stops and
+        forgets them, so a second look (another thread, the next round) finds nothing to
+        do."""
         with self._diagram_lock(deployment.diagram_id):
             if self._registered(deployment.diagram_id) is not deployment:
                 return
             if deployment.state != RUNNING:
                 return
+            if looked is None or not all(i in looked for i in deployment.query_ids.values()):
+                looked = self._look([deployment])  # started since the round's look
             for output, query in list(deployment.queries.items()):
-                if not query.isActive:
+                if looked[deployment.query_ids[output]] < 0:
                     deployment.failed_output = output
                     self._halt(deployment, FAILED, _ended(output, query))
                     log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
                     self._retry_later(deployment)
                     return
-            self._check_state(deployment)
+            self._check_state(deployment, sum(looked[i] for i in deployment.query_ids.values()))
             self._fold(deployment)
 
     def _fold(self, deployment: _Deployment) -> None:
@@ -521,15 +538,14 @@ class Runtime:
                     deployment.batch_rows.update(mine)
                     deployment.folded[output] = batch["batchId"]
 
-    def _check_state(self, deployment: _Deployment) -> None:
-        """Stop a diagram whose state outgrew ``max_state_rows``. Its cost estimate cannot
-        know this (how many group keys arrive is up to the data); left alone, it would grow
-        until the driver runs out of memory and takes every other diagram down with it. Not
-        retried: its checkpoint holds the same state."""
+    def _check_state(self, deployment: _Deployment, rows: int) -> None:
+        """Stop a diagram whose state (``rows``, all its queries') outgrew ``max_state_rows``.
+        Its cost estimate cannot know this (how many group keys arrive is up to the data);
+        left alone, it would grow until the driver runs out of memory and takes every other
+        diagram down with it. Not retried: its checkpoint holds the same state."""
         limit = self.max_state_rows
         if limit is None:
             return
-        rows = sum(_state_rows(query.lastProgress) for query in deployment.queries.values())
         if rows > limit:
             error = Conflict(
                 code=codes.STATE_LIMIT_EXCEEDED,
@@ -547,12 +563,16 @@ class Runtime:
                 continue
             with self._lock:
                 deployments = list(self._deployments.values())
+            try:
+                looked = self._look(deployments)
+            except DRIVER_GONE:  # the next round finds out whether the driver is gone
+                continue
             for deployment in deployments:
                 busy = self._diagram_lock(deployment.diagram_id)
                 if not busy.acquire(blocking=False):
                     continue  # being deployed, stopped or checked: the next round looks again
                 try:
-                    self._reconcile(deployment)
+                    self._reconcile(deployment, looked)
                 except Exception:  # Spark unreachable for a moment: the next round looks again
                     log.exception("checking diagram %s failed", deployment.diagram_id)
                 finally:

@@ -21,6 +21,9 @@ from py4j.protocol import Py4JError
 from server.runtime.jar import source_jar
 
 DEFAULT_CONF: dict[str, str] = {
+    # The driver holds every deployed query (plans, progress): about 1.2-1.7 MiB each in
+    # bench-scale, so Spark's default 1 GiB heap ran out near 700 queries.
+    "spark.driver.memory": "4g",
     "spark.driver.extraJavaOptions": "-Xss32m -XX:+ExitOnOutOfMemoryError",
     "spark.executor.extraJavaOptions": "-Xss32m",
     "spark.sql.shuffle.partitions": "2",
