@@ -30,8 +30,8 @@ bench: setup
 bench-full: setup
 	$(BIN)/python -m bench
 
-# Issue 17's scale goals: deploys, memory, idle CPU and restarts at 10 and 30 diagrams (about
-# 10-15 minutes on two cores); more with `$(BIN)/python -m bench.scale --diagrams 10,100,1000`.
+# Issue 17's scale goals: deploys, memory, idle CPU and restarts at 10, 100 and 1,000 diagrams
+# (about 13 minutes on two cores); other counts with `$(BIN)/python -m bench.scale --diagrams 10,30`.
 bench-scale: setup
 	$(BIN)/python -m bench.scale
 

@@ -126,6 +126,14 @@ def at(points: dict[int, float], count: int) -> float:
     return statistics.fmean(points.values()) - b * statistics.fmean(points) + b * count
 
 
+def at_target(points: dict[int, float]) -> tuple[float, str]:
+    """The value at ``TARGET`` diagrams: measured if the run deployed that many, else read off
+    the fitted line; and which of the two it is."""
+    if TARGET in points:
+        return points[TARGET], "MEASURED"
+    return at(points, TARGET), "EXTRAPOLATED"
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -351,11 +359,9 @@ def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row],
     k, per_diagram = same.count, slope(memory)
     ratio = (many - before) / MIB / per_diagram
     ratio_users = ratio * USERS / k
-    mem_target, resume_target, idle_target = (
-        at(memory, TARGET) / 1024,
-        at(resume, TARGET),
-        max(top.idle_cores, at(idle, TARGET)),  # a fit through noise may fall below zero
-    )
+    (mem_target, how), (resume_target, _), (idle_target, _) = map(at_target, (memory, resume, idle))
+    mem_target /= 1024
+    idle_target = max(top.idle_cores, idle_target)  # a fit through noise may fall below zero
     rows += [
         Row(NAME, "memory per diagram (slope of PSS)", "MiB", per_diagram),
         Row(NAME, "restart -> all running, per diagram (slope)", "s", slope(resume)),
@@ -370,31 +376,31 @@ def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row],
             (one - before) / MIB,
         ),
         Row(NAME, f"{k} identical diagrams over one diagram (the slope)", "x", ratio),
-        Row(NAME, f"EXTRAPOLATED to {TARGET}: memory, PSS", "GiB", mem_target),
-        Row(NAME, f"EXTRAPOLATED to {TARGET}: restart -> all running", "s", resume_target),
-        Row(NAME, f"EXTRAPOLATED to {TARGET}: idle CPU", "cores", idle_target),
-        Row(NAME, f"EXTRAPOLATED to {TARGET}: deploying one by one", "s", TARGET * p50),
+        Row(NAME, f"{how} at {TARGET}: memory, PSS", "GiB", mem_target),
+        Row(NAME, f"{how} at {TARGET}: restart -> all running", "s", resume_target),
+        Row(NAME, f"{how} at {TARGET}: idle CPU", "cores", idle_target),
+        Row(NAME, f"at {TARGET}, p50 times {TARGET}: deploying one by one", "s", TARGET * p50),
         Row(NAME, f"EXTRAPOLATED to {USERS} identical diagrams over 1", "x", ratio_users),
     ]
-    fitted = f"linear fit through {', '.join(str(c) for c in memory)} diagrams"
+    fitted = f"slope through {', '.join(str(c) for c in memory)} diagrams"
     goals = [
         Goal(
             NAME,
             f"{TARGET} diagrams < {GOAL_MEMORY_GB} GB",
-            f"{mem_target:.1f} GiB EXTRAPOLATED ({fitted}; {per_diagram:.0f} MiB/diagram)",
+            f"{mem_target:.1f} GiB {how} ({fitted}: {per_diagram:.1f} MiB/diagram)",
             mem_target < GOAL_MEMORY_GB,
         ),
         Goal(NAME, f"deploy p50 < {GOAL_DEPLOY_S:g} s warm", f"{p50:.2f} s", p50 < GOAL_DEPLOY_S),
         Goal(
             NAME,
             f"{TARGET} resumed < {GOAL_RESUME_S} s after a restart",
-            f"{resume_target:.0f} s EXTRAPOLATED ({top.count}: {top.resume_s:.0f} s)",
+            f"{resume_target:.0f} s {how} ({top.count}: {top.resume_s:.0f} s)",
             resume_target < GOAL_RESUME_S and not top.not_resumed,
         ),
         Goal(
             NAME,
             f"idle CPU < {GOAL_IDLE_CORES} core",
-            f"{top.idle_cores:.2f} at {top.count}; {idle_target:.2f} EXTRAPOLATED to {TARGET}",
+            f"{top.idle_cores:.2f} at {top.count}; {idle_target:.2f} {how} at {TARGET}",
             idle_target < GOAL_IDLE_CORES,
         ),
         Goal(
@@ -425,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.scale", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--diagrams", type=counts, default=[10, 30], help="counts, e.g. 10,30")
+    parser.add_argument("--diagrams", type=counts, default=[10, 100, TARGET], help="e.g. 10,30")
     parser.add_argument("--identical", type=int, default=10, help="identical diagrams (>= 2)")
     parser.add_argument("--idle-seconds", type=float, default=20.0)
     parser.add_argument("--settle", type=float, default=10.0, help="seconds before measuring")
