@@ -506,8 +506,11 @@ class Runtime:
                 return
             if deployment.state != RUNNING:
                 return
-            if looked is None or not all(i in looked for i in deployment.query_ids.values()):
-                looked = self._look([deployment])  # started since the round's look
+            ids = deployment.query_ids.values()
+            if looked is None or any(looked.get(i, -1) < 0 for i in ids):
+                # Looked at now, under the diagram's lock: a query started since the round's
+                # look, or one that looked ended may have been restarted since (same id).
+                looked = self._look([deployment])
             for output, query in list(deployment.queries.items()):
                 if looked[deployment.query_ids[output]] < 0:
                     deployment.failed_output = output
@@ -515,7 +518,7 @@ class Runtime:
                     log.error("diagram %s failed: %s", deployment.diagram_id, deployment.error)
                     self._retry_later(deployment)
                     return
-            self._check_state(deployment, sum(looked[i] for i in deployment.query_ids.values()))
+            self._check_state(deployment, sum(looked[i] for i in ids))
             self._fold(deployment)
 
     def _fold(self, deployment: _Deployment) -> None:
