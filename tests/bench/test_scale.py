@@ -77,9 +77,6 @@ def test_the_process_tree_holds_a_child_and_sums_its_memory_and_cpu():
 
 def test_the_parts_of_a_spark_server_are_told_apart():
     assert kind("/usr/lib/jvm/java-17/bin/java -cp x org.apache.spark.deploy.SparkSubmit") == "JVM"
-    assert kind("python -m pyspark.sql.streaming.python_streaming_source_runner") == (
-        "source processes"
-    )
     assert kind("python -m pyspark.daemon pyspark.sql.worker.create_data_source") == (
         "Spark's Python workers"
     )
@@ -103,15 +100,28 @@ def test_the_verdicts_say_what_was_extrapolated():
     mib = 2**20
     base = Point(0, resume_s=10.0, pss=500 * mib, idle_cores=0.01)
     ten = Point(10, deploys=[5.0] + [2.0] * 9, pss=1500 * mib, idle_cores=0.1, resume_s=40.0)
-    ten.parts = {"source processes": [10, 700 * mib]}
     rows, goals = report([base, ten], Point(10), [2000 * mib, 2100 * mib, 3000 * mib])
     verdicts = {g.goal: (g.measured, g.met) for g in goals}
     assert verdicts["deploy p50 < 1 s warm"] == ("2.00 s", False)
     measured, met = verdicts["1000 diagrams < 12 GB"]
-    assert "EXTRAPOLATED" in measured and "100 MiB/diagram" in measured and not met
+    assert "EXTRAPOLATED" in measured and "100.0 MiB/diagram" in measured and not met
     assert verdicts["100 identical diagrams <= 2x one"][0].startswith("10.0x at 10; 100x")
-    assert all("EXTRAPOLATED" in r.case for r in rows if r.case.startswith("EXTRAPOLATED"))
-    assert any(r.case == "10 diagrams: of which source processes (10)" for r in rows)
+    assert any(r.case == "EXTRAPOLATED at 1000: memory, PSS" for r in rows)
+
+
+def test_a_run_that_reached_a_thousand_reports_what_it_measured_there():
+    mib = 2**20
+    base = Point(0, resume_s=10.0, pss=500 * mib, idle_cores=0.01)
+    top = Point(1000, deploys=[0.3] * 5, pss=6000 * mib, idle_cores=0.1, resume_s=80.0)
+    rows, goals = report([base, top], Point(10), [2000 * mib, 2010 * mib, 2100 * mib])
+    verdicts = {g.goal: (g.measured, g.met) for g in goals}
+    assert verdicts["1000 diagrams < 12 GB"] == (
+        "5.9 GiB MEASURED (slope through 0, 1000 diagrams: 5.5 MiB/diagram)",
+        True,
+    )
+    assert verdicts["1000 resumed < 300 s after a restart"] == ("80 s MEASURED (1000: 80 s)", True)
+    assert verdicts["idle CPU < 0.5 core"] == ("0.10 at 1000; 0.10 MEASURED at 1000", True)
+    assert any(r.case == "MEASURED at 1000: memory, PSS" for r in rows)
 
 
 def test_a_saved_run_is_reported_again_from_its_json(tmp_path, capsys):
