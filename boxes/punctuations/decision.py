@@ -160,7 +160,7 @@ class Deciders:
         (``Admitted.kinds``), not once per tuple."""
         kind, policies = admitted.kinds()
         deciders = [*(self(policy) for policy in policies), self(None)]  # [-1]: denied
-        if tids is None or self.tid_field is None or all(d.constant for d in deciders):
+        if tids is None or self.tid_field is None or all(d.constant is not None for d in deciders):
             fixed = np.empty(len(deciders), object)
             fixed[:] = [d.at(None) for d in deciders]
             return fixed[kind].tolist()

@@ -24,9 +24,8 @@ import socketserver
 import threading
 from collections.abc import Mapping
 
-import pyarrow as pa
-
 from boxes.errors import SluiceError
+from server.ingest.encode import ipc_bytes
 from server.ingest.log import IngestLog
 from server.ingest.segments import Position
 from server.runtime.source import SourceRows
@@ -96,7 +95,7 @@ class _Handler(socketserver.StreamRequestHandler):
                     reply = {"offset": self._latest(source, request)}
                 elif request["op"] == "read":
                     table = source.between(request["start"], request["end"])
-                    rows = _ipc(table) if table.num_rows else b""
+                    rows = ipc_bytes(table) if table.num_rows else b""
                     reply = {"bytes": len(rows), "rows": table.num_rows}
                 else:
                     raise ValueError(f"unknown request {request['op']!r}")
@@ -121,13 +120,6 @@ class _Handler(socketserver.StreamRequestHandler):
         known = source.known(request["offset"])
         derived = bool(known) and all(k.startswith(RESULTS) for k in known)
         return source.offset((results if derived else log).wait_for_change(known, wait))
-
-
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
 
 
 class _Server(socketserver.ThreadingTCPServer):

@@ -125,12 +125,14 @@ class SourceRows:
     def between(self, start: str, end: str) -> pa.Table:
         first, last = json.loads(start), json.loads(end)
         tables = [
-            self._rows(index, name, _position(first[name]), _position(last[name]))
+            table
             for index, name in enumerate(self.streams)
+            for table in self._tables(index, name, _position(first[name]), _position(last[name]))
         ]
-        return pa.concat_tables([t for t in tables if t.num_rows] or [self.schema.empty_table()])
+        return pa.concat_tables(tables or [self.schema.empty_table()])
 
-    def _rows(self, index: int, name: str, first: Position, last: Position) -> pa.Table:
+    def _tables(self, index: int, name: str, first: Position, last: Position) -> list[pa.Table]:
+        """One table per logged frame of ``name`` in the range, in the source's schema."""
         if name in self.dirs:  # a result log, wherever it lives
             frames = resultlog.read_range(self.dirs[name], first, last)
         else:
@@ -146,7 +148,7 @@ class SourceRows:
             stream = pa.array(np.full(table.num_rows, index, np.int32))
             table = table.add_column(0, STREAM_COLUMN, stream).replace_schema_metadata(None)
             tables.append(table.cast(self.schema))
-        return pa.concat_tables(tables) if tables else self.schema.empty_table()
+        return tables
 
 
 def frame_rows(
@@ -158,7 +160,7 @@ def frame_rows(
     """A log frame's rows as an input reads them: ``_arrival`` (each row's number in its
     stream's log), the fields, then ``_level`` (0, public, for a frame written without one),
     ``_sp_denied``, a word per field set of ``sets`` and a grant word per one of ``grants``,
-    each ``count`` role words (``ddl``)."""
+    each ``count`` role words (``_columns``)."""
     table = pa.ipc.open_stream(frame.payload).read_all().replace_schema_metadata(None)
     rows = pa.array(np.arange(frame.first_seq, frame.first_seq + frame.count, dtype=np.int64))
     table = table.add_column(0, ARRIVAL_COLUMN, rows)
