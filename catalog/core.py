@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
@@ -36,6 +36,16 @@ from catalog.store import Store
 INVALID_SESSION = "no valid session; log in again"
 INVALID_CREDENTIALS = "invalid credentials"
 CHANGED_MEANWHILE = "another process changed the catalog meanwhile; try again"
+
+T = TypeVar("T")
+
+
+class Refused(Exception):
+    """A decision that refused, carried out of :meth:`Core.decided` to be audited once."""
+
+    def __init__(self, snapshot: Snapshot, decision: Decision, group: Any = None) -> None:
+        super().__init__(decision.reason)
+        self.snapshot, self.decision, self.group = snapshot, decision, group
 
 
 @dataclass(frozen=True)
@@ -217,18 +227,41 @@ class Core:
             raise Unauthenticated(INVALID_SESSION)
         return subject
 
+    def decided(self, check: Callable[[Snapshot], T], given: Snapshot | None = None) -> T:
+        """``check(snapshot)``, which raises to refuse; on a refusal against the current
+        snapshot (not one the caller ``given``), once more after one look at the database.
+
+        Another server's change whose notice is still on its way (a login there, a schema just
+        added there, a grant) then counts at once, so a client may turn to any server right
+        after another answered it. Only refusals pay for the look (one query); a right revoked
+        elsewhere still holds here until its notice arrives, milliseconds later.
+        """
+        if given is not None:
+            return check(given)
+        snapshot = self.snapshot
+        try:
+            return check(snapshot)
+        except (Unauthenticated, NotFound, Denied, Refused):
+            fresh = self.catch_up()
+            if fresh is snapshot:
+                raise
+        return check(fresh)
+
     def find(
         self, subject: Subject | None, type_: object, name: object, snapshot: Snapshot | None = None
     ) -> CatalogObject:
         """The object if the subject may view it; otherwise exactly what a missing one gives
         (a request's type and name are checked here, so they may be anything)."""
-        snapshot = snapshot or self.snapshot
-        self.valid(subject, snapshot)
         type_ = parse_type(type_)
-        obj = snapshot.find(type_, name) if isinstance(name, str) else None
-        if obj is None or not sees(subject, obj, snapshot).allowed:
-            raise NotFound(what=type_.value, name=str(name)[:64])
-        return obj
+
+        def found(snapshot: Snapshot) -> CatalogObject:
+            self.valid(subject, snapshot)
+            obj = snapshot.find(type_, name) if isinstance(name, str) else None
+            if obj is None or not sees(subject, obj, snapshot).allowed:
+                raise NotFound(what=type_.value, name=str(name)[:64])
+            return obj
+
+        return self.decided(found, snapshot)
 
     def require(
         self,
@@ -239,11 +272,18 @@ class Core:
         event: str | None = None,
     ) -> Decision:
         """Allow, or audit the denial and raise: NOT_FOUND if unseen, PERMISSION_DENIED if seen."""
-        snapshot = snapshot or self.snapshot
-        self.valid(subject, snapshot)
-        decision = decide(subject, action, obj, snapshot)
-        if decision.allowed:
+
+        def allowed(snapshot: Snapshot) -> Decision:
+            self.valid(subject, snapshot)
+            decision = decide(subject, action, obj, snapshot)
+            if not decision.allowed:
+                raise Refused(snapshot, decision)
             return decision
+
+        try:
+            return self.decided(allowed, snapshot)
+        except Refused as refused:
+            snapshot, decision = refused.snapshot, refused.decision
         where = f"{obj.type.value}:{obj.name}" if obj is not None else None
         self.log(
             subject,
@@ -278,32 +318,39 @@ class Core:
         """
         if rule.public:
             return
-        snapshot = self.snapshot
-        self.valid(subject, snapshot)
-        groups = [
-            [(need, self._named(subject, need.on, args, snapshot)) for need in group]
-            for group in rule.all_of
-        ]
-        for group in groups:
-            decision = decide_any(subject, [(need.action, obj) for need, obj in group], snapshot)
-            if decision.allowed:
-                continue
-            obj = group[0][1]
-            needs = [need.about(named) for need, named in group]
-            self.log(
-                subject,
-                event,
-                f"{obj.type.value}:{obj.name}",
-                False,
-                decision.reason,
-                rule=decision.rule,
-                needs=needs,
-            )
-            if decision.rule == "no_session":
-                raise Unauthenticated(INVALID_SESSION)
-            raise Denied(
-                f"{event} needs {' or '.join(needs)}: {decision.reason}", details={"needs": needs}
-            )
+
+        def allowed(snapshot: Snapshot) -> None:
+            self.valid(subject, snapshot)
+            groups = [
+                [(need, self._named(subject, need.on, args, snapshot)) for need in group]
+                for group in rule.all_of
+            ]
+            for group in groups:
+                actions = [(need.action, obj) for need, obj in group]
+                decision = decide_any(subject, actions, snapshot)
+                if not decision.allowed:
+                    raise Refused(snapshot, decision, group)
+
+        try:
+            return self.decided(allowed)
+        except Refused as refused:
+            decision, group = refused.decision, refused.group
+        obj = group[0][1]
+        needs = [need.about(named) for need, named in group]
+        self.log(
+            subject,
+            event,
+            f"{obj.type.value}:{obj.name}",
+            False,
+            decision.reason,
+            rule=decision.rule,
+            needs=needs,
+        )
+        if decision.rule == "no_session":
+            raise Unauthenticated(INVALID_SESSION)
+        raise Denied(
+            f"{event} needs {' or '.join(needs)}: {decision.reason}", details={"needs": needs}
+        )
 
     def _named(
         self, subject: Subject | None, on, args: Mapping[str, Any], snapshot: Snapshot
@@ -317,10 +364,12 @@ class Core:
 
     def require_admin(self, subject: Subject | None, event: str) -> Snapshot:
         """CHANGE_SYSTEM on the system object: what user, role and audit administration need."""
-        snapshot = self.snapshot
-        self.valid(subject, snapshot)
-        system = snapshot.system
-        if system is None:
-            raise NotFound("the catalog has no system object yet; bootstrap an administrator")
-        self.require(subject, Action.CHANGE_SYSTEM, system, snapshot, event=event)
-        return snapshot
+
+        def bootstrapped(snapshot: Snapshot) -> CatalogObject:
+            self.valid(subject, snapshot)
+            if snapshot.system is None:
+                raise NotFound("the catalog has no system object yet; bootstrap an administrator")
+            return snapshot.system
+
+        self.require(subject, Action.CHANGE_SYSTEM, self.decided(bootstrapped), event=event)
+        return self.snapshot

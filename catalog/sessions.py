@@ -18,6 +18,7 @@ from catalog import passwords, repository
 from catalog.authorizer import active_roles
 from catalog.core import INVALID_CREDENTIALS, INVALID_SESSION, Core
 from catalog.model import Subject
+from catalog.snapshot import Snapshot
 
 
 def token_hash(token: str) -> str:
@@ -89,14 +90,16 @@ class Sessions:
 
     def resolve(self, token: object) -> Subject:
         """The subject a token stands for, if its session is open and unexpired."""
-        snapshot = self.core.snapshot
-        session = (
-            snapshot.sessions_by_token.get(token_hash(token)) if isinstance(token, str) else None
-        )
-        user = snapshot.users.get(session.user_id) if session else None
-        if session is None or user is None:
-            raise Unauthenticated(INVALID_SESSION)
-        return self.core.valid(Subject(session.id, user.id, user.name, session.roles), snapshot)
+
+        def open_(snapshot: Snapshot) -> Subject:
+            hashed = token_hash(token) if isinstance(token, str) else None
+            session = snapshot.sessions_by_token.get(hashed) if hashed else None
+            user = snapshot.users.get(session.user_id) if session else None
+            if session is None or user is None:
+                raise Unauthenticated(INVALID_SESSION)
+            return self.core.valid(Subject(session.id, user.id, user.name, session.roles), snapshot)
+
+        return self.core.decided(open_)
 
     def logout(self, subject: Subject) -> None:
         core = self.core

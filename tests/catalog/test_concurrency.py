@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from boxes.errors import Unauthenticated
+from boxes.errors import Denied, Unauthenticated
 from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import decide
 from catalog.core import load
@@ -50,6 +50,36 @@ def test_a_change_by_another_process_is_seen_once_noticed(cat, streams, login, d
         other.accounts.set_enabled(joe, "al", False)
         cat.core.store.settle()
         assert cat.sessions.readable_sources(al) == 0
+    finally:
+        other.close()
+
+
+def test_a_change_made_elsewhere_counts_before_its_notice_arrives(
+    cat, streams, login, db_url, clock, monkeypatch
+):
+    """A client turning to this server right after another answered it: its session, a schema
+    added there and a grant made there count here at once, though no notice has come (frozen
+    here), because a refusal looks at the database once before it stands. The server's guard
+    authorizes each request first (as here), so the operation then runs on the newer snapshot."""
+    al = login("al")
+    other = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
+    try:
+        cat.core.store.settle()
+        frozen = cat.core.store.data_version()
+        monkeypatch.setattr(cat.core.store, "data_version", lambda: frozen)
+        token, joe = other.sessions.login("joe", "correct horse battery")
+        assert cat.sessions.resolve(token) == joe
+        other.objects.add_schema(joe, "fresh", {"fields": {"y": "long"}})
+        cat.authorize(joe, "streams.create", {"name": "made_here", "schema": "fresh"})
+        cat.objects.add_stream(joe, "made_here", "fresh")
+        other.grants.grant(joe, "CUSTOMER1", A.VIEW_OBJECT, T.STREAM, "made_here")
+        assert cat.core.find(al, T.STREAM, "made_here").name == "made_here"
+        other.grants.grant(joe, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "made_here")
+        assert cat.core.require(al, A.READ_TUPLE, cat.core.find(al, T.STREAM, "made_here"))
+        denials = len(cat.audit(joe, allowed=False))
+        with pytest.raises(Denied):  # still refused after the look: audited once
+            cat.core.require(al, A.CHANGE_PERM, cat.core.find(al, T.STREAM, "made_here"))
+        assert len(cat.audit(joe, allowed=False)) == denials + 1
     finally:
         other.close()
 
