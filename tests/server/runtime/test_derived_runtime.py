@@ -52,13 +52,16 @@ def sources_of(plan, rows: list[dict]) -> dict[str, list[str]]:
     )
 
 
-@pytest.fixture(params=["default", "file-url", "s3-results"])
+@pytest.fixture(params=["default", "urls"])
 def places(request, tmp_path) -> dict:
-    """Where the state lives (``RuntimeSettings.state_url``, ``results_url``)."""
-    if request.param == "file-url":
-        return {"state_url": f"file://{tmp_path}/state"}
-    if request.param == "s3-results":
-        return {"results_url": request.getfixturevalue("s3_url")}
+    """Where the state lives (``RuntimeSettings.state_url``, ``results_url``): the runtime
+    directory, or checkpoints at a ``file://`` URL with the result logs on an object store
+    (one run for both: each alone is a storage test's parameter too)."""
+    if request.param == "urls":
+        return {
+            "state_url": f"file://{tmp_path}/state",
+            "results_url": request.getfixturevalue("s3_url"),
+        }
     return {}
 
 
