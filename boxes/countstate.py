@@ -31,6 +31,7 @@ from pyspark.sql.types import (
 )
 
 from boxes import arrival, labels
+from boxes.arrowipc import ipc_bytes
 from boxes.countgroups import GroupedCountWindow, key_name
 from boxes.countwindow import ARRIVAL, TIME, CountWindow, Rows, label_name, value_name
 
@@ -50,11 +51,7 @@ _STATE = StructType(
 
 
 def to_bytes(window: Rows) -> bytes:
-    batch = pa.RecordBatch.from_arrays([pa.array(v) for v in window.values()], list(window))
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, batch.schema) as writer:
-        writer.write_batch(batch)
-    return sink.getvalue().to_pybytes()
+    return ipc_bytes(pa.table({name: pa.array(values) for name, values in window.items()}))
 
 
 def from_bytes(blob: bytes) -> Rows:

@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from boxes import codes
+from boxes.arrowipc import ipc_bytes
 from boxes.errors import InvalidInput, TooLarge
 from boxes.levels import LEVEL_COLUMN
 from boxes.types import Schema
@@ -96,14 +97,6 @@ def encode_table(
         signed = level - (1 << 64) if level >= 1 << 63 else level
         table = table.append_column(LEVEL_COLUMN, pa.array([signed] * len(tuples), pa.int64()))
     return table
-
-
-def ipc_bytes(table: pa.Table) -> bytes:
-    """A table as Arrow IPC stream bytes, its schema's metadata kept."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
 
 
 def to_payload(stream: str, table: pa.Table, limits: Limits = Limits()) -> bytes:

@@ -32,7 +32,7 @@ import threading
 import pyarrow as pa
 import redis
 
-from server.ingest.encode import ipc_bytes
+from boxes.arrowipc import ipc_bytes
 from server.realtime.delivery import Delivery, Labels
 
 CHANNEL = "sluice:results:"

@@ -24,8 +24,8 @@ import socketserver
 import threading
 from collections.abc import Mapping
 
+from boxes.arrowipc import ipc_bytes
 from boxes.errors import SluiceError
-from server.ingest.encode import ipc_bytes
 from server.ingest.log import IngestLog
 from server.ingest.segments import Position
 from server.runtime.source import SourceRows

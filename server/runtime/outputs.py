@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from boxes import codes
+from boxes.arrowipc import ipc_bytes
 from boxes.errors import Gone
-from server.ingest.encode import ipc_bytes
 from server.ingest.segments import Position
 from server.runtime.resultlog import open_log, read_range, tail
 from server.runtime.storage import Location
