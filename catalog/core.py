@@ -149,6 +149,14 @@ class Core:
             self._changed()
         return self._snapshot
 
+    def current(self) -> Snapshot:
+        """The snapshot with every change committed before this call in it, wherever it was
+        made: which rows a subscriber gets must not wait for another server's notice, or rows
+        would pass here under a right already revoked there. On SQLite the snapshot (its
+        ``data_version`` is exact); where notices may lag (PostgreSQL), one look at the
+        database."""
+        return self.snapshot if self.store.exact else self.catch_up()
+
     def settle(self) -> Snapshot:
         """Once the notice of every change committed so far has arrived, the snapshot with
         them in it (and no reload of theirs still running); at once on SQLite."""

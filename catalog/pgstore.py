@@ -73,6 +73,7 @@ class PgConnection:
 
 class PgStore(Store):
     dialect = POSTGRESQL
+    exact = False  # another server's commit is known here once its notice arrives
 
     def __init__(self, url: str) -> None:
         self.url = url

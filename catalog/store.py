@@ -77,6 +77,8 @@ class Store:
     asked at every snapshot access (a local file: microseconds).
     """
 
+    exact = True  # data_version tells every commit, another process's too, at once
+
     dialect = SQLITE
 
     def __init__(self, url: str) -> None:

@@ -3,7 +3,9 @@
 The runtime calls :meth:`Delivery.on_batch` (in a Spark callback thread) with an Arrow table of
 user fields plus the ``_label`` column. For each subscriber the session's readable set is read
 from the catalog *at that moment* (``readable_sources``), so a revoked READ_TUPLE, a logout or
-a disabled user filters the very next batch; a lost SUBSCRIBE ends the subscription.
+a disabled user filters the very next batch; a lost SUBSCRIBE ends the subscription. "At that
+moment" holds across servers too: a batch is filtered with every change committed before it,
+on whichever server (``Core.current``: one look at a shared catalog's database per batch).
 Subscribers who share a readable set share one answer (``boxes.secfilter.deliveries``), and each
 delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
 leave the server.
@@ -210,6 +212,7 @@ def visible_runs(
     subscriber's roles it grants; None for an output no sp governs)."""
     if table.num_rows == 0:
         return []
+    catalog.core.current()  # every change committed so far, on any server, counts
     right = labels.rights(*catalog.sessions.source_rights(subject))
     snapshot = catalog.core.snapshot
     policy = snapshot.levels
@@ -617,6 +620,7 @@ class Delivery:
             missed = self._gap(route, position, table.num_rows)
         if labels is None or not subscribers or table.num_rows == 0:
             return
+        self.catalog.core.current()  # every change committed so far, on any server, counts
         subscribers = [
             (sid, who)
             for sid, who in subscribers

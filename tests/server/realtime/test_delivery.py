@@ -417,3 +417,43 @@ def test_a_change_between_routing_and_joining_refuses_the_subscription(setup):
     assert delivery.readers(old) == 0 and left == [old]
     delivery.on_batch(old, batch("in1"))
     assert sent.take() == {}
+
+
+def test_a_revoke_on_another_server_filters_the_next_read_before_its_notice(postgres, monkeypatch):
+    """Two servers' catalogs on one PostgreSQL database. A right revoked through the other is
+    in force for this one's next read though its notice never came (frozen here): rows are
+    decided with every change committed before them, wherever it was made."""
+    from catalog import Catalog
+    from catalog.bootstrap import add_admin
+
+    url, password = postgres.fresh(), "correct horse battery"
+    here = Catalog.open(url, bcrypt_rounds=4)
+    there = Catalog.open(url, bcrypt_rounds=4)
+    try:
+        add_admin(here, "joe", password)
+        joe = here.sessions.login("joe", password)[1]
+        here.accounts.add_role(joe, "READER")
+        here.accounts.add_user(joe, "al", password, ["READER"])
+        here.objects.add_schema(joe, "s", {"fields": {"symbol": "string", "n": "long"}})
+        for stream in ("in1", "in2"):
+            here.objects.add_stream(joe, stream, "s")
+            here.grants.grant(joe, "READER", A.READ_TUPLE, T.STREAM, stream)
+        al = here.sessions.login("al", password)[1]
+        delivery = Delivery(here, Sent())
+        sources = {s: here.core.snapshot.find(T.STREAM, s).source_index for s in ("in1", "in2")}
+        delivery.register({"out1": None}, Labels(("in1", "in2"), sources))
+        assert [r["symbol"] for r in delivery.visible_rows(al, "out1", ALL)] == [
+            "in1",
+            "in2",
+            "both",
+        ]
+        here.core.store.settle()
+        frozen = here.core.store.data_version()
+        monkeypatch.setattr(here.core.store, "data_version", lambda: frozen)
+        there_joe = there.sessions.login("joe", password)[1]
+        there.grants.revoke(there_joe, "READER", A.READ_TUPLE, T.STREAM, "in1")
+        assert here.sessions.readable_sources(al) == 3  # the snapshot has not heard of it
+        assert [r["symbol"] for r in delivery.visible_rows(al, "out1", ALL)] == ["in2"]
+    finally:
+        there.close()
+        here.close()
