@@ -10,6 +10,7 @@ re-checking anything.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from boxes import codes
+from boxes.canonical import canonical
 from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid, Problem
 from boxes.lineage import Lineage, strictest
@@ -268,6 +270,15 @@ class Box:
         """Whether the box breaks event-time ties by arrival order (it holds count windows):
         then the plan's inputs keep each tuple's arrival number (``boxes/arrival.py``)."""
         return False
+
+    def parameters(self) -> dict[str, Any]:
+        """Everything the box computes with beside its name and schema, as JSON that is the
+        same in every process (``canonical.py``): what a plan's fingerprint is made of."""
+        return {
+            f.name: canonical(getattr(self, f.name))
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+            if f.name not in ("name", "schema")
+        }
 
     def describe(self) -> dict[str, Any]:
         """The box as the API shows it in a plan."""

@@ -21,6 +21,7 @@ from server.runtime.storage import Location
 
 DIAGRAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 START_FILE = "start.json"
+PLAN_FILE = "plan"  # the fingerprint of the plan a legacy version was resumed with
 
 
 def check_id(diagram_id: str) -> str:
@@ -74,6 +75,15 @@ class DiagramDir:
             json.dumps({name: pos.to_list() for name, pos in heads.items()}).encode()
         )
         return heads
+
+    def bound(self) -> str | None:
+        """The fingerprint of the plan this version was bound to (``bind``), if any."""
+        path = self.path.child(PLAN_FILE)
+        return path.read_text() if path.exists() else None
+
+    def bind(self, fingerprint: str) -> None:
+        """Tie a version named otherwise (``runner.legacy_fingerprint``) to one plan."""
+        self.path.child(PLAN_FILE).put(fingerprint.encode())
 
     def claims(self) -> dict[str, int]:
         """Per input stream, the first row some output of this diagram has not yet consumed."""

@@ -98,14 +98,27 @@ class RuntimeSettings:
 
 
 def fingerprint(plan: Plan) -> str:
-    """A version for a plan: any change to boxes, inputs or schemas gives a new checkpoint."""
-    described = {
+    """A version for a plan: any change to its boxes (their parameters too), inputs or schemas
+    gives a new checkpoint; nothing else does (``boxes/canonical.py``)."""
+    return _digest({**_described(plan), "parameters": [box.parameters() for box in plan.boxes]})
+
+
+def legacy_fingerprint(plan: Plan) -> str:
+    """The version before boxes' parameters counted (a filter's new condition then kept the
+    checkpoint): a diagram deployed then resumes where it was, once, under that version."""
+    return _digest(_described(plan))
+
+
+def _described(plan: Plan) -> dict[str, Any]:
+    return {
         **plan.to_dict(),
         "schemas": {n: s.to_dict() for n, s in sorted(plan.input_schemas.items())},
     }
-    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[
-        :16
-    ]
+
+
+def _digest(described: Mapping[str, Any]) -> str:
+    text = json.dumps(described, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -254,7 +267,7 @@ class Runtime:
         RESULT``). Returns the version, by default a fingerprint of the plan.
         """
         checkpoints.check_id(diagram_id)
-        version = str(version) if version is not None else fingerprint(plan)
+        version = str(version) if version is not None else self._version_of(diagram_id, plan)
         with self._diagram_lock(diagram_id):
             current = self._registered(diagram_id)
             if current is not None:
@@ -285,6 +298,18 @@ class Runtime:
             with self._launching:
                 self._launch(deployment)
         return version
+
+    def _version_of(self, diagram_id: str, plan: Plan) -> str:
+        """``fingerprint(plan)``; but a diagram whose checkpoint was written under the
+        ``legacy_fingerprint`` of this plan keeps that version, bound to this very plan (a
+        changed one starts afresh as any does), so an upgrade resumes it where it was."""
+        new, old = fingerprint(plan), legacy_fingerprint(plan)
+        kept = {d.version: d for d in self._diagrams.versions(diagram_id)}
+        legacy = kept.get(old)
+        if new in kept or legacy is None or legacy.bound() not in (None, new):
+            return new
+        legacy.bind(new)
+        return old
 
     def on_disk(self) -> list[str]:
         """The id of every diagram with checkpoints here: running, stopped or left over."""
