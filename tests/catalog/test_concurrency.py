@@ -72,6 +72,7 @@ def test_a_change_made_elsewhere_counts_before_its_notice_arrives(
         other.objects.add_schema(joe, "fresh", {"fields": {"y": "long"}})
         cat.authorize(joe, "streams.create", {"name": "made_here", "schema": "fresh"})
         cat.objects.add_stream(joe, "made_here", "fresh")
+        other.core.store.settle()  # the other server is not the one under test
         other.grants.grant(joe, "CUSTOMER1", A.VIEW_OBJECT, T.STREAM, "made_here")
         assert cat.core.find(al, T.STREAM, "made_here").name == "made_here"
         other.grants.grant(joe, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "made_here")
