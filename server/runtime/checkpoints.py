@@ -22,6 +22,7 @@ from server.runtime.storage import Location
 DIAGRAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 START_FILE = "start.json"
 PLAN_FILE = "plan"  # the fingerprint of the plan a legacy version was resumed with
+SHARED_FILE = "shared.json"  # a member of a shared execution: its host and where it joined
 
 
 def check_id(diagram_id: str) -> str:
@@ -84,6 +85,23 @@ class DiagramDir:
     def bind(self, fingerprint: str) -> None:
         """Tie a version named otherwise (``runner.legacy_fingerprint``) to one plan."""
         self.path.child(PLAN_FILE).put(fingerprint.encode())
+
+    def membership(self) -> dict | None:
+        """``{"key", "bases", "stopped_at"}`` if this version is a member of a shared
+        execution: the host's key, per output the host's result-log position it joined at,
+        and, if it was stopped, the host's position it had been handed rows up to."""
+        path = self.path.child(SHARED_FILE)
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def join(self, key: str, bases: dict[str, int], stopped_at: dict[str, int] | None = None):
+        """Record, durably, that this version reads the host ``key``'s outputs from ``bases``
+        (and, once stopped, where to go on from)."""
+        member = {"key": key, "bases": bases, "stopped_at": stopped_at}
+        self.path.child(SHARED_FILE).put(json.dumps(member).encode())
+
+    def ran_alone(self) -> bool:
+        """Whether this version has queries of its own (checkpoints): it then stays alone."""
+        return bool(self.path.child("outputs").names())
 
     def claims(self) -> dict[str, int]:
         """Per input stream, the first row some output of this diagram has not yet consumed."""

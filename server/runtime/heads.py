@@ -43,10 +43,13 @@ def result_key(output: str) -> str:
 class ResultLogs:
     """Where each output deployed here keeps its result log and where that log ends: what a
     derived input reads (by row position, like a stream) and long-polls. An output stays
-    known after its diagram stops (its log is still on disk) until the diagram is removed."""
+    known after its diagram stops (its log is still on disk) until the diagram is removed. A
+    member of a shared execution's output is an alias of its host's (``sharing.py``): a
+    derived input reads the host's log, at the host's positions."""
 
     def __init__(self) -> None:
         self._logs: dict[str, tuple[Location, Position]] = {}
+        self._aliases: dict[str, str] = {}  # a member's output's key -> its host output's
         self._changed = threading.Condition()
 
     def advanced(self, output: str, location: Location, head: Position) -> None:
@@ -54,21 +57,36 @@ class ResultLogs:
             self._logs[result_key(output)] = (location, head)
             self._changed.notify_all()
 
+    def alias(self, output: str, host_output: str) -> None:
+        with self._changed:
+            self._aliases[result_key(output)] = result_key(host_output)
+            self._changed.notify_all()
+
     def forget(self, output: str) -> None:
         with self._changed:
             self._logs.pop(result_key(output), None)
+            self._aliases.pop(result_key(output), None)
+
+    def keys(self, output: str) -> list[str]:
+        """The keys ``output``'s log is read under: its own and its aliases'."""
+        own = result_key(output)
+        with self._changed:
+            return [own, *(alias for alias, host in self._aliases.items() if host == own)]
 
     def directory(self, output: str) -> Location | None:
         with self._changed:
-            known = self._logs.get(result_key(output))
+            known = self._logs.get(self._resolved(result_key(output)))
         return None if known is None else known[0]
 
     def heads(self, keys: list[str]) -> dict[str, Position]:
         with self._changed:
-            missing = [k for k in keys if k not in self._logs]
+            missing = [k for k in keys if self._resolved(k) not in self._logs]
             if missing:
                 raise KeyError(f"no result log deployed for {', '.join(missing)}")
-            return {k: self._logs[k][1] for k in keys}
+            return {k: self._logs[self._resolved(k)][1] for k in keys}
+
+    def _resolved(self, key: str) -> str:
+        return self._aliases.get(key, key)
 
     def wait_for_change(self, known: Mapping[str, int], timeout: float) -> dict[str, Position]:
         """The heads as soon as one log is past ``known[key]``, or after ``timeout``."""

@@ -16,7 +16,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -37,6 +37,12 @@ Advanced = Callable[[Location, Position], None]  # the result log (its place) en
 Claimed = Callable[[], int | None]  # the first row a derived input reading it still needs
 Relabel = Callable[[pa.Table], pa.Table]  # a batch with its ON RESULT policy
 Relabeller = Callable[[str, pa.Table], pa.Table]  # the same, for any output of a diagram
+
+
+def _position(batch_id: int, after: int) -> dict[bytes, bytes]:
+    """A batch's place in its output's result log, as taps receive it: its id and the
+    position after its last row."""
+    return {BATCH_KEY: str(batch_id).encode(), NEXT_KEY: str(after).encode()}
 
 
 def encode_batch(table: pa.Table, batch_id: int) -> bytes:
@@ -132,6 +138,7 @@ class OutputSink:
         self._results = open_log(directory, segment_bytes)
         self._recent: deque[pa.Table] = deque()
         self._recent_count = 0
+        self._recent_next = 0  # the position after the last recent row
         self._lock = threading.Lock()
         self._taps: list[Tap] = []
         self.last_batch_id = -1
@@ -148,6 +155,7 @@ class OutputSink:
             batch_id, table = decode_batch(frame.payload)
             self.last_batch_id = batch_id
             self._remember(table)
+        self._recent_next = head.seq
 
     def _remember(self, table: pa.Table) -> None:
         self._recent.append(table)
@@ -180,10 +188,9 @@ class OutputSink:
             self.batches += 1
             self.rows += table.num_rows
             self._remember(table)
+            self._recent_next = self._results.head.seq
             taps = list(self._taps)
-        positioned = table.replace_schema_metadata(
-            {BATCH_KEY: str(batch_id).encode(), NEXT_KEY: str(self._results.head.seq).encode()}
-        )
+        positioned = table.replace_schema_metadata(_position(batch_id, self._results.head.seq))
         for tap in taps:
             tap.offer(positioned)
 
@@ -199,6 +206,10 @@ class OutputSink:
         claimed = self.claimed()
         return cut if claimed is None else min(cut, claimed)
 
+    def end(self) -> int:
+        """The position after the last row logged: a batch boundary."""
+        return self._results.head.seq
+
     def read_from(self, start: int, max_rows: int) -> Results:
         """Up to about ``max_rows`` results from row position ``start`` on (whole batches, the
         first one cut at ``start``), as the durable log holds them; ``RESULTS_EXPIRED`` if
@@ -207,24 +218,50 @@ class OutputSink:
             head = self._results.head
             bases = self._results.bases()
         oldest = bases[0] if bases else head.seq
+        tables: list[pa.Table] = []
+        end = start
+        for _, table, end in self._batches(start, head, bases):
+            tables.append(table)
+            if end >= head.seq or sum(t.num_rows for t in tables) >= max_rows:
+                break
+        return Results(tables, start=start, next=end, oldest=oldest)
+
+    def logged(self, start: int, end: int) -> list[pa.Table]:
+        """The batches logged from position ``start`` to ``end`` (a batch boundary), each cut
+        at ``start`` and positioned as ``handle`` hands batches to taps."""
+        with self._lock:
+            head = self._results.head
+            bases = self._results.bases()
+        found = []
+        for batch_id, table, after in self._batches(start, head, bases):
+            if after > end:
+                break
+            found.append(table.replace_schema_metadata(_position(batch_id, after)))
+        return found
+
+    def _batches(
+        self, start: int, head: Position, bases: list[int]
+    ) -> Iterator[tuple[int, pa.Table, int]]:
+        """Each logged batch that ends after ``start``, up to ``head``: its id, its rows from
+        ``start`` on, and the position after it; ``RESULTS_EXPIRED`` if retention dropped
+        rows at or after ``start``."""
+        oldest = bases[0] if bases else head.seq
         if start < oldest:
             raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest)
         base = max((b for b in bases if b <= start), default=oldest)
-        tables: list[pa.Table] = []
-        end = start
         try:
             for frame in read_range(self._results.location, Position(base, base, 0), head):
                 if frame.first_seq + frame.count <= start:
                     continue
-                _, table = decode_batch(frame.payload)
-                tables.append(table.slice(max(0, start - frame.first_seq)))
-                end = frame.first_seq + frame.count
-                if end >= head.seq or sum(t.num_rows for t in tables) >= max_rows:
-                    break
+                batch_id, table = decode_batch(frame.payload)
+                yield (
+                    batch_id,
+                    table.slice(max(0, start - frame.first_seq)),
+                    frame.first_seq + frame.count,
+                )
         except FileNotFoundError:  # retention dropped the segment while it was read
             oldest = self._results.bases()[0]
             raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest) from None
-        return Results(tables, start=start, next=end, oldest=oldest)
 
     def tap(self, callback: Callback, max_pending: int = 64) -> Tap:
         """Feed every batch delivered from now on to ``callback``, from a thread of its own."""
@@ -238,15 +275,18 @@ class OutputSink:
             self._taps.remove(tap)
         tap.close()
 
-    def recent(self, n: int | None = None) -> pa.Table | None:
-        """The last ``n`` (default: all kept) result tuples, oldest first; None before any."""
+    def recent(self, n: int | None = None, since: int = 0) -> pa.Table | None:
+        """The last ``n`` (default: all kept) result tuples, oldest first, of those at
+        position ``since`` or after (a member of a shared output: ``sharing.py``); None
+        before any."""
         with self._lock:
-            tables = list(self._recent)
+            tables, end = list(self._recent), self._recent_next
         if not tables:
             return None
         table = pa.concat_tables(tables)
         n = self.recent_rows if n is None else min(n, self.recent_rows)
-        return table.slice(max(0, table.num_rows - n))
+        first = end - table.num_rows
+        return table.slice(max(0, table.num_rows - n, since - first))
 
     def stats(self) -> dict:
         with self._lock:

@@ -41,10 +41,10 @@ from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.ingest.items import split
 from server.ingest.punctuated import Governance
-from server.runtime import checkpoints
+from server.runtime import checkpoints, sharing
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer, ResultLogs, result_key
-from server.runtime.outputs import Callback, OutputSink, Relabeller, Results
+from server.runtime.outputs import NEXT_KEY, Callback, OutputSink, Relabeller, Results, Tap
 from server.runtime.source import derived_frame, input_frames
 from server.runtime.spark import (
     DRIVER_GONE,
@@ -77,6 +77,7 @@ class RuntimeSettings:
     deploy_timeout: float = 120.0  # how long a deploy may wait for its queries' sources
     reconcile_every: float = 2.0  # seconds between checks that every running query is alive
     box_metrics: bool = False  # count rows per box (boxes/observed.py; costs throughput)
+    share_plans: bool = True  # diagrams whose plans differ only in names run as one (sharing.py)
     # Where checkpoints (and result logs) live, and result logs if elsewhere: a local path or a
     # URL (``storage.py``); None: the data directory, and with the checkpoints.
     state_url: str | None = None
@@ -94,6 +95,7 @@ class RuntimeSettings:
             state_url=config.state_url and config.state_url.get_secret_value(),
             results_url=config.results_url and config.results_url.get_secret_value(),
             box_metrics=config.box_metrics or config.demo,  # the demo shows what the editor can
+            share_plans=config.share_plans,
         )
 
 
@@ -145,6 +147,16 @@ class _Deployment:
     batch_rows: dict[str, int] = field(default_factory=dict)
     folded: dict[str, int] = field(default_factory=dict)
     looked: dict[str, str] = field(default_factory=dict)
+    # A member of a shared execution (``sharing.py``): its host's runtime id, per output the
+    # host's output it reads and the host's position it joined at (None until it has).
+    host: str | None = None
+    hosted: dict[str, str] = field(default_factory=dict)
+    bases: dict[str, int] | None = None
+    # ... and while it runs, its taps (``on_batch``'s queues) and the host position it is to
+    # be handed rows from next, per output. A host: its logs' ends when its queries started.
+    taps: dict[str, Tap] = field(default_factory=dict)
+    next_at: dict[str, int] = field(default_factory=dict)
+    start_ends: dict[str, int] = field(default_factory=dict)
 
 
 class Runtime:
@@ -217,7 +229,12 @@ class Runtime:
 
     def drop_stream(self, name: str) -> None:
         """Delete a stream's log; refused while a deployed diagram (even stopped) reads it."""
-        readers = sorted({d.diagram_id for d in self._diagrams.all() if name in (d.start() or {})})
+        reading = {d.diagram_id for d in self._diagrams.all() if name in (d.start() or {})}
+        hosts = {h.removeprefix(sharing.HOST) for h in reading if h.startswith(sharing.HOST)}
+        members = {
+            d.diagram_id for d in self._diagrams.all() if (d.membership() or {}).get("key") in hosts
+        }
+        readers = sorted({r for r in reading if not r.startswith(sharing.HOST)} | members)
         if readers:
             raise Conflict(
                 code=codes.STREAM_IN_USE,
@@ -264,7 +281,8 @@ class Runtime:
 
         ``on_batch(output, table)`` receives each result batch (user fields + ``_label``);
         ``relabel(output, table)`` gives it its policy first, before it is logged (``ON
-        RESULT``). Returns the version, by default a fingerprint of the plan.
+        RESULT``). Returns the version, by default a fingerprint of the plan. A plan another
+        deployed diagram has but for names shares that one's execution (``sharing.py``).
         """
         checkpoints.check_id(diagram_id)
         version = str(version) if version is not None else self._version_of(diagram_id, plan)
@@ -278,26 +296,246 @@ class Runtime:
                 self._halt(current, STOPPED)
             self._check_inputs(plan)
             directory = self._diagrams.version(diagram_id, version)
-            deployment = _Deployment(
-                diagram_id, version, plan, directory, on_batch, relabel, state=STARTING
+            left = self._other_versions(diagram_id, version)
+            if self._share(diagram_id, plan, directory, on_batch, relabel):
+                self._forget_versions(left)
+                return version
+            self._deploy_alone(diagram_id, plan, directory, on_batch, relabel, left)
+        return version
+
+    def _deploy_alone(
+        self,
+        diagram_id: str,
+        plan: Plan,
+        directory: checkpoints.DiagramDir,
+        on_batch: Callback | None,
+        relabel: Relabeller | None,
+        left: list[checkpoints.DiagramDir] = (),  # type: ignore[assignment]
+    ) -> None:
+        """Start the diagram's own queries (its diagram lock held); ``left``: its other
+        versions, removed once it is registered."""
+        deployment = _Deployment(
+            diagram_id, directory.version, plan, directory, on_batch, relabel, state=STARTING
+        )
+        with self._changed:  # a new deployment, starting: waiters on its state hear of it
+            self._check_outputs_free(diagram_id, plan)
+            self._deployments[diagram_id] = deployment
+            self._changed.notify_all()
+        try:
+            self._forget_versions(left)
+            derived = [result_key(o) for o in plan.derived().values()]
+            heads = self.log.heads(list(plan.streams()))
+            directory.fix_start(heads | self.result_logs.heads(derived))
+        except Exception as exc:
+            self._set_state(deployment, FAILED, f"{type(exc).__name__}: {exc}")
+            raise
+        with self._launching:
+            self._launch(deployment)
+
+    def _other_versions(self, diagram_id: str, version: str) -> list[checkpoints.DiagramDir]:
+        return [old for old in self._diagrams.versions(diagram_id) if old.version != version]
+
+    def _forget_versions(self, versions: list[checkpoints.DiagramDir]) -> None:
+        """Remove a diagram's old versions; a host none of whose members is left goes too."""
+        for old in versions:
+            joined = old.membership()
+            old.remove()
+            if joined is not None:
+                self._release(joined["key"])
+
+    # -- shared execution (sharing.py) -----------------------------------------------------
+    def _share(
+        self,
+        diagram_id: str,
+        plan: Plan,
+        directory: checkpoints.DiagramDir,
+        on_batch: Callback | None,
+        relabel: Relabeller | None,
+    ) -> bool:
+        """Deploy the diagram as a member of the host of its plan's key, starting the host if
+        it is not running; False if it runs alone instead: it relabels its results, sharing
+        is off, it ran alone before, or its plan has state and the host has read since it
+        started (its windows would hold tuples from before this diagram came)."""
+        joined = directory.membership()
+        if joined is None and (
+            relabel is not None or not self.settings.share_plans or directory.ran_alone()
+        ):
+            return False
+        key = joined["key"] if joined is not None else sharing.key(plan)
+        try:
+            host_plan, names = sharing.hosted(plan, key)
+        except ValueError:
+            log.exception("diagram %s runs alone", diagram_id)
+            return False
+        host_id = sharing.HOST + key
+        with self._diagram_lock(host_id):
+            if joined is None and not sharing.stateless(plan) and self._host_has_read(host_plan):
+                return False
+            member = _Deployment(
+                diagram_id,
+                directory.version,
+                plan,
+                directory,
+                on_batch,
+                state=STARTING,
+                host=host_id,
+                hosted=names,
+                bases=None if joined is None else joined["bases"],
             )
-            with self._changed:  # a new deployment, starting: waiters on its state hear of it
+            with self._changed:
                 self._check_outputs_free(diagram_id, plan)
-                self._deployments[diagram_id] = deployment
+                self._deployments[diagram_id] = member
                 self._changed.notify_all()
             try:
-                for old in self._diagrams.versions(diagram_id):
-                    if old.version != version:
-                        old.remove()
-                derived = [result_key(o) for o in plan.derived().values()]
-                heads = self.log.heads(list(plan.streams()))
-                directory.fix_start(heads | self.result_logs.heads(derived))
-            except Exception as exc:
-                self._set_state(deployment, FAILED, f"{type(exc).__name__}: {exc}")
-                raise
-            with self._launching:
-                self._launch(deployment)
-        return version
+                host = self._host(host_id, host_plan)
+            except SluiceError as err:  # the host's retries attach the member once it runs
+                if "diagram" in err.params:  # told as the member's, not the host's
+                    err = type(err)(
+                        code=err.code, details=err.details, **{**err.params, "diagram": diagram_id}
+                    )
+                if member.state == STARTING:
+                    self._set_state(member, FAILED, str(err))
+                raise err from None
+            if not member.next_at:  # not attached yet by the host's start (``_launch``)
+                self._attach(host, member, joined and joined.get("stopped_at"))
+        return True
+
+    def _host_has_read(self, host_plan: Plan) -> bool:
+        """Whether the host of ``host_plan`` has a start its inputs have moved on from."""
+        directory = self._diagrams.version(host_plan.name, fingerprint(host_plan))
+        start = directory.start()
+        if start is None:
+            return False
+        derived = [result_key(o) for o in host_plan.derived().values()]
+        heads = self.log.heads(list(host_plan.streams())) | self.result_logs.heads(derived)
+        return any(heads[name].seq != position.seq for name, position in start.items())
+
+    def _host(self, host_id: str, host_plan: Plan) -> _Deployment:
+        """The host, running: deployed (or resumed from its checkpoint) unless it runs."""
+        version = fingerprint(host_plan)
+        with self._diagram_lock(host_id):
+            host = self._registered(host_id)
+            if host is None or host.state != RUNNING or host.version != version:
+                if host is not None:
+                    self._halt(host, STOPPED)
+                directory = self._diagrams.version(host_id, version)
+                fan_out = functools.partial(self._fan_out, host_id)
+                left = self._other_versions(host_id, version)
+                self._deploy_alone(host_id, host_plan, directory, fan_out, None, left)
+                host = self._registered(host_id)
+            assert host is not None
+            return host
+
+    def _attach(
+        self, host: _Deployment, member: _Deployment, stopped_at: dict[str, int] | None = None
+    ) -> None:
+        """Start handing the running host's batches to ``member``. A new member joins at the
+        host's result logs' ends, recorded durably before anything reaches it. One that
+        joined before is first handed what the host logged since it was stopped
+        (``stopped_at``), or else since the host's queries started (a restart), like a
+        diagram of its own catching up from its checkpoint. The registry's lock, which
+        ``_fan_out`` holds too, makes the switch to live batches a batch boundary."""
+        key = host.diagram_id.removeprefix(sharing.HOST)
+        sinks = {output: host.sinks[name] for output, name in member.hosted.items()}
+        with self._changed:
+            ends = {output: sink.end() for output, sink in sinks.items()}
+            if member.bases is None:
+                member.bases, resume = dict(ends), dict(ends)
+                member.directory.join(key, member.bases)
+            else:
+                resume = stopped_at or {
+                    output: host.start_ends.get(name, ends[output])
+                    for output, name in member.hosted.items()
+                }
+                if stopped_at is not None:  # handed on below: a crash must not hand them again
+                    member.directory.join(key, member.bases)
+            if member.on_batch is not None:
+                member.taps = {
+                    output: Tap(output, member.on_batch, self.settings.tap_queue)
+                    for output in sinks
+                }
+            for output, tap in member.taps.items():
+                for table in sinks[output].logged(resume[output], ends[output]):
+                    mine = sharing.from_base(table, member.bases[output], resume[output])
+                    if mine is not None:
+                        tap.offer(mine)
+            member.next_at = ends
+            for output, name in member.hosted.items():
+                self.result_logs.alias(output, name)
+            self._set_state(member, RUNNING)
+
+    def _detach(self, member: _Deployment) -> None:
+        """Stop handing a member batches; what it was handed up to is recorded, so deploying
+        it again hands it what the host logged meanwhile."""
+        with self._changed:
+            taps, member.taps = member.taps, {}
+            stopped_at, member.next_at = member.next_at, {}
+        for tap in taps.values():
+            tap.close()
+        if stopped_at and member.bases is not None and member.host is not None:
+            member.directory.join(member.host.removeprefix(sharing.HOST), member.bases, stopped_at)
+
+    def _fan_out(self, host_id: str, output: str, table: pa.Table) -> None:
+        """The host's tap: each running member's tap is offered the batch from where it is
+        to go on, as its own output's (under the registry's lock: see ``_attach``)."""
+        end = int((table.schema.metadata or {})[NEXT_KEY])
+        with self._lock:
+            for member in self._deployments.values():
+                if member.host != host_id or member.state != RUNNING or not member.bases:
+                    continue
+                for name, hosted in member.hosted.items():
+                    tap, since = member.taps.get(name), member.next_at.get(name)
+                    if hosted != output or since is None:
+                        continue
+                    mine = sharing.from_base(table, member.bases[name], since)
+                    if mine is not None and tap is not None:
+                        tap.offer(mine)
+                    member.next_at[name] = max(since, end)
+
+    def _release(self, key: str) -> None:
+        """Remove the host of ``key`` once no diagram, registered or on disk, is its member."""
+        host_id = sharing.HOST + key
+        with self._lock:
+            registered = any(d.host == host_id for d in self._deployments.values())
+        if registered:
+            self._stop_idle_host(host_id)
+            return
+        if any((m or {}).get("key") == key for m in self._memberships()):
+            return
+        self.remove(host_id)
+
+    def _memberships(self) -> list[dict | None]:
+        return [d.membership() for d in self._diagrams.all()]
+
+    def _stop_idle_host(self, host_id: str) -> None:
+        """Stop a host all of whose registered members are stopped (its checkpoint stays)."""
+        with self._lock:
+            members = [d for d in self._deployments.values() if d.host == host_id]
+        if all(m.state == STOPPED for m in members):
+            self.stop(host_id)
+
+    def shared(self) -> list[dict[str, Any]]:
+        """Every shared execution with a member deployed since the runtime started: its key,
+        its host's state, and per member its state and, per output, the host position it
+        joined at (what an administrator sees: which diagrams share what)."""
+        with self._lock:
+            groups: dict[str, list[_Deployment]] = {}
+            for deployment in self._deployments.values():
+                if deployment.host is not None:
+                    groups.setdefault(deployment.host, []).append(deployment)
+            hosts = {h: self._deployments.get(h) for h in groups}
+            return [
+                {
+                    "key": host_id.removeprefix(sharing.HOST),
+                    "state": host.state if host is not None else STOPPED,
+                    "members": [
+                        {"diagram": m.diagram_id, "state": m.state, "joined_at": m.bases}
+                        for m in sorted(members, key=lambda m: m.diagram_id)
+                    ],
+                }
+                for host_id, members in sorted(groups.items())
+                for host in (hosts[host_id],)
+            ]
 
     def _version_of(self, diagram_id: str, plan: Plan) -> str:
         """``fingerprint(plan)``; but a diagram whose checkpoint was written under the
@@ -335,6 +573,14 @@ class Runtime:
                 code=codes.DEPLOY_FAILED, diagram=deployment.diagram_id, reason=exc
             ) from exc
         self._set_state(deployment, RUNNING)
+        with self._lock:  # members whose joining waited for this host to run
+            waiting = [
+                d
+                for d in self._deployments.values()
+                if d.host == deployment.diagram_id and d.bases is None and d.state != STOPPED
+            ]
+        for member in waiting:
+            self._attach(deployment, member)
 
     def _check_inputs(self, plan: Plan) -> None:
         for output in plan.derived().values():
@@ -391,12 +637,13 @@ class Runtime:
                 tasks,
                 acked=functools.partial(self._acked, checkpoint),
                 advanced=functools.partial(self.result_logs.advanced, output),
-                claimed=functools.partial(self._claimed, result_key(output)),
+                claimed=functools.partial(self._claimed, output),
                 relabel=(
                     functools.partial(deployment.relabel, output) if deployment.relabel else None
                 ),
             )
             deployment.sinks[output] = sink
+            deployment.start_ends[output] = sink.end()
             if on_batch is not None:
                 sink.tap(on_batch, self.settings.tap_queue)
             deployment.queries[output] = (
@@ -450,12 +697,15 @@ class Runtime:
             raise Conflict(code=codes.DERIVED_NOT_DEPLOYED, output=output)
         return location.url
 
-    def _claimed(self, key: str) -> int | None:
-        """The first row of a result log that some diagram reading it (running or stopped)
-        has not yet consumed; None if none reads it."""
+    def _claimed(self, output: str) -> int | None:
+        """The first row of an output's result log that some diagram reading it (running or
+        stopped; through a member's output if shared) has not yet consumed; None if none
+        reads it."""
+        keys = self.result_logs.keys(output)
         claims = [
             seq
             for directory in self._diagrams.all()
+            for key in keys
             if (seq := directory.claims().get(key)) is not None
         ]
         return min(claims, default=None)
@@ -475,18 +725,24 @@ class Runtime:
             deployment = self._registered(diagram_id)
             if deployment is not None and deployment.state != STOPPED:
                 self._halt(deployment, STOPPED)
+            if deployment is not None and deployment.host is not None:
+                self._stop_idle_host(deployment.host)
 
     def remove(self, diagram_id: str) -> None:
-        """Stop a diagram and forget it: checkpoints, results and its hold on the input logs."""
+        """Stop a diagram and forget it: checkpoints, results and its hold on the input logs
+        (and a shared execution's host, if it was its last member)."""
         with self._diagram_lock(diagram_id):
             self.stop(diagram_id)
             with self._lock:
                 removed = self._deployments.pop(diagram_id, None)
             for output in removed.plan.outputs if removed is not None else ():
                 self.result_logs.forget(output)
+            self._forget_versions(self._diagrams.versions(diagram_id))
             self._diagrams.remove(diagram_id)
 
     def _halt(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
+        if deployment.host is not None:
+            self._detach(deployment)
         if deployment.retry is not None:
             deployment.retry.cancel()
             deployment.retry = None
@@ -503,10 +759,16 @@ class Runtime:
         self._set_state(deployment, state, error or deployment.error)
 
     def _set_state(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
+        """A host's state is its joined members' too, but for those stopped on their own."""
         with self._changed:
             deployment.state, deployment.error = state, error
             if state == RUNNING:
                 deployment.failed_output = None
+            for member in self._deployments.values():
+                if member.host == deployment.diagram_id and member.bases is not None:
+                    member.restarts = deployment.restarts
+                    if member.state != STOPPED:
+                        member.state, member.error = state, error
             self._changed.notify_all()
 
     def _look(self, deployments: list[_Deployment]) -> dict[str, int]:
@@ -616,6 +878,8 @@ class Runtime:
             deployments = list(self._deployments.values())
         resume = []
         for deployment in deployments:
+            if deployment.host is not None:
+                continue  # a member: its host's state is its own
             with self._diagram_lock(deployment.diagram_id):
                 if deployment.state in (RUNNING, STARTING) or deployment.retry is not None:
                     self._halt(deployment, FAILED, error)
@@ -691,6 +955,8 @@ class Runtime:
                 "outputs": {},
                 "boxes": {},
             }
+        if deployment.host is not None:
+            return self._member_status(deployment)
         busy = self._diagram_lock(diagram_id)
         # A check in progress takes a moment: wait for its verdict. A deploy or restart may
         # take minutes: answer with what is known.
@@ -726,6 +992,38 @@ class Runtime:
             "restarts": deployment.restarts,
             "outputs": outputs,
             "boxes": boxes,
+        }
+
+    def _member_status(self, member: _Deployment) -> dict[str, Any]:
+        """A member's status: its host's, checked now, in the member's names and positions."""
+        host = self._registered(member.host or "")
+        answer = self.status(member.host or "")
+        by_host = {name: output for output, name in member.hosted.items()}
+        outputs = {}
+        for name, progress in answer["outputs"].items():
+            output = by_host[name]
+            sink = host.sinks.get(name) if host is not None else None
+            if sink is not None and member.state == RUNNING and member.bases:
+                shown = sharing.SharedOutput(output, sink, member.bases[output]).stats()
+                taps = [tap.stats() for tap in [member.taps.get(output)] if tap is not None]
+                outputs[output] = {
+                    **progress,
+                    **shown,
+                    "subscribers": taps,
+                    "dropped_batches": sum(t["dropped_batches"] for t in taps),
+                    "dropped_rows": sum(t["dropped_rows"] for t in taps),
+                }
+        boxes = host.plan.boxes if host is not None else ()
+        names = {h.name: m.name for h, m in zip(boxes, member.plan.boxes, strict=False)}
+        return {
+            **answer,
+            "diagram": member.diagram_id,
+            "version": member.version,
+            "state": member.state,
+            "error": member.error,
+            "failed_output": by_host.get(answer["failed_output"]),
+            "outputs": outputs,
+            "boxes": {names.get(box, box): counts for box, counts in answer["boxes"].items()},
         }
 
     def plan(self, diagram_id: str) -> Plan | None:
@@ -783,11 +1081,16 @@ class Runtime:
             log.warning("Spark's listener-bus metrics are not reachable", exc_info=True)
             return None
 
-    def _sink(self, output: str) -> OutputSink:
+    def _sink(self, output: str) -> OutputSink | sharing.SharedOutput:
         with self._lock:
             for deployment in self._deployments.values():
                 if output in deployment.sinks:
                     return deployment.sinks[output]
+                if deployment.state == RUNNING and deployment.bases and output in deployment.bases:
+                    host = self._deployments.get(deployment.host or "")
+                    sink = host.sinks.get(deployment.hosted[output]) if host else None
+                    if sink is not None:
+                        return sharing.SharedOutput(output, sink, deployment.bases[output])
         raise NotFound(details={"output": output}, what="running output", name=output)
 
     def recent(self, output: str, n: int | None = None) -> pa.Table | None:

@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     # count rows through each box of running diagrams (docs/editor.md); off by default, since it
     # costs throughput (1.6x the batch time at 4 filters in the worst case), on with --demo
     box_metrics: bool = False
+    # run diagrams whose plans differ only in names as one (server/runtime/sharing.py)
+    share_plans: bool = True
     deploy_timeout_seconds: float = Field(120.0, gt=0)  # a deploy's queries must be up by then
     tls_cert: Path | None = None
     tls_key: Path | None = None

@@ -109,6 +109,20 @@ def test_the_verdicts_say_what_was_extrapolated():
     assert any(r.case == "EXTRAPOLATED at 1000: memory, PSS" for r in rows)
 
 
+def test_a_hundred_identical_diagrams_are_measured_not_extrapolated():
+    mib = 2**20
+    base = Point(0, resume_s=10.0, pss=500 * mib, idle_cores=0.01)
+    ten = Point(10, deploys=[0.3] * 10, pss=1500 * mib, idle_cores=0.1, resume_s=40.0)
+    shared = Point(100, shared=100)
+    rows, goals = report([base, ten], shared, [2000 * mib, 2100 * mib, 2150 * mib])
+    verdicts = {g.goal: (g.measured, g.met) for g in goals}
+    assert verdicts["100 identical diagrams <= 2x one"] == ("1.5x measured at 100", True)
+    assert not any("EXTRAPOLATED to 100" in r.case for r in rows)
+    assert ("100 identical diagrams: most sharing one execution", 100) in [
+        (r.case, r.secured) for r in rows
+    ]
+
+
 def test_a_run_that_reached_a_thousand_reports_what_it_measured_there():
     mib = 2**20
     base = Point(0, resume_s=10.0, pss=500 * mib, idle_cores=0.01)
@@ -136,4 +150,4 @@ def test_a_saved_run_is_reported_again_from_its_json(tmp_path, capsys):
     assert main(["--report", str(path)]) == 0
     out = capsys.readouterr().out
     assert "| scale      | 100 identical diagrams <= 2x one " in out
-    assert "10.0x at 10; 100x EXTRAPOLATED to 100 (no sharing)" in out
+    assert "10.0x at 10; 100x EXTRAPOLATED to 100 (linearly)" in out

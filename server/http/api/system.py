@@ -39,12 +39,40 @@ LEASE = answer(
         "seconds_left": {"type": "number", "description": "until it ends unless renewed"},
     }
 )
+MEMBER = answer(
+    {
+        "diagram": {"type": "string"},
+        "state": {"type": "string"},
+        "joined_at": {
+            "type": ["object", "null"],
+            "additionalProperties": {"type": "integer", "minimum": 0},
+            "description": "per output, the shared result log's position it joined at",
+        },
+    }
+)
+SHARED = {
+    "type": "array",
+    "description": "each shared execution: diagrams whose plans differ only in names, run once",
+    "items": answer(
+        {
+            "key": {"type": "string", "description": "the plans' key (names aside)"},
+            "state": {"type": "string"},
+            "members": {"type": "array", "items": MEMBER},
+        }
+    ),
+}
 RUNTIME = answer(
     {
         "runtime": {
             "oneOf": [
                 {"type": "null"},
-                answer({"listener_bus": {"type": ["object", "null"]}, "driver": DRIVER}),
+                answer(
+                    {
+                        "listener_bus": {"type": ["object", "null"]},
+                        "driver": DRIVER,
+                        "shared": SHARED,
+                    }
+                ),
             ]
         },
         "lease": {"oneOf": [{"type": "null"}, LEASE]},
@@ -61,7 +89,8 @@ def _answer(values: dict) -> dict:
 def status():
     """How the stream runtime fares (administrators): Spark's listener-bus counters, among them
     the events each queue dropped, and the Spark driver (its process, whether it answers, how
-    often it was replaced); ``null`` without the runtime. ``lease``: which server of those on
+    often it was replaced), and which diagrams share one execution (docs/architecture.md
+    "Shared execution"); ``null`` without the runtime. ``lease``: which server of those on
     this catalog runs the runtime (docs/deploy.md "The runtime lease"), ``null`` if none does."""
     svc = services()
     held = svc.catalog.leases.holder(LEASE_NAME)
@@ -74,7 +103,11 @@ def status():
     if runtime is None:
         return {"runtime": None, "lease": lease}
     return {
-        "runtime": {"listener_bus": runtime.listener_bus(), "driver": runtime.driver()},
+        "runtime": {
+            "listener_bus": runtime.listener_bus(),
+            "driver": runtime.driver(),
+            "shared": runtime.shared(),
+        },
         "lease": lease,
     }
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from crash_child import DIAGRAM, STREAMS
 from runtime_helpers import WAIT, plan_of, read_results, wait_until
 
+from server.runtime import sharing
 from server.runtime.checkpoints import DiagramDir
 from server.runtime.runner import fingerprint
 
@@ -78,8 +79,12 @@ class Child:
 
 
 def delivered_ids(data_dir: Path) -> Counter:
-    directory = DiagramDir(data_dir / "diagrams", "crashy", fingerprint(plan_of(DIAGRAM)))
-    results = directory.results("crashy_out")
+    """What the diagram's result log holds: its shared execution's (``sharing.py``), which
+    it joined first, at position 0."""
+    plan = plan_of(DIAGRAM)
+    host, names = sharing.hosted(plan, sharing.key(plan))
+    directory = DiagramDir(data_dir / "diagrams", host.name, fingerprint(host))
+    results = directory.results(names["crashy_out"])
     if not results.exists():
         return Counter()
     return Counter(

@@ -11,20 +11,22 @@ import pytest
 from runtime_helpers import TRADE, WAIT, Collector, plan_of, union_doc
 
 from boxes.errors import SluiceError
-from server.runtime import Runtime
+from server.runtime import Runtime, sharing
 from server.runtime.runner import STARTING
 
 PROMPT = 1.0  # seconds: what "answers at once" means on a busy two-core machine
 
 
-def held_deploys(runtime: Runtime, monkeypatch, diagram: str) -> threading.Event:
-    """Make ``diagram``'s deploy wait, after its outputs are taken and before its queries start,
-    until the returned event is set (the slow part of a real deploy: Spark starting queries)."""
+def held_deploys(runtime: Runtime, monkeypatch, plan) -> threading.Event:
+    """Make the deploy of ``plan``'s diagram wait (its shared execution's: ``sharing.py``),
+    after its outputs are taken and before its queries start, until the returned event is set
+    (the slow part of a real deploy: Spark starting queries)."""
     release = threading.Event()
     start_queries = runtime._start_queries
+    held = (plan.name, sharing.HOST + sharing.key(plan))
 
     def slow(deployment, start, on_batch):
-        if deployment.diagram_id == diagram:
+        if deployment.diagram_id in held:
             assert release.wait(WAIT), "the test never released the deploy"
         return start_queries(deployment, start, on_batch)
 
@@ -37,10 +39,9 @@ def test_a_slow_deploy_holds_up_no_other_diagrams_status_or_stop(runtime, monkey
         runtime.create_stream(stream, TRADE)
     rows = Collector()
     runtime.deploy("b", plan_of(union_doc("b", ["b_in"])), rows)
-    release = held_deploys(runtime, monkeypatch, "a")
-    deploying = threading.Thread(
-        target=runtime.deploy, args=("a", plan_of(union_doc("a", ["a_in"])))
-    )
+    slow = plan_of(union_doc("a", ["a_in"]))
+    release = held_deploys(runtime, monkeypatch, slow)
+    deploying = threading.Thread(target=runtime.deploy, args=("a", slow))
     deploying.start()
     try:
         assert runtime.wait_for_state("a", STARTING, timeout=WAIT), "a's deploy never began"
@@ -68,4 +69,4 @@ def test_a_deploy_whose_queries_are_not_up_in_time_is_abandoned(make_runtime, sp
     status = runtime.status("t")
     assert status["state"] == "failed" and "DEPLOY_TIMEOUT" in status["error"]
     assert status["outputs"] == {}
-    assert not [q for q in spark.streams.active if q.name.startswith("t.")]
+    assert not [q for q in spark.streams.active if q.name.startswith(("t.", sharing.HOST))]

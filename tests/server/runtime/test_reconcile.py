@@ -3,6 +3,8 @@
 Spark drops listener events when its bus falls behind; the runtime registers no listener and
 asks the queries themselves, on a schedule and at every ``status`` call. Each test ends a
 query in a way no listener tells the runtime about, and awaits the runtime's own finding.
+The runtimes do not share execution here: each test finds its diagram's query by its name
+(a shared execution's failure reaching its members: ``test_shared_execution.py``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def deploy_delivering(runtime: Runtime, name: str) -> Collector:
 def test_a_query_failing_unseen_by_any_listener_is_marked_failed_and_restarted(
     make_runtime, spark, tmp_path
 ):
-    runtime = make_runtime(reconcile_every=EVERY, restart_backoff=2.0)
+    runtime = make_runtime(reconcile_every=EVERY, restart_backoff=2.0, share_plans=False)
     assert python_listeners(spark) == []  # no termination event can reach Python
     runtime.create_stream("doomed", TRADE)
     plan = plan_of(union_doc("doomed", ["doomed"]))
@@ -75,7 +77,7 @@ def test_a_query_failing_unseen_by_any_listener_is_marked_failed_and_restarted(
 
 
 def test_a_query_stopped_behind_the_runtimes_back_is_found_within_one_round(make_runtime, spark):
-    runtime = make_runtime(reconcile_every=EVERY, restart_backoff=0.1)
+    runtime = make_runtime(reconcile_every=EVERY, restart_backoff=0.1, share_plans=False)
     rows = deploy_delivering(runtime, "d")
     query_of(spark, "d.d_out").stop()
     stopped = time.monotonic()
@@ -90,7 +92,7 @@ def test_a_query_stopped_behind_the_runtimes_back_is_found_within_one_round(make
 
 
 def test_every_status_call_checks_the_queries_and_racing_callers_restart_once(make_runtime, spark):
-    runtime = make_runtime(reconcile_every=3600, restart_backoff=0.5)  # only status() looks
+    runtime = make_runtime(reconcile_every=3600, restart_backoff=0.5, share_plans=False)
     rows = deploy_delivering(runtime, "d")
     query_of(spark, "d.d_out").stop()
     answers, start = [], threading.Barrier(8)
@@ -116,7 +118,7 @@ def test_every_status_call_checks_the_queries_and_racing_callers_restart_once(ma
 
 
 def test_deploying_again_a_diagram_whose_query_died_starts_it_afresh(make_runtime, spark):
-    runtime = make_runtime(reconcile_every=3600)  # only deploy itself may notice
+    runtime = make_runtime(reconcile_every=3600, share_plans=False)  # only deploy notices
     rows = deploy_delivering(runtime, "d")
     query_of(spark, "d.d_out").stop()
     runtime.deploy("d", plan_of(union_doc("d", ["d_in"])), rows)

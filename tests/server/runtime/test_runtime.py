@@ -54,10 +54,12 @@ def test_a_stopped_diagram_resumes_where_it_stopped_while_the_other_runs_on(runt
     assert runtime.status("paused")["state"] == "running"
 
 
-def test_a_query_stopped_while_logging_its_first_batch_starts_again(runtime):
+def test_a_query_stopped_while_logging_its_first_batch_starts_again(make_runtime):
     """Spark writes a batch's offsets to a temporary file and renames it; a query stopped or
     killed in between leaves only that file, and Spark then refuses the checkpoint for ever
-    (not empty, yet without a batch). The runtime discards such leftovers before starting."""
+    (not empty, yet without a batch). The runtime discards such leftovers before starting.
+    (Unshared, so the diagram's own directory holds its query's checkpoint.)"""
+    runtime = make_runtime(share_plans=False)
     runtime.create_stream("in1", TRADE)
     plan = plan_of(union_doc("q", ["in1"]))
     runtime.deploy("q", plan, Collector())

@@ -99,8 +99,8 @@ def test_a_place_on_s3_is_named_without_its_keys(s3_url):
 
 def test_checkpoints_on_s3_are_handed_to_spark_as_s3a_which_needs_hadoop_aws(make_runtime, s3_url):
     """This Spark has no hadoop-aws (docs/deploy.md): the deploy fails, saying so, after the
-    diagram's start was written to S3 through pyarrow."""
-    runtime = make_runtime(state_url=s3_url)
+    diagram's start was written to S3 through pyarrow. (Unshared: the paths are its own.)"""
+    runtime = make_runtime(state_url=s3_url, share_plans=False)
     runtime.create_stream("a", TRADE)
     with pytest.raises(SluiceError) as failed:
         runtime.deploy("d", plan_of(union_doc("d", ["a"])), version="v1")

@@ -1,0 +1,263 @@
+"""Shared execution (server/runtime/sharing.py): diagrams whose plans differ only in names run
+as one set of Spark queries, and each gets exactly what it would get running alone."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+
+from runtime_helpers import TRADE, WAIT, Collector, plan_of, wait_until
+
+from boxes.document import validate
+from server.runtime import Runtime, RuntimeSettings, sharing
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+SYMBOLS = ("ibm", "sun", "hp")
+
+
+def trade(symbol: str, price: float, second: int = 0) -> dict:
+    return {"time": (T0 + timedelta(seconds=second)).isoformat(), "symbol": symbol, "price": price}
+
+
+def named(doc: dict, name: str) -> dict:
+    """``doc`` with its diagram, boxes and outputs named after ``name``: the same plan but for
+    names (the references follow the boxes' new names)."""
+    boxes = {b: f"{name}_{b}" for b in doc["boxes"]}
+
+    def ref(value):
+        if isinstance(value, list):
+            return [boxes.get(v, v) for v in value]
+        return boxes.get(value, value)
+
+    return {
+        **doc,
+        "name": name,
+        "boxes": {boxes[b]: {**spec, "in": ref(spec["in"])} for b, spec in doc["boxes"].items()},
+        "outputs": {f"{name}_out": {"from": ref(o["from"])} for o in doc["outputs"].values()},
+    }
+
+
+def shape(inputs: list[str], where: str | None, project: bool) -> dict:
+    """A union of ``inputs``, filtered by ``where``, its price doubled if ``project``."""
+    boxes: dict = {}
+    source = inputs[0]
+    if len(inputs) > 1:
+        boxes["merged"] = {"type": "union", "in": inputs}
+        source = "merged"
+    if where:
+        boxes["kept"] = {"type": "filter", "in": source, "where": where}
+        source = "kept"
+    if project:
+        exprs = {"time": "time", "symbol": "symbol", "price": "price * 2"}
+        boxes["doubled"] = {"type": "map", "in": source, "fields": exprs}
+        source = "doubled"
+    return {
+        "version": 1,
+        "name": "x",
+        "inputs": {i: {} for i in inputs},
+        "boxes": boxes,
+        "outputs": {"x_out": {"from": source}},
+    }
+
+
+COUNTS = {
+    "version": 1,
+    "name": "x",
+    "inputs": {"in1": {}},
+    "boxes": {
+        "per": {
+            "type": "aggregate",
+            "in": "in1",
+            "window": {"size": "10s"},
+            "group_by": ["symbol"],
+            "aggregates": {"n": "count()"},
+        }
+    },
+    "outputs": {"x_out": {"from": "per"}},
+}
+
+
+def test_plans_alike_but_for_names_have_one_key():
+    one = plan_of(named(shape(["in1", "in2"], "price > 5", True), "alice"))
+    two = plan_of(named(shape(["in1", "in2"], "price > 5", True), "bob"))
+    assert sharing.key(one) == sharing.key(two)
+    for other in (
+        shape(["in1", "in2"], "price > 6", True),  # a parameter
+        shape(["in1", "in3"], "price > 5", True),  # an input
+        shape(["in1", "in2"], "price > 5", False),  # a box
+    ):
+        assert sharing.key(plan_of(named(other, "bob"))) != sharing.key(one)
+    host, names = sharing.hosted(two, sharing.key(two))
+    assert names == {"bob_out": f"{sharing.key(two)}.{len(two.boxes) - 1}"}
+    assert list(host.outputs) == list(names.values())
+
+
+def test_random_diagram_sets_give_each_diagram_what_it_gets_alone(make_runtime):
+    """Random sets of diagrams, many alike but for names, deployed before the data in a
+    runtime that shares and in one that does not: each diagram's results are the same in
+    both, and the sharing one runs one set of queries per distinct plan."""
+    rng = random.Random(20261124)
+    shared, alone = make_runtime(), make_runtime(share_plans=False)
+    for runtime in (shared, alone):
+        for name in ("in1", "in2"):
+            runtime.create_stream(name, TRADE)
+    pool = [
+        shape(["in1"], None, False),
+        shape(["in1", "in2"], "price > 50", False),
+        shape(["in1", "in2"], "price > 50", True),
+        shape(["in2"], "symbol = 'ibm'", True),
+    ]
+    docs = {f"d{i}": named(rng.choice(pool), f"d{i}") for i in range(8)}
+    got: dict[str, dict[str, Collector]] = {"shared": {}, "alone": {}}
+    for where, runtime in (("shared", shared), ("alone", alone)):
+        for name, doc in docs.items():
+            got[where][name] = Collector()
+            runtime.deploy(name, plan_of(doc), got[where][name])
+    keys = {sharing.key(plan_of(doc)) for doc in docs.values()}
+    assert len(shared.shared()) == len(keys) < len(docs)
+    assert sorted(m["diagram"] for g in shared.shared() for m in g["members"]) == sorted(docs)
+    sent = {"in1": [], "in2": []}
+    for second in range(30):
+        stream = rng.choice(("in1", "in2"))
+        sent[stream].append(trade(rng.choice(SYMBOLS), rng.uniform(0, 100), second))
+    for stream, rows in sent.items():
+        for runtime in (shared, alone):
+            runtime.append(stream, rows)
+    for name in docs:
+        wanted = len(got["alone"][name].wait_for_rows(0))
+        for where in ("alone", "shared"):
+            wait_until(lambda w=where: len(got[w][name].rows) >= wanted, what=f"{name} rows")
+    for name in docs:
+        rows = {w: sorted(map(repr, got[w][name].rows)) for w in ("shared", "alone")}
+        assert rows["shared"] == rows["alone"], name
+        assert shared.status(name)["state"] == "running"
+
+
+def test_a_late_member_gets_the_rows_from_where_it_joined(runtime):
+    runtime.create_stream("in1", TRADE)
+    doc = shape(["in1"], "price > 1", False)
+    first, late = Collector(), Collector()
+    runtime.deploy("first", plan_of(named(doc, "first")), first)
+    runtime.append("in1", [trade("ibm", 2.0), trade("sun", 3.0)])
+    first.wait_for_rows(2)
+    runtime.deploy("late", plan_of(named(doc, "late")), late)
+    runtime.append("in1", [trade("hp", 4.0)])
+    assert [r["symbol"] for r in late.wait_for_rows(1)] == ["hp"]
+    assert [r["symbol"] for r in first.wait_for_rows(3)] == ["ibm", "sun", "hp"]
+    read = runtime.results("late_out", 0, 100)
+    assert (read.start, read.next) == (0, 1)
+    assert [t for table in read.tables for t in table["symbol"].to_pylist()] == ["hp"]
+    assert runtime.recent("late_out")["symbol"].to_pylist() == ["hp"]
+    assert runtime.status("late")["outputs"]["late_out"]["next_position"] == 1
+    (group,) = runtime.shared()
+    joined = {m["diagram"]: m["joined_at"] for m in group["members"]}
+    assert joined == {"first": {"first_out": 0}, "late": {"late_out": 2}}
+
+
+def test_a_stateful_plan_joins_only_a_host_that_has_read_nothing(runtime):
+    """Its windows would hold tuples from before the late one came: it runs alone."""
+    runtime.create_stream("in1", TRADE)
+    early = {name: Collector() for name in ("a", "b")}
+    for name, rows in early.items():
+        runtime.deploy(name, validate(named(COUNTS, name), {"in1": TRADE}), rows)
+    runtime.append("in1", [trade("ibm", 1.0)])
+    later = Collector()
+    runtime.deploy("c", validate(named(COUNTS, "c"), {"in1": TRADE}), later)
+    (group,) = runtime.shared()
+    assert sorted(m["diagram"] for m in group["members"]) == ["a", "b"]
+    runtime.append("in1", [trade("ibm", 2.0, 5), trade("ibm", 3.0, 30)])  # ends [0 s, 10 s)
+
+    def first_window(rows: Collector) -> int | None:
+        counts = [
+            r["n"]
+            for r in rows.rows
+            if r["window_start"] == min(x["window_start"] for x in rows.rows)
+        ]
+        return counts[-1] if counts else None
+
+    for rows in early.values():
+        wait_until(lambda r=rows: first_window(r) == 2, what="both tuples in the shared window")
+    wait_until(lambda: first_window(later) is not None, what="the late one's window")
+    assert first_window(later) == 1  # its window began with it: the 2.0 only
+
+
+def test_members_stop_resume_and_leave_and_the_host_goes_with_the_last(runtime):
+    runtime.create_stream("in1", TRADE)
+    doc = shape(["in1"], None, False)
+    steady, paused = Collector(), Collector()
+    runtime.deploy("steady", plan_of(named(doc, "steady")), steady)
+    runtime.deploy("paused", plan_of(named(doc, "paused")), paused)
+    runtime.append("in1", [trade("before", 1.0)])
+    paused.wait_for_rows(1)
+    runtime.stop("paused")
+    runtime.append("in1", [trade("while", 2.0)])
+    steady.wait_for_rows(2)
+    assert runtime.shared()[0]["state"] == "running"  # steady still reads it
+    runtime.deploy("paused", plan_of(named(doc, "paused")), paused)
+    runtime.append("in1", [trade("after", 3.0)])
+    assert [r["symbol"] for r in paused.wait_for_rows(3)] == ["before", "while", "after"]
+    runtime.stop("steady")
+    runtime.stop("paused")
+    assert runtime.shared()[0]["state"] == "stopped"  # no member runs: neither does it
+    runtime.remove("steady")
+    assert any(d.startswith(sharing.HOST) for d in runtime.on_disk())
+    runtime.remove("paused")
+    assert not any(d.startswith(sharing.HOST) for d in runtime.on_disk())
+
+
+def test_members_go_on_across_a_restart_and_a_derived_input_reads_one(spark, tmp_path):
+    doc = shape(["in1"], None, False)
+    runtime = Runtime(tmp_path / "rt", session=spark, settings=RuntimeSettings(compact_every=3600))
+    try:
+        runtime.create_stream("in1", TRADE)
+        for name in ("one", "two"):
+            runtime.deploy(name, plan_of(named(doc, name)), Collector())
+        runtime.append("in1", [trade("ibm", 1.0)])
+        wait_until(lambda: runtime.status("two")["outputs"]["two_out"]["next_position"] == 1)
+    finally:
+        runtime.close()
+
+    runtime = Runtime(tmp_path / "rt", session=spark, settings=RuntimeSettings(compact_every=3600))
+    try:
+        one, two = Collector(), Collector()
+        runtime.deploy("one", plan_of(named(doc, "one")), one)
+        runtime.deploy("two", plan_of(named(doc, "two")), two)
+        down = {
+            "version": 1,
+            "name": "down",
+            "inputs": {"d": {"output": "two_out"}},
+            "boxes": {},
+            "outputs": {"down_out": {"from": "d"}},
+        }
+        reader = Collector()
+        runtime.deploy("down", _derived(down, runtime), reader)
+        runtime.append("in1", [trade("sun", 2.0)])
+        assert [r["symbol"] for r in two.wait_for_rows(1)] == ["sun"]
+        assert [r["symbol"] for r in reader.wait_for_rows(1)] == ["sun"]
+        read = runtime.results("two_out", 0, 100)
+        assert [s for t in read.tables for s in t["symbol"].to_pylist()] == ["ibm", "sun"]
+    finally:
+        runtime.close()
+
+
+def _derived(doc: dict, runtime):
+    from boxes.input import Derived
+
+    plan = runtime.plan("two")
+    return validate(doc, {}, {"two_out": Derived(plan.outputs["two_out"], plan.label_sources)})
+
+
+def test_a_failed_execution_fails_its_members_and_its_restart_brings_them_back(make_runtime, spark):
+    runtime = make_runtime(reconcile_every=1.0, restart_backoff=0.1)
+    runtime.create_stream("in1", TRADE)
+    doc = shape(["in1"], None, False)
+    one, two = Collector(), Collector()
+    runtime.deploy("one", plan_of(named(doc, "one")), one)
+    runtime.deploy("two", plan_of(named(doc, "two")), two)
+    host = sharing.HOST + sharing.key(plan_of(doc))
+    (query,) = [q for q in spark.streams.active if q.name.startswith(f"{host}.")]
+    query.stop()  # behind the runtime's back, as a crashing query ends
+    for name in ("one", "two"):
+        assert runtime.wait_for_state(name, "running", restarts=1, timeout=WAIT) is not None
+    runtime.append("in1", [trade("ibm", 1.0)])
+    assert one.wait_for_rows(1) == two.wait_for_rows(1)
