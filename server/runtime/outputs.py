@@ -228,10 +228,16 @@ class OutputSink:
 
     def logged(self, start: int, end: int) -> list[pa.Table]:
         """The batches logged from position ``start`` to ``end`` (a batch boundary), each cut
-        at ``start`` and positioned as ``handle`` hands batches to taps."""
+        at ``start`` and positioned as ``handle`` hands batches to taps: what a shared
+        execution hands a member that comes back (``sharing.py``). Those still kept, if
+        retention dropped some (a member stopped for longer than ``retain_rows`` of results:
+        its readers find those positions expired, as any output's past its retention)."""
         with self._lock:
             head = self._results.head
             bases = self._results.bases()
+        if bases and start < bases[0]:
+            log.warning("output %s: rows %d to %d are no longer kept", self.name, start, bases[0])
+            start = bases[0]
         found = []
         for batch_id, table, after in self._batches(start, head, bases):
             if after > end:

@@ -9,7 +9,8 @@ import time
 import pytest
 from runtime_helpers import Collector, read_results
 
-from server.runtime.outputs import OutputSink
+from boxes.errors import Gone
+from server.runtime.outputs import BATCH_KEY, NEXT_KEY, OutputSink
 
 
 @pytest.fixture
@@ -131,3 +132,22 @@ def test_the_readers_claims_are_asked_only_once_a_tenth_of_the_retained_rows_can
     sink.close()
     assert 20 <= len(read_results(results_place)) <= 22
     assert 5 <= len(asked) <= 10  # not once per batch past the first 20
+
+
+def test_logged_batches_come_positioned_and_a_returning_member_gets_those_still_kept(
+    results_place, frames
+):
+    """``logged`` is what a shared execution hands a member that comes back (``sharing.py``):
+    each batch with its id and the position after it; past retention, the kept ones only."""
+    sink = OutputSink("o", results_place, recent_rows=1, retain_rows=1, segment_bytes=1)
+    for batch_id in range(8):
+        sink.handle(frames(batch_id), batch_id)
+    kept = sink.logged(0, sink.end())
+    assert kept and int(kept[-1].schema.metadata[NEXT_KEY]) == sink.end() == 8
+    assert [t["v"].to_pylist() for t in kept] == [[v] for v in range(8 - len(kept), 8)]
+    assert [int(t.schema.metadata[BATCH_KEY]) for t in kept] == list(range(8 - len(kept), 8))
+    assert sink.logged(7, 8)[0]["v"].to_pylist() == [7]
+    assert len(kept) < 8
+    with pytest.raises(Gone):  # what a reader of the dropped positions is told
+        sink.read_from(0, 100)
+    sink.close()
