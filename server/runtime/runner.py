@@ -41,6 +41,7 @@ from boxes.types import Schema
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.ingest.items import split
 from server.ingest.punctuated import Governance
+from server.ingest.segments import Position
 from server.runtime import checkpoints, sharing
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer, ResultLogs, result_key
@@ -229,11 +230,10 @@ class Runtime:
 
     def drop_stream(self, name: str) -> None:
         """Delete a stream's log; refused while a deployed diagram (even stopped) reads it."""
-        reading = {d.diagram_id for d in self._diagrams.all() if name in (d.start() or {})}
+        every = self._diagrams.all()
+        reading = {d.diagram_id for d in every if name in (d.start() or {})}
         hosts = {h.removeprefix(sharing.HOST) for h in reading if h.startswith(sharing.HOST)}
-        members = {
-            d.diagram_id for d in self._diagrams.all() if (d.membership() or {}).get("key") in hosts
-        }
+        members = {d.diagram_id for d in every if (d.membership() or {}).get("key") in hosts}
         readers = sorted({r for r in reading if not r.startswith(sharing.HOST)} | members)
         if readers:
             raise Conflict(
@@ -310,7 +310,7 @@ class Runtime:
         directory: checkpoints.DiagramDir,
         on_batch: Callback | None,
         relabel: Relabeller | None,
-        left: list[checkpoints.DiagramDir] = (),  # type: ignore[assignment]
+        left: list[checkpoints.DiagramDir],
     ) -> None:
         """Start the diagram's own queries (its diagram lock held); ``left``: its other
         versions, removed once it is registered."""
@@ -323,9 +323,7 @@ class Runtime:
             self._changed.notify_all()
         try:
             self._forget_versions(left)
-            derived = [result_key(o) for o in plan.derived().values()]
-            heads = self.log.heads(list(plan.streams()))
-            directory.fix_start(heads | self.result_logs.heads(derived))
+            directory.fix_start(self._input_heads(plan))
         except Exception as exc:
             self._set_state(deployment, FAILED, f"{type(exc).__name__}: {exc}")
             raise
@@ -406,9 +404,14 @@ class Runtime:
         start = directory.start()
         if start is None:
             return False
-        derived = [result_key(o) for o in host_plan.derived().values()]
-        heads = self.log.heads(list(host_plan.streams())) | self.result_logs.heads(derived)
+        heads = self._input_heads(host_plan)
         return any(heads[name].seq != position.seq for name, position in start.items())
+
+    def _input_heads(self, plan: Plan) -> dict[str, Position]:
+        """Where each of a plan's inputs ends now: its streams' logs and the result logs of
+        the outputs it reads (keyed ``result_key``), as ``start.json`` records them."""
+        derived = [result_key(o) for o in plan.derived().values()]
+        return self.log.heads(list(plan.streams())) | self.result_logs.heads(derived)
 
     def _host(self, host_id: str, host_plan: Plan) -> _Deployment:
         """The host, running: deployed (or resumed from its checkpoint) unless it runs."""

@@ -6,9 +6,11 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from runtime_helpers import TRADE, WAIT, Collector, plan_of, wait_until
 
 from boxes.document import validate
+from boxes.errors import Conflict
 from server.runtime import Runtime, RuntimeSettings, sharing
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -261,3 +263,15 @@ def test_a_failed_execution_fails_its_members_and_its_restart_brings_them_back(m
         assert runtime.wait_for_state(name, "running", restarts=1, timeout=WAIT) is not None
     runtime.append("in1", [trade("ibm", 1.0)])
     assert one.wait_for_rows(1) == two.wait_for_rows(1)
+
+
+def test_a_stream_read_through_a_shared_execution_is_kept_and_its_readers_named(runtime):
+    """Dropping it is refused, naming the diagrams that read it, not their execution."""
+    runtime.create_stream("in1", TRADE)
+    doc = shape(["in1"], None, False)
+    for name in ("one", "two"):
+        runtime.deploy(name, plan_of(named(doc, name)), Collector())
+    with pytest.raises(Conflict) as refused:
+        runtime.drop_stream("in1")
+    assert refused.value.code == "STREAM_IN_USE"
+    assert refused.value.details == {"diagrams": ["one", "two"]}
