@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from bench.harness import Mode, compare, repeat, timed
 from bench.report import Goal, Result, Row, percent
-from boxes.punctuations import Deciders, Sp, Stamp, admit_batch
+from boxes.punctuations import Deciders, Sp, SpsAt, Stamp, Stamps, admit_batch
 from boxes.punctuations import patterns as p
 from boxes.punctuations.columns import label_columns, read_policy
 from boxes.punctuations.decision import TupleLabel
@@ -62,7 +62,7 @@ def workload(tuples: int, ratio: int, roles: int, fresh: bool = False):
         p.const(names[-1]),
         p.members(*names[::7][:5]),
     ]
-    out: list[tuple[list[Stamp | None], list[tuple[int, list[Sp]]]]] = []
+    out: list[tuple[list[Stamp], list[tuple[int, list[Sp]]]]] = []
     for i in range(tuples // ratio):
         ts = i + 1
         if fresh:  # a content never seen: a tuple pattern of its own
@@ -74,7 +74,8 @@ def workload(tuples: int, ratio: int, roles: int, fresh: bool = False):
         stamps, sps_at = out[-1]
         sps_at.append((len(stamps), [sp]))
         stamps += [Stamp(ts, 1)] * ratio
-    return {f"R{i}": i for i in range(roles)}, out
+    batches = [(Stamps.of(stamps), SpsAt.of(sps_at)) for stamps, sps_at in out]
+    return {f"R{i}": i for i in range(roles)}, batches
 
 
 def shield(roles: dict, work: list) -> None:

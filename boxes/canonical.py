@@ -22,6 +22,9 @@ from typing import Any
 from boxes.expressions import CheckedAggregate, CheckedExpr
 
 
+LOCAL = "canonical_local"  # in a field's metadata: a value of this process (a cache), left out
+
+
 def canonical(value: Any) -> Any:
     """``value`` as JSON: an expression or aggregate by its text, an enum by its value, a
     dataclass as a dict of its fields, a set as a sorted list. Anything else is refused, so
@@ -33,7 +36,8 @@ def canonical(value: Any) -> Any:
     if isinstance(value, Enum):
         return canonical(value.value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        fields = (f for f in dataclasses.fields(value) if not f.metadata.get(LOCAL))
+        return {f.name: canonical(getattr(value, f.name)) for f in fields}
     if isinstance(value, Mapping):
         return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if isinstance(value, (list, tuple)):

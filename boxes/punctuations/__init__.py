@@ -16,7 +16,7 @@ from boxes.punctuations.decision import (
     decide,
     join,
 )
-from boxes.punctuations.model import Sp, Stamp, from_cql, from_json, policy_from_cql
+from boxes.punctuations.model import Sp, SpsAt, Stamp, Stamps, from_cql, from_json, policy_from_cql
 from boxes.punctuations.shield import (
     EMPTY,
     Admitted,
@@ -35,7 +35,9 @@ __all__ = [
     "SecurityShield",
     "ShieldState",
     "Sp",
+    "SpsAt",
     "Stamp",
+    "Stamps",
     "TupleLabel",
     "active_mask",
     "admit_batch",

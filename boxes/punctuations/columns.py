@@ -43,7 +43,7 @@ import pyarrow as pa
 
 from boxes.labels import DENIED_COLUMN, GRANT_PREFIX, HIDDEN_COLUMN, NOBODY, NOGRANT_COLUMN
 from boxes.punctuations.decision import TupleLabel
-from boxes.punctuations.model import Stamp
+from boxes.punctuations.model import Stamps
 from boxes.punctuations.words import matrix, of_masks, part, width_of
 
 STAMP_TS, STAMP_CSN = "_sp_ts", "_sp_csn"
@@ -54,16 +54,19 @@ LOGGED = (STAMP_TS, STAMP_CSN, ROLES_COLUMN, FIELD_ROLES_COLUMN, FIELD_GRANTS_CO
 WORD_PREFIX = "_sp_w"  # a field set's policy word, as an input reads it (``fields.py``)
 
 
-def stamp_columns(stamps: Sequence[Stamp | None]) -> dict[str, pa.Array]:
-    ts = [None if s is None else s.ts for s in stamps]
-    csn = [None if s is None else s.csn for s in stamps]
-    return {STAMP_TS: pa.array(ts, pa.int64()), STAMP_CSN: pa.array(csn, pa.int64())}
+def stamp_columns(stamps: Stamps) -> dict[str, pa.Array]:
+    """A frame's stamps as columns, null where a tuple names no policy."""
+    none = stamps.ts == 0
+    return {
+        STAMP_TS: pa.array(stamps.ts, pa.int64(), mask=none),
+        STAMP_CSN: pa.array(stamps.csn, pa.int64(), mask=none),
+    }
 
 
-def stamps_of(table: pa.Table) -> list[Stamp | None]:
+def stamps_of(table: pa.Table) -> Stamps:
     """The stamps a logged frame holds (``stamp_columns`` read back)."""
-    ts, csn = table.column(STAMP_TS).to_pylist(), table.column(STAMP_CSN).to_pylist()
-    return [None if t is None or c is None else Stamp(t, c) for t, c in zip(ts, csn, strict=True)]
+    ts, csn = (table.column(name).fill_null(0).to_numpy() for name in (STAMP_TS, STAMP_CSN))
+    return Stamps(ts.astype(np.int64), csn.astype(np.int64))
 
 
 def label_columns(labels: Sequence[TupleLabel], fields: Sequence[str]) -> dict[str, pa.Array]:

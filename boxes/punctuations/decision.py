@@ -140,7 +140,7 @@ class Deciders:
         self._cache: dict[frozenset | None, Decider] = {}
 
     def __call__(self, policy: Policy | None) -> Decider:
-        key = None if policy is None else frozenset(_content(sp) for sp in policy.sps)
+        key = None if policy is None else frozenset(sp.content() for sp in policy.sps)
         found = self._cache.get(key)
         if found is None:
             found = Decider(
@@ -166,10 +166,6 @@ class Deciders:
             return fixed[kind].tolist()
         which = kind.tolist()
         return [deciders[k].at(tid) for k, tid in zip(which, tids(), strict=True)]
-
-
-def _content(sp: Sp) -> tuple:
-    return (sp.streams, sp.tuples, sp.attributes, sp.roles, sp.positive, sp.immutable, sp.grant)
 
 
 def decide(

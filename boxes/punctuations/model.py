@@ -18,11 +18,15 @@ the policy has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import count
 from typing import Any
 
+import numpy as np
+
 from boxes import codes
+from boxes.canonical import LOCAL
 from boxes.cql import ast
 from boxes.errors import InvalidInput
 from boxes.punctuations import patterns
@@ -31,9 +35,11 @@ from boxes.punctuations.patterns import WILDCARD, Pattern, PatternError
 MAX_TS = (1 << 63) - 1
 MAX_SN = 1024
 RBAC_MODELS = ("rbac", "frbac")  # Figure 8's ``frbac``: flat RBAC, the one model 003 uses
+MAX_CONTENTS = 1024  # contents numbered alike at once (``content_id``)
+MAX_NUMBERED_VALUES = 64  # an sp whose patterns hold more values gets a number of its own
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Sp:
     """One security punctuation; equal sps are the same sp sent twice."""
 
@@ -46,6 +52,20 @@ class Sp:
     grant: bool = False
     ts: int
     sn: int
+    content_id: int = field(init=False, repr=False, compare=False, metadata={LOCAL: True})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content_id", _content_id(self.content()))
+
+    def content(self) -> tuple:
+        """What the sp decides, as plain values: all but its timestamp and number (grants and
+        denials combine by OR, in any order, so sps of equal content decide alike in any
+        policy). Plain, so hashing and comparing it costs no Python call per pattern."""
+        s, t, a, r = self.streams, self.tuples, self.attributes, self.roles
+        return (
+            s.kind, s.values, t.kind, t.values, a.kind, a.values, r.kind, r.values,
+            self.positive, self.immutable, self.grant,
+        )  # fmt: skip
 
     def notation(self) -> str:
         """As the paper writes it: ``⟨s1, *, * | C | + | F | ts | sn⟩``."""
@@ -70,12 +90,93 @@ class Sp:
         }
 
 
+_contents: dict[tuple, int] = {}
+_numbers = count(1)
+
+
+def _content_id(content: tuple) -> int:
+    """A number for an sp's content, the same for equal contents while they stay among the
+    newest ``MAX_CONTENTS`` numbered, and never one for two contents (numbers are not reused).
+    The shield groups a batch's policies by these numbers (``Admitted.kinds``) rather than
+    comparing patterns sp by sp: an sp is numbered once, when it is read. Large patterns are
+    not kept for numbering (their memory), so such an sp has a number of its own."""
+    if sum(map(len, content[1:8:2])) > MAX_NUMBERED_VALUES:  # the patterns' values
+        return next(_numbers)
+    found = _contents.get(content)
+    if found is None:
+        if len(_contents) >= MAX_CONTENTS:
+            _contents.clear()  # only costs a renumbering: equal contents may get two numbers
+        found = _contents.setdefault(content, next(_numbers))
+    return found
+
+
 @dataclass(frozen=True)
 class Stamp:
     """A tuple's ``ts.csn_sp``: the timestamp of its policy and how many sps that policy has."""
 
     ts: int
     csn: int
+
+
+@dataclass(frozen=True)
+class Stamps:
+    """A batch's stamps as two columns, ``ts`` and ``csn`` (int64; 0 where a tuple names no
+    policy): what the shield steps over a whole batch at once, and what the log's frames hold."""
+
+    ts: np.ndarray
+    csn: np.ndarray
+
+    @classmethod
+    def of(cls, stamps: Iterable[Stamp | None]) -> Stamps:
+        pairs = [(0, 0) if s is None else (s.ts, s.csn) for s in stamps]
+        both = np.array(pairs, np.int64).reshape(-1, 2)
+        return cls(both[:, 0], both[:, 1])
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+    def __getitem__(self, row: int) -> Stamp | None:
+        ts, csn = int(self.ts[row]), int(self.csn[row])
+        return Stamp(ts, csn) if ts else None
+
+
+NO_STAMPS = Stamps(np.zeros(0, np.int64), np.zeros(0, np.int64))  # a batch of sps alone
+
+
+@dataclass(frozen=True)
+class SpsAt:
+    """A batch's sps, in order, each with the row it comes before (``at``: nondecreasing, from
+    0 to the batch's length, which puts an sp after the last tuple); consecutive sps before
+    one row are a *run*. The shield's other column, beside the stamps."""
+
+    sps: Sequence[Sp]
+    at: np.ndarray
+
+    @classmethod
+    def of(cls, runs: Iterable[tuple[int, Sequence[Sp]]]) -> SpsAt:
+        """From runs ``(row, sps)``."""
+        sps: list[Sp] = []
+        at: list[int] = []
+        for row, run in runs:
+            sps.extend(run)
+            at.extend([row] * len(run))
+        return cls(sps, np.array(at, np.int64))
+
+    def runs(self) -> list[tuple[int, list[Sp]]]:
+        """Back to runs ``(row, sps)``."""
+        out: list[tuple[int, list[Sp]]] = []
+        for row, sp in zip(self.at.tolist(), self.sps, strict=True):
+            if out and out[-1][0] == row:
+                out[-1][1].append(sp)
+            else:
+                out.append((row, [sp]))
+        return out
+
+    def __len__(self) -> int:
+        return len(self.sps)
+
+
+NO_SPS = SpsAt((), np.zeros(0, np.int64))
 
 
 _KEYS = {"ddp", "srp", "sign", "immutable", "grant", "ts", "sn"}

@@ -20,7 +20,10 @@ decides exactly as the first pass did.
   Figure 10's ``L.CP.ts = 0`` test would take it: docs/punctuations.md).
 
 The rules are applied to a whole batch at once, as arrays, not sp by sp (one sp per tuple would
-cost several Python steps per tuple): the horizon is a running maximum over the batch's
+cost several Python steps per tuple); the batch comes as columns (``Stamps``: its tuples'
+stamps; ``SpsAt``: its sps with the row each comes before), and each sp's content was numbered
+when it was read (``Sp.content_id``), so the only Python step per sp left is reading its
+``ts`` and ``sn`` and its content's number. The horizon is a running maximum over the batch's
 timestamps; a run of sps (no tuple among them) leaves an open batch iff its newest timestamp is
 newer than the horizon before it, and that batch is its sps of that timestamp; a tuple is
 granted iff it and every tuple since the policy it falls under was sealed name that policy.
@@ -36,12 +39,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain
-from operator import itemgetter
 
 import numpy as np
 
-from boxes.punctuations.model import Sp, Stamp, from_json
+from boxes.punctuations.model import NO_SPS, NO_STAMPS, Sp, SpsAt, Stamp, Stamps, from_json
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,6 @@ class ShieldState:
 
 
 EMPTY = ShieldState()
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def state_to_json(state: ShieldState) -> dict:
@@ -143,90 +143,71 @@ class Admitted:
 
     def kinds(self) -> tuple[np.ndarray, list[Policy]]:
         """Each tuple's policy as an index into a list of policies (-1: denied), one per set
-        of sps with the same pattern objects and flags: such policies decide alike, so a
-        caller compiles or looks up each of those once, not once per policy (nor hashes a
-        pattern per sp)."""
+        of sp contents (``Sp.content_id``): such policies decide alike, so a caller compiles
+        or looks up each of those once, not once per policy."""
         granted = self.rows >= 0
         rows = self.rows[granted]  # nondecreasing: a later tuple has a later policy, or none
         used = rows[np.concatenate(([True], rows[1:] != rows[:-1]))[: len(rows)]]
-        owner = np.repeat(np.arange(1, len(self._bounds)), np.diff(self._bounds))
-        mark = np.zeros(len(self._bounds), bool)
-        mark[used] = True
-        chosen = mark[owner]
-        members = self._members[chosen]
-        every = len(members) == len(self._sps) and bool(np.all(members[1:] > members[:-1]))
-        sps = self._sps if every else [self._sps[j] for j in members.tolist()]
-        seen: dict[tuple, int] = {}
-        groups = [
-            seen.setdefault(
-                (
-                    id(s.streams),
-                    id(s.tuples),
-                    id(s.attributes),
-                    id(s.roles),
-                    s.positive,
-                    s.immutable,
-                    s.grant,
-                ),
-                len(seen),
-            )
-            for s in sps
-        ]
         new = used[used > 0]
-        if len(groups) == len(new):  # one sp each: its group is the policy's key
-            codes = np.array(groups, np.int64)
-        else:
-            cuts = np.searchsorted(owner[chosen], new[1:]).tolist()
-            keys: dict[tuple, int] = {}
-            codes = np.array(
-                [
-                    keys.setdefault(tuple(groups[a:b]), len(keys))
-                    for a, b in zip([0, *cuts], [*cuts, len(groups)], strict=True)
-                ],
-                np.int64,
-            )
+        codes = _numbered_as_they_come(self._contents(new))
         if len(new) < len(used):  # the policy current before the batch: a kind of its own
             codes = np.concatenate(([0], codes + 1))
-        # codes number kinds in the order they first appear: a new one is above all before it
-        firsts = np.flatnonzero(
-            np.concatenate(([True], codes[1:] > np.maximum.accumulate(codes)[:-1]))
-        )[: len(codes)]
+        firsts = np.unique(codes, return_index=True)[1]  # codes are 0, 1, ... as they come
         lookup = np.full(len(self._bounds), -1, np.int64)
         lookup[used] = codes
         kinds = np.where(granted, lookup[self.rows], -1)
         return kinds, [p for n in firsts.tolist() if (p := self.policy(int(used[n]))) is not None]
 
+    def _contents(self, policies: np.ndarray) -> np.ndarray:
+        """A number per policy (``policies``: indices of the batch's own), equal for policies
+        whose sps have equal contents in ``sn`` order."""
+        low, high = self._bounds[policies - 1], self._bounds[policies]
+        if bool(np.all(high - low == 1)):  # one sp each, the common case: its content's number
+            return np.array([self._sps[j].content_id for j in self._members[low].tolist()])
+        seen: dict[tuple[int, ...], int] = {}
+        return np.array(
+            [
+                seen.setdefault(
+                    tuple(self._sps[j].content_id for j in self._members[a:b].tolist()), len(seen)
+                )
+                for a, b in zip(low.tolist(), high.tolist(), strict=True)
+            ],
+            np.int64,
+        )
+
+
+def _numbered_as_they_come(keys: np.ndarray) -> np.ndarray:
+    """``keys`` renumbered 0, 1, ... in the order each first appears."""
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), np.int64)
+    rank[np.argsort(first)] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]
+
 
 def admit_batch(
-    state: ShieldState,
-    stamps: Sequence[Stamp | None],
-    sps_at: Sequence[tuple[int, Sequence[Sp]]] = (),
+    state: ShieldState, stamps: Stamps, sps_at: SpsAt = NO_SPS
 ) -> tuple[ShieldState, Admitted]:
     """The state after a batch and which policy governs each of its tuples. ``stamps``: its
-    tuples' stamps, in order; ``sps_at``: each run of sps among them, in order, with the row it
-    came before (the batch's length: after the last). The batch decides as its items would
-    one by one (``tests/boxes/punctuations/figure10.py``)."""
+    tuples' stamps, in order; ``sps_at``: the sps among them, in order, each with the row it
+    came before. The batch decides as its items would one by one
+    (``tests/boxes/punctuations/figure10.py``)."""
     n = len(stamps)
     horizon, opened = state.horizon, state.batch
-    if opened is not None and (sps_at or n):  # its sps come again, just after their time
+    sps, sp_at = sps_at.sps, sps_at.at
+    if opened is not None and (sps or n):  # its sps come again, just after their time
         if opened.ts != horizon or not opened.sps:
             raise ValueError("an open sp batch is of the horizon's timestamp and holds sps")
-        sps_at = [(0, opened.sps), *sps_at]
+        sps = [*opened.sps, *sps]
+        sp_at = np.concatenate((np.zeros(len(opened.sps), np.int64), sp_at))
         horizon -= 1
-    ats, runs = list(map(_FIRST, sps_at)), list(map(_SECOND, sps_at))
-    sizes = list(map(len, runs))
-    single = sizes.count(1) == len(sizes)  # one sp per run, the common case: flattened cheaper
-    sps: list[Sp] = list(map(_FIRST, runs) if single else chain.from_iterable(runs))
     if not sps and n == 0:
         none = np.zeros(0, np.int64)
         return state, Admitted(none, state.current, (), none, none, np.zeros(1, np.int64))
-    sp_at = np.array(ats, np.int64) if single else np.repeat(np.array(ats, np.int64), sizes)
     if sps and (sp_at[0] < 0 or sp_at[-1] > n or np.any(sp_at[1:] < sp_at[:-1])):
         raise ValueError("sps_at: rows in order, within the batch")
     sp_ts = np.array([s.ts for s in sps], np.int64)
     sp_sn = np.array([s.sn for s in sps], np.int64)
-    t_ts = np.array([0 if s is None else s.ts for s in stamps], np.int64)
-    t_csn = np.array([0 if s is None else s.csn for s in stamps], np.int64)
+    t_ts, t_csn = stamps.ts, stamps.csn
 
     # the horizon before and after each item, the sps of a row before its tuple
     rows, order = np.arange(n), np.arange(len(sps))
@@ -339,9 +320,11 @@ class SecurityShield:
         """What the shield sends on for one input: nothing, the tuple, or the policy's sps
         then the tuple."""
         if isinstance(item, Sp):
-            self.state, _ = admit_batch(self.state, (), [(0, (item,))])
+            self.state, _ = admit_batch(
+                self.state, NO_STAMPS, SpsAt((item,), np.zeros(1, np.int64))
+            )
             return []
-        self.state, admitted = admit_batch(self.state, (item.stamp,))
+        self.state, admitted = admit_batch(self.state, Stamps.of((item.stamp,)))
         policy = admitted.governing()[0]
         if policy is None or not self.roles(policy, item) & self.apr:
             return []

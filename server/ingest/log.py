@@ -25,6 +25,7 @@ import pyarrow as pa
 from boxes import codes
 from boxes.errors import Conflict, InvalidInput, NotFound, SluiceError
 from boxes.punctuations import Sp, Stamp
+from boxes.punctuations.model import NO_SPS, NO_STAMPS, SpsAt, Stamps
 from boxes.punctuations.shield import EMPTY
 from boxes.types import Schema, parse_schema
 from server.ingest.acks import AckTimes
@@ -33,7 +34,6 @@ from server.ingest.encode import Limits, encode, encode_table, to_payload
 from server.ingest.items import Part
 from server.ingest.punctuated import (
     Governance,
-    SpsAt,
     StreamShield,
     is_snapshot,
     replay,
@@ -79,10 +79,10 @@ class _Pending:
         count: int,
         payload: bytes = b"",
         table: pa.Table | None = None,
-        stamps: Sequence[Stamp | None] = (),
+        stamps: Stamps = NO_STAMPS,
         governance: Governance | None = None,
         sps: Sequence[Sp] | None = None,
-        sps_at: SpsAt = (),
+        sps_at: SpsAt = NO_SPS,
     ) -> None:
         self.stream, self.count, self.payload = stream, count, payload
         self.table, self.stamps, self.governance, self.sps = table, stamps, governance, sps
@@ -194,10 +194,10 @@ class IngestLog:
             count, payload = encode(name, schema, tuples, now, self.limits, level)
             return self._enqueue(_Pending(name, count, payload))
         table = encode_table(name, schema, tuples, now, self.limits, level)
-        stamps = [None] * table.num_rows if stamps is None else list(stamps)
-        if len(stamps) != table.num_rows:
-            raise ValueError(f"{len(stamps)} stamps for {table.num_rows} tuples")
-        return self._enqueue(_Pending(name, table.num_rows, b"", table, stamps, governance))
+        given = Stamps.of([None] * table.num_rows if stamps is None else stamps)
+        if len(given) != table.num_rows:
+            raise ValueError(f"{len(given)} stamps for {table.num_rows} tuples")
+        return self._enqueue(_Pending(name, table.num_rows, b"", table, given, governance))
 
     def append_sps(self, name: str, sps: Sequence[Sp]) -> AppendReceipt:
         """Durably log security punctuations into ``name``'s log, in order with its tuples
@@ -218,12 +218,13 @@ class IngestLog:
             return self.append_sps(name, [sp for part in parts for sp in part.sps])
         schema = self.schema(name)
         table = encode_table(name, schema, tuples, datetime.now(timezone.utc), self.limits, level)
-        stamps = [s for part in parts for s in part.stamps]
-        sps_at, row = [], 0
+        stamps = Stamps.of(s for part in parts for s in part.stamps)
+        runs, row = [], 0
         for part in parts:
             if part.sps:
-                sps_at.append((row, part.sps))
+                runs.append((row, part.sps))
             row += len(part.tuples)
+        sps_at = SpsAt.of(runs)
         pending = _Pending(name, len(tuples), b"", table, stamps, governance, sps_at=sps_at)
         return self._enqueue(pending)
 

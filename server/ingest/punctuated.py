@@ -30,17 +30,15 @@ from boxes.punctuations import (
     Policy,
     ShieldState,
     Sp,
-    Stamp,
     admit_batch,
 )
 from boxes.punctuations.columns import STAMP_TS, label_columns, stamp_columns, stamps_of
-from boxes.punctuations.model import from_json
+from boxes.punctuations.model import NO_SPS, NO_STAMPS, SpsAt, Stamps, from_json
 from boxes.punctuations.shield import EMPTY, state_from_json, state_to_json
 from server.ingest.segments import Frame
 
 SPS, SNAPSHOT = "sps", "shield"
 SPS_KEY = b"sluice.sps"  # a governed frame's sps: [[row they came before, [sp, ...]], ...]
-SpsAt = Sequence[tuple[int, Sequence[Sp]]]
 
 
 @dataclass(frozen=True)
@@ -72,16 +70,17 @@ def with_sps(table: pa.Table, sps_at: SpsAt) -> pa.Table:
     """``table`` carrying the sps its batch had among its rows (none: as it is)."""
     if not sps_at:
         return table
-    value = json.dumps([[at, [sp.to_json() for sp in sps]] for at, sps in sps_at]).encode()
+    runs = sps_at.runs()
+    value = json.dumps([[at, [sp.to_json() for sp in sps]] for at, sps in runs]).encode()
     return table.replace_schema_metadata({**(table.schema.metadata or {}), SPS_KEY: value})
 
 
-def sps_of(table: pa.Table) -> list[tuple[int, list[Sp]]]:
+def sps_of(table: pa.Table) -> SpsAt:
     """``with_sps`` read back."""
     value = (table.schema.metadata or {}).get(SPS_KEY)
     if value is None:
-        return []
-    return [(at, [from_json(s) for s in sps]) for at, sps in json.loads(value)]
+        return NO_SPS
+    return SpsAt.of((at, [from_json(s) for s in sps]) for at, sps in json.loads(value))
 
 
 def read_control(payload: bytes) -> list[Sp] | ShieldState:
@@ -102,14 +101,14 @@ class StreamShield:
 
     def admit_sps(self, sps: Iterable[Sp]) -> ShieldState:
         """The state after ``sps`` (not kept: the writer keeps it once the frame is durable)."""
-        return admit_batch(self.state, (), [(0, tuple(sps))])[0]
+        return admit_batch(self.state, NO_STAMPS, SpsAt.of([(0, tuple(sps))]))[0]
 
     def label(
         self,
         table: pa.Table,
-        stamps: Sequence[Stamp | None],
+        stamps: Stamps,
         governance: Governance,
-        sps_at: SpsAt = (),
+        sps_at: SpsAt = NO_SPS,
     ) -> tuple[pa.Table, ShieldState]:
         """``table`` with its stamps and policy label columns (and the sps ``sps_at`` puts
         among its rows: ``with_sps``), and the state after it."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from boxes.punctuations import Decider, Policy, Sp, TupleLabel, active_mask, decide
+from boxes.punctuations import Decider, Policy, Sp, SpsAt, Stamps, TupleLabel, active_mask, decide
 from boxes.punctuations import patterns as p
 
 ROLES = {"C": 0, "D": 1, "ND": 5, "R70": 70}  # bits as the catalog gives them, past 64 too
@@ -77,7 +77,9 @@ def test_a_batch_is_labelled_as_its_tuples():
         sps = tuple(replace(sp, sn=n) for n, sp in enumerate(some, start=1))
         policy = Policy(1, sps)
         decider = Decider(policy, "s1", FIELDS, ROLES, "Patient_id")
-        _, admitted = admit_batch(EMPTY, [policy.stamp] * 4 + [None], [(0, sps)])
+        _, admitted = admit_batch(
+            EMPTY, Stamps.of([policy.stamp] * 4 + [None]), SpsAt.of([(0, sps)])
+        )
         deciders = Deciders("s1", FIELDS, ROLES, "Patient_id")
         one_by_one = [decider({"Patient_id": t, "Beats_per_min": 1}) for t in tids[:4]]
         assert deciders.labels(admitted, lambda: tids) == [*one_by_one, nobody]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from boxes import codes
+from boxes.canonical import canonical
 from boxes.cql import parse
 from boxes.errors import InvalidInput
 from boxes.punctuations import from_cql, from_json
 from boxes.punctuations import patterns as p
-from boxes.punctuations.model import MAX_SN, stamp_from_json
+from boxes.punctuations.model import MAX_CONTENTS, MAX_NUMBERED_VALUES, MAX_SN, stamp_from_json
 
 GOOD = {"ddp": {}, "srp": "D", "ts": 1, "sn": 1}
 
@@ -88,3 +91,47 @@ def test_cql_needs_a_stream_and_rbac():
         from_cql(dac, ts=1, sn=1)
     with pytest.raises(InvalidInput, match="ts: is an integer"):
         from_cql(parse("INSERT SP INTO STREAM s LET SRP = rbac:D").punctuations[0], ts=0, sn=1)
+
+
+def test_sps_of_equal_content_share_a_number_and_others_never_do():
+    """``Sp.content_id``: the shield groups policies by it, so two contents with one number
+    would give one policy's label to the other's tuples."""
+    a = from_json({**GOOD, "srp": ["D", "N"], "ts": 5, "sn": 1})
+    again = from_json({**GOOD, "srp": ["D", "N"], "ts": 9, "sn": 2})
+    assert a.content_id == again.content_id  # equal patterns, other objects, ts and sn
+    others = [
+        {**GOOD, "srp": ["D"]},
+        {**GOOD, "srp": ["D", "N"], "sign": "-"},
+        {**GOOD, "srp": ["D", "N"], "grant": True},
+        {**GOOD, "srp": ["D", "N"], "immutable": True},
+        {**GOOD, "srp": ["D", "N"], "ddp": {"attributes": "bpm"}},
+        {**GOOD, "srp": ["D", "N"], "ddp": {"tuples": {"inclusive": [1, 2]}}},
+        {**GOOD, "srp": ["D", "N"], "ddp": {"streams": "s2"}},
+    ]
+    numbers = [from_json(o).content_id for o in others]
+    assert len({a.content_id, *numbers}) == len(others) + 1
+
+
+def test_numbering_stays_sound_past_its_bounds():
+    """Past ``MAX_CONTENTS`` the table starts again and a large pattern is not kept: a content
+    may then get a second number, never another content's."""
+    first = from_json({**GOOD, "srp": "R0"})
+    for i in range(1, MAX_CONTENTS + 1):
+        from_json({**GOOD, "srp": f"R{i}"})
+    later = from_json({**GOOD, "srp": "R0"})
+    assert later.content_id != first.content_id  # renumbered, which only costs a compile
+    assert later.content_id == from_json({**GOOD, "srp": "R0"}).content_id
+    many = [f"R{i}" for i in range(MAX_NUMBERED_VALUES + 1)]
+    big = [from_json({**GOOD, "srp": many}) for _ in range(2)]
+    assert big[0].content_id != big[1].content_id
+    seen = {first.content_id, later.content_id, *(b.content_id for b in big)}
+    assert len(seen) == 4
+
+
+def test_an_sps_number_is_no_part_of_its_canonical_form():
+    """A plan's fingerprint reads an ``ON RESULT`` policy's sps through ``canonical``: a
+    number of this process in it would give the plan another checkpoint after a restart."""
+    sp = from_json({**GOOD, "srp": ["D", "N"]})
+    form = canonical(sp)
+    assert "content_id" not in form and form["roles"] == canonical(p.members("D", "N"))
+    assert canonical(replace(sp, grant=True)) != form

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from paper003 import FIELDS, ROLES, TID, readable, row
 
@@ -98,8 +100,7 @@ def test_attribute_level_doctors_and_nurses_see_temperature_and_beats():
 def test_one_policy_of_the_three_restrictions():
     """The three sps as one policy (sn 1-3): each grants what it says, nobody more."""
     sps = tuple(
-        Sp(**{**vars(sp), "sn": n})
-        for n, sp in enumerate((STREAM_LEVEL, TUPLE_LEVEL, ATTRIBUTE_LEVEL), 1)
+        replace(sp, sn=n) for n, sp in enumerate((STREAM_LEVEL, TUPLE_LEVEL, ATTRIBUTE_LEVEL), 1)
     )
     assert readable(sps, "s1", 125) == {
         "C": ALL["s1"],
@@ -331,7 +332,7 @@ def test_intersect_a_server_policy_narrows_a_mutable_sp():
 
 def test_an_immutable_sp_ignores_the_server():
     """Immutable = T: the server-side policies are ignored (Figure 8a's sp is immutable)."""
-    immutable = Sp(**{**vars(DOCTORS_AND_CARDIOLOGISTS), "immutable": True})
+    immutable = replace(DOCTORS_AND_CARDIOLOGISTS, immutable=True)
     assert readable_with_server((immutable,), (SERVER_ONLY_C,)) == {"C", "D"}
     (statement,) = parse(FIGURE_8A).punctuations
     sp_ = from_cql(statement, ts=1, sn=1)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from boxes.punctuations import EMPTY, Deciders, Sp, Stamp, admit_batch, decide
+from boxes.punctuations import EMPTY, Deciders, Sp, SpsAt, Stamp, Stamps, admit_batch, decide
 from boxes.punctuations import patterns as p
 from boxes.punctuations.shield import Policy
 from tests.boxes.punctuations import figure10
@@ -129,7 +129,7 @@ def batches(items, cuts):
                     sps_at.append((len(stamps), [item]))
             else:
                 stamps.append(item)
-        out.append((stamps, sps_at))
+        out.append((Stamps.of(stamps), SpsAt.of(sps_at)))
         start = stop
     return out
 
@@ -149,7 +149,7 @@ def one_by_one(items, cuts, state=EMPTY):
     policies, states = [], []
     for stamps, sps_at in batches(items, cuts):
         for row in range(len(stamps) + 1):
-            for at, sps in sps_at:
+            for at, sps in sps_at.runs():
                 if at == row:
                     for sp in sps:
                         state, _ = figure10.admit_sp(state, sp)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from boxes.punctuations import EMPTY, Sp, Stamp, admit_batch
+from boxes.punctuations import EMPTY, Sp, SpsAt, Stamp, Stamps, admit_batch
 from boxes.punctuations import patterns as p
 from tests.boxes.punctuations.figure10 import SpVerdict, TupleVerdict, admit_sp, admit_tuple
 
@@ -93,7 +93,7 @@ def test_the_common_case_keeps_the_state():
     state, _ = feed([sp(5, 1), Stamp(5, 1)])
     after, policy, verdict = admit_tuple(state, Stamp(5, 1))
     assert after is state and policy is state.current and verdict is G
-    after, admitted = admit_batch(state, [Stamp(5, 1)] * 3)
+    after, admitted = admit_batch(state, Stamps.of([Stamp(5, 1)] * 3))
     assert after is state and admitted.governing() == [state.current] * 3
     assert all(p is state.current for p in admitted.governing())
 
@@ -103,6 +103,8 @@ def test_a_batch_names_rows_in_order_within_it():
     than deciding some other interleaving than the writer's."""
     for sps_at in ([(2, [sp(5, 1)])], [(1, [sp(5, 1)]), (0, [sp(6, 1)])], [(-1, [sp(5, 1)])]):
         with pytest.raises(ValueError):
-            admit_batch(EMPTY, [Stamp(5, 1)], sps_at)
-    after, admitted = admit_batch(EMPTY, [Stamp(5, 1)], [(0, [sp(5, 1)]), (1, [sp(6, 1)])])
+            admit_batch(EMPTY, Stamps.of([Stamp(5, 1)]), SpsAt.of(sps_at))
+    after, admitted = admit_batch(
+        EMPTY, Stamps.of([Stamp(5, 1)]), SpsAt.of([(0, [sp(5, 1)]), (1, [sp(6, 1)])])
+    )
     assert admitted.governing()[0].ts == 5 and after.batch.ts == 6

@@ -286,7 +286,7 @@ def test_a_batch_of_sps_and_stamped_tuples_is_logged_in_its_order(log):
     counts = [f.count for f, _ in scan(segment_path(directory, 0))]
     assert counts == [3]
     (frame,) = tables(log)
-    assert [(at, [sp.ts for sp in sps]) for at, sps in sps_of(frame)] == [(0, [4]), (1, [5])]
+    assert [(at, [sp.ts for sp in sps]) for at, sps in sps_of(frame).runs()] == [(0, [4]), (1, [5])]
 
 
 def test_a_reopened_log_replays_the_sps_among_a_frames_rows(tmp_path):
