@@ -21,7 +21,6 @@ from typing import Any
 
 from boxes.expressions import CheckedAggregate, CheckedExpr
 
-
 LOCAL = "canonical_local"  # in a field's metadata: a value of this process (a cache), left out
 
 
