@@ -241,8 +241,9 @@ class Core:
 
         Another server's change whose notice is still on its way (a login there, a schema just
         added there, a grant) then counts at once, so a client may turn to any server right
-        after another answered it. Only refusals pay for the look (one query); a right revoked
-        elsewhere still holds here until its notice arrives, milliseconds later.
+        after another answered it. A request has looked once already, when its session was
+        resolved (``Sessions.resolve``); this look covers what was committed since, and checks
+        made outside a request.
         """
         if given is not None:
             return check(given)

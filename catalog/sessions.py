@@ -89,7 +89,12 @@ class Sessions:
         return token, subject
 
     def resolve(self, token: object) -> Subject:
-        """The subject a token stands for, if its session is open and unexpired."""
+        """The subject a token stands for, if its session is open and unexpired. Every request
+        and socket event starts here, so it first brings the snapshot up to every change
+        committed before it on any server (``Core.current``: one look at a shared database,
+        nothing on SQLite): a list then shows what another server made a moment ago, and a
+        right revoked there no longer holds here, whether or not its notice has come."""
+        self.core.current()
 
         def open_(snapshot: Snapshot) -> Subject:
             hashed = token_hash(token) if isinstance(token, str) else None

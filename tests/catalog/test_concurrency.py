@@ -10,6 +10,7 @@ from boxes.errors import Denied, Unauthenticated
 from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import decide
 from catalog.core import load
+from tests.catalog.conftest import PASSWORD
 
 T, A = ObjectType, Action
 STREAMS = [f"in{i}" for i in range(8)]
@@ -81,6 +82,36 @@ def test_a_change_made_elsewhere_counts_before_its_notice_arrives(
         with pytest.raises(Denied):  # still refused after the look: audited once
             cat.core.require(al, A.CHANGE_PERM, cat.core.find(al, T.STREAM, "made_here"))
         assert len(cat.audit(joe, allowed=False)) == denials + 1
+    finally:
+        other.close()
+
+
+def test_a_request_sees_every_change_committed_before_it_on_any_server(
+    cat, streams, db_url, clock, monkeypatch
+):
+    """Every request resolves its session first (``Sessions.resolve``), and that brings the
+    snapshot up to every change committed before it, on any server: another server's grant
+    shows in a list here, and its revocation holds here at once, though no notice has come
+    (frozen here; on SQLite ``data_version`` is the real thing, not a notice, so nothing is
+    frozen)."""
+    token, al = cat.sessions.login("al", PASSWORD)
+    other = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
+    try:
+        if not cat.core.store.exact:
+            cat.core.store.settle()
+            frozen = cat.core.store.data_version()
+            monkeypatch.setattr(cat.core.store, "data_version", lambda: frozen)
+        other.grants.grant(streams, "CUSTOMER1", A.VIEW_OBJECT, T.STREAM, "in3")
+        other.grants.grant(streams, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in3")
+        cat.sessions.resolve(token)
+        assert [o.name for o in cat.objects.lookup(al)] == ["in3"]
+        obj = cat.core.find(al, T.STREAM, "in3")
+        assert cat.sessions.readable_sources(al) == 1 << obj.source_index
+        other.grants.revoke(streams, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in3")
+        cat.sessions.resolve(token)
+        with pytest.raises(Denied):
+            cat.core.require(al, A.READ_TUPLE, obj)
+        assert cat.sessions.readable_sources(al) == 0
     finally:
         other.close()
 
