@@ -11,7 +11,7 @@ PAGES = {
     "Catalog": "#page-catalog",
     "Admin": "#page-admin",
 }
-ADMIN_TABS = ("Users", "Roles", "Permissions", "Audit", "Settings")
+ADMIN_TABS = ("Users", "Roles", "Permissions", "Audit", "Settings", "Runtime")
 
 
 def test_al_sees_the_editor_with_the_declared_palette(login, live):

@@ -1,5 +1,5 @@
 // The admin console: users, roles, every permission (grant and revoke), security levels, access
-// policies, the audit log and the system settings, one tab each. Shown only to sessions the
+// policies, the audit log, the system settings and the runtime, one tab each. Shown only to sessions the
 // server lets list users.
 import * as api from "./api.js";
 import { AuditLog } from "./audit.js";
@@ -7,10 +7,11 @@ import { el, fill } from "./dom.js";
 import { LevelsPanel } from "./levels.js";
 import { PermissionPanel } from "./permissions.js";
 import { PoliciesPanel } from "./policies.js";
+import { RuntimePanel } from "./runtime.js";
 import { SystemSettings } from "./settings.js";
 import { Accounts } from "./users.js";
 
-const TABS = ["Users", "Roles", "Permissions", "Levels", "Policies", "Audit", "Settings"];
+const TABS = ["Users", "Roles", "Permissions", "Levels", "Policies", "Audit", "Settings", "Runtime"];
 
 export class AdminConsole {
   constructor(root) {
@@ -22,6 +23,7 @@ export class AdminConsole {
     this.policies = new PoliciesPanel(panes.Policies);
     this.audit = new AuditLog(panes.Audit);
     this.settings = new SystemSettings(panes.Settings);
+    this.runtime = new RuntimePanel(panes.Runtime);
     this.tabs = TABS.map((t) => el("button", {
       type: "button", role: "tab", "data-tab": t, onclick: () => this.show(t),
     }, t));
@@ -35,6 +37,7 @@ export class AdminConsole {
     this.current = tab;
     for (const button of this.tabs) button.setAttribute("aria-selected", String(button.dataset.tab === tab));
     for (const [name, pane] of Object.entries(this.panes)) pane.hidden = name !== tab;
+    if (tab === "Runtime") this.runtime.refresh().catch((error) => console.error(error));
   }
 
   /** Whether this session may use the console (an administrator's). */
@@ -52,6 +55,6 @@ export class AdminConsole {
     await this.accounts.refresh();
     this.permissions.setRoles(this.accounts.roles);
     await Promise.all([this.permissions.refresh(), this.levels.refresh(), this.policies.refresh(),
-      this.audit.refresh(), this.settings.refresh()]);
+      this.audit.refresh(), this.settings.refresh(), this.runtime.refresh()]);
   }
 }

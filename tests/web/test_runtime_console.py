@@ -1,0 +1,29 @@
+"""The admin console's Runtime tab: the Spark driver, the runtime lease and which diagrams share
+one execution (issue 17: sharing is visible to an administrator)."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.paper import q1
+from tests.web.steps import admin_tab
+
+
+def test_an_administrator_sees_which_diagrams_share_one_execution(login, live, stored):
+    for name in ("qshare_a", "qshare_b"):  # the same plan but for the names: one execution
+        doc = q1(outputs={})
+        doc["name"], doc["outputs"] = name, {f"{name}_out": {"from": "avg"}}
+        stored(doc)
+        live.api("al", "POST", f"/diagrams/{name}/deploy")
+    shared = live.api("joe", "GET", "/system/status").json()["runtime"]["shared"]
+    (execution,) = [s for s in shared if {m["diagram"] for m in s["members"]} >= {"qshare_a"}]
+    joe = login("joe")
+    pane = admin_tab(joe, "Runtime")
+    expect(pane.get_by_text("Spark driver: answering")).to_be_visible()
+    executions = pane.get_by_role("table", name="Diagrams that run as one execution")
+    row = executions.get_by_role("row").filter(has_text=execution["key"])
+    expect(row).to_contain_text("qshare_a (running), qshare_b (running)")
+    live.api("al", "POST", "/diagrams/qshare_b/stop")
+    pane.page.get_by_role("tab", name="Users").click()
+    pane.page.get_by_role("tab", name="Runtime").click()  # shown again: read again
+    expect(row).to_contain_text("qshare_a (running), qshare_b (stopped)")

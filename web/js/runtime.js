@@ -1,0 +1,36 @@
+// Admin console, runtime: how the stream runtime fares (its Spark driver, which server holds the
+// runtime lease) and which diagrams share one execution: diagrams whose plans differ only in
+// names run as one set of Spark queries (docs/architecture.md, "Shared execution"). Read from
+// GET /system/status each time the tab is shown or the console refreshes.
+import * as api from "./api.js";
+import { el, fill, table } from "./dom.js";
+
+export class RuntimePanel {
+  constructor(root) {
+    this.root = root;
+  }
+
+  async refresh() {
+    this.show(await api.get("/system/status"));
+  }
+
+  show({ runtime, lease }) {
+    const holder = lease ? `Runtime lease: held by ${lease.holder}${lease.this_server ? " (this server)" : ""}.`
+      : "Runtime lease: none (a single server).";
+    if (!runtime) {
+      fill(this.root, el("h2", {}, "Runtime"),
+        el("p", {}, "This server does not run the stream runtime."), el("p", {}, holder));
+      return;
+    }
+    const { driver, shared } = runtime;
+    const health = driver.alive ? "answering" : "not answering";
+    fill(this.root, el("h2", {}, "Runtime"),
+      el("p", {}, `Spark driver: ${health}; replaced ${driver.restarts} time${driver.restarts === 1 ? "" : "s"}.`),
+      el("p", {}, holder),
+      el("h3", {}, "Shared executions"),
+      shared.length ? table(["Execution", "State", "Diagrams"], shared.map((s) => [
+        s.key, s.state, s.members.map((m) => `${m.diagram} (${m.state})`).join(", "),
+      ]), "Diagrams that run as one execution")
+        : el("p", { class: "empty" }, "No diagrams share an execution."));
+  }
+}
