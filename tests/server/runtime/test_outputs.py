@@ -177,21 +177,22 @@ class Recorder:
         self.overlaps = 0
         self.gate = gate  # each call waits for it, if any
         self.entered = threading.Event()
-        self._inside = False
+        self._busy = threading.Lock()  # held through each call
         self._changed = threading.Condition()
 
     def __call__(self, output: str, table: pa.Table) -> None:
-        if self._inside:
-            self.overlaps += 1
-        self._inside = True
-        self.entered.set()
-        if self.gate is not None:
-            assert self.gate.wait(WAIT)
-        time.sleep(0)  # let another thread in, were it delivering to this tap too
-        self._inside = False
-        with self._changed:
-            self.values.extend(table.column("v").to_pylist())
-            self._changed.notify_all()
+        if not self._busy.acquire(blocking=False):
+            self.overlaps += 1  # another thread is in a call for this tap
+            self._busy.acquire()
+        try:
+            self.entered.set()
+            if self.gate is not None:
+                assert self.gate.wait(WAIT)
+            with self._changed:
+                self.values.extend(table.column("v").to_pylist())
+                self._changed.notify_all()
+        finally:
+            self._busy.release()
 
     def wait_for(self, count: int) -> list[int]:
         with self._changed:
