@@ -63,6 +63,12 @@ def pss_bytes(pid: int, proc: Path = PROC) -> int:
     return _kib(proc / str(pid) / "smaps_rollup", "Pss")
 
 
+def anon_pss_bytes(pid: int, proc: Path = PROC) -> int:
+    """The anonymous part of a process's PSS (its heap, stacks, threads): what its objects
+    take, without the mapped files whose share moves with whatever else maps them."""
+    return _kib(proc / str(pid) / "smaps_rollup", "Pss_Anon")
+
+
 def tree_pss_bytes(pid: int, proc: Path = PROC) -> int:
     """Proportional memory of ``pid`` and every descendant: what the tree takes from the machine."""
     return sum(pss_bytes(p, proc) for p in tree(pid, proc))

@@ -29,11 +29,14 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.proctree import (
+    anon_pss_bytes,
     command,
+    parents,
     pss_bytes,
     started,
     tree,
@@ -255,6 +258,12 @@ class Scale:
             part[1] += pss_bytes(pid)
         return found
 
+    def app_memory(self) -> int:
+        """The anonymous PSS of the app's process (gunicorn's worker, the JVM's parent),
+        where the catalog, delivery and the runtime's Python side live."""
+        jvm = next(p for p in tree(self.pid) if kind(command(p)) == "JVM")
+        return anon_pss_bytes(parents()[jvm])
+
     def idle_cores(self, seconds: float) -> float:
         before, began = tree_cpu_seconds(self.pid), time.perf_counter()
         time.sleep(seconds)
@@ -297,7 +306,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], list[Goal], dict]:
                 print(f"{count}: {point}", file=sys.stderr, flush=True)
             # The first deploy after a restart starts Spark's pool of Python workers again (a
             # few hundred MiB once), so another diagram, not one of them, is deployed first.
-            same, pss = Point(args.identical), []
+            same, pss, app = Point(args.identical), [], []
             samedocs = identical(args.identical)
             warm = document("warm", ["feed0", "feed1"], "filter", 49)
             for batch in ([warm], samedocs[:1], samedocs[1:]):
@@ -305,6 +314,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], list[Goal], dict]:
                     scale.deploy(doc, same)
                 time.sleep(args.settle)
                 pss.append(scale.memory()[1])
+                app.append(scale.app_memory())
             same.shared = scale.most_sharing()
         except BaseException:
             kept = RESULTS / f"scale-failed-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.log"
@@ -314,10 +324,10 @@ def run(args: argparse.Namespace) -> tuple[list[Row], list[Goal], dict]:
             raise
         finally:
             scale.close()
-    rows, goals = report(points, same, pss)
+    rows, goals = report(points, same, pss, app)
     extra = {
         "points": [vars(p) for p in points],
-        "identical": {"pss": pss, "point": vars(same)},
+        "identical": {"pss": pss, "app": app, "point": vars(same)},
         "args": vars(args),
     }
     return rows, goals, extra
@@ -331,8 +341,12 @@ def measure(scale: Scale, point: Point, args: argparse.Namespace) -> None:
     point.idle_cores = scale.idle_cores(args.idle_seconds)
 
 
-def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row], list[Goal]]:
-    """The table's rows and the goals; ``points[0]`` is the server with no diagrams."""
+def report(
+    points: list[Point], same: Point, pss: list[int], app: Sequence[int] = ()
+) -> tuple[list[Row], list[Goal]]:
+    """The table's rows and the goals; ``points[0]`` is the server with no diagrams; ``pss``
+    and ``app`` (the app's process's anonymous PSS, empty in runs before it was kept) measured
+    before the identical diagrams, with the first of them and with all."""
     base, top = points[0], points[-1]
     rows = [Row(NAME, "server start, empty catalog (Spark's cold start)", "s", base.resume_s)]
     for p in points:
@@ -398,6 +412,13 @@ def report(points: list[Point], same: Point, pss: list[int]) -> tuple[list[Row],
         Row(NAME, f"{how} at {TARGET}: idle CPU", "cores", idle_target),
         Row(NAME, f"at {TARGET}, p50 times {TARGET}: deploying one by one", "s", TARGET * p50),
     ]
+    # A member's own cost, which the tree's PSS cannot resolve: the JVM's heap moves by tens of
+    # MiB, and the share of mapped files with whatever else on the machine maps them.
+    if app:
+        added = (app[2] - app[1]) / (k - 1) / 1024
+        rows.append(
+            Row(NAME, f"  each of the other {k - 1}: app's process, anonymous PSS", "KiB", added)
+        )
     if not measured:
         rows.append(
             Row(NAME, f"EXTRAPOLATED to {USERS} identical diagrams over 1", "x", ratio_users)
@@ -463,9 +484,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.report:
         saved = json.loads(args.report.read_text())["experiments"][NAME]["extra"]
         points = [Point(**p) for p in saved["points"]]
-        print(
-            table(*report(points, Point(**saved["identical"]["point"]), saved["identical"]["pss"]))
-        )
+        same = saved["identical"]
+        print(table(*report(points, Point(**same["point"]), same["pss"], same.get("app", []))))
         return 0
     if args.identical < 2:
         parser.error("--identical must be at least 2")

@@ -34,7 +34,7 @@ replays (``subscribe`` with ``from``) as in live batches.
 
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
-one tap (``server.runtime.outputs.Tap``).
+one tap (``server.runtime.taps.Tap``).
 """
 
 from __future__ import annotations

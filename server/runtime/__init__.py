@@ -20,15 +20,15 @@ The server's whole view of Spark::
     rt.recent(output, n=None) -> pa.Table | None                         # last-N cache
     rt.compact(); rt.close()
 
-``on_batch(output, table)`` (each output's tap, ``outputs.Tap``) gets Arrow tables of the
-output's user fields plus ``_label``, in order, from a thread of its own; a slow one loses
-batches (counted in ``status``), never stalls the query. Each result batch is logged durably
-before delivery, exactly once across crashes. A diagram's state is checked against its queries
-every ``RuntimeSettings.reconcile_every`` seconds and at every ``status`` call (no listener
-events are relied on); a failed diagram is restarted from its checkpoint up to
-``RuntimeSettings.max_restarts`` times (with backoff), then stays ``failed``. On start the server
-calls ``deploy`` again for every diagram
-the catalog records as running: the same plan gives the same version, hence the same
+``on_batch(output, table)`` (each output's tap, ``taps.Tap``) gets Arrow tables of the
+output's user fields plus ``_label``, in order, from a pool of ``delivery_threads`` threads
+shared by every tap; a slow one loses batches (counted in ``status``), never stalls the
+query. Each result batch is logged durably before delivery, exactly once across crashes. A
+diagram's state is checked against its queries every ``RuntimeSettings.reconcile_every``
+seconds and at every ``status`` call (no listener events are relied on); a failed diagram is
+restarted from its checkpoint up to ``RuntimeSettings.max_restarts`` times (with backoff),
+then stays ``failed``. On start the server calls ``deploy`` again for every diagram the
+catalog records as running: the same plan gives the same version, hence the same
 checkpoint.
 """
 

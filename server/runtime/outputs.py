@@ -4,15 +4,14 @@ Spark re-runs a micro-batch that was not committed before a crash. The result lo
 delivery exactly-once across crashes: every non-empty batch is written (with its batch id)
 and flushed *before* anyone sees it, and a batch whose id is already in the log is skipped.
 A tap (the server has one per output: the delivery path, where each socket's subscription is
-kept) gets a bounded queue and a thread of its own, so a slow one loses batches (counted in
-``stats``) instead of stalling the query; each sees batches in order.
+kept) gets a bounded queue fed to its callback by a shared pool (``taps.py``), so a slow one
+loses batches (counted in ``stats``) instead of stalling the query; each sees batches in order.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import time
 from collections import deque
@@ -27,11 +26,11 @@ from boxes.errors import Gone
 from server.ingest.segments import Position
 from server.runtime.resultlog import open_log, read_range, tail
 from server.runtime.storage import Location
+from server.runtime.taps import Callback, DeliveryPool, Tap
 
 log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
 NEXT_KEY = b"sluice.next"  # on a table handed to taps: the position after its last row
-Callback = Callable[[str, pa.Table], None]
 Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
 Advanced = Callable[[Location, Position], None]  # the result log (its place) ends at a position
 Claimed = Callable[[], int | None]  # the first row a derived input reading it still needs
@@ -53,48 +52,6 @@ def decode_batch(payload: bytes) -> tuple[int, pa.Table]:
     table = pa.ipc.open_stream(payload).read_all()
     batch_id = int(table.schema.metadata[BATCH_KEY])
     return batch_id, table.replace_schema_metadata(None)
-
-
-class Tap:
-    """A reader of one output: a bounded queue and the thread that feeds its callback."""
-
-    def __init__(self, output: str, callback: Callback, max_pending: int) -> None:
-        self.output = output
-        self.callback = callback
-        self.dropped_batches = 0
-        self.dropped_rows = 0
-        self.failures = 0
-        self._queue: queue.Queue = queue.Queue(max_pending)
-        self._thread = threading.Thread(target=self._run, name=f"deliver-{output}", daemon=True)
-        self._thread.start()
-
-    def offer(self, table: pa.Table) -> None:
-        try:
-            self._queue.put_nowait(table)
-        except queue.Full:
-            self.dropped_batches += 1
-            self.dropped_rows += table.num_rows
-
-    def _run(self) -> None:
-        while (table := self._queue.get()) is not None:
-            try:
-                self.callback(self.output, table)
-            except Exception:  # a consumer's bug must not stop delivery to the others
-                self.failures += 1
-                log.exception("output %s: a tap's callback failed", self.output)
-
-    def close(self) -> None:
-        """Deliver what is queued, then stop the thread."""
-        self._queue.put(None)
-        self._thread.join()
-
-    def stats(self) -> dict[str, int]:
-        return {
-            "pending": self._queue.qsize(),
-            "dropped_batches": self.dropped_batches,
-            "dropped_rows": self.dropped_rows,
-            "callback_failures": self.failures,
-        }
 
 
 @dataclass(frozen=True)
@@ -269,9 +226,9 @@ class OutputSink:
             oldest = self._results.bases()[0]
             raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest) from None
 
-    def tap(self, callback: Callback, max_pending: int = 64) -> Tap:
-        """Feed every batch delivered from now on to ``callback``, from a thread of its own."""
-        tap = Tap(self.name, callback, max_pending)
+    def tap(self, callback: Callback, pool: DeliveryPool, max_pending: int = 64) -> Tap:
+        """Feed every batch delivered from now on to ``callback``, from ``pool``'s threads."""
+        tap = Tap(self.name, callback, max_pending, pool)
         with self._lock:
             self._taps.append(tap)
         return tap

@@ -45,7 +45,7 @@ from server.ingest.segments import Position
 from server.runtime import checkpoints, sharing
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer, ResultLogs, result_key
-from server.runtime.outputs import NEXT_KEY, Callback, OutputSink, Relabeller, Results, Tap
+from server.runtime.outputs import NEXT_KEY, OutputSink, Relabeller, Results
 from server.runtime.source import derived_frame, input_frames
 from server.runtime.spark import (
     DRIVER_GONE,
@@ -55,6 +55,7 @@ from server.runtime.spark import (
     driver_pid,
 )
 from server.runtime.storage import Location
+from server.runtime.taps import Callback, DeliveryPool, Tap
 
 log = logging.getLogger(__name__)
 RUNNING, STOPPED, FAILED = "running", "stopped", "failed"
@@ -70,6 +71,7 @@ class RuntimeSettings:
     recent_rows: int = 200  # last-N cache per output
     retain_result_rows: int = 100_000  # result rows kept on disk per output
     tap_queue: int = 64  # batches a slow tap (delivery) may fall behind, then loses
+    delivery_threads: int = 4  # threads that run every tap's callback (taps.py)
     segment_bytes: int = 64 << 20
     limits: Limits = field(default_factory=Limits)
     compact_every: float = 60.0  # seconds between ingestion-log compactions
@@ -97,6 +99,7 @@ class RuntimeSettings:
             results_url=config.results_url and config.results_url.get_secret_value(),
             box_metrics=config.box_metrics or config.demo,  # the demo shows what the editor can
             share_plans=config.share_plans,
+            delivery_threads=config.delivery_threads,
         )
 
 
@@ -182,6 +185,7 @@ class Runtime:
         self.spark = session or build_session(spark_master, spark_conf, py_files=py_files)
         self.log = IngestLog(self.data_dir / "logs", settings.limits, settings.segment_bytes)
         self.result_logs = ResultLogs()
+        self.delivery = DeliveryPool(settings.delivery_threads)
         self._heads = HeadServer(self.log, self.result_logs)
         self._diagrams = checkpoints.Diagrams(
             Location.of(settings.state_url or self.data_dir).child("diagrams"),
@@ -454,7 +458,7 @@ class Runtime:
                     member.directory.join(key, member.bases)
             if member.on_batch is not None:
                 member.taps = {
-                    output: Tap(output, member.on_batch, self.settings.tap_queue)
+                    output: Tap(output, member.on_batch, self.settings.tap_queue, self.delivery)
                     for output in sinks
                 }
             for output, tap in member.taps.items():
@@ -648,7 +652,7 @@ class Runtime:
             deployment.sinks[output] = sink
             deployment.start_ends[output] = sink.end()
             if on_batch is not None:
-                sink.tap(on_batch, self.settings.tap_queue)
+                sink.tap(on_batch, self.delivery, self.settings.tap_queue)
             deployment.queries[output] = (
                 frame.writeStream.foreachBatch(sink.handle)
                 .option("checkpointLocation", checkpoint.hadoop_url)
@@ -1139,6 +1143,7 @@ class Runtime:
                     self._halt(deployment, STOPPED)
         for thread in self._threads:
             thread.join()
+        self.delivery.close()
         self._heads.close()
         self.log.close()
         if self._owns_session:

@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     box_metrics: bool = False
     # run diagrams whose plans differ only in names as one (server/runtime/sharing.py)
     share_plans: bool = True
+    # threads that hand every output's batches to delivery, shared by all deployed diagrams
+    # (server/runtime/taps.py: as many callbacks blocked at once stop delivery meanwhile)
+    delivery_threads: int = Field(4, ge=1, le=256)
     deploy_timeout_seconds: float = Field(120.0, gt=0)  # a deploy's queries must be up by then
     tls_cert: Path | None = None
     tls_key: Path | None = None

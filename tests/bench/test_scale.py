@@ -11,7 +11,16 @@ import sys
 
 import pytest
 
-from bench.proctree import command, started, tree, tree_cpu_seconds, tree_pss_bytes, tree_rss_bytes
+from bench.proctree import (
+    anon_pss_bytes,
+    command,
+    pss_bytes,
+    started,
+    tree,
+    tree_cpu_seconds,
+    tree_pss_bytes,
+    tree_rss_bytes,
+)
 from bench.scale import (
     SCHEMA,
     Point,
@@ -69,6 +78,7 @@ def test_the_process_tree_holds_a_child_and_sums_its_memory_and_cpu():
         assert started(me) <= started(child.pid)
         assert tree_rss_bytes(me) > tree_rss_bytes(child.pid) > 0
         assert tree_rss_bytes(me) >= tree_pss_bytes(me) > 0
+        assert pss_bytes(me) > anon_pss_bytes(me) > 0
         assert tree_cpu_seconds(me) > 0
     finally:
         child.communicate(b"")
@@ -114,9 +124,12 @@ def test_a_hundred_identical_diagrams_are_measured_not_extrapolated():
     base = Point(0, resume_s=10.0, pss=500 * mib, idle_cores=0.01)
     ten = Point(10, deploys=[0.3] * 10, pss=1500 * mib, idle_cores=0.1, resume_s=40.0)
     shared = Point(100, shared=100)
-    rows, goals = report([base, ten], shared, [2000 * mib, 2100 * mib, 2150 * mib])
+    app = [100 * mib, 101 * mib, 101 * mib + 99 * 30 * 1024]
+    rows, goals = report([base, ten], shared, [2000 * mib, 2100 * mib, 2150 * mib], app)
     verdicts = {g.goal: (g.measured, g.met) for g in goals}
     assert verdicts["100 identical diagrams <= 2x one"] == ("1.5x measured at 100", True)
+    each = [r for r in rows if r.case == "  each of the other 99: app's process, anonymous PSS"]
+    assert [(r.unit, r.secured) for r in each] == [("KiB", 30)]
     assert not any("EXTRAPOLATED to 100" in r.case for r in rows)
     assert ("100 identical diagrams: most sharing one execution", 100) in [
         (r.case, r.secured) for r in rows

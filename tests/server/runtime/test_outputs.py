@@ -1,16 +1,26 @@
 """Output sinks fed real Spark DataFrames: exactly-once by batch id, last-N, slow consumers;
-each with its result log in a local directory and on S3 (``results_place``)."""
+each with its result log in a local directory and on S3 (``results_place``). Then their taps
+on their own: order, drops, failures and closing, on a pool of a few threads (``taps.py``)."""
 
 from __future__ import annotations
 
 import threading
 import time
 
+import pyarrow as pa
 import pytest
-from runtime_helpers import Collector, read_results
+from runtime_helpers import WAIT, Collector, read_results
 
 from boxes.errors import Gone
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, OutputSink
+from server.runtime.taps import DeliveryPool, Tap
+
+
+@pytest.fixture
+def pool():
+    made = DeliveryPool(4)
+    yield made
+    made.close()
 
 
 @pytest.fixture
@@ -21,15 +31,15 @@ def frames(spark):
     return make
 
 
-def test_a_batch_already_logged_is_not_delivered_again_after_reopening(results_place, frames):
+def test_a_batch_already_logged_is_not_delivered_again_after_reopening(results_place, frames, pool):
     seen = Collector()
     sink = OutputSink("o", results_place, recent_rows=10, retain_rows=100)
-    sink.tap(seen)
+    sink.tap(seen, pool)
     sink.handle(frames(1, 2), 0)
     sink.handle(frames(3), 1)
     sink.close()
     reopened = OutputSink("o", results_place, recent_rows=10, retain_rows=100)
-    reopened.tap(seen)
+    reopened.tap(seen, pool)
     reopened.handle(frames(3), 1)  # Spark re-runs the uncommitted batch after a crash
     reopened.handle(frames(4), 2)
     reopened.close()
@@ -49,7 +59,9 @@ def test_recent_keeps_the_last_rows_across_reopening(results_place, frames):
     reopened.close()
 
 
-def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(results_place, frames):
+def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(
+    results_place, frames, pool
+):
     entered, release = threading.Event(), threading.Event()
     slow_rows = []
 
@@ -60,8 +72,8 @@ def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(results_
 
     fast = Collector()
     sink = OutputSink("o", results_place, recent_rows=10, retain_rows=100)
-    slow_tap = sink.tap(slow, max_pending=2)
-    sink.tap(fast)
+    slow_tap = sink.tap(slow, pool, max_pending=2)
+    sink.tap(fast, pool)
     sink.handle(frames(0), 0)
     assert entered.wait(60)
     for batch_id in range(1, 6):
@@ -76,12 +88,12 @@ def test_a_slow_tap_loses_batches_counted_while_others_get_all_in_order(results_
 
 
 def test_latency_runs_to_the_handoff_and_failing_to_measure_it_costs_no_delivery(
-    results_place, frames
+    results_place, frames, pool
 ):
     acked = {0: time.monotonic() - 0.5}
     seen = Collector()
     sink = OutputSink("o", results_place, recent_rows=10, retain_rows=100, acked=acked.__getitem__)
-    sink.tap(seen)
+    sink.tap(seen, pool)
     assert sink.stats()["latency_ms"] is None
     sink.handle(frames(1), 0)
     assert sink.stats()["latency_ms"] >= 500
@@ -151,3 +163,169 @@ def test_logged_batches_come_positioned_and_a_returning_member_gets_those_still_
     with pytest.raises(Gone):  # what a reader of the dropped positions is told
         sink.read_from(0, 100)
     sink.close()
+
+
+def batch(*values: int) -> pa.Table:
+    return pa.table({"v": pa.array(values, pa.int64())})
+
+
+class Recorder:
+    """A tap's callback that keeps the values it is handed and counts overlapping calls."""
+
+    def __init__(self, gate: threading.Event | None = None) -> None:
+        self.values: list[int] = []
+        self.overlaps = 0
+        self.gate = gate  # each call waits for it, if any
+        self.entered = threading.Event()
+        self._busy = threading.Lock()  # held through each call
+        self._changed = threading.Condition()
+
+    def __call__(self, output: str, table: pa.Table) -> None:
+        if not self._busy.acquire(blocking=False):
+            self.overlaps += 1  # another thread is in a call for this tap
+            self._busy.acquire()
+        try:
+            self.entered.set()
+            if self.gate is not None:
+                assert self.gate.wait(WAIT)
+            with self._changed:
+                self.values.extend(table.column("v").to_pylist())
+                self._changed.notify_all()
+        finally:
+            self._busy.release()
+
+    def wait_for(self, count: int) -> list[int]:
+        with self._changed:
+            assert self._changed.wait_for(lambda: len(self.values) >= count, WAIT)
+            return list(self.values)
+
+
+def test_many_taps_each_get_their_batches_in_order_one_at_a_time(pool):
+    recorders = [Recorder() for _ in range(40)]
+    taps = [Tap("o", r, 1000, pool) for r in recorders]
+
+    def offer_all(mine: list[Tap]) -> None:  # offered by four threads at once, like queries
+        for v in range(200):
+            for tap in mine:
+                tap.offer(batch(v))
+
+    offerers = [threading.Thread(target=offer_all, args=(taps[i::4],)) for i in range(4)]
+    for thread in offerers:
+        thread.start()
+    for thread in offerers:
+        thread.join()
+    for recorder, tap in zip(recorders, taps, strict=True):
+        assert recorder.wait_for(200) == list(range(200))
+        assert recorder.overlaps == 0
+        assert tap.stats()["dropped_batches"] == 0
+
+
+def test_a_blocked_callback_holds_up_only_its_own_tap(pool):
+    release = threading.Event()
+    stuck, others = Recorder(gate=release), [Recorder() for _ in range(10)]
+    stuck_tap = Tap("o", stuck, 4, pool)
+    stuck_tap.offer(batch(0))
+    assert stuck.entered.wait(WAIT)
+    taps = [Tap("o", r, 64, pool) for r in others]
+    for v in range(20):
+        for tap in taps:
+            tap.offer(batch(v))
+    for recorder in others:
+        assert recorder.wait_for(20) == list(range(20))  # while `stuck` still waits
+    assert stuck.values == []
+    release.set()
+    stuck_tap.close()
+    assert stuck.values == [0]
+
+
+def test_a_full_tap_drops_and_counts_what_it_is_offered(pool):
+    release = threading.Event()
+    slow = Recorder(gate=release)
+    tap = Tap("o", slow, 2, pool)
+    tap.offer(batch(0))
+    assert slow.entered.wait(WAIT)  # taken: the tap holds two more
+    for v in range(1, 6):
+        tap.offer(batch(v, v))
+    assert tap.stats() == {
+        "pending": 2,
+        "dropped_batches": 3,
+        "dropped_rows": 6,
+        "callback_failures": 0,
+    }
+    release.set()
+    tap.close()
+    assert slow.values == [0, 1, 1, 2, 2]
+
+
+def test_a_failing_callback_is_counted_and_delivery_goes_on(pool):
+    seen, other = Recorder(), Recorder()
+
+    def flaky(output: str, table: pa.Table) -> None:
+        if table.column("v")[0].as_py() == 1:
+            raise ValueError("a consumer's bug")
+        seen(output, table)
+
+    tap, other_tap = Tap("o", flaky, 64, pool), Tap("o", other, 64, pool)
+    for v in range(4):
+        tap.offer(batch(v))
+        other_tap.offer(batch(v))
+    assert seen.wait_for(3) == [0, 2, 3]
+    assert other.wait_for(4) == [0, 1, 2, 3]
+    assert tap.stats()["callback_failures"] == 1
+
+
+def test_close_delivers_what_is_queued_then_takes_no_more(pool):
+    release = threading.Event()
+    slow = Recorder(gate=release)
+    tap = Tap("o", slow, 64, pool)
+    for v in range(5):
+        tap.offer(batch(v))
+    assert slow.entered.wait(WAIT)
+    closing = threading.Thread(target=tap.close)
+    closing.start()  # waits for the batch being delivered, then delivers the rest
+    release.set()
+    closing.join(WAIT)
+    assert not closing.is_alive() and slow.values == [0, 1, 2, 3, 4]
+    tap.offer(batch(5))
+    assert tap.stats()["dropped_batches"] == 1 and slow.values == [0, 1, 2, 3, 4]
+
+
+def test_a_callback_may_close_its_own_tap_or_another_with_every_worker_busy():
+    """A callback that untaps: closing needs no free worker, and never waits for itself."""
+    pool = DeliveryPool(1)
+    go, closed = threading.Event(), threading.Event()
+    other = Recorder()
+    other_tap = Tap("o", other, 64, pool)
+
+    def closer(output: str, table: pa.Table) -> None:
+        assert go.wait(WAIT)
+        other_tap.close()  # its batches are delivered on this, the pool's only, thread
+        own.close()
+        closed.set()
+
+    own = Tap("o", closer, 64, pool)
+    own.offer(batch(0))
+    own.offer(batch(1))
+    for v in range(3):
+        other_tap.offer(batch(v))  # in line behind `own`, which holds the one worker
+    go.set()
+    assert closed.wait(WAIT)
+    assert other.values == [0, 1, 2]
+    own.close()  # closed already: returns once the worker has delivered its last batch
+    assert own.stats()["pending"] == 0
+    pool.close()
+
+
+def test_the_threads_do_not_grow_with_the_taps(pool):
+    release = threading.Event()
+    before = threading.active_count()
+    recorders = [Recorder(gate=release) for _ in range(200)]
+    taps = [Tap("o", r, 4, pool) for r in recorders]
+    for tap in taps:
+        tap.offer(batch(1))
+    assert recorders[0].entered.wait(WAIT)
+    busy = [t for t in threading.enumerate() if t.name.startswith("deliver-")]
+    assert threading.active_count() - before <= pool.threads and len(busy) == pool.threads
+    release.set()
+    for recorder in recorders:
+        assert recorder.wait_for(1) == [1]

@@ -102,6 +102,15 @@ def test_the_state_urls_are_secrets_naming_an_absolute_path_or_a_url(monkeypatch
     assert err.value.code == "INVALID_SETTING" and err.value.details == {"setting": "results_url"}
 
 
+def test_the_delivery_threads_reach_the_runtime_and_are_at_least_one(monkeypatch):
+    monkeypatch.setenv("SLUICE_DELIVERY_THREADS", "2")
+    assert RuntimeSettings.of(load_settings()).delivery_threads == 2
+    monkeypatch.setenv("SLUICE_DELIVERY_THREADS", "0")  # no thread would deliver anything
+    with pytest.raises(InvalidInput) as err:
+        load_settings()
+    assert err.value.details == {"setting": "delivery_threads"}
+
+
 @pytest.mark.parametrize(
     "layer, setting, value",
     [
