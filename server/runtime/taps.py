@@ -57,28 +57,37 @@ class DeliveryPool:
             self._waiting -= 1  # counted off here, so the next tap wakes another worker
             self._ready.notify()
         elif self._workers < self.threads and not self._closed:
-            self._workers += 1
-            name = f"deliver-{self._workers}"
-            threading.Thread(target=self._work, name=name, daemon=True).start()
+            self._start_worker()
+
+    def _start_worker(self) -> None:
+        self._workers += 1
+        name = f"deliver-{self._workers}"
+        threading.Thread(target=self._work, name=name, daemon=True).start()
 
     def _work(self) -> None:
         me = threading.current_thread()
         with self._lock:
-            while True:
-                while not self._line and not self._closed:
-                    self._waiting += 1
-                    self._ready.wait()
-                if self._closed:
-                    self._workers -= 1
-                    return
-                tap = self._line.popleft()
-                tap._in_line, tap._holder = False, me
-                tap._deliver_one()
-                tap._holder = None
-                if tap._pending:  # to the end of the line, which this worker serves next
-                    tap._in_line = True
-                    self._line.append(tap)
-                self._released.notify_all()
+            try:
+                while True:
+                    while not self._line and not self._closed:
+                        self._waiting += 1
+                        self._ready.wait()
+                    if self._closed:
+                        return
+                    tap = self._line.popleft()
+                    tap._in_line, tap._holder = False, me
+                    try:
+                        tap._deliver_one()
+                    finally:  # also when a callback raised past ``Exception`` (SystemExit)
+                        tap._holder = None
+                        if tap._pending:  # to the end of the line, which this worker serves next
+                            tap._in_line = True
+                            self._line.append(tap)
+                        self._released.notify_all()
+            finally:  # closed, or a callback ended this thread: then another takes its place
+                self._workers -= 1
+                if self._line and not self._closed:
+                    self._start_worker()
 
     def close(self) -> None:
         """Let the workers end once their current batch is delivered; close the taps first to

@@ -290,6 +290,28 @@ def test_close_delivers_what_is_queued_then_takes_no_more(pool):
     assert tap.stats()["dropped_batches"] == 1 and slow.values == [0, 1, 2, 3, 4]
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_callback_ending_its_thread_leaves_the_tap_served_and_closable(pool):
+    """A callback raising past ``Exception`` (``SystemExit``) ends its worker: another takes
+    its place for what is in line, and the tap is not left held, so ``close`` returns."""
+    seen = Recorder()
+
+    def exits(output: str, table: pa.Table) -> None:
+        if table.column("v")[0].as_py() == 0:
+            raise SystemExit
+        seen(output, table)
+
+    tap = Tap("o", exits, 64, pool)
+    tap.offer(batch(0))
+    tap.offer(batch(1))
+    assert seen.wait_for(1) == [1]
+    tap.offer(batch(2))
+    closing = threading.Thread(target=tap.close)
+    closing.start()
+    closing.join(WAIT)
+    assert not closing.is_alive() and seen.values == [1, 2]
+
+
 def test_a_callback_may_close_its_own_tap_or_another_with_every_worker_busy():
     """A callback that untaps: closing needs no free worker, and never waits for itself."""
     pool = DeliveryPool(1)
