@@ -55,8 +55,8 @@ def test_word_count(n, words):
 def test_literal_and_merges_on_spark(spark):
     """Above 64 sources a label is the sorted set of its bit indexes, merged by union."""
     base = spark.range(2).select(F.col("id").alias("g"))
-    a = base.where("g = 0").withColumn(labels.LABEL_COLUMN, labels.literal(63, 2))
-    b = base.where("g = 1").withColumn(labels.LABEL_COLUMN, labels.literal(64, 2))
+    a = base.where(F.col("g") == 0).withColumn(labels.LABEL_COLUMN, labels.literal(63, 2))
+    b = base.where(F.col("g") == 1).withColumn(labels.LABEL_COLUMN, labels.literal(64, 2))
     both = a.union(b)
     merged = both.groupBy().agg(labels.merge_group(both))
     assert merged.first()[labels.LABEL_COLUMN] == [63, 64]
@@ -69,8 +69,8 @@ def test_a_label_of_up_to_64_sources_is_a_plain_bigint(spark):
     """One word needs no struct: literal, merges and the subset test work on the long itself."""
     label = F.col(labels.LABEL_COLUMN)
     base = spark.range(2).select(F.col("id").alias("g"))
-    a = base.where("g = 0").withColumn(labels.LABEL_COLUMN, labels.literal(0, 1))
-    b = base.where("g = 1").withColumn(labels.LABEL_COLUMN, labels.literal(63, 1))
+    a = base.where(F.col("g") == 0).withColumn(labels.LABEL_COLUMN, labels.literal(0, 1))
+    b = base.where(F.col("g") == 1).withColumn(labels.LABEL_COLUMN, labels.literal(63, 1))
     assert a.schema[labels.LABEL_COLUMN].dataType == LongType() and labels.words_of(a) == 1
     both = a.union(b)
     merged = both.groupBy().agg(labels.merge_group(both))
