@@ -388,7 +388,7 @@ def report(
     # the members are measured there, and the set is the slope plus them.
     before, one, many = pss
     k, per_diagram = same.count, slope(memory)
-    tree = (many - before) / MIB / per_diagram
+    moved = (many - before) / MIB / per_diagram  # the tree's PSS as it moved in the run
     measured = k >= USERS
     if app:
         members = (app[2] - app[1]) / MIB
@@ -396,7 +396,7 @@ def report(
         ratio_users = (per_diagram + members * (USERS - 1) / (k - 1)) / per_diagram
         parts = (
             f"one query at the slope ({per_diagram:.2f} MiB) and {k - 1} members "
-            f"({members:.2f} MiB); {tree:.1f}x as the tree's PSS moved"
+            f"({members:.2f} MiB); {moved:.1f}x as the tree's PSS moved"
         )
         users = (
             f"{ratio:.2f}x at {k}: {parts}"
@@ -404,7 +404,7 @@ def report(
             else f"{ratio:.2f}x at {k}, {ratio_users:.2f}x EXTRAPOLATED to {USERS}: {parts}"
         )
     else:  # a run saved before the app's process was measured: the tree's PSS alone
-        ratio = tree
+        ratio = moved
         ratio_users = ratio if measured else ratio * USERS / k
         users = (
             f"{ratio:.1f}x measured at {k}"
@@ -427,7 +427,7 @@ def report(
             "MiB",
             (one - before) / MIB,
         ),
-        Row(NAME, f"{k} identical diagrams, tree's PSS over one diagram (the slope)", "x", tree),
+        Row(NAME, f"{k} identical diagrams, tree's PSS over one diagram (the slope)", "x", moved),
         Row(NAME, f"{k} identical diagrams: most sharing one execution", "diagrams", same.shared),
         Row(NAME, f"{how} at {TARGET}: memory, PSS", "GiB", mem_target),
         Row(NAME, f"{how} at {TARGET}: restart -> all running", "s", resume_target),

@@ -320,9 +320,7 @@ class SecurityShield:
         """What the shield sends on for one input: nothing, the tuple, or the policy's sps
         then the tuple."""
         if isinstance(item, Sp):
-            self.state, _ = admit_batch(
-                self.state, NO_STAMPS, SpsAt((item,), np.zeros(1, np.int64))
-            )
+            self.state, _ = admit_batch(self.state, NO_STAMPS, SpsAt.of([(0, (item,))]))
             return []
         self.state, admitted = admit_batch(self.state, Stamps.of((item.stamp,)))
         policy = admitted.governing()[0]
