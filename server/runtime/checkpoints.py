@@ -23,6 +23,7 @@ DIAGRAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 START_FILE = "start.json"
 PLAN_FILE = "plan"  # the fingerprint of the plan a legacy version was resumed with
 SHARED_FILE = "shared.json"  # a member of a shared execution: its host and where it joined
+RESIDUALS_FILE = "residuals.json"  # a prefix host: its members' filters (``overlap.py``)
 
 
 def check_id(diagram_id: str) -> str:
@@ -61,6 +62,18 @@ class DiagramDir:
     def results(self, output: str) -> Location:
         return self.results_path.child("outputs", output, "results")
 
+    def residual_results(self, residual: str) -> Location:
+        """A prefix host's log of one residual's rows of its one output (``overlap.py``)."""
+        return self.results_path.child("residuals", residual, "results")
+
+    def residuals(self) -> dict[str, list[str]]:
+        """A prefix host's residuals: per name, the conditions (as written) of its filters."""
+        path = self.path.child(RESIDUALS_FILE)
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def keep_residuals(self, residuals: dict[str, list[str]]) -> None:
+        self.path.child(RESIDUALS_FILE).put(json.dumps(residuals, sort_keys=True).encode())
+
     def start(self) -> dict[str, Position] | None:
         path = self.path.child(START_FILE)
         if not path.exists():
@@ -87,16 +100,23 @@ class DiagramDir:
         self.path.child(PLAN_FILE).put(fingerprint.encode())
 
     def membership(self) -> dict | None:
-        """``{"key", "bases", "stopped_at"}`` if this version is a member of a shared
-        execution: the host's key, per output the host's result-log position it joined at,
-        and, if it was stopped, the host's position it had been handed rows up to."""
+        """``{"key", "bases", "stopped_at", "residual"}`` if this version is a member of a
+        shared execution: the host's key, per output the host's result-log position it
+        joined at, if it was stopped the host's position it had been handed rows up to, and
+        the name of its residual if the host runs its prefix (``overlap.py``)."""
         path = self.path.child(SHARED_FILE)
         return json.loads(path.read_text()) if path.exists() else None
 
-    def join(self, key: str, bases: dict[str, int], stopped_at: dict[str, int] | None = None):
+    def join(
+        self,
+        key: str,
+        bases: dict[str, int],
+        stopped_at: dict[str, int] | None = None,
+        residual: str | None = None,
+    ):
         """Record, durably, that this version reads the host ``key``'s outputs from ``bases``
         (and, once stopped, where to go on from)."""
-        member = {"key": key, "bases": bases, "stopped_at": stopped_at}
+        member = {"key": key, "bases": bases, "stopped_at": stopped_at, "residual": residual}
         self.path.child(SHARED_FILE).put(json.dumps(member).encode())
 
     def ran_alone(self) -> bool:

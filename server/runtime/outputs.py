@@ -125,8 +125,12 @@ class OutputSink:
         if batch_id <= self.last_batch_id:
             return
         # A union of many inputs has a partition per input: a few tasks read them all.
-        table = frame.coalesce(self.tasks).toArrow()  # the batch's one action
-        if table.num_rows == 0:
+        self.take(frame.coalesce(self.tasks).toArrow(), batch_id)  # the batch's one action
+
+    def take(self, table: pa.Table, batch_id: int) -> None:
+        """Log, then deliver, one micro-batch's rows, already brought back (``handle``, or a
+        prefix host's split of its batch: ``overlap.py``)."""
+        if batch_id <= self.last_batch_id or table.num_rows == 0:
             return
         if self.relabel is not None:
             table = self.relabel(table)

@@ -42,7 +42,7 @@ from server.ingest import AppendReceipt, IngestLog, Limits
 from server.ingest.items import split
 from server.ingest.punctuated import Governance
 from server.ingest.segments import Position
-from server.runtime import checkpoints, sharing
+from server.runtime import checkpoints, overlap, sharing
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.heads import HeadServer, ResultLogs, result_key
 from server.runtime.outputs import NEXT_KEY, OutputSink, Relabeller, Results
@@ -156,6 +156,11 @@ class _Deployment:
     host: str | None = None
     hosted: dict[str, str] = field(default_factory=dict)
     bases: dict[str, int] | None = None
+    # ... the plan its host runs (its own, or its prefix) and, if a prefix, its filters.
+    shared: Plan | None = None
+    residual: overlap.Residual | None = None
+    # A prefix host (``overlap.py``): while it runs, what splits its batches among residuals.
+    dispatcher: overlap.Dispatcher | None = None
     # ... and while it runs, its taps (``on_batch``'s queues) and the host position it is to
     # be handed rows from next, per output. A host: its logs' ends when its queries started.
     taps: dict[str, Tap] = field(default_factory=dict)
@@ -354,24 +359,37 @@ class Runtime:
         on_batch: Callback | None,
         relabel: Relabeller | None,
     ) -> bool:
-        """Deploy the diagram as a member of the host of its plan's key, starting the host if
-        it is not running; False if it runs alone instead: it relabels its results, sharing
-        is off, it ran alone before, or its plan has state and the host has read since it
-        started (its windows would hold tuples from before this diagram came)."""
+        """Deploy the diagram as a member of the host of its plan's key (or of its prefix's:
+        ``overlap.py``), starting the host if it is not running; False if it runs alone
+        instead: it relabels its results, sharing is off, it ran alone before, its plan has
+        state and the host has read since it started (its windows would hold tuples from
+        before this diagram came), or the host is stopped and behind its inputs."""
         joined = directory.membership()
         if joined is None and (
             relabel is not None or not self.settings.share_plans or directory.ran_alone()
         ):
             return False
-        key = joined["key"] if joined is not None else sharing.key(plan)
+        if joined is None:
+            key, shared, residual = overlap.placement(plan)
+        elif joined.get("residual"):
+            cut = overlap.split(plan)
+            assert cut is not None, "a version is one plan: it split when it joined"
+            key, (shared, residual) = joined["key"], cut
+        else:
+            key, shared, residual = joined["key"], plan, None
         try:
-            host_plan, names = sharing.hosted(plan, key)
+            host_plan, names = sharing.hosted(shared, key)
         except ValueError:
             log.exception("diagram %s runs alone", diagram_id)
             return False
+        if residual is not None:
+            names = {output: f"{name}.{residual.name}" for output, name in names.items()}
         host_id = sharing.HOST + key
         with self._diagram_lock(host_id):
-            if joined is None and not sharing.stateless(plan) and self._host_has_read(host_plan):
+            if joined is None and (
+                (not sharing.stateless(plan) and self._host_has_read(host_plan))
+                or self._host_is_behind(host_id, host_plan)
+            ):
                 return False
             member = _Deployment(
                 diagram_id,
@@ -383,6 +401,8 @@ class Runtime:
                 host=host_id,
                 hosted=names,
                 bases=None if joined is None else joined["bases"],
+                shared=shared,
+                residual=residual,
             )
             with self._changed:
                 self._check_outputs_free(diagram_id, plan)
@@ -410,6 +430,20 @@ class Runtime:
             return False
         heads = self._input_heads(host_plan)
         return any(heads[name].seq != position.seq for name, position in start.items())
+
+    def _host_is_behind(self, host_id: str, host_plan: Plan) -> bool:
+        """Whether the host, not running, would go on from before its inputs' ends: a new
+        member joining it would get rows sent before it came, so it runs alone instead."""
+        host = self._registered(host_id)
+        version = fingerprint(host_plan)
+        if host is not None and host.state == RUNNING and host.version == version:
+            return False
+        directory = self._diagrams.version(host_id, version)
+        if directory.start() is None:
+            return False
+        claims = directory.claims()
+        heads = self._input_heads(host_plan)
+        return any(claims.get(name, head.seq) < head.seq for name, head in heads.items())
 
     def _input_heads(self, plan: Plan) -> dict[str, Position]:
         """Where each of a plan's inputs ends now: its streams' logs and the result logs of
@@ -442,20 +476,21 @@ class Runtime:
         (``stopped_at``), or else since the host's queries started (a restart), like a
         diagram of its own catching up from its checkpoint. The registry's lock, which
         ``_fan_out`` holds too, makes the switch to live batches a batch boundary."""
-        key = host.diagram_id.removeprefix(sharing.HOST)
-        sinks = {output: host.sinks[name] for output, name in member.hosted.items()}
         with self._changed:
+            if member.residual is not None:
+                self._add_residual(host, member.residual)
+            sinks = {output: host.sinks[name] for output, name in member.hosted.items()}
             ends = {output: sink.end() for output, sink in sinks.items()}
             if member.bases is None:
                 member.bases, resume = dict(ends), dict(ends)
-                member.directory.join(key, member.bases)
+                self._record_membership(member)
             else:
                 resume = stopped_at or {
                     output: host.start_ends.get(name, ends[output])
                     for output, name in member.hosted.items()
                 }
                 if stopped_at is not None:  # handed on below: a crash must not hand them again
-                    member.directory.join(key, member.bases)
+                    self._record_membership(member)
             if member.on_batch is not None:
                 member.taps = {
                     output: Tap(output, member.on_batch, self.settings.tap_queue, self.delivery)
@@ -480,7 +515,29 @@ class Runtime:
         for tap in taps.values():
             tap.close()
         if stopped_at and member.bases is not None and member.host is not None:
-            member.directory.join(member.host.removeprefix(sharing.HOST), member.bases, stopped_at)
+            self._record_membership(member, stopped_at)
+
+    @staticmethod
+    def _record_membership(member: _Deployment, stopped_at: dict[str, int] | None = None):
+        assert member.host is not None and member.bases is not None
+        key = member.host.removeprefix(sharing.HOST)
+        residual = member.residual.name if member.residual is not None else None
+        member.directory.join(key, member.bases, stopped_at, residual)
+
+    def _add_residual(self, host: _Deployment, residual: overlap.Residual) -> None:
+        """Have the running prefix ``host`` split its batches for ``residual`` too, from its
+        next batch on (unless it does already): recorded durably first, so a restart of the
+        host splits them for it from its first batch."""
+        assert host.dispatcher is not None, f"{host.diagram_id} is not a running prefix host"
+        (output,) = host.plan.outputs
+        name = f"{output}.{residual.name}"
+        if name in host.sinks:
+            return
+        kept = host.directory.residuals()
+        kept[residual.name] = list(residual.texts)
+        host.directory.keep_residuals(kept)
+        sink = self._output_sink(host, name, host.directory.residual_results(residual.name), output)
+        host.dispatcher.add(residual, sink)
 
     def _fan_out(self, host_id: str, output: str, table: pa.Table) -> None:
         """The host's tap: each running member's tap is offered the batch from where it is
@@ -503,13 +560,37 @@ class Runtime:
         """Remove the host of ``key`` once no diagram, registered or on disk, is its member."""
         host_id = sharing.HOST + key
         with self._lock:
-            registered = any(d.host == host_id for d in self._deployments.values())
-        if registered:
-            self._stop_idle_host(host_id)
-            return
-        if any((m or {}).get("key") == key for m in self._memberships()):
+            registered = [d for d in self._deployments.values() if d.host == host_id]
+        joined = [m for m in self._memberships() if m is not None and m.get("key") == key]
+        if registered or joined:
+            if overlap.is_prefix_host(host_id):
+                kept = {m.residual.name for m in registered if m.residual is not None}
+                self._prune_residuals(host_id, kept | {m.get("residual") for m in joined})
+            if registered:
+                self._stop_idle_host(host_id)
             return
         self.remove(host_id)
+
+    def _prune_residuals(self, host_id: str, used: set[str | None]) -> None:
+        """Stop splitting a prefix host's batches for residuals no member has any more, and
+        drop their logs."""
+        with self._diagram_lock(host_id):
+            host = self._registered(host_id)
+            for directory in self._diagrams.versions(host_id):
+                residuals = directory.residuals()
+                unused = set(residuals) - used
+                if not unused:
+                    continue
+                directory.keep_residuals({n: t for n, t in residuals.items() if n in used})
+                for name in unused:
+                    sink = host.dispatcher.drop(name) if host and host.dispatcher else None
+                    if sink is not None and host is not None:
+                        with self._lock:
+                            host.sinks.pop(sink.name, None)
+                            host.start_ends.pop(sink.name, None)
+                        sink.close()
+                        self.result_logs.forget(sink.name)
+                    directory.residual_results(name).delete()
 
     def _memberships(self) -> list[dict | None]:
         return [d.membership() for d in self._diagrams.all()]
@@ -524,7 +605,9 @@ class Runtime:
     def shared(self) -> list[dict[str, Any]]:
         """Every shared execution with a member deployed since the runtime started: its key,
         its host's state, and per member its state and, per output, the host position it
-        joined at (what an administrator sees: which diagrams share what)."""
+        joined at (what an administrator sees: which diagrams share what). A host that runs
+        a prefix (``overlap.py``) says so, and how many conditions all its members' filters
+        have in common (evaluated once); each of its members, its own filters."""
         with self._lock:
             groups: dict[str, list[_Deployment]] = {}
             for deployment in self._deployments.values():
@@ -535,8 +618,19 @@ class Runtime:
                 {
                     "key": host_id.removeprefix(sharing.HOST),
                     "state": host.state if host is not None else STOPPED,
+                    "shares": "prefix" if overlap.is_prefix_host(host_id) else "plan",
+                    **(
+                        {"common_conditions": host.dispatcher.common()}
+                        if host is not None and host.dispatcher is not None
+                        else {}
+                    ),
                     "members": [
-                        {"diagram": m.diagram_id, "state": m.state, "joined_at": m.bases}
+                        {
+                            "diagram": m.diagram_id,
+                            "state": m.state,
+                            "joined_at": m.bases,
+                            **({"filters": list(m.residual.texts)} if m.residual else {}),
+                        }
                         for m in sorted(members, key=lambda m: m.diagram_id)
                     ],
                 }
@@ -570,7 +664,7 @@ class Runtime:
 
     def _launch(self, deployment: _Deployment) -> None:
         try:
-            self._start_queries(deployment, deployment.directory.start(), deployment.on_batch)
+            self._start_queries(deployment, deployment.directory.start())
         except SluiceError as err:
             self._halt(deployment, FAILED, str(err))
             raise
@@ -610,7 +704,7 @@ class Runtime:
                     diagram=other.diagram_id,
                 )
 
-    def _start_queries(self, deployment: _Deployment, start, on_batch) -> None:
+    def _start_queries(self, deployment: _Deployment, start) -> None:
         """Start every output's query, then wait until each query's sources have said hello to
         the head service (``heads.py``): the query's stream thread is running. A deploy whose
         sources have not all said hello within ``deploy_timeout`` is abandoned."""
@@ -631,30 +725,17 @@ class Runtime:
             frames.update(input_frames(self.spark, options, names, schema, policy))
         frames.update(self._derived_frames(deployment.plan, start, client, policy))
         sources = len(by_schema) + len(deployment.plan.derived())
-        tasks = self.spark.sparkContext.defaultParallelism
         compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
         for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
             checkpoints.discard_partial_writes(checkpoint)
-            sink = OutputSink(
-                output,
-                deployment.directory.results(output),
-                self.settings.recent_rows,
-                self.settings.retain_result_rows,
-                tasks,
-                acked=functools.partial(self._acked, checkpoint),
-                advanced=functools.partial(self.result_logs.advanced, output),
-                claimed=functools.partial(self._claimed, output),
-                relabel=(
-                    functools.partial(deployment.relabel, output) if deployment.relabel else None
-                ),
-            )
-            deployment.sinks[output] = sink
-            deployment.start_ends[output] = sink.end()
-            if on_batch is not None:
-                sink.tap(on_batch, self.delivery, self.settings.tap_queue)
+            if overlap.is_prefix_host(deployment.diagram_id):
+                handle = self._dispatcher(deployment, output).handle
+            else:
+                location = deployment.directory.results(output)
+                handle = self._output_sink(deployment, output, location, output).handle
             deployment.queries[output] = (
-                frame.writeStream.foreachBatch(sink.handle)
+                frame.writeStream.foreachBatch(handle)
                 .option("checkpointLocation", checkpoint.hadoop_url)
                 .queryName(f"{deployment.diagram_id}.{output}")
                 .start()
@@ -674,6 +755,41 @@ class Runtime:
                 diagram=deployment.diagram_id,
                 seconds=self.settings.deploy_timeout,
             )
+
+    def _output_sink(
+        self, deployment: _Deployment, name: str, location: Location, output: str
+    ) -> OutputSink:
+        """A sink for the log ``name`` of the deployment's ``output`` (the output's own, or a
+        residual's of it), registered and tapped by ``on_batch``."""
+        relabel = deployment.relabel
+        sink = OutputSink(
+            name,
+            location,
+            self.settings.recent_rows,
+            self.settings.retain_result_rows,
+            self.spark.sparkContext.defaultParallelism,
+            acked=functools.partial(self._acked, deployment.directory.checkpoint(output)),
+            advanced=functools.partial(self.result_logs.advanced, name),
+            claimed=functools.partial(self._claimed, name),
+            relabel=functools.partial(relabel, name) if relabel else None,
+        )
+        deployment.sinks[name] = sink
+        deployment.start_ends[name] = sink.end()
+        if deployment.on_batch is not None:
+            sink.tap(deployment.on_batch, self.delivery, self.settings.tap_queue)
+        return sink
+
+    def _dispatcher(self, deployment: _Deployment, output: str) -> overlap.Dispatcher:
+        """A prefix host's split of ``output``'s batches, for every residual it has kept."""
+        deployment.dispatcher = overlap.Dispatcher(self.spark.sparkContext.defaultParallelism)
+        schema = deployment.plan.outputs[output]
+        for name, texts in sorted(deployment.directory.residuals().items()):
+            residual = overlap.Residual.load(texts, schema)
+            location = deployment.directory.residual_results(name)
+            deployment.dispatcher.add(
+                residual, self._output_sink(deployment, f"{output}.{name}", location, output)
+            )
+        return deployment.dispatcher
 
     def _derived_frames(
         self, plan: Plan, start, client: str, policy: FieldPolicy | None
@@ -742,9 +858,13 @@ class Runtime:
             self.stop(diagram_id)
             with self._lock:
                 removed = self._deployments.pop(diagram_id, None)
+            versions = self._diagrams.versions(diagram_id)
+            residuals = {r for directory in versions for r in directory.residuals()}
             for output in removed.plan.outputs if removed is not None else ():
                 self.result_logs.forget(output)
-            self._forget_versions(self._diagrams.versions(diagram_id))
+                for residual in residuals:  # a prefix host's
+                    self.result_logs.forget(f"{output}.{residual}")
+            self._forget_versions(versions)
             self._diagrams.remove(diagram_id)
 
     def _halt(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
@@ -763,6 +883,7 @@ class Runtime:
         deployment.queries.clear()
         deployment.query_ids.clear()
         deployment.sinks.clear()
+        deployment.dispatcher = None
         self._set_state(deployment, state, error or deployment.error)
 
     def _set_state(self, deployment: _Deployment, state: str, error: str | None = None) -> None:
@@ -975,15 +1096,17 @@ class Runtime:
                 log.warning("checking diagram %s failed", diagram_id, exc_info=True)
             finally:
                 busy.release()
-        outputs = {}
+        progress = {}
         for name, query in list(deployment.queries.items()):
-            sink = deployment.sinks.get(name)
             try:
-                progress = query.lastProgress
+                progress[name] = query.lastProgress
             except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
-                progress = None
-            if sink is not None:
-                outputs[name] = _progress(progress, sink.stats())
+                progress[name] = None
+        outputs = {
+            name: _progress(progress.get(name, progress.get(overlap.fed_by(name))), sink.stats())
+            for name, sink in list(deployment.sinks.items())
+            if name in progress or overlap.fed_by(name) in progress
+        }
         with self._lock:
             rows, batch_rows = dict(deployment.rows), dict(deployment.batch_rows)
         boxes = observed.per_box(deployment.plan, rows) if self.settings.box_metrics else {}
@@ -1008,7 +1131,9 @@ class Runtime:
         by_host = {name: output for output, name in member.hosted.items()}
         outputs = {}
         for name, progress in answer["outputs"].items():
-            output = by_host[name]
+            output = by_host.get(name)
+            if output is None:  # another member's filters' log (``overlap.py``)
+                continue
             sink = host.sinks.get(name) if host is not None else None
             if sink is not None and member.state == RUNNING and member.bases:
                 shown = sharing.SharedOutput(output, sink, member.bases[output]).stats()
@@ -1021,7 +1146,8 @@ class Runtime:
                     "dropped_rows": sum(t["dropped_rows"] for t in taps),
                 }
         boxes = host.plan.boxes if host is not None else ()
-        names = {h.name: m.name for h, m in zip(boxes, member.plan.boxes, strict=False)}
+        mine = (member.shared or member.plan).boxes
+        names = {h.name: m.name for h, m in zip(boxes, mine, strict=False)}
         return {
             **answer,
             "diagram": member.diagram_id,

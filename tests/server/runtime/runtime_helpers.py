@@ -85,3 +85,19 @@ def read_results(where: str | os.PathLike) -> list[tuple[int, pa.Table]]:
     else:
         frames = [f for b in object_bases(place) if (f := read_object(place, b)) is not None]
     return [decode_batch(frame.payload) for frame in frames]
+
+
+def shared_results(diagrams: str | os.PathLike, plan, output: str) -> Location:
+    """Where the result log a member's ``output`` reads lives, under the runtime's diagrams
+    directory: its host's log of the output, or of its filters' rows if the host runs its
+    prefix (``server/runtime/overlap.py``)."""
+    from server.runtime import overlap, sharing
+    from server.runtime.checkpoints import DiagramDir
+    from server.runtime.runner import fingerprint
+
+    key, shared, residual = overlap.placement(plan)
+    host, names = sharing.hosted(shared, key)
+    directory = DiagramDir(diagrams, host.name, fingerprint(host))
+    if residual is not None:
+        return directory.residual_results(residual.name)
+    return directory.results(names[output])

@@ -18,11 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from crash_child import DIAGRAM, STREAMS
-from runtime_helpers import WAIT, plan_of, read_results, wait_until
-
-from server.runtime import sharing
-from server.runtime.checkpoints import DiagramDir
-from server.runtime.runner import fingerprint
+from runtime_helpers import WAIT, plan_of, read_results, shared_results, wait_until
 
 KILLS = 5
 DRIVER_KILLS = 2
@@ -81,10 +77,7 @@ class Child:
 def delivered_ids(data_dir: Path) -> Counter:
     """What the diagram's result log holds: its shared execution's (``sharing.py``), which
     it joined first, at position 0."""
-    plan = plan_of(DIAGRAM)
-    host, names = sharing.hosted(plan, sharing.key(plan))
-    directory = DiagramDir(data_dir / "diagrams", host.name, fingerprint(host))
-    results = directory.results(names["crashy_out"])
+    results = shared_results(data_dir / "diagrams", plan_of(DIAGRAM), "crashy_out")
     if not results.exists():
         return Counter()
     return Counter(

@@ -18,7 +18,7 @@ from boxes.document import validate
 from boxes.errors import Conflict
 from boxes.input import Derived
 from boxes.secfilter import label_sources
-from server.runtime import Runtime, RuntimeSettings, sharing
+from server.runtime import Runtime, RuntimeSettings, overlap, sharing
 
 DOWN = {
     "version": 1,
@@ -105,9 +105,11 @@ def test_derived_tuples_keep_their_sources_and_arrive_once_across_a_restart(
         assert got == {"z2": ["z"], "a3": ["a"]}
         directory = runtime.result_logs.directory("up_out")
         assert directory is not None and directory.local == ("results_url" not in places)
-        host = runtime._deployments[sharing.HOST + sharing.key(down)]  # down's execution
+        key, _, residual = overlap.placement(down)
+        host = runtime._deployments[sharing.HOST + key]  # down's execution
         assert host.directory.checkpoint(host.plan.boxes[-1].name).path.startswith(f"{tmp_path}/")
-        results = host.directory.results(host.plan.boxes[-1].name)
+        assert residual is not None  # it runs its prefix: its rows are its filters' log's
+        results = host.directory.residual_results(residual.name)
         logged = [s for _, t in read_results(results) for s in t["symbol"].to_pylist()]
         assert sorted(logged) == ["a1", "a3", "m1", "z1", "z2"]  # each exactly once
     finally:

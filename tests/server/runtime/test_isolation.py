@@ -11,7 +11,7 @@ import pytest
 from runtime_helpers import TRADE, WAIT, Collector, plan_of, union_doc
 
 from boxes.errors import SluiceError
-from server.runtime import Runtime, sharing
+from server.runtime import Runtime, overlap, sharing
 from server.runtime.runner import STARTING
 
 PROMPT = 1.0  # seconds: what "answers at once" means on a busy two-core machine
@@ -23,12 +23,12 @@ def held_deploys(runtime: Runtime, monkeypatch, plan) -> threading.Event:
     (the slow part of a real deploy: Spark starting queries)."""
     release = threading.Event()
     start_queries = runtime._start_queries
-    held = (plan.name, sharing.HOST + sharing.key(plan))
+    held = (plan.name, sharing.HOST + overlap.placement(plan)[0])
 
-    def slow(deployment, start, on_batch):
+    def slow(deployment, start):
         if deployment.diagram_id in held:
             assert release.wait(WAIT), "the test never released the deploy"
-        return start_queries(deployment, start, on_batch)
+        return start_queries(deployment, start)
 
     monkeypatch.setattr(runtime, "_start_queries", slow)
     return release

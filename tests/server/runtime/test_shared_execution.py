@@ -11,7 +11,7 @@ from runtime_helpers import TRADE, WAIT, Collector, plan_of, wait_until
 
 from boxes.document import validate
 from boxes.errors import Conflict
-from server.runtime import Runtime, RuntimeSettings, sharing
+from server.runtime import Runtime, RuntimeSettings, overlap, sharing
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 SYMBOLS = ("ibm", "sun", "hp")
@@ -115,7 +115,7 @@ def test_random_diagram_sets_give_each_diagram_what_it_gets_alone(make_runtime):
         for name, doc in docs.items():
             got[where][name] = Collector()
             runtime.deploy(name, plan_of(doc), got[where][name])
-    keys = {sharing.key(plan_of(doc)) for doc in docs.values()}
+    keys = {overlap.placement(plan_of(doc))[0] for doc in docs.values()}
     assert len(shared.shared()) == len(keys) < len(docs)
     assert sorted(m["diagram"] for g in shared.shared() for m in g["members"]) == sorted(docs)
     sent = {"in1": [], "in2": []}
@@ -256,7 +256,7 @@ def test_a_failed_execution_fails_its_members_and_its_restart_brings_them_back(m
     one, two = Collector(), Collector()
     runtime.deploy("one", plan_of(named(doc, "one")), one)
     runtime.deploy("two", plan_of(named(doc, "two")), two)
-    host = sharing.HOST + sharing.key(plan_of(doc))
+    host = sharing.HOST + overlap.placement(plan_of(doc))[0]
     (query,) = [q for q in spark.streams.active if q.name.startswith(f"{host}.")]
     query.stop()  # behind the runtime's back, as a crashing query ends
     for name in ("one", "two"):
@@ -275,3 +275,204 @@ def test_a_stream_read_through_a_shared_execution_is_kept_and_its_readers_named(
         runtime.drop_stream("in1")
     assert refused.value.code == "STREAM_IN_USE"
     assert refused.value.details == {"diagrams": ["one", "two"]}
+
+
+# -- overlapping plans (overlap.py): a prefix run once, each member's filters on top ---------
+
+FILTERS = {  # each condition, and what it keeps in plain Python
+    None: lambda r: True,
+    "price > 50": lambda r: r["price"] > 50,
+    "price > 50 AND symbol = 'ibm'": lambda r: r["price"] > 50 and r["symbol"] == "ibm",
+    # the same conditions in another order: a log of its own, the same rows
+    "symbol = 'ibm' AND price > 50": lambda r: r["price"] > 50 and r["symbol"] == "ibm",
+    "symbol = 'ibm'": lambda r: r["symbol"] == "ibm",
+    "price > 20 AND price < 80": lambda r: 20 < r["price"] < 80,
+    "price > 50 AND symbol IS NULL": lambda r: False,
+}
+
+
+def test_plans_that_differ_in_their_last_filters_share_their_prefix():
+    union = ["in1", "in2"]
+    keys = {
+        overlap.placement(plan_of(named(shape(union, w, False), f"d{i}")))[0]
+        for i, w in enumerate(FILTERS)
+    }
+    assert len(keys) == 1 and next(iter(keys)).startswith(overlap.PREFIX)
+    key, prefix, residual = overlap.placement(
+        plan_of(shape(union, "price > 5 AND price < 9", False))
+    )
+    assert [b.type_name for b in prefix.boxes] == ["input", "input", "union", "output"]
+    assert residual.texts == ("price > 5 AND price < 9",) and len(residual.conjuncts) == 2
+    assert key != sharing.key(prefix)  # a prefix's host is never a whole plan's
+    # A map last: the whole plan is the prefix, nothing is left over. A window: no split.
+    mapped = plan_of(shape(union, "price > 5", True))
+    assert overlap.placement(mapped) == (
+        overlap.PREFIX + sharing.key(mapped),
+        mapped,
+        overlap.Residual((), ()),
+    )
+    assert overlap.split(validate(COUNTS, {"in1": TRADE})) is None
+
+
+def test_a_filter_reading_the_level_is_not_split_off():
+    """The prefix's output has no ``_level`` field: such a filter stays in the host's plan."""
+    doc = {
+        **shape(["in1"], "_level = 0", False),
+        "level": {},  # a diagram at a level may read its tuples' levels
+    }
+    plan = plan_of(doc)
+    assert overlap.split(plan) is None
+    assert overlap.placement(plan)[0] == sharing.key(plan)
+
+
+def _plain(rows: list[dict]) -> list[dict]:
+    """Rows as sent: their user fields, the time as text."""
+    return [
+        {"time": r["time"].isoformat(), "symbol": r["symbol"], "price": r["price"]} for r in rows
+    ]
+
+
+def test_overlapping_diagrams_each_get_what_they_get_alone(make_runtime):
+    """Random diagrams filtering the same streams differently, half deployed after data has
+    flowed: each gets the same rows shared as alone, and each prefix runs once, splitting its
+    batches by its members' filters."""
+    rng = random.Random(20261125)
+    shared, alone = make_runtime(), make_runtime(share_plans=False)
+    for runtime in (shared, alone):
+        for name in ("in1", "in2"):
+            runtime.create_stream(name, TRADE)
+    streams = (["in1"], ["in1", "in2"])
+    where = {f"d{i}": rng.choice(list(FILTERS)) for i in range(10)}
+    docs = {
+        f"d{i}": named(shape(rng.choice(streams), where[f"d{i}"], False), f"d{i}")
+        for i in range(10)
+    }
+    seen = [n for n in docs if where[n] is None or "IS NULL" not in where[n]]
+    early, late = seen[:5], sorted(set(docs) - set(seen[:5]))
+    got: dict[str, dict[str, Collector]] = {"shared": {}, "alone": {}}
+
+    def deploy(names):
+        for where, runtime in (("shared", shared), ("alone", alone)):
+            for name in names:
+                got[where][name] = Collector()
+                runtime.deploy(name, plan_of(docs[name]), got[where][name])
+
+    def send(seconds, last=None):
+        """Rows to random streams (then, if ``last``, a row every early filter keeps to each
+        stream): each as (stream, row)."""
+        rows = [
+            (rng.choice(("in1", "in2")), trade(rng.choice(SYMBOLS), rng.uniform(0, 100), s))
+            for s in seconds
+        ]
+        rows += [(stream, trade("ibm", last, 999)) for stream in ("in1", "in2") if last]
+        for stream, row in rows:
+            for runtime in (shared, alone):
+                runtime.append(stream, [row])
+        return rows
+
+    deploy(early)
+    sent = send(range(20), last=60.0)
+    for name in early:  # its host has read both streams to their ends: late ones join after
+        wanted = len(docs[name]["inputs"])
+        wait_until(
+            lambda n=name, w=wanted: sum(r["price"] == 60.0 for r in got["shared"][n].rows) == w,
+            what=f"{name}'s markers",
+        )
+    deploy(late)
+    later = send(range(20, 40))
+    for name, doc in docs.items():
+        keeps = FILTERS[where[name]]
+        rows = [r for s, r in (sent if name in early else []) + later if s in doc["inputs"]]
+        expected = sorted(repr(r) for r in rows if keeps(r))
+        for runtime in ("alone", "shared"):
+            wait_until(lambda n=name, w=runtime, e=expected: len(got[w][n].rows) >= len(e))
+            assert sorted(map(repr, _plain(got[runtime][name].rows))) == expected, (name, runtime)
+    placements = {overlap.placement(plan_of(doc))[0] for doc in docs.values()}
+    groups = shared.shared()
+    assert len(groups) == len(placements) < len(docs)
+    assert {g["shares"] for g in groups} == {"prefix"}
+
+
+def test_a_filtered_member_stopped_a_while_gets_what_came_meanwhile(runtime):
+    """Its residual's log goes on while another member keeps the prefix running."""
+    runtime.create_stream("in1", TRADE)
+    steady, paused = Collector(), Collector()
+    runtime.deploy("steady", plan_of(named(shape(["in1"], "price > 0", False), "steady")), steady)
+    doc = named(shape(["in1"], "price > 1.5", False), "paused")
+    runtime.deploy("paused", plan_of(doc), paused)
+    runtime.append("in1", [trade("before", 1.0), trade("kept", 2.0)])
+    paused.wait_for_rows(1)
+    runtime.stop("paused")
+    runtime.append("in1", [trade("while", 3.0), trade("dropped", 1.0)])
+    steady.wait_for_rows(4)
+    runtime.deploy("paused", plan_of(doc), paused)
+    runtime.append("in1", [trade("after", 4.0)])
+    assert [r["symbol"] for r in paused.wait_for_rows(3)] == ["kept", "while", "after"]
+    assert [r["symbol"] for r in steady.wait_for_rows(5)][-1] == "after"
+    read = runtime.results("paused_out", 0, 100)
+    assert [s for t in read.tables for s in t["symbol"].to_pylist()] == ["kept", "while", "after"]
+
+
+def test_a_removed_members_filter_is_split_for_no_more(runtime):
+    runtime.create_stream("in1", TRADE)
+    kept, gone = Collector(), Collector()
+    runtime.deploy("kept", plan_of(named(shape(["in1"], "price > 1", False), "kept")), kept)
+    runtime.deploy("gone", plan_of(named(shape(["in1"], "price > 2", False), "gone")), gone)
+    (group,) = runtime.shared()
+    host = sharing.HOST + group["key"]
+    (directory,) = runtime._diagrams.versions(host)
+    assert len(directory.residuals()) == 2
+    runtime.append("in1", [trade("ibm", 3.0)])
+    gone.wait_for_rows(1)
+    (gone_log,) = [
+        n for n in directory.residuals() if n != runtime._registered("kept").residual.name
+    ]
+    assert directory.residual_results(gone_log).exists()
+    runtime.remove("gone")
+    assert list(directory.residuals()) == [runtime._registered("kept").residual.name]
+    assert not directory.residual_results(gone_log).exists()
+    runtime.append("in1", [trade("sun", 4.0)])
+    assert [r["symbol"] for r in kept.wait_for_rows(2)] == ["ibm", "sun"]
+    assert runtime.shared()[0]["members"] == [
+        {
+            "diagram": "kept",
+            "state": "running",
+            "joined_at": {"kept_out": 0},
+            "filters": ["price > 1"],
+        }
+    ]
+
+
+def test_a_prefix_host_splits_for_every_member_from_its_first_batch_after_a_restart(
+    spark, tmp_path
+):
+    """Members come back one by one; the host, started by the first, splits its batches for
+    the others from the start (their filters are kept with it), so none misses a row."""
+    docs = {
+        "one": named(shape(["in1"], "price > 1", False), "one"),
+        "two": named(shape(["in1"], "symbol = 'sun'", False), "two"),
+    }
+    settings = RuntimeSettings(compact_every=3600)
+    runtime = Runtime(tmp_path / "rt", session=spark, settings=settings)
+    try:
+        runtime.create_stream("in1", TRADE)
+        for name, doc in docs.items():
+            runtime.deploy(name, plan_of(doc), Collector())
+        runtime.append("in1", [trade("sun", 0.5), trade("ibm", 2.0)])
+        wait_until(lambda: runtime.status("one")["outputs"]["one_out"]["next_position"] == 1)
+        wait_until(lambda: runtime.status("two")["outputs"]["two_out"]["next_position"] == 1)
+    finally:
+        runtime.close()
+
+    runtime = Runtime(tmp_path / "rt", session=spark, settings=settings)
+    try:
+        one, two = Collector(), Collector()
+        runtime.deploy("one", plan_of(docs["one"]), one)
+        runtime.append("in1", [trade("sun", 3.0), trade("hp", 0.1)])
+        assert [r["symbol"] for r in one.wait_for_rows(1)] == ["sun"]
+        runtime.deploy("two", plan_of(docs["two"]), two)
+        assert [(r["symbol"], r["price"]) for r in two.wait_for_rows(1)] == [("sun", 3.0)]
+        read = runtime.results("two_out", 0, 100)
+        assert [p for t in read.tables for p in t["price"].to_pylist()] == [0.5, 3.0]
+    finally:
+        runtime.close()

@@ -1,0 +1,193 @@
+"""Overlapping plans (seed 000, section 5): a prefix run once, each member's filters on top.
+
+Two stateless diagrams that read the same inputs through the same boxes, and differ only in
+the filters just before their one output, overlap: those filters are select nodes over one
+input queue (Definition 7). ``split`` cuts such a plan into its *prefix* (the plan without
+the filters) and its *residual* (the filters' conjuncts). A plan with no such filter splits
+too, with an empty residual: it is the prefix.
+
+A *prefix host* runs the prefix as one query (``runner.py``), shared by every plan with that
+prefix as any shared plan is (``sharing.key``). Its ``foreachBatch`` is a ``Dispatcher``,
+which decomposes the residuals it serves as Definition 8 does: the conjuncts every residual
+has are one filter of their own, evaluated once; each residual's other conjuncts become a
+boolean column; one Spark action brings the batch back, and each residual's rows go to a
+result log of its own (an ``OutputSink``). Members with the same residual read that one log
+from their bases, as members of a whole shared plan read its host's (``sharing.py``).
+
+Why this shape: each residual log is written inside the batch, before Spark commits it, so a
+crash replays the batch and a log that has it skips it (exactly once, with no log of the
+prefix's rows); a member's rows are exactly its plan's, since its filters are the same
+expressions on the same rows (NULL counts as false, as in ``FilterBox``); labels pass
+unchanged, as a filter copies its input's label.
+
+Not split (such plans share whole, or run alone): plans with state, several outputs, a filter
+reading ``_level`` (the output has no such field), and governed plans, whose labels depend on
+the fields their filters read (``boxes/punctuations/fields.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import operator
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from boxes.document import Plan
+from boxes.expressions import check_predicate
+from boxes.expressions import nodes as n
+from boxes.expressions.columns import to_column
+from boxes.filter import FilterBox
+from boxes.output import OutputBox
+from boxes.types import Schema
+from server.runtime import sharing
+
+if TYPE_CHECKING:
+    from server.runtime.outputs import OutputSink
+
+PREFIX = "p"  # a prefix host's key: PREFIX + the prefix's key (never a whole plan's key)
+MARK = "__residual_"  # the boolean columns a batch carries while it is split (no field's name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Residual:
+    """The filters a member applies to its prefix's output: their conditions as written
+    (what is stored) and, parsed, their conjuncts (``AND``s apart; what is evaluated)."""
+
+    texts: tuple[str, ...]
+    conjuncts: tuple[n.Node, ...]
+
+    @property
+    def name(self) -> str:
+        """Equal conditions, one log: the name of the residual's log among its host's."""
+        return "r" + hashlib.sha256(json.dumps(self.texts).encode()).hexdigest()[:12]
+
+    @classmethod
+    def of(cls, filters: Sequence[FilterBox]) -> Residual:
+        nodes = [f.where.node for f in filters]
+        return cls(tuple(f.where.text for f in filters), tuple(_conjuncts(nodes)))
+
+    @classmethod
+    def load(cls, texts: Sequence[str], schema: Schema) -> Residual:
+        """A stored residual, its conditions checked again against the prefix's output."""
+        checked = [check_predicate(t, schema, f"residual.{i}") for i, t in enumerate(texts)]
+        return cls(tuple(texts), tuple(_conjuncts(c.node for c in checked)))
+
+
+def _conjuncts(nodes: Iterable[n.Node]) -> list[n.Node]:
+    """Each condition's ``AND``-ed parts, in order, each once."""
+    found: list[n.Node] = []
+    stack = list(reversed(list(nodes)))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, n.Logic) and node.op == "AND":
+            stack += [node.right, node.left]
+        elif node not in found:
+            found.append(node)
+    return found
+
+
+def split(plan: Plan) -> tuple[Plan, Residual] | None:
+    """The plan's prefix and residual, or None if it does not split (module docstring)."""
+    outputs = [b for b in plan.boxes if isinstance(b, OutputBox)]
+    if plan.governed or len(outputs) != 1 or not sharing.stateless(plan):
+        return None
+    (output,) = outputs
+    boxes = {b.name: b for b in plan.boxes}
+    readers = Counter(up for b in plan.boxes for up in b.upstream)
+    filters: list[FilterBox] = []
+    source = output.source
+    while isinstance(box := boxes[source], FilterBox) and readers[source] == 1:
+        filters.append(box)
+        source = box.source
+    if any(f.where.fields - set(output.schema.names) for f in filters):
+        return None
+    cut = {f.name for f in filters}
+    kept = tuple(
+        dataclasses.replace(b, source=source) if b is output else b
+        for b in plan.boxes
+        if b.name not in cut
+    )
+    return dataclasses.replace(plan, boxes=kept), Residual.of(filters[::-1])
+
+
+def placement(plan: Plan) -> tuple[str, Plan, Residual | None]:
+    """Where a new member of a shared execution goes: its host's key, the plan its host runs
+    and its residual (None if the host runs its whole plan)."""
+    cut = split(plan)
+    if cut is None:
+        return sharing.key(plan), plan, None
+    prefix, residual = cut
+    return PREFIX + sharing.key(prefix), prefix, residual
+
+
+def _all(conjuncts: Iterable[n.Node]):
+    """True where every conjunct is (NULL as false); True for none."""
+    from pyspark.sql import functions as F
+
+    columns = [F.coalesce(to_column(c), F.lit(False)) for c in conjuncts]
+    return functools.reduce(operator.and_, columns) if columns else F.lit(True)
+
+
+class Dispatcher:
+    """A prefix host's ``foreachBatch``: each residual's rows of the batch to its own log."""
+
+    def __init__(self, tasks: int) -> None:
+        self.tasks = tasks
+        self._lock = threading.Lock()
+        self._residuals: dict[str, tuple[Residual, OutputSink]] = {}
+
+    def add(self, residual: Residual, sink: OutputSink) -> None:
+        with self._lock:
+            self._residuals[residual.name] = (residual, sink)
+
+    def drop(self, name: str) -> OutputSink | None:
+        with self._lock:
+            gone = self._residuals.pop(name, None)
+        return gone[1] if gone else None
+
+    def common(self) -> int:
+        """How many conjuncts every residual has (Definition 8's shared node)."""
+        with self._lock:
+            residuals = [r for r, _ in self._residuals.values()]
+        return len(_shared(residuals))
+
+    def handle(self, frame, batch_id: int) -> None:
+        """Split one micro-batch among the residuals that have not logged it (after a crash,
+        some may have): one action for all of them."""
+        with self._lock:
+            due = [(r, s) for r, s in self._residuals.values() if batch_id > s.last_batch_id]
+        if not due:
+            return
+        common = _shared(r for r, _ in due)
+        marks = {
+            f"{MARK}{i}": _all(c for c in r.conjuncts if c not in common)
+            for i, (r, _) in enumerate(due)
+        }
+        kept = frame.where(_all(common)).withColumns(marks)
+        if all(len(r.conjuncts) > len(common) for r, _ in due):  # else every row is wanted
+            kept = kept.where(functools.reduce(operator.or_, (kept[m] for m in marks)))
+        table = kept.coalesce(self.tasks).toArrow()  # the batch's one action
+        for (_, sink), mark in zip(due, marks, strict=True):
+            sink.take(table.filter(table[mark]).drop_columns(list(marks)), batch_id)
+
+
+def _shared(residuals: Iterable[Residual]) -> list[n.Node]:
+    """The conjuncts in every one of ``residuals``, in the first one's order."""
+    residuals = list(residuals)
+    if not residuals:
+        return []
+    return [c for c in residuals[0].conjuncts if all(c in r.conjuncts for r in residuals[1:])]
+
+
+def is_prefix_host(diagram_id: str) -> bool:
+    return diagram_id.startswith(sharing.HOST + PREFIX)
+
+
+def fed_by(log: str) -> str:
+    """The output whose query feeds a residual's log (named ``<output>.<residual>``)."""
+    return log.rpartition(".")[0]
