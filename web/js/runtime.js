@@ -28,9 +28,23 @@ export class RuntimePanel {
       el("p", {}, `Spark driver: ${health}; replaced ${driver.restarts} time${driver.restarts === 1 ? "" : "s"}.`),
       el("p", {}, holder),
       el("h3", {}, "Shared executions"),
-      shared.length ? table(["Execution", "State", "Diagrams"], shared.map((s) => [
-        s.key, s.state, s.members.map((m) => `${m.diagram} (${m.state})`).join(", "),
+      shared.length ? table(["Execution", "Shares", "State", "Diagrams"], shared.map((s) => [
+        s.key, sharesText(s), s.state, s.members.map(memberText).join(", "),
       ]), "Diagrams that run as one execution")
         : el("p", { class: "empty" }, "No diagrams share an execution."));
   }
+}
+
+/** What an execution runs once: a whole plan, or a prefix its members filter differently
+ * (the conditions all their filters have are evaluated once too). */
+function sharesText(execution) {
+  if (execution.shares !== "prefix") return "whole plan";
+  const common = execution.common_conditions;
+  return common === undefined ? "prefix" : `prefix, ${common} common condition${common === 1 ? "" : "s"}`;
+}
+
+/** A member, its state and, if it filters its host's prefix, its own conditions. */
+function memberText(member) {
+  const filters = member.filters && member.filters.length ? ` where ${member.filters.join(" AND ")}` : "";
+  return `${member.diagram} (${member.state})${filters}`;
 }
