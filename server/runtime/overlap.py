@@ -139,6 +139,7 @@ class Dispatcher:
     def __init__(self, tasks: int) -> None:
         self.tasks = tasks
         self._lock = threading.Lock()
+        self._splitting = threading.Lock()  # held while a batch is split (see ``drop``)
         self._residuals: dict[str, tuple[Residual, OutputSink]] = {}
 
     def add(self, residual: Residual, sink: OutputSink) -> None:
@@ -146,7 +147,9 @@ class Dispatcher:
             self._residuals[residual.name] = (residual, sink)
 
     def drop(self, name: str) -> OutputSink | None:
-        with self._lock:
+        """Split for residual ``name`` no more; its sink, once no batch is being split (so
+        it may be closed)."""
+        with self._splitting, self._lock:
             gone = self._residuals.pop(name, None)
         return gone[1] if gone else None
 
@@ -159,6 +162,10 @@ class Dispatcher:
     def handle(self, frame, batch_id: int) -> None:
         """Split one micro-batch among the residuals that have not logged it (after a crash,
         some may have): one action for all of them."""
+        with self._splitting:
+            self._split(frame, batch_id)
+
+    def _split(self, frame, batch_id: int) -> None:
         with self._lock:
             due = [(r, s) for r, s in self._residuals.values() if batch_id > s.last_batch_id]
         if not due:

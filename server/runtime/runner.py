@@ -557,24 +557,30 @@ class Runtime:
                     member.next_at[name] = max(since, end)
 
     def _release(self, key: str) -> None:
-        """Remove the host of ``key`` once no diagram, registered or on disk, is its member."""
+        """Remove the host of ``key`` once no diagram, registered or on disk, is its member;
+        a prefix host's residuals that no member has any more go."""
         host_id = sharing.HOST + key
         with self._lock:
-            registered = [d for d in self._deployments.values() if d.host == host_id]
-        joined = [m for m in self._memberships() if m is not None and m.get("key") == key]
-        if registered or joined:
-            if overlap.is_prefix_host(host_id):
-                kept = {m.residual.name for m in registered if m.residual is not None}
-                self._prune_residuals(host_id, kept | {m.get("residual") for m in joined})
-            if registered:
-                self._stop_idle_host(host_id)
+            registered = any(d.host == host_id for d in self._deployments.values())
+        if registered and not overlap.is_prefix_host(host_id):
+            self._stop_idle_host(host_id)
             return
-        self.remove(host_id)
+        joined = [m for m in self._memberships() if m is not None and m.get("key") == key]
+        if not registered and not joined:
+            self.remove(host_id)
+            return
+        self._prune_residuals(host_id, {m.get("residual") for m in joined})
+        if registered:
+            self._stop_idle_host(host_id)
 
-    def _prune_residuals(self, host_id: str, used: set[str | None]) -> None:
-        """Stop splitting a prefix host's batches for residuals no member has any more, and
-        drop their logs."""
+    def _prune_residuals(self, host_id: str, joined: set[str | None]) -> None:
+        """Stop splitting a prefix host's batches for residuals that neither a member on
+        disk (``joined``) nor a registered one has, and drop their logs. Under the host's
+        lock, which a member holds while it joins: none joins meanwhile."""
         with self._diagram_lock(host_id):
+            with self._lock:
+                members = [d for d in self._deployments.values() if d.host == host_id]
+            used = joined | {m.residual.name for m in members if m.residual is not None}
             host = self._registered(host_id)
             for directory in self._diagrams.versions(host_id):
                 residuals = directory.residuals()
