@@ -66,12 +66,12 @@ class DiagramDir:
         """A prefix host's log of one residual's rows of its one output (``overlap.py``)."""
         return self.results_path.child("residuals", residual, "results")
 
-    def residuals(self) -> dict[str, list[str]]:
-        """A prefix host's residuals: per name, the conditions (as written) of its filters."""
+    def residuals(self) -> dict[str, dict]:
+        """A prefix host's residuals: per name, what ``overlap.Residual.stored`` gives."""
         path = self.path.child(RESIDUALS_FILE)
         return json.loads(path.read_text()) if path.exists() else {}
 
-    def keep_residuals(self, residuals: dict[str, list[str]]) -> None:
+    def keep_residuals(self, residuals: dict[str, dict]) -> None:
         self.path.child(RESIDUALS_FILE).put(json.dumps(residuals, sort_keys=True).encode())
 
     def start(self) -> dict[str, Position] | None:

@@ -1,17 +1,18 @@
 """Overlapping plans (seed 000, section 5): a prefix run once, each member's filters on top.
 
 Two stateless diagrams that read the same inputs through the same boxes, and differ only in
-the filters just before their one output, overlap: those filters are select nodes over one
-input queue (Definition 7). ``split`` cuts such a plan into its *prefix* (the plan without
-the filters) and its *residual* (the filters' conjuncts). A plan with no such filter splits
-too, with an empty residual: it is the prefix.
+the filters just before their one output (and a map after them: the paper's Q1 and Q2 select
+then project), overlap: those filters are select nodes over one input queue (Definition 7).
+``split`` cuts such a plan into its *prefix* (the plan without the filters and map) and its
+*residual* (the filters' conjuncts and the map's fields). A plan with neither splits too,
+with an empty residual: it is the prefix.
 
 A *prefix host* runs the prefix as one query (``runner.py``), shared by every plan with that
 prefix as any shared plan is (``sharing.key``). Its ``foreachBatch`` is a ``Dispatcher``,
 which decomposes the residuals it serves as Definition 8 does: the conjuncts every residual
 has are one filter of their own, evaluated once; each residual's other conjuncts become a
-boolean column; one Spark action brings the batch back, and each residual's rows go to a
-result log of its own (an ``OutputSink``). Members with the same residual read that one log
+boolean column, and its map's fields columns of their own; one Spark action brings the batch
+back, and each residual's rows go to a result log of its own (an ``OutputSink``). Members with the same residual read that one log
 from their bases, as members of a whole shared plan read its host's (``sharing.py``).
 
 Why this shape: each residual log is written inside the batch, before Spark commits it, so a
@@ -21,8 +22,8 @@ expressions on the same rows (NULL counts as false, as in ``FilterBox``); labels
 unchanged, as a filter copies its input's label.
 
 Not split (such plans share whole, or run alone): plans with state, several outputs, a filter
-reading ``_level`` (the output has no such field), and governed plans, whose labels depend on
-the fields their filters read (``boxes/punctuations/fields.py``).
+or map reading ``_level`` (the output has no such field), and governed plans, whose labels
+depend on the fields their filters and maps read (``boxes/punctuations/fields.py``).
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from boxes.document import Plan
-from boxes.expressions import check_predicate
+from boxes.expressions import CheckedExpr, check_expression, check_predicate
 from boxes.expressions import nodes as n
 from boxes.expressions.columns import to_column
 from boxes.filter import FilterBox
+from boxes.labels import LABEL_COLUMN
+from boxes.map import MapBox
 from boxes.output import OutputBox
 from boxes.types import Schema
 from server.runtime import sharing
@@ -55,27 +58,46 @@ MARK = "__residual_"  # the boolean columns a batch carries while it is split (n
 
 @dataclasses.dataclass(frozen=True)
 class Residual:
-    """The filters a member applies to its prefix's output: their conditions as written
-    (what is stored) and, parsed, their conjuncts (``AND``s apart; what is evaluated)."""
+    """What a member applies to its prefix's output: its filters' conditions as written and,
+    if a map ends its plan, that map's fields (what is stored); parsed, the conditions'
+    conjuncts (``AND``s apart) and the fields' expressions (what is evaluated)."""
 
     texts: tuple[str, ...]
     conjuncts: tuple[n.Node, ...]
+    fields: tuple[tuple[str, str], ...] = ()
+    projection: tuple[tuple[str, CheckedExpr], ...] = ()
 
     @property
     def name(self) -> str:
-        """Equal conditions, one log: the name of the residual's log among its host's."""
-        return "r" + hashlib.sha256(json.dumps(self.texts).encode()).hexdigest()[:12]
+        """Equal conditions and fields, one log: its name among its host's logs."""
+        described = json.dumps(self.stored())
+        return "r" + hashlib.sha256(described.encode()).hexdigest()[:12]
+
+    def stored(self) -> dict:
+        return {"where": list(self.texts), "fields": [list(f) for f in self.fields]}
 
     @classmethod
-    def of(cls, filters: Sequence[FilterBox]) -> Residual:
-        nodes = [f.where.node for f in filters]
-        return cls(tuple(f.where.text for f in filters), tuple(_conjuncts(nodes)))
+    def of(cls, filters: Sequence[FilterBox], last: MapBox | None = None) -> Residual:
+        projection = last.exprs if last is not None else ()
+        return cls(
+            tuple(f.where.text for f in filters),
+            tuple(_conjuncts(f.where.node for f in filters)),
+            tuple((field, e.text) for field, e in projection),
+            projection,
+        )
 
     @classmethod
-    def load(cls, texts: Sequence[str], schema: Schema) -> Residual:
-        """A stored residual, its conditions checked again against the prefix's output."""
+    def load(cls, stored: dict, schema: Schema) -> Residual:
+        """A stored residual, checked again against the prefix's output."""
+        texts = stored["where"]
         checked = [check_predicate(t, schema, f"residual.{i}") for i, t in enumerate(texts)]
-        return cls(tuple(texts), tuple(_conjuncts(c.node for c in checked)))
+        fields = [(f, check_expression(t, schema, f"residual.{f}")) for f, t in stored["fields"]]
+        return cls(
+            tuple(texts),
+            tuple(_conjuncts(c.node for c in checked)),
+            tuple((f, e.text) for f, e in fields),
+            tuple(fields),
+        )
 
 
 def _conjuncts(nodes: Iterable[n.Node]) -> list[n.Node]:
@@ -99,20 +121,28 @@ def split(plan: Plan) -> tuple[Plan, Residual] | None:
     (output,) = outputs
     boxes = {b.name: b for b in plan.boxes}
     readers = Counter(up for b in plan.boxes for up in b.upstream)
-    filters: list[FilterBox] = []
     source = output.source
+    end = boxes[source]
+    last = end if isinstance(end, MapBox) and readers[source] == 1 else None
+    if last is not None:
+        source = last.source
+    filters: list[FilterBox] = []
     while isinstance(box := boxes[source], FilterBox) and readers[source] == 1:
         filters.append(box)
         source = box.source
-    if any(f.where.fields - set(output.schema.names) for f in filters):
+    schema = boxes[source].schema  # the prefix's output
+    read = {r for f in filters for r in f.where.fields}
+    read |= {r for _, e in (last.exprs if last is not None else ()) for r in e.fields}
+    if read - set(schema.names):
         return None
-    cut = {f.name for f in filters}
+    cut = {f.name for f in filters} | ({last.name} if last is not None else set())
     kept = tuple(
-        dataclasses.replace(b, source=source) if b is output else b
+        dataclasses.replace(b, source=source, schema=schema) if b is output else b
         for b in plan.boxes
         if b.name not in cut
     )
-    return dataclasses.replace(plan, boxes=kept), Residual.of(filters[::-1])
+    prefix = dataclasses.replace(plan, boxes=kept, outputs={output.name: schema})
+    return prefix, Residual.of(filters[::-1], last)
 
 
 def placement(plan: Plan) -> tuple[str, Plan, Residual | None]:
@@ -175,12 +205,25 @@ class Dispatcher:
             f"{MARK}{i}": _all(c for c in r.conjuncts if c not in common)
             for i, (r, _) in enumerate(due)
         }
+        fields = {
+            f"{MARK}{i}_{k}": e.to_column()
+            for i, (r, _) in enumerate(due)
+            for k, (_, e) in enumerate(r.projection)
+        }
         kept = frame.where(_all(common)).withColumns(marks)
         if all(len(r.conjuncts) > len(common) for r, _ in due):  # else every row is wanted
             kept = kept.where(functools.reduce(operator.or_, (kept[m] for m in marks)))
-        table = kept.coalesce(self.tasks).toArrow()  # the batch's one action
-        for (_, sink), mark in zip(due, marks, strict=True):
-            sink.take(table.filter(table[mark]).drop_columns(list(marks)), batch_id)
+        table = kept.withColumns(fields).coalesce(self.tasks).toArrow()  # the one action
+        own = [c for c in table.column_names if not c.startswith(MARK)]
+        for i, ((residual, sink), mark) in enumerate(zip(due, marks, strict=True)):
+            rows = table.filter(table[mark])
+            if residual.projection:  # its map's fields, as the map would name them
+                names = [f for f, _ in residual.projection]
+                made = [f"{MARK}{i}_{k}" for k in range(len(names))]
+                rows = rows.select([*made, LABEL_COLUMN]).rename_columns([*names, LABEL_COLUMN])
+            else:
+                rows = rows.select(own)
+            sink.take(rows, batch_id)
 
 
 def _shared(residuals: Iterable[Residual]) -> list[n.Node]:

@@ -534,7 +534,7 @@ class Runtime:
         if name in host.sinks:
             return
         kept = host.directory.residuals()
-        kept[residual.name] = list(residual.texts)
+        kept[residual.name] = residual.stored()
         host.directory.keep_residuals(kept)
         sink = self._output_sink(host, name, host.directory.residual_results(residual.name), output)
         host.dispatcher.add(residual, sink)
@@ -613,7 +613,8 @@ class Runtime:
         its host's state, and per member its state and, per output, the host position it
         joined at (what an administrator sees: which diagrams share what). A host that runs
         a prefix (``overlap.py``) says so, and how many conditions all its members' filters
-        have in common (evaluated once); each of its members, its own filters."""
+        have in common (evaluated once); each of its members, its own filters and, if a map
+        ends its plan, the map's fields."""
         with self._lock:
             groups: dict[str, list[_Deployment]] = {}
             for deployment in self._deployments.values():
@@ -636,6 +637,11 @@ class Runtime:
                             "state": m.state,
                             "joined_at": m.bases,
                             **({"filters": list(m.residual.texts)} if m.residual else {}),
+                            **(
+                                {"fields": dict(m.residual.fields)}
+                                if m.residual and m.residual.fields
+                                else {}
+                            ),
                         }
                         for m in sorted(members, key=lambda m: m.diagram_id)
                     ],
@@ -789,8 +795,8 @@ class Runtime:
         """A prefix host's split of ``output``'s batches, for every residual it has kept."""
         deployment.dispatcher = overlap.Dispatcher(self.spark.sparkContext.defaultParallelism)
         schema = deployment.plan.outputs[output]
-        for name, texts in sorted(deployment.directory.residuals().items()):
-            residual = overlap.Residual.load(texts, schema)
+        for name, stored in sorted(deployment.directory.residuals().items()):
+            residual = overlap.Residual.load(stored, schema)
             location = deployment.directory.residual_results(name)
             deployment.dispatcher.add(
                 residual, self._output_sink(deployment, f"{output}.{name}", location, output)

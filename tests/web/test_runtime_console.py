@@ -33,7 +33,8 @@ def test_an_administrator_sees_diagrams_that_share_a_prefix_and_their_own_filter
     login, live, stored
 ):
     """Two diagrams filter the same union differently (seed 000's overlapping nodes): one
-    execution runs the union, and each member is shown with its own conditions."""
+    execution runs the union, and each member is shown with its own conditions (and the
+    fields of the map that ends one of them)."""
     for name, where in (("qpre_a", "price > 100 AND symbol = 'XOM'"), ("qpre_b", "price > 100")):
         doc = q1(outputs={})
         doc["name"] = name
@@ -42,6 +43,9 @@ def test_an_administrator_sees_diagrams_that_share_a_prefix_and_their_own_filter
             "kept": {"type": "filter", "in": "merged", "where": where},
         }
         doc["outputs"] = {f"{name}_out": {"from": "kept"}}
+        if name == "qpre_b":  # a projection after the filter (seed 000's Q1 and Q2)
+            doc["boxes"]["named"] = {"type": "map", "in": "kept", "fields": {"s": "symbol"}}
+            doc["outputs"] = {f"{name}_out": {"from": "named"}}
         stored(doc)
         live.api("al", "POST", f"/diagrams/{name}/deploy")
     shared = live.api("joe", "GET", "/system/status").json()["runtime"]["shared"]
@@ -52,5 +56,6 @@ def test_an_administrator_sees_diagrams_that_share_a_prefix_and_their_own_filter
     row = executions.get_by_role("row").filter(has_text=execution["key"])
     expect(row).to_contain_text("prefix, 1 common condition")
     expect(row).to_contain_text(
-        "qpre_a (running) where price > 100 AND symbol = 'XOM', qpre_b (running) where price > 100"
+        "qpre_a (running) where price > 100 AND symbol = 'XOM', "
+        "qpre_b (running) where price > 100 then s: symbol"
     )

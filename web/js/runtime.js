@@ -43,8 +43,10 @@ function sharesText(execution) {
   return common === undefined ? "prefix" : `prefix, ${common} common condition${common === 1 ? "" : "s"}`;
 }
 
-/** A member, its state and, if it filters its host's prefix, its own conditions. */
+/** A member, its state and what it does to its host's prefix: its own conditions, and the
+ * fields of the map that ends its plan. */
 function memberText(member) {
   const filters = member.filters && member.filters.length ? ` where ${member.filters.join(" AND ")}` : "";
-  return `${member.diagram} (${member.state})${filters}`;
+  const fields = member.fields ? ` then ${Object.entries(member.fields).map(([f, e]) => `${f}: ${e}`).join(", ")}` : "";
+  return `${member.diagram} (${member.state})${filters}${fields}`;
 }

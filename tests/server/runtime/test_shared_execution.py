@@ -304,13 +304,12 @@ def test_plans_that_differ_in_their_last_filters_share_their_prefix():
     assert [b.type_name for b in prefix.boxes] == ["input", "input", "union", "output"]
     assert residual.texts == ("price > 5 AND price < 9",) and len(residual.conjuncts) == 2
     assert key != sharing.key(prefix)  # a prefix's host is never a whole plan's
-    # A map last: the whole plan is the prefix, nothing is left over. A window: no split.
-    mapped = plan_of(shape(union, "price > 5", True))
-    assert overlap.placement(mapped) == (
-        overlap.PREFIX + sharing.key(mapped),
-        mapped,
-        overlap.Residual((), ()),
-    )
+    # Filters then a map (seed 000's select then project): the same prefix, the map's fields
+    # in the residual. A window: no split.
+    mapped_key, _, mapped = overlap.placement(plan_of(shape(union, "price > 5", True)))
+    assert mapped_key == key and mapped.texts == ("price > 5",)
+    assert mapped.fields == (("time", "time"), ("symbol", "symbol"), ("price", "price * 2"))
+    assert mapped.name != overlap.placement(plan_of(shape(union, "price > 5", False)))[2].name
     assert overlap.split(validate(COUNTS, {"in1": TRADE})) is None
 
 
@@ -343,8 +342,9 @@ def test_overlapping_diagrams_each_get_what_they_get_alone(make_runtime):
             runtime.create_stream(name, TRADE)
     streams = (["in1"], ["in1", "in2"])
     where = {f"d{i}": rng.choice(list(FILTERS)) for i in range(10)}
+    doubled = {f"d{i}": rng.random() < 0.3 for i in range(10)}  # a map last: price * 2
     docs = {
-        f"d{i}": named(shape(rng.choice(streams), where[f"d{i}"], False), f"d{i}")
+        f"d{i}": named(shape(rng.choice(streams), where[f"d{i}"], doubled[f"d{i}"]), f"d{i}")
         for i in range(10)
     }
     seen = [n for n in docs if where[n] is None or "IS NULL" not in where[n]]
@@ -372,10 +372,13 @@ def test_overlapping_diagrams_each_get_what_they_get_alone(make_runtime):
 
     deploy(early)
     sent = send(range(20), last=60.0)
+    marker = trade("ibm", 60.0, 999)
     for name in early:  # its host has read both streams to their ends: late ones join after
         wanted = len(docs[name]["inputs"])
         wait_until(
-            lambda n=name, w=wanted: sum(r["price"] == 60.0 for r in got["shared"][n].rows) == w,
+            lambda n=name, w=wanted: (
+                [r["time"] for r in _plain(got["shared"][n].rows)].count(marker["time"]) == w
+            ),
             what=f"{name}'s markers",
         )
     deploy(late)
@@ -383,7 +386,8 @@ def test_overlapping_diagrams_each_get_what_they_get_alone(make_runtime):
     for name, doc in docs.items():
         keeps = FILTERS[where[name]]
         rows = [r for s, r in (sent if name in early else []) + later if s in doc["inputs"]]
-        expected = sorted(repr(r) for r in rows if keeps(r))
+        kept = [{**r, "price": r["price"] * 2} if doubled[name] else r for r in rows if keeps(r)]
+        expected = sorted(map(repr, kept))
         for runtime in ("alone", "shared"):
             wait_until(lambda n=name, w=runtime, e=expected: len(got[w][n].rows) >= len(e))
             assert sorted(map(repr, _plain(got[runtime][name].rows))) == expected, (name, runtime)
@@ -476,3 +480,62 @@ def test_a_prefix_host_splits_for_every_member_from_its_first_batch_after_a_rest
         assert [p for t in read.tables for p in t["price"].to_pylist()] == [0.5, 3.0]
     finally:
         runtime.close()
+
+
+def test_the_papers_q1_and_q2_share_their_common_select_and_each_gets_its_rows(runtime):
+    """Seed 000's Figures 3-5: Q1 and Q2 select sends to CompanyB that succeeded and that
+    failed, then project the timestamp. Their select nodes overlap (Definition 7): one query
+    reads MessageLog, evaluates the two conditions they share once (Definition 8's N_k) and
+    each query's own (``outcome``) as its N_i'; each gets exactly its timestamps."""
+    from boxes.types import parse_schema
+
+    fields = ("serviceId", "msgType", "sender", "receiver", "outcome")
+    schema, _ = parse_schema(
+        {"fields": {"timestamp": "timestamp", **dict.fromkeys(fields, "string")}}, "log"
+    )
+    runtime.create_stream("messagelog", schema)
+
+    def query(name: str, outcome: str) -> dict:
+        where = f"msgType = 'send' AND outcome = '{outcome}' AND receiver = 'CompanyB'"
+        return {
+            "version": 1,
+            "name": name,
+            "inputs": {"messagelog": {}},
+            "boxes": {
+                "sel": {"type": "filter", "in": "messagelog", "where": where},
+                "proj": {"type": "map", "in": "sel", "fields": {"timestamp": "timestamp"}},
+            },
+            "outputs": {f"{name}_out": {"from": "proj"}},
+        }
+
+    got = {"q1": Collector(), "q2": Collector()}
+    for name, outcome in (("q1", "success"), ("q2", "failure")):
+        runtime.deploy(name, validate(query(name, outcome), {"messagelog": schema}), got[name])
+    (execution,) = runtime.shared()
+    assert execution["shares"] == "prefix" and execution["common_conditions"] == 2
+    log = [  # (second, msgType, receiver, outcome)
+        (1, "send", "CompanyB", "success"),
+        (2, "send", "CompanyB", "failure"),
+        (3, "receive", "CompanyB", "success"),
+        (4, "send", "CompanyC", "success"),
+        (5, "send", "CompanyB", "success"),
+        (6, "send", "CompanyB", "pending"),
+    ]
+    runtime.append(
+        "messagelog",
+        [
+            {
+                "timestamp": (T0 + timedelta(seconds=s)).isoformat(),
+                "serviceId": "5",
+                "msgType": kind,
+                "sender": "Company1",
+                "receiver": receiver,
+                "outcome": outcome,
+            }
+            for s, kind, receiver, outcome in log
+        ],
+    )
+    at = [T0 + timedelta(seconds=s) for s in (1, 2, 5)]
+    assert [r["timestamp"] for r in got["q1"].wait_for_rows(2)] == [at[0], at[2]]
+    assert [r["timestamp"] for r in got["q2"].wait_for_rows(1)] == [at[1]]
+    assert [list(r) for r in got["q1"].rows] == [["timestamp", "_label"]] * 2
