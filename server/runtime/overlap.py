@@ -12,8 +12,9 @@ prefix as any shared plan is (``sharing.key``). Its ``foreachBatch`` is a ``Disp
 which decomposes the residuals it serves as Definition 8 does: the conjuncts every residual
 has are one filter of their own, evaluated once; each residual's other conjuncts become a
 boolean column, and its map's fields columns of their own; one Spark action brings the batch
-back, and each residual's rows go to a result log of its own (an ``OutputSink``). Members with the same residual read that one log
-from their bases, as members of a whole shared plan read its host's (``sharing.py``).
+back, and each residual's rows go to a result log of its own (an ``OutputSink``). Members
+with the same residual read that one log from their bases, as members of a whole shared plan
+read its host's (``sharing.py``).
 
 Why this shape: each residual log is written inside the batch, before Spark commits it, so a
 crash replays the batch and a log that has it skips it (exactly once, with no log of the
