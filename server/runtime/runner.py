@@ -1160,6 +1160,8 @@ class Runtime:
         boxes = host.plan.boxes if host is not None else ()
         mine = (member.shared or member.plan).boxes
         names = {h.name: m.name for h, m in zip(boxes, mine, strict=False)}
+        if member.residual is not None:  # the host's output counts the prefix's rows, not its
+            names = {h: m for h, m in names.items() if m not in member.plan.outputs}
         return {
             **answer,
             "diagram": member.diagram_id,
@@ -1168,7 +1170,9 @@ class Runtime:
             "error": member.error,
             "failed_output": by_host.get(answer["failed_output"]),
             "outputs": outputs,
-            "boxes": {names.get(box, box): counts for box, counts in answer["boxes"].items()},
+            "boxes": {
+                names[box]: counts for box, counts in answer["boxes"].items() if box in names
+            },
         }
 
     def plan(self, diagram_id: str) -> Plan | None:

@@ -539,3 +539,18 @@ def test_the_papers_q1_and_q2_share_their_common_select_and_each_gets_its_rows(r
     assert [r["timestamp"] for r in got["q1"].wait_for_rows(2)] == [at[0], at[2]]
     assert [r["timestamp"] for r in got["q2"].wait_for_rows(1)] == [at[1]]
     assert [list(r) for r in got["q1"].rows] == [["timestamp", "_label"]] * 2
+
+
+def test_a_split_members_counts_show_its_prefix_and_never_the_prefixs_rows_as_its_output(
+    make_runtime,
+):
+    """The host's output counts every row of the prefix; the member's output keeps fewer, so
+    it shows no count rather than a wrong one."""
+    runtime = make_runtime(box_metrics=True)
+    runtime.create_stream("in1", TRADE)
+    rows = Collector()
+    runtime.deploy("few", plan_of(named(shape(["in1"], "price > 2", False), "few")), rows)
+    runtime.append("in1", [trade("ibm", 1.0), trade("sun", 3.0)])
+    rows.wait_for_rows(1)
+    wait_until(lambda: (runtime.status("few")["boxes"].get("in1") or {}).get("rows_out") == 2)
+    assert "few_out" not in runtime.status("few")["boxes"]
