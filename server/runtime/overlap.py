@@ -146,10 +146,11 @@ def split(plan: Plan) -> tuple[Plan, Residual] | None:
     return prefix, Residual.of(filters[::-1], last)
 
 
-def placement(plan: Plan) -> tuple[str, Plan, Residual | None]:
+def placement(plan: Plan, counted: bool = False) -> tuple[str, Plan, Residual | None]:
     """Where a new member of a shared execution goes: its host's key, the plan its host runs
-    and its residual (None if the host runs its whole plan)."""
-    cut = split(plan)
+    and its residual (None if the host runs its whole plan). A runtime that counts rows per
+    box (``counted``) shares whole plans only: a residual's filters and map have no counts."""
+    cut = None if counted else split(plan)
     if cut is None:
         return sharing.key(plan), plan, None
     prefix, residual = cut

@@ -370,7 +370,7 @@ class Runtime:
         ):
             return False
         if joined is None:
-            key, shared, residual = overlap.placement(plan)
+            key, shared, residual = overlap.placement(plan, self.settings.box_metrics)
         elif joined.get("residual"):
             cut = overlap.split(plan)
             assert cut is not None, "a version is one plan: it split when it joined"

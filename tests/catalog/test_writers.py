@@ -144,10 +144,9 @@ def test_a_grant_on_an_object_dropped_meanwhile_is_a_conflict(
         ),
     )
     assert first_result is None
-    # Checked against a snapshot with in1, refused by the database's foreign key.
-    if db_url.startswith("postgresql"):
-        assert isinstance(second_result, Conflict) and second_result.code == "CONFLICT"
-    else:
-        assert isinstance(second_result, (Conflict, NotFound))
+    # Checked against a snapshot with in1, refused by the database's foreign key; or, if the
+    # second catalog read the drop before it checked (it reads every commit first), refused
+    # as not found. Either way nothing is written.
+    assert isinstance(second_result, (Conflict, NotFound))
     with cat.core.store.reader() as conn:
         assert conn.execute("SELECT count(*) FROM permissions").fetchone()[0] == 0

@@ -48,17 +48,40 @@ MEMBER = answer(
             "additionalProperties": {"type": "integer", "minimum": 0},
             "description": "per output, the shared result log's position it joined at",
         },
-    }
+        "filters": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "a prefix's member: the conditions of its own filters",
+        },
+        "fields": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": "a prefix's member: the fields of the map that ends its plan",
+        },
+    },
+    optional=("filters", "fields"),
 )
 SHARED = {
     "type": "array",
-    "description": "each shared execution: diagrams whose plans differ only in names, run once",
+    "description": "each shared execution: diagrams whose plans differ only in names, or only "
+    "in the filters (and map) that end them, run once",
     "items": answer(
         {
             "key": {"type": "string", "description": "the plans' key (names aside)"},
             "state": {"type": "string"},
+            "shares": {
+                "enum": ["plan", "prefix"],
+                "description": "the whole plan, or the part before its members' own filters",
+            },
+            "common_conditions": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "a running prefix: conditions all its members' filters have, "
+                "evaluated once",
+            },
             "members": {"type": "array", "items": MEMBER},
-        }
+        },
+        optional=("common_conditions",),
     ),
 }
 RUNTIME = answer(

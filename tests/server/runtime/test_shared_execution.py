@@ -541,16 +541,19 @@ def test_the_papers_q1_and_q2_share_their_common_select_and_each_gets_its_rows(r
     assert [list(r) for r in got["q1"].rows] == [["timestamp", "_label"]] * 2
 
 
-def test_a_split_members_counts_show_its_prefix_and_never_the_prefixs_rows_as_its_output(
+def test_a_runtime_counting_rows_per_box_shares_whole_plans_so_every_box_has_counts(
     make_runtime,
 ):
-    """The host's output counts every row of the prefix; the member's output keeps fewer, so
-    it shows no count rather than a wrong one."""
+    """A residual's filters and map have no counts of their own: with ``box_metrics`` a plan
+    ending in filters shares only with plans equal to it, and shows every box's rows."""
     runtime = make_runtime(box_metrics=True)
     runtime.create_stream("in1", TRADE)
     rows = Collector()
     runtime.deploy("few", plan_of(named(shape(["in1"], "price > 2", False), "few")), rows)
     runtime.append("in1", [trade("ibm", 1.0), trade("sun", 3.0)])
     rows.wait_for_rows(1)
-    wait_until(lambda: (runtime.status("few")["boxes"].get("in1") or {}).get("rows_out") == 2)
-    assert "few_out" not in runtime.status("few")["boxes"]
+    (execution,) = runtime.shared()
+    assert execution["shares"] == "plan"
+    wait_until(lambda: (runtime.status("few")["boxes"].get("few_out") or {}).get("rows_in") == 1)
+    kept = runtime.status("few")["boxes"]["few_kept"]
+    assert (kept["rows_in"], kept["rows_out"]) == (2, 1)
