@@ -240,6 +240,11 @@ def is_prefix_host(diagram_id: str) -> bool:
     return diagram_id.startswith(sharing.HOST + PREFIX)
 
 
+def log_name(output: str, residual: str) -> str:
+    """The name of the log of residual ``residual``'s rows of a prefix host's ``output``."""
+    return f"{output}.{residual}"
+
+
 def fed_by(log: str) -> str:
-    """The output whose query feeds a residual's log (named ``<output>.<residual>``)."""
+    """The output whose query feeds a residual's log (named by ``log_name``)."""
     return log.rpartition(".")[0]

@@ -383,7 +383,7 @@ class Runtime:
             log.exception("diagram %s runs alone", diagram_id)
             return False
         if residual is not None:
-            names = {output: f"{name}.{residual.name}" for output, name in names.items()}
+            names = {o: overlap.log_name(name, residual.name) for o, name in names.items()}
         host_id = sharing.HOST + key
         with self._diagram_lock(host_id):
             if joined is None and (
@@ -530,7 +530,7 @@ class Runtime:
         host splits them for it from its first batch."""
         assert host.dispatcher is not None, f"{host.diagram_id} is not a running prefix host"
         (output,) = host.plan.outputs
-        name = f"{output}.{residual.name}"
+        name = overlap.log_name(output, residual.name)
         if name in host.sinks:
             return
         kept = host.directory.residuals()
@@ -799,7 +799,8 @@ class Runtime:
             residual = overlap.Residual.load(stored, schema)
             location = deployment.directory.residual_results(name)
             deployment.dispatcher.add(
-                residual, self._output_sink(deployment, f"{output}.{name}", location, output)
+                residual,
+                self._output_sink(deployment, overlap.log_name(output, name), location, output),
             )
         return deployment.dispatcher
 
@@ -875,7 +876,7 @@ class Runtime:
             for output in removed.plan.outputs if removed is not None else ():
                 self.result_logs.forget(output)
                 for residual in residuals:  # a prefix host's
-                    self.result_logs.forget(f"{output}.{residual}")
+                    self.result_logs.forget(overlap.log_name(output, residual))
             self._forget_versions(versions)
             self._diagrams.remove(diagram_id)
 
