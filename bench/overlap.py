@@ -16,15 +16,13 @@ import argparse
 import random
 import shutil
 import tempfile
-import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import pyarrow as pa
-
 from bench import spark_batch
 from bench.harness import compare
+from bench.tap_cost import Delivered
 from boxes.document import validate
 from boxes.types import parse_schema
 
@@ -56,24 +54,6 @@ def kept_by(i: int, row: dict) -> bool:
     return 10 < row["price"] < 20 + 8 * i and row["symbol"] == SYMBOLS[i % 4]
 
 
-class Counted:
-    """Rows delivered to all diagrams, awaited to a total."""
-
-    def __init__(self) -> None:
-        self.rows = 0
-        self._changed = threading.Condition()
-
-    def __call__(self, output: str, table: pa.Table) -> None:
-        with self._changed:
-            self.rows += table.num_rows
-            self._changed.notify_all()
-
-    def wait_for(self, rows: int, timeout: float = 600) -> None:
-        with self._changed:
-            if not self._changed.wait_for(lambda: self.rows >= rows, timeout):
-                raise TimeoutError(f"{self.rows} of {rows} rows after {timeout} s")
-
-
 def run(spark, diagrams: int, rows: list[tuple[str, dict]], share: bool, found: dict) -> float:
     """One repetition's seconds from the first append to the last wanted row."""
     from server.runtime import Runtime, RuntimeSettings
@@ -83,7 +63,7 @@ def run(spark, diagrams: int, rows: list[tuple[str, dict]], share: bool, found: 
     try:
         for stream in ("in1", "in2"):
             runtime.create_stream(stream, SCHEMA)
-        counted = Counted()
+        counted = Delivered()
         before = {q.id for q in spark.streams.active}
         for i in range(diagrams):
             plan = validate(document(i), {"in1": SCHEMA, "in2": SCHEMA})
@@ -95,7 +75,7 @@ def run(spark, diagrams: int, rows: list[tuple[str, dict]], share: bool, found: 
             mine = [row for s, row in rows if s == stream]
             for at in range(0, len(mine), 1000):
                 runtime.append(stream, mine[at : at + 1000])
-        counted.wait_for(wanted)
+        counted.wait_for(rows=wanted, timeout=600)
         return time.perf_counter() - start
     finally:
         runtime.close()

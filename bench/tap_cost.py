@@ -26,20 +26,26 @@ KIB = 1024
 
 
 class Delivered:
-    """A callback that counts batches and lets the caller wait for a number of them."""
+    """A callback that counts the batches and rows handed to it and lets the caller wait for
+    a number of either (``bench.overlap`` waits for its rows)."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.rows = 0
         self._changed = threading.Condition()
 
     def __call__(self, output: str, table: pa.Table) -> None:
         with self._changed:
             self.count += 1
+            self.rows += table.num_rows
             self._changed.notify_all()
 
-    def wait_for(self, count: int) -> None:
+    def wait_for(self, count: int = 0, rows: int = 0, timeout: float | None = None) -> None:
         with self._changed:
-            self._changed.wait_for(lambda: self.count >= count)
+            if not self._changed.wait_for(
+                lambda: self.count >= count and self.rows >= rows, timeout
+            ):
+                raise TimeoutError(f"{self.count} batches, {self.rows} rows after {timeout} s")
 
 
 def main(argv: list[str] | None = None) -> int:
