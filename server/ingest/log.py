@@ -4,7 +4,7 @@
 thread. The writer takes every batch waiting, writes each as a frame, flushes every touched
 file once (``fdatasync``) and only then acknowledges them all and publishes the new heads:
 many small concurrent appends share one disk flush, and a published head never points past
-durable data. Readers (the Spark source) learn heads through ``heads``/``wait_for_change``.
+durable data. Readers (the Spark source) learn heads through ``heads``, waiting on ``changed``.
 """
 
 from __future__ import annotations
@@ -108,7 +108,9 @@ class IngestLog:
         self._acks: dict[str, AckTimes] = {}  # when each recent head was acknowledged
         self._shields: dict[str, StreamShield] = {}  # security punctuations, per stream
         self._lock = threading.Lock()  # guards the dicts above and the segment logs
-        self._changed = threading.Condition()  # notified whenever heads move
+        # Notified whenever heads move (the result logs' too: the head service's long polls
+        # wait on both, ``server/runtime/heads.py``).
+        self.changed = threading.Condition()
         self._queue: list[_Pending] = []
         self._queued = threading.Condition()
         self._closing = False
@@ -288,8 +290,8 @@ class IngestLog:
                     self._heads[name] = log.head
                     self._acks[name].record(log.head.seq, acked)
             self.commits += 1
-        with self._changed:
-            self._changed.notify_all()
+        with self.changed:
+            self.changed.notify_all()
         for item in batch:
             item.done.set()
 
@@ -324,15 +326,6 @@ class IngestLog:
         with self._lock:
             acks = self._acks.get(name)
             return acks.at(seq) if acks is not None else None
-
-    def wait_for_change(self, known: Mapping[str, int], timeout: float) -> dict[str, Position]:
-        """Return the heads as soon as one stream is past ``known[stream]``, or after
-        ``timeout``."""
-        with self._changed:
-            self._changed.wait_for(
-                lambda: any(h.seq > known[n] for n, h in self.heads(list(known)).items()), timeout
-            )
-        return self.heads(list(known))
 
     def truncate(self, name: str, before_seq: int) -> int:
         """Drop whole segments holding only rows before ``before_seq``; return how many."""

@@ -4,11 +4,14 @@ Sluice's source runs in Spark's JVM (``java/``); everything it reads it asks for
 one kept-open connection per source, so the reading (segments, result logs, policy words)
 stays in the server's Python and a query needs no Python process. Asking where the logs end
 is a long poll: the answer comes as soon as a stream grows, or after the wait expires. That
-gives low latency without spinning when a query is idle.
+gives low latency without spinning when a query is idle. A query with several sources (one per
+schema, one per derived input) asks them one after another in one thread, so a source's long
+poll also ends when another source of its query has rows (``Queries``).
 
 Protocol, one JSON line each way (``{"error": message}`` for any failure):
 ``{"op": "open", "options": {...}}`` -> ``{"offset": initial}`` (the source's options,
-``source.py``; the first request of every connection); ``{"op": "latest", "offset": known,
+``source.py``, and ``checkpoint``, the source's directory in its query's checkpoint; the first
+request of every connection); ``{"op": "latest", "offset": known,
 "wait": seconds}`` -> ``{"offset": end}``; ``{"op": "read", "start": offset, "end":
 offset}`` -> ``{"bytes": n, "rows": r}`` followed by ``n`` bytes, an Arrow IPC stream of the
 rows. Offsets are JSON text (``source.SourceRows``).
@@ -22,7 +25,9 @@ from __future__ import annotations
 import json
 import socketserver
 import threading
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from boxes.arrowipc import ipc_bytes
 from boxes.errors import SluiceError
@@ -50,36 +55,37 @@ class ResultLogs:
     def __init__(self) -> None:
         self._logs: dict[str, tuple[Location, Position]] = {}
         self._aliases: dict[str, str] = {}  # a member's output's key -> its host output's
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
+        self.on_change: Callable[[list[str]], None] = lambda keys: None  # a Queries' wake-up
 
     def advanced(self, output: str, location: Location, head: Position) -> None:
-        with self._changed:
+        with self._lock:
             self._logs[result_key(output)] = (location, head)
-            self._changed.notify_all()
+        self.on_change(self.keys(output))
 
     def alias(self, output: str, host_output: str) -> None:
-        with self._changed:
+        with self._lock:
             self._aliases[result_key(output)] = result_key(host_output)
-            self._changed.notify_all()
+        self.on_change(self.keys(host_output))
 
     def forget(self, output: str) -> None:
-        with self._changed:
+        with self._lock:
             self._logs.pop(result_key(output), None)
             self._aliases.pop(result_key(output), None)
 
     def keys(self, output: str) -> list[str]:
         """The keys ``output``'s log is read under: its own and its aliases'."""
         own = result_key(output)
-        with self._changed:
+        with self._lock:
             return [own, *(alias for alias, host in self._aliases.items() if host == own)]
 
     def directory(self, output: str) -> Location | None:
-        with self._changed:
+        with self._lock:
             known = self._logs.get(self._resolved(result_key(output)))
         return None if known is None else known[0]
 
     def heads(self, keys: list[str]) -> dict[str, Position]:
-        with self._changed:
+        with self._lock:
             missing = [k for k in keys if self._resolved(k) not in self._logs]
             if missing:
                 raise KeyError(f"no result log deployed for {', '.join(missing)}")
@@ -88,56 +94,152 @@ class ResultLogs:
     def _resolved(self, key: str) -> str:
         return self._aliases.get(key, key)
 
-    def wait_for_change(self, known: Mapping[str, int], timeout: float) -> dict[str, Position]:
-        """The heads as soon as one log is past ``known[key]``, or after ``timeout``."""
+
+@dataclass(eq=False)
+class _Source:
+    """One connected source: its query, its rows, the row counts of its last answer (None
+    before its first), whether that answer had rows for the batch and whether it is in a long
+    poll now."""
+
+    query: str
+    rows: SourceRows
+    told: dict[str, int] | None = None
+    moved: bool = False
+    waiting: bool = False
+
+    @property
+    def keys(self) -> list[str]:
+        return self.rows.streams
+
+
+class Queries:
+    """The connected sources by query, and their long polls.
+
+    Spark asks a query's sources for their ends one after another, in the query's one thread:
+    while one long-polls, rows that arrive for another would wait for that poll to expire
+    (``poll_seconds``), and so would the rows another has just answered with, since the batch
+    starts after the last source answers. So a long poll also ends as soon as another source
+    of its query has answered with rows or has rows past its answer. A source in a long poll
+    itself is not counted: it answers for itself, and only a source whose query is gone can be
+    waiting while another is asked. The first answer to a source comes at once: its query's
+    next sources say hello only after it. Every long poll waits on the ingestion log's
+    condition; a result log that moves notifies it only if a source reads that log (every
+    output's every batch waking every idle source would cost a lot at a thousand diagrams).
+    """
+
+    def __init__(self, log: IngestLog, results: ResultLogs) -> None:
+        self.log, self.results = log, results
+        self._changed = log.changed
+        self._by_query: dict[str, list[_Source]] = {}
+        self._read: Counter[str] = Counter()  # result keys, by how many sources read them
+        results.on_change = self._results_moved
+
+    def join(self, query: str, rows: SourceRows) -> _Source:
+        source = _Source(query, rows)
         with self._changed:
-            self._changed.wait_for(
-                lambda: any(h.seq > known[k] for k, h in self.heads(list(known)).items()), timeout
-            )
-            return self.heads(list(known))
+            self._by_query.setdefault(query, []).append(source)
+            self._read.update(k for k in source.keys if k.startswith(RESULTS))
+        return source
+
+    def leave(self, source: _Source) -> None:
+        with self._changed:
+            peers = self._by_query[source.query]
+            peers.remove(source)
+            if not peers:
+                del self._by_query[source.query]
+            self._read.subtract(k for k in source.keys if k.startswith(RESULTS))
+            self._read += Counter()  # drops the keys no source reads now
+
+    def _results_moved(self, keys: list[str]) -> None:
+        with self._changed:
+            if any(self._read[k] for k in keys):
+                self._changed.notify_all()
+
+    def heads(self, keys: list[str]) -> dict[str, Position]:
+        derived = bool(keys) and all(k.startswith(RESULTS) for k in keys)
+        return (self.results if derived else self.log).heads(keys)
+
+    def _past(self, keys: list[str], counts: Mapping[str, int]) -> bool:
+        return any(h.seq > counts[k] for k, h in self.heads(keys).items())
+
+    def _peer_has_rows(self, source: _Source) -> bool:
+        for peer in self._by_query.get(source.query, ()):
+            if peer is source or peer.waiting or peer.told is None:
+                continue
+            if peer.moved:
+                return True
+            try:
+                if self._past(peer.keys, peer.told):
+                    return True
+            except (KeyError, SluiceError):  # its log is gone: its own answer says so
+                return True
+        return False
+
+    def latest(self, source: _Source, known: Mapping[str, int], wait: float) -> dict[str, Position]:
+        """``source``'s heads as soon as one is past ``known`` or a peer has rows, or after
+        ``wait`` seconds."""
+        with self._changed:
+            source.waiting = True
+            try:
+                self._changed.wait_for(
+                    lambda: self._past(source.keys, known) or self._peer_has_rows(source),
+                    wait if source.told is not None else 0,
+                )
+            finally:
+                source.waiting = False
+            heads = self.heads(source.keys)
+            source.told = {k: h.seq for k, h in heads.items()}
+            source.moved = any(source.told[k] > known[k] for k in known)
+            return heads
 
 
 class _Handler(socketserver.StreamRequestHandler):
     """One source's connection: ``open`` first, then ``latest`` and ``read`` in any order."""
 
     def handle(self) -> None:
-        source: SourceRows | None = None
-        for line in self.rfile:
-            rows = b""
-            try:
-                request = json.loads(line)
-                if source is None:
-                    source = self._open(request)
-                    reply: dict = {"offset": source.initial()}
-                elif request["op"] == "latest":
-                    reply = {"offset": self._latest(source, request)}
-                elif request["op"] == "read":
-                    table = source.between(request["start"], request["end"])
-                    rows = ipc_bytes(table) if table.num_rows else b""
-                    reply = {"bytes": len(rows), "rows": table.num_rows}
-                else:
-                    raise ValueError(f"unknown request {request['op']!r}")
-            except SluiceError as exc:  # the reply carries the reason to the Spark source
-                reply, rows = {"error": str(exc)}, b""
-            except Exception as exc:
-                reply, rows = {"error": f"{type(exc).__name__}: {exc}"}, b""
-            self.wfile.write(json.dumps(reply).encode() + b"\n" + rows)
-            self.wfile.flush()
+        source: _Source | None = None
+        try:
+            for line in self.rfile:
+                rows = b""
+                try:
+                    request = json.loads(line)
+                    if source is None:
+                        source = self._open(request)
+                        reply: dict = {"offset": source.rows.initial()}
+                    elif request["op"] == "latest":
+                        reply = {"offset": self._latest(source, request)}
+                    elif request["op"] == "read":
+                        table = source.rows.between(request["start"], request["end"])
+                        rows = ipc_bytes(table) if table.num_rows else b""
+                        reply = {"bytes": len(rows), "rows": table.num_rows}
+                    else:
+                        raise ValueError(f"unknown request {request['op']!r}")
+                except SluiceError as exc:  # the reply carries the reason to the Spark source
+                    reply, rows = {"error": str(exc)}, b""
+                except Exception as exc:
+                    reply, rows = {"error": f"{type(exc).__name__}: {exc}"}, b""
+                self.wfile.write(json.dumps(reply).encode() + b"\n" + rows)
+                self.wfile.flush()
+        finally:
+            if source is not None:
+                self.server.queries.leave(source)  # type: ignore[attr-defined]
 
-    def _open(self, request: dict) -> SourceRows:
+    def _open(self, request: dict) -> _Source:
         if request.get("op") != "open":
             raise ValueError("a source says who it is first (op: open)")
-        source = SourceRows(request["options"])
-        self.server.arrived(source.client)  # type: ignore[attr-defined]
+        rows = SourceRows(request["options"])
+        # Its query is its checkpoint's directory; without one, the connection has no peers.
+        query = request["options"].get("checkpoint", "").rpartition("/sources/")[0]
+        queries: Queries = self.server.queries  # type: ignore[attr-defined]
+        source = queries.join(query or f"connection {id(self)}", rows)
+        self.server.arrived(rows.client)  # type: ignore[attr-defined]
         return source
 
-    def _latest(self, source: SourceRows, request: dict) -> str:
-        log: IngestLog = self.server.log  # type: ignore[attr-defined]
-        results: ResultLogs = self.server.results  # type: ignore[attr-defined]
+    def _latest(self, source: _Source, request: dict) -> str:
+        queries: Queries = self.server.queries  # type: ignore[attr-defined]
         wait = min(float(request.get("wait", 0)), MAX_WAIT)
-        known = source.known(request["offset"])
-        derived = bool(known) and all(k.startswith(RESULTS) for k in known)
-        return source.offset((results if derived else log).wait_for_change(known, wait))
+        known = source.rows.known(request["offset"])
+        return source.rows.offset(queries.latest(source, known, wait))
 
 
 class _Server(socketserver.ThreadingTCPServer):
@@ -155,8 +257,8 @@ class HeadServer:
 
     def __init__(self, log: IngestLog, results: ResultLogs | None = None) -> None:
         self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.log = log  # type: ignore[attr-defined]
-        self._server.results = results or ResultLogs()  # type: ignore[attr-defined]
+        results = results or ResultLogs()
+        self._server.queries = Queries(log, results)  # type: ignore[attr-defined]
         self._server.arrived = self._arrived  # type: ignore[attr-defined]
         self._clients: dict[str, int] = {}
         self._connected = threading.Condition()

@@ -80,7 +80,7 @@ public final class LogSourceProvider implements TableProvider {
 
     @Override
     public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
-      return new LogStream(options);
+      return new LogStream(options, checkpointLocation);
     }
   }
 }

@@ -2,6 +2,7 @@ package sluice.source;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
 import java.util.Map;
 
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -19,7 +20,8 @@ import org.apache.spark.sql.connector.read.streaming.SupportsAdmissionControl;
  * is known, before Spark logs the batch's offsets, so a log that cannot be read fails the
  * query before it records a batch it could never run (Spark's "simple" sources do the
  * same); a restart that replays a logged batch fetches its rows again from the same
- * offsets. Executors never need to reach the server.
+ * offsets. Executors never need to reach the server. The hello names the source's directory in
+ * its query's checkpoint, so the server knows which sources Spark asks in turn (one query's).
  */
 final class LogStream implements MicroBatchStream, SupportsAdmissionControl {
   private final Map<String, String> options;
@@ -28,8 +30,9 @@ final class LogStream implements MicroBatchStream, SupportsAdmissionControl {
   private String initial;
   private Fetched fetched; // the rows of the batch latestOffset found, until Spark plans it
 
-  LogStream(Map<String, String> options) {
-    this.options = options;
+  LogStream(Map<String, String> options, String checkpoint) {
+    this.options = new HashMap<>(options);
+    this.options.put("checkpoint", checkpoint);
     this.poll = Double.parseDouble(options.getOrDefault("poll", "1.0"));
   }
 

@@ -1,0 +1,131 @@
+"""The head service's long polls, spoken to as the JVM source speaks (``heads.py``): a query's
+sources are asked one after another, so one's long poll ends when another has rows."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from runtime_helpers import TRADE
+
+from boxes.punctuations.columns import DENIED_COLUMN
+from server.ingest import IngestLog
+from server.ingest.segments import Position
+from server.runtime.heads import HeadServer, ResultLogs
+from server.runtime.source import _columns, _source_schema
+from server.runtime.storage import Location
+
+POLL = 10.0  # the longest long poll (heads.MAX_WAIT): an answer well before it was woken
+
+
+class Source:
+    """One source's connection, saying hello for ``key`` (a stream, or ``@output``: its result
+    log) in the query at ``checkpoint``."""
+
+    def __init__(self, heads: HeadServer, log: IngestLog, key: str, checkpoint: str) -> None:
+        host, port = heads.address.split(":")
+        self.sock = socket.create_connection((host, int(port)))
+        self.lines = self.sock.makefile("rb")
+        options = {
+            "root": str(log.root),
+            "streams": json.dumps([key]),
+            "start": json.dumps({key: [0, 0, 0]}),
+            "client": "c",
+            "checkpoint": f"{checkpoint}/sources/{key}",
+            **_source_schema(_columns(TRADE, (DENIED_COLUMN,))),
+        }
+        self.offset = self.ask({"op": "open", "options": options})["offset"]
+
+    def ask(self, request: dict) -> dict:
+        self.sock.sendall(json.dumps(request).encode() + b"\n")
+        return json.loads(self.lines.readline())
+
+    def latest(self, wait: float = POLL, meanwhile=lambda: None) -> float:
+        """Ask for the end, as Spark does, and call ``meanwhile`` once asked; return the
+        seconds the answer took."""
+        started = time.monotonic()
+        self.sock.sendall(
+            json.dumps({"op": "latest", "offset": self.offset, "wait": wait}).encode() + b"\n"
+        )
+        meanwhile()
+        self.offset = json.loads(self.lines.readline())["offset"]
+        return time.monotonic() - started
+
+    def close(self) -> None:
+        self.lines.close()
+        self.sock.close()
+
+
+class World:
+    """An ingestion log (streams a to d), a result log (output ``o``, read under ``@o``) and the
+    head service over both."""
+
+    def __init__(self, root: Path) -> None:
+        self.log = IngestLog(root / "logs")
+        for name in ("a", "b", "c", "d"):
+            self.log.create_stream(name, TRADE)
+        self.results = ResultLogs()
+        self.results.advanced("o", Location.of(root / "o"), Position(0, 0, 0))
+        self.heads = HeadServer(self.log, self.results)
+        self.opened: list[Source] = []
+
+    def query(self, checkpoint: str = "q", keys=("a", "b")) -> tuple[Source, Source]:
+        """Two sources (of ``keys``) of the query at ``checkpoint``, each answered once already
+        (a first answer comes at once)."""
+        pair = [Source(self.heads, self.log, key, checkpoint) for key in keys]
+        self.opened.extend(pair)
+        assert max(source.latest() for source in pair) < 1.0
+        return pair[0], pair[1]
+
+    def append(self, stream: str):
+        """Append a tuple to ``stream``: while a long poll waits, or just before it begins (the
+        rows are past the other source's last answer either way)."""
+        row = {"time": "2026-01-01T00:00:00Z", "symbol": "x", "price": 1.0}
+        return lambda: self.log.append(stream, [row])
+
+    def close(self) -> None:
+        for source in self.opened:
+            source.close()
+        self.heads.close()
+        self.log.close()
+
+
+@pytest.fixture
+def world(tmp_path):
+    made = World(tmp_path)
+    yield made
+    made.close()
+
+
+def test_a_long_poll_ends_when_another_source_of_its_query_has_rows(world):
+    a, b = world.query()
+    assert a.latest(meanwhile=world.append("b")) < POLL / 2  # a's own log did not grow
+    assert b.latest() < 1.0
+
+
+def test_a_long_poll_ends_when_a_result_log_its_query_reads_moves(world):
+    a, derived = world.query(keys=("a", "@o"))
+
+    def moved() -> None:
+        world.results.advanced("o", Location.of("o"), Position(3, 0, 99))
+
+    assert a.latest(meanwhile=moved) < POLL / 2
+    assert derived.latest() < 1.0
+
+
+def test_a_long_poll_ends_at_once_after_another_source_answered_with_rows(world):
+    """The batch starts only when the last source has answered."""
+    a, b = world.query()
+    world.append("a")()
+    assert a.latest() < 1.0
+    assert b.latest() < 1.0
+
+
+def test_rows_of_another_query_do_not_end_a_long_poll(world):
+    a, _ = world.query("q")
+    _, other = world.query("elsewhere", ("c", "d"))
+    assert a.latest(wait=2.0, meanwhile=world.append("d")) >= 2.0
+    assert other.latest() < 1.0
