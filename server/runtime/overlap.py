@@ -1,8 +1,10 @@
 """Overlapping plans (seed 000, section 5): a prefix run once, each member's filters on top.
 
-Two stateless diagrams that read the same inputs through the same boxes, and differ only in
-the filters just before their one output (and a map after them: the paper's Q1 and Q2 select
-then project), overlap: those filters are select nodes over one input queue (Definition 7).
+Two diagrams that read the same inputs through the same boxes, and differ only in the filters
+just before their one output (and a map after them: the paper's Q1 and Q2 select then
+project), overlap: those filters are select nodes over one input queue (Definition 7). What
+comes before them may hold state: two users' equal windows with different thresholds on their
+results share the windows.
 ``split`` cuts such a plan into its *prefix* (the plan without the filters and map) and its
 *residual* (the filters' conjuncts and the map's fields). A plan with neither splits too,
 with an empty residual: it is the prefix.
@@ -22,9 +24,19 @@ prefix's rows); a member's rows are exactly its plan's, since its filters are th
 expressions on the same rows (NULL counts as false, as in ``FilterBox``); labels pass
 unchanged, as a filter copies its input's label.
 
-Not split (such plans share whole, or run alone): plans with state, several outputs, a filter
-or map reading ``_level`` (the output has no such field), and governed plans, whose labels
-depend on the fields their filters and maps read (``boxes/punctuations/fields.py``).
+A prefix with state is joined as a whole plan with state is (``sharing.py``): only while its
+host has read nothing, since its windows would hold tuples from before the member came.
+
+Not split (such plans share whole, or run alone): plans with several outputs, a filter or map
+reading ``_level`` (the output has no such field), and governed plans, whose labels depend on
+the fields their filters and maps read (``boxes/punctuations/fields.py``).
+
+Equal stateless boxes feeding *different* windows are not shared: a window's state spans
+batches, so it cannot run in another query's ``foreachBatch``, and running the common part as
+a query of its own that the windows read (a derived stream) changes their results: Spark's
+watermark would come from the rows the common filters keep, not from every row the inputs
+read, nor as the least of several inputs' (``docs/architecture.md``; ``bench.stateful_prefix``
+measures what it would cost).
 """
 
 from __future__ import annotations
@@ -117,7 +129,7 @@ def _conjuncts(nodes: Iterable[n.Node]) -> list[n.Node]:
 def split(plan: Plan) -> tuple[Plan, Residual] | None:
     """The plan's prefix and residual, or None if it does not split (module docstring)."""
     outputs = [b for b in plan.boxes if isinstance(b, OutputBox)]
-    if plan.governed or len(outputs) != 1 or not sharing.stateless(plan):
+    if plan.governed or len(outputs) != 1:
         return None
     (output,) = outputs
     boxes = {b.name: b for b in plan.boxes}

@@ -4,6 +4,7 @@ as one set of Spark queries, and each gets exactly what it would get running alo
 from __future__ import annotations
 
 import random
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -305,12 +306,15 @@ def test_plans_that_differ_in_their_last_filters_share_their_prefix():
     assert residual.texts == ("price > 5 AND price < 9",) and len(residual.conjuncts) == 2
     assert key != sharing.key(prefix)  # a prefix's host is never a whole plan's
     # Filters then a map (seed 000's select then project): the same prefix, the map's fields
-    # in the residual. A window: no split.
+    # in the residual.
     mapped_key, _, mapped = overlap.placement(plan_of(shape(union, "price > 5", True)))
     assert mapped_key == key and mapped.texts == ("price > 5",)
     assert mapped.fields == (("time", "time"), ("symbol", "symbol"), ("price", "price * 2"))
     assert mapped.name != overlap.placement(plan_of(shape(union, "price > 5", False)))[2].name
-    assert overlap.split(validate(COUNTS, {"in1": TRADE})) is None
+    # Windows with nothing after them: all prefix (their results filtered split off them).
+    windows, nothing = overlap.split(validate(COUNTS, {"in1": TRADE}))
+    assert [b.type_name for b in windows.boxes] == ["input", "aggregate", "output"]
+    assert nothing.conjuncts == () and nothing.fields == ()
 
 
 def test_a_filter_reading_the_level_is_not_split_off():
@@ -557,3 +561,122 @@ def test_a_runtime_counting_rows_per_box_shares_whole_plans_so_every_box_has_cou
     wait_until(lambda: (runtime.status("few")["boxes"].get("few_out") or {}).get("rows_in") == 1)
     kept = runtime.status("few")["boxes"]["few_kept"]
     assert (kept["rows_in"], kept["rows_out"]) == (2, 1)
+
+
+# -- a prefix with state: equal windows, different filters on their results -----------------
+
+WINDOW_FILTERS = {  # each condition on a window's result, and what it keeps in plain Python
+    None: lambda w: True,
+    "n > 1": lambda w: w["n"] > 1,
+    "n > 1 AND symbol <> 'sun'": lambda w: w["n"] > 1 and w["symbol"] != "sun",
+    "symbol = 'ibm'": lambda w: w["symbol"] == "ibm",
+}
+
+
+def windowed(inputs: list[str], where: str | None, project: bool) -> dict:
+    """Per-symbol counts of ``inputs`` in 10 s windows, kept by ``where``, the count doubled
+    (and the window's end left out) if ``project``."""
+    doc = shape(inputs, None, False)
+    source = doc["outputs"]["x_out"]["from"]
+    boxes = dict(doc["boxes"])
+    boxes["per"] = {
+        "type": "aggregate",
+        "in": source,
+        "window": {"size": "10s"},
+        "group_by": ["symbol"],
+        "aggregates": {"n": "count()"},
+    }
+    source = "per"
+    if where:
+        boxes["kept"] = {"type": "filter", "in": source, "where": where}
+        source = "kept"
+    if project:
+        fields = {"window_start": "window_start", "symbol": "symbol", "n": "n * 2"}
+        boxes["doubled"] = {"type": "map", "in": source, "fields": fields}
+        source = "doubled"
+    return {**doc, "boxes": boxes, "outputs": {"x_out": {"from": source}}}
+
+
+def windows_of(rows: list[dict], where: str | None, project: bool) -> list[str]:
+    """What ``windowed`` gives for ``rows`` (in event-time order, each window closed)."""
+    counts = Counter((r["time"][:18], r["symbol"]) for r in rows)  # to the ten seconds
+    found = []
+    for (ten, symbol), count in counts.items():
+        start = datetime.fromisoformat(ten + "0+00:00")
+        window = {"window_start": start.isoformat(), "symbol": symbol, "n": count}
+        if WINDOW_FILTERS[where](window):
+            if project:
+                found.append(repr({**window, "n": count * 2}))
+            else:
+                end = (start + timedelta(seconds=10)).isoformat()
+                found.append(
+                    repr(
+                        {
+                            "window_start": window["window_start"],
+                            "window_end": end,
+                            "symbol": symbol,
+                            "n": count,
+                        }
+                    )
+                )
+    return sorted(found)
+
+
+def _windows(rows: list[dict]) -> list[str]:
+    """Window results as ``windows_of`` writes them (times in ISO form)."""
+    return sorted(
+        repr(
+            {
+                k: v.isoformat() if isinstance(v, datetime) else v
+                for k, v in r.items()
+                if k != "_label"
+            }
+        )
+        for r in rows
+    )
+
+
+def test_equal_windows_with_different_filters_on_their_results_run_once(runtime):
+    """Random diagrams counting the same streams in the same windows and keeping different
+    results, deployed before the data: the windows run once per distinct input set, and each
+    diagram gets the windows computed here in plain Python. One deployed after the host has
+    read runs alone (its windows would hold tuples from before it came) and gets only what
+    came after."""
+    rng = random.Random(20261126)
+    for name in ("in1", "in2"):
+        runtime.create_stream(name, TRADE)
+    wanted, got = {}, {}
+    for i in range(8):
+        inputs, where = rng.choice((["in1"], ["in1", "in2"])), rng.choice(list(WINDOW_FILTERS))
+        wanted[f"d{i}"] = (inputs, where, rng.random() < 0.3)
+    for name, shaped in wanted.items():
+        got[name] = Collector()
+        runtime.deploy(name, plan_of(named(windowed(*shaped), name)), got[name])
+    hosts = {overlap.placement(plan_of(windowed(*shaped)))[0] for shaped in wanted.values()}
+    assert all(key.startswith(overlap.PREFIX) for key in hosts)
+    assert len(runtime.shared()) == len(hosts) < len(wanted)
+    sent: dict[str, list[dict]] = {"in1": [], "in2": []}
+
+    def send(seconds) -> None:
+        for second in seconds:  # each stream in event-time order: no tuple is late
+            stream = rng.choice(("in1", "in2"))
+            sent[stream].append(trade(rng.choice(SYMBOLS), 1.0, second))
+            runtime.append(stream, [sent[stream][-1]])
+
+    send(range(0, 40, 2))
+    wait_until(lambda: all(d["state"] == "running" for d in runtime.shared()), what="hosts up")
+    wanted["late"] = (["in1"], "n > 1", False)
+    before, got["late"] = len(sent["in1"]), Collector()
+    runtime.deploy("late", plan_of(named(windowed(*wanted["late"]), "late")), got["late"])
+    assert "late" not in {m["diagram"] for g in runtime.shared() for m in g["members"]}
+    send(range(41, 80, 2))
+    for stream in ("in1", "in2"):  # closes every window (a union's watermark is the least)
+        runtime.append(stream, [trade("hp", 1.0, 999)])
+    for name, (inputs, where, project) in wanted.items():
+        rows = [r for s in inputs for r in sent[s][(before if name == "late" else 0) :]]
+        expected = windows_of(sorted(rows, key=lambda r: r["time"]), where, project)
+        wait_until(
+            lambda n=name, e=expected: len(got[n].rows) >= len(e),
+            what=f"{name}'s {len(expected)} windows",
+        )
+        assert _windows(got[name].rows) == expected, name
