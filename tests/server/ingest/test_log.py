@@ -165,12 +165,17 @@ def test_concurrent_appends_share_flushes_and_keep_every_tuple(log):
     assert log.commits < threads * per_thread
 
 
-def test_waiting_for_change_returns_when_a_stream_grows(log):
+def test_a_waiter_on_changed_wakes_when_a_stream_grows(log):
+    """The head service's long polls wait on ``changed`` (``server/runtime/heads.py``)."""
     log.create_stream("quotes", SCHEMA)
     known = {"trades": 0, "quotes": 0}
     appended = threading.Thread(target=log.append, args=("quotes", [GOOD]))
-    appended.start()
-    heads = log.wait_for_change(known, timeout=60)
+    with log.changed:
+        appended.start()
+        assert log.changed.wait_for(
+            lambda: any(h.seq > known[n] for n, h in log.heads(list(known)).items()), 60
+        )
+    heads = log.heads(list(known))
     appended.join()
     assert heads["quotes"].seq == 1 and heads["trades"].seq == 0
 
