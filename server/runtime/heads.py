@@ -98,13 +98,16 @@ class ResultLogs:
 @dataclass(eq=False)
 class _Source:
     """One connected source: its query, its rows, the row counts of its last answer (None
-    before its first), whether that answer had rows for the batch and whether it is in a long
-    poll now."""
+    before its first), whether that answer had rows for the batch, where its last question
+    started (None before its first), whether that question came after a batch that read rows
+    and whether it is in a long poll now."""
 
     query: str
     rows: SourceRows
     told: dict[str, int] | None = None
     moved: bool = False
+    asked: Mapping[str, int] | None = None
+    after_batch: bool = False
     waiting: bool = False
 
     @property
@@ -122,9 +125,13 @@ class Queries:
     of its query has answered with rows or has rows past its answer. A source in a long poll
     itself is not counted: it answers for itself, and only a source whose query is gone can be
     waiting while another is asked. The first answer to a source comes at once: its query's
-    next sources say hello only after it. Every long poll waits on the ingestion log's
-    condition; a result log that moves notifies it only if a source reads that log (every
-    output's every batch waking every idle source would cost a lot at a thousand diagrams).
+    next sources say hello only after it. After a batch that read rows, every source of the
+    query answers at once, once: that batch may have moved the watermark past a window's end,
+    and Spark runs the no-data batch that emits the window only after its sources answer
+    (otherwise the window's results would wait a whole long poll). Every long poll waits on the
+    ingestion log's condition; a result log that moves notifies it only if a source reads that
+    log (every output's every batch waking every idle source would cost a lot at a thousand
+    diagrams).
     """
 
     def __init__(self, log: IngestLog, results: ResultLogs) -> None:
@@ -162,6 +169,14 @@ class Queries:
     def _past(self, keys: list[str], counts: Mapping[str, int]) -> bool:
         return any(h.seq > counts[k] for k, h in self.heads(keys).items())
 
+    def _at_once(self, source: _Source) -> bool:
+        """Whether ``source`` answers without a long poll: its first answer, or the first after
+        a batch of its query read rows (its start moved, or a peer's did this round)."""
+        if source.told is None or source.after_batch:
+            return True
+        peers = self._by_query.get(source.query, ())
+        return any(peer.after_batch for peer in peers if peer is not source)
+
     def _peer_has_rows(self, source: _Source) -> bool:
         for peer in self._by_query.get(source.query, ()):
             if peer is source or peer.waiting or peer.told is None:
@@ -179,11 +194,13 @@ class Queries:
         """``source``'s heads as soon as one is past ``known`` or a peer has rows, or after
         ``wait`` seconds."""
         with self._changed:
+            source.after_batch = source.asked is not None and known != source.asked
+            source.asked = known
             source.waiting = True
             try:
                 self._changed.wait_for(
                     lambda: self._past(source.keys, known) or self._peer_has_rows(source),
-                    wait if source.told is not None else 0,
+                    0 if self._at_once(source) else wait,
                 )
             finally:
                 source.waiting = False

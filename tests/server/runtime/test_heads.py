@@ -129,3 +129,16 @@ def test_rows_of_another_query_do_not_end_a_long_poll(world):
     _, other = world.query("elsewhere", ("c", "d"))
     assert a.latest(wait=2.0, meanwhile=world.append("d")) >= 2.0
     assert other.latest() < 1.0
+
+
+def test_after_a_batch_that_read_rows_every_source_of_the_query_answers_at_once_once(world):
+    """The batch may have moved the watermark past a window's end; Spark runs the no-data
+    batch that emits the window only once its sources have answered."""
+    a, b = world.query()
+    world.append("a")()
+    assert a.latest() < 1.0  # rows: Spark runs a batch, then asks again from their end
+    assert b.latest() < 1.0
+    assert a.latest() < 1.0  # the first question after the batch
+    assert b.latest() < 1.0  # its peer's batch read rows
+    assert a.latest(wait=2.0) >= 2.0  # nothing has happened since: a long poll again
+    assert b.latest(wait=2.0) >= 2.0
