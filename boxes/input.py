@@ -16,6 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
 from boxes import arrival, labels, levels
 from boxes.base import Box, Kind, Param
 from boxes.durations import spark_interval
@@ -99,7 +102,9 @@ class InputBox(Box):
         if clearance is not None:
             frame = levels.at_level(frame, clearance)
         if self.schema.event_time:
-            frame = frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
+            frame = _every_tuple_moves_time(
+                frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
+            )
         head = [frame[c] for c in heads]
         if self.output is not None:
             upstream = frame[labels.LABEL_COLUMN]
@@ -126,3 +131,16 @@ def _or_default(frame: Any, column: str):
     default = labels.NOBODY if column.startswith(labels.GRANT_PREFIX) else 0
     found = F.col(column) if column in frame.columns else F.lit(default).cast("long")
     return found.alias(column)
+
+
+def _every_tuple_moves_time(watermarked: DataFrame) -> DataFrame:
+    """Keep every later filter above the watermark: the stream's time is its every tuple's.
+
+    Catalyst pushes a deterministic filter that does not read the event time below the
+    watermark, even one on a window's group key placed after the window. The watermark then
+    moves only with the tuples that filter keeps, so a diagram counting one symbol would not
+    close its last window until that symbol came again, and would disagree with the same
+    window run shared (its filter then runs on the window's results). A filter whose condition
+    is nondeterministic is never combined with, nor crossed by, the filters above it; this one
+    keeps every row and costs a comparison of the partition's number."""
+    return watermarked.filter(F.spark_partition_id() >= 0)
