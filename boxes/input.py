@@ -16,9 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-
 from boxes import arrival, labels, levels
 from boxes.base import Box, Kind, Param
 from boxes.durations import spark_interval
@@ -133,7 +130,7 @@ def _or_default(frame: Any, column: str):
     return found.alias(column)
 
 
-def _every_tuple_moves_time(watermarked: DataFrame) -> DataFrame:
+def _every_tuple_moves_time(watermarked: Any) -> Any:
     """Keep every later filter above the watermark: the stream's time is its every tuple's.
 
     Catalyst pushes a deterministic filter that does not read the event time below the
@@ -142,5 +139,8 @@ def _every_tuple_moves_time(watermarked: DataFrame) -> DataFrame:
     close its last window until that symbol came again, and would disagree with the same
     window run shared (its filter then runs on the window's results). A filter whose condition
     is nondeterministic is never combined with, nor crossed by, the filters above it; this one
-    keeps every row and costs a comparison of the partition's number."""
+    keeps every row and costs a comparison of the partition's number. (Spark is imported here:
+    validating a document never imports it.)"""
+    from pyspark.sql import functions as F
+
     return watermarked.filter(F.spark_partition_id() >= 0)
