@@ -49,7 +49,6 @@ import operator
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from boxes.document import Plan
 from boxes.expressions import CheckedExpr, check_expression, check_predicate
@@ -61,9 +60,7 @@ from boxes.map import MapBox
 from boxes.output import OutputBox
 from boxes.types import Schema
 from server.runtime import sharing
-
-if TYPE_CHECKING:
-    from server.runtime.outputs import OutputSink
+from server.runtime.outputs import OutputSink, run_replayed
 
 PREFIX = "p"  # a prefix host's key: PREFIX + the prefix's key (never a whole plan's key)
 MARK = "__residual_"  # the boolean columns a batch carries while it is split (no field's name)
@@ -212,7 +209,8 @@ class Dispatcher:
     def _split(self, frame, batch_id: int) -> None:
         with self._lock:
             due = [(r, s) for r, s in self._residuals.values() if batch_id > s.last_batch_id]
-        if not due:
+        if not due:  # a replay every log has: keep the prefix's state, deliver nothing
+            run_replayed(frame)
             return
         common = _shared(r for r, _ in due)
         marks = {
