@@ -76,6 +76,9 @@ class Residual:
     conjuncts: tuple[n.Node, ...]
     fields: tuple[tuple[str, str], ...] = ()
     projection: tuple[tuple[str, CheckedExpr], ...] = ()
+    filters: tuple[n.Node, ...] = ()  # each filter's condition, in data-flow order (counted)
+    # The member's own names for its filters and then its map: what its counts are shown as.
+    boxes: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def name(self) -> str:
@@ -94,6 +97,8 @@ class Residual:
             tuple(_conjuncts(f.where.node for f in filters)),
             tuple((field, e.text) for field, e in projection),
             projection,
+            tuple(f.where.node for f in filters),
+            tuple(b.name for b in [*filters, *([last] if last is not None else [])]),
         )
 
     @classmethod
@@ -107,6 +112,7 @@ class Residual:
             tuple(_conjuncts(c.node for c in checked)),
             tuple((f, e.text) for f, e in fields),
             tuple(fields),
+            tuple(c.node for c in checked),
         )
 
 
@@ -155,11 +161,10 @@ def split(plan: Plan) -> tuple[Plan, Residual] | None:
     return prefix, Residual.of(filters[::-1], last)
 
 
-def placement(plan: Plan, counted: bool = False) -> tuple[str, Plan, Residual | None]:
+def placement(plan: Plan) -> tuple[str, Plan, Residual | None]:
     """Where a new member of a shared execution goes: its host's key, the plan its host runs
-    and its residual (None if the host runs its whole plan). A runtime that counts rows per
-    box (``counted``) shares whole plans only: a residual's filters and map have no counts."""
-    cut = None if counted else split(plan)
+    and its residual (None if the host runs its whole plan)."""
+    cut = split(plan)
     if cut is None:
         return sharing.key(plan), plan, None
     prefix, residual = cut
@@ -177,21 +182,32 @@ def _all(conjuncts: Iterable[n.Node]):
 class Dispatcher:
     """A prefix host's ``foreachBatch``: each residual's rows of the batch to its own log."""
 
-    def __init__(self, tasks: int) -> None:
+    def __init__(self, tasks: int, counted: bool = False) -> None:
+        """``counted``: count each residual's rows in and out of each of its filters (a
+        runtime with ``box_metrics``), which the editor shows as the member's boxes' rows."""
         self.tasks = tasks
+        self.counted = counted
         self._lock = threading.Lock()
         self._splitting = threading.Lock()  # held while a batch is split (see ``drop``)
         self._residuals: dict[str, tuple[Residual, OutputSink]] = {}
+        self._counts: dict[str, Counts] = {}
 
     def add(self, residual: Residual, sink: OutputSink) -> None:
         with self._lock:
             self._residuals[residual.name] = (residual, sink)
+            self._counts.setdefault(residual.name, Counts.zero(len(residual.filters)))
+
+    def counts(self, name: str) -> Counts | None:
+        """Residual ``name``'s rows since it was added (None if it is not split for)."""
+        with self._lock:
+            return self._counts.get(name)
 
     def drop(self, name: str) -> OutputSink | None:
         """Split for residual ``name`` no more; its sink, once no batch is being split (so
         it may be closed)."""
         with self._splitting, self._lock:
             gone = self._residuals.pop(name, None)
+            self._counts.pop(name, None)
         return gone[1] if gone else None
 
     def common(self) -> int:
@@ -222,10 +238,15 @@ class Dispatcher:
             for i, (r, _) in enumerate(due)
             for k, (_, e) in enumerate(r.projection)
         }
+        observation = None
+        if self.counted:
+            observation, frame = _observed(frame, [r for r, _ in due])
         kept = frame.where(_all(common)).withColumns(marks)
         if all(len(r.conjuncts) > len(common) for r, _ in due):  # else every row is wanted
             kept = kept.where(functools.reduce(operator.or_, (kept[m] for m in marks)))
         table = kept.withColumns(fields).coalesce(self.tasks).toArrow()  # the one action
+        if observation is not None:
+            self._count([r for r, _ in due], observation.get)
         own = [c for c in table.column_names if not c.startswith(MARK)]
         for i, ((residual, sink), mark) in enumerate(zip(due, marks, strict=True)):
             rows = table.filter(table[mark])
@@ -236,6 +257,69 @@ class Dispatcher:
             else:
                 rows = rows.select(own)
             sink.take(rows, batch_id)
+
+    def _count(self, residuals: Sequence[Residual], observed: dict) -> None:
+        with self._lock:
+            for i, residual in enumerate(residuals):
+                batch = [int(observed[_ROWS_IN])]
+                batch += [
+                    int(observed[f"{_ROWS_OUT}{i}_{k}"]) for k in range(len(residual.filters))
+                ]
+                if residual.name in self._counts:  # not dropped meanwhile
+                    self._counts[residual.name] = self._counts[residual.name].plus(batch)
+
+
+_ROWS_IN, _ROWS_OUT = "rows_in", "rows_out_"  # an observation's names (``_observed``)
+
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    """A residual's rows: into it, then out of each of its filters in data-flow order; all
+    since it was added (``rows``) and in its newest batch (``batch``)."""
+
+    rows: tuple[int, ...]
+    batch: tuple[int, ...]
+
+    @classmethod
+    def zero(cls, filters: int) -> Counts:
+        return cls((0,) * (filters + 1), (0,) * (filters + 1))
+
+    def plus(self, batch: Sequence[int]) -> Counts:
+        return Counts(tuple(a + b for a, b in zip(self.rows, batch, strict=True)), tuple(batch))
+
+    def per_box(self, residual: Residual, output: str) -> dict[str, dict[str, int]]:
+        """Rows in and out of the member's filters, map and ``output``, in its names (as
+        ``boxes/observed.per_box`` gives them): each filter's rows out are the next one's in;
+        a map and the output pass on what the last filter kept."""
+        last = len(residual.filters)
+        filters = residual.boxes[:last]
+        after = [*residual.boxes[last:], output]  # its map, if it has one, and its output
+        spans = [(name, k, k + 1) for k, name in enumerate(filters)]
+        spans += [(name, last, last) for name in after]
+        return {
+            name: {
+                "rows_in": self.rows[i],
+                "rows_out": self.rows[o],
+                "batch_rows_in": self.batch[i],
+                "batch_rows_out": self.batch[o],
+            }
+            for name, i, o in spans
+        }
+
+
+def _observed(frame, residuals: Sequence[Residual]):
+    """``frame`` counting its rows and, per residual, the rows each of its filters keeps
+    (with the ones before it), as Spark observes them during the batch's one action."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    observation = Observation()
+    counts = [F.count(F.lit(1)).alias(_ROWS_IN)]
+    for i, residual in enumerate(residuals):
+        for k in range(len(residual.filters)):
+            kept = _all(residual.filters[: k + 1])
+            counts.append(F.count_if(kept).alias(f"{_ROWS_OUT}{i}_{k}"))
+    return observation, frame.observe(observation, *counts)
 
 
 def _shared(residuals: Iterable[Residual]) -> list[n.Node]:

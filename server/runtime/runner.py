@@ -370,7 +370,7 @@ class Runtime:
         ):
             return False
         if joined is None:
-            key, shared, residual = overlap.placement(plan, self.settings.box_metrics)
+            key, shared, residual = overlap.placement(plan)
         elif joined.get("residual"):
             cut = overlap.split(plan)
             assert cut is not None, "a version is one plan: it split when it joined"
@@ -793,7 +793,9 @@ class Runtime:
 
     def _dispatcher(self, deployment: _Deployment, output: str) -> overlap.Dispatcher:
         """A prefix host's split of ``output``'s batches, for every residual it has kept."""
-        deployment.dispatcher = overlap.Dispatcher(self.spark.sparkContext.defaultParallelism)
+        deployment.dispatcher = overlap.Dispatcher(
+            self.spark.sparkContext.defaultParallelism, self.settings.box_metrics
+        )
         schema = deployment.plan.outputs[output]
         for name, stored in sorted(deployment.directory.residuals().items()):
             residual = overlap.Residual.load(stored, schema)
@@ -1142,6 +1144,9 @@ class Runtime:
         host = self._registered(member.host or "")
         answer = self.status(member.host or "")
         by_host = {name: output for output, name in member.hosted.items()}
+        # a split member's log is fed by the host's output, which is what fails
+        by_fed = {overlap.fed_by(n): o for n, o in by_host.items()} if member.residual else {}
+        failed = answer["failed_output"]
         outputs = {}
         for name, progress in answer["outputs"].items():
             output = by_host.get(name)
@@ -1161,19 +1166,24 @@ class Runtime:
         boxes = host.plan.boxes if host is not None else ()
         mine = (member.shared or member.plan).boxes
         names = {h.name: m.name for h, m in zip(boxes, mine, strict=False)}
-        if member.residual is not None:  # the host's output counts the prefix's rows, not its
-            names = {h: m for h, m in names.items() if m not in member.plan.outputs}
+        counted = {names[box]: rows for box, rows in answer["boxes"].items() if box in names}
+        if member.residual is not None:  # the host's output counts the prefix's rows: the
+            # member's filters, map and output have the rows its residual's split counted
+            (output,) = member.plan.outputs
+            counted.pop(output, None)
+            split = host.dispatcher if host is not None else None
+            residual_counts = split.counts(member.residual.name) if split is not None else None
+            if self.settings.box_metrics and residual_counts is not None:
+                counted |= residual_counts.per_box(member.residual, output)
         return {
             **answer,
             "diagram": member.diagram_id,
             "version": member.version,
             "state": member.state,
             "error": member.error,
-            "failed_output": by_host.get(answer["failed_output"]),
+            "failed_output": by_host.get(failed, by_fed.get(failed)),
             "outputs": outputs,
-            "boxes": {
-                names[box]: counts for box, counts in answer["boxes"].items() if box in names
-            },
+            "boxes": counted,
         }
 
     def plan(self, diagram_id: str) -> Plan | None:

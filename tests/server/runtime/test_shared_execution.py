@@ -545,22 +545,46 @@ def test_the_papers_q1_and_q2_share_their_common_select_and_each_gets_its_rows(r
     assert [list(r) for r in got["q1"].rows] == [["timestamp", "_label"]] * 2
 
 
-def test_a_runtime_counting_rows_per_box_shares_whole_plans_so_every_box_has_counts(
+def test_a_runtime_counting_rows_per_box_splits_and_counts_each_members_own_boxes(
     make_runtime,
 ):
-    """A residual's filters and map have no counts of their own: with ``box_metrics`` a plan
-    ending in filters shares only with plans equal to it, and shows every box's rows."""
+    """With ``box_metrics`` a plan ending in filters still shares its prefix, and each member
+    shows its own filters', map's and output's rows as its plan alone would count them: the
+    host's split counts every residual's rows during the batch's one action."""
     runtime = make_runtime(box_metrics=True)
     runtime.create_stream("in1", TRADE)
-    rows = Collector()
-    runtime.deploy("few", plan_of(named(shape(["in1"], "price > 2", False), "few")), rows)
-    runtime.append("in1", [trade("ibm", 1.0), trade("sun", 3.0)])
-    rows.wait_for_rows(1)
+    few = named(shape(["in1"], "price > 2", False), "few")
+    many = named(shape(["in1"], "price > 2", True), "many")
+    many["boxes"]["many_ibm"] = {"type": "filter", "in": "many_kept", "where": "symbol = 'ibm'"}
+    many["boxes"]["many_doubled"]["in"] = "many_ibm"
+    rows = {"few": Collector(), "many": Collector()}
+    for name, doc in (("few", few), ("many", many)):
+        runtime.deploy(name, plan_of(doc), rows[name])
     (execution,) = runtime.shared()
-    assert execution["shares"] == "plan"
-    wait_until(lambda: (runtime.status("few")["boxes"].get("few_out") or {}).get("rows_in") == 1)
-    kept = runtime.status("few")["boxes"]["few_kept"]
-    assert (kept["rows_in"], kept["rows_out"]) == (2, 1)
+    assert execution["shares"] == "prefix"
+    runtime.append("in1", [trade("ibm", 1.0), trade("sun", 3.0), trade("ibm", 5.0)])
+    rows["few"].wait_for_rows(2)
+    rows["many"].wait_for_rows(1)
+    expected = {
+        "few": {"in1": (None, 3), "few_kept": (3, 2), "few_out": (2, 2)},
+        "many": {
+            "in1": (None, 3),
+            "many_kept": (3, 2),
+            "many_ibm": (2, 1),
+            "many_doubled": (1, 1),
+            "many_out": (1, 1),
+        },
+    }
+    boxes = {}
+    for name, wanted in expected.items():  # the host's own boxes come with Spark's progress
+
+        def counted(name=name, wanted=wanted) -> bool:
+            boxes[name] = runtime.status(name)["boxes"]
+            return {b: (c["rows_in"], c["rows_out"]) for b, c in boxes[name].items()} == wanted
+
+        wait_until(counted, what=f"{name}'s box counts {wanted} (last seen {boxes})")
+    newest = boxes["many"]["many_ibm"]
+    assert 0 <= newest["batch_rows_out"] <= newest["batch_rows_in"] <= 2
 
 
 # -- a prefix with state: equal windows, different filters on their results -----------------
