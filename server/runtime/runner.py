@@ -784,6 +784,7 @@ class Runtime:
             advanced=functools.partial(self.result_logs.advanced, name),
             claimed=functools.partial(self._claimed, name),
             relabel=functools.partial(relabel, name) if relabel else None,
+            sources=len(deployment.plan.label_sources),
         )
         deployment.sinks[name] = sink
         deployment.start_ends[name] = sink.end()
@@ -794,7 +795,9 @@ class Runtime:
     def _dispatcher(self, deployment: _Deployment, output: str) -> overlap.Dispatcher:
         """A prefix host's split of ``output``'s batches, for every residual it has kept."""
         deployment.dispatcher = overlap.Dispatcher(
-            self.spark.sparkContext.defaultParallelism, self.settings.box_metrics
+            self.spark.sparkContext.defaultParallelism,
+            len(deployment.plan.label_sources),
+            self.settings.box_metrics,
         )
         schema = deployment.plan.outputs[output]
         for name, stored in sorted(deployment.directory.residuals().items()):
