@@ -1,9 +1,10 @@
 """What handing a label over costs, and what a narrower one would save: one batch through the
 tuple path's chain of 64 boxes (bench/tuple_path.py), as the runtime's sink runs it
 (``coalesce``, ``toArrow``), with no label column, with the label as Sluice carries it (a
-``bigint`` up to 64 sources) and with the same label cast to ``tinyint``, the narrowest column
-there is. Interleaved pairs (bench/harness.py); each ratio is over no label, with its
-interquartile range. No SecFilter runs: this is the hand-over alone.
+``bigint`` up to 64 sources), with the same label cast to ``tinyint``, the narrowest column
+there is, and as the runtime hands it over (``server/runtime/handover.py``: narrowed and
+checked in the query, widened back). Interleaved pairs (bench/harness.py); each ratio is over
+no label, with its interquartile range. No SecFilter runs: this is the hand-over alone.
 
     .venv/bin/python -m bench.label_handover [--rows 2000000] [--reps 15]
 
@@ -20,6 +21,7 @@ from bench import spark_batch, tuple_path
 from bench.harness import compare, timed
 from boxes.compiler import compile_plan
 from boxes.labels import LABEL_COLUMN
+from server.runtime.handover import narrowed, to_arrow
 
 WARMUP = 5
 
@@ -35,13 +37,23 @@ def main() -> None:
     plan = spark_batch.plan_of(tuple_path.chain(64))
     (labelled,) = compile_plan(plan, {"data": data, "idle": spark_batch.rows(spark, 0)}).values()
     bare = labelled.drop(LABEL_COLUMN)
+
+    def bare_arrow():
+        return bare.coalesce(spark_batch.CORES).toArrow()
+
     narrow = labelled.withColumn(LABEL_COLUMN, labelled[LABEL_COLUMN].cast("tinyint"))
-    for frame in (bare, labelled, narrow) * WARMUP:  # the JIT warms on all three first
-        frame.coalesce(spark_batch.CORES).toArrow()
-    for name, frame in (("bigint", labelled), ("tinyint", narrow)) * 2:  # then both twice
+    checked = narrowed(labelled, len(plan.label_sources))
+    ways = {
+        "bigint": lambda: labelled.coalesce(spark_batch.CORES).toArrow(),
+        "tinyint": lambda: narrow.coalesce(spark_batch.CORES).toArrow(),
+        "handover": lambda: to_arrow(checked, spark_batch.CORES),  # checked, widened: the sink's
+    }
+    for way in [*ways.values(), bare_arrow] * WARMUP:  # the JIT warms on all of them first
+        way()
+    for name, way in [*ways.items()] * 2:  # then each twice against no label
         run = compare(
-            timed(lambda f=frame: f.coalesce(spark_batch.CORES).toArrow()),
-            timed(lambda: bare.coalesce(spark_batch.CORES).toArrow()),
+            timed(way),
+            timed(bare_arrow),
             args.reps,
             warmup=2,
         )

@@ -1,8 +1,8 @@
 """One micro-batch through a compiled diagram, done as the runtime's output sink does it.
 
 The runtime's ``foreachBatch`` turns each micro-batch into Arrow (``coalesce`` to the
-cores, ``toArrow``, a one-word label narrowed on the way: ``server/runtime/handover.py``)
-and the delivery path runs the SecFilter over it. Here the same plan
+cores, ``toArrow``; a one-word label leaves the query narrowed and is widened back:
+``server/runtime/handover.py``) and the delivery path runs the SecFilter over it. Here the same plan
 runs on an in-memory batch DataFrame, so what is timed is plan execution, the Arrow hand-over
 and the filter, without ingestion or trigger scheduling (the end-to-end experiment has those).
 
@@ -23,7 +23,7 @@ from boxes.document import Plan, validate
 from boxes.labels import LABEL_COLUMN
 from boxes.secfilter import deliveries, readable_mask
 from boxes.types import parse_schema
-from server.runtime.handover import Handover
+from server.runtime.handover import narrowed, to_arrow
 
 FIELDS = {"x": "long", "price": "double", "symbol": "string"}
 SCHEMA, _ = parse_schema({"fields": FIELDS}, "bench")
@@ -63,14 +63,14 @@ class Variants:
 
     def __init__(self, plan: Plan, inputs: Mapping, mask: np.ndarray | None = None) -> None:
         """``mask``: the subscriber's readable set (default: every input of the plan)."""
-        (self.secured_frame,) = compile_plan(plan, inputs).values()
-        self.unsecured_frame = self.secured_frame.drop(LABEL_COLUMN)
+        (compiled,) = compile_plan(plan, inputs).values()
+        self.secured_frame = narrowed(compiled, len(plan.label_sources))  # as the runtime runs it
+        self.unsecured_frame = compiled.drop(LABEL_COLUMN)
         self.mask = readable_mask(plan.inputs, plan.inputs) if mask is None else mask
-        self.handover = Handover(CORES, len(plan.label_sources))  # as the runtime's sink
         self.filter_seconds: list[float] = []
 
     def secured(self) -> int:
-        table = self.handover(self.secured_frame)
+        table = to_arrow(self.secured_frame, CORES)
         start = time.perf_counter()
         (delivered,) = deliveries(table, [self.mask])
         self.filter_seconds.append(time.perf_counter() - start)

@@ -4,10 +4,11 @@ Every tuple carries its label out of the JVM, and for a narrow tuple that is mos
 security costs on the tuple path: a ``bigint`` label added 10-16% to the hand-over of a
 three-field tuple through 64 boxes, the same label as a ``tinyint`` 0-4%
 (``python -m bench.label_handover``, ``docs/benchmarks.md``). Most diagrams read a few
-streams, so a one-word label of a plan with at most 31 source bits is handed over in the
-narrowest integer column that holds it (7 bits: ``tinyint``, 15: ``smallint``, 31: ``int``)
-and widened back to ``bigint`` in Arrow on this side, which costs a few milliseconds per
-million rows. Nothing past this point sees the difference: the result log, the SecFilter and
+streams, so a one-word label of a plan with at most 31 source bits leaves each output's query
+in the narrowest integer column that holds it (7 bits: ``tinyint``, 15: ``smallint``, 31:
+``int``; ``narrowed``, once, when the query is built) and is widened back to ``bigint`` in
+Arrow on this side (``to_arrow``, each batch), which costs a few milliseconds per million
+rows. Nothing past this point sees the difference: the result log, the SecFilter and
 derived inputs get the ``bigint`` they always had.
 
 A label outside the plan's bits would mean a bug upstream; narrowing it would drop a source
@@ -35,45 +36,35 @@ def narrowest(sources: int) -> str | None:
     return next((kind for bits, kind in NARROW if sources <= bits), None)
 
 
-class Handover:
-    """Brings a batch back as Arrow (``coalesce`` to ``tasks``, ``toArrow``), its one-word
-    label narrowed on the way when the plan's ``sources`` bits allow."""
+def narrowed(frame, sources: int):
+    """``frame`` (an output's, before its query starts) with a one-word label of ``sources``
+    bits in the narrowest column that holds it; as it was if there is none. Done once, in the
+    query's plan: a per-batch ``withColumn`` costs the analysis of the whole plan each batch."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
 
-    def __init__(self, tasks: int, sources: int | None) -> None:
-        """``sources``: how many source bits the plan's labels may set (None: never narrow)."""
-        self.tasks = tasks
-        self.sources = sources
-        self._kind: str | None = None
-        self._decided = False  # the first batch's schema decides ``_kind``
+    label = frame.schema[LABEL_COLUMN] if LABEL_COLUMN in frame.columns else None
+    kind = narrowest(sources) if label and isinstance(label.dataType, LongType) else None
+    if kind is None:
+        return frame
+    column = frame[LABEL_COLUMN]
+    fits = (column >= 0) & (column < 1 << sources)
+    guarded = F.when(fits, column.cast(kind)).otherwise(
+        F.raise_error(F.lit("a label outside its plan's source bits"))
+    )
+    return frame.withColumn(LABEL_COLUMN, guarded)
 
-    def __call__(self, frame) -> pa.Table:
-        kind = self._narrow_to(frame)
-        if kind is None:
-            return frame.coalesce(self.tasks).toArrow()
-        from pyspark.sql import functions as F
 
-        label = frame[LABEL_COLUMN]
-        fits = (label >= 0) & (label < 1 << (self.sources or 0))
-        narrowed = F.when(fits, label.cast(kind)).otherwise(
-            F.raise_error(F.lit("a label outside its plan's source bits"))
-        )
-        table = frame.withColumn(LABEL_COLUMN, narrowed).coalesce(self.tasks).toArrow()
-        return widened(table)
-
-    def _narrow_to(self, frame) -> str | None:
-        """The type to hand the label over as, decided once (a query's schema is fixed)."""
-        if not self._decided:
-            from pyspark.sql.types import LongType
-
-            fields = {f.name: f.dataType for f in frame.schema.fields}
-            one_word = isinstance(fields.get(LABEL_COLUMN), LongType)
-            self._kind = narrowest(self.sources) if one_word and self.sources else None
-            self._decided = True
-        return self._kind
+def to_arrow(frame, tasks: int) -> pa.Table:
+    """A batch's rows brought back (``coalesce`` to ``tasks``, ``toArrow``: its one action),
+    its label as the ``bigint`` everything after reads."""
+    return widened(frame.coalesce(tasks).toArrow())
 
 
 def widened(table: pa.Table) -> pa.Table:
-    """``table`` with its label column back as ``int64``, the type everything after reads."""
+    """``table`` with a label that came narrowed back as ``int64``; as it was otherwise."""
     at = table.schema.get_field_index(LABEL_COLUMN)
-    field = table.schema.field(at)
+    field = table.schema.field(at) if at >= 0 else None
+    if field is None or not pa.types.is_integer(field.type) or field.type == pa.int64():
+        return table
     return table.set_column(at, field.with_type(pa.int64()), pc.cast(table[at], pa.int64()))

@@ -24,7 +24,7 @@ from boxes import codes
 from boxes.arrowipc import ipc_bytes
 from boxes.errors import Gone
 from server.ingest.segments import Position
-from server.runtime.handover import Handover
+from server.runtime.handover import to_arrow
 from server.runtime.resultlog import open_log, read_range, tail
 from server.runtime.storage import Location
 from server.runtime.taps import Callback, DeliveryPool, Tap
@@ -93,19 +93,16 @@ class OutputSink:
         advanced: Advanced = lambda directory, head: None,
         claimed: Claimed = lambda: None,
         relabel: Relabel | None = None,
-        sources: int | None = None,
     ) -> None:
         """``directory`` is where the result log lives (a local path or a URL: ``resultlog.py``);
         ``relabel`` gives each batch its policy before it is logged (an output with ``ON
-        RESULT``: ``boxes/punctuations/results.py``); ``sources``, how many source bits its
-        plan's labels may set, lets ``handle`` hand a one-word label over narrowed
-        (``handover.py``)."""
+        RESULT``: ``boxes/punctuations/results.py``)."""
         self.name = name
         self.relabel = relabel
         self.acked = acked
         self.advanced = advanced
         self.claimed = claimed
-        self.handover = Handover(tasks, sources)
+        self.tasks = tasks
         self.recent_rows = recent_rows
         self.retain_rows = max(retain_rows, recent_rows)
         self._results = open_log(directory, segment_bytes)
@@ -142,7 +139,7 @@ class OutputSink:
             run_replayed(frame)
             return
         # A union of many inputs has a partition per input: a few tasks read them all.
-        self.take(self.handover(frame), batch_id)  # the batch's one action
+        self.take(to_arrow(frame, self.tasks), batch_id)  # the batch's one action
 
     def take(self, table: pa.Table, batch_id: int) -> None:
         """Log, then deliver, one micro-batch's rows, already brought back (``handle``, or a

@@ -60,7 +60,7 @@ from boxes.map import MapBox
 from boxes.output import OutputBox
 from boxes.types import Schema
 from server.runtime import sharing
-from server.runtime.handover import Handover
+from server.runtime.handover import to_arrow
 from server.runtime.outputs import OutputSink, run_replayed
 
 PREFIX = "p"  # a prefix host's key: PREFIX + the prefix's key (never a whole plan's key)
@@ -183,11 +183,10 @@ def _all(conjuncts: Iterable[n.Node]):
 class Dispatcher:
     """A prefix host's ``foreachBatch``: each residual's rows of the batch to its own log."""
 
-    def __init__(self, tasks: int, sources: int | None = None, counted: bool = False) -> None:
-        """``sources``: the prefix's label bits (``handover.py``); ``counted``: count each
-        residual's rows in and out of each of its filters (a runtime with ``box_metrics``),
-        which the editor shows as the member's boxes' rows."""
-        self.handover = Handover(tasks, sources)
+    def __init__(self, tasks: int, counted: bool = False) -> None:
+        """``counted``: count each residual's rows in and out of each of its filters (a
+        runtime with ``box_metrics``), which the editor shows as the member's boxes' rows."""
+        self.tasks = tasks
         self.counted = counted
         self._lock = threading.Lock()
         self._splitting = threading.Lock()  # held while a batch is split (see ``drop``)
@@ -246,7 +245,7 @@ class Dispatcher:
         kept = frame.where(_all(common)).withColumns(marks)
         if all(len(r.conjuncts) > len(common) for r, _ in due):  # else every row is wanted
             kept = kept.where(functools.reduce(operator.or_, (kept[m] for m in marks)))
-        table = self.handover(kept.withColumns(fields))  # the one action
+        table = to_arrow(kept.withColumns(fields), self.tasks)  # the one action
         if observation is not None:
             self._count([r for r, _ in due], observation.get)
         own = [c for c in table.column_names if not c.startswith(MARK)]

@@ -44,6 +44,7 @@ from server.ingest.punctuated import Governance
 from server.ingest.segments import Position
 from server.runtime import checkpoints, overlap, sharing
 from server.runtime.cluster import cluster_conf, code_archive, is_local
+from server.runtime.handover import narrowed
 from server.runtime.heads import HeadServer, ResultLogs, result_key
 from server.runtime.outputs import NEXT_KEY, OutputSink, Relabeller, Results
 from server.runtime.source import derived_frame, input_frames
@@ -747,7 +748,8 @@ class Runtime:
                 location = deployment.directory.results(output)
                 handle = self._output_sink(deployment, output, location, output).handle
             deployment.queries[output] = (
-                frame.writeStream.foreachBatch(handle)
+                narrowed(frame, len(deployment.plan.label_sources))
+                .writeStream.foreachBatch(handle)
                 .option("checkpointLocation", checkpoint.hadoop_url)
                 .queryName(f"{deployment.diagram_id}.{output}")
                 .start()
@@ -784,7 +786,6 @@ class Runtime:
             advanced=functools.partial(self.result_logs.advanced, name),
             claimed=functools.partial(self._claimed, name),
             relabel=functools.partial(relabel, name) if relabel else None,
-            sources=len(deployment.plan.label_sources),
         )
         deployment.sinks[name] = sink
         deployment.start_ends[name] = sink.end()
@@ -795,9 +796,7 @@ class Runtime:
     def _dispatcher(self, deployment: _Deployment, output: str) -> overlap.Dispatcher:
         """A prefix host's split of ``output``'s batches, for every residual it has kept."""
         deployment.dispatcher = overlap.Dispatcher(
-            self.spark.sparkContext.defaultParallelism,
-            len(deployment.plan.label_sources),
-            self.settings.box_metrics,
+            self.spark.sparkContext.defaultParallelism, self.settings.box_metrics
         )
         schema = deployment.plan.outputs[output]
         for name, stored in sorted(deployment.directory.residuals().items()):
