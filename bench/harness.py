@@ -65,6 +65,17 @@ class Comparison:
     def unsecured_median(self) -> float:
         return statistics.median(self.unsecured)
 
+    def summary(self, secured: str, unsecured: str) -> dict:
+        """A probe's one line: each side's median in ms (named ``<side>_ms``), the median ratio
+        and its interquartile range, rounded for reading."""
+        low, high = self.spread
+        return {
+            f"{secured}_ms": round(self.secured_median * 1e3, 1),
+            f"{unsecured}_ms": round(self.unsecured_median * 1e3, 1),
+            "ratio": round(self.ratio, 3),
+            "iqr": [round(low, 3), round(high, 3)],
+        }
+
     def to_dict(self) -> dict:
         return {
             **asdict(self),

@@ -51,25 +51,9 @@ def main() -> None:
     for way in [*ways.values(), bare_arrow] * WARMUP:  # the JIT warms on all of them first
         way()
     for name, way in [*ways.items()] * 2:  # then each twice against no label
-        run = compare(
-            timed(way),
-            timed(bare_arrow),
-            args.reps,
-            warmup=2,
-        )
-        low, high = run.spread
-        print(
-            json.dumps(
-                {
-                    "label": name,
-                    "rows": args.rows,
-                    "labelled_ms": round(run.secured_median * 1e3, 1),
-                    "bare_ms": round(run.unsecured_median * 1e3, 1),
-                    "ratio": round(run.ratio, 3),
-                    "iqr": [round(low, 3), round(high, 3)],
-                }
-            )
-        )
+        run = compare(timed(way), timed(bare_arrow), args.reps, warmup=2)
+        summary = run.summary("labelled", "bare")
+        print(json.dumps({"label": name, "rows": args.rows, **summary}))
 
 
 if __name__ == "__main__":

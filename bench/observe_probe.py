@@ -50,19 +50,8 @@ def main() -> None:
             timed(lambda f=plain: f.coalesce(spark_batch.CORES).toArrow()),
             args.reps,
         )
-        low, high = run.spread
-        print(
-            json.dumps(
-                {
-                    "boxes": boxes,
-                    "rows": args.rows,
-                    "observed_ms": round(run.secured_median * 1e3, 1),
-                    "plain_ms": round(run.unsecured_median * 1e3, 1),
-                    "ratio": round(run.ratio, 3),
-                    "iqr": [round(low, 3), round(high, 3)],
-                }
-            )
-        )
+        summary = run.summary("observed", "plain")
+        print(json.dumps({"boxes": boxes, "rows": args.rows, **summary}))
 
 
 if __name__ == "__main__":

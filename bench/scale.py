@@ -12,10 +12,13 @@ directory) timed until every diagram reports running again. Last, "100 users' id
 diagrams" as ``--identical`` diagrams that differ only in their names, deployed after a
 different one that warms the restarted server up, with sharing on, as the server runs by
 default: how many of them share one execution (``GET /system/status``), and what they cost
-over one diagram. One diagram costs the workload's memory slope; the identical set is one new
-plan, whose expected cost is that same slope (what the first of them adds in one run is mostly
-where the JVM's heap happened to grow), and its members, measured as the app process's
-anonymous PSS; the tree's PSS as it moved in the run is reported beside it. Nothing is
+over one diagram. One diagram costs the slope of the workload's memory over the plans its
+diagrams run as (with prefixes shared, many of the workload's filters are members of another's
+plan, so a slope over diagrams would not be a diagram with a plan of its own); the identical
+set is at most one new plan, whose expected cost is that same slope (what the first of them
+adds in one run is mostly where the JVM's heap happened to grow), and its members, measured
+as the app process's anonymous PSS; the tree's PSS as it moved in the run is reported beside
+it. Nothing is
 extrapolated silently: the figures for 1,000 diagrams are linear fits through the measured
 counts, and say so, as does the 100 users' figure when fewer than 100 identical diagrams were
 deployed.
@@ -166,6 +169,7 @@ class Point:
     pss_resumed: int = 0
     not_resumed: list[str] = field(default_factory=list)
     shared: int = 0  # the most diagrams deployed here that share one execution
+    plans: int = 0  # the Spark plans the diagrams deployed here run as (shared or alone)
 
 
 class Scale:
@@ -251,6 +255,14 @@ class Scale:
         runtime = self.api.call("GET", "/system/status")["runtime"] or {}
         return max((len(group["members"]) for group in runtime.get("shared", [])), default=0)
 
+    def plans(self) -> int:
+        """How many plans (each its own Spark queries) the deployed diagrams run as: each
+        shared execution once, and each diagram that runs alone (``GET /system/status``)."""
+        runtime = self.api.call("GET", "/system/status")["runtime"] or {}
+        groups = runtime.get("shared", [])
+        members = {m["diagram"] for group in groups for m in group["members"]}
+        return len(groups) + len(set(self.deployed) - members)
+
     def memory(self) -> tuple[int, int]:
         return tree_rss_bytes(self.pid), tree_pss_bytes(self.pid)
 
@@ -302,6 +314,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], list[Goal], dict]:
                 for doc in docs[points[-1].count : count]:
                     scale.deploy(doc, point)
                     print(f"{doc['name']}: {len(scale.deployed)} running", file=sys.stderr)
+                point.plans = scale.plans()
                 measure(scale, point, args)
                 scale.restart(point, args.resume_limit)
                 time.sleep(args.settle)
@@ -312,14 +325,17 @@ def run(args: argparse.Namespace) -> tuple[list[Row], list[Goal], dict]:
             # few hundred MiB once), so another diagram, not one of them, is deployed first.
             same, pss, app = Point(args.identical), [], []
             samedocs = identical(args.identical)
-            warm = document("warm", ["feed0", "feed1"], "filter", 49)
+            warm = document("warm", ["feed2", "feed3"], "aggregate", 0)  # no prefix in common
+            plans = []
             for batch in ([warm], samedocs[:1], samedocs[1:]):
                 for doc in batch:
                     scale.deploy(doc, same)
                 time.sleep(args.settle)
                 pss.append(scale.memory()[1])
                 app.append(scale.app_memory())
+                plans.append(scale.plans())
             same.shared = scale.most_sharing()
+            same.plans = plans[-1] - plans[0]  # what the identical set started
         except BaseException:
             kept = RESULTS / f"scale-failed-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.log"
             kept.parent.mkdir(parents=True, exist_ok=True)
@@ -377,25 +393,30 @@ def report(
             Row(NAME, f"{n} PSS after the restart", "MiB", p.pss_resumed / MIB),
         ]
     memory = {p.count: p.pss / MIB for p in points}
+    by_plan = {p.plans: p.pss / MIB for p in points}
     resume = {p.count: p.resume_s for p in points}
     idle = {p.count: p.idle_cores for p in points}
     warm = [d for p in points for d in p.deploys][1:]  # the first warms Spark's planning up
     p50 = statistics.median(warm) if warm else float("nan")
-    # One diagram's cost is the workload's slope: a single deploy's step is mostly where the
-    # JVM's heap happened to grow (the first identical one measured 2.5x the next nine's mean,
-    # and 29-58 MiB against a slope of 4.8 in later runs). The identical set is one new plan,
-    # whose expected cost is that same slope, and members; with the app's anonymous PSS kept,
-    # the members are measured there, and the set is the slope plus them.
+    # One diagram's cost is the slope of the workload's memory over the plans it runs: a
+    # single deploy's step is mostly where the JVM's heap happened to grow (the first identical
+    # one measured 2.5x the next nine's mean, and 29-58 MiB against a slope of 4.8 in later
+    # runs), and since plans share their prefixes, a slope over diagrams would average
+    # diagrams with a plan of their own and members of another's. The identical set is at
+    # most one new plan, whose expected cost is that slope, and members; with the app's
+    # anonymous PSS kept, the members are measured there, and the set is the slope plus them.
     before, one, many = pss
     k, per_diagram = same.count, slope(memory)
-    moved = (many - before) / MIB / per_diagram  # the tree's PSS as it moved in the run
+    counted_plans = len(by_plan) == len(points) and all(p.plans for p in points[1:])
+    per_plan = slope(by_plan) if counted_plans else per_diagram  # runs before plans were kept
+    moved = (many - before) / MIB / per_plan  # the tree's PSS as it moved in the run
     measured = k >= USERS
     if app:
         members = (app[2] - app[1]) / MIB
-        ratio = (per_diagram + members) / per_diagram
-        ratio_users = (per_diagram + members * (USERS - 1) / (k - 1)) / per_diagram
+        ratio = (per_plan + members) / per_plan
+        ratio_users = (per_plan + members * (USERS - 1) / (k - 1)) / per_plan
         parts = (
-            f"one query at the slope ({per_diagram:.2f} MiB) and {k - 1} members "
+            f"one plan at the slope ({per_plan:.2f} MiB) and {k - 1} members "
             f"({members:.2f} MiB); {moved:.1f}x as the tree's PSS moved"
         )
         users = (
@@ -416,6 +437,8 @@ def report(
     idle_target = max(top.idle_cores, idle_target)  # a fit through noise may fall below zero
     rows += [
         Row(NAME, "memory per diagram (slope of PSS)", "MiB", per_diagram),
+        Row(NAME, "memory per plan of its own (slope of PSS over plans)", "MiB", per_plan),
+        Row(NAME, f"plans at {top.count} diagrams", "plans", float(top.plans)),
         Row(NAME, "restart -> all running, per diagram (slope)", "s", slope(resume)),
         Row(NAME, "idle CPU per diagram (slope)", "cores", slope(idle)),
         Row(NAME, f"deploy p50, warm (all {len(warm)} but the first)", "s", p50),
@@ -427,8 +450,9 @@ def report(
             "MiB",
             (one - before) / MIB,
         ),
-        Row(NAME, f"{k} identical diagrams, tree's PSS over one diagram (the slope)", "x", moved),
+        Row(NAME, f"{k} identical diagrams, tree's PSS over one plan (the slope)", "x", moved),
         Row(NAME, f"{k} identical diagrams: most sharing one execution", "diagrams", same.shared),
+        Row(NAME, f"{k} identical diagrams: plans they started", "plans", float(same.plans)),
         Row(NAME, f"{how} at {TARGET}: memory, PSS", "GiB", mem_target),
         Row(NAME, f"{how} at {TARGET}: restart -> all running", "s", resume_target),
         Row(NAME, f"{how} at {TARGET}: idle CPU", "cores", idle_target),

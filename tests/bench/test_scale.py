@@ -129,7 +129,7 @@ def test_a_hundred_identical_diagrams_are_measured_not_extrapolated():
     verdicts = {g.goal: (g.measured, g.met) for g in goals}
     # one new plan at the slope (100 MiB) and 99 members of 30 KiB, not the tree's 1.5x
     measured, met = verdicts["100 identical diagrams <= 2x one"]
-    assert measured.startswith("1.03x at 100: one query at the slope (100.00 MiB)") and met
+    assert measured.startswith("1.03x at 100: one plan at the slope (100.00 MiB)") and met
     assert "1.5x as the tree's PSS moved" in measured
     each = [r for r in rows if r.case == "  each of the other 99: app's process, anonymous PSS"]
     assert [(r.unit, r.secured) for r in each] == [("KiB", 30)]
@@ -137,6 +137,24 @@ def test_a_hundred_identical_diagrams_are_measured_not_extrapolated():
     assert ("100 identical diagrams: most sharing one execution", 100) in [
         (r.case, r.secured) for r in rows
     ]
+
+
+def test_one_diagram_is_a_plan_of_its_own_when_plans_are_counted():
+    """Members of shared plans cost kilobytes: the memory slope is taken over the plans the
+    diagrams run as, not over the diagrams, once plans were counted."""
+    mib = 2**20
+    base = Point(0, resume_s=10.0, pss=500 * mib, idle_cores=0.01)
+    ten = Point(10, deploys=[0.3] * 10, pss=1500 * mib, idle_cores=0.1, resume_s=40.0, plans=5)
+    shared = Point(100, shared=100, plans=1)
+    app = [100 * mib, 101 * mib, 101 * mib + 99 * 1024 * 1024]
+    rows, goals = report([base, ten], shared, [2000 * mib, 2200 * mib, 2300 * mib], app)
+    found = {r.case: r.secured for r in rows}
+    assert found["memory per diagram (slope of PSS)"] == 100
+    assert found["memory per plan of its own (slope of PSS over plans)"] == 200
+    assert found["100 identical diagrams: plans they started"] == 1
+    verdicts = {g.goal: (g.measured, g.met) for g in goals}
+    measured, met = verdicts["100 identical diagrams <= 2x one"]
+    assert measured.startswith("1.50x at 100: one plan at the slope (200.00 MiB)") and met
 
 
 def test_a_run_that_reached_a_thousand_reports_what_it_measured_there():
