@@ -55,7 +55,6 @@ from boxes.expressions import CheckedExpr, check_expression, check_predicate
 from boxes.expressions import nodes as n
 from boxes.expressions.columns import to_column
 from boxes.filter import FilterBox
-from boxes.labels import LABEL_COLUMN
 from boxes.map import MapBox
 from boxes.output import OutputBox
 from boxes.types import Schema
@@ -183,10 +182,14 @@ def _all(conjuncts: Iterable[n.Node]):
 class Dispatcher:
     """A prefix host's ``foreachBatch``: each residual's rows of the batch to its own log."""
 
-    def __init__(self, tasks: int, counted: bool = False) -> None:
-        """``counted``: count each residual's rows in and out of each of its filters (a
-        runtime with ``box_metrics``), which the editor shows as the member's boxes' rows."""
+    def __init__(self, tasks: int, fields: Sequence[str], counted: bool = False) -> None:
+        """``fields``: the prefix output's own fields (a map replaces them; every other column,
+        the label and what the output split off it, ``_level``, ``_raw``, passes to each
+        residual's rows as an unsplit plan's output has it); ``counted``: count each residual's
+        rows in and out of each of its filters (a runtime with ``box_metrics``), which the
+        editor shows as the member's boxes' rows."""
         self.tasks = tasks
+        self.fields = frozenset(fields)
         self.counted = counted
         self._lock = threading.Lock()
         self._splitting = threading.Lock()  # held while a batch is split (see ``drop``)
@@ -249,12 +252,13 @@ class Dispatcher:
         if observation is not None:
             self._count([r for r, _ in due], observation.get)
         own = [c for c in table.column_names if not c.startswith(MARK)]
+        carried = [c for c in own if c not in self.fields]  # the label and its companions
         for i, ((residual, sink), mark) in enumerate(zip(due, marks, strict=True)):
             rows = table.filter(table[mark])
             if residual.projection:  # its map's fields, as the map would name them
                 names = [f for f, _ in residual.projection]
                 made = [f"{MARK}{i}_{k}" for k in range(len(names))]
-                rows = rows.select([*made, LABEL_COLUMN]).rename_columns([*names, LABEL_COLUMN])
+                rows = rows.select([*made, *carried]).rename_columns([*names, *carried])
             else:
                 rows = rows.select(own)
             sink.take(rows, batch_id)

@@ -795,10 +795,10 @@ class Runtime:
 
     def _dispatcher(self, deployment: _Deployment, output: str) -> overlap.Dispatcher:
         """A prefix host's split of ``output``'s batches, for every residual it has kept."""
-        deployment.dispatcher = overlap.Dispatcher(
-            self.spark.sparkContext.defaultParallelism, self.settings.box_metrics
-        )
         schema = deployment.plan.outputs[output]
+        deployment.dispatcher = overlap.Dispatcher(
+            self.spark.sparkContext.defaultParallelism, schema.names, self.settings.box_metrics
+        )
         for name, stored in sorted(deployment.directory.residuals().items()):
             residual = overlap.Residual.load(stored, schema)
             location = deployment.directory.residual_results(name)
