@@ -40,6 +40,7 @@ one tap (``server.runtime.taps.Tap``).
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ from catalog.authorizer import playing
 from server.http.errors import answer
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
+log = logging.getLogger(__name__)
 TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
@@ -77,6 +79,7 @@ class Labels:
 
     inputs: tuple[str, ...]  # bit i of a label <=> inputs[i]
     sources: Mapping[str, int]  # input name -> its catalog source index
+    leveled: bool = False  # the output's diagram runs at a level: its rows must carry _level
 
     def mask(self, readable: int):
         names = [n for n in self.inputs if readable >> self.sources[n] & 1]
@@ -109,9 +112,16 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
     return out
 
 
-def cleared_picks(table: pa.Table, picks: list, clearances: Sequence[int]) -> list:
-    """Each subscriber's rows that its clearance also dominates (an output at a level)."""
+def cleared_picks(
+    table: pa.Table, picks: list, clearances: Sequence[int], leveled: bool = False
+) -> list:
+    """Each subscriber's rows that its clearance also dominates (an output at a level). Rows
+    of an output at a level (``leveled``) that came without their level go to nobody: deny by
+    default, whatever upstream lost it."""
     if LEVEL_COLUMN not in table.column_names:
+        if leveled:
+            log.error("rows at a level came without %s: none delivered", LEVEL_COLUMN)
+            return [np.zeros(0, np.int64) for _ in picks]
         return picks
     answers: dict[int, np.ndarray] = {}
     for clearance in clearances:
@@ -219,7 +229,7 @@ def visible_runs(
     roles = playing(subject, snapshot)
     active = role_mask(snapshot, roles)
     picks = deliveries(table, [right], semantic)
-    picks = cleared_picks(table, picks, [policy.clearance(roles)])
+    picks = cleared_picks(table, picks, [policy.clearance(roles)], labels.leveled)
     (picked,) = permitted_picks(table, picks, [active])
     shown = hidden_from(table, rows(table, labels.inputs, picked, policy), picked, active)
     if DENIED_COLUMN not in table.column_names:
@@ -636,7 +646,7 @@ class Delivery:
         snapshot = self.catalog.core.snapshot
         policy = snapshot.levels
         roles = [playing(who, snapshot) for _, who in subscribers]
-        picks = cleared_picks(table, picks, [policy.clearance(r) for r in roles])
+        picks = cleared_picks(table, picks, [policy.clearance(r) for r in roles], labels.leveled)
         masks = [role_mask(snapshot, r) for r in roles]
         picks = permitted_picks(table, picks, masks)
         if not any(len(picked) for picked in picks):

@@ -52,6 +52,7 @@ def encode(
         "public": public or route,
         "inputs": list(labels.inputs),
         "sources": dict(labels.sources),
+        "leveled": labels.leveled,
         "semantic": semantic,
         "rewrite": rewrite,
     }
@@ -63,7 +64,7 @@ def decode(message: bytes) -> tuple[str, pa.Table, Labels, str, str | None, str]
     size = int.from_bytes(message[:4], "big")
     header = json.loads(message[4 : 4 + size])
     table = pa.ipc.open_stream(message[4 + size :]).read_all()
-    labels = Labels(tuple(header["inputs"]), header["sources"])
+    labels = Labels(tuple(header["inputs"]), header["sources"], header.get("leveled", False))
     route, public = header["route"], header["public"]
     return route, table, labels, header["semantic"], header["rewrite"], public
 

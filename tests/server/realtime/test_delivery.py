@@ -93,6 +93,22 @@ def test_the_papers_scenario_at_delivery(setup):
     }
 
 
+def test_rows_of_an_output_at_a_level_that_lost_their_level_go_to_nobody(setup):
+    """Deny by default: the clearance test needs each row's ``_level``; a batch of an output at
+    a level without it (whatever upstream dropped it) is delivered to no one, while the same
+    rows with their level (public here, which every clearance dominates) are."""
+    cat, delivery, sent, who = setup
+    sources = {s: cat.core.snapshot.find(T.STREAM, s).source_index for s in ("in1", "in2")}
+    delivery.register({"out1": None}, Labels(("in1", "in2"), sources, leveled=True))
+    delivery.subscribe("al-socket", who["al"], "out1")
+    delivery.on_batch("out1", ALL)
+    assert sent.take() == {}
+    delivery.on_batch("out1", ALL.append_column("_level", pa.array([0, 0, 0], pa.int64())))
+    assert sent.take() == {
+        "al-socket": [("in1", ["in1"]), ("in2", ["in2"]), ("both", ["in1", "in2"])]
+    }
+
+
 def test_losing_subscribe_ends_the_subscription(setup):
     cat, delivery, sent, who = setup
     delivery.subscribe("ed-socket", who["ed"], "out1")
