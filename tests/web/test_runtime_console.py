@@ -10,9 +10,13 @@ from tests.web.steps import admin_tab
 
 
 def test_an_administrator_sees_which_diagrams_share_one_execution(login, live, stored):
-    for name in ("qshare_a", "qshare_b"):  # the same plan but for the names: one execution
-        doc = q1(outputs={})
-        doc["name"], doc["outputs"] = name, {f"{name}_out": {"from": "avg"}}
+    for name, where in (("qshare_a", None), ("qshare_b", "avg_price > 100")):
+        doc = q1(outputs={})  # the same windows: one execution, each member's filter on top
+        last = "avg"
+        if where:
+            doc["boxes"]["dear"] = {"type": "filter", "in": "avg", "where": where}
+            last = "dear"
+        doc["name"], doc["outputs"] = name, {f"{name}_out": {"from": last}}
         stored(doc)
         live.api("al", "POST", f"/diagrams/{name}/deploy")
     shared = live.api("joe", "GET", "/system/status").json()["runtime"]["shared"]
@@ -22,9 +26,9 @@ def test_an_administrator_sees_which_diagrams_share_one_execution(login, live, s
     expect(pane.get_by_text("Spark driver: answering")).to_be_visible()
     executions = pane.get_by_role("table", name="Diagrams that run as one execution")
     row = executions.get_by_role("row").filter(has_text=execution["key"])
-    expect(row).to_contain_text("qshare_a (running), qshare_b (running)")
-    expect(row).to_contain_text("whole plan")  # this runtime counts rows per box: no prefixes
+    expect(row).to_contain_text("qshare_a (running), qshare_b (running) where avg_price > 100")
+    expect(row).to_contain_text("prefix, 0 common conditions")  # counted rows split too
     live.api("al", "POST", "/diagrams/qshare_b/stop")
     pane.page.get_by_role("tab", name="Users").click()
     pane.page.get_by_role("tab", name="Runtime").click()  # shown again: read again
-    expect(row).to_contain_text("qshare_a (running), qshare_b (stopped)")
+    expect(row).to_contain_text("qshare_a (running), qshare_b (stopped) where avg_price > 100")
