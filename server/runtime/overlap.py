@@ -69,16 +69,20 @@ MARK = "__residual_"  # the boolean columns a batch carries while it is split (n
 @dataclasses.dataclass(frozen=True)
 class Residual:
     """What a member applies to its prefix's output: its filters' conditions as written and,
-    if a map ends its plan, that map's fields (what is stored); parsed, the conditions'
-    conjuncts (``AND``s apart) and the fields' expressions (what is evaluated)."""
+    if a map ends its plan, that map's fields (what is stored); parsed, each filter's condition
+    in data-flow order (its conjuncts, ``AND``s apart, are what is evaluated; each filter's
+    rows are counted) and the fields' expressions."""
 
     texts: tuple[str, ...]
-    conjuncts: tuple[n.Node, ...]
+    filters: tuple[n.Node, ...]
     fields: tuple[tuple[str, str], ...] = ()
     projection: tuple[tuple[str, CheckedExpr], ...] = ()
-    filters: tuple[n.Node, ...] = ()  # each filter's condition, in data-flow order (counted)
     # The member's own names for its filters and then its map: what its counts are shown as.
     boxes: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+
+    @functools.cached_property
+    def conjuncts(self) -> tuple[n.Node, ...]:
+        return tuple(_conjuncts(self.filters))
 
     @property
     def name(self) -> str:
@@ -94,10 +98,9 @@ class Residual:
         projection = last.exprs if last is not None else ()
         return cls(
             tuple(f.where.text for f in filters),
-            tuple(_conjuncts(f.where.node for f in filters)),
+            tuple(f.where.node for f in filters),
             tuple((field, e.text) for field, e in projection),
             projection,
-            tuple(f.where.node for f in filters),
             tuple(b.name for b in [*filters, *([last] if last is not None else [])]),
         )
 
@@ -109,10 +112,9 @@ class Residual:
         fields = [(f, check_expression(t, schema, f"residual.{f}")) for f, t in stored["fields"]]
         return cls(
             tuple(texts),
-            tuple(_conjuncts(c.node for c in checked)),
+            tuple(c.node for c in checked),
             tuple((f, e.text) for f, e in fields),
             tuple(fields),
-            tuple(c.node for c in checked),
         )
 
 
@@ -199,10 +201,12 @@ class Dispatcher:
     def add(self, residual: Residual, sink: OutputSink) -> None:
         with self._lock:
             self._residuals[residual.name] = (residual, sink)
-            self._counts.setdefault(residual.name, Counts.zero(len(residual.filters)))
+            if self.counted:
+                self._counts.setdefault(residual.name, Counts.zero(len(residual.filters)))
 
     def counts(self, name: str) -> Counts | None:
-        """Residual ``name``'s rows since it was added (None if it is not split for)."""
+        """Residual ``name``'s rows since it was added (None if it is not split for, or this
+        dispatcher does not count)."""
         with self._lock:
             return self._counts.get(name)
 
@@ -267,14 +271,18 @@ class Dispatcher:
         with self._lock:
             for i, residual in enumerate(residuals):
                 batch = [int(observed[_ROWS_IN])]
-                batch += [
-                    int(observed[f"{_ROWS_OUT}{i}_{k}"]) for k in range(len(residual.filters))
-                ]
+                batch += [int(observed[_rows_out(i, k)]) for k in range(len(residual.filters))]
                 if residual.name in self._counts:  # not dropped meanwhile
                     self._counts[residual.name] = self._counts[residual.name].plus(batch)
 
 
-_ROWS_IN, _ROWS_OUT = "rows_in", "rows_out_"  # an observation's names (``_observed``)
+_ROWS_IN = "rows_in"  # an observation's count of the prefix's rows (``_observed``)
+
+
+def _rows_out(residual: int, k: int) -> str:
+    """The name an observation counts the rows out of filter ``k`` of the batch's residual
+    ``residual`` (its index among those the batch is split for) under."""
+    return f"rows_out_{residual}_{k}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,7 +331,7 @@ def _observed(frame, residuals: Sequence[Residual]):
     for i, residual in enumerate(residuals):
         for k in range(len(residual.filters)):
             kept = _all(residual.filters[: k + 1])
-            counts.append(F.count_if(kept).alias(f"{_ROWS_OUT}{i}_{k}"))
+            counts.append(F.count_if(kept).alias(_rows_out(i, k)))
     return observation, frame.observe(observation, *counts)
 
 

@@ -1175,7 +1175,7 @@ class Runtime:
             counted.pop(output, None)
             split = host.dispatcher if host is not None else None
             residual_counts = split.counts(member.residual.name) if split is not None else None
-            if self.settings.box_metrics and residual_counts is not None:
+            if residual_counts is not None:  # a runtime that counts rows per box
                 counted |= residual_counts.per_box(member.residual, output)
         return {
             **answer,
