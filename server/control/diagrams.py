@@ -223,7 +223,7 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     reader = svc.variants.gate(resumable, doc, plan, stored.document) if stored else None
     svc.delivery.register(
         running.outputs,
-        Labels(running.label_sources, dict(resumable.sources), running.clearance is not None),
+        Labels.of(running, resumable.sources),
         running.semantics(),
         reader,
         rewrite=key_of(stored.document) if stored else None,

@@ -92,7 +92,7 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     if relabel is not None:
         table = relabel(OUTPUT, table)
     table = table.slice(max(0, table.num_rows - rows))
-    labels = Labels(plan.label_sources, dict(running.sources), plan.clearance is not None)
+    labels = Labels.of(plan, running.sources)
     hidden = (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN, DENIED_COLUMN, HIDDEN_COLUMN, NOGRANT_COLUMN)
     shown = [c for c in table.column_names if c not in hidden]
     shown += [SOURCES, *([LEVEL_COLUMN] if LEVEL_COLUMN in table.column_names else [])]

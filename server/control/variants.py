@@ -115,7 +115,7 @@ class Variants:
         variant = Variant(name, key, name + suffix, {o: o + suffix for o in mine.plan.outputs})
         delivery, runtime = self.svc.delivery, runtime_of(self.svc)
         public = {ours: output for output, ours in variant.outputs.items()}
-        labels = Labels(plan.label_sources, dict(resumable.sources), plan.clearance is not None)
+        labels = Labels.of(plan, resumable.sources)
         delivery.register(plan.outputs, labels, plan.semantics(), None, public, rewrite=key)
         try:
             relabel = relabeller(self.svc.catalog, name, plan)

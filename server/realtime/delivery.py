@@ -50,6 +50,7 @@ import numpy as np
 import pyarrow as pa
 
 from boxes import codes
+from boxes.document import Plan
 from boxes.errors import Conflict, SluiceError
 from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, NOGRANT_COLUMN, RAW_COLUMN
 from boxes.levels import LEVEL_COLUMN
@@ -80,6 +81,11 @@ class Labels:
     inputs: tuple[str, ...]  # bit i of a label <=> inputs[i]
     sources: Mapping[str, int]  # input name -> its catalog source index
     leveled: bool = False  # the output's diagram runs at a level: its rows must carry _level
+
+    @classmethod
+    def of(cls, plan: Plan, sources: Mapping[str, int]) -> Labels:
+        """The labels of ``plan``'s outputs, its streams' catalog source indexes ``sources``."""
+        return cls(plan.label_sources, dict(sources), plan.clearance is not None)
 
     def mask(self, readable: int):
         names = [n for n in self.inputs if readable >> self.sources[n] & 1]

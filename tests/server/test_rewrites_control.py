@@ -204,7 +204,7 @@ def test_a_variant_without_subscribers_lingers_then_stops(world):
     svc.runtime = runtime = FakeRuntime()
     (resumable,) = svc.catalog.objects.resumable()
     stored = svc.catalog.rewrites.of(_diagram(svc))
-    labels = Labels(plan.label_sources, dict(resumable.sources))
+    labels = Labels.of(plan, resumable.sources)
     gate = svc.variants.gate(resumable, DOC, plan, stored.document)
     svc.delivery.register(plan.outputs, labels, None, gate)
     svc.delivery.subscribe("joe-socket", joe, "w_out")
