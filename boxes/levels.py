@@ -30,7 +30,8 @@ MAX_COMPANIES = 64
 _PART = re.compile(r"\s*(?:([A-Za-z0-9_]+)\s*:\s*)?([A-Za-z0-9_]+|⊥)\s*")
 
 
-def _signed(mask: int) -> int:
+def signed(mask: int) -> int:
+    """A label's 64 bits as the signed ``bigint`` the ``_level`` column holds."""
     return mask - (1 << 64) if mask >= (1 << 63) else mask
 
 
@@ -180,7 +181,7 @@ def company_literal(mask: int):
     """The level label of a single-company (or public, mask 0) stream's tuples."""
     from pyspark.sql import functions as F
 
-    return F.lit(_signed(mask)).cast("long")
+    return F.lit(signed(mask)).cast("long")
 
 
 def dominated(clearance: int, label=None):
@@ -188,7 +189,7 @@ def dominated(clearance: int, label=None):
     from pyspark.sql import functions as F
 
     label = level_column() if label is None else label
-    return label.bitwiseAND(F.lit(_signed(~clearance & ((1 << 64) - 1))).cast("long")) == 0
+    return label.bitwiseAND(F.lit(signed(~clearance & ((1 << 64) - 1))).cast("long")) == 0
 
 
 def at_level(frame, clearance: int):

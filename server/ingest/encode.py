@@ -15,7 +15,7 @@ import pyarrow as pa
 from boxes import codes
 from boxes.arrowipc import ipc_bytes
 from boxes.errors import InvalidInput, TooLarge
-from boxes.levels import LEVEL_COLUMN
+from boxes.levels import LEVEL_COLUMN, signed
 from boxes.types import Schema
 from catalog.clearance import PUBLIC_ONLY, UNSTATED, Admission
 from server.ingest.tuples import MAX_STRING_BYTES, TupleCoercion, micros
@@ -102,8 +102,8 @@ def encode_table(
         )
     table = pa.Table.from_pydict(columns, schema=schema.arrow_schema())
     if any(levels):
-        signed = [label - (1 << 64) if label >= 1 << 63 else label for label in levels]
-        table = table.append_column(LEVEL_COLUMN, pa.array(signed, pa.int64()))
+        column = pa.array([signed(label) for label in levels], pa.int64())
+        table = table.append_column(LEVEL_COLUMN, column)
     return table
 
 
