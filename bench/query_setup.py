@@ -74,8 +74,8 @@ def run(mode: Mode) -> Result:
                     cat.objects.drop(al, ObjectType.DIAGRAM, doc["name"])
                     return cost
 
-                control = compare(secured, timed(lambda: plan_of(doc, schemas)), reps)
-                plan = plan_of(doc, schemas)
+                control = compare(secured, timed(lambda: plan_of(doc, schemas, None, cat)), reps)
+                plan = plan_of(doc, schemas, None, cat)
                 frames = {name: empty for name in doc["inputs"]}
                 spark_s = statistics.median(
                     repeat(timed(lambda: compile_plan(plan, frames)), compile_reps)

@@ -699,7 +699,22 @@ LEVEL_NOT_INPUT = define(
 LEVEL_NO_ORGANISATION = define(
     "LEVEL_NO_ORGANISATION",
     403,
-    "a multilevel stream takes each tuple's level from its sender's organisation; you have none",
+    "a multilevel stream gives a tuple that states no '_level' its sender's organisation; you "
+    "have none, so state each tuple's level",
+    "ingest",
+)
+LEVEL_NOT_MULTILEVEL = define(
+    "LEVEL_NOT_MULTILEVEL",
+    400,
+    "tuple {index} states a '_level', which only a multilevel stream takes; this stream gives "
+    "every tuple its own level",
+    "ingest",
+)
+LEVEL_NOT_CLEARED = define(
+    "LEVEL_NOT_CLEARED",
+    403,
+    "tuple {index} states level {level}, which neither your clearance nor your organisation "
+    "dominates",
     "ingest",
 )
 LEVEL_NOT_DOMINATED = define(

@@ -36,10 +36,10 @@ from boxes.aggregate import AggregateBox
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
 from boxes.errors import DiagramInvalid, Problem
-from boxes.expressions.checker import LEVEL_READABLE
+from boxes.expressions.checker import LEVEL_LATTICE, LEVEL_READABLE
 from boxes.input import Derived, InputBox
 from boxes.labels import is_sparse, word_count
-from boxes.levels import BOTTOM, TOP
+from boxes.levels import BOTTOM, TOP, Lattice
 from boxes.output import OutputBox, read_on_result
 from boxes.types import FIELD_NAME, Schema, parse_schema
 
@@ -149,6 +149,9 @@ class Plan:
     # diagram is not at a level), and the clearance the server resolved it to (company bits).
     level: Mapping[str, str] | None = None
     clearance: int | None = None
+    # The catalog's companies its level literals were checked against (server use), so a
+    # rewrite checks its boxes against the same.
+    lattice: Lattice | None = field(default=None, compare=False, repr=False)
     # Label-bit order when it differs from ``inputs`` (a derived input): the sorted source
     # streams, this plan's own and those of the outputs it reads. See ``label_sources``.
     sources: tuple[str, ...] = ()
@@ -223,6 +226,7 @@ def validate(
     streams: Mapping[str, Schema] | None = None,
     outputs: Mapping[str, Derived] | None = None,
     reuse: Mapping[str, Built] | None = None,
+    lattice: Lattice | None = None,
 ) -> Plan:
     """Check a loaded document; return its Plan or raise DiagramInvalid with every problem.
 
@@ -231,9 +235,11 @@ def validate(
     input declares its schema. ``outputs`` are the other diagrams' outputs a derived input
     may read (server use). ``reuse`` (``built(doc, plan)`` of a document this one edits, as a
     rewrite does) gives boxes already built: one whose specification and upstream schemas are
-    unchanged is taken as it is instead of being checked again. Pure: no Spark, no I/O.
+    unchanged is taken as it is instead of being checked again. ``lattice`` is the catalog's
+    (server use): the companies a level literal names (``LEVEL '[A, ⊥]'``) and their bits.
+    Pure: no Spark, no I/O.
     """
-    return _Validator(streams, outputs, reuse or {}).run(doc)
+    return _Validator(streams, outputs, reuse or {}, lattice).run(doc)
 
 
 @dataclass(frozen=True)
@@ -295,8 +301,10 @@ class _Validator:
         streams: Mapping[str, Schema] | None,
         outputs: Mapping[str, Derived] | None,
         reuse: Mapping[str, Built],
+        lattice: Lattice | None = None,
     ) -> None:
         self.streams = streams
+        self.lattice = lattice
         self.outputs = outputs or {}
         self.reuse = reuse
         self.problems: list[Problem] = []
@@ -325,13 +333,15 @@ class _Validator:
         order, cyclic = self.check_graph()
         self.check_reachable(cyclic)
         readable = LEVEL_READABLE.set("level" in doc)
+        companies = LEVEL_LATTICE.set(self.lattice)
         try:
             self.build(order)
         finally:
+            LEVEL_LATTICE.reset(companies)
             LEVEL_READABLE.reset(readable)
         if self.problems:
             raise DiagramInvalid(self.problems)
-        return replace(self.plan(doc["name"], order), level=level)
+        return replace(self.plan(doc["name"], order), level=level, lattice=self.lattice)
 
     def check_derived(self, doc: Mapping) -> None:
         """Derived inputs widen no one's reading: no diagram reads its own output; outputs

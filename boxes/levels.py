@@ -14,6 +14,7 @@ Up to 64 companies a label is one ``bigint``. The Spark side is native column ex
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -24,9 +25,13 @@ LEVEL_COLUMN = "_level"
 BOTTOM = "⊥"
 TOP = "T"
 MAX_COMPANIES = 64
+# One part of a level as the papers write it: an entry (a company, ⊥ or T), by position, or
+# ``class: entry`` by name.
+_PART = re.compile(r"\s*(?:([A-Za-z0-9_]+)\s*:\s*)?([A-Za-z0-9_]+|⊥)\s*")
 
 
-def _signed(mask: int) -> int:
+def signed(mask: int) -> int:
+    """A label's 64 bits as the signed ``bigint`` the ``_level`` column holds."""
     return mask - (1 << 64) if mask >= (1 << 63) else mask
 
 
@@ -106,6 +111,40 @@ class Lattice:
                 mask |= self.company_mask(entry)
         return mask
 
+    def named(self, level: Mapping[str, str]) -> tuple[str, ...]:
+        """A level given per class name (a class left out is ⊥) as the lattice's vector;
+        a class that does not exist is refused (``LEVEL_BAD_SHAPE``)."""
+        names = [name for name, _ in self.classes]
+        unknown = sorted(set(level) - set(names))
+        if unknown:
+            raise InvalidInput(
+                code=codes.LEVEL_BAD_SHAPE,
+                reason=f"no conflict-of-interest class {str(unknown[0])[:64]!r} holds a company",
+            )
+        return tuple(level.get(name, BOTTOM) for name in names)
+
+    def written(self, text: str) -> tuple[str, ...]:
+        """A level as the papers write it: ``[1, ⊥]``, one entry per class in the lattice's
+        order, or ``[banks: 1]`` by name (a class left out is ⊥), as CQL writes it."""
+        inner = text.strip()
+        parts = inner[1:-1].split(",") if inner[:1] == "[" and inner[-1:] == "]" else []
+        matched = [_PART.fullmatch(part) for part in parts]
+        if not matched or None in matched:
+            raise InvalidInput(
+                code=codes.LEVEL_BAD_SHAPE,
+                reason=f"{text[:64]!r} is not written like [A, ⊥] or [banks: A]",
+            )
+        named = {m.group(1) for m in matched if m is not None}
+        if named == {None}:
+            return tuple(m.group(2) for m in matched if m is not None)
+        by_name = {m.group(1): m.group(2) for m in matched if m is not None}
+        if None in named or len(by_name) != len(matched):
+            raise InvalidInput(
+                code=codes.LEVEL_BAD_SHAPE,
+                reason="name every class once ([banks: A, oil: T]) or none ([A, T])",
+            )
+        return self.named(by_name)
+
     def level(self, mask: int) -> tuple[str, ...]:
         """The level vector of a label: per class ⊥, the one company, or T for two or more."""
         out = []
@@ -142,7 +181,7 @@ def company_literal(mask: int):
     """The level label of a single-company (or public, mask 0) stream's tuples."""
     from pyspark.sql import functions as F
 
-    return F.lit(_signed(mask)).cast("long")
+    return F.lit(signed(mask)).cast("long")
 
 
 def dominated(clearance: int, label=None):
@@ -150,7 +189,7 @@ def dominated(clearance: int, label=None):
     from pyspark.sql import functions as F
 
     label = level_column() if label is None else label
-    return label.bitwiseAND(F.lit(_signed(~clearance & ((1 << 64) - 1))).cast("long")) == 0
+    return label.bitwiseAND(F.lit(signed(~clearance & ((1 << 64) - 1))).cast("long")) == 0
 
 
 def at_level(frame, clearance: int):

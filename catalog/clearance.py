@@ -6,10 +6,15 @@ function of it. The representation is ``boxes.levels``: one bit per company, a l
 the OR of company bits, a clearance is the mask of the companies a level covers, and dominance
 is the subset test.
 
-* A **session's clearance** is the OR of the clearances of its active roles (a role without one
-  is cleared for public data only), like its readable set is the union of its roles' reads.
-* A **tuple's level** is decided at admission: a company stream's company; a public stream's 0;
-  on a multilevel stream the sender's organisation (refused if the sender has none).
+* A **session's clearance** is the OR (the union of the companies covered) of the clearances
+  of its active roles (a role without one is cleared for public data only), as its readable
+  set is the union of its roles' READ_TUPLE sources: a session is cleared for what any of its
+  roles is, and an administrator who gives one user roles cleared for competing companies
+  breaches the wall by that assignment.
+* A **tuple's level** is decided at admission (:class:`Admission`): a company stream's
+  company; a public stream's 0; on a multilevel stream (001's trusted stream) the level the
+  tuple states, if its sender's clearance or organisation dominates it, else the sender's
+  organisation (refused if the sender has none).
 
 >>> from boxes.levels import Lattice
 >>> policy = LevelPolicy.make(Lattice.of({"banks": ["A", "B"], "oil": ["X", "Y"]}),
@@ -17,14 +22,17 @@ is the subset test.
 ...                           clearances={"consultant": {"banks": "A", "oil": "T"}})
 >>> bin(policy.clearance({"consultant", "other"}))
 '0b1101'
->>> policy.admitted_level(7, user_id=1), policy.admitted_level(8, user_id=3)
+>>> policy.admission(7, user_id=1, clearance=0).level(0), policy.admission(8, 3, 0).level(0)
 (1, 8)
+>>> policy.admission(8, 3, clearance=0b0001).level(0, "[A, Y]")
+9
 >>> policy.level_of(0b0101)
 {'banks': 'A', 'oil': 'X'}
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -80,24 +88,9 @@ class LevelPolicy:
         """Whether there is any company at all (with none, every level is public)."""
         return bool(self.lattice.bits)
 
-    def vector(self, level: Mapping[str, str]) -> tuple[str, ...]:
-        """A level given per class name (a missing class is ⊥) as the lattice's vector.
-
-        Refuses a class that does not exist, and a company not of its class
-        (complementing interest, Definition 2).
-        """
-        names = [name for name, _ in self.lattice.classes]
-        unknown = sorted(set(level) - set(names))
-        if unknown:
-            raise InvalidInput(
-                code=codes.LEVEL_BAD_SHAPE,
-                reason=f"no conflict-of-interest class {unknown[0][:64]!r} holds a company",
-            )
-        return tuple(level.get(name, BOTTOM) for name in names)
-
     def mask_of(self, level: Mapping[str, str]) -> int:
         """The clearance (companies covered) of a level given per class name."""
-        return self.lattice.clearance(self.vector(level))
+        return self.lattice.clearance(self.lattice.named(level))
 
     def level_of(self, label: int) -> dict[str, str]:
         """A label's level per class, without the ⊥ entries (public is ``{}``)."""
@@ -119,17 +112,75 @@ class LevelPolicy:
             return Decision(True, "dominated")
         return Decision(False, f"level {self.level_of(label)} is not dominated by the clearance")
 
-    def admitted_level(self, stream_id: int, user_id: int) -> int:
-        """The level label a tuple gets when ``user_id`` sends it into the stream: never a
-        value the sender writes."""
-        if stream_id not in self.streams:
-            return PUBLIC
+    def admission(self, stream_id: int | None, user_id: int, clearance: int) -> Admission:
+        """How the tuples a user sends into a stream get their level, for a sender whose
+        session has ``clearance`` (``None``: no such stream, which the log refuses)."""
+        if stream_id is None or stream_id not in self.streams:
+            return Admission(self, PUBLIC, None)
         company = self.streams[stream_id]
-        if company is MULTILEVEL:
-            company = self.organisations.get(user_id)
-            if company is None:
-                raise Denied(code=codes.LEVEL_NO_ORGANISATION)
-        return self.lattice.company_mask(company)
+        if company is not MULTILEVEL:
+            return Admission(self, self.lattice.company_mask(company), None)
+        organisation = self.organisations.get(user_id)
+        own = PUBLIC if organisation is None else self.lattice.company_mask(organisation)
+        return Admission(self, None if organisation is None else own, clearance | own)
+
+    def stated(self, level: object) -> int:
+        """The label of a level a sender states: per class (``{"banks": "A"}``, as delivery
+        shows it; ``{}`` is public) or as the papers write it (``"[A, ⊥]"``)."""
+        if isinstance(level, str):
+            return self.lattice.clearance(self.lattice.written(level))
+        if isinstance(level, Mapping) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in level.items()
+        ):
+            return self.mask_of(level)
+        raise InvalidInput(
+            code=codes.LEVEL_BAD_SHAPE,
+            reason=f'{str(level)[:64]} is neither {{"banks": "A"}} nor "[A, ⊥]"',
+        )
+
+
+UNSTATED = object()  # a tuple without a ``_level`` field
+
+
+@dataclass(frozen=True)
+class Admission:
+    """How each tuple of one batch gets its level, decided once per batch at admission. A
+    tuple that states none takes ``default``: its stream's company, public, or on a
+    multilevel stream the sender's organisation (``None``: it has none, and the tuple is
+    refused). Only a multilevel stream (001's trusted stream) takes a stated level, which
+    ``ceiling`` must dominate: the sender's clearance and its own organisation."""
+
+    policy: LevelPolicy
+    default: int | None
+    ceiling: int | None
+
+    def level(self, index: int, stated: object = UNSTATED) -> int:
+        """The level label of tuple ``index`` (its ``_level`` field's value, if any)."""
+        if stated is UNSTATED:
+            if self.default is None:
+                raise Denied(code=codes.LEVEL_NO_ORGANISATION, details={"tuple": index})
+            return self.default
+        if self.ceiling is None:
+            raise InvalidInput(
+                code=codes.LEVEL_NOT_MULTILEVEL, details={"tuple": index}, index=index
+            )
+        try:
+            label = self.policy.stated(stated)
+        except InvalidInput as err:
+            raise InvalidInput(
+                f"tuple {index}, field '_level': {err.message}",
+                code=err.code,
+                details={"tuple": index},
+            ) from None
+        if label & ~self.ceiling:
+            raise Denied(
+                code=codes.LEVEL_NOT_CLEARED,
+                details={"tuple": index},
+                index=index,
+                level=json.dumps(self.policy.level_of(label), ensure_ascii=False),
+            )
+        return label
 
 
 EMPTY = LevelPolicy.make(Lattice(()))
+PUBLIC_ONLY = Admission(EMPTY, PUBLIC, None)  # every tuple public, none states a level

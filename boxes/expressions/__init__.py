@@ -21,7 +21,7 @@ from boxes import codes
 from boxes.errors import DiagramInvalid, Problem
 from boxes.expressions import nodes as n
 from boxes.expressions.aggregates import AGGREGATES
-from boxes.expressions.checker import LEVEL_READABLE, Checker
+from boxes.expressions.checker import LEVEL_LATTICE, LEVEL_READABLE, Checker
 from boxes.expressions.parser import parse
 from boxes.types import DataType, Schema
 
@@ -156,15 +156,23 @@ def _check(text: str, schema: Schema, path: str, aggregate_code: str) -> n.Node:
     """The checked tree of ``text`` over ``schema``; cached, since a deploy checks the same
     expressions again (a rewritten plan checks every box and each policy at several points,
     seed 002). Checked trees are frozen, so they can be shared; whether ``_level`` may be read
-    is part of the key. A refusal is not cached: it is raised again with its own path."""
+    and the company bits a level literal takes are part of the key. A refusal is not cached:
+    it is raised again with its own path."""
     if not isinstance(text, str):
         return _check_now(text, schema, path, aggregate_code)
-    return _checked(text, schema, path, aggregate_code, LEVEL_READABLE.get())
+    lattice = LEVEL_LATTICE.get()
+    companies = None if lattice is None else (lattice.classes, tuple(lattice.bits.items()))
+    return _checked(text, schema, path, aggregate_code, LEVEL_READABLE.get(), companies)
 
 
 @lru_cache(maxsize=8192)
 def _checked(
-    text: str, schema: Schema, path: str, aggregate_code: str, level_readable: bool
+    text: str,
+    schema: Schema,
+    path: str,
+    aggregate_code: str,
+    level_readable: bool,
+    companies: tuple | None,
 ) -> n.Node:
     return _check_now(text, schema, path, aggregate_code)
 

@@ -15,11 +15,12 @@ from contextvars import ContextVar
 import lark
 
 from boxes import codes
-from boxes.errors import Problem
+from boxes.errors import InvalidInput, Problem
 from boxes.expressions import functions, geo
 from boxes.expressions import nodes as n
 from boxes.expressions import sqlvalues as sv
 from boxes.expressions.aggregates import AGGREGATES
+from boxes.levels import Lattice, signed
 from boxes.types import TYPE_ALIASES, DataType, Schema
 
 L, D, S, B, T = (
@@ -45,6 +46,9 @@ _COMPARE = {"==": "=", "<>": "!="}
 # while it checks such a diagram's boxes. Elsewhere it is reserved like every ``_`` name.
 LEVEL_FIELD = "_level"
 LEVEL_READABLE: ContextVar[bool] = ContextVar("level_readable", default=False)
+# The companies a level literal (``LEVEL '[A, ⊥]'``) may name and their bits: the server's
+# catalog, set with ``LEVEL_READABLE``; none without a catalog (``sluice run``).
+LEVEL_LATTICE: ContextVar[Lattice | None] = ContextVar("level_lattice", default=None)
 MAX_ROUND_DIGITS = 15
 
 
@@ -118,6 +122,25 @@ class Checker:
             )
             return None
         return n.Lit(T, value)
+
+    def _level_lit(self, tree, _):
+        """A level as the papers write it, as the bits of the companies it names: the label
+        of a tuple at that level (with T, of one derived from every company of the class)."""
+        text = _unquote(tree.children[1])
+        lattice = LEVEL_LATTICE.get()
+        if not LEVEL_READABLE.get() or lattice is None:
+            why = (
+                "is compared with _level, which only a diagram at a level reads"
+                if not LEVEL_READABLE.get()
+                else "names companies only the server's catalog knows; run the diagram there"
+            )
+            self.report(codes.INVALID_LITERAL, f"LEVEL {text!r} {why}")
+            return None
+        try:
+            return n.Lit(L, signed(lattice.clearance(lattice.written(text))))
+        except InvalidInput as err:
+            self.report(err.code, f"LEVEL {text!r}: {err.message}")
+            return None
 
     def _interval(self, tree, _):
         self.report(

@@ -114,7 +114,9 @@ class _Rewriter:
         # an internal error (the server logs it with an incident), not the user's mistake.
         try:
             reuse = built(self.document, self.plan)  # boxes the rewriting left as they were
-            rewritten = validate(doc, streams=self.plan.input_schemas, reuse=reuse)
+            rewritten = validate(
+                doc, streams=self.plan.input_schemas, reuse=reuse, lattice=self.plan.lattice
+            )
         except DiagramInvalid as err:
             raise RuntimeError(f"the rewritten document does not validate: {err}") from err
         if dict(rewritten.outputs) != dict(self.plan.outputs):

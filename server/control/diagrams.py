@@ -66,10 +66,12 @@ def document_of(raw: Any) -> dict:
 
 
 def plan_of(
-    doc: Mapping, schemas: Mapping[str, dict], derived: Mapping[str, Derived] | None = None
+    doc: Mapping, schemas: Mapping[str, dict], derived: Mapping[str, Derived] | None, catalog
 ) -> Plan:
+    """The document's plan over the catalog's streams, outputs and companies as they are now
+    (a level literal takes their bits, as the plan's ``level:`` does in ``resolved``)."""
     streams = {name: parse_schema(schema, name)[0] for name, schema in schemas.items()}
-    return validate(doc, streams, derived)
+    return validate(doc, streams, derived, lattice=catalog.core.snapshot.levels.lattice)
 
 
 def affordable(plan: Plan, ceilings: Mapping[str, float]) -> Plan:
@@ -96,7 +98,7 @@ def plan_for(
     ]
     schemas = catalog.objects.stream_schemas(subject, names)
     derived = catalog.objects.derived_outputs(subject, outputs)
-    plan = resolved(plan_of(doc, schemas, derived), catalog)
+    plan = resolved(plan_of(doc, schemas, derived, catalog), catalog)
     return plan if ceilings is None else affordable(plan, ceilings)
 
 
@@ -199,7 +201,7 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     # a restart keeps the role words it was deployed with (its checkpoint's label layout)
     recorded = None if deployer is not None else svc.catalog.punctuations.role_words(diagram)
     plan = resolved(
-        plan_of(doc, resumable.schemas, resumable.derived),
+        plan_of(doc, resumable.schemas, resumable.derived, svc.catalog),
         svc.catalog,
         role_words=None if deployer is not None else recorded or 1,
     )

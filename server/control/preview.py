@@ -75,7 +75,7 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     (running,) = found
     doc, plan = _deployed(svc.catalog, subject, running)
     doc = preview_document(doc, plan, box)
-    plan = resolved(plan_of(doc, running.schemas, running.derived), svc.catalog)
+    plan = resolved(plan_of(doc, running.schemas, running.derived, svc.catalog), svc.catalog)
     affordable(plan, svc.limits.cost_ceilings())
     if plan.derived():
         (upstream, *_) = sorted(plan.derived().values())
@@ -109,13 +109,15 @@ def _deployed(catalog, subject: Subject, running: Resumable) -> tuple[dict[str, 
     when a policy protects a stream it reads, or for a viewer whose own rewrite differs, as
     its variant would run (REWRITE_DENIED for a denied one: docs/rewrite.md)."""
     doc = json.loads(running.diagram.spec)
-    plan = resolved(plan_of(doc, running.schemas, running.derived), catalog)
+    plan = resolved(plan_of(doc, running.schemas, running.derived, catalog), catalog)
     stored = catalog.rewrites.of(running.diagram)
     if stored is None:
         return doc, plan
     mine = reader_rewrite(catalog, running.diagram.name, doc, plan, stored.document, subject)
     rewritten = dict(stored.document if mine is None else mine.document)
-    return rewritten, resolved(plan_of(rewritten, running.schemas, running.derived), catalog)
+    return rewritten, resolved(
+        plan_of(rewritten, running.schemas, running.derived, catalog), catalog
+    )
 
 
 def _recent(log, stream: str, rows: int, policy: FieldPolicy | None) -> pa.Table:

@@ -149,7 +149,7 @@ def readers_rewrite(catalog, subject: Subject, output: str) -> Rewritten:
     diagram = _diagram_of(catalog, output)
     if diagram is None:
         raise Conflict(code=codes.REWRITE_CHANGED, output=output)
-    plan = _plan(catalog.objects.resumable_of(diagram))
+    plan = _plan(catalog.objects.resumable_of(diagram), catalog)
     return own_rewrite(catalog, diagram.name, json.loads(diagram.spec), plan, subject)
 
 
@@ -180,7 +180,7 @@ def revalidate(svc, by: Subject) -> list[str]:
         diagram = resumable.diagram
         doc = json.loads(diagram.spec)
         try:
-            plan = _plan(resumable)
+            plan = _plan(resumable, catalog)
             reason = stale_reason(catalog, snapshot, diagram, doc, plan)
             outputs = list(plan.outputs)
         except SluiceError as err:  # unchecked is not left running
@@ -201,12 +201,13 @@ def revalidate(svc, by: Subject) -> list[str]:
     return stopped
 
 
-def _plan(resumable: Resumable) -> Plan:
+def _plan(resumable: Resumable, catalog) -> Plan:
     from server.control.diagrams import plan_of  # diagrams imports this module
 
     if resumable.problem is not None:
         raise resumable.problem
-    return plan_of(json.loads(resumable.diagram.spec), resumable.schemas, resumable.derived)
+    spec = json.loads(resumable.diagram.spec)
+    return plan_of(spec, resumable.schemas, resumable.derived, catalog)
 
 
 def described(catalog, subject: Subject, obj) -> dict:

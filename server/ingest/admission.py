@@ -14,9 +14,13 @@ from typing import Any
 from boxes import codes
 from boxes.errors import Denied, InvalidInput, RateLimited, TooLarge, Unavailable
 from catalog import ObjectType, Subject
-from catalog.clearance import PUBLIC
+from catalog.authorizer import playing
+from catalog.clearance import Admission
 from server.http.limitstore import LimitStore, MemoryStore, key
 from server.ingest.punctuated import Governance
+
+# A sender's level refused at admission, audited like any other denial.
+LEVEL_REFUSALS = (codes.LEVEL_NO_ORGANISATION, codes.LEVEL_NOT_CLEARED)
 
 
 class TupleRate:
@@ -79,19 +83,16 @@ def runtime_if_any(svc) -> Any:
     return svc.runtime
 
 
-def admitted_level(svc, subject: Subject, stream: str) -> int:
-    """The Chinese-Wall level label every tuple of this batch gets (``catalog.clearance``):
-    the stream's company, or on a multilevel stream the sender's organisation; never a value
-    from the tuples. Decided here, once per batch, and written durably with it."""
+def admission(svc, subject: Subject, stream: str) -> Admission:
+    """How each tuple of this batch gets its Chinese-Wall level (``catalog.clearance``): the
+    stream's company, or on a multilevel stream the level the tuple states in ``_level``
+    (dominated by the sender's clearance, its active roles' now, or its organisation) or
+    else the sender's organisation. Decided here, once per batch, from the catalog as it is
+    now, and written durably with it."""
     snapshot = svc.catalog.core.snapshot
     obj = snapshot.find(ObjectType.STREAM, stream)
-    if obj is None:  # the guard found it a moment ago; a drop in between is the log's to refuse
-        return PUBLIC
-    try:
-        return snapshot.levels.admitted_level(obj.id, subject.user_id)
-    except Denied as refused:
-        svc.catalog.core.log(subject, "ingest", f"stream:{stream}", False, str(refused))
-        raise
+    clearance = snapshot.levels.clearance(playing(subject, snapshot))
+    return snapshot.levels.admission(None if obj is None else obj.id, subject.user_id, clearance)
 
 
 def governance(svc, stream: str) -> Governance | None:
@@ -122,6 +123,11 @@ def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
             details={"limit": limit},
         )
     svc.rate.take(subject.session_id, len(tuples))
-    level = admitted_level(svc, subject, stream)
-    receipt = runtime_of(svc).append(stream, tuples, level, governance(svc, stream))
+    levels = admission(svc, subject, stream)
+    try:
+        receipt = runtime_of(svc).append(stream, tuples, levels, governance(svc, stream))
+    except Denied as refused:
+        if refused.code in LEVEL_REFUSALS:
+            svc.catalog.core.log(subject, "ingest", f"stream:{stream}", False, str(refused))
+        raise
     return {"stream": receipt.stream, "first_seq": receipt.first_seq, "count": receipt.count}

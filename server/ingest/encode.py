@@ -15,8 +15,9 @@ import pyarrow as pa
 from boxes import codes
 from boxes.arrowipc import ipc_bytes
 from boxes.errors import InvalidInput, TooLarge
-from boxes.levels import LEVEL_COLUMN
+from boxes.levels import LEVEL_COLUMN, signed
 from boxes.types import Schema
+from catalog.clearance import PUBLIC_ONLY, UNSTATED, Admission
 from server.ingest.tuples import MAX_STRING_BYTES, TupleCoercion, micros
 
 MAX_REPORTED = 100
@@ -37,12 +38,13 @@ def encode(
     tuples: Any,
     arrival: datetime,
     limits: Limits = Limits(),
-    level: int = 0,
+    level: Admission = PUBLIC_ONLY,
 ) -> tuple[int, bytes]:
     """Return ``(row count, Arrow IPC bytes)`` or raise ``InvalidInput`` naming every bad tuple.
 
-    A non-zero ``level`` (the batch's Chinese-Wall level label, ``boxes/levels.py``) becomes
-    a ``_level`` column after the schema's; a public batch has none (the reader reads 0)."""
+    Each tuple's Chinese-Wall level label (``boxes/levels.py``), which ``level`` decides from
+    its ``_level`` field or its absence, becomes a ``_level`` column after the schema's; a
+    batch of public tuples has none (the reader reads 0)."""
     table = encode_table(stream, schema, tuples, arrival, limits, level)
     return table.num_rows, to_payload(stream, table, limits)
 
@@ -53,7 +55,7 @@ def encode_table(
     tuples: Any,
     arrival: datetime,
     limits: Limits = Limits(),
-    level: int = 0,
+    level: Admission = PUBLIC_ONLY,
 ) -> pa.Table:
     """The checked batch as a table (``encode`` without the bytes): a governed stream's gets
     its policy columns at the log's writer before it is written (``punctuated.py``)."""
@@ -73,7 +75,13 @@ def encode_table(
     columns: dict[str, list] = {name: [] for name in schema.names}
     arrival_us = micros(arrival)
     errors: list[dict[str, Any]] = []
+    levels = []
     for index, item in enumerate(tuples):
+        if isinstance(item, dict):  # anything else is not a tuple, as the coercion says
+            stated = item.get(LEVEL_COLUMN, UNSTATED)
+            levels.append(level.level(index, stated))
+            if stated is not UNSTATED:
+                item = {k: v for k, v in item.items() if k != LEVEL_COLUMN}
         values, problems = coerce(index, item, arrival_us)
         errors.extend(p.to_dict() for p in problems)
         for name, value in (values or {}).items():
@@ -93,9 +101,9 @@ def encode_table(
             details={"stream": stream, "invalid": bad_count, "errors": errors[:MAX_REPORTED]},
         )
     table = pa.Table.from_pydict(columns, schema=schema.arrow_schema())
-    if level:
-        signed = level - (1 << 64) if level >= 1 << 63 else level
-        table = table.append_column(LEVEL_COLUMN, pa.array([signed] * len(tuples), pa.int64()))
+    if any(levels):
+        column = pa.array([signed(label) for label in levels], pa.int64())
+        table = table.append_column(LEVEL_COLUMN, column)
     return table
 
 

@@ -28,6 +28,7 @@ from boxes.punctuations import Sp, Stamp
 from boxes.punctuations.model import NO_SPS, NO_STAMPS, SpsAt, Stamps
 from boxes.punctuations.shield import EMPTY
 from boxes.types import Schema, parse_schema
+from catalog.clearance import PUBLIC_ONLY, Admission
 from server.ingest.acks import AckTimes
 from server.ingest.durable import make_dirs_durably, write_durably
 from server.ingest.encode import Limits, encode, encode_table, to_payload
@@ -182,12 +183,13 @@ class IngestLog:
         self,
         name: str,
         tuples: list[Mapping[str, Any]],
-        level: int = 0,
+        level: Admission = PUBLIC_ONLY,
         governance: Governance | None = None,
         stamps: Sequence[Stamp | None] | None = None,
     ) -> AppendReceipt:
-        """Check, encode and durably append a batch; return once it is on disk. A ``level``
-        (Chinese-Wall label bits, decided at admission) is written with every tuple. With
+        """Check, encode and durably append a batch; return once it is on disk. Each tuple's
+        Chinese-Wall level label, which ``level`` (the admission's) decides, is written with
+        it. With
         ``governance`` (the stream is governed by sps), each tuple's ``stamps`` (None: it
         names no policy) and the policy label the shield gives it are written too."""
         schema = self.schema(name)
@@ -210,7 +212,7 @@ class IngestLog:
         return self._enqueue(_Pending(name, 0, sps_payload(sps), sps=tuple(sps)))
 
     def append_parts(
-        self, name: str, parts: Sequence[Part], level: int, governance: Governance
+        self, name: str, parts: Sequence[Part], level: Admission, governance: Governance
     ) -> AppendReceipt:
         """A governed stream's batch of sps and tuples (``items.split``), checked whole first,
         then written as one frame (``punctuated.py``): its tuples, with the sps among them;

@@ -38,6 +38,7 @@ from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.input import InputBox
 from boxes.punctuations.fields import FieldPolicy, field_policy
 from boxes.types import Schema
+from catalog.clearance import PUBLIC_ONLY, Admission
 from server.ingest import AppendReceipt, IngestLog, Limits
 from server.ingest.items import split
 from server.ingest.punctuated import Governance
@@ -258,10 +259,11 @@ class Runtime:
         self,
         name: str,
         tuples: list[dict],
-        level: int = 0,
+        level: Admission = PUBLIC_ONLY,
         governance: Governance | None = None,
     ) -> AppendReceipt:
-        """Durably append a batch; ``level`` is its tuples' Chinese-Wall level label. With
+        """Durably append a batch; ``level`` decides each tuple's Chinese-Wall level label
+        (``catalog.clearance.Admission``). With
         ``governance`` (sps govern the stream) the batch holds sps and stamped tuples
         (``server.ingest.items``), logged in order; each tuple gets its policy label at the
         writer."""

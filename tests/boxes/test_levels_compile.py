@@ -21,10 +21,10 @@ A, B, X, Y = (LATTICE.company_mask(c) for c in "ABXY")
 SCHEMA = "{fields: {t: timestamp, k: string, v: long}, event_time: t}"
 
 
-def plan_of(body: str, level: str | None, clearance: int | None = None):
+def plan_of(body: str, level: str | None, clearance: int | None = None, lattice=None):
     head = f"version: 1\nname: d\n{'level: ' + level if level else ''}\n"
     text = head + f"inputs:\n  a: {{schema: {SCHEMA}}}\n  b: {{schema: {SCHEMA}}}\n" + body
-    plan = validate(load_document(text))
+    plan = validate(load_document(text), lattice=lattice)
     return dataclasses.replace(plan, clearance=clearance) if clearance is not None else plan
 
 
@@ -121,3 +121,55 @@ def test_a_malformed_level_is_a_document_problem(level, code):
     with pytest.raises(DiagramInvalid) as refused:
         plan_of(UNION_AGG, level)
     assert [p.code for p in refused.value.problems] == [code]
+
+
+LITERALS = """boxes:
+  u: {type: union, in: [a, b]}
+  one: {type: filter, in: u, where: "_level = LEVEL '[A, ⊥]' or _level = LEVEL '[B, Y]'"}
+  named: {type: filter, in: u, where: "_level IN (LEVEL '[oil: X]', LEVEL '[banks: A, oil: X]')"}
+outputs: {o: {from: one}, n: {from: named}}
+"""
+
+
+def test_a_level_literal_is_the_label_of_a_tuple_at_that_level(spark):
+    """``LEVEL '[A, ⊥]'`` as the papers write it (or by class name) compares with ``_level``
+    as the bits the runtime gives a tuple at that level: no bit pattern to learn."""
+    rows = {
+        "a": [(1, "k", 1, A), (2, "k", 2, A | X), (3, "k", 3, 0), (4, "k", 4, X)],
+        "b": [(1, "k", 10, B | Y), (4, "k", 20, Y)],
+    }
+    plan = plan_of(LITERALS, "{banks: T, oil: T}", LATTICE.clearance(("T", "T")), LATTICE)
+    out = run(spark, plan, rows)
+    assert sorted(r["v"] for r, _ in out["o"]) == [1, 10]
+    assert sorted(r["v"] for r, _ in out["n"]) == [2, 4]
+
+
+@pytest.mark.parametrize(
+    ("where", "level", "lattice", "code"),
+    [
+        ("_level = LEVEL '[A, ⊥]'", "{banks: A}", None, codes.INVALID_LITERAL),  # no catalog
+        ("_level = LEVEL '[A]'", "{banks: A}", LATTICE, codes.LEVEL_BAD_SHAPE),
+        ("_level = LEVEL '[X, ⊥]'", "{banks: A}", LATTICE, codes.LEVEL_UNKNOWN_COMPANY),
+        ("_level = LEVEL '[cars: T]'", "{banks: A}", LATTICE, codes.LEVEL_BAD_SHAPE),
+        ("_level = LEVEL 'A'", "{banks: A}", LATTICE, codes.LEVEL_BAD_SHAPE),
+        ("LEVEL '[A, ⊥]' = 1", None, LATTICE, codes.INVALID_LITERAL),  # no _level here
+    ],
+)
+def test_a_level_literal_is_checked_against_the_catalogs_companies(where, level, lattice, code):
+    body = (
+        "boxes:\n  u: {type: union, in: [a, b]}\n"
+        f'  f: {{type: filter, in: u, where: "{where}"}}\noutputs: {{o: {{from: f}}}}\n'
+    )
+    with pytest.raises(DiagramInvalid) as refused:
+        plan_of(body, level, lattice=lattice)
+    assert [p.code for p in refused.value.problems] == [code]
+
+
+def test_a_field_named_level_is_still_a_field():
+    schema = "{fields: {t: timestamp, level: long}, event_time: t}"
+    text = (
+        f"version: 1\nname: d\ninputs: {{a: {{schema: {schema}}}}}\n"
+        "boxes: {f: {type: filter, in: a, where: 'level > 2'}}\noutputs: {o: {from: f}}\n"
+    )
+    (box,) = [b for b in validate(load_document(text)).boxes if b.name == "f"]
+    assert box.where.fields == frozenset({"level"})

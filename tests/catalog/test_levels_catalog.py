@@ -67,14 +67,57 @@ def test_a_tuple_level_comes_from_the_stream_or_the_senders_organisation(walls, 
     al = snapshot.users_by_name["al"]
     policy = snapshot.levels
     bits = policy.lattice.bits
-    assert policy.admitted_level(_stream_id(walls, "bank_b"), al.id) == 1 << bits["B"]
-    assert policy.admitted_level(_stream_id(walls, "news"), al.id) == PUBLIC
+    assert policy.admission(_stream_id(walls, "bank_b"), al.id, 0).level(0) == 1 << bits["B"]
+    assert policy.admission(_stream_id(walls, "news"), al.id, 0).level(0) == PUBLIC
     with pytest.raises(SluiceError) as refused:
-        policy.admitted_level(_stream_id(walls, "messages"), al.id)
+        policy.admission(_stream_id(walls, "messages"), al.id, 0).level(0)
     assert refused.value.code == codes.LEVEL_NO_ORGANISATION
     walls.levels.set_organisation(admin, "al", "X")
     policy = walls.core.snapshot.levels
-    assert policy.admitted_level(_stream_id(walls, "messages"), al.id) == 1 << bits["X"]
+    assert policy.admission(_stream_id(walls, "messages"), al.id, 0).level(0) == 1 << bits["X"]
+
+
+def test_a_multilevel_tuple_states_a_level_its_sender_is_cleared_for(walls, admin):
+    """001's trusted stream: each tuple carries its level, one the sender's clearance (or
+    its own organisation) dominates; public needs no clearance at all."""
+    walls.levels.set_organisation(admin, "al", "X")
+    policy = walls.core.snapshot.levels
+    a, b, x = (policy.lattice.company_mask(c) for c in "ABX")
+    al = walls.core.snapshot.users_by_name["al"].id
+    sending = policy.admission(_stream_id(walls, "messages"), al, clearance=a)
+    assert sending.level(0, {}) == PUBLIC
+    assert sending.level(1, "[A, X]") == sending.level(2, {"banks": "A", "oil": "X"}) == a | x
+    assert sending.level(3, "[oil: X]") == x  # its organisation, stated
+    refusals = [
+        (codes.LEVEL_NOT_CLEARED, "[B, ⊥]"),
+        (codes.LEVEL_BAD_SHAPE, 3),
+        (codes.LEVEL_BAD_SHAPE, "[A]"),  # one entry for two classes
+        (codes.LEVEL_BAD_SHAPE, "A, X"),
+        (codes.LEVEL_BAD_SHAPE, "[banks: A, X]"),  # named and by position
+        (codes.LEVEL_BAD_SHAPE, {"cars": "T"}),
+        (codes.LEVEL_UNKNOWN_COMPANY, {"banks": "X"}),
+    ]
+    for code, stated in refusals:
+        with pytest.raises(SluiceError) as refused:
+            sending.level(7, stated)
+        assert (refused.value.code, refused.value.details) == (code, {"tuple": 7}), stated
+    with pytest.raises(SluiceError) as refused:  # a company stream's tuples are its company's
+        policy.admission(_stream_id(walls, "bank_a"), al, a).level(0, "[A, ⊥]")
+    assert refused.value.code == codes.LEVEL_NOT_MULTILEVEL
+    assert b & sending.ceiling == 0
+
+
+def test_a_session_is_cleared_by_the_union_of_its_active_roles(walls, admin, people):
+    """As a session's readable set is the union of its roles' READ_TUPLE sources, its
+    clearance is the union of its roles' clearances (docs/levels.md)."""
+    people({"bo": ["BANKER", "DRILLER"]})
+    walls.levels.set_clearance(admin, "BANKER", {"banks": "A"})
+    walls.levels.set_clearance(admin, "DRILLER", {"oil": "X"})
+    policy = walls.core.snapshot.levels
+    a, x = policy.lattice.company_mask("A"), policy.lattice.company_mask("X")
+    assert policy.clearance({"BANKER", "DRILLER"}) == a | x
+    assert policy.dominates(policy.clearance({"BANKER", "DRILLER"}), a | x).allowed
+    assert not policy.dominates(policy.clearance({"BANKER"}), a | x).allowed
 
 
 @pytest.mark.parametrize(

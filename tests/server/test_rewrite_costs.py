@@ -60,7 +60,7 @@ def world(app, template):
         cat.grants.grant(joe, "SHIPCO", action, type_, name)
     cat.policies.put(joe, POLICIES)
     sc = cat.sessions.login("sc", "correct horse battery")[1]
-    plan = plan_of(DOC, cat.objects.stream_schemas(sc, ["ais"]))
+    plan = plan_of(DOC, cat.objects.stream_schemas(sc, ["ais"]), None, cat)
     cat.objects.add_diagram(sc, spec_of(plan, DOC))
     cat.objects.set_query_status(sc, "w", "running")
     return svc, joe, sc, plan

@@ -54,7 +54,7 @@ def world(app, template):
     cat.policies.put(joe, POLICIES)
     cat.policies.set_attributes(joe, "sc", {"ships": [1, 2]})
     sc = cat.sessions.login("sc", "correct horse battery")[1]
-    plan = plan_of(DOC, cat.objects.stream_schemas(sc, ["ais"]))
+    plan = plan_of(DOC, cat.objects.stream_schemas(sc, ["ais"]), None, cat)
     cat.objects.add_diagram(sc, spec_of(plan, DOC))
     cat.objects.set_query_status(sc, "w", "running")
     return svc, joe, sc, plan

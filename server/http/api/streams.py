@@ -40,7 +40,11 @@ TUPLES = {
     "epoch seconds in the years 1 to 9999. One bad tuple refuses the batch (TUPLE_INVALID). "
     'On a stream security punctuations govern, items may also be sps ({"sp": {...}} or '
     '{"sp": "INSERT SP ...", "ts": N}) and a tuple names its policy with "_stamp": '
-    '{"ts": N, "csn": M} (docs/punctuations.md; SP_INVALID).',
+    '{"ts": N, "csn": M} (docs/punctuations.md; SP_INVALID). On a multilevel stream a '
+    'tuple may state its Chinese-Wall level with "_level": {"banks": "A"} ({} public) or '
+    '"[A, ⊥]", which the sender\'s clearance or organisation must dominate; without one it '
+    "takes the sender's organisation (docs/levels.md; LEVEL_NOT_CLEARED, "
+    "LEVEL_NO_ORGANISATION).",
 }
 GOVERNANCE = answer({"governed": {"type": "boolean"}, "tid_field": {"type": ["string", "null"]}})
 SET_GOVERNANCE = obj(

@@ -14,6 +14,7 @@ from boxes.punctuations.columns import FIELD_ROLES_COLUMN, ROLES_COLUMN, STAMP_C
 from boxes.punctuations.shield import EMPTY
 from boxes.punctuations.words import words
 from boxes.types import parse_schema
+from catalog.clearance import PUBLIC_ONLY
 from server.ingest import IngestLog, Limits
 from server.ingest.punctuated import Governance, sps_of
 from server.ingest.segments import Position, list_segments, read_range, scan, segment_path
@@ -278,7 +279,7 @@ def test_a_batch_of_sps_and_stamped_tuples_is_logged_in_its_order(log):
         {"patient": 2, "bpm": 62, "_stamp": {"ts": 5, "csn": 1}},
         {"patient": 3, "bpm": 63},
     ]
-    receipt = log.append_parts("vitals", split(items, "vitals"), 0, GOV)
+    receipt = log.append_parts("vitals", split(items, "vitals"), PUBLIC_ONLY, GOV)
     assert (receipt.first_seq, receipt.count) == (0, 3)
     assert masks(log) == [N, D, 0]
     # one frame, whatever the interleaving: its rows, and its sps with the row each came before
@@ -300,7 +301,7 @@ def test_a_reopened_log_replays_the_sps_among_a_frames_rows(tmp_path):
         {"sp": {"ddp": {}, "srp": "CARDIO", "ts": 6, "sn": 1}},  # open at the batch's end
     ]
     log = open_log(tmp_path)
-    log.append_parts("vitals", split(items, "vitals"), 0, GOV)
+    log.append_parts("vitals", split(items, "vitals"), PUBLIC_ONLY, GOV)
     state = log._shields["vitals"].state
     log.close()
     reopened = open_log(tmp_path)

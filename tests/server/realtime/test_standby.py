@@ -201,7 +201,10 @@ def rewritten_watch(app, client, auth) -> tuple[str, str]:
     for action in ("VIEW_OBJECT", "SUBSCRIBE"):
         call("pa", "PUT", f"/permissions/output/pa_watch_out/SHIPCO/{action}")
     diagram = catalog.core.snapshot.find(ObjectType.DIAGRAM, "pa_watch")
-    doc, plan = json.loads(diagram.spec), rewrites._plan(catalog.objects.resumable_of(diagram))
+    doc, plan = (
+        json.loads(diagram.spec),
+        rewrites._plan(catalog.objects.resumable_of(diagram), catalog),
+    )
     rewrites.deployed_plan(catalog, diagram, doc, plan, catalog.sessions.resolve(auth.token("pa")))
     key = rewrites.rewrite_key(catalog, "pa_watch_out")
     assert key is not None
