@@ -722,7 +722,7 @@ POLICY_INVALID = define("POLICY_INVALID", 400, "policy {policy}: {reason}", "pol
 REWRITE_DENIED = define(
     "REWRITE_DENIED",
     403,
-    "no policy of yours authorizes reading stream {stream!r} as this diagram does",
+    "no policy of yours authorizes reading stream {stream!r} as this diagram does: {why}",
     "policy",
 )
 REWRITE_MISMATCH = define(
