@@ -187,11 +187,14 @@ def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
     )
 
 
-def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
+def run(
+    svc, resumable: Resumable, deployer: Subject | None = None, keep_variants: bool = False
+) -> None:
     """Start one running diagram's query and route its outputs to the delivery path; a
     ``deployer`` (not a restart) must be cleared for the diagram's level. A diagram reading a
     stream some policy protects runs rewritten for its deployer (``rewrites``), and a reader
-    whose policies rewrite it differently reads a variant (``variants``)."""
+    whose policies rewrite it differently reads a variant (``variants``), which a deploy ends
+    and a swap of its deployer's rewrite keeps (``keep_variants``, ``rewrites.swap``)."""
     if resumable.problem is not None:
         raise resumable.problem
     doc = json.loads(resumable.diagram.spec)
@@ -219,7 +222,8 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     if running is not plan:
         affordable_rewrite(svc, diagram, running, deployer)
     stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
-    svc.variants.end(diagram.name)  # deployed again: its readers are routed afresh
+    if not keep_variants:
+        svc.variants.end(diagram.name)  # deployed again: its readers are routed afresh
     reader = svc.variants.gate(resumable, doc, plan, stored.document) if stored else None
     svc.delivery.register(
         running.outputs,
