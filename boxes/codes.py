@@ -734,10 +734,16 @@ LEVEL_UNRESOLVED = define(
 
 # Access-control policies and their enforcement by query rewriting (seed 002, boxes/rewrite/).
 POLICY_INVALID = define("POLICY_INVALID", 400, "policy {policy}: {reason}", "policy")
+QUERY_XML_INVALID = define(
+    "QUERY_XML_INVALID",
+    400,
+    "not a query of the paper's XML form (seed 002, Appendix A): {reason}",
+    "document",
+)
 REWRITE_DENIED = define(
     "REWRITE_DENIED",
     403,
-    "no policy of yours authorizes reading stream {stream!r} as this diagram does",
+    "no policy of yours authorizes reading stream {stream!r} as this diagram does: {why}",
     "policy",
 )
 REWRITE_MISMATCH = define(

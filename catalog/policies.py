@@ -2,16 +2,21 @@
 
 A policy (``boxes.rewrite.policy``) grants a role a privilege on streams, bounded by a predicate
 that may read the deployer's attributes (``self.NAME``: a port's boundary, a company's ships).
+It is checked whole over its streams' schemas before anything is stored (``check_on``).
 Administrators only (CHANGE_SYSTEM); each change one transaction of :meth:`Core.change` (the
 snapshot's ``policies`` and ``attributes`` are swapped in whole), audited in it with the old
 and new value, like grants and levels. The server re-checks deployed rewrites after each change
 (``server.control.rewrites``).
 
->>> cat.policies.put(joe, [{"name": "p", "role": "ADMIN", "streams": {"AIS": "*"},
-...                         "privilege": "read"}])
+>>> cat.policies.put(joe, [{"name": "p", "role": "ADMIN", "streams": {"in1": "*"},
+...                         "where": "price < self.ceiling", "privilege": "read"}])
 ['p']
->>> cat.policies.set_attributes(joe, "joe", {"ships": [7, 9]})
-{'ships': [7, 9]}
+>>> cat.policies.put(joe, [{"name": "q", "role": "ADMIN", "streams": {"in1": ["qty"]},
+...                         "privilege": "read"}])
+Traceback (most recent call last):
+boxes.errors.InvalidInput: [POLICY_INVALID] policy q: 'in1' has no field 'qty'
+>>> cat.policies.set_attributes(joe, "joe", {"ceiling": 100})
+{'ceiling': 100}
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ from typing import Any
 
 from boxes import codes
 from boxes.errors import Conflict, InvalidInput, NotFound
-from boxes.rewrite.policy import Policy, invalid, policies_from, policy_item
+from boxes.rewrite.policy import Policy, check_on, invalid, policies_from, policy_item
 from boxes.rewrite.policy import Subject as RewriteSubject
-from boxes.types import FIELD_NAME
+from boxes.types import FIELD_NAME, Schema, parse_schema
 from catalog import repository
 from catalog.accounts import role_named, user_named
 from catalog.core import Core
-from catalog.model import Subject
+from catalog.model import ObjectType, Subject
+from catalog.objects import schema_of
 from catalog.snapshot import Snapshot
 
 EVENT = "policies"
@@ -65,6 +71,18 @@ def _attribute(name: object, value: object) -> Any:
     return value
 
 
+def _input_schemas(snapshot: Snapshot, names: set[str]) -> dict[str, Schema]:
+    """The schemas of those ``names`` that are input streams (a policy protects those)."""
+    found = {}
+    for name in names:
+        stream = snapshot.find(ObjectType.STREAM, name)
+        if stream is not None and stream.kind == "input":
+            schema, problems = parse_schema(schema_of(stream, snapshot), name)
+            assert schema is not None and not problems, "a stored schema is valid"
+            found[name] = schema
+    return found
+
+
 class Policies:
     def __init__(self, core: Core) -> None:
         self.core = core
@@ -86,8 +104,10 @@ class Policies:
         core = self.core
         with core.store.lock:
             snapshot = self._admin(subject)
+            schemas = _input_schemas(snapshot, {s for p in policies for s in p.stream_names})
             for p in policies:
                 role_named(snapshot, p.role)
+                check_on(p, schemas)
             stored = {p.name: p for p in snapshot.policies}
             with core.change() as conn:
                 for p in policies:

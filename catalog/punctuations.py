@@ -24,7 +24,7 @@ import json
 
 from boxes import codes
 from boxes.errors import Conflict, InvalidInput
-from boxes.punctuations.model import Sp, server_sp_from_json
+from boxes.punctuations.model import INTERSECT, UNION, ServerPolicy, Sp, server_sp_from_json
 from boxes.punctuations.words import width
 from catalog import policy, repository
 from catalog.core import Core
@@ -117,14 +117,21 @@ class Punctuations:
         """The server's own sps for a governed stream (administrators): ``None`` for none."""
         snapshot = self.core.require_admin(subject, SERVER_EVENT)
         obj = self.core.find(subject, ObjectType.STREAM, stream, snapshot)
-        return {"server_policy": server_policy_of(snapshot, obj)}
+        return server_policy_of(snapshot, obj)
 
-    def set_server_policy(self, subject: Subject, stream: str, items: list | None) -> dict:
+    def set_server_policy(
+        self, subject: Subject, stream: str, items: list | None, combine: str = INTERSECT
+    ) -> dict:
         """Set (a list of sps, in their JSON form without ``ts`` and ``sn``) or remove (None)
-        the server's policy of a governed stream, in one audited transaction. It refines what
-        the provider's mutable sps grant the tuples admitted from now on (section 4.2): a role
-        reads a field so granted only if this policy grants it too; an immutable sp's grant and
-        every denial stay. ``[]`` leaves only the immutable grants."""
+        the server's policy of a governed stream, in one audited transaction. It combines with
+        what the provider's mutable sps grant the tuples admitted from now on (section 4.2):
+        by ``intersect``, a role reads a field so granted only if this policy grants it too
+        (``[]`` leaves only the immutable grants); by ``union``, a role also reads what this
+        policy grants, on fields no immutable sp grants. Every denial stays either way."""
+        if combine not in (INTERSECT, UNION):
+            raise InvalidInput(
+                code=codes.SP_INVALID, part="combine", reason="is 'intersect' or 'union'"
+            )
         core = self.core
         with core.store.lock:
             snapshot = core.snapshot
@@ -134,14 +141,11 @@ class Punctuations:
                 raise _refuse(stream, "no sp governs it (PUT /streams/NAME/punctuations first)")
             sps = None if items is None else server_sps(items)
             before = server_policy_of(snapshot, obj)
-            after = None if sps is None else [_stored(sp) for sp in sps]
+            new = None if sps is None else ServerPolicy(sps, combine == UNION)
+            after = _shown(new)
             with core.change() as conn:
                 repository.set_server_policy(
-                    conn,
-                    obj.id,
-                    None if after is None else json.dumps(after),
-                    subject.user_name,
-                    core.clock(),
+                    conn, obj.id, _text(new), subject.user_name, core.clock()
                 )
                 core.log(
                     subject,
@@ -153,7 +157,7 @@ class Punctuations:
                     old=before,
                     new=after,
                 )
-            return {"server_policy": after}
+            return after
 
 
 def server_sps(items: list) -> tuple[Sp, ...]:
@@ -183,11 +187,23 @@ def _stored(sp: Sp) -> dict:
     return out
 
 
-def server_policy_of(snapshot: Snapshot, stream: CatalogObject) -> list[dict] | None:
-    sps = snapshot.server_policies.get(stream.id)
-    if sps is None:
+def server_policy_of(snapshot: Snapshot, stream: CatalogObject) -> dict:
+    return _shown(snapshot.server_policies.get(stream.id))
+
+
+def _shown(policy: ServerPolicy | None) -> dict:
+    """``{"server_policy": [sp, ...] or None, "combine": "intersect" or "union"}``."""
+    if policy is None:
+        return {"server_policy": None, "combine": INTERSECT}
+    return {"server_policy": [_stored(sp) for sp in policy.sps], "combine": policy.combine}
+
+
+def _text(policy: ServerPolicy | None) -> str | None:
+    """As stored: the sps' list, inside ``{"combine": "union", "sps": [...]}`` for a union."""
+    if policy is None:
         return None
-    return [_stored(sp) for sp in sps]
+    sps = [_stored(sp) for sp in policy.sps]
+    return json.dumps({"combine": UNION, "sps": sps} if policy.union else sps)
 
 
 def _refuse(stream: str, reason: str) -> InvalidInput:

@@ -8,6 +8,7 @@ permission decision reads it. Writes are audited in their own transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,23 @@ class Rewrites:
             repository.put_rewrite(conn, row)
             self.core.log(
                 subject, "rewrite", f"diagram:{diagram.name}", True, "deploy", conn, added=added
+            )
+
+    def swap(
+        self, diagram: CatalogObject, document: dict, added: list[dict], by: Subject | None
+    ) -> None:
+        """The diagram runs from now on under ``document``, its recorded deployer's rewrite
+        after a change of policies or attributes that ``by`` made (None: seen at a restart)."""
+        with self.core.store.transaction() as conn:
+            row = repository.get_rewrite(conn, diagram.id)
+            assert row is not None, "only a rewritten diagram is swapped"
+            now = self.core.clock()
+            new = dataclasses.replace(
+                row, document=json.dumps(document), added=json.dumps(added), at=now
+            )
+            repository.put_rewrite(conn, new)
+            self.core.log(
+                by, "rewrite", f"diagram:{diagram.name}", True, "policy change", conn, added=added
             )
 
     def forget(self, diagram: CatalogObject) -> None:

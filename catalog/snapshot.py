@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from boxes.errors import InvalidInput
 from boxes.levels import Lattice
-from boxes.punctuations.model import Sp, server_sp_from_json
+from boxes.punctuations.model import UNION, ServerPolicy, server_sp_from_json
 from boxes.rewrite.policy import Policy, policy_from
 from catalog.clearance import EMPTY, LevelPolicy
 from catalog.model import Action, CatalogObject, Grant, ObjectType, Session, User
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 NO_ATTRIBUTES: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
 NO_BITS: Mapping[str, int] = MappingProxyType({})
 NOT_GOVERNED: Mapping[int, str | None] = MappingProxyType({})
-NO_SERVER_POLICIES: Mapping[int, tuple[Sp, ...]] = MappingProxyType({})
+NO_SERVER_POLICIES: Mapping[int, ServerPolicy] = MappingProxyType({})
 
 
 OWNER = "owner"  # a read right held by owning the stream (READ_TUPLE, never READ_AGGREGATE)
@@ -57,10 +57,8 @@ class Snapshot:
     # its tuple identifier field (None: none)
     role_bits: Mapping[str, int] = field(default_factory=lambda: NO_BITS)
     governed: Mapping[int, str | None] = field(default_factory=lambda: NOT_GOVERNED)
-    # per governed stream id with one, the server's own sps (003 section 4.2)
-    server_policies: Mapping[int, tuple[Sp, ...]] = field(
-        default_factory=lambda: NO_SERVER_POLICIES
-    )
+    # per governed stream id with one, the server's own sps and how they combine (003 4.2)
+    server_policies: Mapping[int, ServerPolicy] = field(default_factory=lambda: NO_SERVER_POLICIES)
 
     @property
     def system(self) -> CatalogObject | None:
@@ -203,14 +201,20 @@ def punctuation_fields(rows: PunctuationRows) -> dict:
     )
 
 
-def _server_policy(stream_id: int, text: str) -> tuple[Sp, ...]:
-    """A stored server policy; one no longer valid refines to nothing (fails closed: only
-    the providers' immutable grants stay), and says so."""
+def _server_policy(stream_id: int, text: str) -> ServerPolicy:
+    """A stored server policy: its sps' list (combined by intersection) or ``{"combine":
+    "union", "sps": [...]}``; one no longer valid refines to nothing (fails closed: only the
+    providers' immutable grants stay), and says so."""
     try:
-        return tuple(server_sp_from_json(item, n) for n, item in enumerate(json.loads(text), 1))
-    except (InvalidInput, ValueError, TypeError) as err:
+        stored = json.loads(text)
+        union = isinstance(stored, dict) and stored.get("combine") == UNION
+        items = stored["sps"] if union else stored
+        return ServerPolicy(
+            tuple(server_sp_from_json(item, n) for n, item in enumerate(items, 1)), union
+        )
+    except (InvalidInput, ValueError, TypeError, KeyError) as err:
         log.error("stream %d's server policy is not valid and grants nothing: %s", stream_id, err)
-        return ()
+        return ServerPolicy(())
 
 
 def build(

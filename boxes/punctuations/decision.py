@@ -85,10 +85,11 @@ class Decider:
     """A policy compiled for one stream's fields and the catalog's roles: a tuple then costs
     only its tuple patterns (none when every sp's is ``*``).
 
-    ``server``: the server's own policy for the stream (section 4.2). It refines what the
-    provider's mutable sps grant, by intersection: a role reads a field so granted only if the
-    server's policy grants it too. What an immutable sp grants, the server leaves alone; a
-    provider's denial holds either way.
+    ``server``: the server's own policy for the stream (section 4.2), combined with what the
+    provider's mutable sps grant by intersection (``union`` False: a role reads a field so
+    granted only if the server's policy grants it too) or by union (``union``: a role reads a
+    field if the provider's sps or the server's policy grant it). A field an immutable sp
+    grants, the server leaves alone either way; a provider's denial holds either way.
     """
 
     def __init__(
@@ -99,8 +100,9 @@ class Decider:
         roles: Mapping[str, int],
         tid_field: str | None = None,
         server: Policy | None = None,
+        union: bool = False,
     ) -> None:
-        self.width, self.tid_field = len(fields), tid_field
+        self.width, self.tid_field, self.union = len(fields), tid_field, union
         rules = (_rule(sp, stream, fields, roles) for sp in (policy.sps if policy else ()))
         self.rules = tuple(r for r in rules if any(r.fields))
         self.server = Decider(server, stream, fields, roles, tid_field) if server else None
@@ -116,8 +118,9 @@ class Decider:
         """The label of a tuple whose identifier is ``tid`` (None: not known)."""
         if self.constant is not None:
             return self.constant
-        allowed = self.server.at(tid).fields if self.server else (EVERYONE,) * self.width
-        return _combine(self.rules, tid, allowed)
+        if self.server is None:
+            return _combine(self.rules, tid, (EVERYONE,) * self.width)
+        return _combine(self.rules, tid, self.server.at(tid).fields, self.union)
 
 
 class Deciders:
@@ -134,9 +137,10 @@ class Deciders:
         tid_field: str | None = None,
         size: int = 64,
         server: Policy | None = None,
+        union: bool = False,
     ) -> None:
         self.stream, self.fields, self.roles, self.tid_field = stream, fields, roles, tid_field
-        self.size, self.server = size, server
+        self.size, self.server, self.union = size, server, union
         self._cache: dict[frozenset | None, Decider] = {}
 
     def __call__(self, policy: Policy | None) -> Decider:
@@ -144,7 +148,13 @@ class Deciders:
         found = self._cache.get(key)
         if found is None:
             found = Decider(
-                policy, self.stream, self.fields, self.roles, self.tid_field, self.server
+                policy,
+                self.stream,
+                self.fields,
+                self.roles,
+                self.tid_field,
+                self.server,
+                self.union,
             )
             if len(self._cache) >= self.size:
                 del self._cache[next(iter(self._cache))]
@@ -176,10 +186,11 @@ def decide(
     roles: Mapping[str, int],
     tid_field: str | None = None,
     server: Policy | None = None,
+    union: bool = False,
 ) -> TupleLabel:
-    """The label of one tuple under ``policy`` (None: nobody reads it), refined by the
-    server's policy ``server`` if there is one."""
-    return Decider(policy, stream, fields, roles, tid_field, server)(values)
+    """The label of one tuple under ``policy`` (None: nobody reads it), combined with the
+    server's policy ``server`` if there is one (by intersection, or by ``union``)."""
+    return Decider(policy, stream, fields, roles, tid_field, server, union)(values)
 
 
 def _rule(sp: Sp, stream: str, fields: Sequence[str], roles: Mapping[str, int]) -> Rule:
@@ -189,11 +200,15 @@ def _rule(sp: Sp, stream: str, fields: Sequence[str], roles: Mapping[str, int]) 
     return Rule(sp.tuples, effect, covered, sp.positive and sp.grant)
 
 
-def _combine(rules: Sequence[Rule], tid: Any, allowed: Sequence[int]) -> TupleLabel:
-    """Per field: (immutable grants | mutable grants & what the server allows) & ~denials; and
-    of those roles, the ones a grant covering the field gave the grant option."""
-    masks = [[0] * len(allowed) for _ in (GRANT_IMMUTABLE, GRANT, DENY)]
-    delegable = [0] * len(allowed)
+def _combine(
+    rules: Sequence[Rule], tid: Any, server: Sequence[int], union: bool = False
+) -> TupleLabel:
+    """Per field: (immutable grants | mutable grants & what the server allows) & ~denials, or
+    by ``union`` (immutable grants | mutable grants | what the server allows, where no
+    immutable sp grants the field) & ~denials; and of those roles, the ones a grant covering
+    the field gave the grant option."""
+    masks = [[0] * len(server) for _ in (GRANT_IMMUTABLE, GRANT, DENY)]
+    delegable = [0] * len(server)
     known = tid is not None
     for rule in rules:
         if rule.tuples.kind == ANY or (known and rule.tuples.matches(tid)):
@@ -208,7 +223,8 @@ def _combine(rules: Sequence[Rule], tid: Any, allowed: Sequence[int]) -> TupleLa
                 delegable[i] |= m
     fixed, granted, denied = masks
     fields = tuple(
-        (f | g & a) & ~d for f, g, a, d in zip(fixed, granted, allowed, denied, strict=True)
+        ((f | g | (0 if f else a)) if union else (f | g & a)) & ~d
+        for f, g, a, d in zip(fixed, granted, server, denied, strict=True)
     )
     mask = 0
     for m in fields:

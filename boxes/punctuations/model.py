@@ -219,6 +219,22 @@ def server_sp_from_json(item: Any, sn: int) -> Sp:
     return from_json({**item, "ts": 1, "sn": sn} if isinstance(item, dict) else item)
 
 
+INTERSECT, UNION = "intersect", "union"
+
+
+@dataclass(frozen=True)
+class ServerPolicy:
+    """The server's own sps for a stream and how they combine with a provider's mutable
+    sps (section 4.2): by intersection (they may only narrow) or by union (they may widen)."""
+
+    sps: tuple[Sp, ...]
+    union: bool = False
+
+    @property
+    def combine(self) -> str:
+        return UNION if self.union else INTERSECT
+
+
 def stamp_from_json(value: Any) -> Stamp:
     """A tuple's stamp from ``{"ts": ..., "csn": ...}``."""
     if not isinstance(value, dict) or set(value) != {"ts", "csn"}:

@@ -15,13 +15,13 @@ It is a whitelist: what no policy grants is denied.
 ...     where: "SID in (self.ships)"
 ...     privilege: read
 ... ''')
->>> p.privilege, p.stream_names, p.covers("AIS", {"SID", "Long"})
-('read', ('AIS',), True)
+>>> p.privilege, p.stream_names, p.uncovered("AIS", {"SID", "Long"})
+('read', ('AIS',), [])
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +29,9 @@ from boxes import codes
 from boxes.document import load_document
 from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid, InvalidInput
-from boxes.rewrite.predicates import check_policy_predicate
-from boxes.types import FIELD_NAME
+from boxes.expressions import check_predicate
+from boxes.rewrite.predicates import Unbound, bind, check_policy_predicate
+from boxes.types import FIELD_NAME, Field, Schema
 
 READ, JOIN, AGGREGATE = "read", "join", "aggregate"
 FUNCTIONS = ("count", "sum", "avg", "min", "max")
@@ -72,10 +73,25 @@ class Policy:
     def stream_names(self) -> tuple[str, ...]:
         return tuple(s for s, _ in self.streams)
 
-    def covers(self, stream: str, attributes: set[str] | frozenset[str]) -> bool:
-        """Whether the policy's protection object includes these attributes of ``stream``."""
+    def uncovered(self, stream: str, attributes: set[str] | frozenset[str]) -> list[str]:
+        """The attributes of ``stream`` among these that the policy does not cover, sorted."""
         granted = dict(self.streams).get(stream, frozenset())
-        return granted is None or set(attributes) <= granted
+        return [] if granted is None else sorted(set(attributes) - granted)
+
+    def condition(self, event_time: Callable[[str], str | None]) -> str:
+        """The predicate a tuple must meet: ``where`` and the time constraint over each
+        stream's event time (``event_time(stream)``), unbound (``self.NAME``, ``STREAM.F``).
+        Unbound if the time constraint meets a stream without an event time."""
+        parts = [self.where] if self.where else []
+        if self.during:
+            for stream in self.stream_names:
+                time = event_time(stream)
+                if time is None:
+                    raise Unbound(f"{stream!r} has no event time for the policy's time constraint")
+                parts.append(
+                    f"{stream}.{time} BETWEEN ({self.during.start}) AND ({self.during.end})"
+                )
+        return parts[0] if len(parts) == 1 else " AND ".join(f"({t})" for t in parts) or "TRUE"
 
 
 @dataclass(frozen=True)
@@ -209,6 +225,40 @@ def _window(name: str, raw: Any, privilege: str) -> Window:
             name, "a join is bounded by 'within', not stepped: a join policy takes a size only"
         )
     return Window(size, step)
+
+
+def check_on(p: Policy, schemas: Mapping[str, Schema]) -> None:
+    """Refuse (POLICY_INVALID) a policy that does not hold over the streams it names
+    (``schemas``: the input streams there are): every stream exists, has every attribute
+    listed, and the condition checks over its fields as a filter's would (parsed, functions
+    allow-listed, typed). A subject's attribute is only known at deploy, so ``self.NAME`` is
+    checked as an untyped NULL here; the rewriter checks the bound condition again there."""
+    for stream, attributes in p.streams:
+        schema = schemas.get(stream)
+        if schema is None:
+            raise invalid(p.name, f"there is no input stream {stream!r}")
+        missing = sorted((attributes or frozenset()) - set(schema.names))
+        if missing:
+            raise invalid(p.name, f"{stream!r} has no field {', '.join(map(repr, missing))}")
+    try:
+        text = p.condition(lambda stream: schemas[stream].event_time)
+        if len(p.streams) == 1:
+            schema = schemas[p.stream_names[0]]
+            bound = bind(text, p.stream_names, None, lambda _, name: name)
+        else:  # a join policy: both streams' fields, each named STREAM__FIELD
+            schema = Schema(
+                tuple(
+                    Field(f"{s}__{f.name}", f.type)
+                    for s in p.stream_names
+                    for f in schemas[s].fields
+                )
+            )
+            bound = bind(text, p.stream_names, None, lambda s, name: f"{s}__{name}")
+        check_predicate(bound, schema, f"policy {p.name}")
+    except Unbound as why:
+        raise invalid(p.name, str(why)) from None
+    except DiagramInvalid as err:
+        raise invalid(p.name, "; ".join(pr.message for pr in err.problems)) from None
 
 
 def policy_item(p: Policy) -> dict[str, Any]:

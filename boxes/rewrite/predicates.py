@@ -49,8 +49,12 @@ def check_policy_predicate(text: str, streams: Sequence[str]) -> str | None:
     return None
 
 
-def bind(text: str, streams: Sequence[str], attributes: Mapping[str, Any], resolve: Resolve) -> str:
-    """``text`` with subject attributes as literals and fields as ``resolve`` names them.
+def bind(
+    text: str, streams: Sequence[str], attributes: Mapping[str, Any] | None, resolve: Resolve
+) -> str:
+    """``text`` with subject attributes as literals and fields as ``resolve`` names them;
+    ``attributes`` None: each ``self.NAME`` an untyped NULL (checking a policy before any
+    subject is known, its types come from the fields it meets).
 
     Raises Unbound when the subject lacks an attribute (or it has no literal form) or a
     field has no name at this point (``resolve`` returned None).
@@ -61,9 +65,12 @@ def bind(text: str, streams: Sequence[str], attributes: Mapping[str, Any], resol
     pieces: list[tuple[int, int, str]] = []
     for parts, start, end in refs:
         if parts[0] == SELF:
-            if parts[1] not in attributes:
+            if attributes is None:
+                value = "NULL"
+            elif parts[1] not in attributes:
                 raise Unbound(f"the subject has no attribute {parts[1]!r}")
-            value = literal(attributes[parts[1]])
+            else:
+                value = literal(attributes[parts[1]])
         else:
             stream, name = (parts[0], parts[1]) if len(parts) == 2 else (streams[0], parts[0])
             found = resolve(stream, name)

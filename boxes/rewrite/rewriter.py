@@ -96,6 +96,7 @@ class _Rewriter:
                     code=codes.REWRITE_DENIED,
                     details={"stream": stream, "skipped": self.skipped},
                     stream=stream,
+                    why=self.why_not(stream),
                 )
         doc = _copy(self.document)
         self.edits = _Edits(doc, self.plan)
@@ -155,9 +156,11 @@ class _Rewriter:
     def applicable(self, privilege: str, streams: set[str], point: str) -> list[Policy]:
         found = []
         for p in self.index.get((privilege, frozenset(streams)), []):
-            uncovered = [s for s in p.stream_names if not p.covers(s, self.graph.used[s])]
+            uncovered = [
+                f"{s}.{a}" for s in p.stream_names for a in p.uncovered(s, self.graph.used[s])
+            ]
             if uncovered:
-                self.skip([p], f"the query uses attributes of {uncovered[0]!r} it does not cover")
+                self.skip([p], f"the query uses {', '.join(uncovered)}, which it does not cover")
                 continue
             try:
                 self.render(("policy", p), point)
@@ -166,6 +169,16 @@ class _Rewriter:
                 continue
             found.append(p)
         return found
+
+    def why_not(self, stream: str) -> str:
+        """Why none of the subject's policies on ``stream`` authorizes it here: their reasons."""
+        mine = {p.name for p in self.policies if stream in p.stream_names}
+        if not mine:
+            return "you have no policy on it"
+        reasons = [f"{s['policy']!r}: {s['reason']}" for s in self.skipped if s["policy"] in mine]
+        return "; ".join(dict.fromkeys(reasons)) or (
+            "your policies on it grant other operators than the diagram's (read, join, aggregate)"
+        )
 
     def skip(self, policies: Sequence[Policy], why: str) -> None:
         self.skipped.extend({"policy": p.name, "reason": why} for p in policies)
@@ -312,16 +325,8 @@ class _Rewriter:
         return found
 
     def _policy_text(self, p: Policy, point: str) -> str:
-        parts = [p.where] if p.where else []
-        if p.during:
-            for stream in p.stream_names:
-                time = self.plan.input_schemas[stream].event_time
-                if time is None:
-                    raise Unbound(f"{stream!r} has no event time for the policy's time constraint")
-                parts.append(f"{stream}.{time} BETWEEN ({p.during.start}) AND ({p.during.end})")
-        text = parts[0] if len(parts) == 1 else " AND ".join(f"({t})" for t in parts) or "TRUE"
-        resolve = self.graph.resolver(point)
-        return bind(text, p.stream_names, self.subject.attributes, resolve)
+        text = p.condition(lambda stream: self.plan.input_schemas[stream].event_time)
+        return bind(text, p.stream_names, self.subject.attributes, self.graph.resolver(point))
 
 
 class _Edits:

@@ -22,7 +22,8 @@ from boxes.document import Plan, load_document, validate
 from boxes.errors import Denied, DiagramInvalid, InvalidInput, Problem, SluiceError, Unavailable
 from boxes.input import Derived, InputBox
 from boxes.output import OutputBox
-from boxes.types import parse_schema
+from boxes.rewrite.xmlquery import query_document
+from boxes.types import Schema, parse_schema
 from catalog import DiagramSpec, ObjectType, Subject
 from catalog.authorizer import playing
 from catalog.objects import Resumable
@@ -105,19 +106,22 @@ def plan_for(
 def planned(
     catalog, subject: Subject, body: Mapping, ceilings: Mapping[str, float] | None = None
 ) -> tuple[dict, Plan]:
-    """The document a request sends (``document``, or ``cql`` with an optional ``name``) and
-    its plan. CQL is compiled against the streams and other diagrams' outputs the session may
-    view (``FROM`` an output reads it as a derived input), and every problem, of the CQL or of
-    the document it compiles to, is located at its CQL line and column."""
+    """The document a request sends (``document``, or ``cql`` or the paper's XML query form
+    ``xml``, with an optional ``name``) and its plan. CQL is compiled against the streams and
+    other diagrams' outputs the session may view (``FROM`` an output reads it as a derived
+    input), and every problem, of the CQL or of the document it compiles to, is located at its
+    CQL line and column; the XML form against the streams the session may view."""
+    if "xml" in body:
+        doc = query_document(
+            body["xml"], lambda names: _schemas(catalog, subject, names), body.get("name")
+        )
+        return doc, plan_for(catalog, subject, doc, ceilings)
     if "cql" not in body:
         doc = document_of(body["document"])
         return doc, plan_for(catalog, subject, doc, ceilings)
     script = cql.parse(body["cql"])
     names = sorted({s.stream for q in script.queries for sel in q.selects for s in sel.sources})
-    schemas = {
-        name: parse_schema(schema, name)[0]
-        for name, schema in catalog.objects.stream_schemas(subject, names).items()
-    }
+    schemas = _schemas(catalog, subject, names)
     outputs = catalog.objects.derived_outputs(subject, [n for n in names if n not in schemas])
     classes = [name for name, _ in catalog.core.snapshot.levels.lattice.classes]
     compiled = compile_script(
@@ -127,6 +131,15 @@ def planned(
         return compiled.document, plan_for(catalog, subject, compiled.document, ceilings)
     except DiagramInvalid as err:
         raise cql.relocate(err, compiled) from None
+
+
+def _schemas(catalog, subject: Subject, names) -> dict[str, Schema]:
+    """The schemas of those input streams of ``names`` the session may view."""
+    return {
+        name: schema
+        for name, raw in catalog.objects.stream_schemas(subject, names).items()
+        if (schema := parse_schema(raw, name)[0]) is not None
+    }
 
 
 def resolved(plan: Plan, catalog, role_words: int | None = None) -> Plan:
@@ -189,11 +202,14 @@ def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
     )
 
 
-def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
+def run(
+    svc, resumable: Resumable, deployer: Subject | None = None, keep_variants: bool = False
+) -> None:
     """Start one running diagram's query and route its outputs to the delivery path; a
     ``deployer`` (not a restart) must be cleared for the diagram's level. A diagram reading a
     stream some policy protects runs rewritten for its deployer (``rewrites``), and a reader
-    whose policies rewrite it differently reads a variant (``variants``)."""
+    whose policies rewrite it differently reads a variant (``variants``), which a deploy ends
+    and a swap of its deployer's rewrite keeps (``keep_variants``, ``rewrites.swap``)."""
     if resumable.problem is not None:
         raise resumable.problem
     doc = json.loads(resumable.diagram.spec)
@@ -221,7 +237,8 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     if running is not plan:
         affordable_rewrite(svc, diagram, running, deployer)
     stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
-    svc.variants.end(diagram.name)  # deployed again: its readers are routed afresh
+    if not keep_variants:
+        svc.variants.end(diagram.name)  # deployed again: its readers are routed afresh
     reader = svc.variants.gate(resumable, doc, plan, stored.document) if stored else None
     svc.delivery.register(
         running.outputs,

@@ -6,9 +6,11 @@ attributes, and every input must then be authorized (the paper's whitelist). Its
 what the deployer may see, so a subscriber whose own rewrite differs reads a variant run
 for its rewrite (``variants.py``); the label SecFilter applies on top for everyone. After
 a change of policies or attributes every running diagram is rewritten again for its
-deployer: one whose rewrite differs, or that now reads a protected stream unrewritten, is
-stopped and marked (REWRITE_STALE, audited), and its subscribers are told; the others'
-subscribers are routed again.
+deployer: one whose rewrite differs runs under the new one in place of the old; one its
+deployer may no longer run (denied now, gone, disabled, a role lost) or that now reads a
+protected stream unrewritten is stopped and marked (REWRITE_STALE, audited), and its
+subscribers are told. Every subscriber left is routed again, and moved to the route its
+own policies give now.
 """
 
 from __future__ import annotations
@@ -69,42 +71,48 @@ def deployed_plan(catalog, diagram, doc: Mapping, plan: Plan, deployer: Subject 
             return plan
         catalog.rewrites.record(deployer, diagram, done.document, list(done.added))
         return done.plan
-    reason = stale_reason(catalog, snapshot, diagram, doc, plan)
+    reason, changed = rechecked(catalog, snapshot, diagram, doc, plan)
     if reason is not None:
         catalog.rewrites.mark_stale(diagram, reason, None)
         raise Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+    if changed is not None:  # a change made while the server was down
+        catalog.rewrites.swap(diagram, changed.document, list(changed.added), None)
+        return changed.plan
     stored = catalog.rewrites.of(diagram)
     if stored is None:
         return plan
     user = snapshot.users_by_name[stored.deployer]
     done = rewrite_for(snapshot, user.id, stored.roles, doc, plan)
-    assert done is not None, "stale_reason found it unchanged"
+    assert done is not None, "rechecked found it unchanged"
     return done.plan
 
 
-def stale_reason(catalog, snapshot: Snapshot, diagram, doc: Mapping, plan: Plan) -> str | None:
-    """Why the diagram's recorded rewrite is not what its deployer's rewrite is now; None if
-    it is (or the diagram is neither rewritten nor reads a protected stream)."""
+def rechecked(
+    catalog, snapshot: Snapshot, diagram, doc: Mapping, plan: Plan
+) -> tuple[str | None, Rewritten | None]:
+    """Whether the diagram's recorded rewrite is still what its deployer's rewrite is now:
+    ``(reason, None)`` if it must stop (its deployer gone, disabled, no longer playing a
+    recorded role or denied now; a stream newly protected), ``(None, rewritten)`` if the
+    deployer's policies or attributes now rewrite it into another document, which it is to
+    run instead, ``(None, None)`` if it is unchanged (or neither rewritten nor protected)."""
     stored = catalog.rewrites.of(diagram)
     if stored is None:
         if protected(snapshot) & set(plan.inputs):
-            return "it now reads a stream a policy protects"
-        return None
+            return "it now reads a stream a policy protects", None
+        return None, None
     user = snapshot.users_by_name.get(stored.deployer)
     if user is None or not user.enabled:
-        return f"its deployer {stored.deployer!r} is gone or disabled"
+        return f"its deployer {stored.deployer!r} is gone or disabled", None
     if not stored.roles <= user.roles:
         lost = ", ".join(sorted(stored.roles - user.roles))
-        return f"its deployer {stored.deployer!r} no longer plays {lost}"
+        return f"its deployer {stored.deployer!r} no longer plays {lost}", None
     try:
         done = rewrite_for(snapshot, user.id, stored.roles, doc, plan)
     except SluiceError as err:
-        return err.message
+        return err.message, None
     if done is None:
-        return "it reads no protected stream any more"
-    if done.document != stored.document:
-        return "its deployer's policies or attributes changed"
-    return None
+        return "it reads no protected stream any more", None
+    return None, (done if done.document != stored.document else None)
 
 
 def reader_rewrite(
@@ -170,9 +178,10 @@ def _diagram_of(catalog, output: str):
 
 
 def revalidate(svc, by: Subject) -> list[str]:
-    """After a change of policies, attributes or a user's roles: stop every running diagram
-    whose rewrite is stale (or that cannot be checked), and check the subscribers of the
-    others again. Returns the stopped ones."""
+    """After a change of policies, attributes or a user's roles: run every running diagram
+    whose deployer's rewrite changed under the new one (``swap``), stop those that must stop
+    (``rechecked``; or that cannot be checked, or whose new rewrite cannot run), and route
+    the subscribers of the others again. Returns the stopped ones."""
     catalog = svc.catalog
     snapshot = catalog.core.snapshot
     began, stopped = time.monotonic(), []
@@ -181,10 +190,15 @@ def revalidate(svc, by: Subject) -> list[str]:
         doc = json.loads(diagram.spec)
         try:
             plan = _plan(resumable, catalog)
-            reason = stale_reason(catalog, snapshot, diagram, doc, plan)
             outputs = list(plan.outputs)
+            reason, changed = rechecked(catalog, snapshot, diagram, doc, plan)
         except SluiceError as err:  # unchecked is not left running
-            reason, outputs = f"it cannot be checked: {err.message}", []
+            reason, changed, outputs = f"it cannot be checked: {err.message}", None, []
+        if changed is not None:
+            try:
+                swap(svc, resumable, changed, by)
+            except SluiceError as err:
+                reason = f"its deployer's new rewrite cannot run: {err.message}"
         if reason is None:
             for output in outputs:
                 svc.delivery.recheck(output)
@@ -199,6 +213,21 @@ def revalidate(svc, by: Subject) -> list[str]:
         stopped.append(diagram.name)
     svc.variants.prune(began)  # a variant the re-check left without subscribers
     return stopped
+
+
+def swap(svc, resumable: Resumable, changed: Rewritten, by: Subject) -> None:
+    """Run the diagram under its deployer's new rewrite ``changed``: recorded, deployed in
+    place of the old one (the ceilings in force apply), its readers' subscriptions kept to
+    be routed again (``Delivery.recheck``) and its variants kept, since a variant is a
+    function of the stored document and its readers' policies only."""
+    from server.control.diagrams import run  # diagrams imports this module
+
+    diagram = resumable.diagram
+    for output in changed.plan.outputs:
+        svc.delivery.park(output)  # none reads the new rewrite before it is routed to it
+    svc.catalog.rewrites.swap(diagram, changed.document, list(changed.added), by)
+    run(svc, resumable, keep_variants=True)
+    log.info("diagram %s runs under its deployer's new rewrite", diagram.name)
 
 
 def _plan(resumable: Resumable, catalog) -> Plan:

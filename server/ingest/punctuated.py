@@ -33,7 +33,7 @@ from boxes.punctuations import (
     admit_batch,
 )
 from boxes.punctuations.columns import STAMP_TS, label_columns, stamp_columns, stamps_of
-from boxes.punctuations.model import NO_SPS, NO_STAMPS, SpsAt, Stamps, from_json
+from boxes.punctuations.model import NO_SPS, NO_STAMPS, ServerPolicy, SpsAt, Stamps, from_json
 from boxes.punctuations.shield import EMPTY, state_from_json, state_to_json
 from server.ingest.segments import Frame
 
@@ -44,13 +44,13 @@ SPS_KEY = b"sluice.sps"  # a governed frame's sps: [[row they came before, [sp, 
 @dataclass(frozen=True)
 class Governance:
     """What the catalog said at admission about a governed stream: its fields, its tuple
-    identifier field (None: none), every role's bit and the server's own sps (None: no
-    server policy; section 4.2), which refine what the provider's mutable sps grant."""
+    identifier field (None: none), every role's bit and the server's own policy (None: none;
+    section 4.2), combined with what the provider's mutable sps grant."""
 
     fields: tuple[str, ...]
     roles: Mapping[str, int]
     tid_field: str | None = None
-    server: tuple[Sp, ...] | None = None
+    server: ServerPolicy | None = None
 
 
 def sps_payload(sps: Sequence[Sp]) -> bytes:
@@ -125,8 +125,10 @@ class StreamShield:
         compiled = self._compiled
         if compiled is None or compiled[0] != governance:
             fields, roles, tid = governance.fields, governance.roles, governance.tid_field
-            server = None if governance.server is None else Policy(0, governance.server)
-            deciders = Deciders(self.stream, fields, roles, tid, server=server)
+            found = governance.server
+            server = None if found is None else Policy(0, found.sps)
+            union = found is not None and found.union
+            deciders = Deciders(self.stream, fields, roles, tid, server=server, union=union)
             compiled = self._compiled = (governance, deciders)
         return compiled[1]
 

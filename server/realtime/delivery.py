@@ -68,6 +68,8 @@ TUPLES_EVENT = "tuples"
 ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
 POLICY_EVENT = "policy"
+MOVED_EVENT = "subscription_moved"
+PARKED = ""  # the route of a subscription being moved: no runtime output has this name
 SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 HIDDEN = "_hidden"  # a delivered tuple's fields its sps hide from the subscriber (null there)
 LABELS = (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN, NOGRANT_COLUMN)  # never shown
@@ -390,7 +392,9 @@ class Delivery:
 
     def recheck(self, output: str) -> None:
         """Route every subscriber of ``output`` again (after a change of policies or
-        attributes); those refused, or whose route changed, are told and unsubscribed."""
+        attributes): one whose route changed moves to its new one (its variant started if
+        need be; nothing reaches it meanwhile) and is told (``subscription_moved``); one
+        refused now is told why (REWRITE_DENIED, REWRITE_VARIANTS_FULL, ...) and unsubscribed."""
         with self._lock:
             subscribers = [
                 (sid, who, self._routes.get((output, sid), output))
@@ -398,16 +402,44 @@ class Delivery:
             ]
         for sid, who, route in subscribers:
             try:
-                again = self.route(who, output)
-                err = None
+                if self.route(who, output) == route:
+                    continue
             except SluiceError as refused:
-                again, err = None, refused
-            if again == route:
-                continue
-            if err is None or err.code == codes.REWRITE_VARIANT_NOT_RUNNING:
-                err = Conflict(code=codes.REWRITE_CHANGED, output=output)
-            self.unsubscribe(sid, output)
-            self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
+                if refused.code != codes.REWRITE_VARIANT_NOT_RUNNING:
+                    self._refuse(sid, output, refused)
+                    continue
+            self._move(sid, who, output, route)
+
+    def park(self, output: str) -> None:
+        """Deliver nothing to the subscriptions reading ``output`` itself until ``recheck``
+        moves them: its diagram is about to run under another rewrite (``rewrites.swap``)."""
+        with self._lock:
+            for sid in self._subscribers.get(output, {}):
+                if self._routes.get((output, sid), output) == output:
+                    self._routes[(output, sid)] = PARKED
+
+    def _move(self, sid: str, subject: Subject, output: str, route: str) -> None:
+        """Move a subscription from ``route`` to the one its policies give now."""
+        with self._lock:
+            if sid not in self._subscribers.get(output, {}):
+                return  # it left meanwhile
+            self._routes[(output, sid)] = PARKED  # nothing of the old route while it moves
+        try:
+            again = self.route(subject, output, start=True)
+        except SluiceError as refused:
+            self._refuse(sid, output, refused)
+            return
+        with self._lock:
+            kept = sid in self._subscribers.get(output, {})
+            if kept:
+                self._join(sid, subject, output, again)
+        self._left([route])
+        if kept:
+            self.emit(MOVED_EVENT, {"output": output}, to=sid)
+
+    def _refuse(self, sid: str, output: str, err: SluiceError) -> None:
+        self.unsubscribe(sid, output)
+        self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
 
     def end(self, output: str, err: SluiceError, route: str | None = None) -> None:
         """End the subscriptions of ``output`` (only those reading ``route``, if given),

@@ -28,8 +28,15 @@ COUNT = {
 
 
 @pytest.fixture
-def port(people):
+def port(cat, admin, people):
     people({"pa": ["PORT"], "sc": ["SHIPCO"]})
+    fields = {"t": "timestamp", "mmsi": "long", "lon": "double", "lat": "double"}
+    cat.objects.add_schema(admin, "pos", {"fields": fields, "event_time": "t"})
+    cat.objects.add_stream(admin, "ais", "pos")
+    cat.objects.add_schema(
+        admin, "port", {"fields": {"t": "timestamp", "mmsi": "long"}, "event_time": "t"}
+    )
+    cat.objects.add_stream(admin, "calls", "port")
 
 
 def test_policies_round_trip_in_their_canonical_form(cat, admin, port):
@@ -56,6 +63,46 @@ def test_adding_is_all_or_none(cat, admin, port):
         cat.policies.put(admin, [{**COUNT, "privilege": "write"}])
     assert err.value.code == "POLICY_INVALID"
     assert cat.core.snapshot is before
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"streams": {"nowhere": "*"}}, "there is no input stream 'nowhere'"),
+        ({"streams": {"ais": ["mmsi", "speed"]}}, "'ais' has no field 'speed'"),
+        ({"where": "speed > 3"}, "speed"),
+        ({"where": "reflect(System.exit)"}, "names no stream"),
+        ({"where": "java_method('java.lang.System', 'exit', 1)"}, "java_method() is forbidden"),
+        ({"where": "1) OR (1=1"}, "unexpected ')'"),
+        ({"where": "mmsi + self.x"}, "must be boolean"),
+        ({"where": "mmsi IN (self.ships) AND lat LIKE 3"}, "LIKE"),
+        ({"during": {"start": "self.s", "end": "lat"}}, "BETWEEN"),
+    ],
+)
+def test_a_policy_must_hold_over_its_streams_or_nothing_is_stored(cat, admin, port, change, reason):
+    """Fields, predicates and time bounds are checked against the stream's schema when a
+    policy is added, with its functions allow-listed, not first at a deploy."""
+    before = cat.core.snapshot
+    with pytest.raises(InvalidInput) as err:
+        cat.policies.put(admin, [COUNT, {**PORT, **change}])
+    assert (err.value.code, err.value.details["policy"]) == ("POLICY_INVALID", "port-read")
+    assert reason in str(err.value), str(err.value)
+    assert cat.core.snapshot is before
+
+
+def test_join_policies_and_time_bounds_are_checked_over_both_streams(cat, admin, port):
+    join = {
+        "name": "calls",
+        "role": "PORT",
+        "streams": {"ais": "*", "calls": ["mmsi"]},
+        "where": "ais.mmsi = calls.mmsi AND ais.lat > self.south",
+        "privilege": "join",
+        "during": {"start": "timestamp_seconds(self.em_start)", "end": "self.em_end"},
+    }
+    assert cat.policies.put(admin, [join]) == ["calls"]
+    with pytest.raises(InvalidInput) as err:
+        cat.policies.put(admin, [{**join, "name": "bad", "where": "ais.mmsi = calls.lat"}])
+    assert "calls__lat" in str(err.value)
 
 
 def test_replace_and_delete_are_audited_with_old_and_new(cat, admin, port):

@@ -2,7 +2,8 @@
 
 ``build_world`` seeds the paper's users and roles (joe ADMIN, ed INFO_PROVIDER, al CUSTOMER1, bob
 CUSTOMER2) through the catalog, plus objects owned by non-administrators so that "owner" and
-"administrator" can be told apart: ed owns schema ``fs``, ``spare`` and stream ``feed``; al
+"administrator" can be told apart: ed owns schema ``fs``, ``spare`` and streams ``feed`` and
+``guarded`` (which a policy names); al
 owns diagram ``q1`` (inputs in1, in2) and its output ``out1``.
 """
 
@@ -64,7 +65,7 @@ class Auth:
 UNUSED_POLICY = {
     "name": "unused",
     "role": "CUSTOMER1",
-    "streams": {"nowhere": "*"},
+    "streams": {"guarded": "*"},
     "privilege": "read",
 }
 
@@ -93,7 +94,8 @@ def build_world(cat) -> dict[str, str]:
     ):
         cat.grants.grant(al, "INFO_PROVIDER", action, type_, name)
     seed_levels(cat, joe)
-    cat.policies.put(joe, [UNUSED_POLICY])  # on no stream: only for the policy routes to act on
+    cat.objects.add_stream(ed, "guarded", "fs")  # no diagram reads it
+    cat.policies.put(joe, [UNUSED_POLICY])  # only for the policy routes to act on
     cat.policies.set_attributes(joe, "al", {"floor": 1})
     for who in (joe, ed, al):
         cat.sessions.logout(who)

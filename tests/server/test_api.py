@@ -21,7 +21,7 @@ def names(response, key):
     "user, seen",
     [
         ("bob", []),
-        ("ed", ["fs", "s", "spare", "feed", "in1", "in2", "q1", "out1"]),
+        ("ed", ["fs", "s", "spare", "feed", "guarded", "in1", "in2", "q1", "out1"]),
         ("al", ["fs", "s", "spare", "feed", "in1", "in2", "q1", "q1.avg", "q1.merged", "out1"]),
     ],
 )
@@ -48,7 +48,7 @@ def test_create_describe_and_drop_a_schema_and_stream(client, auth):
         client.post(f"{API}/streams", json={"name": "s2", "schema": "t"}, headers=headers).json[
             "source_index"
         ]
-        == 3
+        == 4
     )
     assert client.delete(f"{API}/schemas/t", headers=headers).json["error"]["code"] == "IN_USE"
     assert client.delete(f"{API}/streams/s2", headers=headers).status_code == 204

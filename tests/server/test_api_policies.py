@@ -35,6 +35,14 @@ XML = """<catalog>
 </catalog>"""
 
 
+PI = "POLICY_INVALID"
+
+
+def xml(ceiling: str, text: str = XML) -> dict:
+    """The XML catalog with method Ceiling as ``ceiling``, its role mapped to CUSTOMER1."""
+    return {"xml": text, "methods": {"Ceiling": ceiling}, "roles": {"Customer One": "CUSTOMER1"}}
+
+
 def names(client, headers) -> list[str]:
     return [p["name"] for p in client.get(API, headers=headers).json["policies"]]
 
@@ -98,6 +106,13 @@ def test_attributes(client, auth):
         ("post", API, {"xml": "<!DOCTYPE x [<!ENTITY a 'b'>]><x/>"}, 400, "POLICY_INVALID"),
         ("post", API, {"xml": XML, "methods": {"Ceiling": "{0.__class__}"}}, 400, "POLICY_INVALID"),
         ("post", API, {"xml": XML, "methods": {"Ceiling": "{7}"}}, 400, "POLICY_INVALID"),
+        # checked over the stream's schema when imported, nothing stored half
+        ("post", API, xml("self.ceiling", XML.replace('"price"', '"nothing"')), 400, PI),
+        ("post", API, xml("self.ceiling", XML.replace('"*"', '"price,bogus"')), 400, PI),
+        ("post", API, xml("reflect('System', 'exit')"), 400, PI),
+        ("post", API, xml("java_method('a', 'b')"), 400, PI),
+        ("post", API, xml("1) OR (1=1"), 400, PI),
+        ("post", API, {"yaml": YAML.replace("self.floor", "java_method('a', 'b')")}, 400, PI),
         ("put", f"{API}/other", {"yaml": YAML}, 400, "POLICY_INVALID"),
         ("delete", f"{API}/nothing", None, 404, "NOT_FOUND"),
         ("put", f"{API}/users/al", {"attributes": {"x": {"a": 1}}}, 400, "INVALID_BODY"),

@@ -111,22 +111,40 @@ def test_two_deployers_see_what_their_policies_allow(live):
     pa.call("PUT", "/permissions/diagram/pa_watch/SHIPCO/VIEW_OBJECT")
     assert {t["mmsi"] for t in sc.call("GET", preview)["tuples"]} == {1, 3}
 
-    # The company's ship list changes: sc's diagram is stopped as stale, its subscriber told;
-    # the port's diagram runs on.
+    # The company's ship list changes: sc's diagram runs on, rewritten for the new list in
+    # place of the old, and its subscriber moves with it (told, not ended); the port's runs on.
+    sc_moved: list[dict] = []
+    sc.sock.on("subscription_moved", sc_moved.append)
     changed = joe.call("PUT", "/policies/users/sc", json={"attributes": {"ships": [2]}})
+    assert changed["stopped"] == []
+    wait_until(lambda: sc_moved, 30, "the subscriber is moved")
+    assert sc_moved == [{"output": "sc_watch_out"}] and not sc_ended
+    running = sc.call("GET", "/diagrams/sc_watch")
+    assert running["status"] == "running" and running["rewrite"]["stale"] is None
+    assert running["rewrite"]["added"][0]["where"] == "mmsi IN (2)"
+    sc.received.clear()
+    joe.call("POST", "/streams/ais/tuples", json=positions(2))
+    wait_until(lambda: len(pa.received) == 4 and ships(sc) == {2}, 120, "the new list's ship")
+
+    # No list at all: the company's policy cannot apply, the diagram is denied now. It is
+    # stopped as stale, its subscriber told why, naming the stream and the policy's reason.
+    changed = joe.call("PUT", "/policies/users/sc", json={"attributes": {}})
     assert changed["stopped"] == ["sc_watch"]
     wait_until(lambda: sc_ended, 30, "the stale diagram's subscriber is told")
-    assert sc_ended[0]["error"]["code"] == "REWRITE_STALE"
+    error = sc_ended[0]["error"]
+    assert error["code"] == "REWRITE_STALE"
+    assert "stream 'ais'" in error["message"] and "no attribute 'ships'" in error["message"]
     stale = sc.call("GET", "/diagrams/sc_watch")
-    assert stale["status"] == "stopped" and "attributes changed" in stale["rewrite"]["stale"]
+    assert stale["status"] == "stopped" and "'own-ships'" in stale["rewrite"]["stale"]
     entries = joe.call("GET", "/audit?event=rewrite_stale")["entries"]
     assert entries[0]["object"] == "diagram:sc_watch" and entries[0]["user"] == "joe"
     before = len(sc.received)
-    joe.call("POST", "/streams/ais/tuples", json=positions(2))
-    wait_until(lambda: len(pa.received) == 4, 120, "the port's next tuples")
+    joe.call("POST", "/streams/ais/tuples", json=positions(3))
+    wait_until(lambda: len(pa.received) == 6, 120, "the port's next tuples")
     assert len(sc.received) == before
 
-    # Deployed again, it runs under the new list.
+    # Given a list and deployed again, it runs under it.
+    joe.call("PUT", "/policies/users/sc", json={"attributes": {"ships": [1, 3]}})
     sc.call("POST", "/diagrams/sc_watch/deploy")
     assert sc.call("GET", "/diagrams/sc_watch")["rewrite"]["stale"] is None
     for client in (joe, pa, sc, oc):

@@ -2,8 +2,9 @@
 authority and ship companies subscribe to the SAME rewritten diagram's output and each
 receives what its own policies give (checked against a Python reference), readers with the
 same rewrite share one variant, the label SecFilter still applies on top, a denied reader is
-refused, the cap refuses one variant too many, a change of attributes ends a variant's
-subscription and stops it, and stopping the diagram ends the variants' subscriptions."""
+refused, the cap refuses one variant too many, a change of attributes moves a reader's
+subscription to the variant of its new rewrite (stopping the one no one reads any more), and
+stopping the diagram ends the variants' subscriptions."""
 
 from __future__ import annotations
 
@@ -113,32 +114,37 @@ def test_readers_of_one_diagram_each_get_their_own_rewrite(live):
     full = sd.emit("subscribe", {"output": OUT})["error"]
     assert (full["code"], full["details"]["limit"]) == ("REWRITE_VARIANTS_FULL", 1)
 
+    joe.call("PATCH", "/system/settings", json={"max_rewrite_variants": 4})
+
     # sc's ship list changes: its rewrite is no longer the variant's, so its subscription
-    # ends; sc2 still reads the variant. The port's diagram is not stale and runs on.
+    # moves to a variant of its new rewrite (started for it, and it is told); sc2 still reads
+    # the first. The port's diagram is not stale and runs on.
+    moved: dict[str, list] = {"sc": [], "sc2": []}
+    for client in (sc, sc2):
+        client.sock.on("subscription_moved", moved[client.user].append)
     changed = joe.call("PUT", "/policies/users/sc", json={"attributes": {"ships": [2]}})
     assert changed["stopped"] == []
+    wait_until(lambda: moved["sc"], 30, "the changed reader is moved")
     sc_ended = listened["sc"][1]
-    wait_until(lambda: sc_ended, 30, "the changed reader is told")
-    assert sc_ended[0]["error"]["code"] == "REWRITE_CHANGED"
-    assert svc.variants.running("pa_watch") == [variant] and not listened["sc2"][1]
-    # sc2 changes too: the variant has no reader left and stops at once.
+    assert moved["sc"] == [{"output": OUT}] and not sc_ended and not moved["sc2"]
+    [again] = [v for v in svc.variants.running("pa_watch") if v != variant]
+    assert svc.variants.running("pa_watch") == sorted([variant, again])
+    # sc2 changes too: it moves to the variant sc reads, and the first, read by no one, stops.
     joe.call("PUT", "/policies/users/sc2", json={"attributes": {"ships": [2]}})
-    wait_until(lambda: listened["sc2"][1], 30, "the second reader is told")
-    assert svc.variants.running("pa_watch") == []
-
-    # Subscribing again starts the variant of the new list.
-    attributes["sc"] = [2]
-    assert sc.emit("subscribe", {"output": OUT}) == {"subscribed": OUT}
-    [again] = svc.variants.running("pa_watch")
-    assert again != variant
+    wait_until(lambda: moved["sc2"], 30, "the second reader is moved")
+    assert svc.variants.running("pa_watch") == [again] and not listened["sc2"][1]
+    attributes.update(sc=[2], sc2=[2])
     sc.received.clear()
+    sc2.received.clear()
     joe.call("POST", "/streams/ais/tuples", json=positions(3))
-    wait_until(lambda: ships(sc) == reference("sc", attributes) == {2}, 120, "the new list")
+    wait_until(
+        lambda: ships(sc) == ships(sc2) == reference("sc", attributes) == {2}, 120, "the new list"
+    )
 
     # Stopping the diagram ends its variants and tells their subscribers.
     pa.call("POST", "/diagrams/pa_watch/stop")
-    wait_until(lambda: len(sc_ended) == 2, 30, "the variant's subscriber is told")
-    assert sc_ended[1]["error"]["code"] == "VARIANT_ENDED"
+    wait_until(lambda: sc_ended, 30, "the variant's subscriber is told")
+    assert sc_ended[0]["error"]["code"] == "VARIANT_ENDED"
     assert svc.variants.running("pa_watch") == []
     assert not any(d.startswith("pa_watch.v-") for d in svc.runtime.on_disk())
     for client in (joe, pa, sc, sc2, sd, oc):

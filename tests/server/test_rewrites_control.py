@@ -85,8 +85,7 @@ def test_the_deployers_rewrite_is_recorded_and_decides_who_reads(world):
 @pytest.mark.parametrize(
     "change",
     [
-        lambda cat, joe: cat.policies.set_attributes(joe, "sc", {"ships": [3]}),
-        lambda cat, joe: cat.policies.put(joe, [{**POLICIES[0], "where": "mmsi > 5"}], True),
+        lambda cat, joe: cat.policies.set_attributes(joe, "sc", {}),  # no self.ships: denied
         lambda cat, joe: cat.policies.delete(joe, "own"),
         lambda cat, joe: cat.accounts.unassign_role(joe, "sc", "SHIPCO"),
         lambda cat, joe: cat.accounts.set_enabled(joe, "sc", False),
@@ -104,6 +103,34 @@ def test_a_change_stops_the_stale_diagram_and_a_restart_refuses_it(world, change
     with pytest.raises(Conflict) as err:
         deployed_plan(svc.catalog, diagram, DOC, plan, None)  # a restart
     assert err.value.code == "REWRITE_STALE"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda cat, joe: cat.policies.set_attributes(joe, "sc", {"ships": [3]}),
+        lambda cat, joe: cat.policies.put(joe, [{**POLICIES[0], "where": "mmsi > 5"}], True),
+    ],
+)
+def test_a_change_the_deployer_may_still_run_swaps_the_rewrite_in(world, change):
+    """The deployer's rewrite changed but is allowed: the diagram runs on under the new one,
+    recorded and audited; at a restart after such a change made elsewhere, the same."""
+    svc, joe, sc, plan = world
+    deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
+    svc.runtime = runtime = FakeRuntime()
+    change(svc.catalog, joe)
+    assert revalidate(svc, joe) == []
+    diagram = _diagram(svc)
+    stored = svc.catalog.rewrites.of(diagram)
+    assert diagram.status == "running" and stored.stale is None and stored.deployer == "sc"
+    assert [a["where"] for a in stored.added] in (["mmsi IN (3)"], ["mmsi > 5"])
+    assert list(runtime.deployed) == ["w"]
+    [entry] = svc.catalog.audit(joe, event="rewrite")[:1]
+    assert (entry.object, entry.user, entry.reason) == ("diagram:w", "joe", "policy change")
+    svc.catalog.policies.set_attributes(joe, "sc", {"ships": [4]})  # the server was down
+    running = deployed_plan(svc.catalog, diagram, DOC, plan, None)
+    assert svc.catalog.rewrites.of(diagram).added[0]["where"] in ("mmsi IN (4)", "mmsi > 5")
+    assert running is not plan
 
 
 def test_a_restart_runs_the_recorded_rewrite_and_an_unrelated_change_keeps_it(world):
@@ -128,9 +155,12 @@ def test_a_running_diagram_on_a_newly_protected_stream_is_stopped(world):
 def test_the_api_answers_what_it_stopped_and_the_deploy_denial_is_audited(world, client, auth):
     svc, joe, sc, plan = world
     deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)
-    body = {"attributes": {"ships": [7]}}
+    body: dict = {"attributes": {}}  # no self.ships: sc's policy cannot apply, denied
     answer = client.put("/api/v1/policies/users/sc", json=body, headers=auth.headers("joe"))
-    assert answer.json == {"attributes": {"ships": [7]}, "stopped": ["w"]}
+    assert answer.json == {"attributes": {}, "stopped": ["w"]}
+    stale = svc.catalog.rewrites.of(_diagram(svc)).stale
+    assert "no policy of yours authorizes reading stream 'ais'" in stale
+    assert "'own': the subject has no attribute 'ships'" in stale
     svc.catalog.policies.delete(joe, "own")
     with pytest.raises(Denied) as err:
         deployed_plan(svc.catalog, _diagram(svc), DOC, plan, sc)

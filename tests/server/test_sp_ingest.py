@@ -182,11 +182,13 @@ def test_a_diagram_reading_a_governed_output_keeps_its_policy(live):
 
 def test_a_server_policy_refines_what_mutable_sps_grant(live):
     """Section 4.2: the server's own sps refine (intersect) what the provider's mutable sps
-    grant, for the tuples admitted from then on; an immutable sp's grant stays. Only an
-    administrator sets it, on a governed stream, with every change audited."""
+    grant, for the tuples admitted from then on; an immutable sp's grant stays. Combined by
+    union instead, they widen it. Only an administrator sets it, on a governed stream, with
+    every change audited."""
     joe, dan, nina, fe = ward(live.url)
     both = ["DOCTOR", "NURSE"]
-    assert joe.call("GET", "/streams/vitals/server_policy") == {"server_policy": None}
+    none = {"server_policy": None, "combine": "intersect"}
+    assert joe.call("GET", "/streams/vitals/server_policy") == none
     denied = fe.call("PUT", "/streams/vitals/server_policy", 403, json={"server_policy": []})
     assert denied["error"]["code"] == "PERMISSION_DENIED"
     bad = joe.call(
@@ -210,8 +212,23 @@ def test_a_server_policy_refines_what_mutable_sps_grant(live):
     fe.call("POST", "/streams/vitals/tuples", json=[sp(both, 3), vital(3, 3)])
     wait_until(lambda: patients(nina) == [2, 3], 120, "the nurse's tuple without it")
     assert patients(dan) == [1, 2, 3]
-    [last, first] = joe.call("GET", "/audit?event=server_policy")["entries"][:2]
-    assert first["details"]["new"] == answer["server_policy"] and last["details"]["new"] is None
+    # By union, the server's sps widen what a mutable sp grants: the provider names doctors,
+    # the server nurses too.
+    nurses = [{"ddp": {"streams": "vitals"}, "srp": "NURSE"}]
+    union = joe.call(
+        "PUT", "/streams/vitals/server_policy", json={"server_policy": nurses, "combine": "union"}
+    )
+    assert union["combine"] == "union" and joe.call("GET", "/streams/vitals/server_policy") == union
+    fe.call("POST", "/streams/vitals/tuples", json=[sp("DOCTOR", 4), vital(4, 4)])
+    wait_until(lambda: patients(nina) == [2, 3, 4], 120, "the nurse's tuple by the server's union")
+    assert patients(dan) == [1, 2, 3, 4]
+    odd = {"server_policy": nurses, "combine": "both"}
+    assert joe.call("PUT", "/streams/vitals/server_policy", 400, json=odd)["error"]["code"] == (
+        "INVALID_BODY"
+    )
+    [widened, removed, first] = joe.call("GET", "/audit?event=server_policy")["entries"][:3]
+    assert first["details"]["new"] == answer and removed["details"]["new"] == none
+    assert widened["details"]["new"] == union
     for client in (joe, dan, nina, fe):
         client.close()
 

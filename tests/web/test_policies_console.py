@@ -1,6 +1,6 @@
 """The admin console's Policies tab: an administrator adds a policy from YAML, sets a user's
 attributes and drops the policy, with forms only. The policy names a stream no other test reads
-(the server is shared by the web tests)."""
+(the server is shared by the web tests), made for it: a policy holds over a stream's schema."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ YAML = """policies:
 
 
 def test_an_administrator_adds_a_policy_sets_attributes_and_drops_it(login, live):
+    fields = {"mmsi": "long"}
+    live.api("joe", "POST", "/schemas", json={"name": "web_nowhere_pos", "fields": fields})
+    live.api("joe", "POST", "/streams", json={"name": "web_nowhere", "schema": "web_nowhere_pos"})
     joe = login("joe")
     pane = admin_tab(joe, "Policies")
     status = pane.get_by_role("status")

@@ -51,6 +51,7 @@ export class Results {
       this.mapSection));
     socket.on("tuples", (data) => this.receive(data));
     socket.on("subscription_ended", (data) => this.ended(data));
+    socket.on("subscription_moved", (data) => this.moved(data));
     socket.on("missed", (data) => this.catchUp(data));
     socket.on("policy", (data) => this.showPolicy(data));
     socket.on("connect", () => this.resume());
@@ -188,6 +189,14 @@ export class Results {
     this.mapSection.hidden = false;   // before Leaflet measures its area
     const texts = entries.filter(([name, type]) => type === "string" && !name.startsWith("_")).map(([name]) => name);
     this.map.start(fields, texts);
+  }
+
+  /** A change of policies or attributes moved the subscription to another result log
+   * (docs/rewrite.md): positions of the old one mean nothing there. */
+  moved({ output }) {
+    if (output !== this.output) return;
+    this.next = null;
+    notice(this.message, `The policies changed: ${output} now shows what they allow you.`, "ok");
   }
 
   ended({ output, error }) {

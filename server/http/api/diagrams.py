@@ -48,10 +48,16 @@ CQL = {
     "maxLength": 1 << 16,
     "description": "the diagram as a CQL script (docs/cql.md), instead of a document",
 }
+XML = {
+    "type": "string",
+    "maxLength": 1 << 20,
+    "description": "the diagram in the ASSIST paper's XML query form (seed 002, Appendix A; "
+    "docs/rewrite.md), instead of a document",
+}
 NAME = {
     "type": "string",
     "maxLength": 64,
-    "description": "the CQL diagram's name (default: its CREATE DIAGRAM, else 'query')",
+    "description": "the CQL or XML diagram's name (default: CQL's CREATE DIAGRAM, else 'query')",
 }
 REWRITE = answer(
     {
@@ -175,10 +181,13 @@ RUN_STATE = answer(
 PROGRESS = answer(
     {"name": STRING, "status": STRING, "progress": {"oneOf": [{"type": "null"}, RUN_STATE]}}
 )
-# Exactly one of a document and a CQL script.
-ONE_OF = {"oneOf": [{"required": ["document"]}, {"required": ["cql"]}]}
-CREATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME, "role": ROLE}), **ONE_OF}
-VALIDATE = {**obj({"document": DOCUMENT, "cql": CQL, "name": NAME}), **ONE_OF}
+# Exactly one of a document, a CQL script and the paper's XML query form.
+ONE_OF = {"oneOf": [{"required": ["document"]}, {"required": ["cql"]}, {"required": ["xml"]}]}
+CREATE = {
+    **obj({"document": DOCUMENT, "cql": CQL, "xml": XML, "name": NAME, "role": ROLE}),
+    **ONE_OF,
+}
+VALIDATE = {**obj({"document": DOCUMENT, "cql": CQL, "xml": XML, "name": NAME}), **ONE_OF}
 PRINT = obj({"document": DOCUMENT}, required=("document",))
 PRINTED = answer({"cql": {"type": "string", "description": "the diagram as a CQL script"}})
 VERSION_FIELDS = {
@@ -233,8 +242,8 @@ def create():
 @bp.post("/validate")
 @guarded(body=VALIDATE, answer=CHECKED)
 def check():
-    """Check a document or CQL script against the streams the session may view, without
-    storing it; for CQL, also the document it compiles to."""
+    """Check a document, CQL script or XML query against the streams the session may view,
+    without storing it; for CQL and XML, also the document it compiles to."""
     svc = services()
     try:
         doc, plan = planned(svc.catalog, subject(), g.body, svc.limits.cost_ceilings())
@@ -243,7 +252,8 @@ def check():
     # A derived input's label layout names the source streams of the output it reads, which
     # the session may not be allowed to see: the answer leaves the layout out.
     shown = {k: v for k, v in plan.to_dict().items() if k != "sources"}
-    return {"valid": True, "plan": shown, **({"document": doc} if "cql" in g.body else {})}
+    compiled = "cql" in g.body or "xml" in g.body
+    return {"valid": True, "plan": shown, **({"document": doc} if compiled else {})}
 
 
 @bp.post("/cql")

@@ -61,8 +61,14 @@ SERVER_POLICY = {
     "maxItems": 256,
     "description": "the server's own sps (null: none)",
 }
-SERVER_POLICY_ANSWER = answer({"server_policy": SERVER_POLICY})
-SET_SERVER_POLICY = obj({"server_policy": SERVER_POLICY}, ("server_policy",))
+COMBINE = {
+    "type": "string",
+    "enum": ["intersect", "union"],
+    "description": "how the server's sps combine with a provider's mutable sps (003 section "
+    "4.2): intersect (the default: they only narrow) or union (they may widen)",
+}
+SERVER_POLICY_ANSWER = answer({"server_policy": SERVER_POLICY, "combine": COMBINE})
+SET_SERVER_POLICY = obj({"server_policy": SERVER_POLICY, "combine": COMBINE}, ("server_policy",))
 APPENDED = answer(
     {"stream": {"type": "string"}, "first_seq": {"type": "integer"}, "count": {"type": "integer"}}
 )
@@ -164,10 +170,11 @@ def server_policy(name: str):
 @guarded(body=SET_SERVER_POLICY, answer=SERVER_POLICY_ANSWER)
 def set_server_policy(name: str):
     """Set or remove (null) the server's own sps for a governed stream (administrators;
-    003 section 4.2): they refine what the provider's mutable sps grant the tuples admitted
-    from now on, by intersection; an immutable sp's grant and every denial stay."""
+    003 section 4.2): they combine with what the provider's mutable sps grant the tuples
+    admitted from now on, by intersection (the default) or union; an immutable sp's grant
+    and every denial stay."""
     return services().catalog.punctuations.set_server_policy(
-        subject(), name, g.body["server_policy"]
+        subject(), name, g.body["server_policy"], g.body.get("combine", "intersect")
     )
 
 

@@ -309,7 +309,7 @@ DOCTORS_AND_CARDIOLOGISTS = Sp(streams=p.const("s1"), roles=p.members("C", "D"),
 SERVER_ONLY_C = Sp(roles=p.const("C"), ts=1, sn=1)
 
 
-def readable_with_server(provider, server, stream="s1", patient=120):
+def readable_with_server(provider, server, stream="s1", patient=120, union=False):
     label = decide(
         Policy(1, provider),
         stream,
@@ -318,6 +318,7 @@ def readable_with_server(provider, server, stream="s1", patient=120):
         ROLES,
         TID,
         Policy(1, server),
+        union,
     )
     return {n for n, b in ROLES.items() if label.mask >> b & 1}
 
@@ -328,6 +329,20 @@ def test_intersect_a_server_policy_narrows_a_mutable_sp():
     reversed_ = ((SERVER_ONLY_C,), (DOCTORS_AND_CARDIOLOGISTS,))
     assert readable_with_server(*reversed_) == {"C"}
     assert readable_with_server(*reversed_, stream="s2") == set()  # the server's is for s1
+
+
+def test_union_a_server_policy_widens_a_mutable_sp():
+    """match(t, union(sp1, sp2)) iff match(t, sp1) or match(t, sp2): access grows with the
+    server's sps; an immutable sp's field still ignores them, and a denial still holds."""
+    doctors = Sp(streams=p.const("s1"), roles=p.const("D"), ts=1, sn=1)
+    assert readable_with_server((doctors,), (SERVER_ONLY_C,), union=True) == {"C", "D"}
+    assert readable_with_server((doctors,), (SERVER_ONLY_C,)) == set()  # intersect: none
+    assert readable_with_server((), (SERVER_ONLY_C,), union=True) == {"C"}  # provider silent
+    assert readable_with_server((doctors,), (), union=True) == {"D"}  # a server granting none
+    immutable = replace(doctors, immutable=True)
+    assert readable_with_server((immutable,), (SERVER_ONLY_C,), union=True) == {"D"}
+    no_c = Sp(roles=p.const("C"), positive=False, ts=1, sn=2)
+    assert readable_with_server((doctors, no_c), (SERVER_ONLY_C,), union=True) == {"D"}
 
 
 def test_an_immutable_sp_ignores_the_server():

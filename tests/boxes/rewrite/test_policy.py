@@ -21,11 +21,14 @@ def test_table2_has_six_policies_for_three_roles():
     count = by_name["port-count"]
     assert (count.privilege, count.functions) == (AGGREGATE, frozenset({"count"}))
     assert count.window == Window(600.0, 600.0)
-    assert count.covers("AIS", {"SID"}) and not count.covers("AIS", {"SID", "Name"})
+    assert count.uncovered("AIS", {"SID"}) == [] and count.uncovered("AIS", {"SID", "Name"}) == [
+        "Name"
+    ]
     assert by_name["port-join"].privilege == JOIN
     assert by_name["port-join"].stream_names == ("AIS", "Route")
     near = by_name["captain-near"]
-    assert near.covers("AIS", {"SID", "Long", "Lat"}) and not near.covers("AIS", {"Name"})
+    assert near.uncovered("AIS", {"SID", "Long", "Lat"}) == []
+    assert near.uncovered("AIS", {"Name", "Type"}) == ["Name", "Type"]
     assert by_name["captain-emergency"].during == TimeConstraint(
         "self.emergency_start", "self.emergency_end"
     )
@@ -45,8 +48,8 @@ def test_appendix_b_xml_loads_the_same_shapes():
     port_agg = policies[1]
     assert port_agg.functions == frozenset(FUNCTIONS)  # "aggregate": all five (section 4)
     assert port_agg.window == Window(600.0, 600.0)
-    assert policies[4].covers("AisGpsStream", {"MMSI", "Longitude", "Latitude"})
-    assert not policies[4].covers("AisGpsStream", {"Emergency"})
+    assert policies[4].uncovered("AisGpsStream", {"MMSI", "Longitude", "Latitude"}) == []
+    assert policies[4].uncovered("AisGpsStream", {"Emergency"}) == ["Emergency"]
     assert policies[5].during == TimeConstraint("self.Emergency_start", "self.Emergency_stop")
     assert policies[2].where is not None and "AisGpsStream.MMSI" in policies[2].where
     assert policies[3].where == "((AisGpsStream.MMSI) IN (self.ships))"

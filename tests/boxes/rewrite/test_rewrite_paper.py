@@ -8,7 +8,7 @@ import pytest
 from boxes import codes
 from boxes.document import validate
 from boxes.errors import Denied
-from boxes.rewrite import Subject, rewrite
+from boxes.rewrite import Subject, load_policies, rewrite
 from boxes.rewrite.xmlform import load_xml_policies
 from tests.boxes.rewrite.assist import (
     APPENDIX_A,
@@ -110,7 +110,7 @@ def test_an_attribute_outside_a_policy_leaves_only_the_other():
     assert out.added[0]["policies"] == ["captain-emergency"]
     assert {
         "policy": "captain-near",
-        "reason": "the query uses attributes of 'AIS' it does not cover",
+        "reason": "the query uses AIS.Name, which it does not cover",
     } in out.skipped
 
 
@@ -229,6 +229,42 @@ def test_a_denied_query_names_the_stream(subject, doc, stream):
     assert err.value.code == codes.REWRITE_DENIED
     assert err.value.details["stream"] == stream
     assert repr(stream) in err.value.message
+
+
+def test_a_denial_names_the_attributes_no_policy_covers():
+    """The company's policy covers every attribute but its name says nothing of a stream
+    read with attributes a narrower policy leaves out: the denial says which."""
+    [narrow] = load_policies("""
+policies:
+  - {name: positions-only, role: pilot, streams: {AIS: [SID, Long, Lat]}, privilege: read}
+""")
+    doc = diagram(
+        {
+            "named": {
+                "type": "map",
+                "in": "AIS",
+                "fields": {"SID": "SID", "Name": "Name", "Type": "Type"},
+            }
+        },
+        {"out": {"from": "named"}},
+        "AIS",
+    )
+    with pytest.raises(Denied) as err:
+        rewrite(doc, plan_of(doc), [narrow], Subject(frozenset({"pilot"})))
+    assert err.value.details["skipped"] == [
+        {
+            "policy": "positions-only",
+            "reason": "the query uses AIS.Name, AIS.Type, which it does not cover",
+        }
+    ]
+    assert err.value.message.endswith(
+        "as this diagram does: 'positions-only': the query uses AIS.Name, AIS.Type, which it does "
+        "not cover"
+    )
+    none = Subject(frozenset({"pirate"}))
+    with pytest.raises(Denied) as err:
+        rewrite(doc, plan_of(doc), [narrow], none)
+    assert err.value.message.endswith(": you have no policy on it")
 
 
 def test_a_missing_subject_attribute_is_reported_as_skipped():

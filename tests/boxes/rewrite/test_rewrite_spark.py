@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 from boxes.compiler import compile_plan
-from boxes.rewrite import rewrite
+from boxes.rewrite import Subject, load_policies, rewrite
 from tests.boxes.conftest import collect, frames
-from tests.boxes.rewrite.assist import POLICIES, PORT, plan_of
+from tests.boxes.rewrite.assist import POLICIES, PORT, diagram, plan_of
 from tests.boxes.rewrite.test_rewrite_paper import count_ships, figure5
 
 T = dt.datetime(2013, 2, 1, 10, 0, tzinfo=dt.timezone.utc)
@@ -62,3 +62,23 @@ def test_figure_8_counts_ships_in_the_port_or_within_50_miles(spark):
     assert [r["ships"] for r in run(spark, plan_of(doc))] == [4]
     rewritten = run(spark, rewrite(doc, plan_of(doc), POLICIES, PORT).plan)
     assert [r["ships"] for r in rewritten] == [3]  # ships 1 and 2 in the port, 3 within 50
+
+
+def test_a_during_bound_from_the_users_attributes(spark):
+    """A time constraint read from the user's attributes, as the API stores them (JSON numbers:
+    seconds since the epoch), keeps the tuples of that period only (docs/rewrite.md)."""
+    [policy] = load_policies("""
+policies:
+  - name: emergency
+    role: coast guard
+    streams: {AIS: "*"}
+    privilege: read
+    during: {start: timestamp_seconds(self.em_start), end: timestamp_seconds(self.em_end)}
+""")
+    start = int((T + dt.timedelta(minutes=1)).timestamp())
+    guard = Subject(frozenset({"coast guard"}), {"em_start": start, "em_end": start + 60})
+    doc = diagram(
+        {"f": {"type": "filter", "in": "AIS", "where": "SID > 0"}}, {"out": {"from": "f"}}, "AIS"
+    )
+    rewritten = run(spark, rewrite(doc, plan_of(doc), [policy], guard).plan)
+    assert sorted(r["SID"] for r in rewritten) == [2, 3]  # minutes 1 and 2

@@ -7,12 +7,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from boxes.errors import SluiceError
+from boxes.errors import Denied, SluiceError
 from boxes.secfilter import label_array
 from catalog import Action, ObjectType
 from server.realtime.delivery import (
     ENDED_EVENT,
     MISSED_EVENT,
+    MOVED_EVENT,
     POLICY_EVENT,
     TUPLES_EVENT,
     Delivery,
@@ -51,6 +52,8 @@ class Sent:
                 out.setdefault(to, []).extend((t["symbol"], t["_sources"]) for t in data["tuples"])
             elif event == POLICY_EVENT:
                 out.setdefault(to, []).append((event, tuple(data["roles"])))
+            elif event == MOVED_EVENT:
+                out.setdefault(to, []).append((event, data["output"]))
             else:
                 out.setdefault(to, []).append((event, data["error"]["code"]))
         self.events.clear()
@@ -369,16 +372,20 @@ def test_a_clearance_taken_with_its_role_no_longer_counts_in_an_open_session(set
 def test_a_variant_reader_gets_its_route_under_the_public_name(setup):
     """Routes (server.control.variants): each subscription receives the batches of the runtime
     output its gate routed it to, under the public name and through the same SecFilter; a
-    re-check that routes it elsewhere ends it; leaving a variant's route is told."""
+    re-check that routes it elsewhere moves it there, told, and one refused ends it, told why;
+    leaving a variant's route is told."""
     cat, delivery, sent, who = setup
     sources = {s: cat.core.snapshot.find(T.STREAM, s).source_index for s in ("in1", "in2")}
     variant = "out1.v-0123456789abcdef"
-    routes = {"al": "out1", "ed": variant}
-    delivery.register(
-        {"out1": None},
-        Labels(("in1", "in2"), sources),
-        gate=lambda s, o, start: routes[s.user_name],
-    )
+    routes: dict[str, str | Denied] = {"al": "out1", "ed": variant}
+
+    def gate(subject, output, start):
+        found = routes[subject.user_name]
+        if isinstance(found, Denied):
+            raise found
+        return found
+
+    delivery.register({"out1": None}, Labels(("in1", "in2"), sources), gate=gate)
     delivery.register({variant: None}, Labels(("in1", "in2"), sources), public={variant: "out1"})
     cat.grants.grant(who["joe"], "INFO_PROVIDER", A.VIEW_OBJECT, T.SCHEMA, "s")
     for stream in ("in1", "in2"):
@@ -406,12 +413,21 @@ def test_a_variant_reader_gets_its_route_under_the_public_name(setup):
     assert set(reads) == {variant}  # replayed from the variant's own result log
     assert sent.take() == {"ed-socket": [("in1", ["in1"])]}
 
-    routes["ed"] = "out1.v-fedcba9876543210"  # ed's policies changed
+    moved = routes["ed"] = "out1.v-fedcba9876543210"  # ed's policies changed: moved on
+    delivery.register({moved: None}, Labels(("in1", "in2"), sources), public={moved: "out1"})
     delivery.recheck("out1")
-    assert sent.take() == {"ed-socket": [(ENDED_EVENT, "REWRITE_CHANGED")]}
-    assert left == [variant] and delivery.readers(variant) == 0
+    assert sent.take() == {"ed-socket": [(MOVED_EVENT, "out1")]}
+    assert left == [variant] and delivery.readers(variant) == 0 and delivery.readers(moved) == 1
     delivery.on_batch(variant, batch("in1"))
     assert sent.take() == {}
+    delivery.on_batch(moved, batch("in1"))
+    assert sent.take() == {"ed-socket": [("in1", ["in1"])]}
+    routes["ed"] = Denied(
+        code="REWRITE_DENIED", stream="in1", why="no policy on it"
+    )  # and now denied: ended, why
+    delivery.recheck("out1")
+    assert sent.take() == {"ed-socket": [(ENDED_EVENT, "REWRITE_DENIED")]}
+    assert delivery.readers(moved) == 0
     delivery.unregister([variant])
     assert delivery.labels(variant) is None
 
