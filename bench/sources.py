@@ -64,14 +64,14 @@ def label_cost(c: Comparison, count: int) -> tuple[float, float]:
 
 def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    count, reps = mode.tuples(200_000, 1_000_000), mode.pick(5, 9)
+    count, reps = mode.tuples(200_000, 1_000_000, least=1_000), mode.pick(5, 9, least=2)
     result = Result()
     costs = {}
     for width in WIDTHS:
         plan, mask = widened(width)
         frames = {name: spark_batch.rows(spark, count // 2) for name in plan.inputs}
         variants = spark_batch.Variants(plan, frames, mask)
-        c = compare(timed(variants.secured), timed(variants.unsecured), reps, warmup=2)
+        c = compare(timed(variants.secured), timed(variants.unsecured), reps, mode.warmup(2))
         costs[width] = label_cost(c, count)
         result.rows.append(
             Row(
