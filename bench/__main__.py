@@ -1,7 +1,9 @@
-"""``python -m bench [--quick] [--scale K] [--only NAME,...]``: run the experiments, print one
-table, write JSON to ``bench/results/``. ``--quick`` (``make bench``) takes a few minutes on two
-cores; the full mode (``make bench-full``) uses more tuples and repetitions; ``--scale K`` runs
-K times the tuples per batch.
+"""``python -m bench [--quick | --smallest] [--scale K] [--only NAME,...]``: run the experiments,
+print one table, write JSON to ``bench/results/``. ``--quick`` (``make bench``) takes a few
+minutes on two cores; the full mode (``make bench-full``) uses more tuples and repetitions;
+``--smallest`` runs each case once on the least data (what the test suite runs: a check that the
+experiments still run, whose numbers mean nothing); ``--scale K`` runs K times the tuples per
+batch.
 """
 
 from __future__ import annotations
@@ -40,7 +42,13 @@ def scale(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer tuples and repetitions")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="fewer tuples and repetitions")
+    size.add_argument(
+        "--smallest",
+        action="store_true",
+        help="each case once on the least data: that every experiment still runs",
+    )
     parser.add_argument(
         "--scale",
         type=scale,
@@ -58,11 +66,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in chosen if n not in EXPERIMENTS]
     if unknown:
         parser.error(f"unknown experiment(s) {', '.join(unknown)}")
-    mode = Mode(quick=args.quick, scale=args.scale)
+    mode = Mode(quick=args.quick or args.smallest, scale=args.scale, smallest=args.smallest)
     rows, goals, payload, failed = (
         [],
         [],
-        {"machine": report.machine(), "quick": args.quick, "scale": args.scale, "experiments": {}},
+        {
+            "machine": report.machine(),
+            "quick": args.quick,
+            "smallest": args.smallest,
+            "scale": args.scale,
+            "experiments": {},
+        },
         [],
     )
     for name in chosen:
@@ -84,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     payload["machine"]["load_average_after"] = os.getloadavg()
     print(report.table(rows, goals))
-    path = report.write("quick" if args.quick else "full", payload)
+    size = "smallest" if args.smallest else "quick" if args.quick else "full"
+    path = report.write(size, payload)
     print(
         f"\nresults: {path}; load average before {payload['machine']['load_average']}, "
         f"after {payload['machine']['load_average_after']}"

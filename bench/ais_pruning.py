@@ -112,7 +112,8 @@ def outputs(spark, plan, data) -> list[dict]:
 
 def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    seeds, ships, minutes = mode.pick(3, 9), 80, 60  # one feed shape, more seeds
+    seeds, ships = mode.pick(3, 9, least=1), 80  # one feed shape, more seeds
+    minutes = mode.pick(60, 60, least=10)
     plan = validate(DOCUMENT, streams=SCHEMAS)
     feeds = [feed(seed, ships, minutes) for seed in range(seeds)]
     inputs = statistics.median(len(f["ais"]) + len(f["routes"]) for f in feeds)

@@ -63,21 +63,21 @@ def role_masks(sources: int, roles: int, rng: np.random.Generator) -> list[np.nd
 
 def run(mode: Mode) -> Result:
     rng = np.random.default_rng(7)
-    reps = mode.pick(5, 15)
+    reps = mode.pick(5, 15, least=1)
     result = Result()
     by_case = {}
     for subscribers, roles, sources in cases(mode.quick):
         table = batch(sources, rng)
         masks = role_masks(sources, roles, rng)
         held = [masks[i % roles] for i in range(subscribers)]
-        costs = repeat(timed(lambda: deliveries(table, held)), reps)
+        costs = repeat(timed(lambda: deliveries(table, held)), reps, mode.warmup(1))
         ns = float(np.median(costs)) * 1e9 / (ROWS * subscribers)
         by_case[subscribers, roles, sources] = ns
         case = f"subscribers {subscribers}, roles {roles}, sources {sources}"
         result.rows.append(Row(NAME, case, "ns per tuple per subscriber", ns))
         if roles == MOST_ROLES:
             answers = deliveries(table, masks)
-            copies = repeat(timed(lambda: [a.copy() for a in answers]), reps)
+            copies = repeat(timed(lambda: [a.copy() for a in answers]), reps, mode.warmup(1))
             result.rows.append(
                 Row(
                     NAME,

@@ -163,13 +163,14 @@ def latencies(url: str, http, samples: int) -> list[float]:
 
 
 def run(mode: Mode) -> Result:
-    seconds, reps, samples = mode.pick(5, 20), mode.pick(3, 5), mode.pick(60, 300)
+    seconds = mode.pick(5, 20, least=1)
+    reps, samples = mode.pick(3, 5, least=1), mode.pick(60, 300, least=1)
     result = Result()
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp))
         try:
             http = prepare(server.url)
-            rates = repeat(lambda: ingestion_rate(server.url, seconds), reps)
+            rates = repeat(lambda: ingestion_rate(server.url, seconds), reps, mode.warmup(1))
             lat = latencies(server.url, http, samples)
             result.extra["progress"] = server.app.extensions["sluice"].runtime.status("lat")
         finally:

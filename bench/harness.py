@@ -12,8 +12,10 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 Work = Callable[[], float]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -21,16 +23,27 @@ class Mode:
     """How much an experiment runs: ``quick`` (a few minutes in all) or full, and ``scale``, a
     factor on the tuples of each batch. A ratio's spread is mostly each run's fixed jitter
     (scheduling, a collection) over the run's length, so when it is wider than a goal's margin
-    a longer batch narrows it where more pairs would not."""
+    a longer batch narrows it where more pairs would not. ``smallest`` (with ``quick``'s cases)
+    is the test suite's: every case of every experiment, with the ``least`` each size names
+    and no costly warm-up, so that a benchmark cannot stop running unseen; its numbers mean
+    nothing."""
 
     quick: bool = False
     scale: int = 1
+    smallest: bool = False
 
-    def pick(self, quick: int, full: int) -> int:
+    def pick(self, quick: T, full: T, *, least: T) -> T:
+        """A size (tuples, repetitions, a sweep's cases) for this mode."""
+        if self.smallest:
+            return least
         return quick if self.quick else full
 
-    def tuples(self, quick: int, full: int) -> int:
-        return self.pick(quick, full) * self.scale
+    def tuples(self, quick: int, full: int, *, least: int) -> int:
+        return self.pick(quick, full, least=least) * self.scale
+
+    def warmup(self, runs: int) -> int:
+        """Untimed runs before the timed ones: none at the smallest size, which times nothing."""
+        return 0 if self.smallest else runs
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def run(mode: Mode) -> Result:
     from pyspark.sql import functions as F
 
     spark = spark_batch.session()
-    count, reps = mode.tuples(1_000_000, 5_000_000), mode.pick(7, 9)
+    count, reps = mode.tuples(1_000_000, 5_000_000, least=10_000), mode.pick(7, 9, least=1)
     frame = message_log(spark, count)
     frame.count()  # materialise the cache outside the timings
     result = Result()
@@ -67,8 +67,8 @@ def run(mode: Mode) -> Result:
         def collect(df):
             return lambda: df.agg(F.count("*"), F.max("ts")).collect()
 
-        c = compare(timed(collect(secured)), timed(collect(hand)), reps, warmup=2)
-        o = compare(timed(collect(secured)), timed(collect(open_)), reps, warmup=1)
+        c = compare(timed(collect(secured)), timed(collect(hand)), reps, mode.warmup(2))
+        o = compare(timed(collect(secured)), timed(collect(open_)), reps, mode.warmup(1))
         result.rows += [
             Row(
                 NAME,

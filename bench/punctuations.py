@@ -149,7 +149,7 @@ def columns(roles: int, frames: int) -> None:
 
 
 def run(mode: Mode) -> Result:
-    tuples, reps = mode.tuples(12_000, 60_000), mode.pick(5, 15)
+    tuples, reps = mode.tuples(12_000, 60_000, least=1_000), mode.pick(5, 15, least=1)
     result = Result()
     cost: dict[tuple[int, int], float] = {}
     for ratio in RATIOS:
@@ -159,12 +159,12 @@ def run(mode: Mode) -> Result:
             cost[ratio, roles] = ns / tuples
             case = f"{ratio} tuples per sp, {roles} roles"
             result.rows.append(Row(NAME, case, "ns per tuple", cost[ratio, roles]))
-    ingestion(result, mode.pick(500, 1000), mode.pick(9, 25))
+    ingestion(result, mode.pick(500, 1000, least=50), mode.pick(9, 25, least=1))
     mapping, work = workload(tuples, 1, 500, fresh=True)
     fresh = median_seconds(mapping, work, reps) * 1e9 / tuples
     case = "1 tuple per sp, 500 roles, every policy new"
     result.rows.append(Row(NAME, case, "ns per tuple", fresh))
-    frames = mode.pick(10, 50)
+    frames = mode.pick(10, 50, least=1)
     for roles in COLUMN_ROLES:
         seconds = float(np.median(repeat(timed(lambda r=roles: columns(r, frames)), reps)))
         case = f"policy columns written and read, {roles} roles"

@@ -57,7 +57,7 @@ def document(q: int) -> dict:
 
 def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    reps, compile_reps = mode.pick(15, 41), mode.pick(2, 5)
+    reps, compile_reps = mode.pick(15, 41, least=1), mode.pick(2, 5, least=1)
     empty = spark.range(0).select("id").withColumnRenamed("id", "x")
     result = Result()
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,11 +74,13 @@ def run(mode: Mode) -> Result:
                     cat.objects.drop(al, ObjectType.DIAGRAM, doc["name"])
                     return cost
 
-                control = compare(secured, timed(lambda: plan_of(doc, schemas, None, cat)), reps)
+                control = compare(
+                    secured, timed(lambda: plan_of(doc, schemas, None, cat)), reps, mode.warmup(1)
+                )
                 plan = plan_of(doc, schemas, None, cat)
                 frames = {name: empty for name in doc["inputs"]}
                 spark_s = statistics.median(
-                    repeat(timed(lambda: compile_plan(plan, frames)), compile_reps)
+                    repeat(timed(lambda: compile_plan(plan, frames)), compile_reps, mode.warmup(1))
                 )
                 deploy = Comparison(
                     tuple(s + spark_s for s in control.secured),
@@ -103,7 +105,7 @@ def run(mode: Mode) -> Result:
                     ),
                 ]
             decisions = 1e3 * statistics.median(
-                repeat(timed(lambda: check_only(cat, al, inputs)), reps)
+                repeat(timed(lambda: check_only(cat, al, inputs)), reps, mode.warmup(1))
             )
         finally:
             cat.close()

@@ -84,13 +84,13 @@ def case(n_inputs: int, count: int):
 
 
 def run(mode: Mode) -> Result:
-    reps = mode.pick(31, 101)
+    reps = mode.pick(31, 101, least=1)
     result = Result()
     for name, n in SIZES.items():
         boxes = len(query(n)["boxes"]) + n + 1
         for count in (10, 30, 60):
             checked, rewritten = variants(n, count)
-            c = compare(cpu(rewritten), cpu(checked), reps, warmup=3)
+            c = compare(cpu(rewritten), cpu(checked), reps, mode.warmup(3))
             ms, lo, hi = alone(c)
             label = f"{name} ({boxes} boxes), {max(count, n)} policies"
             result.rows += [
@@ -106,7 +106,7 @@ def run(mode: Mode) -> Result:
             ]
     # ms, lo, hi: the loop's last case, Q60 with 60 policies; now its wall clock too
     checked, rewritten = variants(SIZES["Q60"], 60)
-    wall = compare(timed(rewritten), timed(checked), reps, warmup=3)
+    wall = compare(timed(rewritten), timed(checked), reps, mode.warmup(3))
     wall_ms, wall_lo, wall_hi = alone(wall)
     result.rows.append(
         Row(
@@ -130,7 +130,11 @@ def run(mode: Mode) -> Result:
     empty = spark.createDataFrame([], SCHEMA.spark_type())
     frames = {name: empty for name in out.plan.inputs}
     spark_ms = 1e3 * statistics.median(
-        repeat(timed(lambda: compile_plan(out.plan, frames)), mode.pick(3, 7))
+        repeat(
+            timed(lambda: compile_plan(out.plan, frames)),
+            mode.pick(3, 7, least=1),
+            mode.warmup(1),
+        )
     )
     deploy = 1e3 * wall.secured_median + spark_ms
     result.rows.append(

@@ -2,11 +2,14 @@
 
 Up to 64 sources a label is one 64-bit word; above, a sparse set of bit indexes
 (``boxes/labels.py``), whose cost per tuple grows with the sources a tuple derives from, not
-with how many there are. The diagram is a union of two inputs whose labels are made as wide
-as ``width`` sources would make them (their bits are 0 and ``width - 1``); a real union of
-4096 inputs cannot be used, because building its Spark plan alone takes many minutes (see
-docs/benchmarks.md). The subscriber may read the two inputs but none of the other
-``width - 2`` sources, so the SecFilter must test every label against the whole width.
+with how many there are. The diagram is a union of two streams ``a`` and ``b`` numbered as in
+a plan whose label bits stand for ``width`` sources: the two streams and, sorted between them,
+``width - 2`` more that a derived input would bring (``Plan.sources``), so their bits are 0 and
+``width - 1``. A real union of 4096 inputs cannot be used, because building its Spark plan
+alone takes many minutes (see docs/benchmarks.md). The labels are thus ones such a plan
+produces, handed over as the runtime hands over that plan's (``server/runtime/handover.py``
+narrows a word only up to 31 sources). The subscriber may read the two streams but none of
+the other ``width - 2`` sources, so the SecFilter must test every label against the whole width.
 Label cost per tuple = the median over pairs of (secured - unsecured time) / tuples, compared
 across widths; its noise floor is the interquartile range of those per-pair differences.
 """
@@ -16,13 +19,12 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-import numpy as np
-
 from bench import spark_batch
 from bench.harness import Comparison, Mode, compare, timed
 from bench.report import Goal, Result, Row
 from boxes.input import InputBox
-from boxes.labels import is_sparse, mask_words, word_count
+from boxes.labels import is_sparse, word_count
+from boxes.secfilter import readable_mask
 
 NAME = "sources"
 WIDTHS = (2, 64, 200, 4096)
@@ -37,19 +39,19 @@ DOC = {
 
 
 def widened(width: int):
-    """The two-input plan with labels as wide as ``width`` sources, and the mask of a reader
-    of just those two."""
+    """The two-input plan with its label bits numbered over ``width`` sorted sources (``a``
+    first, ``b`` last), and the mask of a reader of just those two."""
     plan = spark_batch.plan_of(DOC)
+    sources = ("a", *(f"a{i:04d}" for i in range(1, width - 1)), "b")  # a < a0001 < ... < b
     words = word_count(width)
-    bits = {"a": 0, "b": width - 1}
     boxes = tuple(
-        dataclasses.replace(box, bit=bits[box.name], words=words)
+        dataclasses.replace(box, bit=sources.index(box.name), words=words)
         if isinstance(box, InputBox)
         else box
         for box in plan.boxes
     )
-    mask = np.array(mask_words(bits.values(), words), dtype=np.int64).view(np.uint64)
-    return dataclasses.replace(plan, boxes=boxes, label_words=words), mask
+    mask = readable_mask(sources, plan.inputs)
+    return dataclasses.replace(plan, boxes=boxes, label_words=words, sources=sources), mask
 
 
 def label_cost(c: Comparison, count: int) -> tuple[float, float]:
@@ -62,14 +64,14 @@ def label_cost(c: Comparison, count: int) -> tuple[float, float]:
 
 def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    count, reps = mode.tuples(200_000, 1_000_000), mode.pick(5, 9)
+    count, reps = mode.tuples(200_000, 1_000_000, least=1_000), mode.pick(5, 9, least=2)
     result = Result()
     costs = {}
     for width in WIDTHS:
         plan, mask = widened(width)
         frames = {name: spark_batch.rows(spark, count // 2) for name in plan.inputs}
         variants = spark_batch.Variants(plan, frames, mask)
-        c = compare(timed(variants.secured), timed(variants.unsecured), reps, warmup=2)
+        c = compare(timed(variants.secured), timed(variants.unsecured), reps, mode.warmup(2))
         costs[width] = label_cost(c, count)
         result.rows.append(
             Row(

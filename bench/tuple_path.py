@@ -40,17 +40,18 @@ def chain(boxes: int) -> dict:
 
 def run(mode: Mode) -> Result:
     spark = spark_batch.session()
-    count, reps = mode.tuples(200_000, 1_000_000), mode.pick(7, 9)
-    kinds = (("throughput", count), ("latency", LATENCY_ROWS))
+    count, reps = mode.tuples(200_000, 1_000_000, least=1_000), mode.pick(7, 9, least=1)
+    both = (("throughput", count), ("latency", LATENCY_ROWS))
+    kinds = mode.pick(both, both, least=both[1:])  # least: one batch through each chain
     result = Result()
-    for boxes in SIZES:
+    for boxes in mode.pick(SIZES, SIZES, least=tuple(GOALS)):  # least: the chains with goals
         plan = spark_batch.plan_of(chain(boxes))
         idle = spark_batch.rows(spark, 0)
         for kind, rows in kinds:
             variants = spark_batch.Variants(
                 plan, {"data": spark_batch.rows(spark, rows), "idle": idle}
             )
-            c = compare(timed(variants.secured), timed(variants.unsecured), reps, warmup=2)
+            c = compare(timed(variants.secured), timed(variants.unsecured), reps, mode.warmup(2))
             case = f"{boxes} boxes, {kind}"
             if kind == "throughput":
                 row = Row(
