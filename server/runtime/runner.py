@@ -718,8 +718,9 @@ class Runtime:
                 )
 
     def _start_queries(self, deployment: _Deployment, start) -> None:
-        """Start every output's query, then wait until each query's sources have said hello to
-        the head service (``heads.py``): the query's stream thread is running. A deploy whose
+        """Start every output's query, then wait until each query's sources (those its own
+        inputs need: ``_sources_opened``) have said hello to the head service (``heads.py``):
+        the query's stream thread is running. A deploy whose
         sources have not all said hello within ``deploy_timeout`` is abandoned."""
         client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
         by_schema: dict[Schema, list[str]] = {}
@@ -737,7 +738,6 @@ class Runtime:
             }
             frames.update(input_frames(self.spark, options, names, schema, policy))
         frames.update(self._derived_frames(deployment.plan, start, client, policy))
-        sources = len(by_schema) + len(deployment.plan.derived())
         compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
         for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
@@ -758,7 +758,7 @@ class Runtime:
         queries = list(deployment.queries.values())
         came_up = self._heads.wait_for_clients(
             client,
-            len(queries) * sources,
+            _sources_opened(deployment.plan),
             lambda: all(q.isActive for q in queries),
             self.settings.deploy_timeout,
         )
@@ -1303,6 +1303,18 @@ class Runtime:
         self.log.close()
         if self._owns_session:
             self.spark.stop()
+
+
+def _sources_opened(plan: Plan) -> int:
+    """How many sources the plan's queries open, all told. Each output's query opens those
+    of the frames its boxes read: one per schema of the streams upstream of it (one source
+    serves all of a schema's streams) and one per derived input upstream of it; nothing for
+    another output's inputs."""
+    streams, derived = set(plan.streams()), plan.derived().keys()
+    return sum(
+        len({plan.input_schemas[n] for n in boxes & streams}) + len(boxes & derived)
+        for boxes in observed.lineages(plan).values()
+    )
 
 
 def _summary(error: str) -> str:
