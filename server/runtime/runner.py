@@ -1141,6 +1141,18 @@ class Runtime:
             "boxes": boxes,
         }
 
+    def given_up(self, diagram_id: str) -> bool:
+        """Whether the diagram has failed for good: ``failed`` with no automatic restart to
+        come (its restarts used up, or a failure that is not retried) until it is deployed
+        again. What the runtime's threads found; its queries are not checked here. A member's
+        restarts are its host's."""
+        with self._lock:
+            deployment = self._deployments.get(diagram_id)
+            if deployment is None or deployment.state != FAILED:
+                return False
+            host = self._deployments.get(deployment.host or "")
+            return (host or deployment).retry is None
+
     def _member_status(self, member: _Deployment) -> dict[str, Any]:
         """A member's status: its host's, checked now, in the member's names and positions."""
         host = self._registered(member.host or "")
