@@ -202,6 +202,7 @@ class Runtime:
         # (Spark starts one diagram's queries at a time), then ``_lock`` (the registry, held
         # only for a moment). A status read never waits on a diagram's lock.
         self._deployments: dict[str, _Deployment] = {}
+        self._awaiting_driver: set[str] = set()  # failed with the driver, resumed by the next
         self._diagram_locks: dict[str, threading.RLock] = {}
         self._launching = threading.Lock()
         self._lock = threading.RLock()
@@ -1021,16 +1022,20 @@ class Runtime:
         error = str(Unavailable(code=codes.SPARK_DRIVER_LOST))
         with self._lock:
             deployments = list(self._deployments.values())
+        replaced = self._owns_session and not self._closed.is_set()
         resume = []
         for deployment in deployments:
             if deployment.host is not None:
                 continue  # a member: its host's state is its own
             with self._diagram_lock(deployment.diagram_id):
                 if deployment.state in (RUNNING, STARTING) or deployment.retry is not None:
+                    if replaced:  # not given up: resumed once a new driver is up
+                        with self._lock:
+                            self._awaiting_driver.add(deployment.diagram_id)
                     self._halt(deployment, FAILED, error)
                     resume.append(deployment)
         log.error("the Spark driver is gone; %d diagram(s) stopped with it", len(resume))
-        if not self._owns_session or self._closed.is_set():
+        if not replaced:
             return
         with self._launching:
             discard_session(self.spark)
@@ -1045,6 +1050,8 @@ class Runtime:
     def _resume(self, deployment: _Deployment) -> None:
         """Start a failed diagram again from its checkpoint, or retry later if it fails."""
         with self._diagram_lock(deployment.diagram_id):
+            with self._lock:
+                self._awaiting_driver.discard(deployment.diagram_id)
             if (
                 self._registered(deployment.diagram_id) is not deployment
                 or deployment.state != FAILED
@@ -1143,15 +1150,15 @@ class Runtime:
 
     def given_up(self, diagram_id: str) -> bool:
         """Whether the diagram has failed for good: ``failed`` with no automatic restart to
-        come (its restarts used up, or a failure that is not retried) until it is deployed
-        again. What the runtime's threads found; its queries are not checked here. A member's
-        restarts are its host's."""
+        come (its restarts used up, or a failure that is not retried; not one that a new
+        driver will resume) until it is deployed again. What the runtime's threads found; its
+        queries are not checked here. A member's restarts are its host's."""
         with self._lock:
             deployment = self._deployments.get(diagram_id)
             if deployment is None or deployment.state != FAILED:
                 return False
-            host = self._deployments.get(deployment.host or "")
-            return (host or deployment).retry is None
+            runs = self._deployments.get(deployment.host or "") or deployment
+            return runs.retry is None and runs.diagram_id not in self._awaiting_driver
 
     def _member_status(self, member: _Deployment) -> dict[str, Any]:
         """A member's status: its host's, checked now, in the member's names and positions."""
