@@ -270,6 +270,17 @@ def affordable_rewrite(svc, diagram, running: Plan, deployer: Subject | None) ->
         raise
 
 
+def status_of(svc, diagram) -> str:
+    """A diagram's status as every answer shows it: the one its owner set (``running`` or
+    ``stopped``: what a restarted server resumes), but ``failed`` while it is to run and the
+    runtime has given up on it (``Runtime.given_up``: a failure after its automatic restarts,
+    or one not retried), until it is deployed or stopped again."""
+    runtime = svc.runtime
+    if diagram.status == "running" and runtime is not None and runtime.given_up(diagram.name):
+        return "failed"
+    return diagram.status
+
+
 def run_named(svc, name: str, deployer: Subject | None = None) -> None:
     (found,) = [r for r in svc.catalog.objects.resumable() if r.diagram.name == name]
     run(svc, found, deployer)

@@ -13,6 +13,7 @@ The server's whole view of Spark::
     rt.status(diagram_id) -> {"state": running|stopped|failed, "error", "failed_output",
                               "restarts", "outputs": {output: progress and delivery counters},
                               "boxes": {box: rows in and out, boxes/observed.py}}
+    rt.given_up(diagram_id) -> bool      # failed, no automatic restart to come
     rt.plan(diagram_id) -> Plan | None   # as last deployed (rewritten, if it was)
     rt.wait_for_state(diagram_id, state, restarts=None, timeout=None)
         -> {state, error, restarts} | None
@@ -27,8 +28,8 @@ query. Each result batch is logged durably before delivery, exactly once across 
 diagram's state is checked against its queries every ``RuntimeSettings.reconcile_every``
 seconds and at every ``status`` call (no listener events are relied on); a failed diagram is
 restarted from its checkpoint up to ``RuntimeSettings.max_restarts`` times (with backoff),
-then stays ``failed``. On start the server calls ``deploy`` again for every diagram the
-catalog records as running: the same plan gives the same version, hence the same
+then stays ``failed`` (``given_up``). On start the server calls ``deploy`` again for every
+diagram the catalog records as running: the same plan gives the same version, hence the same
 checkpoint.
 """
 

@@ -203,6 +203,7 @@ class Runtime:
         # (Spark starts one diagram's queries at a time), then ``_lock`` (the registry, held
         # only for a moment). A status read never waits on a diagram's lock.
         self._deployments: dict[str, _Deployment] = {}
+        self._awaiting_driver: set[str] = set()  # failed with the driver, resumed by the next
         self._diagram_locks: dict[str, threading.RLock] = {}
         self._launching = threading.Lock()
         self._lock = threading.RLock()
@@ -720,8 +721,9 @@ class Runtime:
                 )
 
     def _start_queries(self, deployment: _Deployment, start) -> None:
-        """Start every output's query, then wait until each query's sources have said hello to
-        the head service (``heads.py``): the query's stream thread is running. A deploy whose
+        """Start every output's query, then wait until each query's sources (those its own
+        inputs need: ``_sources_opened``) have said hello to the head service (``heads.py``):
+        the query's stream thread is running. A deploy whose
         sources have not all said hello within ``deploy_timeout`` is abandoned."""
         client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
         by_schema: dict[Schema, list[str]] = {}
@@ -739,7 +741,6 @@ class Runtime:
             }
             frames.update(input_frames(self.spark, options, names, schema, policy))
         frames.update(self._derived_frames(deployment.plan, start, client, policy))
-        sources = len(by_schema) + len(deployment.plan.derived())
         compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
         for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
@@ -760,7 +761,7 @@ class Runtime:
         queries = list(deployment.queries.values())
         came_up = self._heads.wait_for_clients(
             client,
-            len(queries) * sources,
+            _sources_opened(deployment.plan),
             lambda: all(q.isActive for q in queries),
             self.settings.deploy_timeout,
         )
@@ -1023,16 +1024,20 @@ class Runtime:
         error = str(Unavailable(code=codes.SPARK_DRIVER_LOST))
         with self._lock:
             deployments = list(self._deployments.values())
+        replaced = self._owns_session and not self._closed.is_set()
         resume = []
         for deployment in deployments:
             if deployment.host is not None:
                 continue  # a member: its host's state is its own
             with self._diagram_lock(deployment.diagram_id):
                 if deployment.state in (RUNNING, STARTING) or deployment.retry is not None:
+                    if replaced:  # not given up: resumed once a new driver is up
+                        with self._lock:
+                            self._awaiting_driver.add(deployment.diagram_id)
                     self._halt(deployment, FAILED, error)
                     resume.append(deployment)
         log.error("the Spark driver is gone; %d diagram(s) stopped with it", len(resume))
-        if not self._owns_session or self._closed.is_set():
+        if not replaced:
             return
         with self._launching:
             discard_session(self.spark)
@@ -1047,6 +1052,8 @@ class Runtime:
     def _resume(self, deployment: _Deployment) -> None:
         """Start a failed diagram again from its checkpoint, or retry later if it fails."""
         with self._diagram_lock(deployment.diagram_id):
+            with self._lock:
+                self._awaiting_driver.discard(deployment.diagram_id)
             if (
                 self._registered(deployment.diagram_id) is not deployment
                 or deployment.state != FAILED
@@ -1142,6 +1149,18 @@ class Runtime:
             "outputs": outputs,
             "boxes": boxes,
         }
+
+    def given_up(self, diagram_id: str) -> bool:
+        """Whether the diagram has failed for good: ``failed`` with no automatic restart to
+        come (its restarts used up, or a failure that is not retried; not one that a new
+        driver will resume) until it is deployed again. What the runtime's threads found; its
+        queries are not checked here. A member's restarts are its host's."""
+        with self._lock:
+            deployment = self._deployments.get(diagram_id)
+            if deployment is None or deployment.state != FAILED:
+                return False
+            runs = self._deployments.get(deployment.host or "") or deployment
+            return runs.retry is None and runs.diagram_id not in self._awaiting_driver
 
     def _member_status(self, member: _Deployment) -> dict[str, Any]:
         """A member's status: its host's, checked now, in the member's names and positions."""
@@ -1305,6 +1324,18 @@ class Runtime:
         self.log.close()
         if self._owns_session:
             self.spark.stop()
+
+
+def _sources_opened(plan: Plan) -> int:
+    """How many sources the plan's queries open, all told. Each output's query opens those
+    of the frames its boxes read: one per schema of the streams upstream of it (one source
+    serves all of a schema's streams) and one per derived input upstream of it; nothing for
+    another output's inputs."""
+    streams, derived = set(plan.streams()), plan.derived().keys()
+    return sum(
+        len({plan.input_schemas[n] for n in boxes & streams}) + len(boxes & derived)
+        for boxes in observed.lineages(plan).values()
+    )
 
 
 def _summary(error: str) -> str:

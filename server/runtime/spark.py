@@ -6,7 +6,9 @@ ran out of memory (in an unknown state afterwards) into one that is gone, which 
 notices and replaces; few shuffle partitions suit small, frequent
 micro-batches on a small machine; RocksDB keeps window and join state off the JVM heap;
 UTC makes timestamps mean the same on every machine. Sluice's own source (``jar.py``) is
-one of the session's jars, shipped to executors with it.
+one of the session's jars, shipped to executors with it. Spark runs from a home whose Python
+workers import PySpark's compiled package (``sparkhome.py``), so they start in time on a busy
+machine.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from py4j.protocol import Py4JError
 
 from server.runtime.jar import source_jar
+from server.runtime.sparkhome import worker_home
 
 DEFAULT_CONF: dict[str, str] = {
     # The driver holds every deployed query (plans, progress): about 1.2-1.7 MiB each in
@@ -76,6 +79,9 @@ def build_session(
     # cluster's driver binds where its executors reach it.
     bind = (conf or {}).get("spark.driver.bindAddress", "127.0.0.1")
     os.environ.setdefault("SPARK_LOCAL_IP", bind)
+    home = worker_home()
+    if home is not None:
+        os.environ["SPARK_HOME"] = str(home)
     settings = {**DEFAULT_CONF, **(conf or {})}
     settings["spark.jars"] = ",".join(
         [str(source_jar()), *filter(None, [settings.get("spark.jars")])]

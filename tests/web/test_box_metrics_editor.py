@@ -1,6 +1,7 @@
 """A running diagram's boxes on the canvas (issue 19), in Chromium, checked against the server:
 each box shows the rows that went in and out of it, and a failed query is shown, with its
-message, on the output box whose query failed, until the diagram runs again."""
+message, on the output box whose query failed (also once the runtime has given up on it), until
+the diagram runs again."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
+from tests.server.serverkit import wait_until
 from tests.web.steps import box, editor_notice
 from tests.web.test_editor import filtered, open_diagram, toolbar
 
@@ -22,6 +24,14 @@ def counts_of(page: Page, name: str):
 
 def fault_of(page: Page, name: str):
     return box(page, name).locator(".box-fault")
+
+
+def listed(live, name: str) -> str:
+    """The diagram's status in the list of diagrams."""
+    (found,) = [
+        d for d in live.api("al", "GET", "/diagrams").json()["diagrams"] if d["name"] == name
+    ]
+    return found["status"]
 
 
 def test_a_running_diagram_shows_rows_in_and_out_on_each_box(login, live, stored):
@@ -65,6 +75,8 @@ def test_a_failed_query_shows_on_its_output_box_until_the_diagram_runs_again(
         segment.rename(aside / segment.name)  # the rows the diagram resumes from are gone
     try:
         live.api("al", "POST", f"/diagrams/{name}/deploy")
+        # opened once the runtime has given up on it (its restarts spent): listed as failed
+        wait_until(lambda: listed(live, name) == "failed", 120, f"{name} listed as failed")
         page = login("al")
         open_diagram(page, name)
         expect(fault_of(page, output)).to_contain_text("[LOG_GAP]")

@@ -31,7 +31,9 @@ export class DiagramList {
     const running = new Set(diagrams.filter((d) => d.status === "running").map((d) => d.name));
     for (const name of this.charts.keys()) if (!running.has(name)) this.forget(name);
     this.rows.show(diagrams, el("li", { class: "hint" }, "No diagrams yet."));
-    this.poll([...running]);
+    // a failed one (given up on) is sampled once, so the editor shows its failure
+    const failed = diagrams.filter((d) => d.status === "failed").map((d) => d.name);
+    this.poll([...running, ...failed]);
   }
 
   row(diagram) {
@@ -54,7 +56,7 @@ export class DiagramList {
     return this.charts.get(name);
   }
 
-  /** Poll the running diagrams' progress until none runs. */
+  /** Poll the running diagrams' progress until none runs (any other is sampled once). */
   poll(running) {
     clearTimeout(this.timer);
     if (!running.length) return;

@@ -12,7 +12,7 @@ from boxes.cql.printer import to_cql
 from boxes.document import SECTIONS
 from boxes.errors import DiagramInvalid, InvalidInput
 from catalog import ObjectType
-from server.control.diagrams import planned, run_named, spec_of
+from server.control.diagrams import planned, run_named, spec_of, status_of
 from server.control.metrics import shown
 from server.control.preview import preview as box_preview
 from server.control.rewrites import described
@@ -66,8 +66,14 @@ REWRITE = answer(
         "stale": {"type": ["string", "null"]},
     }
 )
+RUN_STATUS = {
+    "enum": ["running", "stopped", "failed"],
+    "description": "running or stopped as its owner set it; failed while it is to run but "
+    "the runtime has given up on it (a failure after its automatic restarts, or one not "
+    "retried), until it is deployed or stopped again",
+}
 DIAGRAM = catalog_object(
-    status=STRING,
+    status=RUN_STATUS,
     document=ANY_OBJECT,
     rewrite={
         **REWRITE,
@@ -179,7 +185,7 @@ RUN_STATE = answer(
     optional=("version", "restarts"),
 )
 PROGRESS = answer(
-    {"name": STRING, "status": STRING, "progress": {"oneOf": [{"type": "null"}, RUN_STATE]}}
+    {"name": STRING, "status": RUN_STATUS, "progress": {"oneOf": [{"type": "null"}, RUN_STATE]}}
 )
 # Exactly one of a document, a CQL script and the paper's XML query form.
 ONE_OF = {"oneOf": [{"required": ["document"]}, {"required": ["cql"]}, {"required": ["xml"]}]}
@@ -215,7 +221,7 @@ D = ObjectType.DIAGRAM
 
 
 def _describe(o) -> dict:
-    out = {**o.to_dict(), "status": o.status}
+    out = {**o.to_dict(), "status": status_of(services(), o)}
     if o.spec:
         out["document"] = json.loads(o.spec)
     return {**out, **described(services().catalog, subject(), o)}
@@ -225,8 +231,9 @@ def _describe(o) -> dict:
 @guarded(answer=listing("diagrams", DIAGRAM))
 def index():
     """The diagrams the session may view, with their status."""
-    seen = services().catalog.objects.lookup(subject())
-    return {"diagrams": [{**o.to_dict(), "status": o.status} for o in seen if o.type is D]}
+    svc = services()
+    seen = svc.catalog.objects.lookup(subject())
+    return {"diagrams": [{**o.to_dict(), "status": status_of(svc, o)} for o in seen if o.type is D]}
 
 
 @bp.post("")
@@ -340,7 +347,11 @@ def status(name: str):
     svc = services()
     o = svc.catalog.objects.get(subject(), D, name)
     progress = svc.runtime.status(name) if svc.runtime is not None else None
-    return {"name": name, "status": o.status, "progress": shown(svc, subject(), name, progress)}
+    return {
+        "name": name,
+        "status": status_of(svc, o),
+        "progress": shown(svc, subject(), name, progress),
+    }
 
 
 @bp.get("/<name>/boxes/<box>/preview")

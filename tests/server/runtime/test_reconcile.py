@@ -147,3 +147,30 @@ def test_the_listener_bus_counts_dropped_events_per_queue(make_runtime):
     assert bus["events_posted"] > 0
     assert isinstance(bus["dropped_events"]["streams"], int)
     assert bus["dropped_events"]["streams"] >= 0
+
+
+def test_a_diagram_failed_with_the_driver_is_not_given_up_while_a_new_one_starts(
+    make_runtime, spark, monkeypatch
+):
+    """Failed with ``SPARK_DRIVER_LOST`` and to be resumed by the new driver: not given up
+    (the API says ``running``, not ``failed``), then running again. The driver's loss is
+    played out on the suite's session: the runtime "replaces" it with the same one."""
+    from server.runtime import runner
+
+    runtime = make_runtime(reconcile_every=3600, share_plans=False)
+    rows = deploy_delivering(runtime, "d")
+    runtime._owns_session = True  # the session is the runtime's to replace in this test
+    seen = []
+
+    def rebuilt(*args, **kwargs):
+        seen.append((runtime.status("d")["state"], runtime.given_up("d")))
+        return spark
+
+    monkeypatch.setattr(runner, "discard_session", lambda session: None)
+    monkeypatch.setattr(runner, "build_session", rebuilt)
+    runtime._replace_driver()
+    runtime._owns_session = False  # the suite's session outlives this runtime
+    assert seen == [("failed", False)]
+    assert runtime.status("d")["state"] == "running" and not runtime.given_up("d")
+    runtime.append("d_in", [{"symbol": "after", "price": 2.0}])
+    assert [r["symbol"] for r in rows.wait_for_rows(2)] == ["before", "after"]

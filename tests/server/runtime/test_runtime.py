@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 from runtime_helpers import TRADE, Collector, plan_of, union_doc, wait_until
 
+from boxes.document import validate
 from boxes.errors import InvalidInput, NotFound, TooLarge
+from boxes.types import parse_schema
+
+QUOTE, _ = parse_schema({"fields": {"venue": "string", "bid": "double"}}, "quote")
 
 
 def trade(symbol: str, price: float) -> dict:
@@ -31,6 +35,28 @@ def test_results_carry_their_labels_and_a_rejected_batch_reaches_no_diagram(runt
     status = runtime.status("all")
     assert status["state"] == "running"
     assert status["outputs"]["all_out"]["rows"] == 3
+
+
+def test_outputs_reading_streams_of_different_schemas_deploy_and_run(make_runtime):
+    """Each output's query opens a source for its own inputs' schema only: the deploy waits
+    for those, not for one per schema of the whole diagram (which never came: issue 42)."""
+    runtime = make_runtime(deploy_timeout=30)
+    runtime.create_stream("m1", TRADE)
+    runtime.create_stream("m2", QUOTE)
+    doc = {
+        "version": 1,
+        "name": "mix",
+        "inputs": {"m1": {}, "m2": {}},
+        "boxes": {},
+        "outputs": {"mix_a": {"from": "m1"}, "mix_b": {"from": "m2"}},
+    }
+    rows = Collector()
+    runtime.deploy("mix", validate(doc, {"m1": TRADE, "m2": QUOTE}), rows)
+    assert runtime.status("mix")["state"] == "running"
+    runtime.append("m1", [trade("a", 1.0)])
+    runtime.append("m2", [{"venue": "x", "bid": 2.0}])
+    got = rows.wait_for_rows(2)
+    assert sorted(r.get("symbol") or r.get("venue") for r in got) == ["a", "x"]
 
 
 def test_a_stopped_diagram_resumes_where_it_stopped_while_the_other_runs_on(runtime):
