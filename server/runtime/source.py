@@ -148,14 +148,17 @@ class SourceRows:
         """The offset after ``start`` at ``heads``: a stream stays quiet if it was and the rows
         between give its query nothing it may see (only a quiet stream's rows are read)."""
         first = json.loads(start)
-        quiet = {
-            name: bool(first[name].get("quiet"))
-            and not self._seen(
-                self._stream_rows(index, name, _position(first[name]), heads[name])
-            ).num_rows
-            for index, name in enumerate(self.streams)
-        }
-        return json.dumps({name: _offset(heads[name], quiet[name]) for name in self.streams})
+        return json.dumps(
+            {
+                name: _offset(heads[name], self._quiet(index, name, first[name], heads[name]))
+                for index, name in enumerate(self.streams)
+            }
+        )
+
+    def _quiet(self, index: int, name: str, first: Mapping, head: Position) -> bool:
+        if not first.get("quiet") or head.seq == first["seq"]:
+            return bool(first.get("quiet"))
+        return not self._seen(self._stream_rows(index, name, _position(first), head)).num_rows
 
     def between(self, start: str, end: str) -> pa.Table:
         """The rows from ``start`` to ``end``, then the marks of the streams quiet at ``end``."""
