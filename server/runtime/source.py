@@ -45,6 +45,7 @@ import base64
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -155,7 +156,8 @@ class SourceRows:
             }
         )
 
-    def _quiet(self, index: int, name: str, first: Mapping, head: Position) -> bool:
+    def _quiet(self, index: int, name: str, first: Mapping[str, Any], head: Position) -> bool:
+        """Whether ``name``, quiet or not at offset ``first``, is quiet at ``head``."""
         if not first.get("quiet") or head.seq == first["seq"]:
             return bool(first.get("quiet"))
         return not self._seen(self._stream_rows(index, name, _position(first), head)).num_rows
