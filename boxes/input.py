@@ -95,13 +95,16 @@ class InputBox(Box):
             frame = arrival.attach(frame)
             kept.append(arrival.ARRIVAL_COLUMN)
         heads = ([levels.LEVEL_COLUMN] if clearance is not None else []) + list(policy)
-        frame = frame.select(*kept, *[_or_default(frame, c) for c in heads])
+        marked = self.schema.event_time is not None and arrival.ARRIVAL_COLUMN in frame.columns
+        counted = kept + ([arrival.ARRIVAL_COLUMN] if marked and not self.arrival else [])
+        frame = frame.select(*counted, *[_or_default(frame, c) for c in heads])
         if clearance is not None:
             frame = levels.at_level(frame, clearance)
         if self.schema.event_time:
             frame = _every_tuple_moves_time(
-                frame.withWatermark(self.schema.event_time, spark_interval(self.lateness))
-            )
+                frame.withWatermark(self.schema.event_time, spark_interval(self.lateness)),
+                marked,
+            ).select(*kept, *heads)
         head = [frame[c] for c in heads]
         if self.output is not None:
             upstream = frame[labels.LABEL_COLUMN]
@@ -130,17 +133,23 @@ def _or_default(frame: Any, column: str):
     return found.alias(column)
 
 
-def _every_tuple_moves_time(watermarked: Any) -> Any:
+def _every_tuple_moves_time(watermarked: Any, marked: bool) -> Any:
     """Keep every later filter above the watermark: the stream's time is its every tuple's.
+    If ``marked``, drop the source's time marks there too (``_arrival`` -1: a quiet stream's
+    time, ``server/runtime/source.py``), which only the watermark counts.
 
     Catalyst pushes a deterministic filter that does not read the event time below the
     watermark, even one on a window's group key placed after the window. The watermark then
     moves only with the tuples that filter keeps, so a diagram counting one symbol would not
     close its last window until that symbol came again, and would disagree with the same
     window run shared (its filter then runs on the window's results). A filter whose condition
-    is nondeterministic is never combined with, nor crossed by, the filters above it; this one
-    keeps every row and costs a comparison of the partition's number. (Spark is imported here:
-    validating a document never imports it.)"""
+    is nondeterministic is never combined with, nor crossed by, the filters above it, nor split:
+    so the marks' test is one expression with the partition's number (never negative), which
+    also keeps it above the watermark. (Spark is imported here: validating a document never
+    imports it.)"""
     from pyspark.sql import functions as F
 
-    return watermarked.filter(F.spark_partition_id() >= 0)
+    partition = F.spark_partition_id()
+    if marked:
+        return watermarked.filter(F.least(F.col(arrival.ARRIVAL_COLUMN), partition) >= 0)
+    return watermarked.filter(partition >= 0)

@@ -189,7 +189,13 @@ def dominated(clearance: int, label=None):
     from pyspark.sql import functions as F
 
     label = level_column() if label is None else label
-    return label.bitwiseAND(F.lit(signed(~clearance & ((1 << 64) - 1))).cast("long")) == 0
+    return label.bitwiseAND(F.lit(outside(clearance)).cast("long")) == 0
+
+
+def outside(clearance: int) -> int:
+    """The company bits a clearance does not cover, as a signed 64-bit word: a label is
+    dominated when it has none of them."""
+    return signed(~clearance & ((1 << 64) - 1))
 
 
 def at_level(frame, clearance: int):

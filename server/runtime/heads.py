@@ -256,7 +256,7 @@ class _Handler(socketserver.StreamRequestHandler):
         queries: Queries = self.server.queries  # type: ignore[attr-defined]
         wait = min(float(request.get("wait", 0)), MAX_WAIT)
         known = source.rows.known(request["offset"])
-        return source.rows.offset(queries.latest(source, known, wait))
+        return source.rows.offset(request["offset"], queries.latest(source, known, wait))
 
 
 class _Server(socketserver.ThreadingTCPServer):

@@ -730,6 +730,9 @@ class Runtime:
         policy = field_policy(deployment.plan) if deployment.plan.governed else None
         for name in deployment.plan.streams():
             by_schema.setdefault(deployment.plan.input_schemas[name], []).append(name)
+        # The tuples a query at a level may see, for its quiet streams' marks (``source.py``).
+        level = deployment.plan.clearance
+        clearance = {} if level is None else {"clearance": str(level)}
         frames = {}
         for schema, names in by_schema.items():
             options = {
@@ -738,9 +741,10 @@ class Runtime:
                 "poll": str(self.settings.poll_seconds),
                 "client": client,
                 "start": json.dumps({n: start[n].to_list() for n in names}),
+                **clearance,
             }
             frames.update(input_frames(self.spark, options, names, schema, policy))
-        frames.update(self._derived_frames(deployment.plan, start, client, policy))
+        frames.update(self._derived_frames(deployment.plan, start, client, policy, clearance))
         compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
         for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
@@ -812,7 +816,12 @@ class Runtime:
         return deployment.dispatcher
 
     def _derived_frames(
-        self, plan: Plan, start, client: str, policy: FieldPolicy | None
+        self,
+        plan: Plan,
+        start,
+        client: str,
+        policy: FieldPolicy | None,
+        clearance: dict[str, str],
     ) -> dict[str, Any]:
         """One DataFrame per derived input: its output's result log, from where this diagram
         started reading it (its key in ``start``)."""
@@ -827,6 +836,7 @@ class Runtime:
                     "client": client,
                     "start": json.dumps({key: start[key].to_list()}),
                     "dirs": json.dumps({key: self._result_url(box.output)}),
+                    **clearance,
                 }
                 words = labels.word_count(len(box.remap))
                 frames[box.name] = derived_frame(

@@ -25,7 +25,18 @@ created), ``heads`` (the ``HeadServer`` address), ``poll`` (long-poll seconds), 
 types the JVM side reads), ``dirs`` (JSON ``{key: URL or path}`` of the result logs a
 derived input reads: ``resultlog.py``), ``columns`` (JSON list: the columns after
 ``_stream`` and ``_arrival``, in order, to pick from each logged table) and ``policy``
-(per stream, the plan's policy words: ``input_frames``).
+(per stream, the plan's policy words: ``input_frames``), ``time`` (the event time's column,
+if the rows have one) and ``clearance`` (a query at a level: the tuples it may see).
+
+**Time marks.** Spark takes the least of its inputs' watermarks and counts an input that has
+read no tuple as time 0, so a union with a silent input (never written, or every tuple of it
+above the query's level) never closed a window. While a stream has given its query no tuple
+the query may see (its offset says ``"quiet": true``), each batch that reads tuples the query
+may see carries a *mark* for it: a row of that stream with ``_arrival`` -1, ``_level`` 0 and
+the latest event time among those tuples. The watermark counts it; the input drops it right
+above (``boxes/input.py``). Once the stream gives a tuple the query may see, the flag goes and
+its own tuples move its time, as any input's. Flags and marks are a function of the offsets
+Spark logs and of the log, so a batch replayed after a crash carries the same marks.
 """
 
 from __future__ import annotations
@@ -34,10 +45,13 @@ import base64
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from boxes import levels
 from boxes.arrival import ARRIVAL_COLUMN
 from boxes.labels import LABEL_COLUMN, is_sparse
 from boxes.levels import LEVEL_COLUMN
@@ -85,8 +99,15 @@ def _source_schema(columns: list[tuple[str, str, pa.DataType]]) -> dict[str, str
     }
 
 
-def _offset(position: Position) -> dict[str, int]:
-    return {"seq": position.seq, "seg": position.seg, "pos": position.pos}
+def _time(schema: Schema) -> dict[str, str]:
+    """The ``time`` option: the rows' event time, which a quiet stream's marks carry."""
+    return {"time": schema.event_time} if schema.event_time else {}
+
+
+def _offset(position: Position, quiet: bool = False) -> dict[str, int]:
+    """A stream's offset; ``quiet`` while it has given its query no tuple the query may see."""
+    offset = {"seq": position.seq, "seg": position.seg, "pos": position.pos}
+    return {**offset, "quiet": True} if quiet else offset
 
 
 def _position(offset: Mapping[str, int]) -> Position:
@@ -110,26 +131,78 @@ class SourceRows:
         self.columns: list[str] | None = json.loads(options.get("columns", "null"))
         self.policy: dict[str, dict[str, list]] = json.loads(options.get("policy", "{}"))
         self.schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(options["arrow"])))
+        self.time: str | None = options.get("time")
+        clearance = options.get("clearance")
+        self.clearance = None if clearance is None else int(clearance)
 
     def initial(self) -> str:
-        return json.dumps({name: _offset(self.start[name]) for name in self.streams})
+        return json.dumps(
+            {name: _offset(self.start[name], self.time is not None) for name in self.streams}
+        )
 
     def known(self, offset: str) -> dict[str, int]:
         """The row count of each stream at ``offset``: what a long poll waits to grow past."""
         parsed = json.loads(offset)
         return {name: parsed[name]["seq"] for name in self.streams}
 
-    def offset(self, heads: Mapping[str, Position]) -> str:
-        return json.dumps({name: _offset(heads[name]) for name in self.streams})
+    def offset(self, start: str, heads: Mapping[str, Position]) -> str:
+        """The offset after ``start`` at ``heads``: a stream stays quiet if it was and the rows
+        between give its query nothing it may see (only a quiet stream's rows are read)."""
+        first = json.loads(start)
+        return json.dumps(
+            {
+                name: _offset(heads[name], self._quiet(index, name, first[name], heads[name]))
+                for index, name in enumerate(self.streams)
+            }
+        )
+
+    def _quiet(self, index: int, name: str, first: Mapping[str, Any], head: Position) -> bool:
+        """Whether ``name``, quiet or not at offset ``first``, is quiet at ``head``."""
+        if not first.get("quiet") or head.seq == first["seq"]:
+            return bool(first.get("quiet"))
+        return not self._seen(self._stream_rows(index, name, _position(first), head)).num_rows
 
     def between(self, start: str, end: str) -> pa.Table:
+        """The rows from ``start`` to ``end``, then the marks of the streams quiet at ``end``."""
         first, last = json.loads(start), json.loads(end)
-        tables = [
-            table
-            for index, name in enumerate(self.streams)
-            for table in self._tables(index, name, _position(first[name]), _position(last[name]))
-        ]
-        return pa.concat_tables(tables or [self.schema.empty_table()])
+        rows = pa.concat_tables(
+            [
+                self._stream_rows(index, name, _position(first[name]), _position(last[name]))
+                for index, name in enumerate(self.streams)
+            ]
+        )
+        quiet = [index for index, name in enumerate(self.streams) if last[name].get("quiet")]
+        return pa.concat_tables([rows, self._marks(rows, quiet)])
+
+    def _seen(self, rows: pa.Table) -> pa.Table:
+        """The rows the query may see: every row, or at a level the rows it dominates."""
+        if self.clearance is None:
+            return rows
+        outside = pa.scalar(levels.outside(self.clearance), pa.int64())
+        return rows.filter(pc.equal(pc.bit_wise_and(rows[LEVEL_COLUMN], outside), 0))
+
+    def _marks(self, rows: pa.Table, quiet: Sequence[int]) -> pa.Table:
+        """One mark per quiet stream (by index) at the latest event time the query may see in
+        ``rows``; none if it sees no row there (its time has not moved)."""
+        seen = self._seen(rows)
+        if self.time is None or not quiet or not seen.num_rows:
+            return self.schema.empty_table()
+        count = len(quiet)
+        time = pc.max(seen[self.time])
+        given = {
+            STREAM_COLUMN: pa.array(quiet, pa.int32()),
+            ARRIVAL_COLUMN: pa.array([-1] * count, pa.int64()),
+            self.time: pa.array([time.as_py()] * count, time.type),
+            LEVEL_COLUMN: pa.array([0] * count, pa.int64()),
+        }
+        return pa.table(
+            [given.get(f.name, pa.nulls(count, f.type)) for f in self.schema], schema=self.schema
+        )
+
+    def _stream_rows(self, index: int, name: str, first: Position, last: Position) -> pa.Table:
+        return pa.concat_tables(
+            self._tables(index, name, first, last) or [self.schema.empty_table()]
+        )
 
     def _tables(self, index: int, name: str, first: Position, last: Position) -> list[pa.Table]:
         """One table per logged frame of ``name`` in the range, in the source's schema."""
@@ -190,6 +263,7 @@ def input_frames(
         .options(
             **options,
             **_source_schema(_columns(schema, heads)),
+            **_time(schema),
             streams=json.dumps(streams),
             policy=json.dumps(by_stream),
         )
@@ -225,6 +299,7 @@ def derived_frame(
             **options,
             streams=json.dumps([key]),
             **_source_schema(_columns(schema, heads, words)),
+            **_time(schema),
             columns=json.dumps(columns),
             policy=json.dumps(
                 {key: {"sets": [[]] * sets, "grants": [[]] * grants, "count": count}}

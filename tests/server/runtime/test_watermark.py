@@ -1,12 +1,16 @@
 """A stream's time moves with its every tuple: a filter, before a window or on the window's
-group key after it, keeps its rows but not the watermark (``boxes/input.py``)."""
+group key after it, keeps its rows but not the watermark (``boxes/input.py``); and an input
+that gives its diagram no tuple does not hold the others' time back (``source.py``'s marks)."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from runtime_helpers import TRADE, Collector, plan_of, wait_until
+
+from boxes.levels import Lattice
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 WHERE = "symbol = 'ibm'"
@@ -59,3 +63,50 @@ def test_tuples_a_filter_drops_still_close_the_windows_it_keeps(make_runtime, fi
     runtime.append("in1", [trade("hp", 30)])  # every window before 30 s is closed
     wait_until(lambda: got.rows, what="IBM's window of 0-10 s")
     assert [(r["window_start"], r["symbol"], r["n"]) for r in got.rows] == [(T0, "ibm", 2)]
+
+
+LATTICE = Lattice.of({"co": ["A", "B"]})
+
+
+def union_count(level: str | None = None) -> dict:
+    """Tuples of ``in1`` and ``in2`` counted in 2 s windows (at ``level`` if given)."""
+    return {
+        "version": 1,
+        "name": "both",
+        **({"level": {"co": level}} if level else {}),
+        "inputs": {"in1": {}, "in2": {}},
+        "boxes": {
+            "merged": {"type": "union", "in": ["in1", "in2"]},
+            "per": {
+                "type": "aggregate",
+                "in": "merged",
+                "window": {"size": "2s"},
+                "aggregates": {"n": "count()"},
+            },
+        },
+        "outputs": {"both_out": {"from": "per"}},
+    }
+
+
+def counts(rows: list[dict]) -> list[tuple]:
+    return sorted(((r["window_start"] - T0).seconds, r["n"]) for r in rows)
+
+
+@pytest.mark.parametrize("level", [None, "A"], ids=["never-written", "above-the-level"])
+def test_an_input_that_gives_nothing_does_not_hold_the_windows_back(make_runtime, level):
+    """Spark takes the least of the inputs' watermarks, and an input without a tuple counts as
+    time 0: ``in2``, never written or (at level {co: A}) only written at B's level, held every
+    window open. Its marks carry the time of the tuples the diagram sees, never B's."""
+    runtime = make_runtime(share_plans=False)
+    for name in ("in1", "in2"):
+        runtime.create_stream(name, TRADE)
+    plan = plan_of(union_count(level))
+    if level:
+        plan = dataclasses.replace(plan, clearance=LATTICE.clearance((level,)))
+        runtime.append("in2", [trade("b", 0), trade("b", 30)], LATTICE.company_mask("B"))
+    got = Collector()
+    runtime.deploy("both", plan, got)
+    a = LATTICE.company_mask("A")
+    runtime.append("in1", [trade("a", 1), trade("a", 3)], a)
+    runtime.append("in1", [trade("a", 10)], a)  # closes the windows before 10 s
+    assert counts(got.wait_for_rows(2)) == [(0, 1), (2, 1)]

@@ -1,0 +1,87 @@
+"""A quiet stream's time marks (``server/runtime/source.py``), read as the head service reads
+them, without Spark: which streams stay quiet, and the time their marks carry."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from runtime_helpers import TRADE
+
+from boxes.levels import Lattice
+from boxes.punctuations.columns import DENIED_COLUMN
+from server.ingest import IngestLog
+from server.runtime.source import SourceRows, _columns, _source_schema
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+LATTICE = Lattice.of({"co": ["A", "B"]})
+A, B = LATTICE.company_mask("A"), LATTICE.company_mask("B")
+
+
+def trade(second: int) -> dict:
+    return {"time": (T0 + timedelta(seconds=second)).isoformat(), "symbol": "x", "price": 1.0}
+
+
+@pytest.fixture
+def log(tmp_path):
+    log = IngestLog(tmp_path / "log")
+    for name in ("a", "b"):
+        log.create_stream(name, TRADE)
+    return log
+
+
+def source(log: IngestLog, **options: str) -> SourceRows:
+    return SourceRows(
+        {
+            "root": str(log.root),
+            "streams": json.dumps(["a", "b"]),
+            "start": json.dumps({"a": [0, 0, 0], "b": [0, 0, 0]}),
+            "time": "time",
+            **_source_schema(_columns(TRADE, (DENIED_COLUMN,))),
+            **options,
+        }
+    )
+
+
+def batch(rows: SourceRows, start: str, log: IngestLog) -> tuple[str, list[tuple]]:
+    """The next offset and its rows as (stream, arrival, second)."""
+    end = rows.offset(start, log.heads(["a", "b"]))
+    table = rows.between(start, end).to_pylist()
+    return end, [(r["_stream"], r["_arrival"], (r["time"] - T0).seconds) for r in table]
+
+
+@pytest.mark.parametrize("level", [None, "A"], ids=["unwritten", "above-the-level"])
+def test_a_quiet_stream_is_marked_at_the_latest_time_its_query_sees(log, level):
+    clearance = {"clearance": str(LATTICE.clearance((level,)))} if level else {}
+    rows = source(log, **clearance)
+    log.append("a", [trade(1), trade(5)], A)
+    if level:
+        log.append("b", [trade(30)], B)  # never seen at A, nor its time
+    end, got = batch(rows, rows.initial(), log)
+    assert [r for r in got if r[0] == 0] == [(0, 0, 1), (0, 1, 5)]
+    assert [r for r in got if r[1] == -1] == [(1, -1, 5)]
+    assert json.loads(end)["b"]["quiet"] and "quiet" not in json.loads(end)["a"]
+    assert rows.between(rows.initial(), end).equals(
+        source(log, **clearance).between(rows.initial(), end)
+    )  # a batch replayed after a crash carries the same marks
+
+
+def test_a_stream_that_spoke_is_marked_no_more_and_a_batch_it_cannot_see_marks_nothing(log):
+    rows = source(log, clearance=str(LATTICE.clearance(("A",))))
+    log.append("b", [trade(1)], A)
+    end, got = batch(rows, rows.initial(), log)
+    assert got == [(1, 0, 1), (0, -1, 1)]  # ``a`` is quiet, ``b`` spoke
+    log.append("b", [trade(3)], A)
+    log.append("a", [trade(2)], B)  # still nothing ``a``'s query may see
+    end, got = batch(rows, end, log)
+    assert got == [(0, 0, 2), (1, 1, 3), (0, -1, 3)]
+    log.append("a", [trade(9)], B)
+    assert batch(rows, end, log)[1] == [(0, 1, 9)]  # no tuple seen: no time to carry
+
+
+def test_an_offset_written_before_the_flags_marks_nothing(log):
+    rows = source(log)
+    log.append("a", [trade(1)])
+    old = json.dumps({n: {"seq": 0, "seg": 0, "pos": 0} for n in ("a", "b")})
+    assert batch(rows, old, log)[1] == [(0, 0, 1)]
