@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from boxes.document import validate
 from boxes.types import parse_schema
+from catalog.clearance import EMPTY, Admission
 from server.ingest.segments import list_segments, scan, segment_path
 from server.runtime.outputs import decode_batch
 from server.runtime.resultlog import object_bases, read_object
@@ -63,6 +64,11 @@ class Collector:
                     raise AssertionError(f"{len(self.rows)} rows after {timeout}s; wanted {count}")
                 self._changed.wait(left)
             return list(self.rows)
+
+
+def at_level(level: int) -> Admission:
+    """Every tuple of a batch at ``level``, as admission gives a company stream's."""
+    return Admission(EMPTY, level, None)
 
 
 def wait_until(condition, timeout: float = WAIT, what: str = "condition"):

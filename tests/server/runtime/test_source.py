@@ -7,7 +7,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from runtime_helpers import TRADE
+from runtime_helpers import TRADE, at_level
 
 from boxes.levels import Lattice
 from boxes.punctuations.columns import DENIED_COLUMN
@@ -55,9 +55,9 @@ def batch(rows: SourceRows, start: str, log: IngestLog) -> tuple[str, list[tuple
 def test_a_quiet_stream_is_marked_at_the_latest_time_its_query_sees(log, level):
     clearance = {"clearance": str(LATTICE.clearance((level,)))} if level else {}
     rows = source(log, **clearance)
-    log.append("a", [trade(1), trade(5)], A)
+    log.append("a", [trade(1), trade(5)], at_level(A))
     if level:
-        log.append("b", [trade(30)], B)  # never seen at A, nor its time
+        log.append("b", [trade(30)], at_level(B))  # never seen at A, nor its time
     end, got = batch(rows, rows.initial(), log)
     assert [r for r in got if r[0] == 0] == [(0, 0, 1), (0, 1, 5)]
     assert [r for r in got if r[1] == -1] == [(1, -1, 5)]
@@ -69,14 +69,14 @@ def test_a_quiet_stream_is_marked_at_the_latest_time_its_query_sees(log, level):
 
 def test_a_stream_that_spoke_is_marked_no_more_and_a_batch_it_cannot_see_marks_nothing(log):
     rows = source(log, clearance=str(LATTICE.clearance(("A",))))
-    log.append("b", [trade(1)], A)
+    log.append("b", [trade(1)], at_level(A))
     end, got = batch(rows, rows.initial(), log)
     assert got == [(1, 0, 1), (0, -1, 1)]  # ``a`` is quiet, ``b`` spoke
-    log.append("b", [trade(3)], A)
-    log.append("a", [trade(2)], B)  # still nothing ``a``'s query may see
+    log.append("b", [trade(3)], at_level(A))
+    log.append("a", [trade(2)], at_level(B))  # still nothing ``a``'s query may see
     end, got = batch(rows, end, log)
     assert got == [(0, 0, 2), (1, 1, 3), (0, -1, 3)]
-    log.append("a", [trade(9)], B)
+    log.append("a", [trade(9)], at_level(B))
     assert batch(rows, end, log)[1] == [(0, 1, 9)]  # no tuple seen: no time to carry
 
 

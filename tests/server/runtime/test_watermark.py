@@ -8,7 +8,7 @@ import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from runtime_helpers import TRADE, Collector, plan_of, wait_until
+from runtime_helpers import TRADE, Collector, at_level, plan_of, wait_until
 
 from boxes.levels import Lattice
 
@@ -103,10 +103,10 @@ def test_an_input_that_gives_nothing_does_not_hold_the_windows_back(make_runtime
     plan = plan_of(union_count(level))
     if level:
         plan = dataclasses.replace(plan, clearance=LATTICE.clearance((level,)))
-        runtime.append("in2", [trade("b", 0), trade("b", 30)], LATTICE.company_mask("B"))
+        runtime.append("in2", [trade("b", 0), trade("b", 30)], at_level(LATTICE.company_mask("B")))
     got = Collector()
     runtime.deploy("both", plan, got)
-    a = LATTICE.company_mask("A")
+    a = at_level(LATTICE.company_mask("A"))
     runtime.append("in1", [trade("a", 1), trade("a", 3)], a)
     runtime.append("in1", [trade("a", 10)], a)  # closes the windows before 10 s
     assert counts(got.wait_for_rows(2)) == [(0, 1), (2, 1)]
