@@ -63,7 +63,7 @@ def deployed_plan(catalog, diagram, doc: Mapping, plan: Plan, deployer: Subject 
     rewrite (otherwise REWRITE_STALE: the diagram is stopped)."""
     snapshot = catalog.core.snapshot
     if deployer is not None:
-        done = audited_rewrite(catalog, deployer, "deploy", diagram.name, doc, plan)
+        done = audited_rewrite(catalog, deployer, "deploy", diagram.public, doc, plan)
         if done is None:
             catalog.rewrites.forget(diagram)
             return plan
@@ -150,7 +150,7 @@ def readers_rewrite(catalog, subject: Subject, output: str) -> Rewritten:
     if diagram is None:
         raise Conflict(code=codes.REWRITE_CHANGED, output=output)
     plan = _plan(catalog.objects.resumable_of(diagram))
-    return own_rewrite(catalog, diagram.name, json.loads(diagram.spec), plan, subject)
+    return own_rewrite(catalog, diagram.public, json.loads(diagram.spec), plan, subject)
 
 
 def reads_rewritten(catalog, subject: Subject, output: str, key: str) -> None:

@@ -67,7 +67,7 @@ class Variants:
     def gate(self, resumable: Resumable, doc: Mapping, plan: Plan, document: Mapping) -> Gate:
         """Delivery's gate for a diagram deployed rewritten as ``document``: a reader with the
         same rewrite reads the output itself, another its variant (started if allowed)."""
-        name = resumable.diagram.name
+        name = resumable.diagram.public
 
         def route(subject: Subject, output: str, start: bool) -> str:
             mine = reader_rewrite(self.svc.catalog, name, doc, plan, document, subject)
@@ -78,7 +78,7 @@ class Variants:
         return route
 
     def _variant(self, resumable: Resumable, mine: Rewritten, output: str, start: bool) -> Variant:
-        name = resumable.diagram.name
+        name, shown = resumable.diagram.name, resumable.diagram.public
         key = key_of(mine.document)
         with self._lock:
             found = self._running.get((name, key))
@@ -87,20 +87,20 @@ class Variants:
                     found.joined = time.monotonic()
                 return found
             if not start:
-                raise Conflict(code=codes.REWRITE_VARIANT_NOT_RUNNING, diagram=name, output=output)
+                raise Conflict(code=codes.REWRITE_VARIANT_NOT_RUNNING, diagram=shown, output=output)
             current = self.svc.catalog.core.snapshot.find(ObjectType.DIAGRAM, name)
             if (
                 current is None
                 or current.status != "running"
                 or current.spec != resumable.diagram.spec
             ):  # a gate outlives its diagram's stop or replacement: no variant of that
-                raise Conflict(code=codes.VARIANT_ENDED, diagram=name)
+                raise Conflict(code=codes.VARIANT_ENDED, diagram=shown)
             limit = self.svc.limits.max_rewrite_variants
             if sum(1 for diagram, _ in self._running if diagram == name) >= limit:
                 raise Conflict(
                     code=codes.REWRITE_VARIANTS_FULL,
-                    details={"diagram": name, "limit": limit},
-                    diagram=name,
+                    details={"diagram": shown, "limit": limit},
+                    diagram=shown,
                     limit=limit,
                 )
             variant = self._start(resumable, mine, key)
