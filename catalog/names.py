@@ -1,7 +1,7 @@
 """Names that reveal nothing hidden: an object a caller may not see answers exactly like one
 that does not exist (STYLE rule 8), creating one included.
 
-Callers address schemas and diagrams by their *public* name. A new name clashes only
+Callers address schemas, diagrams and outputs by their *public* name. A new name clashes only
 with the objects of its type its creator can see (``DUPLICATE_NAME``, as ever); one it cannot
 see never changes the answer: the new object takes the same public name under a key of its own
 (``q1-2``; no public name holds a ``-``), which the runtime, the result logs and the history
@@ -10,7 +10,9 @@ role never holds two objects of one type and name.
 
 A caller who sees several objects of a name means the one its active roles own, if exactly
 one does; otherwise the name is ambiguous for it (``NAME_AMBIGUOUS``, naming only what it sees).
-Outputs and input streams keep one namespace for now (``OWNED_NAMES``).
+Input streams keep one namespace for now (``OWNED_NAMES``). A key is ``NAME`` or ``NAME-N``,
+so the public name of a key is known without the catalog (``public_of``): delivery tells a
+subscriber of its output by the name it asked for.
 """
 
 from __future__ import annotations
@@ -25,9 +27,15 @@ from catalog.model import CatalogObject, ObjectType, Subject
 from catalog.snapshot import Snapshot
 
 # What may share a public name with an object its creator cannot see. Boxes and a diagram's
-# derived streams are keyed under their diagram's key; outputs, input streams, box types and
-# the system keep one namespace for now (delivery and the ingestion logs know them by name).
-OWNED_NAMES = frozenset({ObjectType.SCHEMA, ObjectType.DIAGRAM})
+# derived streams are keyed under their diagram's key; input streams (their ingestion logs are
+# known by name), box types and the system keep one namespace.
+OWNED_NAMES = frozenset({ObjectType.SCHEMA, ObjectType.DIAGRAM, ObjectType.OUTPUT})
+KEY_MARK = "-"  # between a key's name and its number; no public name holds it
+
+
+def public_of(key: str) -> str:
+    """The public name of the object whose key is ``key``."""
+    return key.split(KEY_MARK, 1)[0]
 
 
 def resolve(
@@ -78,5 +86,5 @@ def new_name(
     key, n = name, 1
     while (o := snapshot.find(type_, key)) is not None and o.id not in freed:
         n += 1
-        key = f"{name}-{n}"
+        key = f"{name}{KEY_MARK}{n}"
     return Name(key, None if key == name else name)

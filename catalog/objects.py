@@ -35,7 +35,8 @@ from boxes.errors import (
     Problem,
     SluiceError,
 )
-from boxes.input import Derived
+from boxes.input import Derived, InputBox
+from boxes.output import OutputBox
 from boxes.types import parse_schema
 from catalog import names as names_
 from catalog import policy, repository
@@ -95,6 +96,28 @@ class Resumable:
     # Why the outputs it reads could not be described (an upstream document no longer
     # valid): raised when it is run, so one such diagram does not stop the others resuming.
     problem: SluiceError | None = None
+    # The key of each output it writes or reads whose key is not the name its document gives
+    # (one named over an output its creator could not see: ``catalog.names``)
+    keys: Mapping[str, str] = field(default_factory=dict)
+
+    def keyed(self, plan: Plan) -> Plan:
+        """``plan`` (of this diagram's document) as the runtime knows it: named by the
+        diagram's key, its outputs and the outputs it reads by theirs, so its checkpoints,
+        result logs and deliveries are its own whatever another's diagram is named."""
+
+        def key(box):
+            if isinstance(box, OutputBox):
+                return replace(box, name=self.keys.get(box.name, box.name))
+            if isinstance(box, InputBox) and box.output is not None:
+                return replace(box, output=self.keys.get(box.output, box.output))
+            return box
+
+        return replace(
+            plan,
+            name=self.diagram.name,
+            boxes=tuple(key(b) for b in plan.boxes),
+            outputs={self.keys.get(o, o): schema for o, schema in plan.outputs.items()},
+        )
 
 
 def _schema_object(stream: CatalogObject, snapshot: Snapshot) -> CatalogObject:
@@ -215,6 +238,19 @@ class Objects:
         SUBSCRIBE before a subscription); an unseen object answers like a missing one."""
         obj = self.core.find(subject, type_, name)
         self.core.require(subject, action, obj)
+        return obj
+
+    def require_key(
+        self, subject: Subject, action: Action, type_: ObjectType, key: str
+    ) -> CatalogObject:
+        """``require`` for the object whose key is ``key`` (the server's own re-checks, such as
+        delivery's at every batch), whatever else the session sees by that name."""
+        snapshot = self.core.snapshot
+        self.core.valid(subject, snapshot)
+        obj = snapshot.find(type_, key)
+        if obj is None:
+            raise NotFound(what=type_.value, name=names_.public_of(key))
+        self.core.require(subject, action, obj, snapshot)
         return obj
 
     def stream_schemas(self, subject: Subject, names) -> dict[str, dict]:
@@ -692,10 +728,16 @@ def _resumable(obj: CatalogObject, snapshot: Snapshot) -> Resumable:
             derived[output.public] = _derived(output, snapshot, frozenset({obj.id}))
     except SluiceError as err:
         problem = err
+    outputs = [o for o in snapshot.objects.values() if o.parent_id == obj.id]
     return Resumable(
         obj,
         {s.name: schema_of(s, snapshot) for s in inputs},
         {s.name: _source_index(s) for s in _source_streams(obj, snapshot)},
         derived,
         problem,
+        {
+            o.public: o.name
+            for o in (*outputs, *_reads(obj, snapshot, T.OUTPUT))
+            if o.type is T.OUTPUT and o.public != o.name
+        },
     )

@@ -219,9 +219,7 @@ def run(svc, resumable: Resumable, deployer: Subject | None = None) -> None:
     if running is not plan:
         affordable_rewrite(svc, diagram, running, deployer)
     stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
-    # the runtime knows it by its key (its checkpoints, its shared executions), not by the
-    # name its document gives, which another's diagram may have too (``catalog.names``)
-    running = dataclasses.replace(running, name=diagram.name)
+    running = resumable.keyed(running)
     svc.variants.end(diagram.name)  # deployed again: its readers are routed afresh
     reader = svc.variants.gate(resumable, doc, plan, stored.document) if stored else None
     svc.delivery.register(

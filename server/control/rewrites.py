@@ -182,14 +182,14 @@ def revalidate(svc, by: Subject) -> list[str]:
         try:
             plan = _plan(resumable)
             reason = stale_reason(catalog, snapshot, diagram, doc, plan)
-            outputs = list(plan.outputs)
+            outputs = list(resumable.keyed(plan).outputs)
         except SluiceError as err:  # unchecked is not left running
             reason, outputs = f"it cannot be checked: {err.message}", []
         if reason is None:
             for output in outputs:
                 svc.delivery.recheck(output)
             continue
-        ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+        ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.public, reason=reason)
         svc.variants.end(diagram.name, ended)
         if svc.runtime is not None:
             svc.runtime.stop(diagram.name)

@@ -24,6 +24,7 @@ from boxes.errors import Conflict, SluiceError
 from boxes.output import OutputBox
 from boxes.rewrite import Rewritten
 from catalog import ObjectType, Subject
+from catalog.names import public_of
 from catalog.objects import Resumable
 from server.control.relabel import relabeller
 from server.control.rewrites import key_of, reader_rewrite
@@ -111,8 +112,9 @@ class Variants:
         from server.control.diagrams import affordable  # diagrams builds this module's gates
 
         name, suffix = resumable.diagram.name, MARK + key
-        plan = affordable(renamed(mine.plan, suffix), self.svc.limits.cost_ceilings())
-        variant = Variant(name, key, name + suffix, {o: o + suffix for o in mine.plan.outputs})
+        keyed = resumable.keyed(mine.plan)
+        plan = affordable(renamed(keyed, suffix), self.svc.limits.cost_ceilings())
+        variant = Variant(name, key, name + suffix, {o: o + suffix for o in keyed.outputs})
         delivery, runtime = self.svc.delivery, runtime_of(self.svc)
         public = {ours: output for output, ours in variant.outputs.items()}
         labels = Labels.of(plan, resumable.sources)
@@ -141,7 +143,7 @@ class Variants:
     def end(self, diagram: str, err: SluiceError | None = None) -> None:
         """Stop every variant of ``diagram``, telling their subscribers why (by default: the
         diagram was stopped, replaced or deployed again, VARIANT_ENDED)."""
-        err = err or Conflict(code=codes.VARIANT_ENDED, diagram=diagram)
+        err = err or Conflict(code=codes.VARIANT_ENDED, diagram=public_of(diagram))
         with self._lock:
             for variant in [v for v in self._running.values() if v.diagram == diagram]:
                 for output, route in variant.outputs.items():

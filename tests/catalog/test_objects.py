@@ -222,8 +222,9 @@ def test_a_replace_that_fails_halfway_leaves_the_old_version_and_its_name(
 
 
 def test_a_name_its_creator_cannot_see_is_its_to_take_too(cat, admin, al, login):
-    """Names reveal nothing hidden (catalog.names): bob's diagram and schema named like al's,
-    which he cannot see, are made as if the names were free, each owner meaning its own."""
+    """Names reveal nothing hidden (catalog.names): bob's diagram, output and schema named
+    like al's, which he cannot see, are made as if the names were free, each owner meaning its
+    own."""
     cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
     cat.objects.add_schema(al, "mine", {"fields": {"y": "long"}})
     bob = login("bob")
@@ -233,12 +234,13 @@ def test_a_name_its_creator_cannot_see_is_its_to_take_too(cat, admin, al, login)
     cat.grants.grant(admin, "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "s")
     with pytest.raises(NotFound):
         cat.objects.get(bob, T.DIAGRAM, "q1")
-    made = cat.objects.add_diagram(bob, DiagramSpec("q1", ("in1",), ("f",), ("out2",)))
-    assert [o.to_dict()["name"] for o in made] == ["q1", "q1.f", "out2"]
+    made = cat.objects.add_diagram(bob, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    assert [o.to_dict()["name"] for o in made] == ["q1", "q1.f", "out1"]
     cat.objects.add_schema(bob, "mine", {"fields": {"z": "long"}})
     for who, role in ((al, "CUSTOMER1"), (bob, "CUSTOMER2")):
         assert cat.objects.get(who, T.DIAGRAM, "q1").owner_role == role
         assert cat.objects.get(who, T.SCHEMA, "mine").owner_role == role
+        assert cat.objects.get(who, T.OUTPUT, "out1").owner_role == role
     with pytest.raises(Conflict) as err:
         cat.objects.add_diagram(bob, DiagramSpec("q1", ("in1",), ("g",), ("out3",)))
     assert err.value.code == "DUPLICATE_NAME"  # his own, which he sees

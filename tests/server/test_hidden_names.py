@@ -1,9 +1,10 @@
 """Names reveal nothing hidden (issue 42, finding 5), on a live server.
 
-ann's diagram ``q1`` is hidden from ben. ben's create of a diagram named ``q1`` answers exactly
-as his create of a name nobody uses, and both ``q1`` then run side by side: each owner sees,
-deploys, stops and reads the history of its own, and each output gets its own diagram's
-results. joe, who sees both, is told the name is ambiguous for him (docs/architecture.md).
+ann's diagram ``q1`` and its output ``a_out`` are hidden from ben. ben's create of a diagram
+named ``q1`` with an output ``a_out`` answers exactly as his create of names nobody uses, and
+both then run side by side: each owner sees, deploys, stops and reads the history of its own,
+and each ``a_out`` gets its own diagram's results, live and from its log, under that name.
+joe, who sees both, is told the name is ambiguous for him (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -45,13 +46,13 @@ def _setup(joe: Client) -> None:
             joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
 
 
-def _answer(created: dict, name: str) -> str:
+def _answer(created: dict, name: str, output: str) -> str:
     """A create's answer with what differs between two creates (ids, times) left out and the
     diagram's and output's names written as ``NAME`` and ``OUT``."""
     text = json.dumps(created, sort_keys=True)
     for key in ("id", "created_at", "saved_at"):
         text = json.dumps(_without(json.loads(text), key), sort_keys=True)
-    return text.replace(f"{name}_out", "OUT").replace(name, "NAME")
+    return text.replace(output, "OUT").replace(name, "NAME")
 
 
 def _without(value, key: str):
@@ -71,8 +72,8 @@ def test_a_diagram_named_like_a_hidden_one_is_answered_as_a_free_name_and_both_r
     ben.call("GET", "/diagrams/q1", 404)  # hidden from ben
 
     free = ben.call("POST", "/diagrams", 201, json={"document": doc("q9", "q9_out", "price < 0")})
-    taken = ben.call("POST", "/diagrams", 201, json={"document": doc("q1", "q1_out", "price < 0")})
-    assert _answer(taken, "q1") == _answer(free, "q9")
+    taken = ben.call("POST", "/diagrams", 201, json={"document": doc("q1", "a_out", "price < 0")})
+    assert _answer(taken, "q1", "a_out") == _answer(free, "q9", "q9_out")
     ben.call("POST", "/diagrams/q1/deploy", timeout=180)
 
     for client, where in ((ann, "price > 0"), (ben, "price < 0")):
@@ -85,6 +86,9 @@ def test_a_diagram_named_like_a_hidden_one_is_answered_as_a_free_name_and_both_r
             == (mine["document"])
         )
     assert joe.call("GET", "/diagrams/q1", 409)["error"]["code"] == "NAME_AMBIGUOUS"
+    for client in (ann, ben):
+        client.connect()
+        assert client.emit("subscribe", {"output": "a_out"}) == {"subscribed": "a_out"}
 
     ben.call("POST", "/streams/ticks/tuples", json=[price(1, 5.0), price(2, -5.0)])
 
@@ -93,8 +97,11 @@ def test_a_diagram_named_like_a_hidden_one_is_answered_as_a_free_name_and_both_r
             t["price"] for t in client.call("GET", f"/outputs/{output}/results?from=0")["tuples"]
         ]
 
-    wait_until(lambda: results(ann, "a_out") and results(ben, "q1_out"), 180, "both results")
-    assert (results(ann, "a_out"), results(ben, "q1_out")) == ([5.0], [-5.0])
+    wait_until(lambda: ann.received and ben.received, 180, "both outputs' tuples")
+    assert [t["price"] for t in ann.received] == [5.0] == results(ann, "a_out")
+    assert [t["price"] for t in ben.received] == [-5.0] == results(ben, "a_out")
+    assert ann.outputs == ben.outputs == ["a_out"]
+    assert ben.call("GET", "/outputs/a_out")["owner"]["role"] == "TEAM_B"
 
     ben.call("POST", "/diagrams/q1/stop")
     assert ben.call("GET", "/diagrams/q1")["status"] == "stopped"
