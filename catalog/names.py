@@ -17,13 +17,14 @@ subscriber of its output by the name it asked for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import NamedTuple
 
 from boxes import codes
 from boxes.errors import Conflict
 from catalog.authorizer import active_roles, sees
-from catalog.model import CatalogObject, ObjectType, Subject
+from catalog.model import NAME, CatalogObject, ObjectType, Subject
 from catalog.snapshot import Snapshot
 
 # What may share a public name with an object its creator cannot see. Boxes and a diagram's
@@ -31,11 +32,18 @@ from catalog.snapshot import Snapshot
 # known by name), box types and the system keep one namespace.
 OWNED_NAMES = frozenset({ObjectType.SCHEMA, ObjectType.DIAGRAM, ObjectType.OUTPUT})
 KEY_MARK = "-"  # between a key's name and its number; no public name holds it
+NUMBERED = re.compile(rf"({NAME.pattern}){KEY_MARK}[0-9]+")
 
 
 def public_of(key: str) -> str:
-    """The public name of the object whose key is ``key``."""
-    return key.split(KEY_MARK, 1)[0]
+    """The public name of the object whose key is ``key`` (anything else, such as a variant's
+    route, is returned as it is).
+
+    >>> public_of("q1-2"), public_of("q1"), public_of("q1.v-2")
+    ('q1', 'q1', 'q1.v-2')
+    """
+    numbered = NUMBERED.fullmatch(key)
+    return numbered.group(1) if numbered else key
 
 
 def resolve(

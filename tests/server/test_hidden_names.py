@@ -102,6 +102,8 @@ def test_a_diagram_named_like_a_hidden_one_is_answered_as_a_free_name_and_both_r
     assert [t["price"] for t in ben.received] == [-5.0] == results(ben, "a_out")
     assert ann.outputs == ben.outputs == ["a_out"]
     assert ben.call("GET", "/outputs/a_out")["owner"]["role"] == "TEAM_B"
+    progress = ben.call("GET", "/diagrams/q1/status")["progress"]
+    assert set(progress["outputs"]) == {"a_out"} and "a_out" in progress["boxes"]
 
     ben.call("POST", "/diagrams/q1/stop")
     assert ben.call("GET", "/diagrams/q1")["status"] == "stopped"
