@@ -248,6 +248,13 @@ INVALID_NAME = define(
     "catalog",
 )
 DUPLICATE_NAME = define("DUPLICATE_NAME", 409, "a {what} named {name!r} exists already", "catalog")
+NAME_AMBIGUOUS = define(
+    "NAME_AMBIGUOUS",
+    409,
+    "you see {count} {what}s named {name!r} (owned by {owners}), none owned by your active roles"
+    " alone; activate the owner role of the one you mean",
+    "catalog",
+)
 UNKNOWN_USER = define("UNKNOWN_USER", 404, "no user named {name!r}", "catalog")
 UNKNOWN_ROLE = define("UNKNOWN_ROLE", 404, "no role named {name!r}", "catalog")
 UNKNOWN_ACTION = define(

@@ -63,7 +63,7 @@ def decide(
     if obj is None or current is None or (current.type, current.name) != (obj.type, obj.name):
         return Decision(False, "no such object", "no_object")
     obj = current
-    what = f"{obj.type.value} {obj.name}"
+    what = f"{obj.type.value} {obj.public}"
     if action not in obj.applicable:
         return Decision(False, f"{action.value} does not apply to {what}", "not_applicable")
     system = snapshot.system
@@ -93,7 +93,7 @@ def decide_need(
 ) -> Decision:
     """One need of an operation (see ``catalog.policy``): an action, or ``OWNER``."""
     if action == OWNER:
-        what = f"{obj.type.value} {obj.name}"
+        what = f"{obj.type.value} {obj.public}"
         if owns(subject, obj, snapshot):
             return Decision(True, f"role {obj.owner_role} owns {what}", "owner")
         if active_roles(subject, snapshot) is None:

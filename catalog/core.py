@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
 from catalog import audit, changelog, repository
-from catalog.authorizer import Decision, decide, decide_any, sees
+from catalog.authorizer import Decision, decide, decide_any
 from catalog.model import Action, CatalogObject, ObjectType, Subject, parse_type
+from catalog.names import resolve
 from catalog.snapshot import (
     Snapshot,
     build,
@@ -265,8 +266,8 @@ class Core:
 
         def found(snapshot: Snapshot) -> CatalogObject:
             self.valid(subject, snapshot)
-            obj = snapshot.find(type_, name) if isinstance(name, str) else None
-            if obj is None or not sees(subject, obj, snapshot).allowed:
+            obj = resolve(subject, type_, name, snapshot) if isinstance(name, str) else None
+            if obj is None:
                 raise NotFound(what=type_.value, name=str(name)[:64])
             return obj
 
@@ -311,11 +312,11 @@ class Core:
             obj.type is not ObjectType.SYSTEM
             and not decide(subject, Action.VIEW_OBJECT, obj, snapshot).allowed
         ):
-            raise NotFound(what=obj.type.value, name=obj.name)
+            raise NotFound(what=obj.type.value, name=obj.public)
         raise Denied(
             details={"action": action.value},
             action=action.value,
-            object=f"{obj.type.value} {obj.name!r}",
+            object=f"{obj.type.value} {obj.public!r}",
             reason=decision.reason,
         )
 

@@ -45,12 +45,12 @@ class Row:
 
 
 def rows_for(obj: CatalogObject, snapshot: Snapshot) -> list[Row]:
-    rows = [Row(obj.type, obj.name, obj.owner_role, tuple(sorted(obj.applicable)), "owner")]
+    rows = [Row(obj.type, obj.public, obj.owner_role, tuple(sorted(obj.applicable)), "owner")]
     by_role: dict[str, list[Action]] = {}
     for g in snapshot.grants.get(obj.id, ()):
         by_role.setdefault(g.role, []).append(g.action)
     rows += [
-        Row(obj.type, obj.name, r, tuple(sorted(a)), "grant") for r, a in sorted(by_role.items())
+        Row(obj.type, obj.public, r, tuple(sorted(a)), "grant") for r, a in sorted(by_role.items())
     ]
     return rows
 
@@ -67,7 +67,7 @@ class Grants:
         parsed = parse_action(action)
         if parsed not in obj.applicable:
             raise InvalidInput(
-                f"{parsed.value} does not apply to {obj.type.value} {obj.name}",
+                f"{parsed.value} does not apply to {obj.type.value} {obj.public}",
                 code=codes.ACTION_NOT_APPLICABLE,
             )
         return snapshot, obj, parsed, role_named(snapshot, role)
@@ -91,7 +91,7 @@ class Grants:
                     action=wanted.value,
                 )
                 raise Denied(
-                    f"you cannot grant {wanted.value} on {obj.type.value} {obj.name!r}: "
+                    f"you cannot grant {wanted.value} on {obj.type.value} {obj.public!r}: "
                     "you do not hold it",
                     code=codes.NOT_HELD,
                 )

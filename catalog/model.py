@@ -63,7 +63,12 @@ APPLICABLE: dict[str, frozenset[Action]] = {
 @dataclass(frozen=True)
 class CatalogObject:
     """One owned object. ``kind`` tells input from derived streams; ``spec`` is its stored JSON;
-    ``refs`` are the objects it uses (a stream's schema, a diagram's inputs)."""
+    ``refs`` are the objects it uses (a stream's schema, a diagram's inputs).
+
+    ``name`` is the object's unique key (what the runtime, its logs and the history use);
+    ``public`` is the name callers address it by and are shown, the key unless ``public_name``
+    says otherwise (an object named like one its creator could not see: ``catalog.names``).
+    """
 
     id: int
     type: ObjectType
@@ -77,6 +82,11 @@ class CatalogObject:
     status: str | None = None
     created_at: float = 0.0
     refs: tuple[int, ...] = ()
+    public_name: str | None = None
+
+    @property
+    def public(self) -> str:
+        return self.public_name or self.name
 
     @property
     def category(self) -> str:
@@ -94,7 +104,7 @@ class CatalogObject:
         out = {
             "id": self.id,
             "type": self.type.value,
-            "name": self.name,
+            "name": self.public,
             "owner": {"user": self.owner_user, "role": self.owner_role},
         }
         if self.kind:

@@ -35,13 +35,16 @@ from boxes.errors import (
     Problem,
     SluiceError,
 )
-from boxes.input import Derived
+from boxes.input import Derived, InputBox
+from boxes.output import OutputBox
 from boxes.types import parse_schema
+from catalog import names as names_
 from catalog import policy, repository
 from catalog.accounts import role_named
 from catalog.authorizer import active_roles, decide
 from catalog.core import Core
 from catalog.model import Action, CatalogObject, ObjectType, Subject, check_name
+from catalog.names import Name
 from catalog.operators import Operators
 from catalog.snapshot import Snapshot
 from catalog.versions import MAX_VERSIONS
@@ -93,6 +96,28 @@ class Resumable:
     # Why the outputs it reads could not be described (an upstream document no longer
     # valid): raised when it is run, so one such diagram does not stop the others resuming.
     problem: SluiceError | None = None
+    # The key of each output it writes or reads whose key is not the name its document gives
+    # (one named over an output its creator could not see: ``catalog.names``)
+    keys: Mapping[str, str] = field(default_factory=dict)
+
+    def keyed(self, plan: Plan) -> Plan:
+        """``plan`` (of this diagram's document) as the runtime knows it: named by the
+        diagram's key, its outputs and the outputs it reads by theirs, so its checkpoints,
+        result logs and deliveries are its own whatever another's diagram is named."""
+
+        def key(box):
+            if isinstance(box, OutputBox):
+                return replace(box, name=self.keys.get(box.name, box.name))
+            if isinstance(box, InputBox) and box.output is not None:
+                return replace(box, output=self.keys.get(box.output, box.output))
+            return box
+
+        return replace(
+            plan,
+            name=self.diagram.name,
+            boxes=tuple(key(b) for b in plan.boxes),
+            outputs={self.keys.get(o, o): schema for o, schema in plan.outputs.items()},
+        )
 
 
 def _schema_object(stream: CatalogObject, snapshot: Snapshot) -> CatalogObject:
@@ -140,7 +165,7 @@ def _stored_plan(
         assert schema is not None, "the catalog stores only valid schemas"
         streams[stream.name] = schema
     outputs = {
-        o.name: _derived(o, snapshot, seen | {diagram.id})
+        o.public: _derived(o, snapshot, seen | {diagram.id})
         for o in _reads(diagram, snapshot, T.OUTPUT)
     }
     return validate(json.loads(diagram.spec), streams, outputs)
@@ -150,7 +175,7 @@ def _derived(output: CatalogObject, snapshot: Snapshot, seen: frozenset[int]) ->
     """What a diagram reading ``output`` knows of it: its schema, sources and level."""
     assert output.parent_id is not None, "an output belongs to its diagram"
     plan = _stored_plan(snapshot.objects[output.parent_id], snapshot, seen)
-    return Derived(plan.outputs[output.name], plan.label_sources, plan.level is not None)
+    return Derived(plan.outputs[output.public], plan.label_sources, plan.level is not None)
 
 
 def _source_streams(diagram: CatalogObject, snapshot: Snapshot) -> list[CatalogObject]:
@@ -168,17 +193,18 @@ def _readers(diagram: CatalogObject, snapshot: Snapshot) -> list[str]:
     """The other diagrams that read one of ``diagram``'s outputs."""
     outputs = {o.id for o in snapshot.objects.values() if o.parent_id == diagram.id}
     return sorted(
-        o.name
+        o.public
         for o in snapshot.objects.values()
         if o.type is T.DIAGRAM and o.id != diagram.id and outputs.intersection(o.refs)
     )
 
 
-def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: str, **extra):
+def _new(core: Core, subject: Subject, role: str, type_: ObjectType, name: Name, **extra):
     return CatalogObject(
         id=0,
         type=type_,
-        name=name,
+        name=name.key,
+        public_name=name.public_name,
         owner_user=subject.user_name,
         owner_role=role,
         created_at=core.clock(),
@@ -212,6 +238,19 @@ class Objects:
         SUBSCRIBE before a subscription); an unseen object answers like a missing one."""
         obj = self.core.find(subject, type_, name)
         self.core.require(subject, action, obj)
+        return obj
+
+    def require_key(
+        self, subject: Subject, action: Action, type_: ObjectType, key: str
+    ) -> CatalogObject:
+        """``require`` for the object whose key is ``key`` (the server's own re-checks, such as
+        delivery's at every batch), whatever else the session sees by that name."""
+        snapshot = self.core.snapshot
+        self.core.valid(subject, snapshot)
+        obj = snapshot.find(type_, key)
+        if obj is None:
+            raise NotFound(what=type_.value, name=names_.public_of(key))
+        self.core.require(subject, action, obj, snapshot)
         return obj
 
     def stream_schemas(self, subject: Subject, names) -> dict[str, dict]:
@@ -264,18 +303,21 @@ class Objects:
         self.core.valid(subject, snapshot)
         found = {}
         for name in names:
-            output = snapshot.find(T.OUTPUT, name) if isinstance(name, str) else None
-            if output is not None and decide(subject, Action.VIEW_OBJECT, output, snapshot).allowed:
+            output = (
+                names_.resolve(subject, T.OUTPUT, name, snapshot) if isinstance(name, str) else None
+            )
+            if output is not None:
                 found[name] = _derived(output, snapshot, frozenset())
         return found
 
-    def _check_new(self, snapshot: Snapshot, subject: Subject, type_: ObjectType, name: str):
+    def _check_new(
+        self, snapshot: Snapshot, subject: Subject, type_: ObjectType, name: str
+    ) -> Name:
         system = snapshot.system
         if system is None:
             raise NotFound("the catalog has no system object yet; bootstrap an administrator")
         self.core.require(subject, Action.ADD, system, snapshot, event=f"{type_.value}_add")
-        if snapshot.find(type_, name) is not None:
-            raise Conflict(code=codes.DUPLICATE_NAME, what=type_.value, name=name)
+        return names_.new_name(subject, type_, name, snapshot)
 
     def add_schema(
         self, subject: Subject, name: str, fields: Mapping[str, Any], role: str | None = None
@@ -293,19 +335,19 @@ class Objects:
         with core.store.lock:
             snapshot = core.snapshot
             role = owner_role(core.valid(subject, snapshot), role, snapshot)
-            self._check_new(snapshot, subject, T.SCHEMA, name)
+            named = self._check_new(snapshot, subject, T.SCHEMA, name)
             obj = _new(
                 core,
                 subject,
                 role,
                 T.SCHEMA,
-                name,
+                named,
                 spec=json.dumps(schema.to_dict(), sort_keys=True),
             )
             with core.change() as conn:
                 repository.insert_object(conn, obj)
-                core.log(subject, "schema_add", f"schema:{name}", True, "ADD on system", conn)
-        return core.snapshot.stored(T.SCHEMA, name)
+                core.log(subject, "schema_add", f"schema:{named.key}", True, "ADD on system", conn)
+        return core.snapshot.stored(T.SCHEMA, named.key)
 
     def add_stream(
         self, subject: Subject, name: str, schema: str, role: str | None = None
@@ -317,14 +359,14 @@ class Objects:
             snapshot = core.snapshot
             role = owner_role(core.valid(subject, snapshot), role, snapshot)
             schema_obj = core.find(subject, T.SCHEMA, schema, snapshot)
-            self._check_new(snapshot, subject, T.STREAM, name)
+            named = self._check_new(snapshot, subject, T.STREAM, name)
             with core.change() as conn:
                 obj = _new(
                     core,
                     subject,
                     role,
                     T.STREAM,
-                    name,
+                    named,
                     kind="input",
                     source_index=repository.next_source_index(conn),
                 )
@@ -340,7 +382,7 @@ class Objects:
                     schema=schema,
                     source_index=obj.source_index,
                 )
-        return core.snapshot.stored(T.STREAM, name)
+        return core.snapshot.stored(T.STREAM, named.key)
 
     def add_diagram(
         self, subject: Subject, spec: DiagramSpec, role: str | None = None
@@ -351,13 +393,13 @@ class Objects:
         with core.store.lock:
             snapshot = core.snapshot
             role = owner_role(core.valid(subject, snapshot), role, snapshot)
-            self._check_new(snapshot, subject, T.DIAGRAM, spec.name)
+            named = self._check_new(snapshot, subject, T.DIAGRAM, spec.name)
             inputs = self._check_inputs(snapshot, subject, spec)
             inputs += self._check_outputs_read(snapshot, subject, spec, "diagram_add")
             self.operators.admit(subject, snapshot, spec.name, spec.cost, "diagram_add")
-            self._check_free(snapshot, news)
+            keys = _member_names(snapshot, subject, named, news)
             with core.change() as conn:
-                self._insert_diagram(conn, subject, role, spec, news, inputs)
+                self._insert_diagram(conn, subject, role, spec, keys, inputs)
                 core.log(
                     subject,
                     "diagram_add",
@@ -369,7 +411,7 @@ class Objects:
                     objects=len(news),
                 )
         snapshot = core.snapshot
-        return [snapshot.stored(t, n) for t, n in news]
+        return [snapshot.stored(t, n.key) for t, n in keys]
 
     def replace_diagram(self, subject: Subject, spec: DiagramSpec) -> list[CatalogObject]:
         """Replace a stopped diagram by a new version of the same name, in one transaction.
@@ -393,20 +435,21 @@ class Objects:
             old = core.find(subject, T.DIAGRAM, spec.name, snapshot)
             if old.status == "running":
                 raise Conflict(
-                    f"diagram {old.name} is running; stop it first", code=codes.DIAGRAM_RUNNING
+                    f"diagram {old.public} is running; stop it first", code=codes.DIAGRAM_RUNNING
                 )
             readers = _readers(old, snapshot)
             if readers:
                 raise Conflict(
-                    code=codes.DERIVED_IN_USE, diagram=old.name, readers=", ".join(readers)
+                    code=codes.DERIVED_IN_USE, diagram=old.public, readers=", ".join(readers)
                 )
             inputs = self._check_inputs(snapshot, subject, spec)
-            inputs += self._check_outputs_read(snapshot, subject, spec, "diagram_replace")
+            inputs += self._check_outputs_read(snapshot, subject, spec, "diagram_replace", old)
             self.operators.admit(subject, snapshot, spec.name, spec.cost, "diagram_replace")
-            self._check_free(snapshot, news, replacing=old)
+            named = Name(old.name, old.public_name)
+            keys = _member_names(snapshot, subject, named, news, replacing=old)
             with core.change() as conn:
                 repository.delete_object(conn, old.id)
-                self._insert_diagram(conn, subject, old.owner_role, spec, news, inputs)
+                self._insert_diagram(conn, subject, old.owner_role, spec, keys, inputs)
                 core.log(
                     subject,
                     "diagram_replace",
@@ -418,21 +461,7 @@ class Objects:
                     objects=len(news),
                 )
         snapshot = core.snapshot
-        return [snapshot.stored(t, n) for t, n in news]
-
-    @staticmethod
-    def _check_free(snapshot: Snapshot, news, replacing: CatalogObject | None = None) -> None:
-        """No new name may be in use, except by the diagram being replaced and its members."""
-        mine = {replacing.id} if replacing is not None else set()
-        taken = [
-            f"{t.value} {n}"
-            for t, n in news
-            if (o := snapshot.find(t, n)) is not None
-            and o.id not in mine
-            and o.parent_id not in mine
-        ]
-        if taken:
-            raise Conflict(f"names in use already: {', '.join(taken)}", code=codes.DUPLICATE_NAME)
+        return [snapshot.stored(t, n.key) for t, n in keys]
 
     def _insert_diagram(
         self,
@@ -440,20 +469,22 @@ class Objects:
         subject: Subject,
         role: str,
         spec: DiagramSpec,
-        news,
+        keys: list[tuple[ObjectType, Name]],
         inputs: list[CatalogObject],
     ) -> None:
         document = json.dumps(spec.document, sort_keys=True) if spec.document else None
-        diagram = _new(
-            self.core, subject, role, T.DIAGRAM, spec.name, spec=document, status="stopped"
-        )
+        (_, named), members = keys[0], keys[1:]
+        diagram = _new(self.core, subject, role, T.DIAGRAM, named, spec=document, status="stopped")
         diagram = replace(diagram, id=repository.insert_object(conn, diagram))
         repository.insert_diagram_version(conn, diagram, keep=MAX_VERSIONS)
         repository.insert_refs(conn, diagram.id, [obj.id for obj in inputs])
         repository.insert_members(
             conn,
             diagram,
-            ((type_, name, "derived" if type_ is T.STREAM else None) for type_, name in news[1:]),
+            (
+                (type_, n.key, n.public_name, "derived" if type_ is T.STREAM else None)
+                for type_, n in members
+            ),
         )
 
     @staticmethod
@@ -516,18 +547,22 @@ class Objects:
         return inputs
 
     def _check_outputs_read(
-        self, snapshot: Snapshot, subject: Subject, spec: DiagramSpec, event: str
+        self,
+        snapshot: Snapshot,
+        subject: Subject,
+        spec: DiagramSpec,
+        event: str,
+        replacing: CatalogObject | None = None,
     ) -> list[CatalogObject]:
         """Every output a derived input reads must be one the session may view and SUBSCRIBE
-        to, of another diagram (reading one's own would be a cycle)."""
+        to, of another diagram (reading one's own, the one ``replacing``, would be a cycle)."""
         found, missing, refused = [], [], []
         for name in dict.fromkeys(spec.derived):
-            output = snapshot.find(T.OUTPUT, name)
-            if output is None or not decide(subject, Action.VIEW_OBJECT, output, snapshot).allowed:
+            output = names_.resolve(subject, T.OUTPUT, name, snapshot)
+            if output is None:
                 missing.append(name)
                 continue
-            owner = snapshot.objects[output.parent_id] if output.parent_id is not None else None
-            if owner is not None and owner.name == spec.name:
+            if replacing is not None and output.parent_id == replacing.id:
                 raise InvalidInput(
                     code=codes.DERIVED_CYCLE, diagram=spec.name, chain=f"it reads output {name}"
                 )
@@ -552,9 +587,9 @@ class Objects:
             )
         return found
 
-    def drop(self, subject: Subject, type_: ObjectType, name: str) -> None:
+    def drop(self, subject: Subject, type_: ObjectType, name: str) -> CatalogObject:
         """The owner role (or an administrator: ``policy.drop``) drops an object no other
-        object uses.
+        object uses; the object dropped is returned (its key is what the runtime knew it by).
 
         Dropping a diagram drops its boxes, derived streams and outputs with it.
         """
@@ -563,16 +598,18 @@ class Objects:
             snapshot = core.snapshot
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
-                raise InvalidInput(code=codes.NOT_DROPPABLE, object=f"{obj.type.value} {obj.name}")
+                raise InvalidInput(
+                    code=codes.NOT_DROPPABLE, object=f"{obj.type.value} {obj.public}"
+                )
             core.authorize(subject, policy.drop(obj.type), {"name": name}, f"{obj.type.value}_drop")
             readers = _readers(obj, snapshot) if obj.type is T.DIAGRAM else []
             if readers:
                 raise Conflict(
-                    code=codes.DERIVED_IN_USE, diagram=obj.name, readers=", ".join(readers)
+                    code=codes.DERIVED_IN_USE, diagram=obj.public, readers=", ".join(readers)
                 )
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
-                raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.name}")
+                raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.public}")
             with core.change() as conn:
                 repository.delete_object(conn, obj.id)
                 if obj.type is T.DIAGRAM:
@@ -585,6 +622,7 @@ class Objects:
                     "owner or administrator",
                     conn,
                 )
+        return obj
 
     def transfer(self, subject: Subject, type_: ObjectType, name: str, role: str) -> CatalogObject:
         """An administrator hands an object (with what it holds) to another role, e.g. before
@@ -596,9 +634,10 @@ class Objects:
             obj = core.find(subject, type_, name, snapshot)
             if obj.type is T.SYSTEM or obj.parent_id is not None:
                 raise InvalidInput(
-                    code=codes.NOT_TRANSFERABLE, object=f"{obj.type.value} {obj.name}"
+                    code=codes.NOT_TRANSFERABLE, object=f"{obj.type.value} {obj.public}"
                 )
             role_named(snapshot, role)
+            _check_role_free(snapshot, obj, role)
             with core.change() as conn:
                 repository.set_owner(conn, obj.id, subject.user_name, role)
                 core.log(
@@ -643,19 +682,62 @@ class Objects:
         return core.snapshot.objects[obj.id]
 
 
+def _member_names(
+    snapshot: Snapshot,
+    subject: Subject,
+    diagram: Name,
+    news: list[tuple[ObjectType, str]],
+    replacing: CatalogObject | None = None,
+) -> list[tuple[ObjectType, Name]]:
+    """The names of a diagram and its members (``news``, as ``_diagram_names`` lists them):
+    boxes and derived streams keyed under the diagram's key, outputs named like any new object
+    (the replaced diagram's own are free to keep)."""
+    freed = set()
+    if replacing is not None:
+        freed = {replacing.id} | {
+            o.id for o in snapshot.objects.values() if o.parent_id == replacing.id
+        }
+    named = [(T.DIAGRAM, diagram)]
+    for type_, name in news[1:]:
+        if type_ is T.OUTPUT:
+            named.append((type_, names_.new_name(subject, type_, name, snapshot, freed)))
+            continue
+        key = f"{diagram.key}.{name.split('.', 1)[1]}"
+        named.append((type_, Name(key, None if key == name else name)))
+    return named
+
+
+def _check_role_free(snapshot: Snapshot, obj: CatalogObject, role: str) -> None:
+    """A role never holds two objects of one type and name, so a transfer that would make it
+    is refused (the administrator making it sees every object)."""
+    outputs = [o for o in snapshot.objects.values() if o.parent_id == obj.id and o.type is T.OUTPUT]
+    for moved in (obj, *outputs):
+        if any(
+            o.id != moved.id and o.owner_role == role
+            for o in snapshot.named(moved.type, moved.public)
+        ):
+            raise Conflict(code=codes.DUPLICATE_NAME, what=moved.type.value, name=moved.public)
+
+
 def _resumable(obj: CatalogObject, snapshot: Snapshot) -> Resumable:
     inputs = _reads(obj, snapshot, T.STREAM)
     derived: dict[str, Derived] = {}
     problem = None
     try:
         for output in _reads(obj, snapshot, T.OUTPUT):
-            derived[output.name] = _derived(output, snapshot, frozenset({obj.id}))
+            derived[output.public] = _derived(output, snapshot, frozenset({obj.id}))
     except SluiceError as err:
         problem = err
+    outputs = [o for o in snapshot.objects.values() if o.parent_id == obj.id]
     return Resumable(
         obj,
         {s.name: schema_of(s, snapshot) for s in inputs},
         {s.name: _source_index(s) for s in _source_streams(obj, snapshot)},
         derived,
         problem,
+        {
+            o.public: o.name
+            for o in (*outputs, *_reads(obj, snapshot, T.OUTPUT))
+            if o.type is T.OUTPUT and o.public != o.name
+        },
     )

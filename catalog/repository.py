@@ -85,10 +85,11 @@ def load_objects(conn, ids: Iterable[int] | None = None) -> ObjectRows:
             status=st,
             created_at=at,
             refs=tuple(refs.get(i, ())),
+            public_name=pn,
         )
-        for i, t, n, k, p, ou, orole, si, spec, st, at in conn.execute(
+        for i, t, n, k, p, ou, orole, si, spec, st, at, pn in conn.execute(
             "SELECT id, type, name, kind, parent_id, owner_user, owner_role, source_index, spec,"
-            f" status, created_at FROM objects{of('id')} ORDER BY id",
+            f" status, created_at, public_name FROM objects{of('id')} ORDER BY id",
             params,
         )
     )
@@ -210,7 +211,7 @@ def next_source_index(conn) -> int:
 
 INSERT_OBJECT = (
     "INSERT INTO objects (type, name, kind, parent_id, owner_user, owner_role,"
-    " source_index, spec, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " source_index, spec, status, created_at, public_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -228,15 +229,19 @@ def insert_object(conn, obj: CatalogObject) -> int:
             obj.spec,
             obj.status,
             obj.created_at,
+            obj.public_name,
         ),
     ).fetchone()[0]
 
 
 def insert_members(
-    conn, diagram: CatalogObject, members: Iterable[tuple[ObjectType, str, str | None]]
+    conn,
+    diagram: CatalogObject,
+    members: Iterable[tuple[ObjectType, str, str | None, str | None]],
 ) -> None:
-    """A diagram's boxes, streams and outputs (type, name, kind), owned like the diagram and
-    created with it, in one statement run: a large diagram is one round trip, not hundreds."""
+    """A diagram's boxes, streams and outputs (type, key, public name, kind), owned like the
+    diagram and created with it, in one statement run: a large diagram is one round trip, not
+    hundreds."""
     conn.executemany(
         INSERT_OBJECT,
         [
@@ -251,8 +256,9 @@ def insert_members(
                 None,
                 None,
                 diagram.created_at,
+                public_name,
             )
-            for type_, name, kind in members
+            for type_, name, public_name, kind in members
         ],
     )
 

@@ -41,7 +41,9 @@ class Snapshot:
     users_by_name: Mapping[str, User]
     roles: frozenset[str]
     objects: Mapping[int, CatalogObject]
-    by_name: Mapping[tuple[ObjectType, str], CatalogObject]
+    by_name: Mapping[tuple[ObjectType, str], CatalogObject]  # by key (``CatalogObject.name``)
+    # by public name: the objects callers may mean by it (``catalog.names``)
+    by_public: Mapping[tuple[ObjectType, str], tuple[CatalogObject, ...]]
     grants: Mapping[int, tuple[Grant, ...]]
     held: frozenset[tuple[str, Action, int]]
     sessions: Mapping[int, Session]
@@ -65,7 +67,12 @@ class Snapshot:
         return self.by_name.get((ObjectType.SYSTEM, "system"))
 
     def find(self, type_: ObjectType, name: str) -> CatalogObject | None:
+        """The object whose key is ``name``; a caller's name is resolved by ``catalog.names``."""
         return self.by_name.get((type_, name))
+
+    def named(self, type_: ObjectType, name: str) -> tuple[CatalogObject, ...]:
+        """Every object whose public name is ``name``, whoever may see it."""
+        return self.by_public.get((type_, name), ())
 
     def stored(self, type_: ObjectType, name: str) -> CatalogObject:
         """An object a change just stored: its absence is a bug (KeyError), not a user's error."""
@@ -153,10 +160,18 @@ def _object_fields(rows: ObjectRows) -> dict:
     return dict(
         objects=MappingProxyType(objects),
         by_name=MappingProxyType({(o.type, o.name): o for o in rows.objects}),
+        by_public=MappingProxyType(_by_public(rows.objects)),
         grants=MappingProxyType({k: tuple(v) for k, v in grants.items()}),
         held=held,
         **_masks(objects, _read_rights(objects, held)),
     )
+
+
+def _by_public(objects: Iterable[CatalogObject]) -> dict:
+    found: dict[tuple[ObjectType, str], tuple[CatalogObject, ...]] = {}
+    for o in objects:
+        found[o.type, o.public] = found.get((o.type, o.public), ()) + (o,)
+    return found
 
 
 def level_policy(rows: LevelRows) -> LevelPolicy:
@@ -263,13 +278,19 @@ def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) 
     gone_grants = [g for i in touched for g in previous.grants.get(i, ())]
     objects = dict(previous.objects)
     by_name = dict(previous.by_name)
+    by_public = dict(previous.by_public)
     grants = dict(previous.grants)
     for obj in gone:
         del objects[obj.id], by_name[obj.type, obj.name]
+        others = tuple(o for o in by_public.pop((obj.type, obj.public)) if o.id != obj.id)
+        if others:
+            by_public[obj.type, obj.public] = others
     for i in touched:
         grants.pop(i, None)
     for obj in rows.objects:
         objects[obj.id] = by_name[obj.type, obj.name] = obj
+        same = by_public.get((obj.type, obj.public), ()) + (obj,)
+        by_public[obj.type, obj.public] = tuple(sorted(same, key=lambda o: o.id))
     for g in rows.grants:
         grants[g.object_id] = grants.get(g.object_id, ()) + (g,)
     held = previous.held
@@ -294,6 +315,7 @@ def with_objects(previous: Snapshot, touched: frozenset[int], rows: ObjectRows) 
         previous,
         objects=MappingProxyType(objects),
         by_name=MappingProxyType(by_name),
+        by_public=MappingProxyType(by_public),
         grants=MappingProxyType(grants),
         held=held,
         **masks,

@@ -43,7 +43,7 @@ class Versions:
         with self.core.store.reader() as conn:
             found = repository.diagram_version(conn, name, version)
         if found is None:
-            raise NotFound(what=f"version of diagram {name}", name=str(version)[:20])
+            raise NotFound(what=f"version of diagram {diagram}", name=str(version)[:20])
         return found
 
     def _viewable(self, subject: Subject, diagram: str) -> str:

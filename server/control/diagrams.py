@@ -237,6 +237,7 @@ def run(
     if running is not plan:
         affordable_rewrite(svc, diagram, running, deployer)
     stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
+    running = resumable.keyed(running)
     if not keep_variants:
         svc.variants.end(diagram.name)  # deployed again: its readers are routed afresh
     reader = svc.variants.gate(resumable, doc, plan, stored.document) if stored else None

@@ -21,6 +21,7 @@ from boxes import observed
 from boxes.errors import SluiceError
 from catalog import Subject
 from catalog.authorizer import playing
+from catalog.names import public_of
 
 WITHHELD_ERROR = "the diagram failed; its error is shown to those who may read all its sources"
 
@@ -35,13 +36,13 @@ def shown(svc, subject: Subject, name: str, progress: dict[str, Any] | None) -> 
         return {**progress, "withheld": []}
     allowed = _readable_boxes(svc, subject, plan)
     boxes = progress.get("boxes", {})
-    withheld = sorted(set(boxes) - allowed)
+    withheld = sorted(public_of(b) for b in set(boxes) - allowed)
     error = progress["error"]
-    return {
+    return {  # outputs run under their keys, shown by their public names (``catalog.names``)
         **progress,
         "error": WITHHELD_ERROR if error is not None and withheld else error,
-        "outputs": {o: p for o, p in progress["outputs"].items() if o in allowed},
-        "boxes": {b: m for b, m in boxes.items() if b in allowed},
+        "outputs": {public_of(o): p for o, p in progress["outputs"].items() if o in allowed},
+        "boxes": {public_of(b): m for b, m in boxes.items() if b in allowed},
         "withheld": withheld,
     }
 

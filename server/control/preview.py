@@ -28,7 +28,7 @@ from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.punctuations.fields import FieldPolicy, field_policy
 from boxes.types import Schema
-from catalog import Subject
+from catalog import ObjectType, Subject
 from catalog.objects import Resumable
 from server.control.diagrams import affordable, plan_of, resolved
 from server.control.relabel import relabeller
@@ -69,7 +69,8 @@ def preview_document(doc: Mapping[str, Any], plan: Plan, box: str) -> dict[str, 
 def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[str, Any]:
     """What ``subject`` may see of ``box``'s results over the last ``rows`` tuples of each of
     the running ``diagram``'s inputs (at most ``rows`` results, the newest)."""
-    found = [r for r in svc.catalog.objects.resumable() if r.diagram.name == diagram]
+    key = svc.catalog.objects.get(subject, ObjectType.DIAGRAM, diagram).name
+    found = [r for r in svc.catalog.objects.resumable() if r.diagram.name == key]
     if not found or svc.runtime is None:
         raise Conflict(code=codes.PREVIEW_NOT_RUNNING, diagram=diagram)
     (running,) = found
@@ -88,7 +89,7 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     }
     (frame,) = compile_plan(plan, inputs).values()
     table = frame.toArrow()
-    relabel = relabeller(svc.catalog, diagram, plan)
+    relabel = relabeller(svc.catalog, key, plan)
     if relabel is not None:
         table = relabel(OUTPUT, table)
     table = table.slice(max(0, table.num_rows - rows))
@@ -113,7 +114,7 @@ def _deployed(catalog, subject: Subject, running: Resumable) -> tuple[dict[str, 
     stored = catalog.rewrites.of(running.diagram)
     if stored is None:
         return doc, plan
-    mine = reader_rewrite(catalog, running.diagram.name, doc, plan, stored.document, subject)
+    mine = reader_rewrite(catalog, running.diagram.public, doc, plan, stored.document, subject)
     rewritten = dict(stored.document if mine is None else mine.document)
     return rewritten, resolved(
         plan_of(rewritten, running.schemas, running.derived, catalog), catalog

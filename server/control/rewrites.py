@@ -65,7 +65,7 @@ def deployed_plan(catalog, diagram, doc: Mapping, plan: Plan, deployer: Subject 
     rewrite (otherwise REWRITE_STALE: the diagram is stopped)."""
     snapshot = catalog.core.snapshot
     if deployer is not None:
-        done = audited_rewrite(catalog, deployer, "deploy", diagram.name, doc, plan)
+        done = audited_rewrite(catalog, deployer, "deploy", diagram.public, doc, plan)
         if done is None:
             catalog.rewrites.forget(diagram)
             return plan
@@ -158,7 +158,7 @@ def readers_rewrite(catalog, subject: Subject, output: str) -> Rewritten:
     if diagram is None:
         raise Conflict(code=codes.REWRITE_CHANGED, output=output)
     plan = _plan(catalog.objects.resumable_of(diagram), catalog)
-    return own_rewrite(catalog, diagram.name, json.loads(diagram.spec), plan, subject)
+    return own_rewrite(catalog, diagram.public, json.loads(diagram.spec), plan, subject)
 
 
 def reads_rewritten(catalog, subject: Subject, output: str, key: str) -> None:
@@ -190,7 +190,7 @@ def revalidate(svc, by: Subject) -> list[str]:
         doc = json.loads(diagram.spec)
         try:
             plan = _plan(resumable, catalog)
-            outputs = list(plan.outputs)
+            outputs = list(resumable.keyed(plan).outputs)
             reason, changed = rechecked(catalog, snapshot, diagram, doc, plan)
         except SluiceError as err:  # unchecked is not left running
             reason, changed, outputs = f"it cannot be checked: {err.message}", None, []
@@ -203,7 +203,7 @@ def revalidate(svc, by: Subject) -> list[str]:
             for output in outputs:
                 svc.delivery.recheck(output)
             continue
-        ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.name, reason=reason)
+        ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.public, reason=reason)
         svc.variants.end(diagram.name, ended)
         if svc.runtime is not None:
             svc.runtime.stop(diagram.name)
@@ -223,7 +223,7 @@ def swap(svc, resumable: Resumable, changed: Rewritten, by: Subject) -> None:
     from server.control.diagrams import run  # diagrams imports this module
 
     diagram = resumable.diagram
-    for output in changed.plan.outputs:
+    for output in resumable.keyed(changed.plan).outputs:
         svc.delivery.park(output)  # none reads the new rewrite before it is routed to it
     svc.catalog.rewrites.swap(diagram, changed.document, list(changed.added), by)
     run(svc, resumable, keep_variants=True)

@@ -24,6 +24,7 @@ from boxes.errors import Conflict, SluiceError
 from boxes.output import OutputBox
 from boxes.rewrite import Rewritten
 from catalog import ObjectType, Subject
+from catalog.names import public_of
 from catalog.objects import Resumable
 from server.control.relabel import relabeller
 from server.control.rewrites import key_of, reader_rewrite
@@ -67,7 +68,7 @@ class Variants:
     def gate(self, resumable: Resumable, doc: Mapping, plan: Plan, document: Mapping) -> Gate:
         """Delivery's gate for a diagram deployed rewritten as ``document``: a reader with the
         same rewrite reads the output itself, another its variant (started if allowed)."""
-        name = resumable.diagram.name
+        name = resumable.diagram.public
 
         def route(subject: Subject, output: str, start: bool) -> str:
             mine = reader_rewrite(self.svc.catalog, name, doc, plan, document, subject)
@@ -78,7 +79,7 @@ class Variants:
         return route
 
     def _variant(self, resumable: Resumable, mine: Rewritten, output: str, start: bool) -> Variant:
-        name = resumable.diagram.name
+        name, shown = resumable.diagram.name, resumable.diagram.public
         key = key_of(mine.document)
         with self._lock:
             found = self._running.get((name, key))
@@ -87,20 +88,20 @@ class Variants:
                     found.joined = time.monotonic()
                 return found
             if not start:
-                raise Conflict(code=codes.REWRITE_VARIANT_NOT_RUNNING, diagram=name, output=output)
+                raise Conflict(code=codes.REWRITE_VARIANT_NOT_RUNNING, diagram=shown, output=output)
             current = self.svc.catalog.core.snapshot.find(ObjectType.DIAGRAM, name)
             if (
                 current is None
                 or current.status != "running"
                 or current.spec != resumable.diagram.spec
             ):  # a gate outlives its diagram's stop or replacement: no variant of that
-                raise Conflict(code=codes.VARIANT_ENDED, diagram=name)
+                raise Conflict(code=codes.VARIANT_ENDED, diagram=shown)
             limit = self.svc.limits.max_rewrite_variants
             if sum(1 for diagram, _ in self._running if diagram == name) >= limit:
                 raise Conflict(
                     code=codes.REWRITE_VARIANTS_FULL,
-                    details={"diagram": name, "limit": limit},
-                    diagram=name,
+                    details={"diagram": shown, "limit": limit},
+                    diagram=shown,
                     limit=limit,
                 )
             variant = self._start(resumable, mine, key)
@@ -111,8 +112,9 @@ class Variants:
         from server.control.diagrams import affordable  # diagrams builds this module's gates
 
         name, suffix = resumable.diagram.name, MARK + key
-        plan = affordable(renamed(mine.plan, suffix), self.svc.limits.cost_ceilings())
-        variant = Variant(name, key, name + suffix, {o: o + suffix for o in mine.plan.outputs})
+        keyed = resumable.keyed(mine.plan)
+        plan = affordable(renamed(keyed, suffix), self.svc.limits.cost_ceilings())
+        variant = Variant(name, key, name + suffix, {o: o + suffix for o in keyed.outputs})
         delivery, runtime = self.svc.delivery, runtime_of(self.svc)
         public = {ours: output for output, ours in variant.outputs.items()}
         labels = Labels.of(plan, resumable.sources)
@@ -141,7 +143,7 @@ class Variants:
     def end(self, diagram: str, err: SluiceError | None = None) -> None:
         """Stop every variant of ``diagram``, telling their subscribers why (by default: the
         diagram was stopped, replaced or deployed again, VARIANT_ENDED)."""
-        err = err or Conflict(code=codes.VARIANT_ENDED, diagram=diagram)
+        err = err or Conflict(code=codes.VARIANT_ENDED, diagram=public_of(diagram))
         with self._lock:
             for variant in [v for v in self._running.values() if v.diagram == diagram]:
                 for output, route in variant.outputs.items():

@@ -60,6 +60,7 @@ from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from catalog.authorizer import playing
+from catalog.names import public_of
 from server.http.errors import answer
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
@@ -271,15 +272,16 @@ Gate = Callable[[Subject, str, bool], str]  # (reader, output, may start a varia
 
 
 class Delivery:
-    """Subscriptions are kept by the output's public (catalog) name; each has a *route*, the
-    runtime output it reads: the output itself, or a rewritten diagram's variant output for a
-    reader whose policies rewrite it differently (``server.control.variants``). Batches arrive
-    by route and leave under the public name."""
+    """Subscriptions are kept by the output's catalog key (its name, but for one named over an
+    output its creator could not see: ``catalog.names``); each has a *route*, the runtime
+    output it reads: the output itself, or a rewritten diagram's variant output for a reader
+    whose policies rewrite it differently (``server.control.variants``). Batches arrive by
+    route and leave under the output's public name."""
 
     def __init__(self, catalog: Catalog, emit) -> None:
         """``emit(event, data, to=sid)`` sends to one socket (``socketio.emit``)."""
         self.catalog = catalog
-        self.emit = emit
+        self._emit = emit
         self._labels: dict[str, Labels] = {}
         self.schemas: dict[str, Schema] = {}
         self.semantics: dict[str, str] = {}
@@ -307,6 +309,11 @@ class Delivery:
         # told of a variant's route a subscription left (server.control.variants)
         self.on_leave: Callable[[str], None] = lambda route: None
         self._lock = threading.Lock()
+
+    def emit(self, event: str, data: dict, to: str) -> None:
+        """Send an event about an output under its public name: subscriptions are kept by
+        the output's key (``catalog.names``), which its subscribers are never shown."""
+        self._emit(event, {**data, "output": public_of(data["output"])}, to=to)
 
     def register(
         self,
@@ -637,7 +644,7 @@ class Delivery:
         """SUBSCRIBE, and for a relayed batch computed under the rewrite ``relayed``, that the
         subscriber reads it as it is deployed (``check_relayed``); else unsubscribed, told why."""
         try:
-            self.catalog.objects.require(subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output)
+            self.catalog.objects.require_key(subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output)
             if relayed is not None:
                 self.check_relayed(subject, output, relayed)
             return True

@@ -30,7 +30,7 @@ from flask_socketio import ConnectionRefusedError
 
 from boxes import codes
 from boxes.errors import NotFound, SluiceError, Unauthenticated, Unavailable
-from catalog import INVALID_SESSION, Catalog, Subject
+from catalog import INVALID_SESSION, Catalog, ObjectType, Subject
 from server.control.services import services
 from server.http import security
 from server.http.errors import answer, body, unexpected
@@ -181,17 +181,18 @@ def on_disconnect(*_):
 @socket_event("subscribe", SUBSCRIBE)
 def on_subscribe(subject: Subject, payload: dict):
     svc, output = services(), payload["output"]
+    key = svc.catalog.objects.get(subject, ObjectType.OUTPUT, output).name
     if held_elsewhere(svc) and "from" in payload:
-        return standby.subscribe_from(svc, request.sid, subject, output, payload["from"])
+        return standby.subscribe_from(svc, request.sid, subject, key, payload["from"])
     if held_elsewhere(svc):
-        return standby.subscribe(svc, request.sid, subject, output)
+        return standby.subscribe(svc, request.sid, subject, key)
     if "from" not in payload:
-        svc.delivery.subscribe(request.sid, subject, output)
+        svc.delivery.subscribe(request.sid, subject, key)
         return {"subscribed": output}
     if svc.runtime is None:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     end = svc.delivery.subscribe_from(
-        request.sid, subject, output, payload["from"], svc.runtime.results
+        request.sid, subject, key, payload["from"], svc.runtime.results
     )
     return {"subscribed": output, "replayed_to": end}
 
@@ -199,9 +200,19 @@ def on_subscribe(subject: Subject, payload: dict):
 @socketio.on("unsubscribe", namespace=NAMESPACE)
 @socket_event("unsubscribe", OUTPUT)
 def on_unsubscribe(subject: Subject, payload: dict):
-    if not services().delivery.unsubscribe(request.sid, payload["output"]):
-        raise NotFound(code=codes.NOT_SUBSCRIBED, output=payload["output"])
-    return {"unsubscribed": payload["output"]}
+    svc, output = services(), payload["output"]
+    if not svc.delivery.unsubscribe(request.sid, key_of(svc, subject, output)):
+        raise NotFound(code=codes.NOT_SUBSCRIBED, output=output)
+    return {"unsubscribed": output}
+
+
+def key_of(svc, subject: Subject, output: str) -> str:
+    """The key of the output ``subject`` means (``catalog.names``); the name itself for one it
+    no longer sees, whose subscription (if any) is under its name."""
+    try:
+        return svc.catalog.objects.get(subject, ObjectType.OUTPUT, output).name
+    except NotFound:
+        return output
 
 
 @socketio.on("ingest", namespace=NAMESPACE)

@@ -19,6 +19,7 @@ from urllib.parse import quote, urlencode
 from boxes import codes
 from boxes.errors import Conflict, SluiceError, Unavailable
 from catalog import Subject
+from catalog.names import public_of
 from server.control.rewrites import reads_rewritten, rewrite_key
 from server.http.api import PREFIX
 from server.http.forward import held_elsewhere, pass_on
@@ -97,7 +98,8 @@ class RewriteGuard:
 
 
 def route_of(svc, sid: str, subject: Subject, output: str) -> str:
-    """The runtime output socket ``sid``'s client reads for ``output`` here: the output itself
+    """The runtime output socket ``sid``'s client reads for ``output`` (a key:
+    ``catalog.names``) here: the output itself
     unless its diagram runs rewritten and the client's policies rewrite it otherwise; then the
     variant the holder runs for them, asked for as the client (``POST
     /outputs/NAME/variant``) and kept running while it is read here (``Keepalive``). Its
@@ -115,9 +117,12 @@ def route_of(svc, sid: str, subject: Subject, output: str) -> str:
 
 
 def variant(svc, sid: str, output: str) -> str:
-    """Ask the holder, as socket ``sid``'s client, for the runtime output it reads; its
-    refusal raised as ``Refused``."""
-    return call(svc, sid, "POST", f"/outputs/{quote(output, safe='')}/variant")["route"]
+    """Ask the holder, as socket ``sid``'s client, for the runtime output it reads for the
+    output whose key is ``output`` (the holder tells the output itself by its public name);
+    its refusal raised as ``Refused``."""
+    name = public_of(output)
+    route = call(svc, sid, "POST", f"/outputs/{quote(name, safe='')}/variant")["route"]
+    return output if route == name else route
 
 
 class Keepalive:
@@ -151,13 +156,14 @@ class Keepalive:
 
 
 def subscribe(svc, sid: str, subject: Subject, output: str) -> dict:
-    """Subscribe here to the batches relayed to this server, on the route ``route_of`` gives;
-    the holder's refusal of a variant subscribes nothing."""
+    """Subscribe here to the batches relayed to this server of the output whose key is
+    ``output``, on the route ``route_of`` gives; the holder's refusal of a variant subscribes
+    nothing."""
     try:
         svc.delivery.subscribe(sid, subject, output, route_of(svc, sid, subject, output))
     except Refused as refused:
         return refused.answer
-    return {"subscribed": output}
+    return {"subscribed": public_of(output)}
 
 
 def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> dict:
@@ -166,7 +172,7 @@ def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> 
     client's permissions, from the client's variant's log if it reads one), then the batches
     relayed to this server (``Delivery.catch_up``: no gap, nothing twice); the holder's
     refusal of the first read subscribes nothing."""
-    path = f"/outputs/{quote(output, safe='')}/results?"
+    path = f"/outputs/{quote(public_of(output), safe='')}/results?"
 
     def page(route: str, at: int) -> tuple[list, int]:
         got = call(svc, sid, "GET", path + urlencode({"from": at, "limit": REPLAY_PAGE}))
@@ -177,7 +183,7 @@ def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> 
         end = svc.delivery.catch_up(sid, subject, output, start, page, route)
     except Refused as refused:
         return refused.answer
-    return {"subscribed": output, "replayed_to": end}
+    return {"subscribed": public_of(output), "replayed_to": end}
 
 
 def policy_runs(svc, got: dict) -> list[tuple[int | None, list]]:

@@ -215,6 +215,42 @@ def test_a_replace_that_fails_halfway_leaves_the_old_version_and_its_name(
     cat.grants.grant(admin, "CUSTOMER2", A.ADD, T.SYSTEM, "system")
     cat.grants.grant(admin, "CUSTOMER2", A.VIEW_OBJECT, T.STREAM, "in1")
     cat.grants.grant(admin, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
+    cat.grants.grant(al, "CUSTOMER2", A.VIEW_OBJECT, T.DIAGRAM, "q1")  # a clash bob can see
     with pytest.raises(Conflict) as err:
         cat.objects.add_diagram(bob, DiagramSpec("q1", ("in1",), ("h",), ("out3",)))
     assert err.value.code == "DUPLICATE_NAME"
+
+
+def test_a_name_its_creator_cannot_see_is_its_to_take_too(cat, admin, al, login):
+    """Names reveal nothing hidden (catalog.names): bob's diagram, output and schema named
+    like al's, which he cannot see, are made as if the names were free, each owner meaning its
+    own."""
+    cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    cat.objects.add_schema(al, "mine", {"fields": {"y": "long"}})
+    bob = login("bob")
+    for action in (A.VIEW_OBJECT, A.READ_TUPLE):
+        cat.grants.grant(admin, "CUSTOMER2", action, T.STREAM, "in1")
+    cat.grants.grant(admin, "CUSTOMER2", A.ADD, T.SYSTEM, "system")
+    cat.grants.grant(admin, "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "s")
+    with pytest.raises(NotFound):
+        cat.objects.get(bob, T.DIAGRAM, "q1")
+    made = cat.objects.add_diagram(bob, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
+    assert [o.to_dict()["name"] for o in made] == ["q1", "q1.f", "out1"]
+    cat.objects.add_schema(bob, "mine", {"fields": {"z": "long"}})
+    for who, role in ((al, "CUSTOMER1"), (bob, "CUSTOMER2")):
+        assert cat.objects.get(who, T.DIAGRAM, "q1").owner_role == role
+        assert cat.objects.get(who, T.SCHEMA, "mine").owner_role == role
+        assert cat.objects.get(who, T.OUTPUT, "out1").owner_role == role
+    with pytest.raises(Conflict) as err:
+        cat.objects.add_diagram(bob, DiagramSpec("q1", ("in1",), ("g",), ("out3",)))
+    assert err.value.code == "DUPLICATE_NAME"  # his own, which he sees
+    cat.grants.grant(al, "CUSTOMER2", A.VIEW_OBJECT, T.DIAGRAM, "q1")
+    assert cat.objects.get(bob, T.DIAGRAM, "q1").owner_role == "CUSTOMER2"  # his own first
+    with pytest.raises(Conflict) as err:
+        cat.objects.get(admin, T.DIAGRAM, "q1")  # joe sees both, owns neither
+    assert err.value.code == "NAME_AMBIGUOUS"
+    with pytest.raises(Conflict) as err:  # CUSTOMER1 would hold two diagrams named q1
+        cat.objects.transfer(admin, T.DIAGRAM, made[0].name, "CUSTOMER1")  # by its key
+    assert err.value.code == "DUPLICATE_NAME"
+    cat.objects.drop(bob, T.DIAGRAM, "q1")
+    assert cat.objects.get(admin, T.DIAGRAM, "q1").owner_role == "CUSTOMER1"

@@ -217,6 +217,7 @@ class Client:
         self.received: list[dict] = []
         self.arrivals: list[float] = []  # time.monotonic() of each tuples event
         self.positions: list[int] = []  # each tuples event's ``next`` result-log position
+        self.outputs: list[str] = []  # each tuples event's output, as the server names it
         self.sock = None
 
     def call(self, method: str, path: str, expect: int = 200, timeout: float = 150, **kwargs):
@@ -247,6 +248,7 @@ class Client:
     def _tuples(self, data) -> None:
         self.arrivals.append(time.monotonic())
         self.positions.append(data["next"])
+        self.outputs.append(data["output"])
         self.received.extend(data["tuples"])
 
     def emit(self, event: str, payload):

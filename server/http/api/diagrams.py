@@ -297,9 +297,10 @@ def update(name: str):
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
     runtime = runtime_if_any(svc)
     created = svc.catalog.objects.replace_diagram(subject(), spec_of(plan, doc))
-    svc.variants.end(name)
+    key = created[0].name  # what the runtime knows it by (``catalog.names``)
+    svc.variants.end(key)
     if runtime is not None:
-        runtime.remove(name)
+        runtime.remove(key)
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}
 
 
@@ -311,7 +312,7 @@ def deploy(name: str):
     runtime_of(svc)
     obj_ = svc.catalog.objects.set_query_status(subject(), name, "running")
     try:
-        run_named(svc, name, subject())
+        run_named(svc, obj_.name, subject())
     except Exception:
         svc.catalog.objects.set_query_status(subject(), name, "stopped")
         raise
@@ -325,9 +326,9 @@ def stop(name: str):
     svc = services()
     runtime = runtime_if_any(svc)
     obj_ = svc.catalog.objects.set_query_status(subject(), name, "stopped")
-    svc.variants.end(name)
+    svc.variants.end(obj_.name)
     if runtime is not None:
-        runtime.stop(name)
+        runtime.stop(obj_.name)
     return {"name": name, "status": obj_.status}
 
 
@@ -346,11 +347,11 @@ def status(name: str):
     (docs/editor.md); the boxes left out are named in ``withheld``."""
     svc = services()
     o = svc.catalog.objects.get(subject(), D, name)
-    progress = svc.runtime.status(name) if svc.runtime is not None else None
+    progress = svc.runtime.status(o.name) if svc.runtime is not None else None
     return {
         "name": name,
         "status": status_of(svc, o),
-        "progress": shown(svc, subject(), name, progress),
+        "progress": shown(svc, subject(), o.name, progress),
     }
 
 
@@ -396,8 +397,8 @@ def delete(name: str):
     """Drop the diagram with its boxes and outputs (its owner or an administrator)."""
     svc = services()
     runtime = runtime_if_any(svc)
-    svc.catalog.objects.drop(subject(), D, name)
-    svc.variants.end(name)
+    key = svc.catalog.objects.drop(subject(), D, name).name
+    svc.variants.end(key)
     if runtime is not None:
-        runtime.remove(name)
+        runtime.remove(key)
     return "", 204

@@ -93,7 +93,8 @@ def recent(name: str):
     svc = services()
     if held_elsewhere(svc) and (answer := forward(svc)) is not None:
         return answer
-    route = svc.delivery.route(subject(), name)  # a variant's, if the reader's rewrite differs
+    key = svc.catalog.objects.get(subject(), OUTPUT, name).name
+    route = svc.delivery.route(subject(), key)  # a variant's, if the reader's rewrite differs
     table = svc.runtime.recent(route) if svc.runtime is not None else None
     rows = [] if table is None else svc.delivery.visible_rows(subject(), route, table)
     return {"output": name, "tuples": rows}
@@ -113,9 +114,11 @@ def variant(name: str):
         return answer
     if svc.runtime is None:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
-    route = svc.delivery.route(subject(), name, start=True)
-    if route != name:
-        svc.variants.left(route)  # asked for, not read here: it lingers, then stops
+    key = svc.catalog.objects.get(subject(), OUTPUT, name).name
+    route = svc.delivery.route(subject(), key, start=True)
+    if route == key:  # the output itself, told by the name asked for (``catalog.names``)
+        return {"output": name, "route": name}
+    svc.variants.left(route)  # asked for, not read here: it lingers, then stops
     return {"output": name, "route": route}
 
 
@@ -137,7 +140,8 @@ def results(name: str):
         return answer
     if svc.runtime is None:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
-    route = svc.delivery.route(subject(), name)
+    key = svc.catalog.objects.get(subject(), OUTPUT, name).name
+    route = svc.delivery.route(subject(), key)
     read = svc.runtime.results(route, query["from"], query.get("limit", 1_000))
     table = pa.concat_tables(read.tables) if read.tables else None
     rows, policies = [], None
