@@ -116,6 +116,7 @@ def _used(plan: Plan) -> dict[str, frozenset[str]]:
         elif isinstance(box, AggregateBox):
             need[box.source] |= set(box.group_by) | {box.time}
             need[box.source] |= {f for _, a in box.aggregates for f in a.fields}
+            need[box.source] |= box.where.fields if box.where is not None else set()
         elif isinstance(box, JoinBox):
             for source, names, time in (
                 (box.left, box.left_names, box.times[0]),
