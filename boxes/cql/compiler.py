@@ -258,7 +258,7 @@ class _Compiler:
         return dict(zip(self.classes, level.parts, strict=True))
 
     def select(self, select: ast.Select, prefix: str) -> str:
-        names = _Names(select.sources, self.schemas)
+        names = _Names(select.sources, self.schemas, _keys(select))
         where = [select.where] if select.where is not None else []
         if select.comma_join:
             last, where = self.comma_join(select, names, prefix)
@@ -465,10 +465,31 @@ class _Compiler:
         return self.add(f"{prefix}agg", box, select.pos)
 
 
+def _keys(select: ast.Select) -> frozenset[str]:
+    """The fields a join's equalities name on both sides (``a.k = b.k``): the join box outputs
+    each once under its own name."""
+    if select.join_on is not None:
+        parts = _AND.split(select.join_on.text)
+    elif select.comma_join:
+        parts = [t.text for t in select.where_terms]
+    else:
+        return frozenset()
+    matches = [_EQUAL.match(p) for p in parts]
+    return frozenset(
+        m.group(2) for m in matches if m and m.group(2) == m.group(4) and m.group(1) != m.group(3)
+    )
+
+
 class _Names:
     """What the FROM aliases stand for: qualified names become the fields a box sees."""
 
-    def __init__(self, sources: tuple[ast.Source, ...], schemas: Mapping[str, Schema]) -> None:
+    def __init__(
+        self,
+        sources: tuple[ast.Source, ...],
+        schemas: Mapping[str, Schema],
+        keys: frozenset[str] = frozenset(),
+    ) -> None:
+        self.keys = keys
         self.sources = {s.alias: s for s in sources}
         self.sides = {s.alias: side for s, side in zip(sources, ("left", "right"), strict=False)}
         self.joined = len(sources) == 2
@@ -484,7 +505,7 @@ class _Names:
     def field(self, alias: str, name: str, pos: ast.Pos) -> str:
         if alias not in self.sources:
             raise fail(codes.CQL_UNKNOWN_NAME, pos, codes.CQL_UNKNOWN_NAME.render(name=alias))
-        if self.joined and (name in self.shared or "*" in self.shared):
+        if self.joined and name not in self.keys and (name in self.shared or "*" in self.shared):
             return f"{self.sides[alias]}_{name}"
         return name
 

@@ -41,11 +41,10 @@ def test_a_valid_document_becomes_a_plan():
     assert [b.name for b in plan.boxes] == ["in1", "in2", "merged", "avg", "j", "out1", "out2"]
     assert plan.outputs["out2"].names == [
         "time",
-        "left_symbol",
+        "symbol",
         "price",
         "window_start",
         "window_end",
-        "right_symbol",
         "avg_price",
         "n",
     ]
