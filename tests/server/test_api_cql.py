@@ -20,10 +20,10 @@ def test_a_diagram_from_cql_is_stored_as_its_document(client, auth):
         "oc",
         "qc",
         "qc.oc_agg",
-        "qc.oc_where",
     ]
     doc = client.get(f"{API}/qc", headers=auth.headers("al")).json["document"]
     assert doc["boxes"]["oc_agg"]["window"] == {"rows": 10}
+    assert doc["boxes"]["oc_agg"]["where"] == "price > 1"  # over the window's tuples
     assert doc["outputs"] == {"oc": {"from": "oc_agg"}}
 
 
