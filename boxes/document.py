@@ -40,22 +40,21 @@ from boxes.expressions.checker import LEVEL_READABLE
 from boxes.input import Derived, InputBox
 from boxes.labels import is_sparse, word_count
 from boxes.levels import BOTTOM, TOP
+from boxes.limits import MAX_DEPTH, too_deep
 from boxes.output import OutputBox, read_on_result
 from boxes.types import FIELD_NAME, Schema, parse_schema
 
 VERSION = 1
 MAX_BOXES = 1000
 SECTIONS = ("version", "name", "description", "level", "schemas", "inputs", "boxes", "outputs")
-# A diagram needs about six levels (boxes > name > window > size); the rest is headroom.
-MAX_DEPTH = 64
 
 
 class _Loader(yaml.SafeLoader):
     """YAML with only true/false as booleans (YAML 1.1 reads a join's ``on:`` key as True),
     without aliases (nested aliases expand exponentially, the "billion laughs", and no diagram
-    needs them) and at most ``MAX_DEPTH`` levels deep (PyYAML composes recursively, so deeper
-    nesting would exhaust Python's stack); both are refused before anything walks the
-    document."""
+    needs them) and at most ``MAX_DEPTH`` levels deep (``boxes/limits.py``: PyYAML composes
+    recursively, so deeper nesting would exhaust Python's stack); both are refused before
+    anything walks the document."""
 
     depth = 0
 
@@ -66,14 +65,16 @@ class _Loader(yaml.SafeLoader):
                 None, None, "YAML anchors and aliases are not accepted in diagram documents", mark
             )
         if self.depth >= MAX_DEPTH:
-            raise yaml.composer.ComposerError(
-                None, None, f"the document nests deeper than {MAX_DEPTH} levels", mark
-            )
+            raise _TooDeep(problem_mark=mark)
         self.depth += 1
         try:
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1
+
+
+class _TooDeep(yaml.composer.ComposerError):
+    """Nesting beyond ``MAX_DEPTH``: ``TOO_DEEP`` rather than a syntax error."""
 
 
 _BOOL = "tag:yaml.org,2002:bool"
@@ -100,6 +101,12 @@ def load_document(text: str) -> dict:
             doc = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
+    except _TooDeep as err:
+        mark = err.problem_mark
+        where = f"at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise DiagramInvalid(
+            [Problem(codes.TOO_DEEP, "", too_deep("the document", where))]
+        ) from None
     except yaml.YAMLError as err:
         raise DiagramInvalid(
             [Problem(codes.DOCUMENT_SYNTAX, "", f"not valid YAML or JSON: {err}")]
