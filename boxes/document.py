@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from boxes import codes, registry
+from boxes import codes, limits, registry
 from boxes.aggregate import AggregateBox
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
@@ -40,7 +40,6 @@ from boxes.expressions.checker import LEVEL_READABLE
 from boxes.input import Derived, InputBox
 from boxes.labels import is_sparse, word_count
 from boxes.levels import BOTTOM, TOP
-from boxes.limits import MAX_DEPTH, too_deep
 from boxes.output import OutputBox, read_on_result
 from boxes.types import FIELD_NAME, Schema, parse_schema
 
@@ -64,7 +63,7 @@ class _Loader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(
                 None, None, "YAML anchors and aliases are not accepted in diagram documents", mark
             )
-        if self.depth >= MAX_DEPTH:
+        if self.depth >= limits.MAX_DEPTH:
             raise _TooDeep(problem_mark=mark)
         self.depth += 1
         try:
@@ -105,7 +104,7 @@ def load_document(text: str) -> dict:
         mark = err.problem_mark
         where = f"at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise DiagramInvalid(
-            [Problem(codes.TOO_DEEP, "", too_deep("the document", where))]
+            [Problem(codes.TOO_DEEP, "", limits.too_deep("the document", where))]
         ) from None
     except yaml.YAMLError as err:
         raise DiagramInvalid(
