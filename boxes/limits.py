@@ -12,7 +12,7 @@ a dozen; the rest is headroom.
 True
 >>> too_deep_at("x + " + "(" * 65)
 68
->>> nests_too_deep([[1], {"a": [[]]}], json_children), nests_too_deep([[[[]]]] * 9, json_children)
+>>> nests_too_deep([[1], {"a": [[]]}], json_children), nests_too_deep(None, json_children)
 (False, False)
 >>> too_deep("the expression", "at column 65")
 'the expression nests deeper than the limit of 64 levels (at column 65)'
@@ -63,6 +63,6 @@ def nests_too_deep(root: Any, children: Callable[[Any], Iterable[Any]]) -> bool:
 
 
 def json_children(value: Any) -> Iterable[Any]:
-    """The mappings and lists inside a JSON value (scalars end a path)."""
-    items = value.values() if isinstance(value, dict) else value
+    """The mappings and lists inside a JSON value (a scalar has none)."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
     return [v for v in items if isinstance(v, (dict, list))]

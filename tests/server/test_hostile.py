@@ -48,6 +48,8 @@ JSON = "application/json"
 CORPUS = [
     ("bad json", "POST", "/api/v1/schemas", b'{"name": "t",', JSON, "joe", 400, "BAD_JSON"),
     ("deep json", "POST", "/api/v1/schemas", b"[" * 100_000, JSON, "joe", 400, "TOO_DEEP"),
+    ("null body", "POST", "/api/v1/auth/login", b"null", JSON, None, 400, "INVALID_BODY"),
+    ("number body", "POST", "/api/v1/schemas", b"5", JSON, "joe", 400, "INVALID_BODY"),
     (
         "json 65 deep",
         "POST",
