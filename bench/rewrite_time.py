@@ -49,7 +49,7 @@ def query(n: int) -> dict:
     for i in range(1, n):
         boxes[f"j{i}"] = {"type": "join", "left": last, "right": f"p{i}", "on": ["k"],
                           "within": "10s"}  # fmt: skip
-        fields = {"t": "left_t", "k": "left_k", "v": "left_v + right_v"}
+        fields = {"t": "left_t", "k": "k", "v": "left_v + right_v"}
         boxes[f"m{i}"] = {"type": "map", "in": f"j{i}", "fields": fields}
         last = f"m{i}"
     boxes["n"] = {"type": "aggregate", "in": last, "window": {"size": "1m"},

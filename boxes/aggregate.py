@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from boxes import codes, labels
 from boxes.base import Kind, Operator, Param, Problems
 from boxes.durations import duration_of, spark_interval
-from boxes.expressions import CheckedAggregate, check_aggregate
+from boxes.expressions import CheckedAggregate, CheckedExpr, check_aggregate, check_predicate
 from boxes.expressions.aggregates import AGGREGATES
 from boxes.lineage import Lineage
 from boxes.types import DataType, Field, Schema
@@ -88,6 +88,14 @@ class AggregateBox(Operator):
             Kind.AGGREGATES,
             "output field name: count(), count(x), sum(x), avg(x), min(x) or max(x)",
         ),
+        Param(
+            "where",
+            Kind.PREDICATE,
+            "a count window: aggregate only the window's tuples that satisfy this condition "
+            "(CQL's WHERE after [ROWS n]; the window still holds the last rows of all tuples). "
+            "Before a time window, use a filter box",
+            required=False,
+        ),
     )
 
     name: str
@@ -101,6 +109,7 @@ class AggregateBox(Operator):
     rows: int | None = None  # a count window (size and slide are then 0)
     row_slide: int = 1
     partitioned: bool = True  # a count window per group, or the stream's (then grouped)
+    where: CheckedExpr | None = None  # a count window: which of its tuples are aggregated
 
     @classmethod
     def build(
@@ -140,6 +149,17 @@ class AggregateBox(Operator):
                 "an aggregate needs at least one aggregate",
             )
         _check_unique(out, f"{path}.aggregates", problems)
+        where = None
+        if args.get("where") is not None:
+            if rows is None:
+                problems.add(
+                    codes.WINDOW_KIND,
+                    f"{path}.where",
+                    codes.WINDOW_KIND.render(
+                        reason="'where' is a count window's; filter before a time window"
+                    ),
+                )
+            where = problems.collect(check_predicate, args["where"], schema, f"{path}.where")
         problems.raise_any()
         assert schema.event_time is not None  # NO_EVENT_TIME otherwise
         return cls(
@@ -154,6 +174,7 @@ class AggregateBox(Operator):
             rows,
             row_slide,
             args["window"].get("partitioned", True),
+            where,
         )
 
     @property
@@ -184,14 +205,16 @@ class AggregateBox(Operator):
 
     def lineage(self, upstream: Mapping[str, Lineage]) -> Lineage:
         """A window's bounds come from the event times; a key from itself; an aggregate from
-        its argument's fields (``count()``: none). The keys and the event times decide which
-        results there are (which groups and windows a tuple falls in)."""
+        its argument's fields (``count()``: none). The keys, the event times and a count
+        window's ``where`` decide which results there are (which groups and windows a tuple
+        falls in, which tuples are aggregated)."""
         up = upstream[self.source]
         time = up.columns[self.time]
+        where = up.of(self.where.fields) if self.where is not None else frozenset()
         columns = dict.fromkeys(WINDOW_FIELDS, time)
         columns.update({k: up.columns[k] for k in self.group_by})
-        columns.update({f: up.of(a.fields) for f, a in self.aggregates})
-        return Lineage(columns, up.rows | time | up.of(self.group_by))
+        columns.update({f: up.of(a.fields) | where for f, a in self.aggregates})
+        return Lineage(columns, up.rows | time | up.of(self.group_by) | where)
 
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from boxes import codes
 from boxes.canonical import canonical
 from boxes.durations import parse_duration
-from boxes.errors import DiagramInvalid, Problem
+from boxes.errors import DiagramInvalid, Problem, kind_of
 from boxes.lineage import Lineage, strictest
 from boxes.types import FIELD_NAME, Schema
 
@@ -200,13 +200,11 @@ def _check_value(value: Any, param: Param, path: str) -> tuple[Any, list[Problem
         return value, [Problem(codes.WRONG_TYPE, path, f"{param.name!r} must be {shape}")]
     accepts, shape = _SHAPES[param.kind]
     if not accepts(value):
-        return value, [
-            Problem(
-                codes.WRONG_TYPE,
-                path,
-                f"{param.name!r} must be {shape}, not {type(value).__name__}",
-            )
-        ]
+        found = f"not {kind_of(value)}"
+        if isinstance(value, dict):  # a mapping with an entry of the wrong kind
+            key, entry = next((k, v) for k, v in value.items() if not _is_text_map({k: v}))
+            found = f"{key!r} is {kind_of(entry)}" if isinstance(key, str) else "a key is not text"
+        return value, [Problem(codes.WRONG_TYPE, path, f"{param.name!r} must be {shape}, {found}")]
     if param.kind is Kind.WINDOW:
         return check_params(value, param.params, path)
     if param.kind in (Kind.EXPRESSIONS, Kind.AGGREGATES):

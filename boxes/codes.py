@@ -156,6 +156,10 @@ SLUICE_ERROR = define(
     "SLUICE_ERROR", 503, "the server cannot do this now: {reason}", "general", private=("reason",)
 )
 INVALID_INPUT = define("INVALID_INPUT", 400, "the request is malformed: {reason}", "general")
+# Every nested input (expressions, CQL, documents, policy XML, request bodies): boxes/limits.py.
+TOO_DEEP = define(
+    "TOO_DEEP", 400, "{what} nests deeper than the limit of {limit} levels", "general"
+)
 NOT_FOUND = define("NOT_FOUND", 404, "no {what} named {name!r}", "general")
 CONFLICT = define("CONFLICT", 409, "the object's state forbids the change: {reason}", "general")
 UNAUTHENTICATED = define("UNAUTHENTICATED", 401, "invalid credentials or session", "general")
@@ -440,9 +444,6 @@ FILE_UNREADABLE = define("FILE_UNREADABLE", 400, "cannot read the {what}: {reaso
 EXPR_SYNTAX = define("EXPR_SYNTAX", 400, "the text is not an expression: {reason}", "expression")
 EXPR_TOO_LONG = define(
     "EXPR_TOO_LONG", 400, "the expression is longer than {limit} characters", "expression"
-)
-EXPR_TOO_DEEP = define(
-    "EXPR_TOO_DEEP", 400, "the expression nests deeper than {limit} levels", "expression"
 )
 UNKNOWN_FIELD = define("UNKNOWN_FIELD", 400, "unknown field {name!r}", "expression")
 LABEL_REFERENCE = define(

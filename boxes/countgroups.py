@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from boxes import labels
-from boxes.countwindow import TIME, CountWindow, Rows, _aggregate, label_name
+from boxes.countwindow import KEEP, TIME, CountWindow, Rows, _aggregate, label_name
 
 
 def key_name(k: int) -> str:
@@ -58,7 +58,14 @@ class GroupedCountWindow:
         return window, pending, step.relation, results
 
     def group(self, rows: Rows) -> Rows:
-        """The relation of one window: a row per group, its aggregates and label."""
+        """The relation of one window: a row per group, its aggregates and label, over the
+        window's tuples that satisfy the box's ``where`` (CQL: window, then WHERE, then GROUP
+        BY), so a group with none of them has no row."""
+        if self.window.where:
+            keep = rows[KEEP].astype(bool)
+            rows = {c: v[keep] for c, v in rows.items()}
+            if not keep.any():
+                return self._empty()
         codes = [
             pd.factorize(rows[key_name(k)], use_na_sentinel=False)[0] for k in range(self.keys)
         ]

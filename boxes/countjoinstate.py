@@ -83,6 +83,8 @@ def compile_count_join(box: JoinBox, left, right):
     words = labels.words_of(left)
     sides = ((left, box.left_names), (right, box.right_names))
     types = {f.name: f.type for f in box.schema.fields}
+    # A right key's private column has its key's type; it is matched on, never output.
+    types.update({o: types[n] for n, o in box.right_names if n in box.on})
     # Per side, (input field, output field, the step's column) of each field.
     fields = [
         [(n, o, side_column(k, i)) for i, (n, o) in enumerate(names)]
@@ -135,7 +137,12 @@ def compile_count_join(box: JoinBox, left, right):
         .groupBy(_ALL)
         .transformWithStateInPandas(CountJoinProcessor(spec), result, "Append", "None")
     )
-    out = [_from_step(F.col(c), types[o]).alias(o) for side in fields for _, o, c in side]
+    out = [
+        _from_step(F.col(c), types[o]).alias(o)
+        for side in fields
+        for _, o, c in side
+        if o in box.schema.names
+    ]
     label = labels.join_words([F.col(label_name(j)) for j in range(words)], left)
     return stepped.select(*out, label)
 

@@ -33,7 +33,7 @@ from pyspark.sql.types import (
 from boxes import arrival, labels
 from boxes.arrowipc import ipc_bytes
 from boxes.countgroups import GroupedCountWindow, key_name
-from boxes.countwindow import ARRIVAL, TIME, CountWindow, Rows, label_name, value_name
+from boxes.countwindow import ARRIVAL, KEEP, TIME, CountWindow, Rows, label_name, value_name
 
 if TYPE_CHECKING:
     from boxes.aggregate import AggregateBox
@@ -155,6 +155,8 @@ def compile_count_window(box: AggregateBox, frame):
         words,
         replay=not frame.isStreaming,
         carried=carried,
+        where=box.where is not None,
+        keyed=partitioned,
     )
     grouped = GroupedCountWindow(spec, len(carried)) if carried else None
     order = arrival.carried(frame) or [F.lit(0).cast("long")]
@@ -169,6 +171,11 @@ def compile_count_window(box: AggregateBox, frame):
             if agg.argument is not None
         ]
         + [F.col(g).alias(name) for g, name in zip(box.group_by, carried, strict=False)]
+        + (
+            [F.coalesce(box.where.to_column(), F.lit(False)).alias(KEEP)]
+            if box.where is not None
+            else []
+        )
     )
     by_name = {f.name: f for f in box.schema.fields}
     result = StructType(

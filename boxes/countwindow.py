@@ -34,6 +34,7 @@ from boxes import labels
 from boxes.ranges import range_reduce
 
 TIME, ARRIVAL = "_t", "_a"
+KEEP = "_k"  # whether a window's tuple satisfies the box's ``where`` (is aggregated)
 Rows = dict[str, np.ndarray]  # columns of equal length, by name
 # The results of the windows ending at each of ``ends`` in a sequence of rows.
 Emit = Callable[[Rows, np.ndarray], Rows]
@@ -65,6 +66,12 @@ class CountWindow:
     replay: bool = False
     # Columns a window's rows keep without aggregating them (a grouped window's keys).
     carried: tuple[str, ...] = ()
+    # CQL's WHERE after the window: rows carry ``_k`` and only those with it are aggregated;
+    # the window itself still holds the last ``rows`` tuples, whatever ``_k``.
+    where: bool = False
+    # Each window is one group's (PARTITION BY): with ``where``, a window none of whose
+    # tuples satisfy it has no result, as its group is not in the filtered relation.
+    keyed: bool = False
 
     @property
     def columns(self) -> list[str]:
@@ -75,6 +82,7 @@ class CountWindow:
             + [label_name(k) for k in range(self.words)]
             + [value_name(i) for i in values]
             + list(self.carried)
+            + ([KEEP] if self.where else [])
         )
 
     def empty(self) -> Rows:
@@ -153,12 +161,16 @@ class CountWindow:
         starts = np.maximum(ends - self.rows + 1, 0)
         times = seq[TIME]
         out: Rows = {"window_start": times[starts], "window_end": times[ends]}
+        keep = seq[KEEP].astype(bool) if self.where else None
         for k, (function, arg) in enumerate(self.functions):
             values = None if arg is None else seq[value_name(arg)]
-            out[f"agg{k}"] = _aggregate(function, values, starts, ends)
+            out[f"agg{k}"] = _aggregate(function, values, starts, ends, keep)
         for k in range(self.words):
             words = seq[label_name(k)].astype(np.int64)
             out[label_name(k)] = labels.merge_ranges(words, starts, ends)
+        if keep is not None and self.keyed:
+            present = _aggregate("count", None, starts, ends, keep) > 0
+            out = {c: v[present] for c, v in out.items()}
         return out
 
     def _no_results(self) -> Rows:
@@ -194,11 +206,18 @@ def _prefix(values: np.ndarray) -> np.ndarray:
     return np.concatenate([np.zeros(1, dtype=values.dtype), np.cumsum(values)])
 
 
-def _aggregate(function: str, values: np.ndarray | None, starts, ends) -> np.ndarray:
-    """One aggregate over each range [start, end] of ``values`` (NULLs skipped, as Spark's)."""
+def _aggregate(
+    function: str, values: np.ndarray | None, starts, ends, keep: np.ndarray | None = None
+) -> np.ndarray:
+    """One aggregate over each range [start, end] of ``values`` (NULLs skipped, as Spark's),
+    of the rows ``keep`` marks (all when None); ``values`` None: ``count()``."""
     if values is None:
-        return (ends - starts + 1).astype(np.int64)
+        if keep is None:
+            return (ends - starts + 1).astype(np.int64)
+        values = keep
     present = ~pd.isna(values)
+    if keep is not None:
+        present = present & keep
     counts = _prefix(present.astype(np.int64))
     count = counts[ends + 1] - counts[starts]
     if function == "count":
@@ -209,6 +228,7 @@ def _aggregate(function: str, values: np.ndarray | None, starts, ends) -> np.nda
     if array.dtype.kind in "iu":
         # Exact: prefix sums wrap modulo 2**64 but differences of them do not lose a bit; a
         # window whose true sum leaves the long range is NULL (Spark's try_sum).
+        array = np.where(present, array, 0)
         sums = _prefix(array.astype(np.int64))
         total = (sums[ends + 1] - sums[starts]).astype(object)
         rough = _prefix(array.astype(np.float64))
@@ -241,14 +261,19 @@ def _min_max(function, values: np.ndarray, present, starts, ends, count) -> np.n
             info = np.iinfo(np.int64)
             ufunc, fill = (np.minimum, info.max) if function == "min" else (np.maximum, info.min)
             numbers = numbers.astype(np.int64)
-        # Every range holds a value here (ints and these times have no NULLs; a double's NULL
-        # is NaN, which fmin/fmax skip, and a range of NaNs answers NaN: NULL).
-        found = range_reduce(ufunc, numbers, starts, ends, fill)
-        return found.view(array.dtype) if is_time else found
+        # Rows left out (``where``) take the fill, which min/max pass over; a double's NULL is
+        # NaN, which fmin/fmax skip, and a range of NaNs answers NaN: NULL. Ints and these
+        # times have no NULLs: a range with no row kept is NULL.
+        found = range_reduce(ufunc, np.where(present, numbers, fill), starts, ends, fill)
+        found = found.view(array.dtype) if is_time else found
+        if numbers.dtype.kind != "f" and not count.all():
+            found = found.astype(object)
+            found[count == 0] = None
+        return found
     pick = min if function == "min" else max
     return np.array(
         [
-            pick((v for v in array[s : e + 1] if not pd.isna(v)), default=None)
+            pick(array[s : e + 1][present[s : e + 1]], default=None)
             for s, e in zip(starts, ends, strict=True)
         ],
         dtype=object,

@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from boxes import codes, registry
+from boxes import codes, limits, registry
 from boxes.aggregate import AggregateBox
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
@@ -46,16 +46,14 @@ from boxes.types import FIELD_NAME, Schema, parse_schema
 VERSION = 1
 MAX_BOXES = 1000
 SECTIONS = ("version", "name", "description", "level", "schemas", "inputs", "boxes", "outputs")
-# A diagram needs about six levels (boxes > name > window > size); the rest is headroom.
-MAX_DEPTH = 64
 
 
 class _Loader(yaml.SafeLoader):
     """YAML with only true/false as booleans (YAML 1.1 reads a join's ``on:`` key as True),
     without aliases (nested aliases expand exponentially, the "billion laughs", and no diagram
-    needs them) and at most ``MAX_DEPTH`` levels deep (PyYAML composes recursively, so deeper
-    nesting would exhaust Python's stack); both are refused before anything walks the
-    document."""
+    needs them) and at most ``MAX_DEPTH`` levels deep (``boxes/limits.py``: PyYAML composes
+    recursively, so deeper nesting would exhaust Python's stack); both are refused before
+    anything walks the document."""
 
     depth = 0
 
@@ -65,15 +63,17 @@ class _Loader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(
                 None, None, "YAML anchors and aliases are not accepted in diagram documents", mark
             )
-        if self.depth >= MAX_DEPTH:
-            raise yaml.composer.ComposerError(
-                None, None, f"the document nests deeper than {MAX_DEPTH} levels", mark
-            )
+        if self.depth >= limits.MAX_DEPTH:
+            raise _TooDeep(problem_mark=mark)
         self.depth += 1
         try:
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1
+
+
+class _TooDeep(yaml.composer.ComposerError):
+    """Nesting beyond ``MAX_DEPTH``: ``TOO_DEEP`` rather than a syntax error."""
 
 
 _BOOL = "tag:yaml.org,2002:bool"
@@ -100,6 +100,12 @@ def load_document(text: str) -> dict:
             doc = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
+    except _TooDeep as err:
+        mark = err.problem_mark
+        where = f"at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise DiagramInvalid(
+            [Problem(codes.TOO_DEEP, "", limits.too_deep("the document", where))]
+        ) from None
     except yaml.YAMLError as err:
         raise DiagramInvalid(
             [Problem(codes.DOCUMENT_SYNTAX, "", f"not valid YAML or JSON: {err}")]

@@ -17,6 +17,20 @@ from boxes import codes
 from boxes.codes import Code
 
 
+def kind_of(value: Any) -> str:
+    """What a JSON or YAML value is, in a message: the user wrote a document, not Python.
+
+    >>> kind_of(5), kind_of(None), kind_of({"a": 1}), kind_of(True)
+    ('a number', 'null', 'a mapping', 'true or false')
+    """
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    kinds = ((str, "text"), (dict, "a mapping"), (list, "a list"), (type(None), "null"))
+    return next((kind for t, kind in kinds if isinstance(value, t)), "a value of another kind")
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with an input, located by a dotted path (``boxes.avg.window.size``)."""

@@ -11,8 +11,9 @@ window as it is then, and nothing is emitted when a tuple leaves (``boxes/countj
 Spark ``boxes/countjoinstate.py``, one state for the whole stream). Like a count window's, its
 results have no event time: nothing downstream may window or join them again.
 
-Output fields are all left fields then all right fields, prefixed ``left_`` / ``right_`` where
-the two sides share a name. The label is left OR right, so a subscriber needs both sides
+Output fields are all left fields then the right fields but the ``on`` keys: a key is equal on
+both sides, so it comes out once under its own name; any other field the two sides share is
+prefixed ``left_`` / ``right_``. The label is left OR right, so a subscriber needs both sides
 readable (strong semantic).
 """
 
@@ -69,7 +70,9 @@ class JoinBox(Operator):
     right: str
     on: tuple[str, ...]
     within: float
-    left_names: tuple[tuple[str, str], ...]  # (input field, output field)
+    # (input field, column): each side's fields as the join names them; a right key's column
+    # is private (``_right_k``, no user field starts with ``_``) and does not come out.
+    left_names: tuple[tuple[str, str], ...]
     right_names: tuple[tuple[str, str], ...]
     times: tuple[str, str]  # left and right event time, as output fields
     rows: tuple[int, int] | None = None  # count windows (left, right) instead of ``within``
@@ -108,10 +111,14 @@ class JoinBox(Operator):
                     f"{field!r} is {left_type.value} on the left but "
                     f"{right_type.value} on the right",
                 )
-        shared = set(left.names) & set(right.names)
+        keys = set(args["on"])
+        shared = set(left.names) & set(right.names) - keys
         left_names = tuple((n, f"left_{n}" if n in shared else n) for n in left.names)
-        right_names = tuple((n, f"right_{n}" if n in shared else n) for n in right.names)
-        out_names = [o for _, o in left_names + right_names]
+        right_names = tuple(
+            (n, f"_right_{n}" if n in keys else f"right_{n}" if n in shared else n)
+            for n in right.names
+        )
+        out_names = [o for _, o in left_names] + [o for n, o in right_names if n not in keys]
         for clash in sorted({n for n in out_names if out_names.count(n) > 1}):
             problems.add(
                 codes.DUPLICATE_FIELD, path, f"the output would have two fields named {clash!r}"
@@ -120,7 +127,9 @@ class JoinBox(Operator):
         assert left.event_time is not None and right.event_time is not None  # NO_EVENT_TIME
         fields = tuple(Field(o, f.type) for f, (_, o) in zip(left.fields, left_names, strict=True))
         fields += tuple(
-            Field(o, f.type) for f, (_, o) in zip(right.fields, right_names, strict=True)
+            Field(o, f.type)
+            for f, (n, o) in zip(right.fields, right_names, strict=True)
+            if n not in keys
         )
         times = (dict(left_names)[left.event_time], dict(right_names)[right.event_time])
         return cls(
@@ -145,14 +154,15 @@ class JoinBox(Operator):
         return self.rows is not None
 
     def lineage(self, upstream: Mapping[str, Lineage]) -> Lineage:
-        """Each field from its side's; the keys and the event times of both sides decide
-        which pairs are joined."""
+        """Each field from its side's, a key from both; the keys and the event times of both
+        sides decide which pairs are joined."""
         left, right = upstream[self.left], upstream[self.right]
         columns = {out: left.columns[f] for f, out in self.left_names}
         columns.update({out: right.columns[f] for f, out in self.right_names})
         decided = left.of(self.on) | right.of(self.on)
         decided |= columns[self.times[0]] | columns[self.times[1]]
-        return Lineage(columns, left.rows | right.rows | decided)
+        columns.update({k: left.columns[k] | right.columns[k] for k in self.on})
+        return Lineage({n: columns[n] for n in self.schema.names}, left.rows | right.rows | decided)
 
     def compile(self, frames: Mapping[str, Any]):
         from pyspark.sql import functions as F

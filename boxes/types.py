@@ -20,6 +20,32 @@ from boxes import codes
 from boxes.errors import Problem
 
 FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+# Numbers written as text (CSV cells, query parameters): ASCII digits, a minus sign at most.
+# int() and float() would also take other scripts' digits ('٥'), a plus sign, spaces,
+# underscores, 'inf' and 'nan'.
+_INTEGER_TEXT = re.compile(r"-?[0-9]+")
+_NUMBER_TEXT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def integer_text(text: str) -> int | None:
+    """The integer ``text`` writes in ASCII digits, else None.
+
+    >>> integer_text("-12"), integer_text("+5"), integer_text("٥"), integer_text(" 5")
+    (-12, None, None, None)
+    """
+    return int(text) if _INTEGER_TEXT.fullmatch(text) else None
+
+
+def number_text(text: str) -> float | None:
+    """The finite number ``text`` writes in ASCII (``1.5``, ``-2e3``), else None.
+
+    >>> number_text("1.5e3"), number_text("+1"), number_text("1_0"), number_text("1e999")
+    (1500.0, None, None, None)
+    """
+    if not _NUMBER_TEXT.fullmatch(text):
+        return None
+    value = float(text)
+    return value if value not in (float("inf"), float("-inf")) else None
 
 
 class DataType(str, Enum):

@@ -11,10 +11,12 @@ the query's output is ``INSERT INTO name`` (default ``out``). Boxes are named af
 the output and their clause (``out_where``, ``out_agg``, ``out_1_where`` in a union's second
 branch), so the same query always gives the same document.
 
+WHERE is CQL's, a filter on the window's relation: before a time window it is a filter box
+(a tuple is in a time window by its own event time, so filtering first is the same); over a
+count window it is the aggregate's ``where``, so ``[ROWS 100] WHERE p`` counts the tuples
+satisfying p among the last 100. Only a diagram's *level* filters before any window (001).
+
 Semantics that differ from STREAM's CQL, on purpose:
-* WHERE filters the stream *before* the window, as SIF-CQL's window-level filter does; so
-  ``[ROWS 100] WHERE p`` holds the 100 latest tuples that satisfy p. For time windows the two
-  readings agree.
 * ``[ROWS n]`` with GROUP BY is CQL's: the stream's last n tuples, grouped afterwards
   (``partitioned: false``); ``[PARTITION BY g ROWS n]`` keeps the last n tuples of each group.
 * Without aggregates a window changes nothing: ISTREAM of ``S [RANGE d]`` is S itself.
@@ -256,7 +258,7 @@ class _Compiler:
         return dict(zip(self.classes, level.parts, strict=True))
 
     def select(self, select: ast.Select, prefix: str) -> str:
-        names = _Names(select.sources, self.schemas)
+        names = _Names(select.sources, self.schemas, _keys(select))
         where = [select.where] if select.where is not None else []
         if select.comma_join:
             last, where = self.comma_join(select, names, prefix)
@@ -264,14 +266,16 @@ class _Compiler:
             last = self.join(select, names, prefix)
         else:
             last = self.source(select.sources[0])
-        if where:
+        aggregating = bool(select.group_by) or select.having is not None
+        aggregating = aggregating or any(i.aggregate for i in select.items or ())
+        window = select.sources[0].window
+        counted = aggregating and window is not None and window.kind in ("rows", "partition")
+        if where and not counted:
             last = self.add(
                 f"{prefix}where",
                 {"type": "filter", "in": last, "where": _conjunction(names.text(e) for e in where)},
                 where[0].pos,
             )
-        aggregating = bool(select.group_by) or select.having is not None
-        aggregating = aggregating or any(i.aggregate for i in select.items or ())
         if aggregating:
             if len(select.sources) > 1:
                 raise fail(
@@ -279,7 +283,7 @@ class _Compiler:
                     select.pos,
                     codes.CQL_UNSUPPORTED.render(reason="aggregates over a join"),
                 )
-            last = self.aggregate(select, names, prefix, last)
+            last = self.aggregate(select, names, prefix, last, where if counted else [])
             if select.having is not None:
                 last = self.add(
                     f"{prefix}having",
@@ -347,9 +351,10 @@ class _Compiler:
         self, select: ast.Select, names: _Names, prefix: str
     ) -> tuple[str, list[ast.Expr]]:
         """``FROM a [ROWS n], b [ROWS m] WHERE ...``: a join box bounded by ``rows``. Each
-        WHERE term on one side only filters that side before its window (as WHERE does before
-        any window here); ``a.k = b.k`` terms are the join's keys; the other terms (and those
-        naming no side) filter the pairs, which the terms that remain are returned for."""
+        WHERE term on one side only filters that side before its window (unlike STREAM's
+        CQL, whose window holds the side's last tuples of all: docs/cql.md); ``a.k = b.k``
+        terms are the join's keys; the other terms (and those naming no side) filter the
+        pairs, which the terms that remain are returned for."""
         if len(select.sources) != 2:
             raise fail(
                 codes.CQL_UNSUPPORTED,
@@ -418,7 +423,11 @@ class _Compiler:
         self.out.positions[f"boxes.{prefix}join.rows.right"] = right.window.pos
         return self.add(f"{prefix}join", box, select.pos), rest
 
-    def aggregate(self, select: ast.Select, names: _Names, prefix: str, last: str) -> str:
+    def aggregate(
+        self, select: ast.Select, names: _Names, prefix: str, last: str, where: list[ast.Expr]
+    ) -> str:
+        """The aggregate box; ``where``: a WHERE over a count window, which the box applies
+        to the window's tuples (the window holds the last n tuples of the stream)."""
         source = select.sources[0]
         window = _window(source.window, select)
         aggregates: dict[str, str] = {}
@@ -448,15 +457,39 @@ class _Compiler:
         if select.group_by:
             box["group_by"] = list(select.group_by)
         box["aggregates"] = aggregates
+        if where:
+            box["where"] = _conjunction(names.text(e) for e in where)
+            self.out.positions[f"boxes.{prefix}agg.where"] = where[0].pos
         if source.window is not None:
             self.out.positions[f"boxes.{prefix}agg.window"] = source.window.pos
         return self.add(f"{prefix}agg", box, select.pos)
 
 
+def _keys(select: ast.Select) -> frozenset[str]:
+    """The fields a join's equalities name on both sides (``a.k = b.k``): the join box outputs
+    each once under its own name."""
+    if select.join_on is not None:
+        parts = _AND.split(select.join_on.text)
+    elif select.comma_join:
+        parts = [t.text for t in select.where_terms]
+    else:
+        return frozenset()
+    matches = [_EQUAL.match(p) for p in parts]
+    return frozenset(
+        m.group(2) for m in matches if m and m.group(2) == m.group(4) and m.group(1) != m.group(3)
+    )
+
+
 class _Names:
     """What the FROM aliases stand for: qualified names become the fields a box sees."""
 
-    def __init__(self, sources: tuple[ast.Source, ...], schemas: Mapping[str, Schema]) -> None:
+    def __init__(
+        self,
+        sources: tuple[ast.Source, ...],
+        schemas: Mapping[str, Schema],
+        keys: frozenset[str] = frozenset(),
+    ) -> None:
+        self.keys = keys
         self.sources = {s.alias: s for s in sources}
         self.sides = {s.alias: side for s, side in zip(sources, ("left", "right"), strict=False)}
         self.joined = len(sources) == 2
@@ -472,7 +505,7 @@ class _Names:
     def field(self, alias: str, name: str, pos: ast.Pos) -> str:
         if alias not in self.sources:
             raise fail(codes.CQL_UNKNOWN_NAME, pos, codes.CQL_UNKNOWN_NAME.render(name=alias))
-        if self.joined and (name in self.shared or "*" in self.shared):
+        if self.joined and name not in self.keys and (name in self.shared or "*" in self.shared):
             return f"{self.sides[alias]}_{name}"
         return name
 

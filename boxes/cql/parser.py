@@ -18,6 +18,7 @@ from boxes import codes
 from boxes.cql import ast
 from boxes.errors import DiagramInvalid, Problem
 from boxes.expressions.aggregates import AGGREGATES
+from boxes.limits import too_deep, too_deep_at
 
 MAX_LENGTH = 1 << 16
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
@@ -49,6 +50,9 @@ def parse(text: str) -> ast.Script:
     if len(text) > MAX_LENGTH:
         raise fail(codes.CQL_SYNTAX, ast.Pos(1, 1), f"the text is longer than {MAX_LENGTH}")
     text = _single_quoted(text)
+    at = too_deep_at(text)
+    if at is not None:
+        raise fail(codes.TOO_DEEP, _pos_of(text, at), too_deep("the script"))
     try:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:

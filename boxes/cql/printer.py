@@ -2,8 +2,9 @@
 
 A diagram has one when every output reads a chain the compiler makes: an input or a join of
 two inputs (bounded by ``rows``: each input through at most one filter, printed in WHERE with
-the side's alias), then at most a WHERE filter, then an aggregate (with at most a HAVING filter
-after it) or a map; or a union of such chains. Expressions are printed as the document writes
+the side's alias), then at most a WHERE filter (not before a count window, whose WHERE is the
+aggregate's ``where``), then an aggregate (with at most a HAVING filter after it) or a map; or
+a union of such chains. Expressions are printed as the document writes
 them. Box names are not printed: compiling the CQL again names the boxes after their clause, so a
 diagram whose boxes carry those names comes back equal (``tests/boxes/cql/test_roundtrip.py``),
 and any other comes back equal up to box names.
@@ -93,9 +94,15 @@ class _Printer:
         elif box and box["type"] == "map":
             node = box["in"]
             items = ", ".join(t if t == n else f"{t} AS {n}" for n, t in box["fields"].items())
-        where = None
+        where = agg.get("where") if agg is not None else None
         box = self.boxes.get(node)
         if box and box["type"] == "filter":
+            if agg is not None and "rows" in agg["window"]:
+                raise _refuse(
+                    f"boxes.{node}",
+                    "a filter before a count window: CQL's WHERE filters the window's tuples "
+                    "(the aggregate's 'where')",
+                )
             where, node = box["where"], box["in"]
         box = self.boxes.get(node)
         if box and box["type"] == "join" and "rows" in box and agg is None:

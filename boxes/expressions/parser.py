@@ -15,10 +15,10 @@ from pathlib import Path
 import lark
 
 from boxes import codes
-from boxes.errors import Problem
+from boxes.errors import Problem, kind_of
+from boxes.limits import nests_too_deep, too_deep, too_deep_at
 
 MAX_LENGTH = 4096
-MAX_DEPTH = 64
 _STRING = re.compile(r"'(?:[^']|'')*'")
 _SYNTAX, _FUNCTION = codes.FORBIDDEN_SYNTAX, codes.FORBIDDEN_FUNCTION
 _SCREEN: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -100,9 +100,7 @@ def _cached(text: str, path: str) -> tuple[lark.Tree | None, tuple[Problem, ...]
 def _parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
     if not isinstance(text, str):
         return None, [
-            Problem(
-                codes.EXPR_SYNTAX, path, f"an expression must be text; got {type(text).__name__}"
-            )
+            Problem(codes.EXPR_SYNTAX, path, f"an expression must be text; got {kind_of(text)}")
         ]
     if len(text) > MAX_LENGTH:
         return None, [
@@ -117,19 +115,16 @@ def _parse(text: str, path: str) -> tuple[lark.Tree | None, list[Problem]]:
     problem = _screen(text, path)
     if problem:
         return None, [problem]
+    at = too_deep_at(text)
+    if at is not None:
+        where = f"at column {at + 1}"
+        return None, [Problem(codes.TOO_DEEP, path, too_deep("the expression", where))]
     try:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
         return None, [_syntax_problem(text, exc, path)]
-    depth = _depth(tree)
-    if depth > MAX_DEPTH:
-        return None, [
-            Problem(
-                codes.EXPR_TOO_DEEP,
-                path,
-                f"the expression nests {depth} levels deep; the limit is {MAX_DEPTH}",
-            )
-        ]
+    if nests_too_deep(tree, _subtrees):
+        return None, [Problem(codes.TOO_DEEP, path, too_deep("the expression"))]
     return tree, []
 
 
@@ -166,11 +161,5 @@ def _syntax_problem(text: str, exc: lark.exceptions.UnexpectedInput, path: str) 
     return Problem(codes.EXPR_SYNTAX, path, f"unexpected character {char!r} {where}{hint}")
 
 
-def _depth(tree: lark.Tree) -> int:
-    deepest = 0
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in node.children if isinstance(child, lark.Tree))
-    return deepest
+def _subtrees(node: lark.Tree) -> list[lark.Tree]:
+    return [child for child in node.children if isinstance(child, lark.Tree)]

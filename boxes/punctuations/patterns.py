@@ -29,6 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from boxes.errors import kind_of
+
 Scalar = str | int | float
 
 EMPTY, ANY, CONST, EXCLUSIVE, INCLUSIVE, SET = (
@@ -146,7 +148,7 @@ def _scalar(value: Any) -> Scalar:
         return value
     if _is_number(value):
         return value
-    raise PatternError(f"{type(value).__name__} is not a value a pattern can hold")
+    raise PatternError(f"{kind_of(value)} is not a value a pattern can hold")
 
 
 def _is_number(value: Any) -> bool:

@@ -34,13 +34,14 @@ class Graph:
     consumers: dict[str, list[str]]  # one entry per reference, in plan order
     used: dict[str, frozenset[str]]  # per input: the attributes the query uses (not its time)
     sources: dict[str, frozenset[str]]  # per box: the inputs upstream of it
-    origins: dict[str, dict[str, Origin | None]]  # per box: output field -> source field
+    # per box: output field -> the source fields it equals (a join's key: both sides')
+    origins: dict[str, dict[str, frozenset[Origin]]]
 
     def resolver(self, point: str):
         """(stream, field) -> the one field of ``point``'s output carrying it, else None."""
         found: dict[Origin, list[str]] = defaultdict(list)
-        for name, origin in self.origins[point].items():
-            if origin is not None:
+        for name, origins in self.origins[point].items():
+            for origin in origins:
                 found[origin].append(name)
         return lambda stream, field: (
             names[0] if len(names := found.get((stream, field), [])) == 1 else None
@@ -63,7 +64,7 @@ def analyse(plan: Plan) -> Graph:
         for up in box.upstream:
             consumers[up].append(box.name)
     sources: dict[str, frozenset[str]] = {}
-    origins: dict[str, dict[str, Origin | None]] = {}
+    origins: dict[str, dict[str, frozenset[Origin]]] = {}
     for box in plan.boxes:
         sources[box.name] = (
             frozenset([box.name])
@@ -74,27 +75,31 @@ def analyse(plan: Plan) -> Graph:
     return Graph(boxes, consumers, _used(plan), sources, origins)
 
 
-def _origins(box: Box, known: dict[str, dict[str, Origin | None]]) -> dict[str, Origin | None]:
+def _origins(
+    box: Box, known: dict[str, dict[str, frozenset[Origin]]]
+) -> dict[str, frozenset[Origin]]:
     if isinstance(box, InputBox):
-        return {f: (box.name, f) for f in box.schema.names}
+        return {f: frozenset({(box.name, f)}) for f in box.schema.names}
     if isinstance(box, (FilterBox, OutputBox)):
         return dict(known[box.source])
     if isinstance(box, MapBox):
         up = known[box.source]
         return {
-            f: up.get(e.node.name) if isinstance(e.node, nodes.Ref) else None for f, e in box.exprs
+            f: up.get(e.node.name, frozenset()) if isinstance(e.node, nodes.Ref) else frozenset()
+            for f, e in box.exprs
         }
     if isinstance(box, UnionBox):
         ups = [known[s] for s in box.sources]
         return {
-            f: ups[0].get(f) if all(u.get(f) == ups[0].get(f) for u in ups) else None
+            f: ups[0][f] if all(u[f] == ups[0][f] for u in ups) else frozenset()
             for f in box.schema.names
         }
     if isinstance(box, JoinBox):
         left, right = known[box.left], known[box.right]
-        out = {o: left.get(i) for i, o in box.left_names}
-        out.update({o: right.get(i) for i, o in box.right_names})
-        return out
+        out = {o: left[i] for i, o in box.left_names}
+        out.update({o: right[i] for i, o in box.right_names})
+        out.update({k: left[k] | right[k] for k in box.on})  # a key equals both sides'
+        return {f: out[f] for f in box.schema.names}
     return {}  # an aggregate's results are new tuples: no field is a source's field
 
 
@@ -116,6 +121,7 @@ def _used(plan: Plan) -> dict[str, frozenset[str]]:
         elif isinstance(box, AggregateBox):
             need[box.source] |= set(box.group_by) | {box.time}
             need[box.source] |= {f for _, a in box.aggregates for f in a.fields}
+            need[box.source] |= box.where.fields if box.where is not None else set()
         elif isinstance(box, JoinBox):
             for source, names, time in (
                 (box.left, box.left_names, box.times[0]),

@@ -18,10 +18,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
 
-from defusedxml import DefusedXmlException
+from defusedxml import DefusedXmlException, DTDForbidden
 from defusedxml.ElementTree import fromstring
 
+from boxes import codes
 from boxes.errors import InvalidInput
+from boxes.limits import nests_too_deep, too_deep
 from boxes.rewrite.policy import Policy, invalid, policies_from
 from boxes.rewrite.predicates import Unbound, literal
 
@@ -64,8 +66,14 @@ def xml_items(text: str | bytes, methods: Mapping[str, str]) -> list[dict[str, A
         raise invalid("document", f"the XML has {len(text)} bytes; at most {MAX_BYTES}")
     try:
         root = fromstring(text, forbid_dtd=True)
-    except (ParseError, DefusedXmlException) as err:
-        raise invalid("document", f"not acceptable XML: {type(err).__name__}: {err}") from None
+    except ParseError as err:
+        raise invalid("document", f"not well-formed XML: {err}") from None
+    except DTDForbidden:
+        raise invalid("document", "a document type declaration (<!DOCTYPE>) is refused") from None
+    except DefusedXmlException:
+        raise invalid("document", "entities and external references are refused") from None
+    if nests_too_deep(root, list):  # _expression recurses over the elements
+        raise InvalidInput(too_deep("the policy XML"), code=codes.TOO_DEEP)
     items: list[dict[str, Any]] = []
     for role in root.findall("role"):
         role_name = role.get("name")

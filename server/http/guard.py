@@ -31,6 +31,7 @@ from flask import Flask, current_app, g, request
 
 from boxes import codes
 from boxes.errors import InvalidInput, NotFound, Problem, SluiceError, Unauthenticated
+from boxes.limits import json_children, nests_too_deep, too_deep
 from catalog import INVALID_SESSION, Subject
 from catalog.model import NAME as NAME_RE
 from catalog.model import USER_NAME as USER_NAME_RE
@@ -159,6 +160,8 @@ def json_body(schema: Mapping[str, Any]) -> Any:
             "expected a JSON body (Content-Type: application/json)", code=codes.BAD_JSON
         )
     value = loads(request.get_data(cache=True) or b"null")
+    if nests_too_deep(value, json_children):  # before the schema check walks it
+        raise InvalidInput(too_deep("the JSON body"), code=codes.TOO_DEEP)
     check(value, schema)
     return value
 
@@ -166,13 +169,15 @@ def json_body(schema: Mapping[str, Any]) -> Any:
 def loads(raw: bytes, where: str = "") -> Any:
     """JSON text (UTF-8, as RFC 8259 requires) as a value; ``BAD_JSON`` says what is wrong in
     words of JSON (``Expecting value at line 1, column 5``), never the parser's insides
-    (recursion limits, codec names)."""
+    (recursion limits, codec names). Nesting too deep for the parser is ``TOO_DEEP``; tuples
+    nested less are refused by their fields' types, other bodies by ``json_body``."""
     try:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         reason = "it is not UTF-8 text"
     except RecursionError:
-        reason = "it is nested too deeply"
+        what = too_deep("the JSON body", where.rstrip(": "))
+        raise InvalidInput(what, code=codes.TOO_DEEP) from None
     except json.JSONDecodeError as err:
         reason = f"{err.msg} at line {err.lineno}, column {err.colno}"
     raise InvalidInput(code=codes.BAD_JSON, reason=where + reason) from None

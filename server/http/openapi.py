@@ -48,7 +48,9 @@ INPUT_RULES = (
     "which takes the arrival time when it is left out; null is never a value, in any field; "
     "a time is an ISO-8601 string or seconds since the epoch, in the years 1 to 9999 in "
     "either form (TUPLE_INVALID otherwise, over REST and as a socket.io ack alike). A body "
-    "that is not UTF-8 JSON is BAD_JSON; every socket.io event, known or not, is acknowledged."
+    "that is not UTF-8 JSON is BAD_JSON; a body, document, expression, CQL script or policy "
+    "XML nested deeper than 64 levels is TOO_DEEP; every socket.io event, known or not, is "
+    "acknowledged."
 )
 # Path parameters by name (a route may declare others in ``path=``).
 PATH = {"type_": OBJECT_TYPE, "action": ACTION, "role": NAME, "name": NAME}

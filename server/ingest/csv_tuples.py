@@ -1,8 +1,9 @@
 """Tuples from CSV text (RFC 4180, read by Python's ``csv`` module): a header row naming the
 stream's fields, then one tuple a row.
 
-CSV has only text, so each cell is read as its field's type says (an integer, a number,
-``true``/``false``, a timestamp as ISO-8601 text or epoch seconds, text) before the one tuple
+CSV has only text, so each cell is read as its field's type says (an integer or a number in
+ASCII digits, ``true``/``false``, a timestamp as ISO-8601 text or epoch seconds, text; a header
+names each field once) before the one tuple
 coercion (``server.ingest.tuples``) judges it like any JSON tuple: a cell that does not read
 as its type stays text, and the coercion names the field and the tuple. An empty cell leaves
 its field out (the event-time field then takes the arrival time; any other field is missing).
@@ -17,28 +18,22 @@ from __future__ import annotations
 
 import csv
 import io
-import math
-import re
 from collections.abc import Callable
 from typing import Any
 
 from boxes import codes
 from boxes.errors import InvalidInput
-from boxes.types import DataType, Schema
-
-_INTEGER = re.compile(r"[+-]?\d+")
+from boxes.types import DataType, Schema, integer_text, number_text
 
 
 def _integer(text: str) -> Any:
-    return int(text) if _INTEGER.fullmatch(text) else text
+    value = integer_text(text)
+    return text if value is None else value
 
 
 def _number(text: str) -> Any:
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return value if math.isfinite(value) else text
+    value = number_text(text)
+    return text if value is None else value
 
 
 def _boolean(text: str) -> Any:
@@ -70,6 +65,11 @@ def read_csv(raw: bytes, schema: Schema) -> list[dict[str, Any]]:
         header = next(rows, None)
         if not header:
             raise InvalidInput(code=codes.BAD_CSV, line=1, reason="there is no header row")
+        twice = sorted({name for name in header if header.count(name) > 1})
+        if twice:  # a row would give the field two values, and the last would win unseen
+            raise InvalidInput(
+                code=codes.BAD_CSV, line=1, reason=f"the header names {twice[0]!r} twice"
+            )
         types = {f.name: f.type for f in schema.fields}
         readers = [READERS[types[name]] if name in types else str for name in header]
         tuples = []

@@ -10,13 +10,15 @@ Values are AIS's own: latitude 91, longitude 181, speed 102.3, course 360 and he
 "not available" (the expression language's geography gives NULL for such a position). Each
 record then meets the one tuple coercion (``server.ingest.tuples``) like a JSON tuple.
 
-Nothing is half-applied: a line that is not a valid sentence (format, checksum, payload), a
+Nothing is half-applied: a line that is not a valid sentence (format, checksum, a payload
+character outside AIS's six-bit set, payload), a
 fragment out of order or a message whose fragments do not all arrive in the same body refuses
 the whole body with ``BAD_NMEA`` naming the line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +30,8 @@ from boxes import codes
 from boxes.errors import InvalidInput
 from boxes.types import Schema
 
+# A payload's characters each armour six bits: ASCII 48-87 and 96-119 (ITU-R M.1371, 8.2.4).
+_NOT_ARMOR = re.compile(rb"[^0-W`-w]")
 # Stream field -> how to read it from pyais's decoded message.
 Reader = Callable[[dict[str, Any]], Any]
 
@@ -87,6 +91,13 @@ def _sentence(line: bytes, number: int) -> AISSentence:
         raise _refuse(number, "not an AIS sentence such as !AIVDM,...")
     if not sentence.is_valid:
         raise _refuse(number, "its checksum does not match")
+    bad = _NOT_ARMOR.search(sentence.payload)
+    if bad:  # pyais would decode it all the same, into values no transmitter sent
+        raise _refuse(
+            number,
+            f"its payload holds {bad.group().decode('ascii')!r}, outside AIS's six-bit "
+            "characters (0-W and `-w)",
+        )
     return sentence
 
 

@@ -41,7 +41,7 @@ inputs:
   in2: {schema: s}
 boxes:
   joined: {type: join, left: in1, right: in2, on: [x], within: 5s}
-  proj:   {type: map, in: joined, fields: {time: left_time, x: left_x, a: left_a}}
+  proj:   {type: map, in: joined, fields: {time: left_time, x: x, a: left_a}}
 outputs:
   out1: {from: proj}
 """

@@ -36,7 +36,7 @@ outputs:
 
 def test_output_has_both_sides_fields_and_no_event_time():
     schema = validate(load_document(DOC % "rows: {left: 2, right: 3}")).outputs["out"]
-    assert schema.names == ["left_t", "left_k", "left_v", "right_t", "right_k", "right_v"]
+    assert schema.names == ["left_t", "k", "left_v", "right_t", "right_v"]
     assert schema.event_time is None
 
 
@@ -200,7 +200,7 @@ def test_streaming_count_join_matches_the_reference(spark, tmp_path, drawn, n, m
     want = reference((n, m), kept)
     assert all(sources == ("m",) for _, sources in got)
     assert sorted(
-        (r["left_k"], r["left_v"], r["right_k"], r["right_v"], r[LEVEL_COLUMN]) for r, _ in got
+        (r["k"], r["left_v"], r["k"], r["right_v"], r[LEVEL_COLUMN]) for r, _ in got
     ) == sorted(want)
     for r, _ in got:
         assert r["left_t"] == at(drawn[r["left_v"]][1])

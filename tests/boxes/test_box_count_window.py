@@ -140,6 +140,8 @@ def test_the_streams_last_rows_grouped_across_batches(spark, stream_files, memor
         ("{size: 10s, slide: 2}", codes.WINDOW_KIND, "boxes.a.window.slide"),
         ("{size: 10s, rows: 5}", codes.WINDOW_KIND, "boxes.a.window"),
         ("{}", codes.WINDOW_KIND, "boxes.a.window"),
+        # A time window's WHERE is a filter before it (the same, tuple by tuple).
+        ("{size: 10s}, where: 'v > 1'", codes.WINDOW_KIND, "boxes.a.where"),
     ],
 )
 def test_bad_count_windows_are_refused(window, code, path):

@@ -1,5 +1,5 @@
-"""The join box on real Spark: equal keys within an event-time bound, prefixed names, left|right
-labels."""
+"""The join box on real Spark: equal keys within an event-time bound, a key once under its own
+name and other shared names prefixed, left|right labels."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ TRADES = [
 ]
 
 
-def test_output_fields_are_left_then_right_prefixed_where_shared():
+def test_output_fields_are_left_then_right_the_key_once_and_prefixed_where_shared():
     schema = validate(load_document(DOC)).outputs["out"]
-    assert schema.names == ["left_t", "left_sym", "qty", "right_t", "right_sym", "bid"]
+    assert schema.names == ["left_t", "sym", "qty", "right_t", "bid"]
     assert schema.event_time == "left_t"
 
 
@@ -39,7 +39,7 @@ def test_output_fields_are_left_then_right_prefixed_where_shared():
 def test_the_bound_is_inclusive_on_both_sides(run_diagram, quote_time, matches):
     quotes = [{"t": at(quote_time), "sym": "A", "bid": 9.5}]
     out = run_diagram(DOC, {"trades": TRADES, "quotes": quotes})["out"]
-    assert [(r["left_sym"], r["qty"], r["bid"], s) for r, s in out] == (
+    assert [(r["sym"], r["qty"], r["bid"], s) for r, s in out] == (
         [("A", 1, 9.5, ("quotes", "trades"))] if matches else []
     )
 
@@ -66,14 +66,14 @@ def test_streaming_join_matches_across_micro_batches_and_drops_late_tuples(
     stream_files.write("quotes", [{"t": at(11), "sym": "B", "bid": 2.0}])
     query.processAllAvailable()
     result = collect(plan, spark.table("streaming_join"))
-    assert [(r["left_sym"], r["right_t"], r["bid"], s) for r, s in result] == [
+    assert [(r["sym"], r["right_t"], r["bid"], s) for r, s in result] == [
         ("A", at(12), 9.5, ("quotes", "trades"))
     ]
 
 
 CHAIN = DOC.replace(
     "outputs:\n  out: {from: j}",
-    """  a: {type: aggregate, in: j, window: {size: 10s}, group_by: [left_sym],
+    """  a: {type: aggregate, in: j, window: {size: 10s}, group_by: [sym],
       aggregates: {n: count(), q: sum(qty)}}
 outputs:
   out: {from: a}""",
@@ -93,6 +93,6 @@ def test_streaming_aggregate_after_a_join_windows_by_the_left_event_time(
     stream_files.write("quotes", [{"t": at(60), "sym": "Y", "bid": 1.0}])
     query.processAllAvailable()
     result = collect(plan, spark.table("join_then_aggregate"))
-    assert [(r["window_start"], r["left_sym"], r["n"], r["q"], s) for r, s in result] == [
+    assert [(r["window_start"], r["sym"], r["n"], r["q"], s) for r, s in result] == [
         (at(10), "A", 2, 6, ("quotes", "trades"))
     ]

@@ -256,7 +256,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         doc(
             "f: {type: join, left: in1, right: in2, on: [k], within: 5s}",
             inputs="in1: {schema: {fields: {t: timestamp, k: string, "
-            "right_k: long}, event_time: t}}\nin2: {schema: s}",
+            "right_t: long}, event_time: t}}\nin2: {schema: s}",
         ),
         ["DUPLICATE_FIELD"],
     ),

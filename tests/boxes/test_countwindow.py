@@ -16,14 +16,16 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boxes.countwindow import ARRIVAL, TIME, CountWindow, label_name, value_name
+from boxes.countwindow import ARRIVAL, KEEP, TIME, CountWindow, label_name, value_name
 
 FUNCTIONS = (("count", None), ("count", 0), ("sum", 0), ("avg", 0), ("min", 0), ("max", 0))
 FUNCTIONS += (("sum", 1), ("avg", 1), ("min", 1), ("max", 1))
 
 
-def reference(rows, slide, tuples):
-    """tuples: (time, arrival, label, long value, double value or None) in arrival order."""
+def reference(rows, slide, tuples, keyed=False):
+    """tuples: (time, arrival, label, long value, double value or None[, kept]) in arrival
+    order. With ``kept`` (a ``where``), only the window's kept tuples are aggregated, and with
+    ``keyed`` a window with none has no result."""
     window, pending, out = [], 0, []
     for tup in tuples:
         candidates = sorted(window + [tup], key=lambda r: (r[0], r[1]))[-rows:]
@@ -33,8 +35,11 @@ def reference(rows, slide, tuples):
         if pending < slide:
             continue
         pending = 0
-        longs = [r[3] for r in window]
-        doubles = [r[4] for r in window if r[4] is not None]
+        kept = [r for r in window if len(r) < 6 or r[5]]
+        if keyed and not kept:
+            continue
+        longs = [r[3] for r in kept]
+        doubles = [r[4] for r in kept if r[4] is not None]
         label = 0
         for r in window:
             label |= r[2]
@@ -42,12 +47,12 @@ def reference(rows, slide, tuples):
             (
                 window[0][0],
                 window[-1][0],
-                len(window),
+                len(kept),
                 len(longs),
-                sum(longs),
-                sum(longs) / len(longs),
-                min(longs),
-                max(longs),
+                sum(longs) if longs else None,
+                sum(longs) / len(longs) if longs else None,
+                min(longs) if longs else None,
+                max(longs) if longs else None,
                 math.fsum(doubles) if doubles else None,
                 math.fsum(doubles) / len(doubles) if doubles else None,
                 min(doubles) if doubles else None,
@@ -61,6 +66,7 @@ def reference(rows, slide, tuples):
 def frame(tuples) -> pd.DataFrame:
     return pd.DataFrame(
         {
+            KEEP: pd.Series([len(t) < 6 or t[5] for t in tuples], dtype="bool"),
             TIME: pd.Series([t[0] for t in tuples], dtype="int64"),
             ARRIVAL: pd.Series([t[1] for t in tuples], dtype="int64"),
             label_name(0): pd.Series([t[2] for t in tuples], dtype="int64"),
@@ -127,6 +133,24 @@ def test_count_window_matches_reference(stream, rows, slide, cuts, seed, in_orde
     batches = [tuples[a:b] for a, b in zip(edges, edges[1:], strict=False)]
     spec = CountWindow(rows, slide, FUNCTIONS, 1)
     assert same(run(spec, batches, seed), reference(rows, slide, tuples))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    streams,
+    st.lists(st.booleans(), min_size=60, max_size=60),
+    st.integers(1, 12),
+    st.lists(st.integers(0, 60), max_size=6),
+    st.booleans(),
+)
+def test_where_aggregates_the_windows_kept_tuples(stream, kept, rows, cuts, keyed):
+    """CQL's ``S [ROWS n] WHERE p``: the window holds the last n tuples of all, and only those
+    satisfying p are aggregated; its label is still every tuple's in the window."""
+    tuples = [(t, i, 1 << b, v, d, kept[i]) for i, (t, b, v, d) in enumerate(stream)]
+    edges = sorted({0, len(tuples), *[c for c in cuts if c <= len(tuples)]})
+    batches = [tuples[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+    spec = CountWindow(rows, 1, FUNCTIONS, 1, where=True, keyed=keyed)
+    assert same(run(spec, batches, 0), reference(rows, 1, tuples, keyed))
 
 
 def test_late_tuple_older_than_a_full_window_never_enters():

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from boxes.document import MAX_DEPTH, built, load_document, validate
+from boxes.document import built, load_document, validate
 from boxes.durations import parse_duration
 from boxes.errors import DiagramInvalid
+from boxes.limits import MAX_DEPTH
 from boxes.types import parse_schema
 from catalog.bootstrap import DEMO_SCHEMA
 from tests.paper import as_yaml, q1
@@ -41,11 +42,10 @@ def test_a_valid_document_becomes_a_plan():
     assert [b.name for b in plan.boxes] == ["in1", "in2", "merged", "avg", "j", "out1", "out2"]
     assert plan.outputs["out2"].names == [
         "time",
-        "left_symbol",
+        "symbol",
         "price",
         "window_start",
         "window_end",
-        "right_symbol",
         "avg_price",
         "n",
     ]
@@ -162,11 +162,14 @@ def test_durations(text, seconds):
         '{"a": ' * 5000 + "1" + "}" * 5000,
     ],
 )
-def test_deep_nesting_is_a_syntax_problem_not_a_crash(text):
+def test_deep_nesting_is_refused_at_the_limit_not_a_crash(text):
     with pytest.raises(DiagramInvalid) as refused:
         load_document(text)
-    assert [p.code for p in refused.value.problems] == ["DOCUMENT_SYNTAX"]
-    assert f"deeper than {MAX_DEPTH} levels" in refused.value.problems[0].message
+    assert [p.code for p in refused.value.problems] == ["TOO_DEEP"]
+    assert (
+        f"deeper than the limit of {MAX_DEPTH} levels (at line 1"
+        in refused.value.problems[0].message
+    )
 
 
 def test_nesting_up_to_the_limit_loads():

@@ -43,7 +43,7 @@ SHAPES = {
     "filter_join_aggregate": (
         'boxes:\n  f: {type: filter, in: a, where: "v > 1"}\n'
         f"  j: {{type: join, left: f, right: b, on: [k], within: {BOUND}s}}\n"
-        f"  s: {{type: aggregate, in: j, window: {{size: {WINDOW}s}}, group_by: [left_k],\n"
+        f"  s: {{type: aggregate, in: j, window: {{size: {WINDOW}s}}, group_by: [k],\n"
         "      aggregates: {total: sum(left_v + right_v), n: count()}}\n"
         "outputs: {o: {from: s}}\n"
     ),

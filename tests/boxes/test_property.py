@@ -107,7 +107,7 @@ def document(nodes: list[Node]) -> dict:
             boxes[n.name] = {
                 "type": "map",
                 "in": f"{n.name}_join",
-                "fields": {"t": "left_t", "k": "left_k", "v": "left_v * 10 + right_v"},
+                "fields": {"t": "left_t", "k": "k", "v": "left_v * 10 + right_v"},
             }
     read = {s for n in nodes for s in n.sources}
     return {

@@ -166,7 +166,7 @@ MERGE_DATA = {
 
 def test_aggregate_and_join_merge_sparse_labels(spark):
     out = _run(spark, MERGES, MERGE_DATA)
-    assert sorted((row["left_k"], row["n"], sources) for row, sources in out) == [
+    assert sorted((row["k"], row["n"], sources) for row, sources in out) == [
         ("x", 2, ("a", "b", "c")),
         ("y", 1, ("a", "c")),
     ]
@@ -218,7 +218,7 @@ def test_streaming_aggregate_and_join_keep_sparse_labels_across_batches(
     query.processAllAvailable()
     table = spark.table("sparse_stream").toArrow()
     got = _collect(table, names)
-    found = [(row["left_k"], row["n"], sources) for row, sources in got]
+    found = [(row["k"], row["n"], sources) for row, sources in got]
     assert found == [("x", 2, ("a", "b", "c"))]
     (picked,) = deliveries(table, [readable_mask(names, ["a", "b"])])
     assert picked.tolist() == []

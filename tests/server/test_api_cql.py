@@ -20,10 +20,10 @@ def test_a_diagram_from_cql_is_stored_as_its_document(client, auth):
         "oc",
         "qc",
         "qc.oc_agg",
-        "qc.oc_where",
     ]
     doc = client.get(f"{API}/qc", headers=auth.headers("al")).json["document"]
     assert doc["boxes"]["oc_agg"]["window"] == {"rows": 10}
+    assert doc["boxes"]["oc_agg"]["where"] == "price > 1"  # over the window's tuples
     assert doc["outputs"] == {"oc": {"from": "oc_agg"}}
 
 
@@ -89,12 +89,12 @@ def test_a_document_without_a_cql_form_says_why(client, auth):
     doc = client.post(f"{API}/validate", json={"cql": CQL}, headers=auth.headers("al")).json[
         "document"
     ]
-    doc["outputs"]["also"] = {"from": "oc_where"}
+    doc["outputs"]["also"] = {"from": "oc_agg"}
     refused = client.post(f"{API}/cql", json={"document": doc}, headers=auth.headers("al"))
     assert refused.status_code == 400 and refused.json["error"]["code"] == "DIAGRAM_INVALID"
     error = refused.json["error"]
     assert [(p["code"], p["path"]) for p in error["details"]["problems"]] == [
-        ("CQL_NOT_EXPRESSIBLE", "boxes.oc_where")
+        ("CQL_NOT_EXPRESSIBLE", "boxes.oc_agg")
     ]
     assert "feeds more than one box" in error["details"]["problems"][0]["message"]
 

@@ -4,15 +4,22 @@ leaves the catalog exactly as it was."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from boxes.limits import MAX_DEPTH
 from server.realtime.extension import socketio
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
     for p, c in zip("abcdefgh", "bcdefghi", strict=False)
 )
+
+
+DEEP_VALUE: list = []
+for _ in range(MAX_DEPTH):
+    DEEP_VALUE = [DEEP_VALUE]
 
 
 def diagram(**boxes) -> dict:
@@ -40,7 +47,19 @@ JSON = "application/json"
 # (id, method, path, body, raw content type or None for JSON, user, status, error code)
 CORPUS = [
     ("bad json", "POST", "/api/v1/schemas", b'{"name": "t",', JSON, "joe", 400, "BAD_JSON"),
-    ("deep json", "POST", "/api/v1/schemas", b"[" * 100_000, JSON, "joe", 400, "BAD_JSON"),
+    ("deep json", "POST", "/api/v1/schemas", b"[" * 100_000, JSON, "joe", 400, "TOO_DEEP"),
+    ("null body", "POST", "/api/v1/auth/login", b"null", JSON, None, 400, "INVALID_BODY"),
+    ("number body", "POST", "/api/v1/schemas", b"5", JSON, "joe", 400, "INVALID_BODY"),
+    (
+        "json 65 deep",
+        "POST",
+        "/api/v1/diagrams",
+        {"document": {"version": 1, "name": "q9", "description": DEEP_VALUE}},
+        None,
+        "al",
+        400,
+        "TOO_DEEP",
+    ),
     (
         "form body",
         "POST",
@@ -395,6 +414,26 @@ CORPUS = [
         "INVALID_PARAMETER",
     ),
     (
+        "results from an Arabic-Indic five",
+        "GET",
+        "/api/v1/outputs/out1/results?from=%D9%A5",
+        None,
+        None,
+        "al",
+        400,
+        "INVALID_PARAMETER",
+    ),
+    (
+        "results from plus five",
+        "GET",
+        "/api/v1/outputs/out1/results?from=%2B5",
+        None,
+        None,
+        "al",
+        400,
+        "INVALID_PARAMETER",
+    ),
+    (
         "audit unknown filter",
         "GET",
         "/api/v1/audit?password=x",
@@ -606,7 +645,6 @@ def test_error_messages_never_echo_a_whole_hostile_name(client, auth):
 
 # Bodies that are not JSON: the message says so in JSON's words, never the parser's insides.
 NOT_JSON = {
-    "nested 100 000 deep": b"[" * 100_000,
     "a UTF-16 byte-order mark": b"\xff\xfe{\x00}\x00",
     "not UTF-8": b'{"name": "\xff\xfe"}',
     "cut short": b'{"name": "t",',
@@ -636,3 +674,73 @@ def test_options_names_the_methods_of_the_route_it_matched(client):
     assert client.options("/api/v1/diagrams/validate").headers["Allow"] == "OPTIONS, POST"
     allowed = client.options("/api/v1/diagrams/q1").headers["Allow"]
     assert allowed == "DELETE, GET, HEAD, OPTIONS, PUT"
+
+
+def _xml_and(depth: int) -> str:
+    """The paper's XML catalog with a predicate of ``depth`` nested ``<bool_and>``."""
+    leaf = '<equals><attribute inputstream="in1" name="x"/><literal type="int" value="1"/></equals>'
+    predicate = "<bool_and>" * depth + (leaf * 2) + "</bool_and>" * depth
+    return (
+        f'<catalog><role name="r"><policy><inputstream name="in1"/><predicate>{predicate}'
+        '</predicate><privilege value="read"/></policy></role></catalog>'
+    )
+
+
+TOO_DEEP_INPUTS = {
+    "policy xml 3000 deep": ("/api/v1/policies", "joe", {"xml": _xml_and(3000)}, "TOO_DEEP"),
+    "expression 2000 deep": (
+        "/api/v1/diagrams",
+        "al",
+        where("(" * 2000 + "price" + ")" * 2000 + " > 0"),
+        "DIAGRAM_INVALID",
+    ),
+    "cql 5000 deep": (
+        "/api/v1/diagrams",
+        "al",
+        {"cql": "SELECT * FROM in1 WHERE " + "(" * 5000 + "price > 0" + ")" * 5000, "name": "q9"},
+        "DIAGRAM_INVALID",
+    ),
+    "ndjson line 100 000 deep": ("/api/v1/streams/feed/tuples", "al", None, "TOO_DEEP"),
+}
+
+
+@pytest.mark.parametrize("case", TOO_DEEP_INPUTS.values(), ids=list(TOO_DEEP_INPUTS))
+def test_input_nested_beyond_the_one_limit_is_told_so(app, client, auth, case):
+    """One depth limit (boxes/limits.py) for every nested input, checked before anything
+    recurses over it: TOO_DEEP names the limit, at the problem's path in a diagram."""
+    path, user, body, code = case
+    before = state(app)
+    kwargs = (
+        {"json": body}
+        if body is not None
+        else {"data": b'{"x": 1}\n' + b"[" * 100_000, "content_type": "application/x-ndjson"}
+    )
+    response = client.post(path, headers=auth.headers(user), **kwargs)
+    assert (response.status_code, response.json["error"]["code"]) == (400, code)
+    error = response.json["error"]
+    problems = error["details"].get("problems", [error])
+    assert [p["code"] for p in problems] == ["TOO_DEEP"]
+    assert f"deeper than the limit of {MAX_DEPTH} levels" in problems[0]["message"]
+    assert state(app) == before
+
+
+def test_policy_xml_refusals_name_the_problem_not_a_python_class(client, auth):
+    for xml, words in (
+        ("<!DOCTYPE catalog><catalog/>", "document type declaration"),
+        ("<catalog><role></catalog>", "not well-formed XML: mismatched tag: line 1"),
+    ):
+        response = client.post("/api/v1/policies", json={"xml": xml}, headers=auth.headers("joe"))
+        assert response.json["error"]["code"] == "POLICY_INVALID"
+        message = response.json["error"]["message"]
+        assert words in message
+        assert not [n for n in ("DTDForbidden", "ParseError", "(name=") if n in message], message
+
+
+def test_a_value_of_the_wrong_kind_is_named_in_json_words_not_python_classes(client, auth):
+    body = diagram(b={"type": "filter", "in": "in1", "where": 5, "extra": None})
+    body["document"]["boxes"]["c"] = {"type": "map", "in": "in1", "fields": {"p": ["price"]}}
+    response = client.post("/api/v1/diagrams", json=body, headers=auth.headers("al"))
+    assert response.json["error"]["code"] == "DIAGRAM_INVALID"
+    messages = " ".join(p["message"] for p in response.json["error"]["details"]["problems"])
+    assert "not a number" in messages and "'p' is a list" in messages, messages
+    assert not re.search(r"\b(int|str|dict|NoneType|float|bool)\b|class", messages), messages

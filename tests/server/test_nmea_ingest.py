@@ -159,3 +159,24 @@ def test_the_demo_sends_strait_traffic_as_ed(tmp_path, spark):
         assert all(103.3 < t["lon"] < 104.5 and 1.0 < t["lat"] < 1.4 for t in stored(live, "ais"))
     finally:
         close_app(app)
+
+
+def _sentence(payload: str) -> str:
+    body = f"AIVDM,1,1,,A,{payload},0"
+    checksum = 0
+    for char in body:
+        checksum ^= ord(char)
+    return f"!{body}*{checksum:02X}"
+
+
+@pytest.mark.parametrize("char", ["x", "~", "X"])
+def test_a_payload_character_outside_six_bit_ascii_refuses_the_body(live, joe, char):
+    """pyais decodes any ASCII payload; AIS armours six bits in 0-W and `-w only."""
+    payload = "15M67FC000G?ufbE`FepT@3n00Sa"
+    assert post(joe, "ais", [_sentence(payload)]).status_code == 200
+    bad = post(joe, "ais", [_sentence(payload), _sentence(payload.replace("5M", char + "M"))])
+    assert bad.status_code == 400
+    error = bad.json()["error"]
+    assert error["code"] == "BAD_NMEA"
+    assert f"at line 2: its payload holds {char!r}" in error["message"]
+    assert len(stored(live, "ais")) == 1

@@ -224,6 +224,7 @@ def test_csv_rows_are_read_by_their_fields_types_and_judged_by_the_same_rule(joe
         (b"time,symbol\n\xff,a\n", "at line 1: it is not UTF-8 text"),
         (b"", "at line 1: there is no header row"),
         (b'symbol\n"unclosed\n', "at line 2"),
+        (b"time,symbol,time\n1,a,2\n", "at line 1: the header names 'time' twice"),
     ],
 )
 def test_malformed_csv_is_refused_naming_its_line(joe, body, message):
@@ -231,3 +232,14 @@ def test_malformed_csv_is_refused_naming_its_line(joe, body, message):
     assert answer.status_code == 400
     assert answer.json()["error"]["code"] == "BAD_CSV"
     assert message in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("cell", ["\u0665", "+5", " 5", "1_0", "\uff15"])
+def test_a_csv_integer_is_written_in_ascii_digits(joe, cell):
+    """int() reads an Arabic-Indic or full-width 5, a plus sign, spaces and underscores as a
+    number; CSV reads ASCII digits with a minus sign at most, and the rest stays text."""
+    answer = post_csv(joe, f"time,symbol,price,qty,open\n1,IBM,1.5,{cell},true\n".encode())
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == "TUPLE_INVALID"
+    assert [e["field"] for e in error["details"]["errors"]] == ["qty"]

@@ -5,13 +5,15 @@ A piece may name the error code (``x-code``) that answers a value of the right J
 it refuses: a bad name is ``INVALID_NAME`` whether the guard or the catalog finds it.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import jsonschema
 from werkzeug.datastructures import MultiDict
 
 from boxes import codes
 from boxes.errors import InvalidInput
+from boxes.types import integer_text, number_text
 from catalog.model import NAME as NAME_RE
 from catalog.model import USER_NAME as USER_NAME_RE
 from catalog.model import Action, ObjectType
@@ -94,10 +96,22 @@ def catalog_object(**more: dict) -> dict:
     )
 
 
+def _strict(read: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A reader that refuses (ValueError) what ``read`` cannot read (None)."""
+
+    def reader(text: str) -> Any:
+        value = read(text)
+        if value is None:
+            raise ValueError(text)
+        return value
+
+    return reader
+
+
 _READERS = {
     "string": str,
-    "integer": int,
-    "number": float,
+    "integer": _strict(integer_text),
+    "number": _strict(number_text),
     "boolean": lambda v: {"true": True, "false": False}[v],
 }
 

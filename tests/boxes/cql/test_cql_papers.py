@@ -111,10 +111,12 @@ def test_selections(spark, query, want):
     assert times(run(spark, query)) == [at(t) for t in want]
 
 
-def test_q5_min_max_over_the_last_100_matching_tuples(spark):
+def test_q5_min_max_over_the_matching_tuples_among_the_last_100(spark):
+    """A result after each tuple that enters the window (docs/cql.md), over the window's
+    tuples that satisfy WHERE: the failures at 3 and 4 enter and change nothing."""
     rows = run(spark, Q5)
     got = sorted((r["min_timestamp"], r["max_timestamp"]) for r in rows)
-    assert got == [(at(1), at(1)), (at(1), at(2)), (at(1), at(5))]
+    assert got == [(at(1), at(1))] + [(at(1), at(2))] * 3 + [(at(1), at(5))] * 2
 
 
 def test_q6_pairs_each_receipt_and_send_as_it_enters_its_window(spark):
@@ -143,8 +145,9 @@ def test_q7_groups_the_last_100_tuples_of_the_stream(spark):
     ) == sorted(got)
 
 
-def test_qi_counts_the_last_100_matching_tuples(spark):
-    assert sorted(r["count"] for r in run(spark, QI)) == [1, 2]
+def test_qi_counts_the_matching_tuples_among_the_last_100(spark):
+    """A count after each tuple that enters: the sends to CompanyB at 1 and 5 succeeded."""
+    assert sorted(r["count"] for r in run(spark, QI)) == [1, 1, 1, 1, 2, 2]
 
 
 CLASSES = ("coi1", "coi2")
@@ -193,15 +196,21 @@ def test_qj_level_clause_compiles_to_a_diagram_at_that_level():
 
 
 def test_qi_and_qj_filter_before_the_window_which_filtering_after_cannot_do(spark):
-    """001 section 3: Qi at [1, ⊥] counts company 1's last tuples; Qj at [T, ⊥] counts all; and
-    Qj' (Qj's windows, then a filter on the level) is not Qi."""
+    """001 section 3: Qi at [1, ⊥] counts company 1's last tuples (its level filters before
+    the window); Qj at [T, ⊥] counts all; and Qj' (Qj with ``AND level = [1, ⊥]`` in its WHERE,
+    which CQL applies to the window's tuples) counts company 1's tuples among the last 3 of
+    every company's, so it is not Qi."""
     qi = run_at(spark, SMALL.format(clause=" WHERE level DOMINATED BY [C1, ⊥]", at=""))
     qj = run_at(spark, SMALL.format(clause="", at=" AT LEVEL [T, ⊥]"))
     assert qi == [1, 2, 3]
     assert qj == [1, 2, 3, 3, 3, 3]
+    company1 = LATTICE.company_mask("C1")
+    qj_prime = SMALL.format(clause="", at=" AT LEVEL [T, ⊥]").replace(
+        "'send'", f"'send' AND _level = {company1}"
+    )
     windows = [LEVELLED[max(0, k - 2) : k + 1] for k in range(len(LEVELLED))]
-    qj_prime = [sum(1 for _, c in w if c == "C1") for w in windows]
-    assert qj_prime == [1, 1, 2, 1, 1, 1] != qi
+    assert [sum(1 for _, c in w if c == "C1") for w in windows] == [1, 1, 2, 1, 1, 1]
+    assert run_at(spark, qj_prime) == [1, 1, 2, 1, 1, 1] != qi
     # A window's level below the query's: the query runs at the window's level.
     below = SMALL.format(clause=" WHERE level DOMINATED BY [C1, ⊥]", at=" AT LEVEL [T, T]")
     assert run_at(spark, below) == qi

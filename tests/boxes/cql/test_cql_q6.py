@@ -62,6 +62,10 @@ def test_terms_about_both_sides_filter_the_pairs_after_the_join():
         "(left_timestamp > right_timestamp)",
     }
     assert doc["boxes"]["out_join"]["rows"] == {"left": 5, "right": 7}
+    # The key comes out of the join once, under its own name, whichever side names it.
+    assert doc["boxes"]["out_select"]["fields"] == {"serviceId": "serviceId"}
+    other = validate_cql(STREAM + query.replace("SELECT R.serviceId", "SELECT S.serviceId"))[0]
+    assert other["boxes"]["out_select"]["fields"] == {"serviceId": "serviceId"}
 
 
 @pytest.mark.parametrize(

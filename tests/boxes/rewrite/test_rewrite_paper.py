@@ -127,7 +127,7 @@ def test_secure_join_figure_10():
     assert join["operator"] == "secure join" and join["after"] == "j"
     assert join["policies"] == ["port-join"]
     assert join["where"] == (
-        "left_SID = right_SID AND Long BETWEEN 103.6 AND 104.1 AND Lat BETWEEN 1.15 AND 1.35"
+        "SID = SID AND Long BETWEEN 103.6 AND 104.1 AND Lat BETWEEN 1.15 AND 1.35"
     )
     boxes = out.document["boxes"]
     assert boxes["la"]["in"] == "j_secure" and boxes["j_secure"]["in"] == "j"
@@ -143,7 +143,7 @@ def test_secure_join_merges_reads_on_both_sides():
     assert join["policies"] == ["port-read", "port-route", "port-join"]
     assert join["where"] == (
         "((Long BETWEEN 103.6 AND 104.1 AND Lat BETWEEN 1.15 AND 1.35) AND (free_load < 100))"
-        " OR (left_SID = right_SID AND Long BETWEEN 103.6 AND 104.1 AND Lat BETWEEN 1.15 AND 1.35)"
+        " OR (SID = SID AND Long BETWEEN 103.6 AND 104.1 AND Lat BETWEEN 1.15 AND 1.35)"
     )
     assert set(out.document["boxes"]) == {"j", "la", "j_secure"}  # no read at either source
 
@@ -302,7 +302,7 @@ def test_appendix_a_query_under_appendix_b_policies():
     [join] = out.added
     assert join["policies"] == ["Port Authority#3"]
     assert join["where"] == (
-        "((left_MMSI) = (right_MMSI)) AND (((Longitude) BETWEEN 103.6 AND 104.1 "
+        "((MMSI) = (MMSI)) AND (((Longitude) BETWEEN 103.6 AND 104.1 "
         "AND (Latitude) BETWEEN 1.15 AND 1.35))"
     )
     company = Subject(frozenset({"Ship Company"}), {"ships": [1]})

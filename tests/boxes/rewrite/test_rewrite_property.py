@@ -127,8 +127,8 @@ def post_filter(shape, output, reads, joins, attrs):
     kept = []
     for row, sources in output:
         if shape == "join":
-            a = {f: row[f"left_{f}"] for f in ("t", "k", "v")}
-            b = {f: row[f"right_{f}"] for f in ("t", "k", "v")}
+            a = {f: row[f"left_{f}" if f != "k" else f] for f in ("t", "k", "v")}
+            b = {f: row[f"right_{f}" if f != "k" else f] for f in ("t", "k", "v")}
             ok = (any(r(a, attrs) for r in ra) and any(r(b, attrs) for r in rb)) or any(
                 j(a, b, attrs) for j in js
             )
