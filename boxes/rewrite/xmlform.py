@@ -72,7 +72,7 @@ def xml_items(text: str | bytes, methods: Mapping[str, str]) -> list[dict[str, A
         raise invalid("document", "a document type declaration (<!DOCTYPE>) is refused") from None
     except DefusedXmlException:
         raise invalid("document", "entities and external references are refused") from None
-    if nests_too_deep(root, list):  # _expression recurses over the elements
+    if nests_too_deep(root, list):  # predicate_text recurses over the elements
         raise InvalidInput(too_deep("the policy XML"), code=codes.TOO_DEEP)
     items: list[dict[str, Any]] = []
     for role in root.findall("role"):
@@ -100,7 +100,7 @@ def _policy(name: str, role: str, element: Element, methods: Mapping[str, str]) 
     if predicate is not None:
         if len(predicate) != 1:
             raise invalid(name, "a <predicate> holds one expression")
-        item["where"] = _expression(name, predicate[0], methods)
+        item["where"] = predicate_text(name, predicate[0], methods)
     privilege = element.find("privilege")
     if privilege is None:
         raise invalid(name, "a policy has a <privilege>")
@@ -120,9 +120,11 @@ def _policy(name: str, role: str, element: Element, methods: Mapping[str, str]) 
     return item
 
 
-def _expression(name: str, e: Element, methods: Mapping[str, str]) -> str:
+def predicate_text(name: str, e: Element, methods: Mapping[str, str]) -> str:
+    """The expression text of the predicate element ``e`` (of policy or query ``name``); the
+    XML query form (``xmlquery.py``) reads its predicates with it too."""
     tag = e.tag.lower()
-    args = [_expression(name, child, methods) for child in e]
+    args = [predicate_text(name, child, methods) for child in e]
     if tag == "attribute":
         return f"{e.get('inputstream')}.{e.get('name')}"
     if tag == "litteral" or tag == "literal":

@@ -33,13 +33,13 @@ from defusedxml.ElementTree import fromstring
 from boxes import codes
 from boxes.document import validate
 from boxes.errors import DiagramInvalid, InvalidInput, Problem
+from boxes.limits import nests_too_deep, too_deep
 from boxes.rewrite.graph import analyse
 from boxes.rewrite.predicates import Unbound, bind
-from boxes.rewrite.xmlform import MAX_BYTES, _expression
+from boxes.rewrite.xmlform import MAX_BYTES, predicate_text
 from boxes.types import Schema
 
 DEFAULT_WITHIN = "1h"
-MAX_DEPTH = 64  # elements inside one another: predicates are walked recursively
 _HERE = "__here"  # the stream name an attribute is rewritten to before binding
 
 
@@ -176,7 +176,7 @@ class _Compiler:
             field = self.field_at(label, point, self.origin(label, stream, a.get("name", "")))
             a.attrib = {"inputstream": _HERE, "name": field}
         try:
-            return bind(_expression(label, tree, {}), (_HERE,), {}, lambda _, f: f)
+            return bind(predicate_text(label, tree, {}), (_HERE,), {}, lambda _, f: f)
         except InvalidInput as err:
             raise _refuse(label, str(err.params.get("reason", err.message))) from None
         except Unbound as why:
@@ -225,19 +225,16 @@ class _Compiler:
 
 
 def _parsed(text: str | bytes) -> Element:
-    """The XML's root; no DTD, no entities, at most MAX_BYTES and MAX_DEPTH deep."""
+    """The XML's root; no DTD, no entities, at most MAX_BYTES long and ``boxes.limits``' depth."""
     if len(text) > MAX_BYTES:
         raise _refuse("document", f"the XML has {len(text)} bytes; at most {MAX_BYTES}")
     try:
         root = fromstring(text, forbid_dtd=True)
     except (ParseError, DefusedXmlException):
         raise _refuse("document", "not well-formed XML, or XML with a DTD or entities") from None
-    level = [root]
-    for _ in range(MAX_DEPTH):
-        level = [child for e in level for child in e]
-        if not level:
-            return root
-    raise _refuse("document", f"elements nest more than {MAX_DEPTH} deep")
+    if nests_too_deep(root, list):  # predicates are walked recursively
+        raise DiagramInvalid([Problem(codes.TOO_DEEP, "xml.document", too_deep("the XML query"))])
+    return root
 
 
 def _conjuncts(e: Element) -> list[Element]:
