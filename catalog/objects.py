@@ -206,12 +206,18 @@ class Objects:
         return self.core.find(subject, type_, name)
 
     def require(
-        self, subject: Subject, action: Action, type_: ObjectType, name: str
+        self,
+        subject: Subject,
+        action: Action,
+        type_: ObjectType,
+        name: str,
+        snapshot: Snapshot | None = None,
     ) -> CatalogObject:
         """The object, if the session may do ``action`` on it (WRITE before an append,
-        SUBSCRIBE before a subscription); an unseen object answers like a missing one."""
-        obj = self.core.find(subject, type_, name)
-        self.core.require(subject, action, obj)
+        SUBSCRIBE before a subscription); an unseen object answers like a missing one. Checked
+        in ``snapshot`` if given (as is, no second look), else in the current one."""
+        obj = self.core.find(subject, type_, name, snapshot)
+        self.core.require(subject, action, obj, snapshot)
         return obj
 
     def stream_schemas(self, subject: Subject, names) -> dict[str, dict]:

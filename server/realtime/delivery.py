@@ -2,10 +2,15 @@
 
 The runtime calls :meth:`Delivery.on_batch` (in a Spark callback thread) with an Arrow table of
 user fields plus the ``_label`` column. For each subscriber the session's readable set is read
-from the catalog *at that moment* (``readable_sources``), so a revoked READ_TUPLE, a logout or
-a disabled user filters the very next batch; a lost SUBSCRIBE ends the subscription. "At that
-moment" holds across servers too: a batch is filtered with every change committed before it,
-on whichever server (``Core.current``: one look at a shared catalog's database per batch).
+from the catalog *at that moment* (``catalog.sessions.source_rights``), so a revoked
+READ_TUPLE, a logout or a disabled user filters the very next batch; a lost SUBSCRIBE ends the
+subscription. "At that moment" holds across servers too: a batch is filtered with every change
+committed before it, on whichever server (``Core.current``: one look at a shared catalog's
+database per batch). That one snapshot decides the whole batch (``picks_of``): SUBSCRIBE,
+rights, clearances, roles and the roles a ``policy`` event names are all read from it, never
+from a later one, so a change committed while a batch is decided (a revoke, then a clearance
+raise) cannot pair a right of before it with a clearance of after it; replays and results
+reads alike.
 Subscribers who share a readable set share one answer (``boxes.secfilter.deliveries``), and each
 delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
 leave the server.
@@ -60,6 +65,8 @@ from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from catalog.authorizer import playing
+from catalog.sessions import source_rights
+from catalog.snapshot import Snapshot
 from server.http.errors import answer
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
@@ -216,35 +223,56 @@ def policy_runs(table: pa.Table, picked, active: int) -> list[tuple[int, np.ndar
     return [(m, picked[a:b]) for m, a, b in zip(masks, cuts, cuts[1:], strict=False)]
 
 
-def role_names(snapshot, mask: int) -> list[str]:
+def role_names(snapshot, mask: int) -> tuple[str, ...]:
     """The roles whose bits ``mask`` holds, by name."""
-    return sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1)
+    return tuple(sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1))
+
+
+def picks_of(
+    snapshot: Snapshot,
+    now: float,
+    subjects: Sequence[Subject],
+    labels: Labels,
+    semantic: str,
+    table: pa.Table,
+) -> tuple[list[np.ndarray], list[int]]:
+    """Each session's rows of ``table`` (its READ_TUPLE and READ_AGGREGATE rights under
+    ``semantic``, then its clearance, then its roles under the rows' sps) and its active
+    roles' bits, every one read from ``snapshot`` at time ``now``: one catalog state decides
+    a batch, so no change committed meanwhile can pair a right of before it with a clearance
+    or a role of after it."""
+    roles = [playing(subject, snapshot) for subject in subjects]
+    rights = [labels.rights(*source_rights(s, snapshot, now)) for s in subjects]
+    picks = deliveries(table, rights, semantic)
+    clearances = [snapshot.levels.clearance(r) for r in roles]
+    picks = cleared_picks(table, picks, clearances, labels.leveled)
+    masks = [role_mask(snapshot, r) for r in roles]
+    return permitted_picks(table, picks, masks), masks
+
+
+Runs = list[tuple[tuple[str, ...] | None, list[dict]]]
 
 
 def visible_runs(
     catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
-) -> list[tuple[int | None, list[dict]]]:
-    """The rows of ``table`` one session may see now: its READ_TUPLE and READ_AGGREGATE rights
-    under ``semantic``, then its clearance, then its roles under the rows' sps, all as the
-    catalog has them at this call; in order, in runs of one policy (``policy_runs``: the
-    subscriber's roles it grants; None for an output no sp governs)."""
+) -> Runs:
+    """The rows of ``table`` one session may see now (``picks_of``, on the snapshot with every
+    change committed so far in it, on any server), in order, in runs of one policy
+    (``policy_runs``: the names of the subscriber's roles it grants, read from that same
+    snapshot; None for an output no sp governs)."""
     if table.num_rows == 0:
         return []
-    catalog.core.current()  # every change committed so far, on any server, counts
-    right = labels.rights(*catalog.sessions.source_rights(subject))
-    snapshot = catalog.core.snapshot
-    policy = snapshot.levels
-    roles = playing(subject, snapshot)
-    active = role_mask(snapshot, roles)
-    picks = deliveries(table, [right], semantic)
-    picks = cleared_picks(table, picks, [policy.clearance(roles)], labels.leveled)
-    (picked,) = permitted_picks(table, picks, [active])
-    shown = hidden_from(table, rows(table, labels.inputs, picked, policy), picked, active)
+    snapshot = catalog.core.current()
+    (picked,), (active,) = picks_of(
+        snapshot, catalog.core.clock(), [subject], labels, semantic, table
+    )
+    shown = rows(table, labels.inputs, picked, snapshot.levels)
+    shown = hidden_from(table, shown, picked, active)
     if DENIED_COLUMN not in table.column_names:
         return [(None, shown)] if shown else []
     out, at = [], 0
     for granted, run in policy_runs(table, picked, active):
-        out.append((granted, shown[at : at + len(run)]))
+        out.append((role_names(snapshot, granted), shown[at : at + len(run)]))
         at += len(run)
     return out
 
@@ -296,8 +324,8 @@ class Delivery:
         # output -> who may read it beyond SUBSCRIBE, and through which route (a rewritten
         # diagram's, see server.control.variants): raises the refusal
         self._gates: dict[str, Gate] = {}
-        # (output, sid) -> the policy (its roles' bits) a subscriber was last told of
-        self._policies: dict[tuple[str, str], int] = {}
+        # (output, sid) -> the policy (its roles, by name) a subscriber was last told of
+        self._policies: dict[tuple[str, str], tuple[str, ...]] = {}
         # route -> the fingerprint of the rewrite its batches are computed under (a gated
         # output's: server.control.rewrites.key_of); routes whose batches another server
         # relays here (``adopt``), and who may read those of a rewritten one
@@ -563,7 +591,7 @@ class Delivery:
         position = position_of(table) if table is not None else {"next": next_}
         for granted, tuples in runs:
             if granted is not None:
-                self._policy(sid, output, granted, self.catalog.core.snapshot)
+                self._policy(sid, output, granted)
             if tuples:
                 self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
 
@@ -621,8 +649,7 @@ class Delivery:
         rows = [row for _, run in runs for row in run]
         if DENIED_COLUMN not in table.column_names:
             return rows, None
-        snapshot = self.catalog.core.snapshot
-        return rows, [{"roles": role_names(snapshot, g), "tuples": len(run)} for g, run in runs]
+        return rows, [{"roles": list(g or ()), "tuples": len(run)} for g, run in runs]
 
     def _runs(self, subject: Subject, route: str, table: pa.Table) -> list:
         labels = self._labels.get(route)
@@ -632,12 +659,15 @@ class Delivery:
         return visible_runs(self.catalog, subject, labels, semantic, table)
 
     def _still_subscribed(
-        self, sid: str, subject: Subject, output: str, relayed: str | None = None
+        self, sid: str, subject: Subject, output: str, snapshot: Snapshot, relayed: str | None
     ) -> bool:
-        """SUBSCRIBE, and for a relayed batch computed under the rewrite ``relayed``, that the
-        subscriber reads it as it is deployed (``check_relayed``); else unsubscribed, told why."""
+        """SUBSCRIBE in the batch's ``snapshot``, and for a relayed batch computed under the
+        rewrite ``relayed``, that the subscriber reads it as it is deployed (``check_relayed``);
+        else unsubscribed, told why."""
         try:
-            self.catalog.objects.require(subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output)
+            self.catalog.objects.require(
+                subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output, snapshot
+            )
             if relayed is not None:
                 self.check_relayed(subject, output, relayed)
             return True
@@ -668,34 +698,31 @@ class Delivery:
             missed = self._gap(route, position, table.num_rows)
         if labels is None or not subscribers or table.num_rows == 0:
             return
-        self.catalog.core.current()  # every change committed so far, on any server, counts
+        # One snapshot decides the whole batch, with every change committed so far (on any
+        # server) in it: SUBSCRIBE, rights, clearances, roles and the policy event's names.
+        snapshot = self.catalog.core.current()
         subscribers = [
             (sid, who)
             for sid, who in subscribers
-            if self._still_subscribed(sid, who, output, relayed)
+            if self._still_subscribed(sid, who, output, snapshot, relayed)
         ]
         for sid, _ in subscribers if missed else ():
             self.emit(MISSED_EVENT, {"output": output, **missed}, to=sid)
         if not subscribers:
             return
-        rights = self.catalog.sessions.source_rights
         semantic = self.semantics.get(route, STRONG)
-        picks = deliveries(table, [labels.rights(*rights(who)) for _, who in subscribers], semantic)
-        snapshot = self.catalog.core.snapshot
-        policy = snapshot.levels
-        roles = [playing(who, snapshot) for _, who in subscribers]
-        picks = cleared_picks(table, picks, [policy.clearance(r) for r in roles], labels.leveled)
-        masks = [role_mask(snapshot, r) for r in roles]
-        picks = permitted_picks(table, picks, masks)
+        now = self.catalog.core.clock()
+        who = [subject for _, subject in subscribers]
+        picks, masks = picks_of(snapshot, now, who, labels, semantic, table)
         if not any(len(picked) for picked in picks):
             return
-        decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone
+        decoded = rows(table, labels.inputs, range(table.num_rows), snapshot.levels)  # once
         governed = DENIED_COLUMN in table.column_names
         for (sid, _), picked, mask in zip(subscribers, picks, masks, strict=True):
             runs = policy_runs(table, picked, mask) if governed else [(0, picked)]
             for granted, run in runs:
                 if governed:
-                    self._policy(sid, output, granted, snapshot)
+                    self._policy(sid, output, role_names(snapshot, granted))
                 if len(run):
                     tuples = hidden_from(table, [decoded[i] for i in run], run, mask)
                     self.emit(
@@ -718,15 +745,14 @@ class Delivery:
         del self._replayed[key]
         return False
 
-    def _policy(self, sid: str, output: str, granted: int, snapshot) -> None:
-        """Tell a subscriber the policy of the rows that follow, if it is not the last one
-        it was told of on this output."""
+    def _policy(self, sid: str, output: str, roles: tuple[str, ...]) -> None:
+        """Tell a subscriber the policy of the rows that follow (its active ``roles`` the
+        policy lets read them), if it is not the last one it was told of on this output."""
         with self._lock:
-            if self._policies.get((output, sid)) == granted:
+            if self._policies.get((output, sid)) == roles:
                 return
-            self._policies[(output, sid)] = granted
-        roles = role_names(snapshot, granted)
-        self.emit(POLICY_EVENT, {"output": output, "roles": roles}, to=sid)
+            self._policies[(output, sid)] = roles
+        self.emit(POLICY_EVENT, {"output": output, "roles": list(roles)}, to=sid)
 
 
 def _keep(table: dict, key: str, value) -> None:

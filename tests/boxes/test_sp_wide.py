@@ -186,8 +186,8 @@ def test_the_policy_event_names_the_wide_roles_the_rows_grant():
     mask = role_mask(SNAPSHOT, ["R0", "R100", "R129"])
     runs = policy_runs(table, [0, 1, 2], mask)
     assert [(role_names(SNAPSHOT, g), list(r)) for g, r in runs] == [
-        (["R100", "R129"], [0, 1]),
-        (["R129"], [2]),
+        (("R100", "R129"), [0, 1]),
+        (("R129",), [2]),
     ]
 
 
