@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from boxes.errors import Denied, SluiceError
-from boxes.secfilter import label_array
+from boxes.secfilter import Reader, Rights, label_array, visible
 from catalog import Action, ObjectType
 from catalog.core import Core
 from server.realtime.delivery import (
@@ -19,7 +19,6 @@ from server.realtime.delivery import (
     TUPLES_EVENT,
     Delivery,
     Labels,
-    hidden_from,
 )
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 
@@ -278,7 +277,8 @@ def test_a_field_its_sps_hide_from_a_subscriber_is_null_and_named(setup):
     assert [(t["symbol"], t.get("_hidden")) for t in shown] == [("in1", None), (None, ["symbol"])]
     assert all("_sp_hidden" not in t and "_sp_denied" not in t for t in tuples + shown)
     # The roles a field is hidden from are ed's only: ed's view would hide nothing.
-    assert hidden_from(table, [{"symbol": "x"}] * 3, [0, 1, 2], ed) == [{"symbol": "x"}] * 3
+    (eds,) = visible(table, [Reader(Rights.of(np.array([3], np.uint64)), 0, ed)])
+    assert eds.rows.tolist() == [0, 1, 2] and not any(h.any() for h in eds.hidden.values())
     assert al and not al & ed
 
 
