@@ -49,6 +49,8 @@ RAW_COLUMN = "_raw"  # at an output whose label was widened: the sources it reve
 DENIED_COLUMN = "_sp_denied"  # the roles sps deny a tuple (boxes/punctuations/columns.py)
 HIDDEN_COLUMN = "_sp_hidden"  # per field, the roles sps hide it from (boxes/punctuations/fields.py)
 NOGRANT_COLUMN = "_sp_nogrant"  # the roles without the grant option on a result (ON RESULT)
+# the label columns no subscriber ever receives (the level is shown decoded, ``boxes/levels.py``)
+RESERVED = (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN, HIDDEN_COLUMN, NOGRANT_COLUMN)
 GRANT_PREFIX = "_sp_g"  # an input's grant word per field set: roles without the grant option
 NOBODY = -1  # a grant word where nobody holds the grant option (all roles lack it)
 WORD_BITS = 64

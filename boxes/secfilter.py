@@ -26,7 +26,8 @@ counted per row (strong: all of a row's indexes hit; weak: one does).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -34,9 +35,20 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from boxes.labels import LABEL_COLUMN, RAW_COLUMN, WORD_BITS, word_count
+from boxes.labels import (
+    DENIED_COLUMN,
+    HIDDEN_COLUMN,
+    LABEL_COLUMN,
+    RAW_COLUMN,
+    RESERVED,
+    WORD_BITS,
+    word_count,
+)
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG, WEAK
+from boxes.punctuations.words import readers
+
+log = logging.getLogger(__name__)
 
 Batch: TypeAlias = pa.Table | pa.RecordBatch
 Words = list[np.ndarray]  # one uint64 array per label word, with an entry per row
@@ -332,6 +344,110 @@ def cleared(batch: Batch, clearance: int) -> np.ndarray:
     words = label_words(batch, LEVEL_COLUMN)
     mask = np.array([clearance & ((1 << WORD_BITS) - 1)], dtype=np.uint64)
     return np.flatnonzero(_within(words, mask))
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One subscriber as an output's labels see it: its rights over the label's sources, its
+    clearance (a level word, ``boxes/levels.py``) and its active roles' sp bits (a mask of any
+    width, ``boxes/punctuations/words.py``)."""
+
+    rights: Rights
+    clearance: int = 0
+    roles: int = 0
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one reader receives of a batch: its rows (indexes, ascending) and, per field the
+    rows' sps may hide apart, which of those rows show that field null to it."""
+
+    rows: np.ndarray
+    hidden: Mapping[str, np.ndarray]
+
+
+def user_fields(names: Iterable[str]) -> list[str]:
+    """The columns of a batch that are its fields, not a label of any kind."""
+    return [n for n in names if n not in RESERVED and n != LEVEL_COLUMN]
+
+
+def visible(
+    batch: Batch, audience: Sequence[Reader], semantic: str = STRONG, leveled: bool = False
+) -> list[Seen]:
+    """The one rule of who receives what of a batch, per reader of ``audience``: the source
+    labels under ``semantic``; the level, which the reader's clearance must dominate (rows of
+    an output at a level, ``leveled``, that came without it go to nobody: deny by default,
+    whatever upstream lost it); the rows' sps, one of whose granted roles the reader must
+    play (a row whose every field is hidden apart goes to nobody); and the fields hidden from
+    its roles. Readers with the same rights, clearance or roles share each answer."""
+    table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+    picks = deliveries(table, [reader.rights for reader in audience], semantic)
+    picks = _narrowed(picks, [r.clearance for r in audience], _level_rule(table, leveled))
+    picks = _narrowed(picks, [r.roles for r in audience], _role_rule(table))
+    words = _hidden_words(table) or {}
+    hides = {n: words[n] for n in table.column_names if n in words}  # in the fields' order
+    shown: dict[int, dict[str, np.ndarray]] = {}
+    out = []
+    for picked, reader in zip(picks, audience, strict=True):
+        if reader.roles not in shown:
+            shown[reader.roles] = {n: readers(w, reader.roles) for n, w in hides.items()}
+        out.append(Seen(picked, {n: ~seen[picked] for n, seen in shown[reader.roles].items()}))
+    return out
+
+
+Rule = Callable[[int], np.ndarray]  # a reader's key (clearance, roles) -> the rows it passes
+
+
+def _narrowed(picks: list, keys: Sequence[int], rule: Rule | None) -> list:
+    """Each reader's rows that ``rule`` also passes for its key (once per distinct key)."""
+    if rule is None:
+        return picks
+    answers: dict[int, np.ndarray] = {}
+    for key in keys:
+        if key not in answers:
+            answers[key] = rule(key)
+    return [
+        np.intersect1d(picked, answers[key], assume_unique=True)
+        for picked, key in zip(picks, keys, strict=True)
+    ]
+
+
+def _level_rule(table: pa.Table, leveled: bool) -> Rule | None:
+    """Rows a clearance dominates; None for rows at no level (an output at none)."""
+    if LEVEL_COLUMN in table.column_names:
+        return lambda clearance: cleared(table, clearance)
+    if leveled:
+        log.error("rows at a level came without %s: none delivered", LEVEL_COLUMN)
+        return lambda clearance: np.zeros(0, np.int64)
+    return None
+
+
+def _role_rule(table: pa.Table) -> Rule | None:
+    """Rows one of a reader's roles may read under their sps: not denied, and where every field
+    may be hidden apart, some field shown; None for rows no sp governs."""
+    if DENIED_COLUMN not in table.column_names:
+        return None
+    denied = table.column(DENIED_COLUMN).combine_chunks()
+    words = _hidden_words(table)
+    apart = words is not None and set(user_fields(table.column_names)) <= set(words)
+
+    def rule(roles: int) -> np.ndarray:
+        seen = readers(denied, roles)
+        if apart:
+            assert words is not None
+            seen &= np.any([readers(w, roles) for w in words.values()], axis=0)
+        return np.flatnonzero(seen)
+
+    return rule
+
+
+def _hidden_words(table: pa.Table) -> dict[str, pa.Array] | None:
+    """Per field the rows' sps may hide apart (``_sp_hidden``), the roles they hide it from;
+    None where none may be."""
+    if HIDDEN_COLUMN not in table.column_names:
+        return None
+    words = table.column(HIDDEN_COLUMN).combine_chunks()
+    return {f.name: words.field(i) for i, f in enumerate(words.type)}
 
 
 def _answer(

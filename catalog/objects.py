@@ -232,20 +232,32 @@ class Objects:
         return self.core.find(subject, type_, name)
 
     def require(
-        self, subject: Subject, action: Action, type_: ObjectType, name: str
+        self,
+        subject: Subject,
+        action: Action,
+        type_: ObjectType,
+        name: str,
+        snapshot: Snapshot | None = None,
     ) -> CatalogObject:
         """The object, if the session may do ``action`` on it (WRITE before an append,
-        SUBSCRIBE before a subscription); an unseen object answers like a missing one."""
-        obj = self.core.find(subject, type_, name)
-        self.core.require(subject, action, obj)
+        SUBSCRIBE before a subscription); an unseen object answers like a missing one. Checked
+        in ``snapshot`` if given (as is, no second look), else in the current one."""
+        obj = self.core.find(subject, type_, name, snapshot)
+        self.core.require(subject, action, obj, snapshot)
         return obj
 
     def require_key(
-        self, subject: Subject, action: Action, type_: ObjectType, key: str
+        self,
+        subject: Subject,
+        action: Action,
+        type_: ObjectType,
+        key: str,
+        snapshot: Snapshot | None = None,
     ) -> CatalogObject:
         """``require`` for the object whose key is ``key`` (the server's own re-checks, such as
-        delivery's at every batch), whatever else the session sees by that name."""
-        snapshot = self.core.snapshot
+        delivery's at every batch), whatever else the session sees by that name; checked in
+        ``snapshot`` if given, as ``require`` does."""
+        snapshot = self.core.snapshot if snapshot is None else snapshot
         self.core.valid(subject, snapshot)
         obj = snapshot.find(type_, key)
         if obj is None:

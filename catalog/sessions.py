@@ -121,18 +121,19 @@ class Sessions:
         return self.source_rights(subject)[0]
 
     def source_rights(self, subject: Subject | None) -> tuple[int, int]:
-        """The source bits an active role may READ_TUPLE, and those it may READ_AGGREGATE,
-        read from one snapshot; (0, 0) for an ended, expired or disabled session."""
-        snapshot = self.core.snapshot
-        roles = active_roles(subject, snapshot)
-        if (
-            subject is None
-            or not roles
-            or snapshot.sessions[subject.session_id].expires_at <= self.core.clock()
-        ):
-            return 0, 0
-        tuples = aggregates = 0
-        for role in roles:
-            tuples |= snapshot.read_masks.get(role, 0)
-            aggregates |= snapshot.aggregate_masks.get(role, 0)
-        return tuples, aggregates
+        """``source_rights`` in the current snapshot, now."""
+        return source_rights(subject, self.core.snapshot, self.core.clock())
+
+
+def source_rights(subject: Subject | None, snapshot: Snapshot, now: float) -> tuple[int, int]:
+    """The source bits an active role may READ_TUPLE, and those it may READ_AGGREGATE, in
+    ``snapshot`` at time ``now``; (0, 0) for an ended, expired or disabled session. Pure, so a
+    batch's every check can be read from the one snapshot it is decided on."""
+    roles = active_roles(subject, snapshot)
+    if subject is None or not roles or snapshot.sessions[subject.session_id].expires_at <= now:
+        return 0, 0
+    tuples = aggregates = 0
+    for role in roles:
+        tuples |= snapshot.read_masks.get(role, 0)
+        aggregates |= snapshot.aggregate_masks.get(role, 0)
+    return tuples, aggregates

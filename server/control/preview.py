@@ -23,10 +23,11 @@ from boxes.arrival import ARRIVAL_COLUMN
 from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound
-from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, NOGRANT_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.punctuations.fields import FieldPolicy, field_policy
+from boxes.secfilter import user_fields
 from boxes.types import Schema
 from catalog import ObjectType, Subject
 from catalog.objects import Resumable
@@ -34,7 +35,7 @@ from server.control.diagrams import affordable, plan_of, resolved
 from server.control.relabel import relabeller
 from server.control.rewrites import reader_rewrite
 from server.ingest.segments import tail
-from server.realtime.delivery import SOURCES, Labels, visible
+from server.realtime.delivery import SOURCES, Labels, visible_to
 from server.runtime.source import frame_rows
 
 OUTPUT = "preview"
@@ -94,14 +95,13 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
         table = relabel(OUTPUT, table)
     table = table.slice(max(0, table.num_rows - rows))
     labels = Labels.of(plan, running.sources)
-    hidden = (LABEL_COLUMN, RAW_COLUMN, LEVEL_COLUMN, DENIED_COLUMN, HIDDEN_COLUMN, NOGRANT_COLUMN)
-    shown = [c for c in table.column_names if c not in hidden]
+    shown = user_fields(table.column_names)
     shown += [SOURCES, *([LEVEL_COLUMN] if LEVEL_COLUMN in table.column_names else [])]
     return {
         "diagram": diagram,
         "box": box,
         "fields": shown,
-        "tuples": visible(svc.catalog, subject, labels, STRONG, table),
+        "tuples": visible_to(svc.catalog, subject, labels, STRONG, table),
     }
 
 

@@ -2,11 +2,16 @@
 
 The runtime calls :meth:`Delivery.on_batch` (in a Spark callback thread) with an Arrow table of
 user fields plus the ``_label`` column. For each subscriber the session's readable set is read
-from the catalog *at that moment* (``readable_sources``), so a revoked READ_TUPLE, a logout or
-a disabled user filters the very next batch; a lost SUBSCRIBE ends the subscription. "At that
-moment" holds across servers too: a batch is filtered with every change committed before it,
-on whichever server (``Core.current``: one look at a shared catalog's database per batch).
-Subscribers who share a readable set share one answer (``boxes.secfilter.deliveries``), and each
+from the catalog *at that moment* (``catalog.sessions.source_rights``), so a revoked
+READ_TUPLE, a logout or a disabled user filters the very next batch; a lost SUBSCRIBE ends the
+subscription. "At that moment" holds across servers too: a batch is filtered with every change
+committed before it, on whichever server (``Core.current``: one look at a shared catalog's
+database per batch). That one snapshot decides the whole batch (``audience_of``): SUBSCRIBE,
+rights, clearances, roles and the roles a ``policy`` event names are all read from it, never
+from a later one, so a change committed while a batch is decided (a revoke, then a clearance
+raise) cannot pair a right of before it with a clearance of after it; replays and results
+reads alike.
+Subscribers who share a readable set share one answer (``boxes.secfilter.visible``), and each
 delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
 leave the server.
 
@@ -52,15 +57,17 @@ import pyarrow as pa
 from boxes import codes
 from boxes.document import Plan
 from boxes.errors import Conflict, SluiceError
-from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN, NOGRANT_COLUMN, RAW_COLUMN
+from boxes.labels import DENIED_COLUMN, RESERVED
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
-from boxes.punctuations.words import granted_words, readers, to_ints
-from boxes.secfilter import Rights, cleared, deliveries, label_sources, readable_mask
+from boxes.punctuations.words import granted_words, to_ints
+from boxes.secfilter import Reader, Rights, Seen, label_sources, readable_mask, visible
 from boxes.types import Schema
 from catalog import Action, Catalog, ObjectType, Subject
 from catalog.authorizer import playing
 from catalog.names import public_of
+from catalog.sessions import source_rights
+from catalog.snapshot import Snapshot
 from server.http.errors import answer
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
@@ -73,7 +80,6 @@ MOVED_EVENT = "subscription_moved"
 PARKED = ""  # the route of a subscription being moved: no runtime output has this name
 SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 HIDDEN = "_hidden"  # a delivered tuple's fields its sps hide from the subscriber (null there)
-LABELS = (LABEL_COLUMN, RAW_COLUMN, DENIED_COLUMN, NOGRANT_COLUMN)  # never shown
 REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
 
@@ -109,7 +115,7 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
     """The picked rows (indexes) as JSON-ready dicts with ``_sources`` (and ``_level``, read
     with the catalog's ``policy``, for an output at a level), without the label bits."""
     sources = label_sources(table, inputs)
-    labels = [c for c in (*LABELS, HIDDEN_COLUMN) if c in table.column_names]
+    labels = [c for c in RESERVED if c in table.column_names]
     fields = table.drop_columns(labels).take(pa.array(picked, pa.int64())).to_pylist()
     out = [
         {**{k: _jsonable(v) for k, v in row.items()}, SOURCES: sources[i]}
@@ -119,27 +125,6 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
         for row in out:
             row[LEVEL_COLUMN] = policy.level_of(row.pop(LEVEL_COLUMN) & (1 << 64) - 1)
     return out
-
-
-def cleared_picks(
-    table: pa.Table, picks: list, clearances: Sequence[int], leveled: bool = False
-) -> list:
-    """Each subscriber's rows that its clearance also dominates (an output at a level). Rows
-    of an output at a level (``leveled``) that came without their level go to nobody: deny by
-    default, whatever upstream lost it."""
-    if LEVEL_COLUMN not in table.column_names:
-        if leveled:
-            log.error("rows at a level came without %s: none delivered", LEVEL_COLUMN)
-            return [np.zeros(0, np.int64) for _ in picks]
-        return picks
-    answers: dict[int, np.ndarray] = {}
-    for clearance in clearances:
-        if clearance not in answers:
-            answers[clearance] = cleared(table, clearance)
-    return [
-        np.intersect1d(picked, answers[clearance], assume_unique=True)
-        for picked, clearance in zip(picks, clearances, strict=True)
-    ]
 
 
 def role_mask(snapshot, roles) -> int:
@@ -153,52 +138,12 @@ def role_mask(snapshot, roles) -> int:
     return mask
 
 
-def permitted_picks(table: pa.Table, picks: list, masks: Sequence[int]) -> list:
-    """Each subscriber's rows that one of its active roles (``masks``) may read under the
-    rows' sps (an output of a governed plan): the roles not denied meet its roles, and where
-    every field may be hidden apart, some field's readers meet them too (a row whose every
-    field is hidden is not delivered)."""
-    if DENIED_COLUMN not in table.column_names:
-        return picks
-    denied = table.column(DENIED_COLUMN).combine_chunks()
-    words = _hidden_words(table)
-    fields = [c for c in table.column_names if c not in (*LABELS, HIDDEN_COLUMN, LEVEL_COLUMN)]
-    apart = words is not None and set(fields) <= set(words)
-    answers: dict[int, np.ndarray] = {}
-    for mask in masks:
-        if mask not in answers:
-            seen = readers(denied, mask)
-            if apart:
-                assert words is not None
-                seen &= np.any([readers(w, mask) for w in words.values()], axis=0)
-            answers[mask] = np.flatnonzero(seen)
-    return [
-        np.intersect1d(picked, answers[mask], assume_unique=True)
-        for picked, mask in zip(picks, masks, strict=True)
-    ]
-
-
-def _hidden_words(table: pa.Table) -> dict[str, pa.Array] | None:
-    """Per field an output may hide apart (``_sp_hidden``), the roles its sps hide it from."""
-    if HIDDEN_COLUMN not in table.column_names:
-        return None
-    words = table.column(HIDDEN_COLUMN).combine_chunks()
-    return {f.name: words.field(i) for i, f in enumerate(words.type)}
-
-
-def hidden_from(table: pa.Table, shown: list[dict], picked, active: int) -> list[dict]:
-    """The ``shown`` rows (``picked`` rows of ``table``) as a subscriber with active roles
-    ``active`` sees them: each field its sps hide from those roles is null and named in
-    ``_hidden``."""
-    words = _hidden_words(table)
-    if words is None:
-        return shown
-    picked = np.asarray(picked, dtype=np.int64)
-    order = [n for n in table.column_names if n in words]  # the output's field order
-    hides = {n: ~readers(words[n], active)[picked] for n in order}
+def hidden_from(shown: list[dict], hidden: Mapping[str, np.ndarray]) -> list[dict]:
+    """The ``shown`` rows as their reader sees them (``hidden``: ``Seen.hidden`` for them):
+    each field its sps hide from it is null and named in ``_hidden``."""
     out = []
     for i, row in enumerate(shown):
-        names = [n for n, hidden in hides.items() if hidden[i]]
+        names = [n for n, hides in hidden.items() if hides[i]]
         out.append({**row, **dict.fromkeys(names), HIDDEN: names} if names else row)
     return out
 
@@ -217,40 +162,60 @@ def policy_runs(table: pa.Table, picked, active: int) -> list[tuple[int, np.ndar
     return [(m, picked[a:b]) for m, a, b in zip(masks, cuts, cuts[1:], strict=False)]
 
 
-def role_names(snapshot, mask: int) -> list[str]:
+def role_names(snapshot, mask: int) -> tuple[str, ...]:
     """The roles whose bits ``mask`` holds, by name."""
-    return sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1)
+    return tuple(sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1))
 
 
-def visible_runs(
-    catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
-) -> list[tuple[int | None, list[dict]]]:
-    """The rows of ``table`` one session may see now: its READ_TUPLE and READ_AGGREGATE rights
-    under ``semantic``, then its clearance, then its roles under the rows' sps, all as the
-    catalog has them at this call; in order, in runs of one policy (``policy_runs``: the
-    subscriber's roles it grants; None for an output no sp governs)."""
-    if table.num_rows == 0:
-        return []
-    catalog.core.current()  # every change committed so far, on any server, counts
-    right = labels.rights(*catalog.sessions.source_rights(subject))
-    snapshot = catalog.core.snapshot
-    policy = snapshot.levels
-    roles = playing(subject, snapshot)
-    active = role_mask(snapshot, roles)
-    picks = deliveries(table, [right], semantic)
-    picks = cleared_picks(table, picks, [policy.clearance(roles)], labels.leveled)
-    (picked,) = permitted_picks(table, picks, [active])
-    shown = hidden_from(table, rows(table, labels.inputs, picked, policy), picked, active)
+def audience_of(
+    snapshot: Snapshot, now: float, subjects: Sequence[Subject], labels: Labels
+) -> list[Reader]:
+    """Each session as a reader of an output's labels (``boxes.secfilter.visible``): its
+    READ_TUPLE and READ_AGGREGATE rights, its clearance and its active roles' bits, every one
+    read from ``snapshot`` at time ``now``: one catalog state decides a batch, so no change
+    committed meanwhile can pair a right of before it with a clearance or a role of after."""
+    audience = []
+    for subject in subjects:
+        roles = playing(subject, snapshot)
+        rights = labels.rights(*source_rights(subject, snapshot, now))
+        audience.append(
+            Reader(rights, snapshot.levels.clearance(roles), role_mask(snapshot, roles))
+        )
+    return audience
+
+
+Runs = list[tuple[tuple[str, ...] | None, list[dict]]]
+
+
+def runs_of(table: pa.Table, shown: list[dict], seen: Seen, roles: int, snapshot) -> Runs:
+    """A reader's rows (``shown``: ``seen.rows`` as ``rows`` gives them) with the fields hidden
+    from it null, in order, in runs of one policy (``policy_runs``: the names, in ``snapshot``,
+    of the reader's ``roles`` it grants; None for an output no sp governs)."""
+    shown = hidden_from(shown, seen.hidden)
     if DENIED_COLUMN not in table.column_names:
         return [(None, shown)] if shown else []
     out, at = [], 0
-    for granted, run in policy_runs(table, picked, active):
-        out.append((granted, shown[at : at + len(run)]))
+    for granted, run in policy_runs(table, seen.rows, roles):
+        out.append((role_names(snapshot, granted), shown[at : at + len(run)]))
         at += len(run)
     return out
 
 
-def visible(
+def visible_runs(
+    catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
+) -> Runs:
+    """The rows of ``table`` one session may see now (``boxes.secfilter.visible``, on the
+    snapshot with every change committed so far in it, on any server), in ``runs_of``."""
+    if table.num_rows == 0:
+        return []
+    snapshot = catalog.core.current()
+    (reader,) = audience_of(snapshot, catalog.core.clock(), [subject], labels)
+    (seen,) = visible(table, [reader], semantic, labels.leveled)
+    shown = rows(table, labels.inputs, seen.rows, snapshot.levels)
+    return runs_of(table, shown, seen, reader.roles, snapshot)
+
+
+def visible_to(
     catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
 ) -> list[dict]:
     """``visible_runs``' rows, all together."""
@@ -298,8 +263,8 @@ class Delivery:
         # output -> who may read it beyond SUBSCRIBE, and through which route (a rewritten
         # diagram's, see server.control.variants): raises the refusal
         self._gates: dict[str, Gate] = {}
-        # (output, sid) -> the policy (its roles' bits) a subscriber was last told of
-        self._policies: dict[tuple[str, str], int] = {}
+        # (output, sid) -> the policy (its roles, by name) a subscriber was last told of
+        self._policies: dict[tuple[str, str], tuple[str, ...]] = {}
         # route -> the fingerprint of the rewrite its batches are computed under (a gated
         # output's: server.control.rewrites.key_of); routes whose batches another server
         # relays here (``adopt``), and who may read those of a rewritten one
@@ -570,7 +535,7 @@ class Delivery:
         position = position_of(table) if table is not None else {"next": next_}
         for granted, tuples in runs:
             if granted is not None:
-                self._policy(sid, output, granted, self.catalog.core.snapshot)
+                self._policy(sid, output, granted)
             if tuples:
                 self.emit(TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid)
 
@@ -628,8 +593,7 @@ class Delivery:
         rows = [row for _, run in runs for row in run]
         if DENIED_COLUMN not in table.column_names:
             return rows, None
-        snapshot = self.catalog.core.snapshot
-        return rows, [{"roles": role_names(snapshot, g), "tuples": len(run)} for g, run in runs]
+        return rows, [{"roles": list(g or ()), "tuples": len(run)} for g, run in runs]
 
     def _runs(self, subject: Subject, route: str, table: pa.Table) -> list:
         labels = self._labels.get(route)
@@ -639,12 +603,15 @@ class Delivery:
         return visible_runs(self.catalog, subject, labels, semantic, table)
 
     def _still_subscribed(
-        self, sid: str, subject: Subject, output: str, relayed: str | None = None
+        self, sid: str, subject: Subject, output: str, snapshot: Snapshot, relayed: str | None
     ) -> bool:
-        """SUBSCRIBE, and for a relayed batch computed under the rewrite ``relayed``, that the
-        subscriber reads it as it is deployed (``check_relayed``); else unsubscribed, told why."""
+        """SUBSCRIBE in the batch's ``snapshot``, and for a relayed batch computed under the
+        rewrite ``relayed``, that the subscriber reads it as it is deployed (``check_relayed``);
+        else unsubscribed, told why."""
         try:
-            self.catalog.objects.require_key(subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output)
+            self.catalog.objects.require_key(
+                subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output, snapshot
+            )
             if relayed is not None:
                 self.check_relayed(subject, output, relayed)
             return True
@@ -675,39 +642,30 @@ class Delivery:
             missed = self._gap(route, position, table.num_rows)
         if labels is None or not subscribers or table.num_rows == 0:
             return
-        self.catalog.core.current()  # every change committed so far, on any server, counts
+        # One snapshot decides the whole batch, with every change committed so far (on any
+        # server) in it: SUBSCRIBE, rights, clearances, roles and the policy event's names.
+        snapshot = self.catalog.core.current()
         subscribers = [
             (sid, who)
             for sid, who in subscribers
-            if self._still_subscribed(sid, who, output, relayed)
+            if self._still_subscribed(sid, who, output, snapshot, relayed)
         ]
         for sid, _ in subscribers if missed else ():
             self.emit(MISSED_EVENT, {"output": output, **missed}, to=sid)
         if not subscribers:
             return
-        rights = self.catalog.sessions.source_rights
         semantic = self.semantics.get(route, STRONG)
-        picks = deliveries(table, [labels.rights(*rights(who)) for _, who in subscribers], semantic)
-        snapshot = self.catalog.core.snapshot
-        policy = snapshot.levels
-        roles = [playing(who, snapshot) for _, who in subscribers]
-        picks = cleared_picks(table, picks, [policy.clearance(r) for r in roles], labels.leveled)
-        masks = [role_mask(snapshot, r) for r in roles]
-        picks = permitted_picks(table, picks, masks)
-        if not any(len(picked) for picked in picks):
+        who = [subject for _, subject in subscribers]
+        audience = audience_of(snapshot, self.catalog.core.clock(), who, labels)
+        seen = visible(table, audience, semantic, labels.leveled)
+        if not any(len(s.rows) for s in seen):
             return
-        decoded = rows(table, labels.inputs, range(table.num_rows), policy)  # once for everyone
-        governed = DENIED_COLUMN in table.column_names
-        for (sid, _), picked, mask in zip(subscribers, picks, masks, strict=True):
-            runs = policy_runs(table, picked, mask) if governed else [(0, picked)]
-            for granted, run in runs:
-                if governed:
-                    self._policy(sid, output, granted, snapshot)
-                if len(run):
-                    tuples = hidden_from(table, [decoded[i] for i in run], run, mask)
-                    self.emit(
-                        TUPLES_EVENT, {"output": output, "tuples": tuples, **position}, to=sid
-                    )
+        decoded = rows(table, labels.inputs, range(table.num_rows), snapshot.levels)  # once
+        for (sid, _), mine, reader in zip(subscribers, seen, audience, strict=True):
+            shown = [decoded[i] for i in mine.rows]
+            self._send(
+                sid, output, runs_of(table, shown, mine, reader.roles, snapshot), None, table
+            )
 
     def _replayed_already(
         self, key: tuple[str, str], route: str, position: Mapping[str, int], count: int
@@ -725,15 +683,14 @@ class Delivery:
         del self._replayed[key]
         return False
 
-    def _policy(self, sid: str, output: str, granted: int, snapshot) -> None:
-        """Tell a subscriber the policy of the rows that follow, if it is not the last one
-        it was told of on this output."""
+    def _policy(self, sid: str, output: str, roles: tuple[str, ...]) -> None:
+        """Tell a subscriber the policy of the rows that follow (its active ``roles`` the
+        policy lets read them), if it is not the last one it was told of on this output."""
         with self._lock:
-            if self._policies.get((output, sid)) == granted:
+            if self._policies.get((output, sid)) == roles:
                 return
-            self._policies[(output, sid)] = granted
-        roles = role_names(snapshot, granted)
-        self.emit(POLICY_EVENT, {"output": output, "roles": roles}, to=sid)
+            self._policies[(output, sid)] = roles
+        self.emit(POLICY_EVENT, {"output": output, "roles": list(roles)}, to=sid)
 
 
 def _keep(table: dict, key: str, value) -> None:

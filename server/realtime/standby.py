@@ -23,7 +23,7 @@ from catalog.names import public_of
 from server.control.rewrites import reads_rewritten, rewrite_key
 from server.http.api import PREFIX
 from server.http.forward import held_elsewhere, pass_on
-from server.realtime.delivery import REPLAY_PAGE, role_mask
+from server.realtime.delivery import REPLAY_PAGE, Runs
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> 
 
     def page(route: str, at: int) -> tuple[list, int]:
         got = call(svc, sid, "GET", path + urlencode({"from": at, "limit": REPLAY_PAGE}))
-        return policy_runs(svc, got), got["next"]
+        return policy_runs(got), got["next"]
 
     try:
         route = route_of(svc, sid, subject, output)
@@ -186,14 +186,16 @@ def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> 
     return {"subscribed": public_of(output), "replayed_to": end}
 
 
-def policy_runs(svc, got: dict) -> list[tuple[int | None, list]]:
-    """The holder's page as ``Delivery.catch_up`` takes it: runs of tuples, each with the bits
-    (this catalog's) of the session's roles its policy lets read it, so each run follows its
-    ``policy`` event as in a local replay; one run without a policy on an ungoverned output."""
+def policy_runs(got: dict) -> Runs:
+    """The holder's page as ``Delivery.catch_up`` takes it: runs of tuples, each with the names
+    of the session's roles its policy lets read it (the holder read them from the snapshot it
+    filtered the page on), so each run follows its ``policy`` event as in a local replay; one
+    run without a policy on an ungoverned output."""
     if "policies" not in got:
         return [(None, got["tuples"])]
-    snapshot, runs, at = svc.catalog.core.snapshot, [], 0
+    runs: Runs = []
+    at = 0
     for run in got["policies"]:
-        runs.append((role_mask(snapshot, run["roles"]), got["tuples"][at : at + run["tuples"]]))
+        runs.append((tuple(run["roles"]), got["tuples"][at : at + run["tuples"]]))
         at += run["tuples"]
     return runs

@@ -7,12 +7,15 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from boxes.compiler import compile_plan
 from boxes.document import Plan, load_document, validate
-from boxes.labels import LABEL_COLUMN
-from boxes.secfilter import label_sources
+from boxes.labels import LABEL_COLUMN, RAW_COLUMN
+from boxes.secfilter import Reader, Rights, Seen, label_sources, visible
+from server.realtime.delivery import hidden_from, rows
 
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -114,3 +117,23 @@ def memory_query(spark):
     yield start
     for query in queries:
         query.stop()
+
+
+def _sourceless(table: pa.Table) -> pa.Table:
+    """``table`` with labels of no source: every reader may read its rows' sources."""
+    labels = [c for c in (LABEL_COLUMN, RAW_COLUMN) if c in table.column_names]
+    zeros = pa.array(np.zeros(table.num_rows, np.int64))
+    return table.drop_columns(labels).append_column(LABEL_COLUMN, zeros)
+
+
+def seen_by(table: pa.Table, roles: int) -> Seen:
+    """What a reader playing ``roles`` (their sp bits) receives of ``table``, its sources
+    aside (``boxes.secfilter.visible``)."""
+    (seen,) = visible(_sourceless(table), [Reader(Rights.of(np.zeros(1, np.uint64)), 0, roles)])
+    return seen
+
+
+def received(table: pa.Table, roles: int, inputs=("a",)) -> list[dict]:
+    """``seen_by``'s rows as delivery sends them (hidden fields null and named)."""
+    seen = seen_by(table, roles)
+    return hidden_from(rows(_sourceless(table), inputs, seen.rows), seen.hidden)

@@ -19,6 +19,7 @@ from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, LABEL_COLUMN
 from boxes.punctuations.columns import label_columns, read_policy
 from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.fields import field_policy
+from tests.boxes.conftest import received
 
 D, N = 1, 2  # doctor, nurse
 ALL = D | N
@@ -249,8 +250,6 @@ def spread(mask: int, bits: dict[int, int]) -> int:
     wide=st.booleans(),
 )
 def test_every_role_gets_what_the_field_rules_give_it(spark, shape, data, wide):
-    from server.realtime.delivery import hidden_from, permitted_picks, rows
-
     body, _ = SHAPES[shape]
     bits = WIDE_BITS if wide else {r: r for r in (D, N, C)}
     plan = dataclasses.replace(plan_of(body), role_words=3 if wide else 1)
@@ -276,8 +275,7 @@ def test_every_role_gets_what_the_field_rules_give_it(spark, shape, data, wide):
     result = out.toArrow()
     for role in (D, N, C, D | N):
         active = spread(role, bits)
-        (picked,) = permitted_picks(result, [list(range(result.num_rows))], [active])
-        shown = hidden_from(result, rows(result, ["a"], picked), picked, active)
+        shown = received(result, active)
         got = [{k: _seen(k, v) for k, v in r.items() if not k.startswith("_")} for r in shown]
         assert sorted(got, key=str) == reference(shape, rows_in, labels, role), (shape, role)
 

@@ -18,14 +18,8 @@ from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.fields import field_policy
 from boxes.punctuations.results import relabelled
 from boxes.punctuations.words import matrix, of_masks, to_int
-from server.realtime.delivery import (
-    hidden_from,
-    permitted_picks,
-    policy_runs,
-    role_mask,
-    role_names,
-    rows,
-)
+from server.realtime.delivery import policy_runs, role_mask, role_names
+from tests.boxes.conftest import received, seen_by
 
 ROLES = {f"R{n}": n for n in range(130)}  # a catalog of 130 roles: bits 0-129, three words
 SNAPSHOT = SimpleNamespace(role_bits=ROLES)
@@ -79,9 +73,7 @@ def results(spark, plan, tables) -> dict[str, pa.Table]:
 
 def seen(table: pa.Table, role: str) -> list[dict]:
     """What a subscriber playing ``role`` receives, as delivery gives it."""
-    mask = role_mask(SNAPSHOT, [role])
-    (picked,) = permitted_picks(table, [list(range(table.num_rows))], [mask])
-    shown = hidden_from(table, rows(table, ["a"], picked), picked, mask)
+    shown = received(table, role_mask(SNAPSHOT, [role]))
     return [{k: v for k, v in r.items() if k not in ("_sources", "t")} for r in shown]
 
 
@@ -173,7 +165,7 @@ def test_on_result_delegates_with_a_wide_owner_bit():
 
 
 def seen_roles(table: pa.Table, row: int) -> list[str]:
-    return [r for r in ROLES if permitted_picks(table, [[row]], [bit(ROLES[r])])[0].size]
+    return [r for r in ROLES if row in seen_by(table, bit(ROLES[r])).rows]
 
 
 def test_the_policy_event_names_the_wide_roles_the_rows_grant():
@@ -186,8 +178,8 @@ def test_the_policy_event_names_the_wide_roles_the_rows_grant():
     mask = role_mask(SNAPSHOT, ["R0", "R100", "R129"])
     runs = policy_runs(table, [0, 1, 2], mask)
     assert [(role_names(SNAPSHOT, g), list(r)) for g, r in runs] == [
-        (["R100", "R129"], [0, 1]),
-        (["R129"], [2]),
+        (("R100", "R129"), [0, 1]),
+        (("R129",), [2]),
     ]
 
 

@@ -8,8 +8,9 @@ import pyarrow as pa
 import pytest
 
 from boxes.errors import Denied, SluiceError
-from boxes.secfilter import label_array
+from boxes.secfilter import Reader, Rights, label_array, visible
 from catalog import Action, ObjectType
+from catalog.core import Core
 from server.realtime.delivery import (
     ENDED_EVENT,
     MISSED_EVENT,
@@ -18,7 +19,6 @@ from server.realtime.delivery import (
     TUPLES_EVENT,
     Delivery,
     Labels,
-    hidden_from,
 )
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 
@@ -277,7 +277,8 @@ def test_a_field_its_sps_hide_from_a_subscriber_is_null_and_named(setup):
     assert [(t["symbol"], t.get("_hidden")) for t in shown] == [("in1", None), (None, ["symbol"])]
     assert all("_sp_hidden" not in t and "_sp_denied" not in t for t in tuples + shown)
     # The roles a field is hidden from are ed's only: ed's view would hide nothing.
-    assert hidden_from(table, [{"symbol": "x"}] * 3, [0, 1, 2], ed) == [{"symbol": "x"}] * 3
+    (eds,) = visible(table, [Reader(Rights.of(np.array([3], np.uint64)), 0, ed)])
+    assert eds.rows.tolist() == [0, 1, 2] and not any(h.any() for h in eds.hidden.values())
     assert al and not al & ed
 
 
@@ -489,3 +490,75 @@ def test_a_revoke_on_another_server_filters_the_next_read_before_its_notice(post
     finally:
         there.close()
         here.close()
+
+
+def racing(monkeypatch, change, after: int) -> None:
+    """From now on, the catalog snapshot's ``after``-th read returns, then ``change()`` commits
+    at once: a change committed in the middle of whatever decision made that read."""
+    read = Core.snapshot.fget
+    reads = 0
+
+    def snapshot(core):
+        nonlocal reads
+        taken = read(core)
+        reads += 1
+        if reads == after:
+            change()  # its own reads count past ``after``: it commits once
+        return taken
+
+    monkeypatch.setattr(Core, "snapshot", property(snapshot))
+
+
+def catching_up(delivery, who, table) -> list[str]:
+    """What ``who`` is sent replaying a result log that holds ``table`` (``subscribe_from``)."""
+    sent = delivery.emit
+    log = [table]
+
+    def read(route, at, rows):
+        return Results(log[at:], start=at, next=len(log), oldest=0)
+
+    delivery.subscribe_from("bob-socket", who, "out1", 0, read)
+    return [symbol for symbol, _ in sent.take().get("bob-socket", [])]
+
+
+DECIDED = {
+    "live": lambda delivery, who, table: (
+        delivery.subscribe("bob-socket", who, "out1"),
+        delivery.on_batch("out1", table),
+        [symbol for symbol, _ in delivery.emit.take().get("bob-socket", [])],
+    )[-1],
+    "replay": catching_up,
+    "read": lambda delivery, who, table: [
+        row["symbol"] for row in delivery.visible_rows(who, "out1", table)
+    ],
+}
+
+
+@pytest.mark.parametrize("path", DECIDED)
+@pytest.mark.parametrize("after", range(1, 9))
+def test_a_batch_is_decided_on_one_catalog_state(setup, template, monkeypatch, after, path):
+    """A revoke of READ_TUPLE and a clearance raise committed while a batch is being decided
+    (after any one of the decision's catalog reads), live, in a replay or in a read of
+    results, never let out a row that no one catalog state allows. Bob reads in1 and in2,
+    cleared for public only; the change takes in1 from him, then clears him for banks:A.
+    Rows: "in1" (public), "both" and "in2" (at banks:A). Before the change bob may see
+    ["in1"]; between, nothing; after, ["in2"]: "both" (in1's right of before with the
+    clearance of after) never."""
+    cat, delivery, _, who = setup
+    joe = cat.sessions.login("joe", template[1]["joe"])[1]
+    cat.grants.grant(joe, "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "s")
+    for stream in ("in1", "in2"):
+        cat.grants.grant(joe, "CUSTOMER2", A.READ_TUPLE, T.STREAM, stream)
+    for action in (A.VIEW_OBJECT, A.SUBSCRIBE):
+        cat.grants.grant(who["al"], "CUSTOMER2", action, T.OUTPUT, "out1")
+    at_a = cat.core.snapshot.levels.mask_of({"banks": "A"})
+    leveled = batch("in1", "both", "in2").append_column(
+        "_level", label_array([np.array([0, at_a, at_a], np.uint64)])
+    )
+
+    def change():
+        cat.grants.revoke(joe, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
+        cat.levels.set_clearance(joe, "CUSTOMER2", {"banks": "A"})
+
+    racing(monkeypatch, change, after)
+    assert DECIDED[path](delivery, who["bob"], leveled) in (["in1"], [], ["in2"])
