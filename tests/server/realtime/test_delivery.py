@@ -509,9 +509,8 @@ def racing(monkeypatch, change, after: int) -> None:
     monkeypatch.setattr(Core, "snapshot", property(snapshot))
 
 
-def catching_up(delivery, who, table) -> list[str]:
+def catching_up(delivery, sent, who, table) -> list[str]:
     """What ``who`` is sent replaying a result log that holds ``table`` (``subscribe_from``)."""
-    sent = delivery.emit
     log = [table]
 
     def read(route, at, rows):
@@ -522,13 +521,13 @@ def catching_up(delivery, who, table) -> list[str]:
 
 
 DECIDED = {
-    "live": lambda delivery, who, table: (
+    "live": lambda delivery, sent, who, table: (
         delivery.subscribe("bob-socket", who, "out1"),
         delivery.on_batch("out1", table),
-        [symbol for symbol, _ in delivery.emit.take().get("bob-socket", [])],
+        [symbol for symbol, _ in sent.take().get("bob-socket", [])],
     )[-1],
     "replay": catching_up,
-    "read": lambda delivery, who, table: [
+    "read": lambda delivery, sent, who, table: [
         row["symbol"] for row in delivery.visible_rows(who, "out1", table)
     ],
 }
@@ -544,7 +543,7 @@ def test_a_batch_is_decided_on_one_catalog_state(setup, template, monkeypatch, a
     Rows: "in1" (public), "both" and "in2" (at banks:A). Before the change bob may see
     ["in1"]; between, nothing; after, ["in2"]: "both" (in1's right of before with the
     clearance of after) never."""
-    cat, delivery, _, who = setup
+    cat, delivery, sent, who = setup
     joe = cat.sessions.login("joe", template[1]["joe"])[1]
     cat.grants.grant(joe, "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "s")
     for stream in ("in1", "in2"):
@@ -561,4 +560,4 @@ def test_a_batch_is_decided_on_one_catalog_state(setup, template, monkeypatch, a
         cat.levels.set_clearance(joe, "CUSTOMER2", {"banks": "A"})
 
     racing(monkeypatch, change, after)
-    assert DECIDED[path](delivery, who["bob"], leveled) in (["in1"], [], ["in2"])
+    assert DECIDED[path](delivery, sent, who["bob"], leveled) in (["in1"], [], ["in2"])
