@@ -38,6 +38,7 @@ from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.shield import EMPTY
 from boxes.punctuations.words import width
 from boxes.types import parse_schema
+from catalog.clearance import PUBLIC_ONLY
 from server.ingest import IngestLog, Limits
 from server.ingest.items import split
 from server.ingest.punctuated import Governance
@@ -110,7 +111,9 @@ def ingestion(result: Result, pairs: int, reps: int) -> None:
             log.create_stream(name, schema)
         try:
             secured = timed(
-                lambda: log.append_parts("vitals", split(batch(), "vitals"), 0, governance)
+                lambda: log.append_parts(
+                    "vitals", split(batch(), "vitals"), PUBLIC_ONLY, governance
+                )
             )
             unsecured = timed(lambda: log.append("plain", tuples()))
             comparison = compare(secured, unsecured, reps)

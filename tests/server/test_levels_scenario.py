@@ -26,6 +26,14 @@ WATCH = {
 RIVAL = {**WATCH, "name": "rival", "level": {"banks": "B"}, "outputs": {"r": {"from": "all"}}}
 
 
+def define_classes(joe: Client) -> None:
+    """The Chinese Wall of both scenarios: COI classes banks (A, B) and oil (X, Y)."""
+    for coi, companies in (("banks", "AB"), ("oil", "XY")):
+        joe.call("POST", "/levels/classes", 201, json={"name": coi})
+        for company in companies:
+            joe.call("POST", f"/levels/classes/{coi}/companies", 201, json={"name": company})
+
+
 def tuple_(who: str, n: int) -> list[dict]:
     return [{"t": (EPOCH + timedelta(seconds=n)).isoformat(), "who": who, "n": n}]
 
@@ -57,10 +65,7 @@ def test_a_consultant_reads_one_company_per_class_until_the_clearance_is_lowered
 
     # The Chinese Wall: two COI classes, each stream of one company (news is public), a
     # multilevel message log whose tuples take their sender's organisation.
-    for coi, companies in (("banks", "AB"), ("oil", "XY")):
-        joe.call("POST", "/levels/classes", 201, json={"name": coi})
-        for company in companies:
-            joe.call("POST", f"/levels/classes/{coi}/companies", 201, json={"name": company})
+    define_classes(joe)
     for stream, company in STREAMS.items():
         if company:
             joe.call("PUT", f"/levels/streams/{stream}", json={"company": company})
@@ -144,10 +149,7 @@ def test_senders_state_each_tuple_level_on_a_multilevel_stream(live):
     joe.call("POST", "/streams", 201, json={"name": "messages", "schema": "s"})
     for type_, name, role, action in grants:
         joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
-    for coi, companies in (("banks", "AB"), ("oil", "XY")):
-        joe.call("POST", "/levels/classes", 201, json={"name": coi})
-        for company in companies:
-            joe.call("POST", f"/levels/classes/{coi}/companies", 201, json={"name": company})
+    define_classes(joe)
     joe.call("PUT", "/levels/streams/messages", json={"multilevel": True})
     for role, clearance in roles.items():
         joe.call("PUT", f"/levels/roles/{role}", json={"clearance": clearance})
