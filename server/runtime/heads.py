@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import socketserver
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from boxes.arrowipc import ipc_bytes
 from boxes.errors import SluiceError
@@ -109,10 +110,18 @@ class _Source:
     asked: Mapping[str, int] | None = None
     after_batch: bool = False
     waiting: bool = False
+    # when each stream last had rows the query had not read (``time.monotonic``), from the
+    # source's hello on: how long a stream has been idle (``source.SourceRows``)
+    moved_at: dict[str, float] = field(default_factory=dict)
 
     @property
     def keys(self) -> list[str]:
         return self.rows.streams
+
+    def idle(self) -> set[str]:
+        """The streams that have not moved for the source's idle time."""
+        now = time.monotonic()
+        return {k for k, at in self.moved_at.items() if now - at >= self.rows.idle}
 
 
 class Queries:
@@ -142,7 +151,7 @@ class Queries:
         results.on_change = self._results_moved
 
     def join(self, query: str, rows: SourceRows) -> _Source:
-        source = _Source(query, rows)
+        source = _Source(query, rows, moved_at=dict.fromkeys(rows.streams, time.monotonic()))
         with self._changed:
             self._by_query.setdefault(query, []).append(source)
             self._read.update(k for k in source.keys if k.startswith(RESULTS))
@@ -207,6 +216,8 @@ class Queries:
             heads = self.heads(source.keys)
             source.told = {k: h.seq for k, h in heads.items()}
             source.moved = any(source.told[k] > known[k] for k in known)
+            now = time.monotonic()
+            source.moved_at.update((k, now) for k in known if source.told[k] > known[k])
             return heads
 
 
@@ -256,7 +267,8 @@ class _Handler(socketserver.StreamRequestHandler):
         queries: Queries = self.server.queries  # type: ignore[attr-defined]
         wait = min(float(request.get("wait", 0)), MAX_WAIT)
         known = source.rows.known(request["offset"])
-        return source.rows.offset(request["offset"], queries.latest(source, known, wait))
+        heads = queries.latest(source, known, wait)
+        return source.rows.offset(request["offset"], heads, source.idle())
 
 
 class _Server(socketserver.ThreadingTCPServer):

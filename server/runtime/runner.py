@@ -70,6 +70,8 @@ class RuntimeSettings:
     # An idle source wakes Spark this often; data ends the wait at once, and so does a stop
     # (the JVM side's channel is interruptible), so it only sets the idle CPU (bench-scale).
     poll_seconds: float = 10.0
+    # A stream unmoved this long no longer holds its query's windows back (source.py, idleness)
+    idle_seconds: float = 60.0
     recent_rows: int = 200  # last-N cache per output
     retain_result_rows: int = 100_000  # result rows kept on disk per output
     tap_queue: int = 64  # batches a slow tap (delivery) may fall behind, then loses
@@ -739,6 +741,7 @@ class Runtime:
                 "root": str(self.log.root),
                 "heads": self._heads.address,
                 "poll": str(self.settings.poll_seconds),
+                "idle": str(self.settings.idle_seconds),
                 "client": client,
                 "start": json.dumps({n: start[n].to_list() for n in names}),
                 **clearance,

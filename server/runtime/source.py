@@ -37,13 +37,19 @@ the latest event time among those tuples. The watermark counts it; the input dro
 above (``boxes/input.py``). Once the stream gives a tuple the query may see, the flag goes and
 its own tuples move its time, as any input's. Flags and marks are a function of the offsets
 Spark logs and of the log, so a batch replayed after a crash carries the same marks.
+
+**Idleness.** A stream that has spoken and then stopped would hold the others back as a never
+written one did (its watermark stays at its last tuple). So a stream whose head has not moved
+for ``idle`` seconds (an option; the head service keeps the time, ``heads.py``) and that gives
+a range nothing new is quiet again, as Flink's idle sources are: the flag is in the offset
+Spark logs, so a replay decides the same, and its next tuple the query may see lifts it.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +140,7 @@ class SourceRows:
         self.time: str | None = options.get("time")
         clearance = options.get("clearance")
         self.clearance = None if clearance is None else int(clearance)
+        self.idle = float(options.get("idle", "inf"))  # seconds unmoved that make a stream idle
 
     def initial(self) -> str:
         return json.dumps(
@@ -145,21 +152,32 @@ class SourceRows:
         parsed = json.loads(offset)
         return {name: parsed[name]["seq"] for name in self.streams}
 
-    def offset(self, start: str, heads: Mapping[str, Position]) -> str:
+    def offset(self, start: str, heads: Mapping[str, Position], idle: Collection[str] = ()) -> str:
         """The offset after ``start`` at ``heads``: a stream stays quiet if it was and the rows
-        between give its query nothing it may see (only a quiet stream's rows are read)."""
+        between give its query nothing it may see (only a quiet stream's rows are read); one
+        that spoke is quiet again if it is ``idle`` and gives nothing new."""
         first = json.loads(start)
         return json.dumps(
             {
-                name: _offset(heads[name], self._quiet(index, name, first[name], heads[name]))
+                name: _offset(heads[name], self._quiet(index, name, first[name], heads[name], idle))
                 for index, name in enumerate(self.streams)
             }
         )
 
-    def _quiet(self, index: int, name: str, first: Mapping[str, Any], head: Position) -> bool:
+    def _quiet(
+        self,
+        index: int,
+        name: str,
+        first: Mapping[str, Any],
+        head: Position,
+        idle: Collection[str],
+    ) -> bool:
         """Whether ``name``, quiet or not at offset ``first``, is quiet at ``head``."""
-        if not first.get("quiet") or head.seq == first["seq"]:
-            return bool(first.get("quiet"))
+        quiet = bool(first.get("quiet"))
+        if head.seq == first["seq"]:
+            return quiet or (name in idle and self.time is not None)
+        if not quiet:
+            return False
         return not self._seen(self._stream_rows(index, name, _position(first), head)).num_rows
 
     def between(self, start: str, end: str) -> pa.Table:

@@ -85,3 +85,24 @@ def test_an_offset_written_before_the_flags_marks_nothing(log):
     log.append("a", [trade(1)])
     old = json.dumps({n: {"seq": 0, "seg": 0, "pos": 0} for n in ("a", "b")})
     assert batch(rows, old, log)[1] == [(0, 0, 1)]
+
+
+def test_a_stream_that_spoke_and_is_idle_is_quiet_again_until_it_speaks(log):
+    """Idleness: a stream that gives nothing new while idle is marked again (its flag in the
+    offset, so a replay decides the same); its next tuple lifts the flag."""
+    rows = source(log)
+    log.append("a", [trade(1)])
+    log.append("b", [trade(2)])
+    end, _ = batch(rows, rows.initial(), log)
+    log.append("a", [trade(6)])
+    busy = rows.offset(end, log.heads(["a", "b"]), idle={"a"})  # ``a`` has news: not idle
+    assert all("quiet" not in at for at in json.loads(busy).values())
+    idle = rows.offset(end, log.heads(["a", "b"]), idle={"b"})
+    assert json.loads(idle)["b"]["quiet"] and "quiet" not in json.loads(idle)["a"]
+    got = [
+        (r["_stream"], r["_arrival"], (r["time"] - T0).seconds)
+        for r in rows.between(end, idle).to_pylist()
+    ]
+    assert got == [(0, 1, 6), (1, -1, 6)]
+    log.append("b", [trade(3)])
+    assert "quiet" not in json.loads(rows.offset(idle, log.heads(["a", "b"])))["b"]

@@ -4,7 +4,10 @@ that gives its diagram no tuple does not hold the others' time back (``source.py
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import itertools
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -110,3 +113,24 @@ def test_an_input_that_gives_nothing_does_not_hold_the_windows_back(make_runtime
     runtime.append("in1", [trade("a", 1), trade("a", 3)], a)
     runtime.append("in1", [trade("a", 10)], a)  # closes the windows before 10 s
     assert counts(got.wait_for_rows(2)) == [(0, 1), (2, 1)]
+
+
+def test_an_input_that_spoke_and_went_idle_does_not_hold_the_windows_back(make_runtime):
+    """``in2`` speaks once (at 1 s) and stops: its watermark would stay at 1 s and hold every
+    window after it open. Idle for ``idle_seconds``, it is quiet again and marked at the time
+    of ``in1``'s tuples, so ``in1``'s windows close (Flink's idle sources)."""
+    runtime = make_runtime(share_plans=False, idle_seconds=1)
+    for name in ("in1", "in2"):
+        runtime.create_stream(name, TRADE)
+    got = Collector()
+    runtime.deploy("both", plan_of(union_count()), got)
+    runtime.append("in2", [trade("b", 1)])
+    runtime.append("in1", [trade("a", 2), trade("a", 3)])
+    deadline = time.monotonic() + 60
+    for second in itertools.count(10, 2):  # in1 goes on while in2 turns idle
+        runtime.append("in1", [trade("a", second)])
+        with contextlib.suppress(AssertionError):
+            got.wait_for_rows(2, timeout=1.0)  # poll: idleness is wall-clock time
+            break
+        assert time.monotonic() < deadline, f"no window closed: {got.rows}"
+    assert counts(got.rows)[:2] == [(0, 1), (2, 2)]
