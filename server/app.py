@@ -23,9 +23,11 @@ from server.control.variants import Variants
 from server.http import api, errors, guard, limitstore, openapi, security
 from server.ingest.admission import TupleRate
 from server.realtime import changes, sockets
+from server.realtime.audiences import Rechecks
 from server.realtime.delivery import Delivery
 from server.realtime.extension import ASYNC_MODE, socketio
 from server.realtime.relay import Relay
+from server.realtime.rooms import SocketRooms
 from server.realtime.standby import Keepalive, RewriteGuard
 from server.settings import limits
 from server.settings.config import Settings, load_settings
@@ -84,11 +86,12 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
         live,
         security.Throttle(lambda: live.login_attempts_per_minute, counts),
         TupleRate(lambda: live.ingest_tuples_per_second, counts),
-        Delivery(
-            catalog,
-            lambda event, data, to: socketio.emit(event, data, to=to, namespace=sockets.NAMESPACE),
-        ),
+        Delivery(catalog, SocketRooms(socketio, sockets.NAMESPACE)),
     )
+    rechecks = Rechecks(svc.delivery.settle)
+    catalog.on_change(rechecks.signal)
+    rechecks.start()
+    svc.on_close.append(rechecks.stop)
     svc.on_close.append(counts.close)
     if settings.redis_url is not None:
         svc.relay = Relay(

@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,8 @@ from catalog.names import public_of
 from catalog.sessions import source_rights
 from catalog.snapshot import Snapshot
 from server.http.errors import answer
+from server.realtime.audiences import Audience, Crowd, Decided, room_names
+from server.realtime.rooms import Transport
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
 log = logging.getLogger(__name__)
@@ -77,6 +80,7 @@ ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
 POLICY_EVENT = "policy"
 MOVED_EVENT = "subscription_moved"
+SOURCES_EVENT = "sources_changed"
 PARKED = ""  # the route of a subscription being moved: no runtime output has this name
 SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 HIDDEN = "_hidden"  # a delivered tuple's fields its sps hide from the subscriber (null there)
@@ -96,9 +100,12 @@ class Labels:
         """The labels of ``plan``'s outputs, its streams' catalog source indexes ``sources``."""
         return cls(plan.label_sources, dict(sources), plan.clearance is not None)
 
+    def names(self, readable: int) -> tuple[str, ...]:
+        """The inputs whose catalog sources ``readable`` (source bits) holds."""
+        return tuple(n for n in self.inputs if readable >> self.sources[n] & 1)
+
     def mask(self, readable: int):
-        names = [n for n in self.inputs if readable >> self.sources[n] & 1]
-        return readable_mask(self.inputs, names)
+        return readable_mask(self.inputs, self.names(readable))
 
     def rights(self, tuples: int, aggregates: int) -> Rights:
         """Catalog source bits (READ_TUPLE, READ_AGGREGATE) as rights over this label."""
@@ -167,21 +174,18 @@ def role_names(snapshot, mask: int) -> tuple[str, ...]:
     return tuple(sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1))
 
 
-def audience_of(
-    snapshot: Snapshot, now: float, subjects: Sequence[Subject], labels: Labels
-) -> list[Reader]:
-    """Each session as a reader of an output's labels (``boxes.secfilter.visible``): its
+def decided_of(snapshot: Snapshot, now: float, subject: Subject, labels: Labels) -> Decided:
+    """A session as a reader of an output's labels (``boxes.secfilter.visible``): its
     READ_TUPLE and READ_AGGREGATE rights, its clearance and its active roles' bits, every one
     read from ``snapshot`` at time ``now``: one catalog state decides a batch, so no change
-    committed meanwhile can pair a right of before it with a clearance or a role of after."""
-    audience = []
-    for subject in subjects:
-        roles = playing(subject, snapshot)
-        rights = labels.rights(*source_rights(subject, snapshot, now))
-        audience.append(
-            Reader(rights, snapshot.levels.clearance(roles), role_mask(snapshot, roles))
-        )
-    return audience
+    committed meanwhile can pair a right of before it with a clearance or a role of after.
+    With the inputs it may read, by name."""
+    roles = playing(subject, snapshot)
+    tuples, aggregates = source_rights(subject, snapshot, now)
+    rights = labels.rights(tuples, aggregates)
+    reader = Reader(rights, snapshot.levels.clearance(roles), role_mask(snapshot, roles))
+    sources = labels.names(tuples)
+    return Decided(reader, sources, tuple(n for n in labels.names(aggregates) if n not in sources))
 
 
 Runs = list[tuple[tuple[str, ...] | None, list[dict]]]
@@ -209,7 +213,7 @@ def visible_runs(
     if table.num_rows == 0:
         return []
     snapshot = catalog.core.current()
-    (reader,) = audience_of(snapshot, catalog.core.clock(), [subject], labels)
+    reader = decided_of(snapshot, catalog.core.clock(), subject, labels).reader
     (seen,) = visible(table, [reader], semantic, labels.leveled)
     shown = rows(table, labels.inputs, seen.rows, snapshot.levels)
     return runs_of(table, shown, seen, reader.roles, snapshot)
@@ -241,12 +245,13 @@ class Delivery:
     output its creator could not see: ``catalog.names``); each has a *route*, the runtime
     output it reads: the output itself, or a rewritten diagram's variant output for a reader
     whose policies rewrite it differently (``server.control.variants``). Batches arrive by
-    route and leave under the output's public name."""
+    route and leave under the output's public name, once per audience of the route
+    (``server.realtime.audiences``), to its room."""
 
-    def __init__(self, catalog: Catalog, emit) -> None:
-        """``emit(event, data, to=sid)`` sends to one socket (``socketio.emit``)."""
+    def __init__(self, catalog: Catalog, transport: Transport) -> None:
+        """``transport`` sends to a socket or a room and keeps sockets in rooms."""
         self.catalog = catalog
-        self._emit = emit
+        self._transport = transport
         self._labels: dict[str, Labels] = {}
         self.schemas: dict[str, Schema] = {}
         self.semantics: dict[str, str] = {}
@@ -259,6 +264,12 @@ class Delivery:
         # (output, sid) -> where that subscriber's replay ended: a batch logged before the
         # replay's last read may still reach delivery after it, and is not sent again
         self._replayed: dict[tuple[str, str], int] = {}
+        # route -> the subscriptions reading it live (not parked, not catching up), and
+        # those that came (their subject) or went (None) since its audiences were decided
+        self._live: dict[str, dict[str, Subject]] = {}
+        self._changed: dict[str, dict[str, Subject | None]] = {}
+        self._crowds: dict[str, Crowd] = {}  # route -> its audiences
+        self._room = room_names()
         self._next: dict[str, int] = {}  # route -> position after the last batch handed here
         # output -> who may read it beyond SUBSCRIBE, and through which route (a rewritten
         # diagram's, see server.control.variants): raises the refusal
@@ -270,15 +281,16 @@ class Delivery:
         # relays here (``adopt``), and who may read those of a rewritten one
         self._rewrites: dict[str, str] = {}
         self._adopted: set[str] = set()
-        self.check_relayed: Callable[[Subject, str, str], None] = _relayed_refused
+        self.check_relayed: Callable[[Subject, str, str, Snapshot], None] = _relayed_refused
         # told of a variant's route a subscription left (server.control.variants)
         self.on_leave: Callable[[str], None] = lambda route: None
         self._lock = threading.Lock()
 
     def emit(self, event: str, data: dict, to: str) -> None:
-        """Send an event about an output under its public name: subscriptions are kept by
-        the output's key (``catalog.names``), which its subscribers are never shown."""
-        self._emit(event, {**data, "output": public_of(data["output"])}, to=to)
+        """Send an event about an output (to a socket or an audience's room) under its public
+        name: subscriptions are kept by the output's key (``catalog.names``), which its
+        subscribers are never shown."""
+        self._transport.emit(event, {**data, "output": public_of(data["output"])}, to=to)
 
     def register(
         self,
@@ -312,6 +324,7 @@ class Delivery:
                 for table in (self._labels, self.schemas, self.semantics, self._public):
                     table.pop(output, None)
                 self._next.pop(output, None)
+        self.settle(outputs)  # its audiences' rooms are left
 
     def adopt(
         self, route: str, labels: Labels, semantic: str, rewrite: str | None, public: str
@@ -388,14 +401,14 @@ class Delivery:
         with self._lock:
             for sid in self._subscribers.get(output, {}):
                 if self._routes.get((output, sid), output) == output:
-                    self._routes[(output, sid)] = PARKED
+                    self._place(output, sid, PARKED)
 
     def _move(self, sid: str, subject: Subject, output: str, route: str) -> None:
         """Move a subscription from ``route`` to the one its policies give now."""
         with self._lock:
             if sid not in self._subscribers.get(output, {}):
                 return  # it left meanwhile
-            self._routes[(output, sid)] = PARKED  # nothing of the old route while it moves
+            self._place(output, sid, PARKED)  # nothing of the old route while it moves
         try:
             again = self.route(subject, output, start=True)
         except SluiceError as refused:
@@ -425,7 +438,7 @@ class Delivery:
             ]
             for sid in sids:
                 subscribers.pop(sid, None)
-                self._routes.pop((output, sid), None)
+                self._place(output, sid, None)
                 self._forget_sent((output, sid))
         for sid in sids:
             self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
@@ -441,9 +454,26 @@ class Delivery:
         """Keep one subscription (under the lock); the route it replaced, if another."""
         self._subscribers.setdefault(output, {})[sid] = subject
         old = self._routes.get((output, sid))
-        self._routes[(output, sid)] = route
         self._forget_sent((output, sid))
+        self._place(output, sid, route)
         return old if old not in (None, route) else None
+
+    def _place(self, output: str, sid: str, route: str | None) -> None:
+        """(Under the lock.) Subscription ``(output, sid)`` reads ``route`` now (None: it
+        ended): it leaves the audiences of the route it read, and joins those of ``route``
+        if it reads it live (not parked, not catching up), as ``settle`` decides."""
+        key = (output, sid)
+        old = self._routes.pop(key, None)
+        if old not in (None, PARKED):
+            self._live.get(old, {}).pop(sid, None)
+            self._changed.setdefault(old, {})[sid] = None
+        if route is None:
+            return
+        self._routes[key] = route
+        if route != PARKED and key not in self._held and key not in self._replayed:
+            subject = self._subscribers[output][sid]
+            self._live.setdefault(route, {})[sid] = subject
+            self._changed.setdefault(route, {})[sid] = subject
 
     def _verify(self, sid: str, subject: Subject, output: str, route: str) -> None:
         """Route a joined subscription again with the policies of now: a change whose re-check
@@ -471,6 +501,7 @@ class Delivery:
             old = self._join(sid, subject, output, route)
         self._left([old])
         self._verify(sid, subject, output, route)
+        self.settle([route])  # in its audience's room from now on
 
     def subscribe_from(self, sid: str, subject: Subject, output: str, start: int, read) -> int:
         """``catch_up`` from this server's result log (``read(route, start, rows)``: the
@@ -512,7 +543,7 @@ class Delivery:
             with self._lock:
                 self._held.pop(key, None)
                 self._subscribers.get(output, {}).pop(sid, None)
-                self._routes.pop(key, None)
+                self._place(output, sid, None)
             self._left([route])
             raise
         sent = end
@@ -542,7 +573,8 @@ class Delivery:
     def unsubscribe(self, sid: str, output: str) -> bool:
         with self._lock:
             self._forget_sent((output, sid))
-            route = self._routes.pop((output, sid), None)
+            route = self._routes.get((output, sid))
+            self._place(output, sid, None)
             found = self._subscribers.get(output, {}).pop(sid, None) is not None
         self._left([route])
         return found
@@ -554,7 +586,10 @@ class Delivery:
                 subscribers.pop(sid, None)
             for key in [k for k in (*self._policies, *self._replayed) if k[1] == sid]:
                 self._forget_sent(key)
-            routes = [self._routes.pop(k) for k in [k for k in self._routes if k[1] == sid]]
+            keys = [k for k in self._routes if k[1] == sid]
+            routes = [self._routes[k] for k in keys]
+            for output, _ in keys:
+                self._place(output, sid, None)
         self._left(routes)
 
     def _forget_sent(self, key: tuple[str, str]) -> None:
@@ -602,70 +637,179 @@ class Delivery:
         semantic = self.semantics.get(route, STRONG)
         return visible_runs(self.catalog, subject, labels, semantic, table)
 
-    def _still_subscribed(
-        self, sid: str, subject: Subject, output: str, snapshot: Snapshot, relayed: str | None
-    ) -> bool:
-        """SUBSCRIBE in the batch's ``snapshot``, and for a relayed batch computed under the
-        rewrite ``relayed``, that the subscriber reads it as it is deployed (``check_relayed``);
-        else unsubscribed, told why."""
-        try:
-            self.catalog.objects.require_key(
-                subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output, snapshot
-            )
-            if relayed is not None:
-                self.check_relayed(subject, output, relayed)
-            return True
-        except SluiceError as err:
-            self.unsubscribe(sid, output)
-            self.emit(ENDED_EVENT, {"output": output, **answer(err)}, to=sid)
-            return False
+    def _decide(
+        self,
+        output: str,
+        labels: Labels,
+        relayed: str | None,
+        snapshot: Snapshot,
+        now: float,
+        subjects: Iterable[Subject],
+    ) -> tuple[dict[Subject, Decided | SluiceError], float]:
+        """Each distinct subject as ``snapshot`` decides it at ``now``: SUBSCRIBE still held
+        and, for batches relayed under the rewrite ``relayed``, that rewrite its own
+        (``check_relayed``), then its reader; else why not. With the first expiry among
+        their sessions, when the answers stop holding."""
+        answers: dict[Subject, Decided | SluiceError] = {}
+        until = math.inf
+        for subject in set(subjects):
+            try:
+                self.catalog.objects.require_key(
+                    subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output, snapshot
+                )
+                if relayed is not None:
+                    self.check_relayed(subject, output, relayed, snapshot)
+            except SluiceError as err:
+                answers[subject] = err
+                continue
+            answers[subject] = decided_of(snapshot, now, subject, labels)
+            until = min(until, snapshot.sessions[subject.session_id].expires_at)
+        return answers, until
 
-    def on_batch(self, route: str, table: pa.Table) -> None:
-        """Filter one result batch of runtime output ``route`` for every subscription reading
-        it and send each its part, under the public output's name. Rows the output produced
-        that never got here (the tap's queue overflowed) are announced first, as positions a
-        subscriber can read back."""
-        position = position_of(table)
+    def _crowd(self, route: str) -> Crowd:
+        """(Under the lock.) The audiences of ``route``."""
+        crowd = self._crowds.get(route)
+        if crowd is None:
+            crowd = self._crowds[route] = Crowd(self._room)
+        return crowd
+
+    def settle(self, routes: Iterable[str] | None = None) -> None:
+        """Decide the audiences of ``routes`` (all with subscriptions, by default: after a
+        catalog change) on the catalog as it is now; see ``_settle``."""
+        snapshot = self.catalog.core.current()
+        with self._lock:
+            wanted = set(self._crowds) | set(self._changed) if routes is None else set(routes)
+            crowds = [(route, self._crowd(route)) for route in wanted if route != PARKED]
+        for route, crowd in crowds:
+            with crowd.lock:
+                self._settle(route, crowd, snapshot)
+
+    def _settle(self, route: str, crowd: Crowd, snapshot: Snapshot) -> Labels | None:
+        """(Under ``crowd.lock``.) Bring ``route``'s audiences to ``snapshot``: every member
+        decided again if the crowd's decisions no longer hold (``Crowd.current``), else only
+        the subscriptions that came or went; each in the room of its decision (it leaves the
+        old one first), one refused ended and told why, one whose readable sources changed
+        told which it reads now. The labels it decided with (None: the route is not
+        deployed here, and its audiences are emptied)."""
+        now = self.catalog.core.clock()
         with self._lock:
             output = self._public.get(route, route)
             labels = self._labels.get(route)
             relayed = self._rewrites.get(route) if route in self._adopted else None
-            subscribers = []
-            for sid, who in self._subscribers.get(output, {}).items():
-                if self._routes.get((output, sid), output) != route:
-                    continue
-                held = self._held.get((output, sid))
-                if held is not None:
+            stamp = (snapshot, labels, relayed)
+            changed = self._changed.pop(route, {})
+            joined = {sid for sid, subject in changed.items() if subject is not None}
+            whole = not crowd.current(stamp, now)
+            if whole:
+                changed = {**dict.fromkeys(crowd.of), **self._live.get(route, {})}
+            told = {sid: self._policies.get((output, sid)) for sid in changed}
+        answers: dict[Subject, Decided | SluiceError] = {}
+        until = math.inf
+        if labels is not None:
+            present = (s for s in changed.values() if s is not None)
+            answers, until = self._decide(output, labels, relayed, snapshot, now, present)
+        refused, moved = [], []
+        for sid, subject in changed.items():
+            answer = answers.get(subject) if subject is not None else None
+            if sid in joined:  # a new subscription: its audience's room tells it anew
+                room = crowd.drop(sid)
+                if room is not None:
+                    self._transport.leave_room(sid, room)
+            if isinstance(answer, Decided):
+                move = crowd.place(sid, answer, told[sid])
+                if move is not None:
+                    if move.left is not None:
+                        self._transport.leave_room(sid, move.left)
+                    self._transport.enter_room(sid, move.room)
+                    moved.append((move, answer))
+                continue
+            room = crowd.drop(sid)
+            if room is not None:
+                self._transport.leave_room(sid, room)
+            if isinstance(answer, SluiceError):
+                refused.append((sid, answer))
+        if whole:
+            crowd.stamp, crowd.until = (stamp if labels is not None else None), until
+        else:
+            crowd.until = min(crowd.until, until)
+        for sid, err in refused:
+            self._refuse(sid, output, err)
+        for move, decided in moved:
+            if move.changed:
+                sources = {"sources": list(decided.sources), "aggregated": list(decided.aggregated)}
+                self.emit(SOURCES_EVENT, {"output": output, **sources}, to=move.sid)
+        return labels
+
+    def audiences(self, route: str) -> dict[str, int]:
+        """How many audiences read ``route``, and sockets in them (for its status)."""
+        with self._lock:
+            crowd = self._crowds.get(route)
+        return crowd.counts() if crowd is not None else {"audiences": 0, "sockets": 0}
+
+    def on_batch(self, route: str, table: pa.Table) -> None:
+        """Filter one result batch of runtime output ``route`` once per audience reading it
+        and send each its part, to its room, under the public output's name. Rows the output
+        produced that never got here (the tap's queue overflowed) are announced first, as
+        positions a subscriber can read back. Subscriptions catching up are handed the batch
+        (``catch_up``); one whose replay ended joins its audience at the first batch the
+        replay did not cover."""
+        position = position_of(table)
+        with self._lock:
+            output = self._public.get(route, route)
+            for key, held in self._held.items():
+                if key[0] == output and self._routes.get(key) == route:
                     held.append(table)
-                elif not self._replayed_already((output, sid), route, position, table.num_rows):
-                    subscribers.append((sid, who))
+            for key in [k for k in self._replayed if self._routes.get(k) == route]:
+                if not self._replayed_already(key, route, position, table.num_rows):
+                    self._place(output, key[1], route)  # live from this batch on
             missed = self._gap(route, position, table.num_rows)
-        if labels is None or not subscribers or table.num_rows == 0:
+            crowd = self._crowd(route) if route in self._changed else self._crowds.get(route)
+        if crowd is None or table.num_rows == 0:
             return
         # One snapshot decides the whole batch, with every change committed so far (on any
         # server) in it: SUBSCRIBE, rights, clearances, roles and the policy event's names.
         snapshot = self.catalog.core.current()
-        subscribers = [
-            (sid, who)
-            for sid, who in subscribers
-            if self._still_subscribed(sid, who, output, snapshot, relayed)
-        ]
-        for sid, _ in subscribers if missed else ():
-            self.emit(MISSED_EVENT, {"output": output, **missed}, to=sid)
-        if not subscribers:
+        with crowd.lock:
+            labels = self._settle(route, crowd, snapshot)
+            audiences = list(crowd.audiences.values())
+            if labels is None or not audiences:
+                return
+            for audience in audiences:
+                if missed is not None:
+                    self.emit(MISSED_EVENT, {"output": output, **missed}, to=audience.room)
+            semantic = self.semantic(route)
+            readers = [audience.decided.reader for audience in audiences]
+            seen = visible(table, readers, semantic, labels.leveled)
+            if not any(len(s.rows) for s in seen):
+                return
+            decoded = rows(table, labels.inputs, range(table.num_rows), snapshot.levels)  # once
+            for audience, mine in zip(audiences, seen, strict=True):
+                shown = [decoded[i] for i in mine.rows]
+                roles = audience.decided.reader.roles
+                runs = runs_of(table, shown, mine, roles, snapshot)
+                self._send_room(output, audience, runs, position)
+
+    def _send_room(self, output: str, audience: Audience, runs: Runs, position: dict) -> None:
+        """An audience's rows of a batch, to its room, each run after its policy."""
+        for granted, tuples in runs:
+            if granted is not None:
+                self._tell_policy(output, audience, granted)
+            if tuples:
+                data = {"output": output, "tuples": tuples, **position}
+                self.emit(TUPLES_EVENT, data, to=audience.room)
+
+    def _tell_policy(self, output: str, audience: Audience, roles: tuple[str, ...]) -> None:
+        """The ``policy`` event before the rows it governs: to the room if it changed, else to
+        the members who joined since it was sent."""
+        data = {"output": output, "roles": list(roles)}
+        if audience.policy != roles:
+            audience.policy = roles
+            audience.fresh.clear()
+            self.emit(POLICY_EVENT, data, to=audience.room)
             return
-        semantic = self.semantics.get(route, STRONG)
-        who = [subject for _, subject in subscribers]
-        audience = audience_of(snapshot, self.catalog.core.clock(), who, labels)
-        seen = visible(table, audience, semantic, labels.leveled)
-        if not any(len(s.rows) for s in seen):
-            return
-        decoded = rows(table, labels.inputs, range(table.num_rows), snapshot.levels)  # once
-        for (sid, _), mine, reader in zip(subscribers, seen, audience, strict=True):
-            shown = [decoded[i] for i in mine.rows]
-            self._send(
-                sid, output, runs_of(table, shown, mine, reader.roles, snapshot), None, table
-            )
+        for sid in audience.fresh:
+            self.emit(POLICY_EVENT, data, to=sid)
+        audience.fresh.clear()
 
     def _replayed_already(
         self, key: tuple[str, str], route: str, position: Mapping[str, int], count: int
@@ -701,6 +845,6 @@ def _keep(table: dict, key: str, value) -> None:
         table[key] = value
 
 
-def _relayed_refused(subject: Subject, output: str, rewrite: str) -> None:
+def _relayed_refused(subject: Subject, output: str, rewrite: str, snapshot: Snapshot) -> None:
     """Where nothing says who may read a relayed batch of a rewritten output: nobody."""
     raise Conflict(code=codes.REWRITE_CHANGED, output=output)

@@ -20,6 +20,7 @@ from boxes import codes
 from boxes.errors import Conflict, SluiceError, Unavailable
 from catalog import Subject
 from catalog.names import public_of
+from catalog.snapshot import Snapshot
 from server.control.rewrites import reads_rewritten, rewrite_key
 from server.http.api import PREFIX
 from server.http.forward import held_elsewhere, pass_on
@@ -80,8 +81,9 @@ class RewriteGuard:
         self._snapshot = None
         self._answers: dict[tuple, SluiceError | None] = {}
 
-    def check(self, subject: Subject, output: str, rewrite: str) -> None:
-        snapshot = self.catalog.core.snapshot
+    def check(self, subject: Subject, output: str, rewrite: str, snapshot: Snapshot) -> None:
+        """Refuse ``subject`` a batch computed under ``rewrite`` unless ``snapshot`` (the
+        batch's) lets it read it."""
         key = (subject.user_id, subject.roles, output, rewrite)
         with self._lock:
             if snapshot is not self._snapshot:
@@ -108,7 +110,7 @@ def route_of(svc, sid: str, subject: Subject, output: str) -> str:
     if rewrite is None:
         return output
     try:
-        svc.delivery.check_relayed(subject, output, rewrite)
+        svc.delivery.check_relayed(subject, output, rewrite, svc.catalog.core.current())
         return output
     except Conflict as refused:
         if refused.code is not codes.REWRITE_CHANGED:

@@ -16,11 +16,13 @@ from server.realtime.delivery import (
     MISSED_EVENT,
     MOVED_EVENT,
     POLICY_EVENT,
+    SOURCES_EVENT,
     TUPLES_EVENT,
     Delivery,
     Labels,
 )
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
+from tests.server.realtime.recorder import Recorder
 
 T, A = ObjectType, Action
 LABELS = {"in1": 1, "in2": 2, "both": 3}
@@ -37,13 +39,7 @@ def batch(*labels: str) -> pa.Table:
     )
 
 
-class Sent:
-    def __init__(self) -> None:
-        self.events = []
-
-    def __call__(self, event, data, to):
-        self.events.append((to, event, data))
-
+class Sent(Recorder):
     def take(self) -> dict:
         """What each socket got since the last call: symbols and their sources."""
         out = {}
@@ -54,6 +50,8 @@ class Sent:
                 out.setdefault(to, []).append((event, tuple(data["roles"])))
             elif event == MOVED_EVENT:
                 out.setdefault(to, []).append((event, data["output"]))
+            elif event == SOURCES_EVENT:
+                out.setdefault(to, []).append((event, tuple(data["sources"])))
             else:
                 out.setdefault(to, []).append((event, data["error"]["code"]))
         self.events.clear()
@@ -92,7 +90,8 @@ def test_the_papers_scenario_at_delivery(setup):
     cat.grants.revoke(who["joe"], "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
     delivery.on_batch("out1", ALL)
     assert sent.take() == {
-        "al-socket": [("in1", ["in1"]), ("in2", ["in2"]), ("both", ["in1", "in2"])]
+        "bob-socket": [(SOURCES_EVENT, ())],  # told it reads none of out1's inputs now
+        "al-socket": [("in1", ["in1"]), ("in2", ["in2"]), ("both", ["in1", "in2"])],
     }
 
 
@@ -403,7 +402,9 @@ def test_a_variant_reader_gets_its_route_under_the_public_name(setup):
     assert sent.take() == {"ed-socket": [("in2", ["in2"])], "al-socket": [("in1", ["in1"])]}
     cat.grants.revoke(who["joe"], "INFO_PROVIDER", A.READ_TUPLE, T.STREAM, "in2")
     delivery.on_batch(variant, batch("in2", "in1"))
-    assert sent.take() == {"ed-socket": [("in1", ["in1"])]}  # the SecFilter on top
+    assert sent.take() == {  # the SecFilter on top; ed is told it reads in1 only now
+        "ed-socket": [(SOURCES_EVENT, ("in1",)), ("in1", ["in1"])]
+    }
     log, reads = Log(delivery, [positioned(batch("in2", "in1"), 0, 2)], arriving=[]), []
 
     def read(output: str, start: int, rows: int) -> Results:
@@ -509,6 +510,11 @@ def racing(monkeypatch, change, after: int) -> None:
     monkeypatch.setattr(Core, "snapshot", property(snapshot))
 
 
+def rows_of(sent: Sent, sid: str) -> list[str]:
+    """The symbols of the rows ``sid`` was sent since the last ``take``."""
+    return [symbol for symbol, sources in sent.take().get(sid, []) if isinstance(sources, list)]
+
+
 def catching_up(delivery, sent, who, table) -> list[str]:
     """What ``who`` is sent replaying a result log that holds ``table`` (``subscribe_from``)."""
     log = [table]
@@ -517,14 +523,14 @@ def catching_up(delivery, sent, who, table) -> list[str]:
         return Results(log[at:], start=at, next=len(log), oldest=0)
 
     delivery.subscribe_from("bob-socket", who, "out1", 0, read)
-    return [symbol for symbol, _ in sent.take().get("bob-socket", [])]
+    return rows_of(sent, "bob-socket")
 
 
 DECIDED = {
     "live": lambda delivery, sent, who, table: (
         delivery.subscribe("bob-socket", who, "out1"),
         delivery.on_batch("out1", table),
-        [symbol for symbol, _ in sent.take().get("bob-socket", [])],
+        rows_of(sent, "bob-socket"),
     )[-1],
     "replay": catching_up,
     "read": lambda delivery, sent, who, table: [
@@ -561,3 +567,53 @@ def test_a_batch_is_decided_on_one_catalog_state(setup, template, monkeypatch, a
 
     racing(monkeypatch, change, after)
     assert DECIDED[path](delivery, sent, who["bob"], leveled) in (["in1"], [], ["in2"])
+
+
+def test_subscribers_decided_alike_share_one_room_and_a_revoke_takes_one_out(setup, template):
+    """Audiences: sockets whose rights, clearance and roles are equal (bob twice and cy) are in
+    one room, and each batch is sent once to it. A right taken from bob (EXTRA, which reads
+    in2) takes bob's sockets out of that room as soon as the change is settled, before any
+    batch, and tells them which of out1's inputs they read now; cy stays and still gets in2."""
+    cat, delivery, sent, who = setup
+    joe = cat.sessions.login("joe", template[1]["joe"])[1]
+    cat.accounts.add_role(joe, "EXTRA")
+    cat.grants.grant(joe, "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "s")
+    cat.grants.grant(joe, "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
+    cat.grants.grant(joe, "EXTRA", A.READ_TUPLE, T.STREAM, "in2")
+    for action in (A.VIEW_OBJECT, A.SUBSCRIBE):
+        cat.grants.grant(who["al"], "CUSTOMER2", action, T.OUTPUT, "out1")
+    cat.accounts.add_user(joe, "cy", template[1]["bob"], ["CUSTOMER2"])
+    for user in ("bob", "cy"):
+        cat.accounts.assign_role(joe, user, "EXTRA")
+    bob = cat.sessions.login("bob", template[1]["bob"])[1]
+    cy = cat.sessions.login("cy", template[1]["bob"])[1]
+    sockets = {"bob-1": bob, "bob-2": bob, "cy-1": cy, "al-1": who["al"]}
+    for sid, subject in sockets.items():
+        delivery.subscribe(sid, subject, "out1")
+    shared = sent.room_of("bob-1")
+    assert len(shared) == 1 and sent.room_of("bob-2") == shared == sent.room_of("cy-1")
+    assert sent.room_of("al-1") != shared
+    assert delivery.audiences("out1") == {"audiences": 2, "sockets": 4}
+
+    frames = sent.frames
+    delivery.on_batch("out1", ALL)
+    assert sent.frames - frames == 2  # one tuples event per audience
+    everything = [("in1", ["in1"]), ("in2", ["in2"]), ("both", ["in1", "in2"])]
+    assert sent.take() == dict.fromkeys(sockets, everything)
+
+    cat.accounts.unassign_role(joe, "bob", "EXTRA")
+    delivery.settle()  # what the catalog's change notice runs (``audiences.Rechecks``)
+    assert sent.room_of("cy-1") == shared
+    assert not sent.room_of("bob-1") & shared and not sent.room_of("bob-2") & shared
+    assert sent.take() == {sid: [(SOURCES_EVENT, ("in1",))] for sid in ("bob-1", "bob-2")}
+    delivery.on_batch("out1", ALL)
+    got = sent.take()
+    assert got["bob-1"] == got["bob-2"] == [("in1", ["in1"])]
+    assert got["cy-1"] == got["al-1"] == everything
+    assert delivery.audiences("out1") == {"audiences": 3, "sockets": 4}
+    delivery.unsubscribe("cy-1", "out1")
+    delivery.forget("al-1")
+    delivery.on_batch("out1", ALL)
+    assert set(sent.take()) == {"bob-1", "bob-2"}
+    assert delivery.audiences("out1") == {"audiences": 1, "sockets": 2}
+    assert not any(sent.room_of(sid) for sid in ("cy-1", "al-1"))

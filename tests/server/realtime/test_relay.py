@@ -11,6 +11,7 @@ from boxes.labels import LABEL_COLUMN
 from server.realtime.delivery import Delivery, Labels
 from server.realtime.relay import CHANNEL, Relay, decode, encode
 from server.runtime.outputs import NEXT_KEY
+from tests.server.realtime.recorder import Recorder
 
 LABELS = Labels(("in1", "in2"), {"in1": 3, "in2": 7})
 
@@ -28,7 +29,7 @@ def test_a_batch_crosses_with_its_position_labels_semantic_and_rewrite():
 
 
 def test_outputs_and_variants_are_published_with_their_rewrite(redis_url):
-    delivery = Delivery(catalog=None, emit=lambda *a, **k: None)
+    delivery = Delivery(catalog=None, transport=Recorder())
     delivery.register({"out": None}, LABELS)
     gate = lambda who, output, start: output  # noqa: E731
     delivery.register({"ruled": None}, LABELS, gate=gate, rewrite="k1")

@@ -10,19 +10,14 @@ from runtime_helpers import TRADE, WAIT, plan_of, union_doc, wait_until
 
 from catalog import ObjectType
 from server.realtime.delivery import MISSED_EVENT, TUPLES_EVENT, Delivery, Labels
+from tests.server.realtime.recorder import Recorder
 
 
-class Socket:
+class Socket(Recorder):
     """What one subscriber's socket receives."""
 
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict]] = []
-
-    def __call__(self, event, data, to):
-        self.events.append((event, data))
-
     def of(self, kind: str) -> list[dict]:
-        return [data for event, data in self.events if event == kind]
+        return [data for _, event, data in self.events if event == kind]
 
 
 def test_a_subscriber_told_what_it_missed_reads_it_back_and_has_every_result_once(
