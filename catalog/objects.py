@@ -304,9 +304,9 @@ class Objects:
             if obj.type is T.DIAGRAM and obj.status == "running"
         ]
 
-    def resumable_of(self, diagram: CatalogObject) -> Resumable:
-        """``resumable``'s entry for one diagram, running or not."""
-        return _resumable(diagram, self.core.snapshot)
+    def resumable_of(self, diagram: CatalogObject, snapshot: Snapshot | None = None) -> Resumable:
+        """``resumable``'s entry for one diagram, running or not (in ``snapshot`` if given)."""
+        return _resumable(diagram, self.core.snapshot if snapshot is None else snapshot)
 
     def derived_outputs(self, subject: Subject, names) -> dict[str, Derived]:
         """What a diagram may know of those ``names`` that are outputs the session may view

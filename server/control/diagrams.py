@@ -28,6 +28,7 @@ from catalog import DiagramSpec, ObjectType, Subject
 from catalog.authorizer import playing
 from catalog.objects import Resumable
 from catalog.punctuations import role_words_of
+from catalog.snapshot import Snapshot
 from server.control.lease import RuntimeLease, holder_name
 from server.control.relabel import relabeller
 from server.control.rewrites import deployed_plan, key_of
@@ -67,12 +68,18 @@ def document_of(raw: Any) -> dict:
 
 
 def plan_of(
-    doc: Mapping, schemas: Mapping[str, dict], derived: Mapping[str, Derived] | None, catalog
+    doc: Mapping,
+    schemas: Mapping[str, dict],
+    derived: Mapping[str, Derived] | None,
+    catalog,
+    snapshot: Snapshot | None = None,
 ) -> Plan:
     """The document's plan over the catalog's streams, outputs and companies as they are now
-    (a level literal takes their bits, as the plan's ``level:`` does in ``resolved``)."""
+    (in ``snapshot`` if given; a level literal takes their bits, as the plan's ``level:``
+    does in ``resolved``)."""
     streams = {name: parse_schema(schema, name)[0] for name, schema in schemas.items()}
-    return validate(doc, streams, derived, lattice=catalog.core.snapshot.levels.lattice)
+    levels = (catalog.core.snapshot if snapshot is None else snapshot).levels
+    return validate(doc, streams, derived, lattice=levels.lattice)
 
 
 def affordable(plan: Plan, ceilings: Mapping[str, float]) -> Plan:

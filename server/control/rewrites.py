@@ -48,12 +48,19 @@ def rewrite_for(
 
 
 def audited_rewrite(
-    catalog, subject: Subject, event: str, name: str, doc: Mapping, plan: Plan
+    catalog,
+    subject: Subject,
+    event: str,
+    name: str,
+    doc: Mapping,
+    plan: Plan,
+    snapshot: Snapshot | None = None,
 ) -> Rewritten | None:
-    """``rewrite_for`` the subject's session, its refusal (REWRITE_DENIED) audited as
-    ``event`` on diagram ``name``."""
+    """``rewrite_for`` the subject's session (in ``snapshot`` if given), its refusal
+    (REWRITE_DENIED) audited as ``event`` on diagram ``name``."""
+    snapshot = catalog.core.snapshot if snapshot is None else snapshot
     try:
-        return rewrite_for(catalog.core.snapshot, subject.user_id, subject.roles, doc, plan)
+        return rewrite_for(snapshot, subject.user_id, subject.roles, doc, plan)
     except SluiceError as err:
         catalog.core.log(subject, event, f"diagram:{name}", False, err.message)
         raise
@@ -126,10 +133,17 @@ def reader_rewrite(
     return None if mine.document == document else mine
 
 
-def own_rewrite(catalog, name: str, doc: Mapping, plan: Plan, subject: Subject) -> Rewritten:
-    """``subject``'s rewrite of diagram ``name``, which runs rewritten: refused as
-    ``reader_rewrite`` says."""
-    mine = audited_rewrite(catalog, subject, "subscribe", name, doc, plan)
+def own_rewrite(
+    catalog,
+    name: str,
+    doc: Mapping,
+    plan: Plan,
+    subject: Subject,
+    snapshot: Snapshot | None = None,
+) -> Rewritten:
+    """``subject``'s rewrite of diagram ``name``, which runs rewritten (in ``snapshot`` if
+    given): refused as ``reader_rewrite`` says."""
+    mine = audited_rewrite(catalog, subject, "subscribe", name, doc, plan, snapshot)
     if mine is None:
         reason = "it would not be rewritten"
         catalog.core.log(subject, "subscribe", f"diagram:{name}", False, reason)
@@ -151,28 +165,34 @@ def rewrite_key(catalog, output: str) -> str | None:
     return None if stored is None else key_of(stored.document)
 
 
-def readers_rewrite(catalog, subject: Subject, output: str) -> Rewritten:
-    """``subject``'s own rewrite of the diagram ``output`` belongs to, which runs rewritten;
-    refused as ``reader_rewrite`` refuses (and REWRITE_CHANGED for an output gone)."""
-    diagram = _diagram_of(catalog, output)
+def readers_rewrite(
+    catalog, subject: Subject, output: str, snapshot: Snapshot | None = None
+) -> Rewritten:
+    """``subject``'s own rewrite of the diagram ``output`` belongs to, which runs rewritten
+    (every read in ``snapshot`` if given); refused as ``reader_rewrite`` refuses (and
+    REWRITE_CHANGED for an output gone)."""
+    snapshot = catalog.core.snapshot if snapshot is None else snapshot
+    diagram = _diagram_of(catalog, output, snapshot)
     if diagram is None:
         raise Conflict(code=codes.REWRITE_CHANGED, output=output)
-    plan = _plan(catalog.objects.resumable_of(diagram), catalog)
-    return own_rewrite(catalog, diagram.public, json.loads(diagram.spec), plan, subject)
+    plan = _plan(catalog.objects.resumable_of(diagram, snapshot), catalog, snapshot)
+    spec = json.loads(diagram.spec)
+    return own_rewrite(catalog, diagram.public, spec, plan, subject, snapshot)
 
 
-def reads_rewritten(catalog, subject: Subject, output: str, key: str) -> None:
+def reads_rewritten(catalog, subject: Subject, output: str, key: str, snapshot: Snapshot) -> None:
     """Refuse ``subject`` the results of ``output`` computed under the rewrite whose
-    fingerprint is ``key`` unless its own policies, now, rewrite the output's diagram into
-    that same document (else REWRITE_CHANGED: a reader whose rewrite differs reads its own
-    variant's); refusals as ``reader_rewrite``'s."""
-    if key_of(readers_rewrite(catalog, subject, output).document) != key:
+    fingerprint is ``key`` unless its own policies in ``snapshot`` (a batch's) rewrite the
+    output's diagram into that same document (else REWRITE_CHANGED: a reader whose rewrite
+    differs reads its own variant's); refusals as ``reader_rewrite``'s."""
+    if key_of(readers_rewrite(catalog, subject, output, snapshot).document) != key:
         raise Conflict(code=codes.REWRITE_CHANGED, output=output)
 
 
-def _diagram_of(catalog, output: str):
-    """The diagram an output belongs to, as the catalog has it now (None: no such output)."""
-    snapshot = catalog.core.snapshot
+def _diagram_of(catalog, output: str, snapshot: Snapshot | None = None):
+    """The diagram an output belongs to, as the catalog has it now (or in ``snapshot``;
+    None: no such output)."""
+    snapshot = catalog.core.snapshot if snapshot is None else snapshot
     found = snapshot.find(ObjectType.OUTPUT, output)
     return None if found is None or found.parent_id is None else snapshot.objects[found.parent_id]
 
@@ -230,13 +250,13 @@ def swap(svc, resumable: Resumable, changed: Rewritten, by: Subject) -> None:
     log.info("diagram %s runs under its deployer's new rewrite", diagram.name)
 
 
-def _plan(resumable: Resumable, catalog) -> Plan:
+def _plan(resumable: Resumable, catalog, snapshot: Snapshot | None = None) -> Plan:
     from server.control.diagrams import plan_of  # diagrams imports this module
 
     if resumable.problem is not None:
         raise resumable.problem
     spec = json.loads(resumable.diagram.spec)
-    return plan_of(spec, resumable.schemas, resumable.derived, catalog)
+    return plan_of(spec, resumable.schemas, resumable.derived, catalog, snapshot)
 
 
 def described(catalog, subject: Subject, obj) -> dict:

@@ -91,7 +91,7 @@ class RewriteGuard:
             answers = self._answers
         if key not in answers:
             try:
-                reads_rewritten(self.catalog, subject, output, rewrite)
+                reads_rewritten(self.catalog, subject, output, rewrite, snapshot)
                 answers[key] = None
             except SluiceError as refused:
                 answers[key] = refused

@@ -21,6 +21,7 @@ from server.realtime.delivery import (
     Delivery,
     Labels,
 )
+from server.realtime.standby import RewriteGuard
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 from tests.server.realtime.recorder import Recorder
 
@@ -617,3 +618,19 @@ def test_subscribers_decided_alike_share_one_room_and_a_revoke_takes_one_out(set
     assert set(sent.take()) == {"bob-1", "bob-2"}
     assert delivery.audiences("out1") == {"audiences": 1, "sockets": 2}
     assert not any(sent.room_of(sid) for sid in ("cy-1", "al-1"))
+
+
+def test_a_relayed_batchs_rewrite_is_checked_in_the_batchs_snapshot(setup, template):
+    """``check_relayed`` (``standby.RewriteGuard``) reads the snapshot the batch is decided on,
+    like every other check of it: given one from before al's q1 was dropped, it answers as
+    that catalog did (q1 runs unrewritten: REWRITE_MISMATCH), not as the catalog does now
+    (no out1 at all: REWRITE_CHANGED)."""
+    cat, delivery, sent, who = setup
+    before = cat.core.current()
+    al = cat.sessions.login("al", template[1]["al"])[1]
+    cat.objects.drop(al, T.DIAGRAM, "q1")
+    guard = RewriteGuard(cat)
+    for snapshot, code in ((before, "REWRITE_MISMATCH"), (cat.core.current(), "REWRITE_CHANGED")):
+        with pytest.raises(SluiceError) as refused:
+            guard.check(who["al"], "out1", "0123456789abcdef", snapshot)
+        assert refused.value.code == code
