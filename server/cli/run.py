@@ -24,8 +24,7 @@ from boxes.compiler import compile_plan
 from boxes.cql import validate_cql
 from boxes.document import Plan, load_document, validate
 from boxes.errors import DiagramInvalid, Problem
-from boxes.labels import LABEL_COLUMN, RAW_COLUMN
-from boxes.secfilter import label_sources, readable_mask, secfilter
+from boxes.secfilter import label_sources, readable_mask, secfilter, user_fields
 from boxes.types import Schema
 from server.ingest.tuples import TupleCoercion, micros
 
@@ -64,8 +63,7 @@ def run_plan(plan: Plan, tables: dict[str, pa.Table], readable: list[str] | None
         if mask is not None:
             result = secfilter(result, mask, semantics[name])
         sources = label_sources(result, plan.inputs)
-        labels = [c for c in (LABEL_COLUMN, RAW_COLUMN) if c in result.column_names]
-        rows = result.drop_columns(labels).to_pylist()
+        rows = result.select(user_fields(result.column_names)).to_pylist()
         lines.extend(
             sorted(
                 json.dumps(
