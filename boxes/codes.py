@@ -679,6 +679,14 @@ DERIVED_NOT_DEPLOYED = define(
     "output {output!r} is not deployed on this server; deploy its diagram first",
     "runtime",
 )
+RESULTS_BEYOND_END = define(
+    "RESULTS_BEYOND_END",
+    409,
+    "output {output!r} has no results at position {start} yet: its newest position is {newest} "
+    "(a position of before a redeploy, whose result log starts again); read from {newest} or "
+    "earlier",
+    "runtime",
+)
 
 
 # Chinese-Wall security levels (seeds 000/001, boxes/levels.py).

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from boxes import codes
 from boxes.arrowipc import ipc_bytes
-from boxes.errors import Gone
+from boxes.errors import Conflict, Gone
 from server.ingest.segments import Position
 from server.runtime.handover import to_arrow
 from server.runtime.resultlog import open_log, read_range, tail
@@ -225,10 +225,15 @@ class OutputSink:
     ) -> Iterator[tuple[int, pa.Table, int]]:
         """Each logged batch that ends after ``start``, up to ``head``: its id, its rows from
         ``start`` on, and the position after it; ``RESULTS_EXPIRED`` if retention dropped
-        rows at or after ``start``."""
+        rows at or after ``start``, ``RESULTS_BEYOND_END`` if ``start`` is past the newest
+        position (a read from there would wait for nothing it could tell apart)."""
         oldest = bases[0] if bases else head.seq
         if start < oldest:
             raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest)
+        if start > head.seq:
+            raise Conflict(
+                code=codes.RESULTS_BEYOND_END, output=self.name, start=start, newest=head.seq
+            )
         base = max((b for b in bases if b <= start), default=oldest)
         try:
             for frame in read_range(self._results.location, Position(base, base, 0), head):

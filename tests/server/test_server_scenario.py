@@ -141,6 +141,9 @@ def test_the_papers_scenario(live):
     # Al's second socket subscribes from the start: the log's results, then live ones, each once.
     phone = Client(live.url, "al", PASSWORD)
     phone.connect()
+    beyond = phone.emit("subscribe", {"output": "out1", "from": read["next"] + 1})
+    assert beyond["error"]["code"] == "RESULTS_BEYOND_END"  # not accepted, then silent
+    assert f"its newest position is {read['next']}" in beyond["error"]["message"]
     assert phone.emit("subscribe", {"output": "out1", "from": 0}) == {
         "subscribed": "out1",
         "replayed_to": al.positions[-1],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from boxes.errors import Gone
+from boxes.errors import Conflict, Gone
 from server.runtime.outputs import OutputSink
 
 BATCH = 4
@@ -50,6 +50,15 @@ def test_a_position_retention_dropped_is_refused_naming_the_oldest_kept(sink):
     assert refused.value.status == 410
     assert f"read from {oldest} or later" in refused.value.message
     assert numbers(sink.read_from(oldest, max_rows=100))[0] == oldest
+
+
+def test_a_position_past_the_newest_is_refused_naming_the_newest(sink):
+    """A position no result has reached (one kept from before a redeploy started the log
+    again) is refused at once, naming where the log ends, not answered with nothing."""
+    with pytest.raises(Conflict) as refused:
+        sink.read_from(21, max_rows=10)
+    assert refused.value.code == "RESULTS_BEYOND_END"
+    assert "its newest position is 20" in refused.value.message
 
 
 def test_the_status_shows_which_positions_a_subscriber_may_resume_from(sink):
