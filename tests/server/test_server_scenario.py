@@ -116,9 +116,14 @@ def test_the_papers_scenario(live):
     assert window(bob, 30) == {"IBM": ["in1"]}
     assert all(t["_sources"] == ["in1"] for t in bob.received)
 
-    # Joe revokes in1 from CUSTOMER2: Bob gets nothing more, Al keeps receiving.
+    # Joe revokes in1 from CUSTOMER2: Bob gets nothing more, and is told he reads none of
+    # out1's inputs now (before any batch: nothing about the rows withheld); Al keeps receiving.
+    told: list[dict] = []
+    bob.sock.on("sources_changed", told.append)
     joe.call("DELETE", "/permissions/stream/in1/CUSTOMER2/READ_TUPLE")
     seen_by_bob = len(bob.received)
+    wait_until(lambda: told, 30, "Bob told what he reads now")
+    assert told == [{"output": "out1", "sources": [], "aggregated": []}]
     prices(ed, 60)
     prices(ed, 90)
     wait_until(lambda: len(window(al, 90)) == 3, 120, "Al's windows after the revocation")
