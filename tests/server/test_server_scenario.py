@@ -158,5 +158,8 @@ def test_the_papers_scenario(live):
     wait_until(lambda: len(window(al, 120)) == 3, 120, "Al's window after the replay")
     wait_until(lambda: len(phone.received) == len(al.received), 60, "the phone's live window")
     assert phone.received == al.received
+    # Al's two sockets are one audience, Bob's another: each batch is filtered and sent twice.
+    out1 = al.call("GET", "/diagrams/q1/status")["progress"]["outputs"]["out1"]
+    assert (out1["audiences"], out1["sockets"]) == (2, 3)
     for client in (ed, al, bob, phone):
         client.close()

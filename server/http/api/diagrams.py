@@ -133,6 +133,12 @@ OUTPUT_PROGRESS = answer(
         },
         "dropped_batches": COUNT,
         "dropped_rows": COUNT,
+        "audiences": {
+            **COUNT,
+            "description": "groups of its subscriptions here decided alike, each batch filtered "
+            "and sent once per group",
+        },
+        "sockets": {**COUNT, "description": "subscriptions receiving it live here"},
         "oldest_position": COUNT,
         "next_position": COUNT,
         "retained_rows": COUNT,
@@ -338,7 +344,8 @@ def status(name: str):
     """Whether the diagram runs, and its query's progress.
 
     Per output: the last batch's id, input rows and duration, input and processed rows per
-    second, delivered batches and rows, subscribers' backlog and losses, and latency_ms: for the
+    second, delivered batches and rows, subscribers' backlog and losses, its audiences and the
+    sockets in them on this server (docs/architecture.md "Delivery"), and latency_ms: for the
     last batch that delivered results, the milliseconds from the acknowledgement of the newest
     input tuple it read to the handoff of its results to delivery; null while the output has
     delivered nothing since it started, or when unknown (a batch replayed after a restart).
@@ -348,6 +355,9 @@ def status(name: str):
     svc = services()
     o = svc.catalog.objects.get(subject(), D, name)
     progress = svc.runtime.status(o.name) if svc.runtime is not None else None
+    if progress is not None:
+        outputs = progress["outputs"].items()
+        progress["outputs"] = {k: {**p, **svc.delivery.audiences(k)} for k, p in outputs}
     return {
         "name": name,
         "status": status_of(svc, o),
