@@ -1,2 +1,2 @@
-"""Real-time delivery: socket.io connections and events, the SecFilter per subscriber,
+"""Real-time delivery: socket.io connections and events, the SecFilter per audience,
 catalog-change notices."""

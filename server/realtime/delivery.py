@@ -1,19 +1,21 @@
-"""Every output batch passes the SecFilter once per subscriber, with permissions as they are now.
+"""Every output batch passes the SecFilter once per audience, with permissions as they are now.
 
 The runtime calls :meth:`Delivery.on_batch` (in a Spark callback thread) with an Arrow table of
-user fields plus the ``_label`` column. For each subscriber the session's readable set is read
-from the catalog *at that moment* (``catalog.sessions.source_rights``), so a revoked
-READ_TUPLE, a logout or a disabled user filters the very next batch; a lost SUBSCRIBE ends the
-subscription. "At that moment" holds across servers too: a batch is filtered with every change
-committed before it, on whichever server (``Core.current``: one look at a shared catalog's
-database per batch). That one snapshot decides the whole batch (``audience_of``): SUBSCRIBE,
-rights, clearances, roles and the roles a ``policy`` event names are all read from it, never
-from a later one, so a change committed while a batch is decided (a revoke, then a clearance
-raise) cannot pair a right of before it with a clearance of after it; replays and results
-reads alike.
-Subscribers who share a readable set share one answer (``boxes.secfilter.visible``), and each
-delivered tuple carries ``_sources``, the sorted names of the inputs in its label. Labels never
-leave the server.
+user fields plus the ``_label`` column. Each subscriber is decided with the catalog *as it is
+at that batch* (``catalog.sessions.source_rights``), so a revoked READ_TUPLE, a logout or a
+disabled user filters the very next batch; a lost SUBSCRIBE ends the subscription. "At that
+batch" holds across servers too: a batch is filtered with every change committed before it,
+on whichever server (``Core.current``: one look at a shared catalog's database per batch).
+That one snapshot decides the whole batch (``decided_of``): SUBSCRIBE, a relayed batch's
+rewrite, rights, clearances, roles and the roles a ``policy`` event names are all read from
+it, never from a later one, so a change committed while a batch is decided (a revoke, then a
+clearance raise) cannot pair a right of before it with a clearance of after it; replays and
+results reads alike.
+Subscriptions decided alike form an audience (``server.realtime.audiences``): the batch is
+filtered (``boxes.secfilter.visible``), built and encoded once per audience and sent once, to
+its socket.io room; the audiences are decided again whenever the snapshot changes, before
+anything is sent. Each delivered tuple carries ``_sources``, the sorted names of the inputs in
+its label. Labels never leave the server.
 
 Each output applies its own semantic (``boxes/output.py``: strong by default, weak if its owner
 chose it), and an output whose labels carry raw sources apart (``_raw``) lets a subscriber's
@@ -148,6 +150,8 @@ def role_mask(snapshot, roles) -> int:
 def hidden_from(shown: list[dict], hidden: Mapping[str, np.ndarray]) -> list[dict]:
     """The ``shown`` rows as their reader sees them (``hidden``: ``Seen.hidden`` for them):
     each field its sps hide from it is null and named in ``_hidden``."""
+    if not hidden:
+        return shown
     out = []
     for i, row in enumerate(shown):
         names = [n for n, hides in hidden.items() if hides[i]]
@@ -682,7 +686,10 @@ class Delivery:
             crowds = [(route, self._crowd(route)) for route in wanted if route != PARKED]
         for route, crowd in crowds:
             with crowd.lock:
-                self._settle(route, crowd, snapshot)
+                deployed = self._settle(route, crowd, snapshot) is not None
+            with self._lock:
+                if not deployed and not crowd.of and self._crowds.get(route) is crowd:
+                    del self._crowds[route]  # a route gone (a variant stopped): forgotten
 
     def _settle(self, route: str, crowd: Crowd, snapshot: Snapshot) -> Labels | None:
         """(Under ``crowd.lock``.) Bring ``route``'s audiences to ``snapshot``: every member
