@@ -5,7 +5,10 @@ transport sends one encoded frame per room to every socket in it."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
 
 
 class Transport(Protocol):
@@ -28,7 +31,12 @@ class SocketRooms:
         self.socketio.emit(event, data, to=to, namespace=self.namespace)
 
     def enter_room(self, sid: str, room: str) -> None:
-        self.socketio.server.enter_room(sid, room, namespace=self.namespace)
+        """Put a socket in a room; one that went away meanwhile is not there to put (its
+        disconnect ends its subscriptions, and delivery then forgets it)."""
+        try:
+            self.socketio.server.enter_room(sid, room, namespace=self.namespace)
+        except (KeyError, ValueError):
+            log.info("socket %s left before it could enter its audience's room", sid)
 
     def leave_room(self, sid: str, room: str) -> None:
         self.socketio.server.leave_room(sid, room, namespace=self.namespace)
