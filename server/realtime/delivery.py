@@ -688,7 +688,8 @@ class Delivery:
             with crowd.lock:
                 deployed = self._settle(route, crowd, snapshot) is not None
             with self._lock:
-                if not deployed and not crowd.of and self._crowds.get(route) is crowd:
+                gone = not deployed and not crowd.of and not self._live.get(route)
+                if gone and self._crowds.get(route) is crowd:
                     del self._crowds[route]  # a route gone (a variant stopped): forgotten
 
     def _settle(self, route: str, crowd: Crowd, snapshot: Snapshot) -> Labels | None:
@@ -770,7 +771,8 @@ class Delivery:
                 if not self._replayed_already(key, route, position, table.num_rows):
                     self._place(output, key[1], route)  # live from this batch on
             missed = self._gap(route, position, table.num_rows)
-            crowd = self._crowd(route) if route in self._changed else self._crowds.get(route)
+            read = route in self._changed or bool(self._live.get(route))
+            crowd = self._crowd(route) if read else self._crowds.get(route)
         if crowd is None or table.num_rows == 0:
             return
         # One snapshot decides the whole batch, with every change committed so far (on any

@@ -634,3 +634,23 @@ def test_a_relayed_batchs_rewrite_is_checked_in_the_batchs_snapshot(setup, templ
         with pytest.raises(SluiceError) as refused:
             guard.check(who["al"], "out1", "0123456789abcdef", snapshot)
         assert refused.value.code == code
+
+
+def test_a_subscription_made_before_its_outputs_labels_are_known_gets_the_relayed_batches(
+    app, template
+):
+    """On a server without the runtime, a subscription is kept before any batch of its output
+    was relayed here (no labels yet) and whatever catalog changes are settled meanwhile; the
+    first relayed batch reaches it."""
+    cat = app.extensions["sluice"].catalog
+    sent = Sent()
+    delivery = Delivery(cat, sent)
+    al = cat.sessions.resolve(template[2]["al"])
+    delivery.subscribe("al-socket", al, "out1")
+    delivery.settle()  # a catalog change, before the first batch
+    sources = {s: cat.core.snapshot.find(T.STREAM, s).source_index for s in ("in1", "in2")}
+    delivery.adopt("out1", Labels(("in1", "in2"), sources), "strong", None, "out1")
+    delivery.on_batch("out1", ALL)
+    assert sent.take() == {
+        "al-socket": [("in1", ["in1"]), ("in2", ["in2"]), ("both", ["in1", "in2"])]
+    }
