@@ -1273,6 +1273,13 @@ class Runtime:
         residual = deployment.residual.name
         return host.directory.checkpoint(prefix), host.directory.residual_results(residual)
 
+    def evaluate(self, plan: Plan, inputs: Mapping[str, pa.Table]) -> pa.Table:
+        """``plan``'s one output computed once, as a batch job, over ``inputs`` (per input,
+        rows as its source reads them): a box's data preview (``server.control.preview``)."""
+        frames = {name: self.spark.createDataFrame(table) for name, table in inputs.items()}
+        (frame,) = compile_plan(plan, frames).values()
+        return frame.toArrow()
+
     def plan(self, diagram_id: str) -> Plan | None:
         """The plan a diagram was last deployed with (None if it never was here)."""
         deployment = self._registered(diagram_id)
