@@ -35,6 +35,7 @@ class Swap:
     kept: list[str] = field(default_factory=list)
     dropped: dict[str, list[str]] = field(default_factory=dict)
     new: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)  # dropped: its state was not its own
 
     def to_dict(self, public: dict[str, str]) -> dict[str, Any]:
         """The answer's ``swap``, by public output names (``public``: key -> name)."""
@@ -45,6 +46,9 @@ class Swap:
         dropped = [
             {"output": name(o), "state": boxes, "message": _dropped(name(o), boxes)}
             for o, boxes in sorted(self.dropped.items())
+        ] + [
+            {"output": name(o), "state": [], "message": _unshared(name(o))}
+            for o in sorted(self.shared)
         ]
         return {
             "kept": sorted(name(o) for o in self.kept),
@@ -59,6 +63,13 @@ def _dropped(output: str, boxes: list[str]) -> str:
     return (
         f"{output} starts afresh from the newest input: the state of "
         f"{', '.join(boxes)} (windows, groups, join buffers) is dropped"
+    )
+
+
+def _unshared(output: str) -> str:
+    return (
+        f"{output} starts afresh from the newest input: it ran in an execution shared with "
+        "other diagrams, whose state is not its own to keep"
     )
 
 
@@ -79,13 +90,10 @@ def judged(old: Plan, new: Plan) -> Swap:
 
 def dropping(swap: Swap, outputs: list[str]) -> Swap:
     """``swap`` with those of its kept outputs not in ``outputs`` (the runtime could not carry
-    them) counted as dropped."""
+    them: ``Runtime.carry``) counted as dropped."""
     lost = [o for o in swap.kept if o not in outputs]
-    return Swap(
-        [o for o in swap.kept if o in outputs],
-        {**swap.dropped, **{o: [] for o in lost}},
-        swap.new,
-    )
+    kept = [o for o in swap.kept if o in outputs]
+    return Swap(kept, swap.dropped, swap.new, [*swap.shared, *lost])
 
 
 def _inputs(plan: Plan) -> dict[str, Any]:
@@ -115,7 +123,19 @@ def _shape(boxes: dict[str, Box], name: str) -> Any:
     if isinstance(box, OutputBox):
         return ["output", box.schema.to_dict(), upstream]
     read = [boxes[u].schema.to_dict() for u in box.upstream]
-    return [box.type_name, box.parameters(), read, upstream]
+    return [box.type_name, _own_parameters(box), read, upstream]
+
+
+def _own_parameters(box: Box) -> dict[str, Any]:
+    """A box's parameters but the names of the boxes it reads (``_shape`` follows those)."""
+    refs = set(box.upstream)
+
+    def is_ref(value: Any) -> bool:
+        if isinstance(value, list):
+            return bool(value) and all(isinstance(v, str) and v in refs for v in value)
+        return isinstance(value, str) and value in refs
+
+    return {k: v for k, v in box.parameters().items() if not is_ref(v)}
 
 
 def _stateful_upstream(boxes: dict[str, Box], name: str) -> list[str]:
