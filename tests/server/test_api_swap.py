@@ -52,7 +52,8 @@ def test_a_running_diagram_is_replaced_keeping_its_window_and_every_result(live)
     joe.connect()
     assert joe.emit("subscribe", {"output": "counts"}) == {"subscribed": "counts"}
     joe.call("POST", "/streams/in1/tuples", json=rows(5, 5))
-    wait_until(lambda: len(logged(joe, "counts")) == 2, 120, "the window's first counts")
+    wait_until(lambda: len(logged(joe, "counts")) >= 2, 300, "the window's first counts")
+    assert len(logged(joe, "counts")) == 2, logged(joe, "counts")
 
     # An invalid version is refused and changes nothing: not stored, not swapped.
     bad = _with(DOC, "kept", where="nowhere > 0")
@@ -66,7 +67,7 @@ def test_a_running_diagram_is_replaced_keeping_its_window_and_every_result(live)
     assert replaced["swap"] == {"kept": ["counts"], "dropped": [], "new": []}
     # The window held two rows across the swap; the new filter drops x = 1.
     joe.call("POST", "/streams/in1/tuples", json=rows(1, 5))
-    wait_until(lambda: len(logged(joe, "counts")) == 3, 120, "a count after the swap")
+    wait_until(lambda: len(logged(joe, "counts")) >= 3, 300, "a count after the swap")
     results = logged(joe, "counts")
     assert [(t["k"], t["c"]) for t in results] == [("a", 1), ("a", 2), ("a", 3)]
     wait_until(lambda: len(joe.received) == len(results), 60, "every result on the socket")
