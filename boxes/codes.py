@@ -630,9 +630,6 @@ SPARK_DRIVER_LOST = define(
     "resumes from its checkpoint",
     "runtime",
 )
-DIAGRAM_RUNNING = define(
-    "DIAGRAM_RUNNING", 409, "diagram {name} is running; stop it first", "runtime"
-)
 STREAM_IN_USE = define(
     "STREAM_IN_USE", 409, "stream {name!r} is read by deployed diagram(s) {diagrams}", "runtime"
 )

@@ -426,7 +426,9 @@ class Objects:
         return [snapshot.stored(t, n.key) for t, n in keys]
 
     def replace_diagram(self, subject: Subject, spec: DiagramSpec) -> list[CatalogObject]:
-        """Replace a stopped diagram by a new version of the same name, in one transaction.
+        """Replace a diagram by a new version of the same name, in one transaction; a running
+        one stays running (its new version is to run in its place, which needs
+        SET_QUERY_STATUS: ``server.control.lifecycle.replace`` swaps the queries).
 
         Its owner role keeps it (the ``diagrams.update`` rule of ``catalog.policy``). The old
         objects go and the new ones come in the same transaction, so a failure leaves the old
@@ -445,10 +447,8 @@ class Objects:
             )
             snapshot = core.snapshot
             old = core.find(subject, T.DIAGRAM, spec.name, snapshot)
-            if old.status == "running":
-                raise Conflict(
-                    f"diagram {old.public} is running; stop it first", code=codes.DIAGRAM_RUNNING
-                )
+            if old.status == "running":  # the new version is to run in its place
+                core.require(subject, Action.SET_QUERY_STATUS, old, snapshot)
             readers = _readers(old, snapshot)
             if readers:
                 raise Conflict(
@@ -461,7 +461,8 @@ class Objects:
             keys = _member_names(snapshot, subject, named, news, replacing=old)
             with core.change() as conn:
                 repository.delete_object(conn, old.id)
-                self._insert_diagram(conn, subject, old.owner_role, spec, keys, inputs)
+                status = old.status or "stopped"
+                self._insert_diagram(conn, subject, old.owner_role, spec, keys, inputs, status)
                 core.log(
                     subject,
                     "diagram_replace",
@@ -483,10 +484,11 @@ class Objects:
         spec: DiagramSpec,
         keys: list[tuple[ObjectType, Name]],
         inputs: list[CatalogObject],
+        status: str = "stopped",
     ) -> None:
         document = json.dumps(spec.document, sort_keys=True) if spec.document else None
         (_, named), members = keys[0], keys[1:]
-        diagram = _new(self.core, subject, role, T.DIAGRAM, named, spec=document, status="stopped")
+        diagram = _new(self.core, subject, role, T.DIAGRAM, named, spec=document, status=status)
         diagram = replace(diagram, id=repository.insert_object(conn, diagram))
         repository.insert_diagram_version(conn, diagram, keep=MAX_VERSIONS)
         repository.insert_refs(conn, diagram.id, [obj.id for obj in inputs])

@@ -134,6 +134,8 @@ OPERATIONS: Mapping[str, Rule] = {
     "diagrams.preview": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
     "diagrams.versions": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
     "diagrams.version": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
+    "diagrams.compare": needs(Need(A.VIEW_OBJECT, DIAGRAM)),
+    "diagrams.restore": needs(Need(OWNER, DIAGRAM), Need(A.ADD, SYSTEM)),
     "outputs.index": SESSION,
     "outputs.describe": needs(Need(A.VIEW_OBJECT, OUTPUT)),
     "outputs.recent": needs(Need(A.SUBSCRIBE, OUTPUT)),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from boxes import codes, cost, cql
@@ -210,13 +210,19 @@ def spec_of(plan: Plan, doc: Mapping) -> DiagramSpec:
 
 
 def run(
-    svc, resumable: Resumable, deployer: Subject | None = None, keep_variants: bool = False
+    svc,
+    resumable: Resumable,
+    deployer: Subject | None = None,
+    keep_variants: bool = False,
+    checked: Callable[[Plan], None] | None = None,
 ) -> None:
     """Start one running diagram's query and route its outputs to the delivery path; a
     ``deployer`` (not a restart) must be cleared for the diagram's level. A diagram reading a
     stream some policy protects runs rewritten for its deployer (``rewrites``), and a reader
     whose policies rewrite it differently reads a variant (``variants``), which a deploy ends
-    and a swap of its deployer's rewrite keeps (``keep_variants``, ``rewrites.swap``)."""
+    and a swap of its deployer's rewrite keeps (``keep_variants``, ``rewrites.swap``).
+    ``checked`` is handed the plan to run once every check has passed and before any of it
+    starts (a replacement stops the version it replaces there: ``lifecycle.replace``)."""
     if resumable.problem is not None:
         raise resumable.problem
     doc = json.loads(resumable.diagram.spec)
@@ -245,6 +251,8 @@ def run(
         affordable_rewrite(svc, diagram, running, deployer)
     stored = svc.catalog.rewrites.of(diagram) if running is not plan else None
     running = resumable.keyed(running)
+    if checked is not None:
+        checked(running)
     if not keep_variants:
         svc.variants.end(diagram.name)  # deployed again: its readers are routed afresh
     reader = svc.variants.gate(resumable, doc, plan, stored.document) if stored else None
@@ -289,9 +297,11 @@ def status_of(svc, diagram) -> str:
     return diagram.status
 
 
-def run_named(svc, name: str, deployer: Subject | None = None) -> None:
+def run_named(
+    svc, name: str, deployer: Subject | None = None, checked: Callable[[Plan], None] | None = None
+) -> None:
     (found,) = [r for r in svc.catalog.objects.resumable() if r.diagram.name == name]
-    run(svc, found, deployer)
+    run(svc, found, deployer, checked=checked)
 
 
 def open_logs(svc) -> None:

@@ -1,5 +1,8 @@
 """A data preview of one box of a running diagram (the editor's tap, issue 19).
 
+This module decides what is computed and who sees what of it; the runtime computes it
+(``Runtime.evaluate``), so neither the view nor this module touches Spark.
+
 The box's tuples are computed again, as one Spark batch job, over the last tuples of the
 diagram's inputs in the durable log: the diagram's own document with its outputs replaced by
 one output reading the box, compiled like a deploy (level, cost ceilings), so a preview is
@@ -20,7 +23,6 @@ import pyarrow as pa
 
 from boxes import codes
 from boxes.arrival import ARRIVAL_COLUMN
-from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound
 from boxes.labels import DENIED_COLUMN
@@ -72,7 +74,8 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     the running ``diagram``'s inputs (at most ``rows`` results, the newest)."""
     key = svc.catalog.objects.get(subject, ObjectType.DIAGRAM, diagram).name
     found = [r for r in svc.catalog.objects.resumable() if r.diagram.name == key]
-    if not found or svc.runtime is None:
+    runtime = svc.runtime  # read once: the lease may take it away meanwhile
+    if not found or runtime is None:
         raise Conflict(code=codes.PREVIEW_NOT_RUNNING, diagram=diagram)
     (running,) = found
     doc, plan = _deployed(svc.catalog, subject, running)
@@ -82,14 +85,9 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     if plan.derived():
         (upstream, *_) = sorted(plan.derived().values())
         raise Conflict(code=codes.PREVIEW_DERIVED, box=box, output=upstream)
-    runtime = svc.runtime
     policy = field_policy(plan) if plan.governed else None
-    inputs = {
-        name: runtime.spark.createDataFrame(_recent(runtime.log, name, rows, policy))
-        for name in plan.inputs
-    }
-    (frame,) = compile_plan(plan, inputs).values()
-    table = frame.toArrow()
+    inputs = {name: _recent(runtime.log, name, rows, policy) for name in plan.inputs}
+    table = runtime.evaluate(plan, inputs)
     relabel = relabeller(svc.catalog, key, plan)
     if relabel is not None:
         table = relabel(OUTPUT, table)

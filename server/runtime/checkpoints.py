@@ -14,6 +14,8 @@ import json
 import os
 import re
 
+import pyarrow.fs as pafs
+
 from boxes import codes
 from boxes.errors import InvalidInput
 from server.ingest.segments import Position
@@ -119,6 +121,17 @@ class DiagramDir:
         member = {"key": key, "bases": bases, "stopped_at": stopped_at, "residual": residual}
         self.path.child(SHARED_FILE).put(json.dumps(member).encode())
 
+    def adopt(self, output: str, checkpoint: Location, results: Location) -> None:
+        """Take over another version's ``checkpoint`` and ``results`` for ``output`` (copied,
+        the other version stopped), so the output resumes where that one was."""
+        for source, target in (
+            (checkpoint, self.checkpoint(output)),
+            (results, self.results(output)),
+        ):
+            target.delete()
+            _copy_tree(source, target)
+        _moved_state_schemas(checkpoint, self.checkpoint(output))
+
     def ran_alone(self) -> bool:
         """Whether this version has queries of its own (checkpoints): it then stays alone."""
         return bool(self.path.child("outputs").names())
@@ -170,6 +183,32 @@ def _end_seqs(offsets: Location) -> dict[str, int]:
         for name, pos in json.loads(line).items():
             seqs[name] = min(seqs.get(name, pos["seq"]), pos["seq"])
     return seqs
+
+
+def _moved_state_schemas(source: Location, target: Location) -> None:
+    """Spark's operator metadata (``state/<op>/_metadata/v2``) names its state schema files
+    by absolute path: a copied checkpoint must name its own copies."""
+    for operator in target.child("state").names():
+        metadata = target.child("state", operator, "_metadata", "v2")
+        for name in metadata.names():
+            file = metadata.child(name)
+            text = file.read_text()
+            if source.path in text:
+                file.put(text.replace(source.path, target.path).encode())
+
+
+def _copy_tree(source: Location, target: Location) -> None:
+    """Copy the directory ``source`` (if there is one) and all under it to ``target``."""
+    found = source.fs.get_file_info(
+        pafs.FileSelector(source.path, allow_not_found=True, recursive=True)
+    )
+    target.fs.create_dir(target.path, recursive=True)
+    for info in sorted(found, key=lambda i: i.path):
+        there = target.path + info.path[len(source.path) :]
+        if info.type == pafs.FileType.Directory:
+            target.fs.create_dir(there, recursive=True)
+        else:
+            pafs.copy_files(info.path, there, source.fs, target.fs)
 
 
 class Diagrams:

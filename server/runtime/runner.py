@@ -24,7 +24,7 @@ import logging
 import re
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1221,6 +1221,64 @@ class Runtime:
             "outputs": outputs,
             "boxes": counted,
         }
+
+    def carry(self, diagram_id: str, plan: Plan, outputs: Iterable[str]) -> list[str]:
+        """Before ``plan`` replaces a diagram's stopped version: give the version it will
+        deploy under (``deploy``'s default) the checkpoints and result logs of ``outputs``, so
+        their state (windows, joins) and result positions go on where they were. Which
+        outputs may resume under a changed plan is the caller's judgement (Spark resumes a
+        query whose stateless operators changed, not one whose stateful ones did). Returns
+        those carried: none from a version still running, and of a shared execution's member
+        only those the host logged for it alone from its start (base 0, no other member
+        running), since the host's checkpoint and log (its residual's, under a prefix host)
+        are then the member's own."""
+        with self._diagram_lock(diagram_id):
+            current = self._registered(diagram_id)
+            if current is None or current.state != STOPPED:
+                return []
+            version = self._version_of(diagram_id, plan)
+            if version == current.version:
+                return [o for o in outputs if o in current.plan.outputs]
+            target = self._diagrams.version(diagram_id, version)
+            carried = []
+            for output in outputs:
+                source = self._own_logs(current, output)
+                if source is not None:
+                    target.adopt(output, *source)
+                    carried.append(output)
+            return carried
+
+    def _own_logs(self, deployment: _Deployment, output: str) -> tuple[Location, Location] | None:
+        """Where a stopped deployment's ``output`` keeps its checkpoint and results, if they
+        are its own (``carry``)."""
+        if output not in deployment.plan.outputs:
+            return None
+        if deployment.host is None:
+            return deployment.directory.checkpoint(output), deployment.directory.results(output)
+        host = self._registered(deployment.host)
+        with self._lock:
+            others = [
+                d
+                for d in self._deployments.values()
+                if d.host == deployment.host and d is not deployment and d.state != STOPPED
+            ]
+        if host is None or others or host.state == RUNNING:
+            return None
+        if (deployment.bases or {}).get(output) != 0:
+            return None
+        if deployment.residual is None:
+            hosted = deployment.hosted[output]
+            return host.directory.checkpoint(hosted), host.directory.results(hosted)
+        (prefix,) = host.plan.outputs  # a prefix host has one output, split per residual
+        residual = deployment.residual.name
+        return host.directory.checkpoint(prefix), host.directory.residual_results(residual)
+
+    def evaluate(self, plan: Plan, inputs: Mapping[str, pa.Table]) -> pa.Table:
+        """``plan``'s one output computed once, as a batch job, over ``inputs`` (per input,
+        rows as its source reads them): a box's data preview (``server.control.preview``)."""
+        frames = {name: self.spark.createDataFrame(table) for name, table in inputs.items()}
+        (frame,) = compile_plan(plan, frames).values()
+        return frame.toArrow()
 
     def plan(self, diagram_id: str) -> Plan | None:
         """The plan a diagram was last deployed with (None if it never was here)."""

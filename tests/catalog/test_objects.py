@@ -175,12 +175,11 @@ def test_only_the_owner_role_replaces_a_diagram(cat, admin, al, login, who, sees
     assert [o.name for o in cat.objects.lookup(al)] == ["s", "in1", "q1", "q1.f", "out1"]
 
 
-def test_a_running_diagram_is_not_replaced(cat, al):
+def test_a_running_diagram_is_replaced_by_a_version_to_run(cat, al):
     cat.objects.add_diagram(al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)))
     cat.objects.set_query_status(al, "q1", "running")
-    with pytest.raises(Conflict) as err:
-        cat.objects.replace_diagram(al, DiagramSpec("q1", ("in1",), ("g",), ("out1",)))
-    assert err.value.code == "DIAGRAM_RUNNING"
+    (new, *_) = cat.objects.replace_diagram(al, DiagramSpec("q1", ("in1",), ("g",), ("out1",)))
+    assert new.status == "running"
 
 
 def test_a_replace_that_fails_halfway_leaves_the_old_version_and_its_name(

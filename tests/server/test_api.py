@@ -235,7 +235,9 @@ def test_updating_a_diagram_replaces_it_and_its_grants(client, auth):
     assert renamed.json["error"]["code"] == "NAME_CHANGED"
 
 
-def test_a_running_diagram_is_not_updated_and_a_failed_update_keeps_the_old_one(app, client, auth):
+def test_a_running_diagram_needs_the_runtime_to_update_and_a_failed_update_keeps_it(
+    app, client, auth
+):
     headers = auth.headers("al")
     cat = app.extensions["sluice"].catalog
     cat.objects.set_query_status(cat.sessions.resolve(auth.token("al")), "q1", "running")
@@ -243,7 +245,7 @@ def test_a_running_diagram_is_not_updated_and_a_failed_update_keeps_the_old_one(
         client.put(f"{API}/diagrams/q1", json={"document": Q1}, headers=headers).json["error"][
             "code"
         ]
-        == "DIAGRAM_RUNNING"
+        == "RUNTIME_UNAVAILABLE"
     )
     client.post(f"{API}/diagrams/q1/stop", headers=headers)
     other = {"version": 1, "name": "q2", "inputs": {"in1": {}}, "outputs": {"o2": {"from": "in1"}}}

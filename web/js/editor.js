@@ -4,6 +4,7 @@
 // the list of the user's diagrams with their live status.
 import * as api from "./api.js";
 import { Canvas } from "./canvas.js";
+import { swapSummary } from "./compare.js";
 import { confirmDanger } from "./confirm.js";
 import { DiagramList } from "./diagrams.js";
 import { depths, fromDocument, pathOf, sectionOf, toDocument } from "./document.js";
@@ -46,7 +47,8 @@ export class Editor {
       (name, progress) => this.showRun(name, progress));
     this.runFault = null;   // {box, message}: the box whose query failed in the loaded diagram
     this.rewrite = new RewriteNote();
-    this.versions = new VersionList((name, version, doc) => this.openVersion(name, version, doc));
+    this.versions = new VersionList((name, version, doc) => this.openVersion(name, version, doc),
+      (name, text) => this.run(async () => { await this.load(name); notice(this.message, text, "ok"); }));
     this.query = new QueryTab({
       document: () => (this.canvas?.nodes().length ? this.document() : null),
       name: () => this.nameInput.value.trim(),
@@ -328,7 +330,7 @@ export class Editor {
     this.loaded = saved.name;
     this.savedDoc = JSON.stringify(doc);
     this.setProblems([]);
-    notice(this.message, `${updating ? "Updated" : "Saved"} ${saved.name}.`, "ok");
+    notice(this.message, `${updating ? "Updated" : "Saved"} ${saved.name}.${swapSummary(saved.swap)}`, "ok");
     await Promise.all([this.list.refresh(), this.versions.show(saved.name)]);
   }
 

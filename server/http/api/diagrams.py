@@ -7,12 +7,13 @@ import json
 
 from flask import Blueprint, g, request
 
-from boxes import codes
 from boxes.cql.printer import to_cql
 from boxes.document import SECTIONS
-from boxes.errors import DiagramInvalid, InvalidInput
+from boxes.errors import DiagramInvalid
 from catalog import ObjectType
-from server.control.diagrams import planned, run_named, spec_of, status_of
+from server.control import lifecycle
+from server.control import versions as versions_
+from server.control.diagrams import planned, spec_of, status_of
 from server.control.metrics import shown
 from server.control.preview import preview as box_preview
 from server.control.rewrites import described
@@ -30,7 +31,6 @@ from server.http.api.schema_parts import (
 )
 from server.http.api.schema_parts import NAME as NAME_PART
 from server.http.guard import guarded, subject
-from server.ingest.admission import runtime_if_any, runtime_of
 
 bp = Blueprint("diagrams", __name__, url_prefix="/diagrams")
 
@@ -221,6 +221,51 @@ PREVIEWED = answer(
         "tuples": {"type": "array", "items": ANY_OBJECT},
     }
 )
+PART_CHANGE = answer(
+    {"part": STRING, "name": STRING, "from": {}, "to": {}}, optional=("from", "to")
+)
+COMPARED = answer(
+    {
+        "from": {"type": "integer"},
+        "to": {"type": "integer"},
+        "added": {"type": "array", "items": PART_CHANGE},
+        "removed": {"type": "array", "items": PART_CHANGE},
+        "changed": {"type": "array", "items": PART_CHANGE},
+    }
+)
+SWAP = answer(
+    {
+        "kept": {
+            "type": "array",
+            "items": STRING,
+            "description": "outputs that went on where they were: their windows' and joins' "
+            "state and their result positions kept (subscribers miss no result)",
+        },
+        "dropped": {
+            "type": "array",
+            "items": answer(
+                {
+                    "output": STRING,
+                    "state": {"type": "array", "items": STRING},
+                    "message": STRING,
+                }
+            ),
+            "description": "outputs that start afresh from the newest input, with the boxes "
+            "whose state (windows, groups, join buffers) is dropped",
+        },
+        "new": {"type": "array", "items": STRING, "description": "outputs the old version lacked"},
+    }
+)
+REPLACED = {
+    **CREATED,
+    "properties": {
+        **CREATED["properties"],
+        "swap": {
+            **SWAP,
+            "description": "present when a running diagram was replaced: what each output kept",
+        },
+    },
+}
 BOX_NAME = {"box": {**NAME_PART, "x-what": "box"}}
 VERSION_NUMBER = {"version": {"type": "integer", "minimum": 1, "maximum": 2**31}}
 D = ObjectType.DIAGRAM
@@ -288,54 +333,39 @@ def describe(name: str):
 
 
 @bp.put("/<name>")
-@guarded(body=VALIDATE, answer=CREATED)
+@guarded(body=VALIDATE, answer=REPLACED)
 def update(name: str):
-    """Replace a stopped diagram's document (its owner role; the new objects keep that owner).
-
-    The new document is validated first; the old version is then replaced in one catalog
-    transaction, so a failure keeps it. Grants on its outputs start afresh: a changed query may
-    expose other data, and its owner grants it again deliberately.
+    """Replace the diagram's document (its owner role; the new objects keep that owner),
+    validated first: a refusal changes nothing. A running diagram keeps running: the new
+    version takes over in one swap, and ``swap`` says per output whether its state (windows,
+    joins) and result positions were kept, what state was dropped, and which outputs are new
+    (docs/api.md). The old version stays in the version list. Grants on its outputs start
+    afresh: a changed query may expose other data, and its owner grants it again deliberately.
     """
-    svc = services()
-    body = {"name": name, **g.body}
-    doc, plan = planned(svc.catalog, subject(), body, svc.limits.cost_ceilings())
-    if doc.get("name") != name:
-        raise InvalidInput(code=codes.NAME_CHANGED, name=name)
-    runtime = runtime_if_any(svc)
-    created = svc.catalog.objects.replace_diagram(subject(), spec_of(plan, doc))
-    key = created[0].name  # what the runtime knows it by (``catalog.names``)
-    svc.variants.end(key)
-    if runtime is not None:
-        runtime.remove(key)
-    return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}
+    return _replaced(lifecycle.replace(services(), subject(), name, g.body))
+
+
+def _replaced(replaced: lifecycle.Replaced) -> dict:
+    swap = {} if replaced.swap is None else {"swap": replaced.swap}
+    return {
+        **_describe(replaced.objects[0]),
+        "objects": [o.to_dict() for o in replaced.objects],
+        **swap,
+    }
 
 
 @bp.post("/<name>/deploy")
 @guarded(answer=STATUS)
 def deploy(name: str):
     """Start the diagram's query (SET_QUERY_STATUS); it resumes after a server restart."""
-    svc = services()
-    runtime_of(svc)
-    obj_ = svc.catalog.objects.set_query_status(subject(), name, "running")
-    try:
-        run_named(svc, obj_.name, subject())
-    except Exception:
-        svc.catalog.objects.set_query_status(subject(), name, "stopped")
-        raise
-    return {"name": name, "status": obj_.status}
+    return {"name": name, "status": lifecycle.deploy(services(), subject(), name).status}
 
 
 @bp.post("/<name>/stop")
 @guarded(answer=STATUS)
 def stop(name: str):
     """Stop the diagram's query (SET_QUERY_STATUS)."""
-    svc = services()
-    runtime = runtime_if_any(svc)
-    obj_ = svc.catalog.objects.set_query_status(subject(), name, "stopped")
-    svc.variants.end(obj_.name)
-    if runtime is not None:
-        runtime.stop(obj_.name)
-    return {"name": name, "status": obj_.status}
+    return {"name": name, "status": lifecycle.stop(services(), subject(), name).status}
 
 
 @bp.get("/<name>/status")
@@ -392,6 +422,24 @@ def version(name: str, version: int):
     return {**_version(found), "document": json.loads(found.spec) if found.spec else None}
 
 
+@bp.get("/<name>/versions/<int:version>/compare/<int:other>")
+@guarded(answer=COMPARED, path={**VERSION_NUMBER, "other": VERSION_NUMBER["version"]})
+def compare(name: str, version: int, other: int):
+    """Two versions side by side: the inputs, boxes and outputs ``other`` added, removed and
+    changed (each change with both definitions) since ``version``, and any other setting that
+    differs."""
+    return versions_.compare(services(), subject(), name, version, other)
+
+
+@bp.post("/<name>/versions/<int:version>/restore")
+@guarded(answer=REPLACED, path=VERSION_NUMBER)
+def restore(name: str, version: int):
+    """Make an old version the newest again, checked as any replacement (PUT) is; a running
+    diagram swaps to it, with ``swap`` saying what state was kept. The version replaced
+    stays listed."""
+    return _replaced(versions_.restore(services(), subject(), name, version))
+
+
 def _version(v) -> dict:
     return {
         "version": v.version,
@@ -405,10 +453,5 @@ def _version(v) -> dict:
 @guarded(status=204)
 def delete(name: str):
     """Drop the diagram with its boxes and outputs (its owner or an administrator)."""
-    svc = services()
-    runtime = runtime_if_any(svc)
-    key = svc.catalog.objects.drop(subject(), D, name).name
-    svc.variants.end(key)
-    if runtime is not None:
-        runtime.remove(key)
+    lifecycle.drop(services(), subject(), name)
     return "", 204

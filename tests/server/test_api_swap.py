@@ -1,0 +1,96 @@
+"""Saving a running diagram swaps its new version in (PUT /diagrams/NAME, Node-RED's Deploy):
+an output whose stateful part is unchanged keeps its window's state and its result positions,
+so its subscriber misses no result; a changed aggregate starts afresh and the answer names the
+state dropped; an invalid version changes nothing; versions compare and restore."""
+
+from __future__ import annotations
+
+from serverkit import PASSWORD, Client, wait_until
+
+SCHEMA = {"name": "s", "fields": {"t": "timestamp", "k": "string", "x": "long"}, "event_time": "t"}
+DOC = {
+    "version": 1,
+    "name": "q",
+    "inputs": {"in1": {}},
+    "boxes": {
+        "kept": {"type": "filter", "in": "in1", "where": "x > 0"},
+        "n": {
+            "type": "aggregate",
+            "in": "kept",
+            "window": {"rows": 3},  # per row, the count of the last three
+            "group_by": ["k"],
+            "aggregates": {"c": "count()"},
+        },
+    },
+    "outputs": {"counts": {"from": "n"}},
+}
+
+
+def _with(doc: dict, box: str, **change) -> dict:
+    return {**doc, "boxes": {**doc["boxes"], box: {**doc["boxes"][box], **change}}}
+
+
+FILTERED = _with(DOC, "kept", where="x > 1")  # before the window: its state is kept
+RECOUNTED = _with(FILTERED, "n", window={"rows": 4})  # the window itself: its state goes
+
+
+def rows(*xs: int) -> list[dict]:
+    """Tuples of key ``a`` with these ``x``, a second apart."""
+    return [{"t": f"2026-01-01T00:00:{i:02d}Z", "k": "a", "x": x} for i, x in enumerate(xs)]
+
+
+def logged(user: Client, output: str) -> list[dict]:
+    return user.call("GET", f"/outputs/{output}/results?from=0&limit=1000")["tuples"]
+
+
+def test_a_running_diagram_is_replaced_keeping_its_window_and_every_result(live):
+    joe = Client(live.url, "joe", PASSWORD)
+    joe.call("POST", "/schemas", 201, json=SCHEMA)
+    joe.call("POST", "/streams", 201, json={"name": "in1", "schema": "s"})
+    joe.call("POST", "/diagrams", 201, json={"document": DOC})
+    joe.call("POST", "/diagrams/q/deploy")
+    joe.connect()
+    assert joe.emit("subscribe", {"output": "counts"}) == {"subscribed": "counts"}
+    joe.call("POST", "/streams/in1/tuples", json=rows(5, 5))
+    wait_until(lambda: len(logged(joe, "counts")) >= 2, 300, "the window's first counts")
+    assert len(logged(joe, "counts")) == 2, logged(joe, "counts")
+
+    # An invalid version is refused and changes nothing: not stored, not swapped.
+    bad = _with(DOC, "kept", where="nowhere > 0")
+    refused = joe.call("PUT", "/diagrams/q", 400, json={"document": bad})
+    assert refused["error"]["code"] == "DIAGRAM_INVALID"
+    assert joe.call("GET", "/diagrams/q")["document"] == DOC
+    assert len(joe.call("GET", "/diagrams/q/versions")["versions"]) == 1
+
+    replaced = joe.call("PUT", "/diagrams/q", json={"document": FILTERED})
+    assert replaced["status"] == "running"
+    assert replaced["swap"] == {"kept": ["counts"], "dropped": [], "new": []}
+    # The window held two rows across the swap; the new filter drops x = 1.
+    joe.call("POST", "/streams/in1/tuples", json=rows(1, 5))
+    wait_until(lambda: len(logged(joe, "counts")) >= 3, 300, "a count after the swap")
+    results = logged(joe, "counts")
+    assert [(t["k"], t["c"]) for t in results] == [("a", 1), ("a", 2), ("a", 3)]
+    wait_until(lambda: len(joe.received) == len(results), 60, "every result on the socket")
+    assert joe.received == results  # in order, none missed, none twice
+
+    # A changed window cannot resume from the old state: the answer says what goes.
+    swapped = joe.call("PUT", "/diagrams/q", json={"document": RECOUNTED})["swap"]
+    assert swapped["kept"] == [] and swapped["new"] == []
+    (dropped,) = swapped["dropped"]
+    assert dropped["output"] == "counts" and dropped["state"] == ["n"]
+    assert "state of n" in dropped["message"]
+    assert joe.call("GET", "/diagrams/q/status")["status"] == "running"
+
+    # Every version stays listed; two compare box by box; an old one is restored, running.
+    listed = [v["version"] for v in joe.call("GET", "/diagrams/q/versions")["versions"]]
+    assert listed == [3, 2, 1]
+    diff = joe.call("GET", "/diagrams/q/versions/1/compare/3")
+    assert diff["added"] == [] and diff["removed"] == []
+    assert [(c["part"], c["name"]) for c in diff["changed"]] == [("boxes", "kept"), ("boxes", "n")]
+    assert diff["changed"][0]["from"]["where"] == "x > 0"
+    assert diff["changed"][0]["to"]["where"] == "x > 1"
+    restored = joe.call("POST", "/diagrams/q/versions/1/restore")
+    assert restored["document"] == DOC and restored["status"] == "running"
+    assert restored["swap"]["dropped"][0]["state"] == ["n"]
+    assert joe.call("GET", "/diagrams/q/versions")["versions"][0]["version"] == 4
+    joe.close()
