@@ -183,17 +183,20 @@ class _Builder:
         self.text = text
 
     def script(self, tree: lark.Tree) -> ast.Script:
-        name, streams, queries, punctuations = None, [], [], []
+        name, streams, queries, punctuations, views = None, [], [], [], []
         for stmt in tree.children:
             if stmt.data == "create_diagram":
                 name = str(stmt.children[2])
             elif stmt.data == "create_stream":
                 streams.append(self.create_stream(stmt))
+            elif stmt.data == "create_view":
+                _create, _view, view, _as, union = stmt.children
+                views.append(ast.View(str(view), self.selects(union), _pos(stmt)))
             elif stmt.data == "query_statement":
                 queries.append(self.query(stmt))
             else:
                 punctuations.append(self.punctuation(stmt))
-        return ast.Script(name, tuple(streams), tuple(queries), tuple(punctuations))
+        return ast.Script(name, tuple(streams), tuple(queries), tuple(punctuations), tuple(views))
 
     def create_stream(self, node) -> ast.CreateStream:
         _, _, name, *columns, _event, _time, event_time, _lateness, lateness = node.children
@@ -206,7 +209,7 @@ class _Builder:
         )
 
     def query(self, node) -> ast.Query:
-        _insert, _into, output, relation, on_result, at_level = node.children
+        _insert, _into, output, relation, on_result, at_level, semantic = node.children
         stream, union = (
             (relation.data, relation.children[1])
             if relation.data != "union"
@@ -218,11 +221,15 @@ class _Builder:
         return ast.Query(
             str(output) if output else None,
             str(stream),
-            tuple(self.select(s) for s in union.children if isinstance(s, lark.Tree)),
+            self.selects(union),
             tuple(self.punctuation(p) for p in on_result.children[2:]) if on_result else (),
             self.level(at_level.children[2]) if at_level else None,
             _pos(relation),
+            str(semantic.children[1]).lower() if semantic else None,
         )
+
+    def selects(self, union) -> tuple[ast.Select, ...]:
+        return tuple(self.select(s) for s in union.children if isinstance(s, lark.Tree))
 
     def select(self, node) -> ast.Select:
         _s, items, _f, sources, _w, where, _g, _b, group, _h, having = node.children

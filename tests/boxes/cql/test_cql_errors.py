@@ -111,6 +111,7 @@ CORPUS = [
     ("SELECT count(*) AS n FROM s [RANGE 1s] HAVING m > 1", codes.UNKNOWN_FIELD, "cql.2.47"),
     ("SELECT * FROM nowhere", codes.MISSING_PARAMETER, "cql.2.15"),
     ("SELECT v AS w, x AS w FROM s", codes.CQL_SELECT, "cql.2.16"),
+    ("CREATE VIEW s AS SELECT * FROM s; SELECT * FROM s", codes.CQL_DUPLICATE_VIEW, "cql.2.1"),
 ]
 
 
