@@ -42,9 +42,10 @@ soak: setup
 errors-doc: setup
 	$(BIN)/python -m boxes.codes > docs/errors.md
 
-# The README's pictures (docs/screenshots/), taken by the web test of the paper's scenario.
+# The README's pictures (docs/screenshots/), taken by the web tests of the paper's scenario and
+# of the README's walkthrough.
 screenshots: setup
-	DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -p no:cacheprovider tests/web/test_web_scenario.py
+	DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -p no:cacheprovider tests/web/test_web_scenario.py tests/web/test_walkthrough.py
 
 setup: check-java $(STAMP)
 

@@ -513,6 +513,9 @@ CQL_DUPLICATE_OUTPUT = define(
 CQL_NOT_EXPRESSIBLE = define(
     "CQL_NOT_EXPRESSIBLE", 400, "the diagram has no CQL form: {reason}", "cql"
 )
+CQL_DUPLICATE_VIEW = define(
+    "CQL_DUPLICATE_VIEW", 400, "{name!r} already names a stream, a view or a box", "cql"
+)
 
 # Ingestion and the durable log (server/ingest, `sluice run`).
 BATCH_INVALID = define("BATCH_INVALID", 400, "stream {stream!r}: {reason}", "ingest")

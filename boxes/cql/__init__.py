@@ -52,10 +52,10 @@ def validate_cql(
 
 
 def relocate(err: DiagramInvalid, compiled: Compiled) -> DiagramInvalid:
-    """The document's problems at the CQL position of the part they are about."""
+    """The document's problems at the CQL position of the part they are about (the path
+    says where, once; the message says what)."""
     problems = []
     for p in err.problems:
         pos = compiled.position_of(p.path)
-        where = f"line {pos.line}, column {pos.column} ({p.path}): " if pos else ""
-        problems.append(Problem(p.code, pos.path if pos else p.path, where + p.message))
+        problems.append(Problem(p.code, pos.path if pos else p.path, p.message))
     return DiagramInvalid(problems)

@@ -119,6 +119,17 @@ class Query:
     on_result: tuple[SecurityPunctuation, ...]
     level: Level | None
     pos: Pos = field(compare=False)
+    semantic: str | None = None  # SEMANTIC WEAK | STRONG: the output's (docs/labels.md)
+
+
+@dataclass(frozen=True)
+class View:
+    """``CREATE VIEW name AS select UNION ...``: a named intermediate stream, which later
+    queries and views read by its name in FROM (a box of the diagram, not an output)."""
+
+    name: str
+    selects: tuple[Select, ...]
+    pos: Pos = field(compare=False)
 
 
 @dataclass(frozen=True)
@@ -138,9 +149,11 @@ class CreateStream:
 
 @dataclass(frozen=True)
 class Script:
-    """A whole CQL text: an optional diagram name, stream declarations, queries, punctuations."""
+    """A whole CQL text: an optional diagram name, stream declarations, queries, punctuations,
+    and views (in the order written: a view reads only streams and views before it)."""
 
     name: str | None
     streams: tuple[CreateStream, ...]
     queries: tuple[Query, ...]
     punctuations: tuple[SecurityPunctuation, ...]
+    views: tuple[View, ...] = ()

@@ -9,7 +9,9 @@ entering its window pairs with the other side's window), each WHERE term about o
 filter before that side's window, ``a.k = b.k`` the keys, the rest a filter on the pairs;
 the query's output is ``INSERT INTO name`` (default ``out``). Boxes are named after
 the output and their clause (``out_where``, ``out_agg``, ``out_1_where`` in a union's second
-branch), so the same query always gives the same document.
+branch), so the same query always gives the same document. ``CREATE VIEW v AS ...`` compiles
+the same way, its last box named ``v``, and ``FROM v`` in a later query or view reads that box:
+so a union feeding an aggregate, or a box feeding two others, has a CQL form.
 
 WHERE is CQL's, a filter on the window's relation: before a time window it is a filter box
 (a tuple is in a time window by its own event time, so filtering first is the same); over a
@@ -37,6 +39,7 @@ from boxes.cql import ast
 from boxes.cql.parser import fail
 from boxes.errors import DiagramInvalid, InvalidInput, Problem
 from boxes.levels import BOTTOM, TOP
+from boxes.output import WEAK
 from boxes.types import Schema
 
 DEFAULT_OUTPUT = "out"
@@ -105,6 +108,7 @@ class _Compiler:
         self.inputs: dict[str, Any] = {}
         self.boxes: dict[str, Any] = {}
         self.outputs: dict[str, Any] = {}
+        self.views: dict[str, str] = {}  # a view's name -> the box (or input) it stands for
         self.level: dict[str, str] | None = None
         self.out = Compiled({})
 
@@ -126,6 +130,8 @@ class _Compiler:
             raise fail(codes.CQL_SYNTAX, ast.Pos(1, 1), "the script has no query (SELECT ...)")
         for stream in script.streams:
             self.declare(stream)
+        for view in script.views:
+            self.view(view)
         for query in script.queries:
             self.query(query)
         doc: dict[str, Any] = {"version": 1, "name": script.name or name or DEFAULT_NAME}
@@ -163,45 +169,75 @@ class _Compiler:
                     "the whole relation at every instant, DSTREAM needs retractions"
                 ),
             )
-        self.query_level(query)
+        self.query_level(query.selects, query.level)
         if output in self.outputs:
             raise fail(
                 codes.CQL_DUPLICATE_OUTPUT,
                 query.pos,
                 codes.CQL_DUPLICATE_OUTPUT.render(name=output),
             )
-        if len(query.selects) == 1:
-            last = self.select(query.selects[0], f"{output}_")
-        else:
-            branches = [self.select(s, f"{output}_{i}_") for i, s in enumerate(query.selects)]
-            last = f"{output}_union"
-            self.add(last, {"type": "union", "in": branches}, query.pos)
-        self.outputs[output] = {"from": last}
+        self.outputs[output] = {"from": self.union(query.selects, f"{output}_", query.pos)}
+        if query.semantic == WEAK:
+            self.outputs[output]["semantic"] = WEAK
         if query.on_result:
             self.outputs[output]["on_result"] = on_result(query.on_result, output)
         self.out.positions[f"outputs.{output}"] = query.pos
 
+    def union(self, selects: Sequence[ast.Select], prefix: str, pos: ast.Pos) -> str:
+        """The last box of ``select UNION ...``: a union box of the branches' chains."""
+        if len(selects) == 1:
+            return self.select(selects[0], prefix)
+        branches = [self.select(s, f"{prefix}{i}_") for i, s in enumerate(selects)]
+        return self.add(f"{prefix}union", {"type": "union", "in": branches}, pos)
+
+    def view(self, view: ast.View) -> None:
+        """``CREATE VIEW name AS ...``: its chain, whose last box takes the view's name."""
+        name = view.name
+        if name in self.views or name in self.inputs or name in self.schemas:
+            raise fail(
+                codes.CQL_DUPLICATE_VIEW, view.pos, codes.CQL_DUPLICATE_VIEW.render(name=name)
+            )
+        self.query_level(view.selects, None)
+        made = set(self.boxes)
+        last = self.union(view.selects, f"{name}_", view.pos)
+        if last in self.boxes and last not in made:
+            if name in self.boxes:
+                raise fail(
+                    codes.CQL_DUPLICATE_VIEW, view.pos, codes.CQL_DUPLICATE_VIEW.render(name=name)
+                )
+            self.boxes[name] = self.boxes.pop(last)
+            for path in [p for p in self.out.positions if p.split(".")[:2] == ["boxes", last]]:
+                renamed = ".".join(["boxes", name, *path.split(".")[2:]])
+                self.out.positions[renamed] = self.out.positions.pop(path)
+            last = name
+        self.views[name] = last
+
     def add(self, name: str, box: dict[str, Any], pos: ast.Pos) -> str:
+        if name in self.boxes:  # a view took the name a clause's box would have
+            raise fail(codes.CQL_DUPLICATE_VIEW, pos, codes.CQL_DUPLICATE_VIEW.render(name=name))
         self.boxes[name] = box
         self.out.positions[f"boxes.{name}"] = pos
         return name
 
     def source(self, source: ast.Source) -> str:
+        if source.stream in self.views:
+            return self.views[source.stream]
         if source.stream not in self.inputs:
             derived = source.stream in self.derived
             self.inputs[source.stream] = {"output": source.stream} if derived else {}
             self.out.positions[f"inputs.{source.stream}"] = source.pos
         return source.stream
 
-    def query_level(self, query: ast.Query) -> None:
-        """The level the diagram runs at, from the query's ``AT LEVEL`` and its windows'
-        ``WHERE level DOMINATED BY``. A diagram runs at one level and filters every input to
-        the tuples it dominates before any window, so the windows' level (one for all of
-        them) is that level, and ``AT LEVEL`` must dominate it: running below the level asked
-        for gives exactly the window's tuples (000 section 5's rewriting, done by the plan)."""
+    def query_level(self, selects: Sequence[ast.Select], at_level: ast.Level | None) -> None:
+        """The level the diagram runs at, from a query's ``AT LEVEL`` and its (or a
+        view's) windows' ``WHERE level DOMINATED BY``. A diagram runs at one level and
+        filters every input to the tuples it dominates before any window, so the windows'
+        level (one for all of them) is that level, and ``AT LEVEL`` must dominate it: running
+        below the level asked for gives exactly the window's tuples (000 section 5's
+        rewriting, done by the plan)."""
         windows = [
             s.window.level
-            for sel in query.selects
+            for sel in selects
             for s in sel.sources
             if s.window is not None and s.window.level is not None
         ]
@@ -211,7 +247,7 @@ class _Compiler:
                 raise fail(
                     codes.CQL_LEVEL, pos, codes.CQL_LEVEL.render(reason="windows at two levels")
                 )
-        at = self.resolve(query.level) if query.level is not None else None
+        at = self.resolve(at_level) if at_level is not None else None
         if at is not None and levels and not dominated(levels[0][0], at):
             raise fail(
                 codes.CQL_LEVEL,
@@ -220,8 +256,8 @@ class _Compiler:
             )
         if levels:
             level, pos = levels[0]
-        elif at is not None and query.level is not None:
-            level, pos = at, query.level.pos
+        elif at is not None and at_level is not None:
+            level, pos = at, at_level.pos
         else:
             return
         if self.level is not None and self.level != level:

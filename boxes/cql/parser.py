@@ -1,4 +1,8 @@
-"""CQL text to its typed tree (``ast.py``), or a CQL_SYNTAX problem with its line and column.
+"""CQL text to its typed tree (``ast.py``), or a CQL_SYNTAX problem at its line and column.
+
+A problem states its position once, in its path (``cql.LINE.COLUMN``, which the editor shows
+as "line 2, column 14" and puts the cursor at), and a syntax error says in words what could
+come there (``_expected``), never the grammar's token names.
 
 The papers write strings in double quotes (``msgType = "send"``); the expression language
 takes single quotes only. A double-quoted string without a quote inside becomes the same
@@ -38,9 +42,9 @@ def _parser() -> lark.Lark:
 
 
 def fail(code: codes.Code, pos: ast.Pos | None, message: str) -> DiagramInvalid:
-    """The one way the CQL modules report a problem: its code, position and message."""
-    where = f"line {pos.line}, column {pos.column}: " if pos else ""
-    return DiagramInvalid([Problem(code, pos.path if pos else "cql", where + message)])
+    """The one way the CQL modules report a problem: its code, position (the path) and
+    message."""
+    return DiagramInvalid([Problem(code, pos.path if pos else "cql", message)])
 
 
 def parse(text: str) -> ast.Script:
@@ -85,16 +89,77 @@ def _pos_of(text: str, offset: int) -> ast.Pos:
 def _syntax(text: str, exc: lark.exceptions.UnexpectedInput) -> DiagramInvalid:
     pos = ast.Pos(max(exc.line, 1), max(exc.column, 1))
     if isinstance(exc, lark.exceptions.UnexpectedToken):
+        expected = _expected(exc.expected, _accepted(exc))
         if exc.token.type == "$END":
-            return fail(codes.CQL_SYNTAX, _pos_of(text, len(text)), "the query ends too early")
-        expected = ", ".join(sorted(_name(t) for t in exc.expected)[:8])
-        return fail(codes.CQL_SYNTAX, pos, f"unexpected {exc.token.value!r}; expected {expected}")
+            return fail(
+                codes.CQL_SYNTAX, _pos_of(text, len(text)), f"the query ends too early: {expected}"
+            )
+        return fail(codes.CQL_SYNTAX, pos, f"{expected}, found {exc.token.value!r}")
     char = text[exc.pos_in_stream : exc.pos_in_stream + 1] if exc.pos_in_stream else ""
-    return fail(codes.CQL_SYNTAX, pos, f"unexpected character {char!r}")
+    return fail(codes.CQL_SYNTAX, pos, f"found {char!r}, which is no part of CQL")
 
 
-def _name(terminal: str) -> str:
-    return terminal.removeprefix(_E).lower()
+# What a terminal of the grammar is, in words; a terminal not named here is a keyword, which
+# is written as the query writes it.
+_WORDS = {
+    "NAME": "a name",
+    "INT": "a whole number",
+    "DURATION": "a duration (10s, 500ms, 2m)",
+    "UNIT": "a unit of time (seconds, minutes, ...)",
+    "COUNT_STAR": "count(*)",
+    "BOTTOM": "⊥",
+    "SIGN_VALUE": "POSITIVE or NEGATIVE",
+    "BOOL": "TRUE or FALSE",
+    "STAR": "'*'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "SEMICOLON": "';'",
+    "COLON": "':'",
+    "EQUAL": "'='",
+    "$END": "the end of the query",
+}
+# The expression language's: what may start a value, and what may follow one. When one of
+# them is expected, the group is named instead of its members.
+_VALUE = {"STRING", "FLOAT", "NULL", "TRUE", "FALSE", "CASE", "CAST", "INTERVAL", "LEVEL"}
+_OPERATOR = {"COMP_OP", "PLUS", "MUL_OP", "OR", "NOT", "IN", "IS", "BETWEEN", "LIKE"}
+_CASE = {"WHEN", "THEN", "ELSE", "END"}  # LALR offers them wherever an expression may end
+
+
+def _accepted(exc: lark.exceptions.UnexpectedToken) -> set[str]:
+    """The terminals the parser, in its state at the error, would really take next (LALR's
+    expected set also holds those of states merged with it), or none if it cannot tell."""
+    try:
+        return set(exc.interactive_parser.accepts())
+    except lark.exceptions.LarkError:
+        return set()
+
+
+def _expected(terminals, accepted: set[str]) -> str:
+    """What may come, as a person lists it ("expected an expression, FROM or ','"). ``accepted``,
+    when known, narrows the grammar's own keywords and punctuation: the expression language's
+    terminals are judged from ``terminals``, which is all accepts() misses."""
+    if accepted:
+        terminals = accepted | {t for t in terminals if t.startswith(_E)}
+    names = {t.removeprefix(_E) for t in terminals}
+    words = []
+    if names & _VALUE or {"NAME", "LPAR"} <= names:
+        names -= _VALUE | {"INT", "NAME", "LPAR", "MINUS", "TIMESTAMP"}
+        words.append("an expression")
+    if names & _OPERATOR:
+        names -= _OPERATOR | {"MINUS", "AND", "DOT", "LPAR"}
+        words.append("an operator")
+    if accepted:
+        names -= _CASE
+    words = sorted(_WORDS.get(n, n) for n in names) + words
+    if not words:  # lark could not tell
+        return "the query is not complete"
+    return "expected " + (
+        words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+    )
 
 
 def _pos(item) -> ast.Pos:
@@ -118,17 +183,20 @@ class _Builder:
         self.text = text
 
     def script(self, tree: lark.Tree) -> ast.Script:
-        name, streams, queries, punctuations = None, [], [], []
+        name, streams, queries, punctuations, views = None, [], [], [], []
         for stmt in tree.children:
             if stmt.data == "create_diagram":
                 name = str(stmt.children[2])
             elif stmt.data == "create_stream":
                 streams.append(self.create_stream(stmt))
+            elif stmt.data == "create_view":
+                _create, _view, view, _as, union = stmt.children
+                views.append(ast.View(str(view), self.selects(union), _pos(stmt)))
             elif stmt.data == "query_statement":
                 queries.append(self.query(stmt))
             else:
                 punctuations.append(self.punctuation(stmt))
-        return ast.Script(name, tuple(streams), tuple(queries), tuple(punctuations))
+        return ast.Script(name, tuple(streams), tuple(queries), tuple(punctuations), tuple(views))
 
     def create_stream(self, node) -> ast.CreateStream:
         _, _, name, *columns, _event, _time, event_time, _lateness, lateness = node.children
@@ -141,7 +209,7 @@ class _Builder:
         )
 
     def query(self, node) -> ast.Query:
-        _insert, _into, output, relation, on_result, at_level = node.children
+        _insert, _into, output, relation, on_result, at_level, semantic = node.children
         stream, union = (
             (relation.data, relation.children[1])
             if relation.data != "union"
@@ -153,11 +221,15 @@ class _Builder:
         return ast.Query(
             str(output) if output else None,
             str(stream),
-            tuple(self.select(s) for s in union.children if isinstance(s, lark.Tree)),
+            self.selects(union),
             tuple(self.punctuation(p) for p in on_result.children[2:]) if on_result else (),
             self.level(at_level.children[2]) if at_level else None,
             _pos(relation),
+            str(semantic.children[1]).lower() if semantic else None,
         )
+
+    def selects(self, union) -> tuple[ast.Select, ...]:
+        return tuple(self.select(s) for s in union.children if isinstance(s, lark.Tree))
 
     def select(self, node) -> ast.Select:
         _s, items, _f, sources, _w, where, _g, _b, group, _h, having = node.children

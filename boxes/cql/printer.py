@@ -1,13 +1,17 @@
-"""A diagram document to CQL, when the diagram has a CQL form (else CQL_NOT_EXPRESSIBLE).
+"""A diagram document to CQL: every diagram of the five box types has a CQL form.
 
-A diagram has one when every output reads a chain the compiler makes: an input or a join of
-two inputs (bounded by ``rows``: each input through at most one filter, printed in WHERE with
-the side's alias), then at most a WHERE filter (not before a count window, whose WHERE is the
-aggregate's ``where``), then an aggregate (with at most a HAVING filter after it) or a map; or
-a union of such chains. Expressions are printed as the document writes
-them. Box names are not printed: compiling the CQL again names the boxes after their clause, so a
+Each output is one query over a chain the compiler makes: an input or a join (its sides
+inputs or views; a join of count windows takes each side through at most one filter, printed
+in WHERE with the side's alias), then at most a WHERE filter (not before a count window, whose
+WHERE is the aggregate's ``where``), then an aggregate (with at most a HAVING filter after it)
+or a map; or a union of such chains. Any other box a chain reaches (a union feeding an
+aggregate, a filter before a count window, a box feeding two others, a join of joins) is
+printed as ``CREATE VIEW box AS ...``, before the queries that read it by its name in FROM.
+Expressions are printed as the document writes them. A view keeps its box's name; other box
+names are not printed: compiling the CQL again names the boxes after their clause, so a
 diagram whose boxes carry those names comes back equal (``tests/boxes/cql/test_roundtrip.py``),
-and any other comes back equal up to box names.
+and any other comes back equal up to box names. What is still refused (CQL_NOT_EXPRESSIBLE)
+is an ``on_result`` policy Figure 7's syntax cannot say.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from boxes import codes
 from boxes.cql.compiler import DEFAULT_OUTPUT
 from boxes.errors import DiagramInvalid, Problem
 from boxes.expressions.parser import parse as parse_expression
+from boxes.output import WEAK
 
 
 def to_cql(doc: Mapping[str, Any]) -> str:
@@ -38,27 +43,27 @@ class _Printer:
         self.doc = doc
         self.boxes: Mapping[str, Any] = doc.get("boxes") or {}
         self.inputs: Mapping[str, Any] = doc.get("inputs") or {}
-        uses: Counter[str] = Counter()
+        self.uses: Counter[str] = Counter()
         for box in self.boxes.values():
             for key in ("in", "left", "right"):
                 refs = box.get(key)
-                uses.update(refs if isinstance(refs, list) else [refs] if refs else [])
+                self.uses.update(refs if isinstance(refs, list) else [refs] if refs else [])
         for out in (doc.get("outputs") or {}).values():
-            uses[out.get("from")] += 1
-        shared = sorted(n for n, count in uses.items() if count > 1 and n in self.boxes)
-        if shared:
-            raise _refuse(f"boxes.{shared[0]}", f"box {shared[0]!r} feeds more than one box")
+            self.uses[out.get("from")] += 1
+        self.views: dict[str, str] = {}  # box -> its CREATE VIEW, dependencies first
 
     def run(self) -> str:
-        parts = [f"CREATE DIAGRAM {self.doc['name']}"]
-        parts += [self.stream(n, spec) for n, spec in self.inputs.items() if self.schema(spec)]
         level = self.doc.get("level")
         at = f"\nAT LEVEL [{', '.join(f'{c}: {v}' for c, v in level.items())}]" if level else ""
+        queries = []
         for name, out in (self.doc.get("outputs") or {}).items():
             policy = _on_result(name, out.get("on_result") or ())
-            query = self.query(out["from"]) + policy + at
-            parts.append(query if name == DEFAULT_OUTPUT else f"INSERT INTO {name}\n{query}")
-        return ";\n".join(parts) + ";\n"
+            semantic = "\nSEMANTIC WEAK" if out.get("semantic") == WEAK else ""
+            query = self.top(out["from"]) + policy + at + semantic
+            queries.append(query if name == DEFAULT_OUTPUT else f"INSERT INTO {name}\n{query}")
+        parts = [f"CREATE DIAGRAM {self.doc['name']}"]
+        parts += [self.stream(n, spec) for n, spec in self.inputs.items() if self.schema(spec)]
+        return ";\n".join(parts + list(self.views.values()) + queries) + ";\n"
 
     def schema(self, spec: Any) -> Mapping[str, Any] | None:
         schema = (spec or {}).get("schema")
@@ -76,15 +81,44 @@ class _Printer:
             text += f" LATENESS {spec['lateness']}"
         return text
 
-    def query(self, node: str) -> str:
-        box = self.boxes.get(node)
-        if box is not None and box["type"] == "union":
-            return "\nUNION\n".join(self.select(branch) for branch in box["in"])
-        return self.select(node)
+    def shared(self, node: str) -> bool:
+        """A box read by two or more: printed once, as a view, and read by its name."""
+        return node in self.boxes and self.uses[node] > 1
 
-    def select(self, node: str) -> str:
-        box, having, agg, items = self.boxes.get(node), None, None, "*"
-        if box and box["type"] == "filter" and self._type(box["in"]) == "aggregate":
+    def folds(self, node: str, kind: str) -> bool:
+        """Whether box ``node``, of type ``kind``, is printed inside the SELECT that reads it."""
+        box = self.boxes.get(node)
+        return box is not None and box["type"] == kind and not self.shared(node)
+
+    def view(self, node: str) -> str:
+        """``node``'s name in FROM: an input's stream, else the view printed for the box."""
+        if node not in self.boxes:
+            return self.read(node)
+        if node not in self.views:
+            self.views[node] = f"CREATE VIEW {node} AS\n{self.query(node)}"
+        return node
+
+    def top(self, node: str) -> str:
+        """The query of an output that reads ``node``."""
+        return f"SELECT *\nFROM {self.view(node)}" if self.shared(node) else self.query(node)
+
+    def query(self, node: str) -> str:
+        """The SELECTs that compute box (or input) ``node`` itself; a union's branch that is
+        shared or a union (CQL's UNION is one level deep) is read from its view."""
+        box = self.boxes.get(node)
+        if box is None or box["type"] != "union":
+            return self.select(node)
+        return "\nUNION\n".join(
+            f"SELECT *\nFROM {self.view(b)}"
+            if self.shared(b) or self.folds(b, "union")
+            else self.select(b)
+            for b in box["in"]
+        )
+
+    def select(self, root: str) -> str:
+        """One SELECT computing ``root``, with the boxes below it that fold into its clauses."""
+        node, box, having, agg, items = root, self.boxes.get(root), None, None, "*"
+        if box and box["type"] == "filter" and self.folds(box["in"], "aggregate"):
             having, node = box["where"], box["in"]
             box = self.boxes[node]
         if box and box["type"] == "aggregate":
@@ -95,22 +129,25 @@ class _Printer:
             node = box["in"]
             items = ", ".join(t if t == n else f"{t} AS {n}" for n, t in box["fields"].items())
         where = agg.get("where") if agg is not None else None
-        box = self.boxes.get(node)
-        if box and box["type"] == "filter":
-            if agg is not None and "rows" in agg["window"]:
-                raise _refuse(
-                    f"boxes.{node}",
-                    "a filter before a count window: CQL's WHERE filters the window's tuples "
-                    "(the aggregate's 'where')",
-                )
-            where, node = box["where"], box["in"]
-        box = self.boxes.get(node)
-        if box and box["type"] == "join" and "rows" in box and agg is None:
-            source, terms = self.count_join(node, box)
+        # A filter below a count window is a view: CQL's WHERE there filters the window's
+        # tuples (the aggregate's own ``where``).
+        counted = agg is not None and "rows" in agg["window"]
+        if self.mine(root, node, "filter") and not counted:
+            where, node = self.boxes[node]["where"], self.boxes[node]["in"]
+        box = self.boxes.get(node) or {}
+        if self.mine(root, node, "join") and "rows" in box and agg is None:
+            source, terms = self.count_join(box)
             # In parentheses, an OR in a term stays in it; the compiler splits only on AND.
             where = " AND ".join(terms + ([f"({where})"] if where is not None else []))
+        elif self.mine(root, node, "join") and agg is None:
+            on = " AND ".join(f"a.{f} = b.{f}" for f in box["on"])
+            within = box["within"]
+            source = (
+                f"{self.view(box['left'])} AS a [RANGE {within}] JOIN "
+                f"{self.view(box['right'])} AS b [RANGE {within}]\nON {on}"
+            )
         else:
-            source = self.source(node, agg)
+            source = self.view(node) + (f" {_window(agg)}" if agg else "")
         text = f"SELECT {items}\nFROM {source}"
         if where is not None:
             text += f"\nWHERE {where}"
@@ -120,44 +157,30 @@ class _Printer:
             text += f"\nHAVING {having}"
         return text
 
+    def mine(self, root: str, node: str, kind: str) -> bool:
+        """Whether ``node`` is printed in ``root``'s SELECT: the root itself (even a shared
+        one: its view is being printed), or a box below that folds."""
+        box = self.boxes.get(node)
+        if node == root:
+            return box is not None and box["type"] == kind
+        return self.folds(node, kind)
+
     def read(self, node: str) -> str:
         """What ``FROM`` names for an input: its stream, or the output a derived input reads."""
         return self.inputs[node].get("output", node)
 
-    def source(self, node: str, agg: Mapping[str, Any] | None) -> str:
-        box = self.boxes.get(node)
-        if box is None and node in self.inputs:
-            return self.read(node) + (f" {_window(agg)}" if agg else "")
-        if box is not None and box["type"] == "join" and agg is None:
-            left, right, within = box["left"], box["right"], box["within"]
-            if left not in self.inputs or right not in self.inputs:
-                raise _refuse(f"boxes.{node}", "a join's sides are inputs in CQL")
-            on = " AND ".join(f"a.{f} = b.{f}" for f in box["on"])
-            return (
-                f"{self.read(left)} AS a [RANGE {within}] JOIN {self.read(right)} AS b "
-                f"[RANGE {within}]\nON {on}"
-            )
-        raise _refuse(f"boxes.{node}", f"box {node!r} is not where a CQL query can start")
-
-    def count_join(self, node: str, box: Mapping[str, Any]) -> tuple[str, list[str]]:
+    def count_join(self, box: Mapping[str, Any]) -> tuple[str, list[str]]:
         """``l AS a [ROWS n], r AS b [ROWS m]`` and the WHERE terms the compiler takes apart
         again: each side's filter with the side's alias, then the keys."""
         sources, terms = [], []
         for side, alias in (("left", "a"), ("right", "b")):
             name = box[side]
-            filtered = self.boxes.get(name)
-            if filtered and filtered["type"] == "filter":
-                terms.append(f"({_qualified(filtered['where'], alias)})")
-                name = filtered["in"]
-            if name not in self.inputs:
-                raise _refuse(f"boxes.{node}", "a count join's sides are inputs, filtered or not")
-            sources.append(f"{self.read(name)} AS {alias} [ROWS {box['rows'][side]}]")
+            if self.folds(name, "filter"):
+                terms.append(f"({_qualified(self.boxes[name]['where'], alias)})")
+                name = self.boxes[name]["in"]
+            sources.append(f"{self.view(name)} AS {alias} [ROWS {box['rows'][side]}]")
         terms += [f"a.{f} = b.{f}" for f in box["on"]]
         return ", ".join(sources), terms
-
-    def _type(self, node: str) -> str | None:
-        box = self.boxes.get(node)
-        return box["type"] if box else None
 
 
 def _window(agg: Mapping[str, Any]) -> str:

@@ -9,7 +9,9 @@ to ``ais`` and ``voyages``, and the companies' feed to ``routes``; and vital sig
 governed by security punctuations (seed 003, ``health_demo.py``) to ``HeartRate`` and
 ``BodyTemperature``, changing who may read them every 20 s. A port authority (``pat``) and a
 ship company (``sam``) watch the strait under seed 002's policies (``port_demo.py``): one
-diagram, ``strait``, each seeing the ships its policies allow. The demo passwords are generated
+diagram, ``strait``, each seeing the ships its policies allow. A consultant (``cora``) cleared
+for bank A and oil company X runs ``advice_ax`` at that level over Ed's analysts' advice, behind
+a Chinese Wall (seeds 000/001, ``level_demo.py``). The demo passwords are generated
 once and kept in ``demo_logins.json`` (mode 0600) in the data directory, so a restarted demo
 prints the same logins.
 """
@@ -28,7 +30,7 @@ from boxes import codes
 from boxes.errors import Conflict, Unauthenticated
 from catalog import Action, ObjectType
 from catalog.bootstrap import seed_demo
-from server.cli import health_demo, port_demo
+from server.cli import health_demo, level_demo, port_demo
 from server.cli.ais_demo import Traffic
 from server.control.diagrams import open_logs, plan_for, run_named, spec_of
 from server.ingest.admission import ingest
@@ -230,21 +232,24 @@ class Feeds:
 
 
 def start_demo(svc) -> dict[str, str]:
-    """Seed (once), deploy q1 as Al and vitals as Joe, start Ed's feeds (prices, ships and
-    vital signs); return the logins."""
+    """Seed (once), deploy q1 as Al, vitals as Joe, strait as Pat and advice_ax as Cora, start
+    Ed's feeds (prices, ships, vital signs and advice); return the logins."""
     passwords = _logins(svc)
     _seed_ais(svc, passwords["joe"])
     passwords = health_demo.seed(svc, passwords, functools.partial(_keep, svc))
     passwords = port_demo.seed(svc, passwords, functools.partial(_keep, svc))
+    passwords = level_demo.seed(svc, passwords, functools.partial(_keep, svc))
     open_logs(svc)
     _deploy(svc, "al", passwords["al"], Q1)
     _deploy(svc, "joe", passwords["joe"], health_demo.VITALS)
     _deploy(svc, "pat", passwords["pat"], port_demo.STRAIT)
     port_demo.share(svc, passwords["pat"])
+    _deploy(svc, "cora", passwords["cora"], level_demo.ADVICE)
     for feed in (
         Feeds(svc, passwords["ed"]),
         AisFeed(svc, passwords["ed"]),
         health_demo.HealthFeed(svc, passwords["ed"]),
+        level_demo.AdviceFeed(svc, passwords["ed"]),
     ):
         feed.start()
         svc.on_close.append(feed.stop)

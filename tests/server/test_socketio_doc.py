@@ -1,5 +1,6 @@
 """The socket.io client of docs/socketio.md, run as written against a live server: it logs in,
-subscribes, and prints the results of a running diagram as JSON lines."""
+subscribes, prints exactly ``--count`` results of a running diagram as JSON lines and exits 0,
+and exits 1 with the server's message when its subscribe is refused."""
 
 from __future__ import annotations
 
@@ -36,29 +37,34 @@ def lines(stream) -> queue.Queue:
     return out
 
 
-def test_the_documented_client_prints_live_results(live, tmp_path):
+def run(live, tmp_path, output: str, *count: str) -> subprocess.Popen:
+    """The documented client, as joe, following ``output``."""
+    script = tmp_path / "subscribe.py"
+    script.write_text(example())
+    return subprocess.Popen(
+        [sys.executable, str(script), live.url, "joe", output, *count],
+        env={**os.environ, "SLUICE_PASSWORD": PASSWORD},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_the_documented_client_prints_count_live_results(live, tmp_path):
     joe = Client(live.url, "joe", PASSWORD)
     fields = {"t": "timestamp", "symbol": "string", "price": "long"}
     joe.call("POST", "/schemas", 201, json={"name": "q", "fields": fields, "event_time": "t"})
     joe.call("POST", "/streams", 201, json={"name": "quotes", "schema": "q"})
     joe.call("POST", "/diagrams", 201, json={"document": DIAGRAM})
     joe.call("POST", "/diagrams/watch/deploy")
-    script = tmp_path / "subscribe.py"
-    script.write_text(example())
-    process = subprocess.Popen(
-        [sys.executable, str(script), live.url, "joe", "big_quotes", "--count", "2"],
-        env={**os.environ, "SLUICE_PASSWORD": PASSWORD},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = run(live, tmp_path, "big_quotes", "--count", "2")
     try:
         assert lines(process.stderr).get(timeout=60) == "subscribed to big_quotes\n"
         rows = [
             {"t": f"2026-01-01T00:00:0{i}Z", "symbol": s, "price": p}
-            for i, (s, p) in enumerate([("A", 5), ("B", 50), ("C", 500)])
+            for i, (s, p) in enumerate([("A", 5), ("B", 50), ("C", 500), ("D", 5000)])
         ]
-        joe.call("POST", "/streams/quotes/tuples", json=rows)
+        joe.call("POST", "/streams/quotes/tuples", json=rows)  # three results in one batch
         out, _ = process.communicate(timeout=120)
     finally:
         process.kill()
@@ -69,3 +75,13 @@ def test_the_documented_client_prints_live_results(live, tmp_path):
         ("C", 500, ["quotes"]),
     ]
     assert process.returncode == 0
+
+
+def test_the_documented_client_exits_1_when_refused(live, tmp_path):
+    process = run(live, tmp_path, "no_such_output")
+    try:
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert (process.returncode, out) == (1, "")
+    assert "no_such_output" in err

@@ -118,7 +118,7 @@ def test_a_bad_query_shows_its_problems_at_their_line_and_column(login, cql, cod
     assert query_text(page).evaluate("t => t.selectionStart") == len(before)
 
 
-def test_the_tab_shows_the_cql_of_a_drawn_diagram_or_why_it_has_none(login):
+def test_the_tab_shows_the_cql_of_a_drawn_diagram_a_shared_box_as_a_view(login):
     page = login("al")
     scripts = watch_scripts(page)
     tab(page, "Query").click()
@@ -145,16 +145,16 @@ def test_the_tab_shows_the_cql_of_a_drawn_diagram_or_why_it_has_none(login):
     expect(box(page, "drawn_out_where")).to_be_visible()
     expect(page.locator("#drawflow .drawflow-node")).to_have_count(3)
 
-    # a second output from the filter has no CQL form: the tab says so, in the server's words
+    # a second output from the filter: the filter is a view, which both outputs read
     drop(page, "output", 385, 200)
     arrow(page, "drawn_out_where", "output1")
     tab(page, "Query").click()
-    expect(query_notice(page)).to_have_text("The diagram on the canvas has no CQL form.")
-    expect(page.locator(".query-tab .problems li")).to_have_text(
-        "boxes.drawn_out_where: the diagram has no CQL form: "
-        "box 'drawn_out_where' feeds more than one box"
+    expect(query_notice(page)).to_have_text("The CQL of the diagram on the canvas.")
+    expect(query_text(page)).to_have_value(
+        "CREATE DIAGRAM drawn;\nCREATE VIEW drawn_out_where AS\nSELECT *\nFROM in1\n"
+        "WHERE price > 1;\nINSERT INTO drawn_out\nSELECT *\nFROM drawn_out_where;\n"
+        "INSERT INTO output1\nSELECT *\nFROM drawn_out_where;\n"
     )
-    expect(query_text(page)).to_have_value("")
     assert scripts == []
 
 

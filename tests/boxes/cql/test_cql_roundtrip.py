@@ -103,7 +103,7 @@ def test_diagram_to_cql_to_diagram_is_the_same_document(texts, level):
     assert compile_cql(printed) == doc, printed
 
 
-def test_any_box_names_come_back_equal_up_to_renaming():
+def test_q1_a_union_feeding_an_aggregate_prints_with_a_view():
     doc = load_document(
         """
 version: 1
@@ -120,26 +120,120 @@ outputs:
 """
     )
     validate(doc)
-    with pytest.raises(DiagramInvalid) as err:
-        to_cql(doc)  # the union feeds an aggregate: no single CQL query has that shape
-    assert [(p.code, p.path) for p in err.value.problems] == [
-        (codes.CQL_NOT_EXPRESSIBLE, "boxes.merged")
-    ]
-    doc["boxes"] = {
-        "avg": {**doc["boxes"]["avg"], "in": "in1"},
-    }
-    doc["inputs"].pop("in2")
-    again = compile_cql(to_cql(doc))
-    assert again["boxes"] == {"out1_agg": doc["boxes"]["avg"]}
+    printed = to_cql(doc)
+    assert "CREATE VIEW merged AS\nSELECT *\nFROM in1\nUNION\nSELECT *\nFROM in2;" in printed
+    assert "FROM merged [RANGE 10s SLIDE 10s]" in printed
+    again = compile_cql(printed)
+    validate(again)
+    assert again["boxes"] == {"merged": doc["boxes"]["merged"], "out1_agg": doc["boxes"]["avg"]}
     assert again["outputs"] == {"out1": {"from": "out1_agg"}}
 
 
-def test_a_box_feeding_two_others_has_no_cql_form():
-    doc = compile_cql("INSERT INTO a SELECT * FROM s WHERE v > 1")
-    doc["outputs"]["b"] = {"from": "a_where"}
-    with pytest.raises(DiagramInvalid) as err:
-        to_cql(doc)
-    assert err.value.problems[0].code == codes.CQL_NOT_EXPRESSIBLE
+def test_a_box_feeding_two_others_is_one_view_both_read():
+    doc = compile_cql(
+        "CREATE STREAM s (t timestamp, v long) EVENT TIME t;\n"
+        "INSERT INTO a SELECT * FROM s WHERE v > 1"
+    )
+    doc["outputs"]["b"] = {"from": "a_where", "semantic": "weak"}
+    printed = to_cql(doc)
+    assert printed.count("CREATE VIEW a_where AS") == 1
+    assert "SEMANTIC WEAK" in printed
+    again = compile_cql(printed)
+    assert again["boxes"] == {"a_where": doc["boxes"]["a_where"]}
+    assert again["outputs"] == {"a": {"from": "a_where"}, "b": doc["outputs"]["b"]}
+
+
+def test_a_view_may_not_take_a_name_in_use():
+    for script in (
+        "CREATE STREAM s (t timestamp, v long) EVENT TIME t;\n"
+        "CREATE VIEW s AS SELECT * FROM s WHERE v > 1; SELECT * FROM s",
+        "CREATE VIEW out_where AS SELECT * FROM s WHERE v > 2; SELECT * FROM out_where WHERE v > 1",
+    ):
+        with pytest.raises(DiagramInvalid) as err:
+            compile_cql(script)
+        assert [p.code for p in err.value.problems] == [codes.CQL_DUPLICATE_VIEW]
+
+
+# Random diagrams of the five box types, shaped as the editor lets anyone draw them: boxes
+# over inputs of one schema (filters, maps keeping the schema, unions of any of them, each
+# read by any number of others), then aggregates (time or count windows, HAVING or not) and
+# joins (time or count bounds) over any of those, and outputs reading any box or input.
+FIELDS = {"t": "timestamp", "k": "string", "v": "long", "x": "double"}
+
+
+@st.composite
+def diagrams(draw):
+    inputs = [f"s{i}" for i in range(draw(st.integers(1, 3)))]
+    pool, boxes = list(inputs), {}
+    for i in range(draw(st.integers(0, 6))):
+        kind = draw(st.sampled_from(["filter", "map", "union"] if len(pool) > 1 else ["filter"]))
+        name, source = f"b{i}", draw(st.sampled_from(pool))
+        if kind == "filter":
+            boxes[name] = {"type": "filter", "in": source, "where": draw(predicates)}
+        elif kind == "map":
+            fields = {"t": "t", "k": "k", "v": "v * 2", "x": "x"}
+            boxes[name] = {"type": "map", "in": source, "fields": fields}
+        else:
+            branches = draw(st.lists(st.sampled_from(pool), min_size=2, max_size=3, unique=True))
+            boxes[name] = {"type": "union", "in": branches}
+        pool.append(name)
+    ends = list(pool)
+    for i in range(draw(st.integers(0, 3))):
+        name, source = f"e{i}", draw(st.sampled_from(pool))
+        kind = draw(st.sampled_from(["time", "count", "join", "rows join"]))
+        if kind in ("time", "count"):
+            window = {"size": "10s"} if kind == "time" else {"rows": draw(st.integers(1, 50))}
+            box = {"type": "aggregate", "in": source, "window": window, "group_by": ["k"]}
+            box["aggregates"] = {"n": "count()", "m": "max(v)"}
+            if kind == "count" and draw(st.booleans()):
+                box["where"] = "v > 1"
+            boxes[name] = box
+            if draw(st.booleans()):
+                boxes[f"{name}_h"] = {"type": "filter", "in": name, "where": "n > 1"}
+                ends.append(f"{name}_h")
+        else:
+            other = draw(st.sampled_from(pool))
+            bound = {"within": "5s"} if kind == "join" else {"rows": {"left": 3, "right": 4}}
+            boxes[name] = {"type": "join", "left": source, "right": other, "on": ["k"], **bound}
+        ends.append(name)
+    outputs = {f"o{i}": {"from": n} for i, n in enumerate(draw(st.lists(st.sampled_from(ends))))}
+    read = {r for b in boxes.values() for k in ("in", "left", "right") for r in _refs(b.get(k))}
+    read |= {o["from"] for o in outputs.values()}
+    for name in [*inputs, *boxes]:  # everything is read by something, as validation wants
+        if name not in read:
+            outputs[f"all_{name}"] = {"from": name}
+    schema = {"fields": FIELDS, "event_time": "t"}
+    doc = {"version": 1, "name": "dag", "inputs": {s: {"schema": schema} for s in inputs}}
+    return {**doc, "boxes": boxes, "outputs": outputs}
+
+
+def _refs(value) -> list[str]:
+    return value if isinstance(value, list) else [value] if value else []
+
+
+def _shape(doc: dict, node: str):
+    """A node up to its box's name: its type, parameters and the shapes it reads."""
+    box = (doc.get("boxes") or {}).get(node)
+    if box is None:
+        return ("input", node)
+    params = tuple(sorted((k, repr(v)) for k, v in box.items() if k not in ("in", "left", "right")))
+    reads = tuple(_shape(doc, r) for k in ("in", "left", "right") for r in _refs(box.get(k)))
+    return params, reads
+
+
+@settings(max_examples=300, deadline=None)
+@given(diagrams())
+def test_every_diagram_the_editor_draws_prints_and_comes_back_equal_up_to_names(doc):
+    validate(doc)
+    printed = to_cql(doc)
+    again = compile_cql(printed)
+    validate(again)
+    assert len(again.get("boxes") or {}) == len(doc["boxes"]), printed
+    assert {
+        n: (_shape(again, o["from"]), o.get("semantic")) for n, o in again["outputs"].items()
+    } == {n: (_shape(doc, o["from"]), o.get("semantic")) for n, o in doc["outputs"].items()}, (
+        printed
+    )
 
 
 def test_from_an_output_the_caller_may_read_is_a_derived_input_and_prints_back():
