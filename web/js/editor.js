@@ -30,6 +30,7 @@ export class Editor {
     this.selected = null;
     this.loaded = null;     // the name of the stored diagram the canvas holds, if it holds one
     this.savedDoc = null;   // that diagram's document as last loaded or saved (JSON)
+    this.baseline = null;   // the document as last drawn, loaded or saved (JSON): what edits change
     this.clipboard = [];
     this.history = new History();
     this.nameInput = el("input", { name: "diagram", value: "", autocomplete: "off", spellcheck: false });
@@ -42,11 +43,13 @@ export class Editor {
     this.canvasBox = el("div", { id: "drawflow", class: "canvas", "aria-label": "Diagram canvas" });
     this.importInput = el("input", { type: "file", accept: ".json,application/json", hidden: true,
       "aria-label": "Diagram document to import", onchange: () => this.run(() => this.importFile()) });
-    this.list = new DiagramList((name) => this.run(() => this.load(name)),
+    this.list = new DiagramList((name) => this.run(async () => { if (await this.mayDiscard()) await this.load(name); }),
       (name, progress) => this.showRun(name, progress));
     this.runFault = null;   // {box, message}: the box whose query failed in the loaded diagram
     this.rewrite = new RewriteNote();
-    this.versions = new VersionList((name, version, doc) => this.openVersion(name, version, doc));
+    this.versions = new VersionList(async (name, version, doc) => {
+      if (await this.mayDiscard()) this.openVersion(name, version, doc);
+    });
     this.query = new QueryTab({
       document: () => (this.canvas?.nodes().length ? this.document() : null),
       name: () => this.nameInput.value.trim(),
@@ -63,7 +66,7 @@ export class Editor {
     fill(root,
       el("div", { class: "toolbar" },
         append(field("Diagram name", this.nameInput), [this.nameError]),
-        button("New", () => this.reset()),
+        button("New", async () => { if (await this.mayDiscard()) this.reset(); }),
         button("From template", () => this.fromTemplate(), { title: "A new diagram from a starter: filter, aggregate, join, union, count window" }),
         button("Validate", () => this.validate()),
         key("Save", "Control+S", () => this.save()),
@@ -85,7 +88,7 @@ export class Editor {
             key("Select all", "Control+A", () => this.canvas.pick([...this.canvas.boxes.keys()])),
             button("Fit", () => this.canvas.fit(), { title: "Zoom to show every box" }),
             button("Export", () => this.exportFile(), { title: "Download the diagram document as JSON" }),
-            button("Import", () => this.importInput.click(), { title: "Open a diagram document from a file" }),
+            button("Import", async () => { if (await this.mayDiscard()) this.importInput.click(); }, { title: "Open a diagram document from a file" }),
             this.importInput),
           this.canvasBox, this.problemsBox),
         this.propertiesBox));
@@ -93,7 +96,13 @@ export class Editor {
     this.diagramView = [root.querySelector('.canvas-tools[role="toolbar"]'), this.canvasBox, this.problemsBox];
     this.view("Diagram");
     // capturing on window: before Drawflow's own Delete key, which would remove one box alone
-    window.addEventListener("keydown", (event) => this.shortcut(event), true);
+    this.onKey = (event) => this.shortcut(event);
+    // closing the tab or reloading: the browser asks (in its own words) when work would be lost
+    this.onUnload = (event) => {
+      if (this.dirty()) event.preventDefault();
+    };
+    window.addEventListener("keydown", this.onKey, true);
+    window.addEventListener("beforeunload", this.onUnload);
     this.canvas = null;
   }
 
@@ -141,6 +150,7 @@ export class Editor {
       });
       acceptDrops(this.canvasBox, (type, x, y) => this.addBox(type, (name, params) => this.canvas.addAt(type, name, params, x, y)));
       this.history.reset(this.canvas.snapshot());
+      this.settle();
     }
     renderPalette(this.paletteBox, this.declarations, (type) =>
       this.addBox(type, (name, params) => this.canvas.addFree(type, name, params)));
@@ -173,21 +183,37 @@ export class Editor {
     }
   }
 
-  /** Keyboard shortcuts on the editor page, except while typing in a field. */
+  /** The session ended (logged out): stop polling and listening; the page is rebuilt at login. */
+  close() {
+    this.list.stop();
+    window.removeEventListener("keydown", this.onKey, true);
+    window.removeEventListener("beforeunload", this.onUnload);
+  }
+
+  /**
+   * Keyboard shortcuts on the editor page. Save works everywhere on it, fields and the query
+   * tab included (a field's typing is committed first); in a field, the other shortcuts keep
+   * their meaning for its text (undo typing, copy text, ...).
+   */
   shortcut(event) {
     if (this.root.hidden || !this.canvas || !this.root.contains(this.canvasBox)) return;   // another page, or a stale editor
-    if (this.canvasBox.hidden) return;   // the query tab
     if (document.querySelector("dialog[open]")) return;
-    if (event.target.closest?.("input, textarea, select, [contenteditable]")) return;
     const mod = event.ctrlKey || event.metaKey;
     const k = event.key.toLowerCase();
+    const inField = event.target.closest?.("input, textarea, select, [contenteditable]");
+    if (mod && k === "s" && !event.shiftKey && !event.altKey) {
+      event.preventDefault();
+      if (inField && this.propertiesBox.contains(inField)) inField.dispatchEvent(new Event("change", { bubbles: true }));
+      this.run(() => this.save());
+      return;
+    }
+    if (this.canvasBox.hidden || inField) return;   // the query tab, or typing in a field
     const actions = {
       z: () => (event.shiftKey ? this.redo() : this.undo()),
       y: () => this.redo(),
       c: () => this.copy(),
       v: () => this.paste(),
       a: () => this.canvas.pick([...this.canvas.boxes.keys()]),
-      s: () => this.run(() => this.save()),
     };
     if (mod && actions[k]) {
       event.preventDefault();
@@ -307,6 +333,25 @@ export class Editor {
     return name;
   }
 
+  /** Whether the canvas (or the query typed in its tab) holds work that New, opening another
+   * diagram, logging out or closing the tab would discard. */
+  dirty() {
+    if (!this.canvas) return false;
+    return this.query.edited || JSON.stringify(this.document()) !== this.baseline;
+  }
+
+  /** True when nothing would be lost, or the user agrees to discard the edits. */
+  async mayDiscard() {
+    if (!this.dirty()) return true;
+    const name = this.nameInput.value.trim();
+    return confirmDanger(`${name ? `Diagram ${name} has` : "The canvas has"} unsaved changes. Discard them?`, "Discard");
+  }
+
+  /** What the canvas holds now is what edits are measured from. */
+  settle() {
+    this.baseline = JSON.stringify(this.document());
+  }
+
   /** Whether the canvas differs from the stored diagram it was loaded from. */
   edited() {
     return this.loaded !== null && JSON.stringify(this.document()) !== this.savedDoc;
@@ -327,6 +372,7 @@ export class Editor {
       : await api.post("/diagrams", { document: doc });
     this.loaded = saved.name;
     this.savedDoc = JSON.stringify(doc);
+    this.baseline = this.savedDoc;
     this.setProblems([]);
     notice(this.message, `${updating ? "Updated" : "Saved"} ${saved.name}.`, "ok");
     await Promise.all([this.list.refresh(), this.versions.show(saved.name)]);
@@ -390,6 +436,7 @@ export class Editor {
     this.savedDoc = null;
     this.history.reset(this.canvas.snapshot());
     this.setProblems([]);
+    this.settle();
     notice(this.message, "");
     this.nameInput.focus();
   }
@@ -402,7 +449,7 @@ export class Editor {
       for (let n = 1; ; n += 1) if (!this.list.has(`${stem}${n}`)) return `${stem}${n}`;
     };
     const chosen = await chooseTemplate(this.declarations, streams, free);
-    if (!chosen) return;
+    if (!chosen || !(await this.mayDiscard())) return;
     this.reset();
     this.show(chosen.doc.name, chosen.doc);
     notice(this.message, `Opened the ${chosen.template.title} template as ${chosen.doc.name}; Save or Deploy stores it.`, "ok");
@@ -444,6 +491,7 @@ export class Editor {
     }));
     this.canvas.fit();
     this.history.reset(this.canvas.snapshot());
+    this.settle();
   }
 
   exportFile() {
