@@ -565,13 +565,15 @@ export class Editor {
 
   /**
    * A status of a running diagram, polled by the list: on the loaded diagram's boxes, their rows
-   * in and out (those the server shows this session) and the failure of an output's query.
+   * in and out and backlog (those the server shows this session) and the failure of an output's
+   * query.
    */
   showRun(name, progress) {
     if (name !== this.loaded || !this.canvas) return;
     if (progress?.state === "stopped") return;   // a status polled before a stop answered
     const withheld = Object.fromEntries((progress?.withheld || []).map((b) => [b, null]));
-    this.canvas.showCounts({ ...withheld, ...(progress?.boxes || {}) });
+    this.canvas.showCounts({ ...withheld, ...(progress?.boxes || {}) },
+      { waiting: progress?.backlog || {}, outputs: progress?.outputs || {} });
     const failed = progress?.state === "failed" && progress.failed_output
       ? { box: progress.failed_output, message: progress.error || "its query failed" } : null;
     if (JSON.stringify(failed) !== JSON.stringify(this.runFault)) {
