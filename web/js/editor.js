@@ -23,6 +23,8 @@ export class Editor {
   constructor(root) {
     this.root = root;
     this.declarations = new Map();
+    this.functions = { functions: [], aggregates: [] };   // the allow-listed ones (GET /box-types)
+    this.fieldsOf = new Map();   // a box's upstream boxes as a document (JSON) -> their fields
     // settled once open() has the box types and streams: the toolbar shows before that
     this.ready = new Promise((resolve) => { this.markReady = resolve; });
     this.streams = [];
@@ -140,6 +142,7 @@ export class Editor {
   async open() {
     const [types, streams] = await Promise.all([api.get("/box-types"), api.get("/streams")]);
     this.declarations = new Map(types.box_types.map((d) => [d.type, d]));
+    this.functions = { functions: types.functions, aggregates: types.aggregates };
     this.streams = streams.streams.map((s) => s.name);
     if (!this.canvas) {
       this.canvas = new Canvas(this.canvasBox, this.declarations, {
@@ -314,8 +317,40 @@ export class Editor {
         this.canvas.rename(this.selected, name);
         this.showProperties();
       },
+      vocabulary: { ...this.functions, fields: this.fieldsInto(node) },
     });
     if (this.loaded !== null) this.propertiesBox.append(previewPanel(this.loaded, node.name, () => this.edited()));
+  }
+
+  /**
+   * The fields that reach a box: the schemas the server gives the boxes feeding it, from a
+   * check of the part of the canvas upstream of it (each feeding box ends in a probe output).
+   * None while that part does not build. Asked once per distinct upstream part.
+   */
+  fieldsInto(node) {
+    const nodes = this.canvas.nodes();
+    const byName = new Map(nodes.map((n) => [n.name, n]));
+    const feeding = node.refs.flat().filter((name) => byName.has(name));
+    const upstream = new Set();
+    for (const todo = [...feeding]; todo.length;) {
+      const name = todo.pop();
+      if (upstream.has(name) || !byName.has(name)) continue;
+      upstream.add(name);
+      todo.push(...byName.get(name).refs.flat());
+    }
+    if (!feeding.length) return Promise.resolve([]);
+    const probes = feeding.map((name, i) => ({ type: "output", name: `fields_probe_${i}`, params: {}, refs: [[name]] }));
+    const doc = toDocument("fields_probe", [...nodes.filter((n) => upstream.has(n.name)), ...probes], this.declarations);
+    const key = JSON.stringify(doc);
+    if (!this.fieldsOf.has(key)) {
+      this.fieldsOf.set(key, api.post("/diagrams/validate", { document: doc }).then((answer) => {
+        if (!answer.valid) return [];
+        const schemas = answer.plan.boxes.filter((b) => feeding.includes(b.name)).map((b) => b.schema.fields);
+        const fields = new Map(schemas.flatMap((f) => Object.entries(f)));
+        return [...fields].map(([name, type]) => ({ name, type }));
+      }, () => []));
+    }
+    return this.fieldsOf.get(key);
   }
 
   document() {
