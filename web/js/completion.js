@@ -22,8 +22,9 @@ export function completes(kind) {
  */
 export function completer(control, kind, label, vocabulary) {
   const list = kind === "field list";
-  const picker = el("select", { class: "picker", "aria-label": `Insert into ${label}` });
-  const suggestions = el("div", { class: "suggestions", "aria-label": `Completions for ${label}` });
+  const picker = el("select", { class: "picker", "aria-label": list ? "Add a field" : "Insert a field or function",
+    title: `Insert into ${label}` });
+  const suggestions = el("div", { class: "suggestions" });
   let entries = [];
 
   const show = (fields) => {
