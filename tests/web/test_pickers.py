@@ -29,9 +29,7 @@ def test_a_filter_completes_fields_and_allow_listed_functions(login, stored):
     open_diagram(page, name)
     box(page, "cheap").click()
     where = form_field(page, "where (required)")
-    expect(
-        picker(page, "where").locator("option", has_text="price (double)")
-    ).to_have_count(1)
+    expect(picker(page, "where").locator("option", has_text="price (double)")).to_have_count(1)
     values = offered(page, "where")
     assert {"price", "symbol", "time", "abs(", "round(", "distance_km("} <= set(values)
     assert "avg(" not in values  # an aggregate is no scalar function
