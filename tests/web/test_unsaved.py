@@ -74,3 +74,18 @@ def test_ctrl_s_in_a_properties_field_saves_what_was_typed(login, live, stored):
     expect(editor_notice(page)).to_have_text(f"Updated {name}.")
     toolbar(page, "New").click()  # saved: nothing to discard, no question
     expect(boxes(page)).to_have_count(0)
+
+
+def test_ctrl_s_in_the_query_tab_draws_the_typed_query_then_saves_it(login, live):
+    page = login("al")
+    page.get_by_role("tab", name="Query").click()
+    cql = page.get_by_label("CQL query")
+    cql.fill("CREATE DIAGRAM typedq;\nINSERT INTO typedq_out\nSELECT *\nFROM in1\nWHERE price > 3")
+    cql.press("Control+s")
+    expect(editor_notice(page)).to_have_text("Saved typedq.")
+    try:
+        expect(boxes(page)).not_to_have_count(0)
+        stored = live.api("al", "GET", "/diagrams/typedq").json()["document"]
+        assert "price > 3" in str(stored)
+    finally:
+        live.call("al", "DELETE", "/diagrams/typedq")

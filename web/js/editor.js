@@ -207,7 +207,7 @@ export class Editor {
     if (mod && k === "s" && !event.shiftKey && !event.altKey) {
       event.preventDefault();
       if (inField && this.propertiesBox.contains(inField)) inField.dispatchEvent(new Event("change", { bubbles: true }));
-      this.run(() => this.save());
+      this.run(() => this.saveShown());
       return;
     }
     if (this.canvasBox.hidden || inField) return;   // the query tab, or typing in a field
@@ -397,6 +397,16 @@ export class Editor {
     this.setProblems(answer.valid ? [] : answer.problems);
     if (answer.valid) notice(this.message, "The diagram is valid.", "ok");
     else notice(this.message, countProblems(answer.problems), "error");
+  }
+
+  /** Save what the user sees: in the Query tab, CQL typed since it was drawn is drawn first
+   * (and nothing is saved while it has problems, which the tab lists). */
+  async saveShown() {
+    if (!this.query.element.hidden && this.query.edited) {
+      await this.query.draw();
+      if (this.query.edited) return;
+    }
+    await this.save();
   }
 
   /** Update the stored diagram the canvas was loaded from; create one under any other name. */
