@@ -1163,6 +1163,26 @@ class Runtime:
             "boxes": boxes,
         }
 
+    def last_progress(self, diagram_id: str) -> dict[str, dict[str, Any] | None]:
+        """Per output, Spark's last progress report of the query that computes it (a member's:
+        its host's), unfiltered and unchecked: the offsets each source read up to, what the
+        backlog is measured from (``server/control/metrics.py``). Empty when not deployed."""
+        deployment = self._registered(diagram_id)
+        runs = deployment if deployment is None or deployment.host is None else None
+        if deployment is not None and deployment.host is not None:
+            runs = self._registered(deployment.host)
+        if deployment is None or runs is None:
+            return {}
+        by_output = deployment.hosted or {o: o for o in deployment.plan.outputs}
+        answer: dict[str, dict[str, Any] | None] = {}
+        for output, name in by_output.items():
+            query = runs.queries.get(name) or runs.queries.get(overlap.fed_by(name))
+            try:
+                answer[output] = query.lastProgress if query is not None else None
+            except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
+                answer[output] = None
+        return answer
+
     def given_up(self, diagram_id: str) -> bool:
         """Whether the diagram has failed for good: ``failed`` with no automatic restart to
         come (its restarts used up, or a failure that is not retried; not one that a new

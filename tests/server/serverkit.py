@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime, timezone
 
 from boxes import registry
 from catalog import Action, ObjectType
@@ -121,6 +122,37 @@ def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.02)  # poll: a live server's state, seen only by asking it
+
+
+class HeldBatches:
+    """A runtime whose output batches, while ``held``, wait where they log their results: a
+    real batch, stopped in its sink, so the rows that keep arriving really wait (a backlog).
+    Installed with ``monkeypatch`` before the diagram is deployed (its sinks bind the hook)."""
+
+    def __init__(self, runtime, monkeypatch) -> None:
+        self.held, self._released = threading.Event(), threading.Event()
+        logged = runtime.result_logs.advanced
+
+        def advanced(output, location, head):
+            if self.held.is_set():
+                self._released.wait(120)
+            logged(output, location, head)
+
+        monkeypatch.setattr(runtime.result_logs, "advanced", advanced)
+
+    def __enter__(self) -> HeldBatches:
+        self.held.set()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.held.clear()
+        self._released.set()
+
+
+def stamped_now(n: int, stream: str = "x") -> list[dict]:
+    """``n`` tuples of schema ``s`` with the clock's time: an event-time lag of about zero."""
+    stamp = datetime.now(timezone.utc).isoformat()
+    return [{"time": stamp, "symbol": stream, "price": 1.0} for _ in range(n)]
 
 
 def free_port() -> int:

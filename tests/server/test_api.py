@@ -182,6 +182,15 @@ def test_box_types_come_from_the_registry(client, auth):
     assert {"filter", "map", "union", "aggregate", "join"} <= {t["type"] for t in types}
 
 
+def test_box_types_list_the_allow_listed_functions_for_completion(client, auth):
+    answer = client.get(f"{API}/box-types", headers=auth.headers("bob")).json
+    functions = {f["name"]: f["signature"] for f in answer["functions"]}
+    assert functions["round"] == "round(numeric, long?)"
+    assert functions["concat"] == "concat(string...)"
+    assert "avg" not in functions and "expr" not in functions
+    assert {a["name"] for a in answer["aggregates"]} == {"count", "sum", "avg", "min", "max"}
+
+
 def test_the_openapi_description_is_valid_and_covers_every_route(app, client):
     spec = client.get(f"{API}/openapi.json").json
     validate(spec)

@@ -123,6 +123,7 @@ def test_the_page_opens_unnamed_and_new_with_a_box_selected_clears_it(login):
     box(page, "filter1").click()
     expect(page.locator(".properties")).to_be_visible()
     toolbar(page, "New").click()
+    confirm(page, "Discard")  # the box is unsaved work (tests/web/test_unsaved.py)
     expect(boxes(page)).to_have_count(0)
     expect(page.locator(".properties")).to_have_count(0)
     expect(page.locator(".properties-box .hint")).to_be_visible()

@@ -2,6 +2,8 @@
 // connecting; this module keeps each box's type, name and parameters beside it and renders the
 // box's face with text nodes only (Drawflow's own html argument is always left empty): its
 // name, type, rows in and out while its diagram runs, and the messages of what is wrong with it.
+// While it runs, each arrow out of an input says how many rows wait in its log, and each output
+// its rows waiting and event-time lag (docs/editor.md, "Backlog").
 import { el, fill } from "./dom.js";
 import { hasOutputPort, portsOf } from "./document.js";
 
@@ -23,6 +25,7 @@ export class Canvas {
     this.quiet = false;       // true while the canvas redraws itself (restore, refused arrows)
     this.shift = false;
     this.counts = {};          // box name -> {rows_in, rows_out} of the running diagram
+    this.backlog = { waiting: {}, outputs: {} };   // input -> rows waiting; output -> its lag
     this.faults = new Map();   // box id -> messages of what is wrong with it
     this.editor = new Drawflow(container);
     this.editor.reroute = false;
@@ -40,8 +43,14 @@ export class Canvas {
       events.select(null);
       this.changed();
     });
-    this.editor.on("nodeMoved", () => this.changed());
-    this.editor.on("connectionCreated", (c) => this.onConnect(c));
+    this.editor.on("nodeMoved", () => {
+      this.labelArrows();
+      this.changed();
+    });
+    this.editor.on("connectionCreated", (c) => {
+      this.onConnect(c);
+      this.labelArrows();
+    });
     this.editor.on("connectionRemoved", () => this.changed());
   }
 
@@ -142,12 +151,16 @@ export class Canvas {
     node.dataset.name = box.name;
     node.setAttribute("aria-label", `${box.type} box ${box.name}`);
     const counts = this.counts[box.name];
+    const lag = this.backlog.outputs[box.name];
     const faults = this.faults.get(id) || [];
     node.classList.toggle("has-problem", faults.length > 0);
     fill(node.querySelector(".drawflow_content_node"),
       el("span", { class: "box-name" }, box.name), el("span", { class: "box-type" }, box.type),
       counts ? el("span", { class: "box-metrics", title: "rows in and out since it was deployed" }, rowsText(counts))
         : counts === null ? el("span", { class: "box-metrics", title: "shown only to those who may read every stream its tuples derive from" }, "rows hidden")
+        : null,
+      lag && lag.rows_waiting !== null && lag.rows_waiting !== undefined
+        ? el("span", { class: `box-backlog${lag.behind ? " behind" : ""}`, title: "rows its inputs' logs hold that it has yet to read, and how far the newest event time it read is behind the clock" }, lagText(lag))
         : null,
       faults.map((m) => el("span", { class: "box-fault", role: "note" }, m)));
   }
@@ -156,9 +169,36 @@ export class Canvas {
    * Rows in and out of each named box ({name: {rows_in, rows_out}}, or null: hidden from this
    * session); boxes not named show none.
    */
-  showCounts(counts) {
+  showCounts(counts, backlog = { waiting: {}, outputs: {} }) {
     this.counts = counts || {};
+    this.backlog = backlog;
     for (const id of this.boxes.keys()) this.render(id);
+    this.labelArrows();
+  }
+
+  /** On each arrow out of an input box, the rows waiting in its log (SVG text: no markup). */
+  labelArrows() {
+    for (const svg of this.container.querySelectorAll("svg.connection")) {
+      const from = [...svg.classList].find((c) => c.startsWith("node_out_node-"))?.slice("node_out_node-".length);
+      const rows = this.backlog.waiting[this.boxes.get(from)?.name];
+      let label = svg.querySelector("text.arrow-backlog");
+      svg.classList.toggle("has-backlog", rows !== undefined);   // drawn above the boxes
+      if (rows === undefined) {
+        label?.remove();
+        continue;
+      }
+      const path = svg.querySelector("path.main-path");
+      const middle = path.getPointAtLength(path.getTotalLength() / 2);
+      if (!label) {
+        label = document.createElementNS("http://www.w3.org/2000/svg", "text");
+        label.setAttribute("class", "arrow-backlog");
+        label.setAttribute("text-anchor", "middle");
+        svg.append(label);
+      }
+      label.setAttribute("x", middle.x);
+      label.setAttribute("y", middle.y - 6);
+      label.textContent = `${Number(rows).toLocaleString("en")} waiting`;
+    }
   }
 
   get(id) {
@@ -278,6 +318,11 @@ export class Canvas {
 function rowsText({ rows_in: rowsIn, rows_out: rowsOut }) {
   const n = (v) => Number(v).toLocaleString("en");
   return rowsIn === null || rowsIn === undefined ? `out ${n(rowsOut)}` : `in ${n(rowsIn)} · out ${n(rowsOut)}`;
+}
+
+function lagText({ rows_waiting: rows, event_lag_seconds: lag }) {
+  const waiting = `${Number(rows).toLocaleString("en")} waiting`;
+  return lag === null || lag === undefined ? waiting : `${waiting} · lag ${lag.toLocaleString("en")} s`;
 }
 
 function portIndex(inputClass) {

@@ -1,7 +1,8 @@
 // The user's diagrams beside the editor: each with its status and, while it runs, live charts
 // of its progress over the viewer's clock, one line per output: rows processed per second and
-// the last end-to-end latency, polled from the status endpoint; each status polled is also handed
-// to `onProgress(name, progress)` (the editor shows its box counts and failure on the canvas).
+// the last end-to-end latency, polled from the status endpoint, and a "behind" badge while one
+// of its outputs falls behind (docs/editor.md, "Backlog"); each status polled is also handed to
+// `onProgress(name, progress)` (the editor shows its box counts and failure on the canvas).
 import * as api from "./api.js";
 import { TimeChart } from "./charts.js";
 import { el, KeptRows } from "./dom.js";
@@ -14,6 +15,7 @@ export class DiagramList {
     this.onProgress = onProgress;
     this.names = new Set();
     this.charts = new Map();   // running diagram -> {rate, latency, outputs: their names}
+    this.behind = new Set();   // running diagrams whose last status said they fall behind
     this.body = el("ul", { class: "diagram-list" });
     this.rows = new KeptRows(this.body, (d) => this.row(d));
     this.element = el("section", { class: "diagrams", "aria-labelledby": "diagrams-title" },
@@ -41,6 +43,7 @@ export class DiagramList {
     return el("li", { "data-diagram": diagram.name },
       el("button", { type: "button", class: "link", onclick: () => this.onOpen(diagram.name) }, diagram.name),
       " ", el("span", { class: `status status-${diagram.status}` }, diagram.status),
+      behindBadge(this.behind.has(diagram.name)),
       el("span", { class: "owner" }, `owner ${diagram.owner.user} (${diagram.owner.role})`),
       charts ? el("div", { class: "charts" }, charts.rate.element, charts.latency.element) : null);
   }
@@ -70,6 +73,7 @@ export class DiagramList {
     try {
       const { progress } = await api.get(`/diagrams/${api.seg(name)}/status`);
       this.onProgress(name, progress);
+      this.markBehind(name, Boolean(progress?.behind));
       const outputs = Object.entries(progress?.outputs || {});
       const charts = this.charts.get(name);
       if (!charts) return;   // forgotten meanwhile: no longer running
@@ -88,7 +92,19 @@ export class DiagramList {
     }
   }
 
+  /** Show or take away a diagram's "behind" badge in its row. */
+  markBehind(name, behind) {
+    if (this.behind.has(name) === behind) return;
+    if (behind) this.behind.add(name);
+    else this.behind.delete(name);
+    const row = [...this.body.children].find((li) => li.dataset.diagram === name);
+    row?.querySelector(".badge-behind")?.remove();
+    const badge = behindBadge(behind);
+    if (badge) row?.querySelector(".status")?.after(badge);
+  }
+
   forget(name) {
+    this.markBehind(name, false);
     const charts = this.charts.get(name);
     if (!charts) return;
     charts.rate.dispose();
@@ -100,4 +116,9 @@ export class DiagramList {
   stop() {
     clearTimeout(this.timer);
   }
+}
+
+function behindBadge(behind) {
+  return behind ? el("span", { class: "badge-behind", role: "status",
+    title: "an output has more rows waiting than it reads in 10 s: see the backlog on the canvas" }, "behind") : null;
 }

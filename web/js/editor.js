@@ -24,6 +24,8 @@ export class Editor {
   constructor(root) {
     this.root = root;
     this.declarations = new Map();
+    this.functions = { functions: [], aggregates: [] };   // the allow-listed ones (GET /box-types)
+    this.fieldsOf = new Map();   // a box's upstream boxes as a document (JSON) -> their fields
     // settled once open() has the box types and streams: the toolbar shows before that
     this.ready = new Promise((resolve) => { this.markReady = resolve; });
     this.streams = [];
@@ -31,6 +33,7 @@ export class Editor {
     this.selected = null;
     this.loaded = null;     // the name of the stored diagram the canvas holds, if it holds one
     this.savedDoc = null;   // that diagram's document as last loaded or saved (JSON)
+    this.baseline = null;   // the document as last drawn, loaded or saved (JSON): what edits change
     this.clipboard = [];
     this.history = new History();
     this.nameInput = el("input", { name: "diagram", value: "", autocomplete: "off", spellcheck: false });
@@ -43,12 +46,13 @@ export class Editor {
     this.canvasBox = el("div", { id: "drawflow", class: "canvas", "aria-label": "Diagram canvas" });
     this.importInput = el("input", { type: "file", accept: ".json,application/json", hidden: true,
       "aria-label": "Diagram document to import", onchange: () => this.run(() => this.importFile()) });
-    this.list = new DiagramList((name) => this.run(() => this.load(name)),
+    this.list = new DiagramList((name) => this.run(async () => { if (await this.mayDiscard()) await this.load(name); }),
       (name, progress) => this.showRun(name, progress));
     this.runFault = null;   // {box, message}: the box whose query failed in the loaded diagram
     this.rewrite = new RewriteNote();
-    this.versions = new VersionList((name, version, doc) => this.openVersion(name, version, doc),
-      (name, text) => this.run(async () => { await this.load(name); notice(this.message, text, "ok"); }));
+    this.versions = new VersionList(async (name, version, doc) => {
+      if (await this.mayDiscard()) this.openVersion(name, version, doc);
+    }, (name, text) => this.run(async () => { if (await this.mayDiscard()) await this.load(name); notice(this.message, text, "ok"); }));
     this.query = new QueryTab({
       document: () => (this.canvas?.nodes().length ? this.document() : null),
       name: () => this.nameInput.value.trim(),
@@ -65,7 +69,7 @@ export class Editor {
     fill(root,
       el("div", { class: "toolbar" },
         append(field("Diagram name", this.nameInput), [this.nameError]),
-        button("New", () => this.reset()),
+        button("New", async () => { if (await this.mayDiscard()) this.reset(); }),
         button("From template", () => this.fromTemplate(), { title: "A new diagram from a starter: filter, aggregate, join, union, count window" }),
         button("Validate", () => this.validate()),
         key("Save", "Control+S", () => this.save()),
@@ -87,7 +91,7 @@ export class Editor {
             key("Select all", "Control+A", () => this.canvas.pick([...this.canvas.boxes.keys()])),
             button("Fit", () => this.canvas.fit(), { title: "Zoom to show every box" }),
             button("Export", () => this.exportFile(), { title: "Download the diagram document as JSON" }),
-            button("Import", () => this.importInput.click(), { title: "Open a diagram document from a file" }),
+            button("Import", async () => { if (await this.mayDiscard()) this.importInput.click(); }, { title: "Open a diagram document from a file" }),
             this.importInput),
           this.canvasBox, this.problemsBox),
         this.propertiesBox));
@@ -95,7 +99,13 @@ export class Editor {
     this.diagramView = [root.querySelector('.canvas-tools[role="toolbar"]'), this.canvasBox, this.problemsBox];
     this.view("Diagram");
     // capturing on window: before Drawflow's own Delete key, which would remove one box alone
-    window.addEventListener("keydown", (event) => this.shortcut(event), true);
+    this.onKey = (event) => this.shortcut(event);
+    // closing the tab or reloading: the browser asks (in its own words) when work would be lost
+    this.onUnload = (event) => {
+      if (this.dirty()) event.preventDefault();
+    };
+    window.addEventListener("keydown", this.onKey, true);
+    window.addEventListener("beforeunload", this.onUnload);
     this.canvas = null;
   }
 
@@ -133,6 +143,7 @@ export class Editor {
   async open() {
     const [types, streams] = await Promise.all([api.get("/box-types"), api.get("/streams")]);
     this.declarations = new Map(types.box_types.map((d) => [d.type, d]));
+    this.functions = { functions: types.functions, aggregates: types.aggregates };
     this.streams = streams.streams.map((s) => s.name);
     if (!this.canvas) {
       this.canvas = new Canvas(this.canvasBox, this.declarations, {
@@ -143,6 +154,7 @@ export class Editor {
       });
       acceptDrops(this.canvasBox, (type, x, y) => this.addBox(type, (name, params) => this.canvas.addAt(type, name, params, x, y)));
       this.history.reset(this.canvas.snapshot());
+      this.settle();
     }
     renderPalette(this.paletteBox, this.declarations, (type) =>
       this.addBox(type, (name, params) => this.canvas.addFree(type, name, params)));
@@ -175,21 +187,37 @@ export class Editor {
     }
   }
 
-  /** Keyboard shortcuts on the editor page, except while typing in a field. */
+  /** The session ended (logged out): stop polling and listening; the page is rebuilt at login. */
+  close() {
+    this.list.stop();
+    window.removeEventListener("keydown", this.onKey, true);
+    window.removeEventListener("beforeunload", this.onUnload);
+  }
+
+  /**
+   * Keyboard shortcuts on the editor page. Save works everywhere on it, fields and the query
+   * tab included (a field's typing is committed first); in a field, the other shortcuts keep
+   * their meaning for its text (undo typing, copy text, ...).
+   */
   shortcut(event) {
     if (this.root.hidden || !this.canvas || !this.root.contains(this.canvasBox)) return;   // another page, or a stale editor
-    if (this.canvasBox.hidden) return;   // the query tab
     if (document.querySelector("dialog[open]")) return;
-    if (event.target.closest?.("input, textarea, select, [contenteditable]")) return;
     const mod = event.ctrlKey || event.metaKey;
     const k = event.key.toLowerCase();
+    const inField = event.target.closest?.("input, textarea, select, [contenteditable]");
+    if (mod && k === "s" && !event.shiftKey && !event.altKey) {
+      event.preventDefault();
+      if (inField && this.propertiesBox.contains(inField)) inField.dispatchEvent(new Event("change", { bubbles: true }));
+      this.run(() => this.saveShown());
+      return;
+    }
+    if (this.canvasBox.hidden || inField) return;   // the query tab, or typing in a field
     const actions = {
       z: () => (event.shiftKey ? this.redo() : this.undo()),
       y: () => this.redo(),
       c: () => this.copy(),
       v: () => this.paste(),
       a: () => this.canvas.pick([...this.canvas.boxes.keys()]),
-      s: () => this.run(() => this.save()),
     };
     if (mod && actions[k]) {
       event.preventDefault();
@@ -290,8 +318,40 @@ export class Editor {
         this.canvas.rename(this.selected, name);
         this.showProperties();
       },
+      vocabulary: { ...this.functions, fields: this.fieldsInto(node) },
     });
     if (this.loaded !== null) this.propertiesBox.append(previewPanel(this.loaded, node.name, () => this.edited()));
+  }
+
+  /**
+   * The fields that reach a box: the schemas the server gives the boxes feeding it, from a
+   * check of the part of the canvas upstream of it (each feeding box ends in a probe output).
+   * None while that part does not build. Asked once per distinct upstream part.
+   */
+  fieldsInto(node) {
+    const nodes = this.canvas.nodes();
+    const byName = new Map(nodes.map((n) => [n.name, n]));
+    const feeding = node.refs.flat().filter((name) => byName.has(name));
+    const upstream = new Set();
+    for (const todo = [...feeding]; todo.length;) {
+      const name = todo.pop();
+      if (upstream.has(name) || !byName.has(name)) continue;
+      upstream.add(name);
+      todo.push(...byName.get(name).refs.flat());
+    }
+    if (!feeding.length) return Promise.resolve([]);
+    const probes = feeding.map((name, i) => ({ type: "output", name: `fields_probe_${i}`, params: {}, refs: [[name]] }));
+    const doc = toDocument("fields_probe", [...nodes.filter((n) => upstream.has(n.name)), ...probes], this.declarations);
+    const key = JSON.stringify(doc);
+    if (!this.fieldsOf.has(key)) {
+      this.fieldsOf.set(key, api.post("/diagrams/validate", { document: doc }).then((answer) => {
+        if (!answer.valid) return [];
+        const schemas = answer.plan.boxes.filter((b) => feeding.includes(b.name)).map((b) => b.schema.fields);
+        const fields = new Map(schemas.flatMap((f) => Object.entries(f)));
+        return [...fields].map(([name, type]) => ({ name, type }));
+      }, () => []));
+    }
+    return this.fieldsOf.get(key);
   }
 
   document() {
@@ -309,6 +369,25 @@ export class Editor {
     return name;
   }
 
+  /** Whether the canvas (or the query typed in its tab) holds work that New, opening another
+   * diagram, logging out or closing the tab would discard. */
+  dirty() {
+    if (!this.canvas) return false;
+    return this.query.edited || JSON.stringify(this.document()) !== this.baseline;
+  }
+
+  /** True when nothing would be lost, or the user agrees to discard the edits. */
+  async mayDiscard() {
+    if (!this.dirty()) return true;
+    const name = this.nameInput.value.trim();
+    return confirmDanger(`${name ? `Diagram ${name} has` : "The canvas has"} unsaved changes. Discard them?`, "Discard");
+  }
+
+  /** What the canvas holds now is what edits are measured from. */
+  settle() {
+    this.baseline = JSON.stringify(this.document());
+  }
+
   /** Whether the canvas differs from the stored diagram it was loaded from. */
   edited() {
     return this.loaded !== null && JSON.stringify(this.document()) !== this.savedDoc;
@@ -321,6 +400,16 @@ export class Editor {
     else notice(this.message, countProblems(answer.problems), "error");
   }
 
+  /** Save what the user sees: in the Query tab, CQL typed since it was drawn is drawn first
+   * (and nothing is saved while it has problems, which the tab lists). */
+  async saveShown() {
+    if (!this.query.element.hidden && this.query.edited) {
+      await this.query.draw();
+      if (this.query.edited) return;
+    }
+    await this.save();
+  }
+
   /** Update the stored diagram the canvas was loaded from; create one under any other name. */
   async save() {
     const doc = this.document();
@@ -329,6 +418,7 @@ export class Editor {
       : await api.post("/diagrams", { document: doc });
     this.loaded = saved.name;
     this.savedDoc = JSON.stringify(doc);
+    this.baseline = this.savedDoc;
     this.setProblems([]);
     notice(this.message, `${updating ? "Updated" : "Saved"} ${saved.name}.${swapSummary(saved.swap)}`, "ok");
     await Promise.all([this.list.refresh(), this.versions.show(saved.name)]);
@@ -392,6 +482,7 @@ export class Editor {
     this.savedDoc = null;
     this.history.reset(this.canvas.snapshot());
     this.setProblems([]);
+    this.settle();
     notice(this.message, "");
     this.nameInput.focus();
   }
@@ -404,7 +495,7 @@ export class Editor {
       for (let n = 1; ; n += 1) if (!this.list.has(`${stem}${n}`)) return `${stem}${n}`;
     };
     const chosen = await chooseTemplate(this.declarations, streams, free);
-    if (!chosen) return;
+    if (!chosen || !(await this.mayDiscard())) return;
     this.reset();
     this.show(chosen.doc.name, chosen.doc);
     notice(this.message, `Opened the ${chosen.template.title} template as ${chosen.doc.name}; Save or Deploy stores it.`, "ok");
@@ -446,6 +537,7 @@ export class Editor {
     }));
     this.canvas.fit();
     this.history.reset(this.canvas.snapshot());
+    this.settle();
   }
 
   exportFile() {
@@ -519,13 +611,15 @@ export class Editor {
 
   /**
    * A status of a running diagram, polled by the list: on the loaded diagram's boxes, their rows
-   * in and out (those the server shows this session) and the failure of an output's query.
+   * in and out and backlog (those the server shows this session) and the failure of an output's
+   * query.
    */
   showRun(name, progress) {
     if (name !== this.loaded || !this.canvas) return;
     if (progress?.state === "stopped") return;   // a status polled before a stop answered
     const withheld = Object.fromEntries((progress?.withheld || []).map((b) => [b, null]));
-    this.canvas.showCounts({ ...withheld, ...(progress?.boxes || {}) });
+    this.canvas.showCounts({ ...withheld, ...(progress?.boxes || {}) },
+      { waiting: progress?.backlog || {}, outputs: progress?.outputs || {} });
     const failed = progress?.state === "failed" && progress.failed_output
       ? { box: progress.failed_output, message: progress.error || "its query failed" } : null;
     if (JSON.stringify(failed) !== JSON.stringify(this.runFault)) {

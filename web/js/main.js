@@ -30,7 +30,7 @@ async function start() {
 
 function showLogin(reason) {
   socket.disconnect();
-  pages?.editor.view.list.stop();
+  pages?.editor.view.close();
   pages = null;
   $("app").hidden = true;
   fill($("whoami"));
@@ -48,7 +48,11 @@ async function enter(me) {
   fill($("whoami"), el("span", { class: "user" }, me.user), " ",
     el("span", { class: "roles" }, me.roles.join(", ")), " ",
     el("button", { type: "button", onclick: changePassword }, "Change password"), " ",
-    el("button", { type: "button", onclick: async () => { await logout(); showLogin(); } }, "Log out"));
+    el("button", { type: "button", onclick: async () => {
+      if (!(await pages.editor.view.mayDiscard())) return;   // unsaved work on the canvas stays
+      await logout();
+      showLogin();
+    } }, "Log out"));
   const admin = await AdminConsole.allowed();
   pages = {
     editor: { view: new Editor($("page-editor")) },

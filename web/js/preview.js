@@ -2,7 +2,7 @@
 // its inputs, computed by the server and filtered for this session exactly like an output
 // (GET /diagrams/NAME/boxes/BOX/preview). Shown under the selected box's properties.
 import { get, seg } from "./api.js";
-import { el, fill, notice, table } from "./dom.js";
+import { el, fill, notice } from "./dom.js";
 
 const ROWS = 20;
 
@@ -38,10 +38,14 @@ export function previewPanel(diagram, box, edited) {
     run, out);
 }
 
+/** One small table per result, a row per field: the narrow properties panel shows every field
+ * of every result, where one wide table cut all but its first columns. */
 function previewTable({ fields: columns, tuples }, box) {
   if (!tuples.length) return el("p", { class: "hint" }, "Nothing you may read reaches this box yet.");
   const shown = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v ?? ""));
   const cell = (t, c) => ((t._hidden || []).includes(c) ? "hidden" : shown(t[c]));   // by the data's policy
-  return table(columns, tuples.map((t) => columns.map((c) => cell(t, c))),
-    `${tuples.length} result${tuples.length === 1 ? "" : "s"} of ${box}`);
+  return el("div", { class: "preview-records" },
+    el("p", { class: "hint" }, `${tuples.length} result${tuples.length === 1 ? "" : "s"} of ${box}, newest first`),
+    tuples.map((t, i) => el("table", { class: "record", "aria-label": `Result ${i + 1}` },
+      el("tbody", {}, columns.map((c) => el("tr", {}, el("th", { scope: "row" }, c), el("td", {}, cell(t, c))))))));
 }

@@ -2,6 +2,7 @@
 // for a string, a comma-separated list for an array, one "name: expression" line per entry for
 // an object, and a group of fields for an object that declares its own parameters (a window).
 // Every field carries its document path, so the server's problems land next to their field.
+import { completer, completes } from "./completion.js";
 import { el, errorSlot, field, fill, select, showFieldError } from "./dom.js";
 import { fieldsOf, pathOf, portsOf, sectionOf } from "./document.js";
 
@@ -47,7 +48,7 @@ function wholeOrText(text) {
  * @param box {type, name, params, refs} (params is changed in place as the user types)
  * @param decl the box type's declaration
  * @param context {streams: names the user may read from, problems: [{path, message}],
- *                 rename(name)}
+ *                 rename(name), vocabulary: what its expression fields complete (completion.js)}
  */
 export function renderProperties(root, box, decl, context) {
   const nodePath = pathOf(box);
@@ -56,7 +57,7 @@ export function renderProperties(root, box, decl, context) {
     el("h2", {}, `${box.type} box`),
     el("p", { class: "hint" }, decl.description),
     nameField(box, context),
-    fieldsOf(decl).map((param) => paramField(box.params, param, "")),
+    fieldsOf(decl).map((param) => paramField(box.params, param, "", context.vocabulary)),
     portsSummary(box, decl));
   form.addEventListener("submit", (e) => e.preventDefault());
   fill(root, form);
@@ -77,13 +78,13 @@ function nameField(box, context) {
   return withError(field("Name", control), "");
 }
 
-function paramField(values, param, prefix) {
+function paramField(values, param, prefix, vocabulary) {
   const path = prefix + param.name;
   const label = param.required ? `${param.name} (required)` : param.name;
   if (param.params) {
     values[param.name] = values[param.name] || {};
     return withError(el("fieldset", { class: "group" }, el("legend", {}, label),
-      param.params.map((p) => paramField(values[param.name], p, `${path}.`))), path);
+      param.params.map((p) => paramField(values[param.name], p, `${path}.`, vocabulary))), path);
   }
   const codec = CODECS[param.kind] || CODECS[param.type] || CODECS.string;
   const control = param.type === "object" || param.kind === "policy"
@@ -95,7 +96,9 @@ function paramField(values, param, prefix) {
   control.addEventListener("input", () => {
     values[param.name] = codec.read(control.value);
   });
-  return withError(field(label, control, param.description), path);
+  const wrap = field(label, control, param.description);
+  if (completes(param.kind)) wrap.append(completer(control, param.kind, label, vocabulary));
+  return withError(wrap, path);
 }
 
 /** Which boxes feed each port (drawn as arrows; shown here for keyboard and screen readers). */

@@ -1,16 +1,17 @@
-// The live results' chart: an output's numeric fields over its event time (UTC), or over the
-// arrival time when it has none. An output with several tuples per time (an aggregate's groups)
-// draws one line per group: "One line per" picks the text field that names them.
+// The live results' chart: an output's measures over its event time (UTC), or over the arrival
+// time when it has none; never its identifiers (measures.js). An output with several tuples per
+// time (an aggregate's groups, ships, patients) draws one line per group: "One line per" picks
+// the identifier or text field that names them.
 import { TimeChart } from "./charts.js";
 import { el, field, fill, select } from "./dom.js";
+import { chartFields } from "./measures.js";
 
-const NUMERIC = new Set(["long", "double"]);
 const KEEP = 1000;      // tuples kept for redrawing when the choice of lines changes
 const MAX_LINES = 8;    // groups beyond those first seen are left out (a note says so)
 
 export class ResultChart {
   constructor() {
-    this.chart = new TimeChart("Numeric fields", { utc: true, capacity: KEEP, height: 220 });
+    this.chart = new TimeChart("Measures", { utc: true, capacity: KEEP, height: 220 });
     this.fieldPicker = select([], { name: "chart-field", onchange: () => this.redraw() });
     this.splitPicker = select([], { name: "chart-split", onchange: () => this.redraw() });
     this.note = el("p", { class: "hint", "aria-live": "polite" });   // the page has its own status
@@ -28,16 +29,14 @@ export class ResultChart {
     this.timeField = schema?.event_time || null;
     const entries = schema ? Object.entries(schema.fields)
       : Object.entries(first || {}).map(([k, v]) => [k, typeof v === "number" ? "double" : typeof v]);
-    const numeric = entries.filter(([, type]) => NUMERIC.has(type)).map(([name]) => name);
-    const text = entries.filter(([name, type]) => type === "string" && !name.startsWith("_"))
-      .map(([name]) => name);
-    fill(this.fieldPicker, el("option", { value: "" }, "all numeric fields"),
-      numeric.map((n) => el("option", { value: n }, n)));
-    fill(this.splitPicker, el("option", { value: "" }, "field"), text.map((n) => el("option", { value: n }, n)));
+    const { measures, splits } = chartFields(entries);
+    fill(this.fieldPicker, el("option", { value: "" }, "all measures"),
+      measures.map((n) => el("option", { value: n }, n)));
+    fill(this.splitPicker, el("option", { value: "" }, "field"), splits.map((n) => el("option", { value: n }, n)));
     // grouped results: one field per group reads better than every field jumbled together
-    this.fieldPicker.value = text.length && numeric.length ? numeric[0] : "";
-    this.splitPicker.value = text[0] || "";
-    this.numeric = numeric;
+    this.fieldPicker.value = splits.length && measures.length ? measures[0] : "";
+    this.splitPicker.value = splits[0] || "";
+    this.numeric = measures;
     this.redraw();
   }
 
@@ -57,7 +56,7 @@ export class ResultChart {
     this.lines = this.linesOf(this.kept);
     const time = this.timeField ? `${this.timeField} (UTC)` : "arrival time (UTC)";
     const split = this.splitPicker.value;
-    const what = this.fieldPicker.value || "Numeric fields";
+    const what = this.fieldPicker.value || "Measures";
     this.chart.reset(this.lines.map((l) => l.label), time, split ? `${what} per ${split}` : what);
     this.chart.add(this.kept.map(([at, t]) => [at, this.values(t)]));
     const groups = split ? this.groups(this.kept, Infinity).length : 0;

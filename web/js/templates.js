@@ -5,8 +5,8 @@
 // longer accept fails its test against the server's validation, not silently in a browser.
 import { el, fill } from "./dom.js";
 import { fieldsOf, portsOf, toDocument } from "./document.js";
+import { chartFields } from "./measures.js";
 
-const NUMERIC = new Set(["long", "double"]);
 const WINDOW = "window";
 
 // reads: the template's inputs (0, 1) feeding the box's ports in order (all of them into a
@@ -27,15 +27,15 @@ const TEMPLATES = [
     box: { type: "aggregate", reads: [0], window: "count", extra: ["field list"] } },
 ];
 
-/** What a stream offers a template: its first numeric and text fields, and its event time. */
+/** What a stream offers a template: its first measure and key (measures.js), its event time. */
 function traits(stream) {
-  const fields = Object.entries(stream.schema?.fields || {});
   const time = stream.schema?.event_time || null;
+  const { measures, splits } = chartFields(Object.entries(stream.schema?.fields || {}));
   return {
     name: stream.name,
     schema: JSON.stringify(stream.schema || null),
-    number: fields.find(([, type]) => NUMERIC.has(type))?.[0],
-    key: fields.find(([name, type]) => type === "string" && name !== time)?.[0],
+    number: measures[0],
+    key: splits[0],
     time,
   };
 }

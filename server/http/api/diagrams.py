@@ -142,6 +142,16 @@ OUTPUT_PROGRESS = answer(
         "oldest_position": COUNT,
         "next_position": COUNT,
         "retained_rows": COUNT,
+        "rows_waiting": {
+            **MAYBE_COUNT,
+            "description": "rows its inputs' logs hold that its query has yet to read (null "
+            "before its first batch): docs/editor.md, Backlog",
+        },
+        "event_lag_seconds": {
+            "type": ["number", "null"],
+            "description": "seconds from the newest event time its last batch read to now",
+        },
+        "behind": {"type": "boolean", "description": "it falls behind (docs/editor.md)"},
     }
 )
 BOX_METRICS = answer(
@@ -187,8 +197,15 @@ RUN_STATE = answer(
             "description": "the boxes whose counts are not shown: the session may not "
             "READ_TUPLE every source stream they derive from",
         },
+        "backlog": {
+            "type": "object",
+            "additionalProperties": COUNT,
+            "description": "per input box the session may see the counts of, the most rows "
+            "an output's query has yet to read from its log (what waits on its arrows)",
+        },
+        "behind": {"type": "boolean", "description": "an output shown falls behind"},
     },
-    optional=("version", "restarts"),
+    optional=("version", "restarts", "backlog", "behind"),
 )
 PROGRESS = answer(
     {"name": STRING, "status": RUN_STATUS, "progress": {"oneOf": [{"type": "null"}, RUN_STATE]}}
