@@ -1,6 +1,6 @@
-"""What the runtime holds of one deployed diagram: a ``Deployment`` runs its own queries
-(alone, or as a shared execution's host); one with a ``Membership`` is a member instead, and
-runs none: its host's batches are handed to it.
+"""What the runtime holds of one deployed diagram: a ``Deployment`` runs its own queries,
+alone or, with ``Hosting``, as a shared execution's host; one with a ``Membership`` is a
+member instead, and runs none: its host's batches are handed to it.
 
 The fields are written under the runtime's locks (``registry.py``); the state only through
 ``Registry.set_state``, which keeps to ``states.MOVES``.
@@ -50,6 +50,16 @@ class Membership:
 
 
 @dataclass
+class Hosting:
+    """A shared execution's host (``sharing.HOST`` + key), while its queries run: per log,
+    where it ended when they started (what a member joining again is handed from), and if it
+    runs a prefix (``overlap.py``), the split of its batches among its members' residuals."""
+
+    start_ends: dict[str, int] = field(default_factory=dict)
+    dispatcher: overlap.Dispatcher | None = None
+
+
+@dataclass
 class Deployment:
     diagram_id: str
     version: str
@@ -58,18 +68,17 @@ class Deployment:
     on_batch: Callback | None = None
     relabel: Relabeller | None = None
     member: Membership | None = None
+    hosting: Hosting | None = None
     restarts: int = 0
     retry: threading.Timer | None = None
     state: State = RUNNING
     error: str | None = None
     failed_output: str | None = None  # the output whose query failed, if one did
     # While its queries run: per output its sink (and a residual's, ``overlap.py``), its
-    # query and the query's id, and its logs' ends when they started; a prefix host's split.
+    # query and the query's id.
     sinks: dict[str, OutputSink] = field(default_factory=dict)
     queries: dict[str, Query] = field(default_factory=dict)
     query_ids: dict[str, str] = field(default_factory=dict)
-    start_ends: dict[str, int] = field(default_factory=dict)
-    dispatcher: overlap.Dispatcher | None = None
     counts: Counts = field(default_factory=Counts)
 
     def joined(self) -> Membership | None:

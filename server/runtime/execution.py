@@ -77,7 +77,7 @@ class SharedExecution:
         its plan has state and the host has read since it started (its windows would hold
         tuples from before this diagram came), or the host is stopped and behind its inputs."""
         joined = directory.membership()
-        if diagram_id.startswith(sharing.HOST):
+        if sharing.is_host(diagram_id):
             return False
         if joined is None and (
             relabel is not None or not self.settings.share_plans or directory.ran_alone()
@@ -190,8 +190,9 @@ class SharedExecution:
         (``stopped_at``), or else since the host's queries started (a restart), like a
         diagram of its own catching up from its checkpoint. The registry's lock, which
         ``_fan_out`` holds too, makes the switch to live batches a batch boundary."""
-        m = member.member
+        m, hosting = member.member, host.hosting
         assert m is not None, f"{member.diagram_id} is not a member"
+        assert hosting is not None, f"{host.diagram_id} is not a host"
         with self.registry.changed:
             if m.residual is not None:
                 self._add_residual(host, m.residual)
@@ -202,7 +203,7 @@ class SharedExecution:
                 _record(member)
             else:
                 resume = stopped_at or {
-                    output: host.start_ends.get(name, ends[output])
+                    output: hosting.start_ends.get(name, ends[output])
                     for output, name in m.hosted.items()
                 }
                 if stopped_at is not None:  # handed on below: a crash must not hand them again
@@ -240,7 +241,8 @@ class SharedExecution:
         """Have the running prefix ``host`` split its batches for ``residual`` too, from its
         next batch on (unless it does already): recorded durably first, so a restart of the
         host splits them for it from its first batch."""
-        assert host.dispatcher is not None, f"{host.diagram_id} is not a running prefix host"
+        dispatcher = host.hosting.dispatcher if host.hosting is not None else None
+        assert dispatcher is not None, f"{host.diagram_id} is not a running prefix host"
         (output,) = host.plan.outputs
         name = overlap.log_name(output, residual.name)
         if name in host.sinks:
@@ -250,7 +252,7 @@ class SharedExecution:
         host.directory.keep_residuals(kept)
         location = host.directory.residual_results(residual.name)
         sink = self.launcher.output_sink(host, name, location, output)
-        host.dispatcher.add(residual, sink)
+        dispatcher.add(residual, sink)
 
     def _fan_out(self, host_id: str, output: str, table: pa.Table) -> None:
         """The host's tap: each running member's tap is offered the batch from where it is
@@ -294,6 +296,7 @@ class SharedExecution:
             members = [d.member for d in self.registry.members(host_id) if d.member is not None]
             used = joined | {m.residual.name for m in members if m.residual is not None}
             host = self.registry.get(host_id)
+            hosting = host.hosting if host is not None else None
             for directory in self.diagrams.versions(host_id):
                 residuals = directory.residuals()
                 unused = set(residuals) - used
@@ -301,11 +304,12 @@ class SharedExecution:
                     continue
                 directory.keep_residuals({n: t for n, t in residuals.items() if n in used})
                 for name in unused:
-                    sink = host.dispatcher.drop(name) if host and host.dispatcher else None
-                    if sink is not None and host is not None:
+                    split = hosting.dispatcher if hosting is not None else None
+                    sink = split.drop(name) if split is not None else None
+                    if sink is not None and host is not None and hosting is not None:
                         with self.registry.lock:
                             host.sinks.pop(sink.name, None)
-                            host.start_ends.pop(sink.name, None)
+                            hosting.start_ends.pop(sink.name, None)
                         sink.close()
                         self.result_logs.forget(sink.name)
                     directory.residual_results(name).delete()

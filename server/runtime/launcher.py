@@ -97,7 +97,8 @@ class Launcher:
         deployment.queries.clear()
         deployment.query_ids.clear()
         deployment.sinks.clear()
-        deployment.dispatcher = None
+        if deployment.hosting is not None:
+            deployment.hosting.dispatcher = None
         self.registry.set_state(deployment, state, error)
 
     def input_heads(self, plan: Plan) -> dict[str, Position]:
@@ -195,18 +196,20 @@ class Launcher:
             relabel=functools.partial(relabel, name) if relabel else None,
         )
         deployment.sinks[name] = sink
-        deployment.start_ends[name] = sink.end()
+        if deployment.hosting is not None:
+            deployment.hosting.start_ends[name] = sink.end()
         if deployment.on_batch is not None:
             sink.tap(deployment.on_batch, self.delivery, self.settings.tap_queue)
         return sink
 
     def _dispatcher(self, deployment: Deployment, output: str) -> overlap.Dispatcher:
         """A prefix host's split of ``output``'s batches, for every residual it has kept."""
+        assert deployment.hosting is not None, f"{deployment.diagram_id} is not a host"
         schema = deployment.plan.outputs[output]
         dispatcher = overlap.Dispatcher(
             self.spark.sparkContext.defaultParallelism, schema.names, self.settings.box_metrics
         )
-        deployment.dispatcher = dispatcher
+        deployment.hosting.dispatcher = dispatcher
         for name, stored in sorted(deployment.directory.residuals().items()):
             residual = overlap.Residual.load(stored, schema)
             location = deployment.directory.residual_results(name)

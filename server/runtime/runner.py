@@ -27,7 +27,7 @@ from server.ingest.punctuated import Governance
 from server.runtime import checkpoints, overlap, sharing
 from server.runtime.cluster import cluster_conf, code_archive, is_local
 from server.runtime.config import RuntimeSettings
-from server.runtime.deployment import Deployment
+from server.runtime.deployment import Deployment, Hosting
 from server.runtime.execution import SharedExecution
 from server.runtime.heads import ResultLogs
 from server.runtime.launcher import Launcher
@@ -144,9 +144,9 @@ class Runtime:
         """Delete a stream's log; refused while a deployed diagram (even stopped) reads it."""
         every = self._diagrams.all()
         reading = {d.diagram_id for d in every if name in (d.start() or {})}
-        hosts = {h.removeprefix(sharing.HOST) for h in reading if h.startswith(sharing.HOST)}
+        hosts = {h.removeprefix(sharing.HOST) for h in reading if sharing.is_host(h)}
         members = {d.diagram_id for d in every if (d.membership() or {}).get("key") in hosts}
-        readers = sorted({r for r in reading if not r.startswith(sharing.HOST)} | members)
+        readers = sorted({r for r in reading if not sharing.is_host(r)} | members)
         if readers:
             raise Conflict(
                 code=codes.STREAM_IN_USE,
@@ -229,8 +229,16 @@ class Runtime:
     ) -> None:
         """Start the diagram's own queries (its diagram lock held); ``left``: its other
         versions, removed once it is registered."""
+        hosting = Hosting() if sharing.is_host(diagram_id) else None
         deployment = Deployment(
-            diagram_id, directory.version, plan, directory, on_batch, relabel, state=STARTING
+            diagram_id,
+            directory.version,
+            plan,
+            directory,
+            on_batch,
+            relabel,
+            hosting=hosting,
+            state=STARTING,
         )
         self._registry.register(deployment)
         try:

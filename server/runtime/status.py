@@ -124,7 +124,7 @@ class StatusView:
             # member's filters, map and output have the rows its residual's split counted
             (output,) = member.plan.outputs
             counted.pop(output, None)
-            split = host.dispatcher if host is not None else None
+            split = _split(host)
             residual_counts = split.counts(m.residual.name) if split is not None else None
             if residual_counts is not None:  # a runtime that counts rows per box
                 counted |= residual_counts.per_box(m.residual, output)
@@ -201,8 +201,8 @@ class StatusView:
                     "state": (host.state if host is not None else STOPPED).value,
                     "shares": "prefix" if overlap.is_prefix_host(host_id) else "plan",
                     **(
-                        {"common_conditions": host.dispatcher.common()}
-                        if host is not None and host.dispatcher is not None
+                        {"common_conditions": split.common()}
+                        if (split := _split(host)) is not None
                         else {}
                     ),
                     "members": [_member(d) for d in sorted(members, key=lambda d: d.diagram_id)],
@@ -272,6 +272,11 @@ class StatusView:
         except (*DRIVER_GONE, AttributeError, KeyError, TypeError):
             log.warning("Spark's listener-bus metrics are not reachable", exc_info=True)
             return None
+
+
+def _split(host: Deployment | None) -> overlap.Dispatcher | None:
+    """A prefix host's split of its batches, while it runs."""
+    return host.hosting.dispatcher if host is not None and host.hosting is not None else None
 
 
 def _member(deployment: Deployment) -> dict[str, Any]:
