@@ -1,6 +1,6 @@
 """A built box's parameters as plain JSON values, the same in every process.
 
-A plan's fingerprint names its checkpoint (``server/runtime/runner.py``), so it must change
+A plan's fingerprint names its checkpoint (``server/runtime/versions.py``), so it must change
 with anything that changes what the plan computes (a filter's condition, an aggregate's
 function, a window's size) and with nothing else; and it must come out the same after a
 restart, whatever Python's hash seed made of a set's order. ``repr`` gives neither promise,

@@ -34,6 +34,7 @@ checkpoint.
 """
 
 from server.ingest import AppendReceipt, Limits
-from server.runtime.runner import Runtime, RuntimeSettings
+from server.runtime.config import RuntimeSettings
+from server.runtime.runner import Runtime
 
 __all__ = ["AppendReceipt", "Limits", "Runtime", "RuntimeSettings"]

@@ -141,9 +141,10 @@ class DiagramDir:
         claims = {name: pos.seq for name, pos in (self.start() or {}).items()}
         outputs = self.path.child("outputs")
         committed = [committed_offsets(outputs.child(o, "checkpoint")) for o in outputs.names()]
-        if not committed or None in committed:
+        ends = [c for c in committed if c is not None]
+        if not ends or len(ends) < len(committed):
             return claims  # an output that has committed nothing needs everything from the start
-        return {name: min(c.get(name, seq) for c in committed) for name, seq in claims.items()}
+        return {name: min(c.get(name, seq) for c in ends) for name, seq in claims.items()}
 
     def remove(self) -> None:
         self.path.delete()

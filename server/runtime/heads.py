@@ -292,6 +292,7 @@ class HeadServer:
         self._clients: dict[str, int] = {}
         self._connected = threading.Condition()
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str), "a TCP server's address is a host name"
         self.address = f"{host}:{port}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="head-server", daemon=True

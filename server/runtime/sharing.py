@@ -39,6 +39,11 @@ HOST = "shared."  # a host's runtime id: HOST + key (catalog names have no dots)
 STATELESS = (InputBox, FilterBox, MapBox, UnionBox, OutputBox)  # each result row is one input row
 
 
+def is_host(diagram_id: str) -> bool:
+    """Whether a runtime id is a shared execution's host, not a diagram of the catalog's."""
+    return diagram_id.startswith(HOST)
+
+
 def key(plan: Plan) -> str:
     """What two plans must have alike to share one execution: the plan with every name of
     its own (diagram, boxes, outputs, derived inputs) replaced by the box's place in the plan.

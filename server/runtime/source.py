@@ -135,7 +135,7 @@ class SourceRows:
         self.client = options.get("client", "")
         self.dirs: dict[str, str] = json.loads(options.get("dirs", "{}"))
         self.columns: list[str] | None = json.loads(options.get("columns", "null"))
-        self.policy: dict[str, dict[str, list]] = json.loads(options.get("policy", "{}"))
+        self.policy: dict[str, dict[str, Any]] = json.loads(options.get("policy", "{}"))
         self.schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(options["arrow"])))
         self.time: str | None = options.get("time")
         clearance = options.get("clearance")
@@ -271,10 +271,14 @@ def input_frames(
     plan's ``policy`` says which fields each of its policy words ANDs."""
     from pyspark.sql import functions as F
 
-    by_stream = {
-        n: {"sets": policy.fields_of(n), "grants": policy.grants_of(n), "count": policy.width}
-        for n in (streams if policy is not None else ())
-    }
+    by_stream = (
+        {}
+        if policy is None
+        else {
+            n: {"sets": policy.fields_of(n), "grants": policy.grants_of(n), "count": policy.width}
+            for n in streams
+        }
+    )
     heads = policy.heads if policy is not None else (DENIED_COLUMN,)
     frame = (
         spark.readStream.format(FORMAT)

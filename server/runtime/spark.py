@@ -20,6 +20,7 @@ from pathlib import Path
 
 from py4j.protocol import Py4JError
 
+from server.runtime import sparktypes
 from server.runtime.jar import source_jar
 from server.runtime.sparkhome import worker_home
 
@@ -93,7 +94,7 @@ def build_session(
     for archive in py_files:
         session.sparkContext.addPyFile(str(archive))
     session.sparkContext.setLogLevel("WARN")
-    jvm = session.sparkContext._jvm
+    jvm = sparktypes.jvm(session)
     for logger in QUIET_LOGGERS:
         jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
             logger, jvm.org.apache.logging.log4j.Level.ERROR

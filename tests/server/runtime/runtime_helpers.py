@@ -99,7 +99,7 @@ def shared_results(diagrams: str | os.PathLike, plan, output: str) -> Location:
     prefix (``server/runtime/overlap.py``)."""
     from server.runtime import overlap, sharing
     from server.runtime.checkpoints import DiagramDir
-    from server.runtime.runner import fingerprint
+    from server.runtime.versions import fingerprint
 
     key, shared, residual = overlap.placement(plan)
     host, names = sharing.hosted(shared, key)

@@ -106,7 +106,7 @@ def test_derived_tuples_keep_their_sources_and_arrive_once_across_a_restart(
         directory = runtime.result_logs.directory("up_out")
         assert directory is not None and directory.local == ("results_url" not in places)
         key, _, residual = overlap.placement(down)
-        host = runtime._deployments[sharing.HOST + key]  # down's execution
+        host = runtime._registry.get(sharing.HOST + key)  # down's execution
         assert host.directory.checkpoint(host.plan.boxes[-1].name).path.startswith(f"{tmp_path}/")
         assert residual is not None  # it runs its prefix: its rows are its filters' log's
         results = host.directory.residual_results(residual.name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from runtime_helpers import TRADE, Collector, plan_of, union_doc
 
 from boxes.document import validate
-from server.runtime.runner import fingerprint, legacy_fingerprint
+from server.runtime.versions import fingerprint, legacy_fingerprint
 
 
 def aggregate_doc(function: str) -> dict:

@@ -12,7 +12,7 @@ from runtime_helpers import TRADE, WAIT, Collector, plan_of, union_doc
 
 from boxes.errors import SluiceError
 from server.runtime import Runtime, overlap, sharing
-from server.runtime.runner import STARTING
+from server.runtime.states import STARTING
 
 PROMPT = 1.0  # seconds: what "answers at once" means on a busy two-core machine
 
@@ -22,7 +22,7 @@ def held_deploys(runtime: Runtime, monkeypatch, plan) -> threading.Event:
     after its outputs are taken and before its queries start, until the returned event is set
     (the slow part of a real deploy: Spark starting queries)."""
     release = threading.Event()
-    start_queries = runtime._start_queries
+    start_queries = runtime._launcher._start_queries
     held = (plan.name, sharing.HOST + overlap.placement(plan)[0])
 
     def slow(deployment, start):
@@ -30,7 +30,7 @@ def held_deploys(runtime: Runtime, monkeypatch, plan) -> threading.Event:
             assert release.wait(WAIT), "the test never released the deploy"
         return start_queries(deployment, start)
 
-    monkeypatch.setattr(runtime, "_start_queries", slow)
+    monkeypatch.setattr(runtime._launcher, "_start_queries", slow)
     return release
 
 
@@ -60,7 +60,7 @@ def test_a_slow_deploy_holds_up_no_other_diagrams_status_or_stop(runtime, monkey
 def test_a_deploy_whose_queries_are_not_up_in_time_is_abandoned(make_runtime, spark, monkeypatch):
     runtime = make_runtime(deploy_timeout=0.5)
     # The source's hello goes unheard, as if its query never got going.
-    monkeypatch.setattr(runtime._heads._server, "arrived", lambda client: None)
+    monkeypatch.setattr(runtime._launcher.heads._server, "arrived", lambda client: None)
     runtime.create_stream("t_in", TRADE)
     with pytest.raises(SluiceError) as refused:
         runtime.deploy("t", plan_of(union_doc("t", ["t_in"])))

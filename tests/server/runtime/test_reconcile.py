@@ -155,21 +155,21 @@ def test_a_diagram_failed_with_the_driver_is_not_given_up_while_a_new_one_starts
     """Failed with ``SPARK_DRIVER_LOST`` and to be resumed by the new driver: not given up
     (the API says ``running``, not ``failed``), then running again. The driver's loss is
     played out on the suite's session: the runtime "replaces" it with the same one."""
-    from server.runtime import runner
+    from server.runtime import supervisor
 
     runtime = make_runtime(reconcile_every=3600, share_plans=False)
     rows = deploy_delivering(runtime, "d")
-    runtime._owns_session = True  # the session is the runtime's to replace in this test
+    runtime._supervisor.owns_session = True  # the session is the runtime's to replace in this test
     seen = []
 
     def rebuilt(*args, **kwargs):
         seen.append((runtime.status("d")["state"], runtime.given_up("d")))
         return spark
 
-    monkeypatch.setattr(runner, "discard_session", lambda session: None)
-    monkeypatch.setattr(runner, "build_session", rebuilt)
-    runtime._replace_driver()
-    runtime._owns_session = False  # the suite's session outlives this runtime
+    monkeypatch.setattr(supervisor, "discard_session", lambda session: None)
+    monkeypatch.setattr(supervisor, "build_session", rebuilt)
+    runtime._supervisor.replace_driver()
+    runtime._supervisor.owns_session = False  # the suite's session outlives this runtime
     assert seen == [("failed", False)]
     assert runtime.status("d")["state"] == "running" and not runtime.given_up("d")
     runtime.append("d_in", [{"symbol": "after", "price": 2.0}])

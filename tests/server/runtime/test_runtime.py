@@ -90,7 +90,7 @@ def test_a_query_stopped_while_logging_its_first_batch_starts_again(make_runtime
     plan = plan_of(union_doc("q", ["in1"]))
     runtime.deploy("q", plan, Collector())
     runtime.stop("q")
-    checkpoint = runtime._registered("q").directory.checkpoint("q_out")
+    checkpoint = runtime._registry.get("q").directory.checkpoint("q_out")
     for log in ("offsets", "commits"):
         for name in checkpoint.child(log).names():
             checkpoint.child(log, name).delete()  # as if batch 0 never got logged

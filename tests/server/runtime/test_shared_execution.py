@@ -433,11 +433,11 @@ def test_a_removed_members_filter_is_split_for_no_more(runtime):
     runtime.append("in1", [trade("ibm", 3.0)])
     gone.wait_for_rows(1)
     (gone_log,) = [
-        n for n in directory.residuals() if n != runtime._registered("kept").residual.name
+        n for n in directory.residuals() if n != runtime._registry.get("kept").member.residual.name
     ]
     assert directory.residual_results(gone_log).exists()
     runtime.remove("gone")
-    assert list(directory.residuals()) == [runtime._registered("kept").residual.name]
+    assert list(directory.residuals()) == [runtime._registry.get("kept").member.residual.name]
     assert not directory.residual_results(gone_log).exists()
     runtime.append("in1", [trade("sun", 4.0)])
     assert [r["symbol"] for r in kept.wait_for_rows(2)] == ["ibm", "sun"]

@@ -1,0 +1,299 @@
+"""The launcher: starts a deployment's Spark queries (one per output, each into its sink) and
+stops them. It knows nothing of retries (``supervisor.py``) or sharing (``execution.py``).
+
+Each output of a diagram is one streaming query (foreachBatch into an ``OutputSink``) with
+its own checkpoint under the diagram's versioned directory. All of a diagram's input
+streams that share a schema are read by one source instance; each derived input (another
+output deployed here) by one of its own over that output's result log, whose retention waits
+for every diagram reading it, as the ingestion log's compaction does.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from boxes import codes, labels, observed
+from boxes.compiler import compile_plan
+from boxes.document import Plan
+from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
+from boxes.input import InputBox
+from boxes.punctuations.fields import FieldPolicy, field_policy
+from boxes.types import Schema
+from server.ingest import IngestLog
+from server.ingest.segments import Position
+from server.runtime import checkpoints, overlap
+from server.runtime.config import RuntimeSettings
+from server.runtime.deployment import Deployment
+from server.runtime.handover import narrowed
+from server.runtime.heads import HeadServer, ResultLogs, result_key
+from server.runtime.outputs import OutputSink
+from server.runtime.registry import Registry
+from server.runtime.source import derived_frame, input_frames
+from server.runtime.spark import DRIVER_GONE
+from server.runtime.states import FAILED, RUNNING, State
+from server.runtime.storage import Location
+from server.runtime.taps import DeliveryPool
+
+if TYPE_CHECKING:  # PySpark is imported where Spark is started, not by every importer
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+
+class Launcher:
+    """Starts and stops queries. ``spark`` is the session they run on (replaced, with the
+    driver, by the supervisor)."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        registry: Registry,
+        ingest: IngestLog,
+        result_logs: ResultLogs,
+        diagrams: checkpoints.Diagrams,
+        delivery: DeliveryPool,
+        settings: RuntimeSettings,
+    ) -> None:
+        self.spark = spark
+        self.registry = registry
+        self.log = ingest
+        self.result_logs = result_logs
+        self.diagrams = diagrams
+        self.delivery = delivery
+        self.settings = settings
+        self.heads = HeadServer(ingest, result_logs)
+
+    def evaluate(self, plan: Plan, inputs: Mapping[str, pa.Table]) -> pa.Table:
+        """``plan``'s one output computed once, as a batch job over ``inputs``
+        (``Runtime.evaluate``)."""
+        frames = {name: self.spark.createDataFrame(table) for name, table in inputs.items()}
+        (frame,) = compile_plan(plan, frames).values()
+        return frame.toArrow()
+
+    def launch(self, deployment: Deployment) -> None:
+        """Start a starting deployment's queries (``launching`` held): running, or failed
+        and the error raised."""
+        try:
+            self._start_queries(deployment, deployment.directory.start())
+        except SluiceError as err:
+            self.halt(deployment, FAILED, str(err))
+            raise
+        except Exception as exc:
+            self.halt(deployment, FAILED, f"{type(exc).__name__}: {exc}")
+            raise SluiceError(
+                code=codes.DEPLOY_FAILED, diagram=deployment.diagram_id, reason=exc
+            ) from exc
+        self.registry.set_state(deployment, RUNNING)
+
+    def halt(self, deployment: Deployment, state: State, error: str | None = None) -> None:
+        """Stop a deployment's queries, close its sinks and cancel its retry, if any."""
+        if deployment.retry is not None:
+            deployment.retry.cancel()
+            deployment.retry = None
+        for query in deployment.queries.values():
+            try:
+                query.stop()
+            except DRIVER_GONE:  # the driver is gone, and its queries with it
+                log.warning("could not stop a query of %s", deployment.diagram_id, exc_info=True)
+        for sink in deployment.sinks.values():
+            sink.close()
+        deployment.queries.clear()
+        deployment.query_ids.clear()
+        deployment.sinks.clear()
+        if deployment.hosting is not None:
+            deployment.hosting.dispatcher = None
+        self.registry.set_state(deployment, state, error)
+
+    def input_heads(self, plan: Plan) -> dict[str, Position]:
+        """Where each of a plan's inputs ends now: its streams' logs and the result logs of
+        the outputs it reads (keyed ``result_key``), as ``start.json`` records them."""
+        derived = [result_key(o) for o in plan.derived().values()]
+        return self.log.heads(list(plan.streams())) | self.result_logs.heads(derived)
+
+    def check_inputs(self, plan: Plan) -> None:
+        for output in plan.derived().values():
+            if self.result_logs.directory(output) is None:
+                raise Conflict(code=codes.DERIVED_NOT_DEPLOYED, output=output)
+        streams = self.log.schemas()
+        for name in plan.streams():
+            if name not in streams:
+                raise NotFound(details={"stream": name}, what="input stream", name=name)
+            if streams[name] != plan.input_schemas[name]:
+                raise Conflict(code=codes.SCHEMA_MISMATCH, details={"stream": name}, name=name)
+
+    def _start_queries(self, deployment: Deployment, start: dict[str, Position] | None) -> None:
+        """Start every output's query, then wait until each query's sources (those its own
+        inputs need: ``sources_opened``) have said hello to the head service (``heads.py``):
+        the query's stream thread is running. A deploy whose
+        sources have not all said hello within ``deploy_timeout`` is abandoned."""
+        assert start is not None, f"{deployment.diagram_id} has no start: fix_start first"
+        client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
+        by_schema: dict[Schema, list[str]] = {}
+        policy = field_policy(deployment.plan) if deployment.plan.governed else None
+        for name in deployment.plan.streams():
+            by_schema.setdefault(deployment.plan.input_schemas[name], []).append(name)
+        # The tuples a query at a level may see, for its quiet streams' marks (``source.py``).
+        level = deployment.plan.clearance
+        clearance = {} if level is None else {"clearance": str(level)}
+        frames: dict[str, DataFrame] = {}
+        for schema, names in by_schema.items():
+            options = {
+                "root": str(self.log.root),
+                "heads": self.heads.address,
+                "poll": str(self.settings.poll_seconds),
+                "idle": str(self.settings.idle_seconds),
+                "client": client,
+                "start": json.dumps({n: start[n].to_list() for n in names}),
+                **clearance,
+            }
+            frames.update(input_frames(self.spark, options, names, schema, policy))
+        frames.update(self._derived_frames(deployment.plan, start, client, policy, clearance))
+        compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
+        for output, frame in compiled.items():
+            checkpoint = deployment.directory.checkpoint(output)
+            checkpoints.discard_partial_writes(checkpoint)
+            if overlap.is_prefix_host(deployment.diagram_id):
+                handle = self._dispatcher(deployment, output).handle
+            else:
+                location = deployment.directory.results(output)
+                handle = self.output_sink(deployment, output, location, output).handle
+            query = (
+                narrowed(frame, len(deployment.plan.label_sources))
+                .writeStream.foreachBatch(handle)
+                .option("checkpointLocation", checkpoint.hadoop_url)
+                .queryName(f"{deployment.diagram_id}.{output}")
+                .start()
+            )
+            deployment.queries[output] = query
+            deployment.query_ids[output] = query.id
+        queries = list(deployment.queries.values())
+        came_up = self.heads.wait_for_clients(
+            client,
+            sources_opened(deployment.plan),
+            lambda: all(q.isActive for q in queries),
+            self.settings.deploy_timeout,
+        )
+        # A query that ended instead is found failed (and restarted) by the next check.
+        if not came_up and all(q.isActive for q in queries):
+            raise Unavailable(
+                code=codes.DEPLOY_TIMEOUT,
+                diagram=deployment.diagram_id,
+                seconds=self.settings.deploy_timeout,
+            )
+
+    def output_sink(
+        self, deployment: Deployment, name: str, location: Location, output: str
+    ) -> OutputSink:
+        """A sink for the log ``name`` of the deployment's ``output`` (the output's own, or a
+        residual's of it), registered and tapped by ``on_batch``."""
+        relabel = deployment.relabel
+        sink = OutputSink(
+            name,
+            location,
+            self.settings.recent_rows,
+            self.settings.retain_result_rows,
+            self.spark.sparkContext.defaultParallelism,
+            acked=functools.partial(self._acked, deployment.directory.checkpoint(output)),
+            advanced=functools.partial(self.result_logs.advanced, name),
+            claimed=functools.partial(self._claimed, name),
+            relabel=functools.partial(relabel, name) if relabel else None,
+        )
+        deployment.sinks[name] = sink
+        if deployment.hosting is not None:
+            deployment.hosting.start_ends[name] = sink.end()
+        if deployment.on_batch is not None:
+            sink.tap(deployment.on_batch, self.delivery, self.settings.tap_queue)
+        return sink
+
+    def _dispatcher(self, deployment: Deployment, output: str) -> overlap.Dispatcher:
+        """A prefix host's split of ``output``'s batches, for every residual it has kept."""
+        assert deployment.hosting is not None, f"{deployment.diagram_id} is not a host"
+        schema = deployment.plan.outputs[output]
+        dispatcher = overlap.Dispatcher(
+            self.spark.sparkContext.defaultParallelism, schema.names, self.settings.box_metrics
+        )
+        deployment.hosting.dispatcher = dispatcher
+        for name, stored in sorted(deployment.directory.residuals().items()):
+            residual = overlap.Residual.load(stored, schema)
+            location = deployment.directory.residual_results(name)
+            dispatcher.add(
+                residual,
+                self.output_sink(deployment, overlap.log_name(output, name), location, output),
+            )
+        return dispatcher
+
+    def _derived_frames(
+        self,
+        plan: Plan,
+        start: dict[str, Position],
+        client: str,
+        policy: FieldPolicy | None,
+        clearance: dict[str, str],
+    ) -> dict[str, DataFrame]:
+        """One DataFrame per derived input: its output's result log, from where this diagram
+        started reading it (its key in ``start``)."""
+        frames = {}
+        for box in plan.boxes:
+            if isinstance(box, InputBox) and box.output is not None:
+                key = result_key(box.output)
+                options = {
+                    "root": str(self.log.root),
+                    "heads": self.heads.address,
+                    "poll": str(self.settings.poll_seconds),
+                    "client": client,
+                    "start": json.dumps({key: start[key].to_list()}),
+                    "dirs": json.dumps({key: self._result_url(box.output)}),
+                    **clearance,
+                }
+                words = labels.word_count(len(box.remap))
+                frames[box.name] = derived_frame(
+                    self.spark, options, key, box.schema, words, policy
+                )
+        return frames
+
+    def _result_url(self, output: str) -> str:
+        location = self.result_logs.directory(output)
+        if location is None:  # removed since ``check_inputs``
+            raise Conflict(code=codes.DERIVED_NOT_DEPLOYED, output=output)
+        return location.url
+
+    def _claimed(self, output: str) -> int | None:
+        """The first row of an output's result log that some diagram reading it (running or
+        stopped; through a member's output if shared) has not yet consumed; None if none
+        reads it."""
+        keys = self.result_logs.keys(output)
+        claims = [
+            seq
+            for directory in self.diagrams.all()
+            for key in keys
+            if (seq := directory.claims().get(key)) is not None
+        ]
+        return min(claims, default=None)
+
+    def _acked(self, checkpoint: Location, batch_id: int) -> float | None:
+        """When the newest input row of an output's batch was acknowledged: the latest
+        acknowledgement among the log heads the batch read up to (Spark's offsets for it)."""
+        ends = checkpoints.batch_offsets(checkpoint, batch_id) or {}
+        return max(
+            (t for name, seq in ends.items() if (t := self.log.acked_at(name, seq)) is not None),
+            default=None,
+        )
+
+
+def sources_opened(plan: Plan) -> int:
+    """How many sources the plan's queries open, all told. Each output's query opens those
+    of the frames its boxes read: one per schema of the streams upstream of it (one source
+    serves all of a schema's streams) and one per derived input upstream of it; nothing for
+    another output's inputs."""
+    streams, derived = set(plan.streams()), plan.derived().keys()
+    return sum(
+        len({plan.input_schemas[n] for n in boxes & streams}) + len(boxes & derived)
+        for boxes in observed.lineages(plan).values()
+    )
