@@ -10,18 +10,21 @@ clock (``db_now``), and, for the stores, their pragmas and locks (at the end).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
+from functools import cache
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     Column,
     Connection,
     MetaData,
     Table,
     Text,
+    bindparam,
+    cast,
     column,
     delete,
     func,
@@ -68,8 +71,6 @@ from catalog.schema import (
     users,
 )
 from catalog.schema import diagram_versions as versions
-
-IDS_PER_STATEMENT = 10_000  # below SQLite's 32,766 bound parameters, PostgreSQL's 65,535
 
 
 class db_now(FunctionElement):
@@ -169,69 +170,69 @@ OBJECT_COLUMNS = (
 )
 
 
-def _chunks(ids: Iterable[int] | None) -> Iterator[list[int] | None]:
-    """All (None), or the ids in ascending slices that each fit one statement's parameters."""
-    if ids is None:
-        yield None
-        return
-    ordered = sorted(ids)
-    for start in range(0, len(ordered), IDS_PER_STATEMENT):
-        yield ordered[start : start + IDS_PER_STATEMENT]
+IDS = bindparam("ids", type_=Text)  # a JSON array of ids: any number fits one statement
 
 
-def _among(chunk: list[int] | None, query: Any, key: Any) -> Any:
-    return query if chunk is None else query.where(key.in_(chunk))
+def _id_rows(dialect: str) -> Any:
+    """The ids of ``IDS`` as rows, by each database's own JSON function."""
+    if dialect == "sqlite":
+        return select(func.json_each(IDS).table_valued("value").c.value)
+    rows = func.json_array_elements_text(cast(IDS, JSON)).table_valued("value")
+    return select(cast(rows.c.value, BigInteger))
+
+
+@cache
+def _object_queries(dialect: str, among: bool) -> tuple[Any, Any, Any]:
+    """Refs, objects and grants: all, or those of the objects ``IDS`` names (``among``)."""
+
+    def of(query: Any, key: Any) -> Any:
+        return query.where(key.in_(_id_rows(dialect))) if among else query
+
+    grant_columns = (
+        permissions.c.role,
+        permissions.c.action,
+        permissions.c.object_id,
+        permissions.c.granted_by,
+    )
+    return (
+        of(select(object_refs.c.from_id, object_refs.c.to_id), object_refs.c.from_id).order_by(
+            object_refs.c.to_id
+        ),
+        of(select(*OBJECT_COLUMNS), objects.c.id).order_by(objects.c.id),
+        of(select(*grant_columns), permissions.c.object_id).order_by(
+            permissions.c.object_id, permissions.c.role, permissions.c.action
+        ),
+    )
 
 
 def load_objects(conn, ids: Iterable[int] | None = None) -> ObjectRows:
     """Every object and grant, or only those of the objects ``ids`` (the ones that still exist)."""
+    params = {} if ids is None else {"ids": json.dumps(sorted(ids))}
+    refs_query, objects_query, grants_query = _object_queries(conn.dialect.name, ids is not None)
     refs: dict[int, list[int]] = {}
+    for from_id, to_id in conn.execute(refs_query, params):
+        refs.setdefault(from_id, []).append(to_id)
     types = {t.value: t for t in ObjectType}
-    found: list[CatalogObject] = []
-    grants: list[Grant] = []
-    for chunk in _chunks(ids):
-        of = partial(_among, chunk)
-        for from_id, to_id in conn.execute(
-            of(select(object_refs.c.from_id, object_refs.c.to_id), object_refs.c.from_id).order_by(
-                object_refs.c.to_id
-            )
-        ):
-            refs.setdefault(from_id, []).append(to_id)
-        found += (
-            CatalogObject(
-                id=i,
-                type=types[t],
-                name=n,
-                kind=k,
-                parent_id=p,
-                owner_user=ou,
-                owner_role=orole,
-                source_index=si,
-                spec=spec,
-                status=st,
-                created_at=at,
-                refs=tuple(refs.get(i, ())),
-                public_name=pn,
-            )
-            for i, t, n, k, p, ou, orole, si, spec, st, at, pn in conn.execute(
-                of(select(*OBJECT_COLUMNS), objects.c.id).order_by(objects.c.id)
-            )
+    found = tuple(
+        CatalogObject(
+            id=i,
+            type=types[t],
+            name=n,
+            kind=k,
+            parent_id=p,
+            owner_user=ou,
+            owner_role=orole,
+            source_index=si,
+            spec=spec,
+            status=st,
+            created_at=at,
+            refs=tuple(refs.get(i, ())),
+            public_name=pn,
         )
-        grants += (
-            Grant(r, Action(a), o, by)
-            for r, a, o, by in conn.execute(
-                of(
-                    select(
-                        permissions.c.role,
-                        permissions.c.action,
-                        permissions.c.object_id,
-                        permissions.c.granted_by,
-                    ),
-                    permissions.c.object_id,
-                ).order_by(permissions.c.object_id, permissions.c.role, permissions.c.action)
-            )
-        )
-    return ObjectRows(tuple(found), tuple(grants))
+        for i, t, n, k, p, ou, orole, si, spec, st, at, pn in conn.execute(objects_query, params)
+    )
+    grants = tuple(Grant(r, Action(a), o, by) for r, a, o, by in conn.execute(grants_query, params))
+    return ObjectRows(found, grants)
 
 
 def insert_user(conn, name: str, password_hash: str, enabled: bool, at: float) -> int:
@@ -327,18 +328,27 @@ def purge_expired_sessions(conn, now: float) -> int:
     return conn.execute(delete(sessions).where(sessions.c.expires_at <= now)).rowcount
 
 
+# Built once: the statements every change runs (a statement built at each call costs more
+# than SQLite takes to run it).
+CATALOG_VERSION = select(counters.c.value).where(_counter("catalog_version"))
+BUMP = (
+    update(counters)
+    .where(counters.c.name == bindparam("counter"))
+    .values(value=counters.c.value + 1)
+    .returning(counters.c.value - 1)
+)
+INSERT_OBJECT = insert(objects).returning(objects.c.id)
+INSERT_AUDIT = insert(audit)
+TAKE_TOUCHED = delete(touched).returning(touched.c.what, touched.c.id)
+
+
 def catalog_version(conn) -> int:
-    return conn.execute(select(counters.c.value).where(_counter("catalog_version"))).scalar_one()
+    return conn.execute(CATALOG_VERSION).scalar_one()
 
 
 def _bump(conn, name: str) -> int:
     """The counter ``name`` moved on by one; its value before."""
-    return conn.execute(
-        update(counters)
-        .where(_counter(name))
-        .values(value=counters.c.value + 1)
-        .returning(counters.c.value - 1)
-    ).scalar_one()
+    return conn.execute(BUMP, {"counter": name}).scalar_one()
 
 
 def bump_catalog_version(conn) -> int:
@@ -366,9 +376,7 @@ def _object_row(obj: CatalogObject) -> dict[str, Any]:
 
 
 def insert_object(conn, obj: CatalogObject) -> int:
-    return conn.execute(
-        insert(objects).values(_object_row(obj)).returning(objects.c.id)
-    ).scalar_one()
+    return conn.execute(INSERT_OBJECT, _object_row(obj)).scalar_one()
 
 
 def insert_members(
@@ -840,7 +848,7 @@ def set_server_policy(conn, stream_id: int, policy: str | None, by: str, at: flo
 
 def insert_audit(conn, row: dict[str, Any]) -> None:
     """One audit entry (``catalog.audit``)."""
-    conn.execute(insert(audit).values(row))
+    conn.execute(INSERT_AUDIT, row)
 
 
 AUDIT_COLUMNS = (
@@ -893,9 +901,7 @@ def delete_lease(conn, name: str, holder: str) -> None:
 
 def take_touched(conn) -> set[tuple[str, int | None]]:
     """The change log's notes (``catalog.changelog``), forgotten as they are read."""
-    return {
-        tuple(row) for row in conn.execute(delete(touched).returning(touched.c.what, touched.c.id))
-    }
+    return {tuple(row) for row in conn.execute(TAKE_TOUCHED)}
 
 
 # The stores' own statements: SQLite's pragmas, PostgreSQL's locks, notices and settings, and
@@ -905,9 +911,12 @@ _LEGACY = Table("schema_version", MetaData(), Column("version", BigInteger, null
 _PG_DATABASE = table("pg_database", column("datcollate"), column("datname"))
 
 
-def data_version(conn) -> int:
-    """SQLite's count of commits to the file (anyone's), as this connection last saw it."""
-    return conn.exec_driver_sql("PRAGMA data_version").scalar_one()
+def data_version(dbapi_conn: Any) -> int:
+    """SQLite's count of commits to the file (anyone's), as this connection last saw it.
+
+    Asked of the driver's own connection: it is polled at every snapshot access, where
+    SQLAlchemy's work per statement would cost ten times the question."""
+    return dbapi_conn.execute("PRAGMA data_version").fetchone()[0]
 
 
 def legacy_version(conn) -> int | None:

@@ -97,6 +97,7 @@ class Store:
         if path != ":memory:":
             self._reader_engine = _sqlite_engine(path, writer=False)
             self._probe = self._reader_engine.connect()
+            self._poll = self._probe.connection.dbapi_connection
         self.migrate()
 
     def revision(self) -> str | None:
@@ -127,7 +128,7 @@ class Store:
         if self._probe is None:
             return 0
         with self._probe_lock:
-            return repository.data_version(self._probe)
+            return repository.data_version(self._poll)
 
     def settle(self, timeout: float = 10.0) -> None:
         """Return once every change committed before the call can be noticed: at once here."""
