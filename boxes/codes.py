@@ -356,6 +356,13 @@ UNSUPPORTED_DATABASE = define(
     "unsupported catalog database URL {url!r}; use 'sqlite:///PATH' or 'postgresql://...'",
     "catalog",
 )
+CATALOG_TOO_OLD = define(
+    "CATALOG_TOO_OLD",
+    400,
+    "the catalog is at the old migration {version}, before the last one (12) that Alembic's"
+    " baseline continues; open it once with a Sluice release of before Alembic first",
+    "catalog",
+)
 
 # Diagram documents and boxes (boxes/, server/control, `sluice run`).
 DIAGRAM_INVALID = define(

@@ -92,8 +92,8 @@ class Accounts:
         core = self.core
         snapshot = core.snapshot
         core.valid(subject, snapshot)
-        with core.store.lock:
-            row = repository.password_hash(core.store.conn, subject.user_name)
+        with core.store.reader() as conn:
+            row = repository.password_hash(conn, subject.user_name)
         if row is None or not passwords.verify(old, row[1]):
             core.log(
                 subject, "password_change", f"user:{subject.user_name}", False, "wrong old password"

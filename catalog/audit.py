@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from catalog import repository
+
 MAX_LIMIT = 1000
 
 
@@ -52,19 +54,18 @@ def record(
     reason: str,
     details: dict | None = None,
 ) -> None:
-    conn.execute(
-        "INSERT INTO audit (at, user_name, roles, event, object, allowed, reason, details)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            at,
-            user,
-            ",".join(sorted(roles)),
-            event,
-            object,
-            int(allowed),
-            reason,
-            json.dumps(details or {}, sort_keys=True),
-        ),
+    repository.insert_audit(
+        conn,
+        {
+            "at": at,
+            "user_name": user,
+            "roles": ",".join(sorted(roles)),
+            "event": event,
+            "object": object,
+            "allowed": int(allowed),
+            "reason": reason,
+            "details": json.dumps(details or {}, sort_keys=True),
+        },
     )
 
 
@@ -80,26 +81,17 @@ def query(
     limit: int = 100,
 ) -> list[Entry]:
     """Newest first; ``before_id`` pages back. Filters combine with AND."""
-    clauses, params = [], []
-    for column, value in (
-        ("user_name = ?", user),
-        ("event = ?", event),
-        ("object = ?", object),
-        ("at >= ?", since),
-        ("id < ?", before_id),
-    ):
-        if value is not None:
-            clauses.append(column)
-            params.append(value)
-    if allowed is not None:
-        clauses.append("allowed = ?")
-        params.append(int(allowed))
-    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-    params.append(max(1, min(int(limit), MAX_LIMIT)))
-    rows = conn.execute(
-        "SELECT id, at, user_name, roles, event, object, allowed, reason, details"
-        f" FROM audit{where} ORDER BY id DESC LIMIT ?",
-        params,
+    rows = repository.audit_rows(
+        conn,
+        {
+            "user_name": user,
+            "event": event,
+            "object": object,
+            "allowed": None if allowed is None else int(allowed),
+        },
+        since,
+        before_id,
+        max(1, min(int(limit), MAX_LIMIT)),
     )
     return [
         Entry(i, at, u, tuple(r.split(",")) if r else (), e, o, bool(a), why, json.loads(d))

@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from catalog import migrations, repository
+
 # table -> the column naming the object a row belongs to (None: a subject table).
 TRACKED = {
     "objects": "id",
@@ -74,6 +76,8 @@ def _tracked() -> list[tuple[str, str | None, str]]:
     ]
 
 
+TOUCHED = "CREATE TEMP TABLE IF NOT EXISTS touched (what TEXT NOT NULL, id BIGINT)"
+
 # Notes a row change in this connection's ``touched``, if it has one (TG_ARGV: what, column).
 PG_FUNCTION = """
 CREATE OR REPLACE FUNCTION sluice_note_touched() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -102,13 +106,15 @@ def install(store) -> None:
     if store.dialect.name == "postgresql":
         _install_postgresql(store)
         return
-    ddl = ["CREATE TEMP TABLE IF NOT EXISTS touched (what TEXT NOT NULL, id INTEGER);"]
+    ddl = [TOUCHED]
     ddl += [
         _trigger(table, column, event, what)
         for table, column, what in _tracked()
         for event in ("INSERT", "UPDATE", "DELETE")
     ]
-    store.conn.executescript("\n".join(ddl))
+    with store.transaction() as conn:
+        for statement in ddl:
+            conn.exec_driver_sql(statement)
 
 
 def _install_postgresql(store) -> None:
@@ -123,23 +129,21 @@ def _install_postgresql(store) -> None:
             f"CREATE TRIGGER sluice_touched AFTER INSERT OR UPDATE OR DELETE ON {table}"
             f" FOR EACH ROW EXECUTE FUNCTION sluice_note_touched({args});",
         ]
-    script = "\n".join(ddl)
     with store.transaction() as conn:
-        found, version = conn.execute(
-            "SELECT obj_description(to_regproc('sluice_note_touched'), 'pg_proc'),"
-            " (SELECT version FROM schema_version)"
-        ).fetchone()
-        made = f"{version} {hashlib.sha256(script.encode()).hexdigest()[:16]}"
-        if found != made:
-            conn.executescript(f"{script}\nCOMMENT ON FUNCTION sluice_note_touched() IS '{made}';")
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched (what TEXT NOT NULL, id BIGINT)")
+        made = (
+            f"{migrations.revision(conn)} {hashlib.sha256(''.join(ddl).encode()).hexdigest()[:16]}"
+        )
+        if repository.function_note(conn, "sluice_note_touched") != made:
+            for statement in [*ddl, f"COMMENT ON FUNCTION sluice_note_touched() IS '{made}'"]:
+                conn.exec_driver_sql(statement)
+        conn.exec_driver_sql(TOUCHED)
 
 
 def take(conn) -> Touched:
     """What was touched since the last ``take``, forgetting it (inside the caller's transaction)."""
-    rows = set(conn.execute("DELETE FROM touched RETURNING what, id").fetchall())
+    rows = repository.take_touched(conn)
     return Touched(
-        frozenset(i for what, i in rows if what == "object"),
+        frozenset(i for what, i in rows if what == "object" and i is not None),
         any(what == "subjects" for what, _ in rows),
         any(what == "levels" for what, _ in rows),
         any(what == "policies" for what, _ in rows),

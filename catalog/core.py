@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from sqlalchemy.exc import IntegrityError
+
 from boxes import codes
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound, Unauthenticated
 from catalog import audit, changelog, repository
@@ -185,7 +187,7 @@ class Core:
                 try:
                     yield conn
                 except Exception as err:
-                    if current or not self.store.dialect.is_integrity_error(err):
+                    if current or not isinstance(err, IntegrityError):
                         raise
                     raise Conflict(code=codes.CONFLICT, reason=CHANGED_MEANWHILE) from err
                 snapshot = advance(self._snapshot, conn) if current else load(conn)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catalog import repository
 from catalog.core import Core
 
 
@@ -43,36 +44,22 @@ class Leases:
         """Hold ``name`` for ``seconds`` from now: renewed if ``holder`` holds it, taken if
         nobody does or its holder's time is over; otherwise who holds it and for how long."""
         with self.core.store.transaction() as conn:
-            now, row = _read(conn, name)
+            now, row = repository.lease(conn, name)
             if row is not None and row[0] != holder and row[2] > now:
                 return Lease(name, row[0], row[1], row[2] - now, held=False)
-            conn.execute(
-                "INSERT INTO leases (name, holder, address, expires_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
-                "address = excluded.address, expires_at = excluded.expires_at",
-                (name, holder, address, now + seconds),
-            )
+            repository.put_lease(conn, name, holder, address, now + seconds)
         return Lease(name, holder, address, seconds, held=True)
 
     def release(self, name: str, holder: str) -> None:
         """End ``holder``'s lease at once (a server stopping cleanly), so another need not wait
         for it to run out; nothing if another holds it."""
         with self.core.store.transaction() as conn:
-            conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+            repository.delete_lease(conn, name, holder)
 
     def holder(self, name: str) -> Lease | None:
         """Who holds ``name`` now, if anybody (for the system's status)."""
         with self.core.store.reader() as conn:
-            now, row = _read(conn, name)
+            now, row = repository.lease(conn, name)
         if row is None or row[2] <= now:
             return None
         return Lease(name, row[0], row[1], row[2] - now, held=False)
-
-
-def _read(conn, name: str) -> tuple[float, tuple | None]:
-    """The database's clock, and the lease's (holder, address, expires_at) if it has one."""
-    now = conn.execute(f"SELECT {conn.dialect.now}").fetchone()[0]
-    row = conn.execute(
-        "SELECT holder, address, expires_at FROM leases WHERE name = ?", (name,)
-    ).fetchone()
-    return now, row

@@ -83,7 +83,7 @@ class Levels:
         with core.store.lock:
             self._admin(subject)
             with core.change() as conn:
-                if conn.execute("SELECT 1 FROM coi_classes WHERE name = ?", (name,)).fetchone():
+                if repository.coi_class_exists(conn, name):
                     raise Conflict(code=codes.DUPLICATE_NAME, what="class", name=name)
                 repository.insert_coi_class(conn, name, core.clock())
                 self._log(subject, f"coi_class:{name}", conn, change="add class")
@@ -94,9 +94,7 @@ class Levels:
         with core.store.lock:
             self._admin(subject)
             with core.change() as conn:
-                (companies,) = conn.execute(
-                    "SELECT count(*) FROM companies WHERE coi = ?", (name,)
-                ).fetchone()
+                companies = repository.companies_in(conn, name)
                 if companies:
                     raise Conflict(
                         code=codes.LEVEL_IN_USE,
@@ -117,9 +115,9 @@ class Levels:
         with core.store.lock:
             self._admin(subject)
             with core.change() as conn:
-                if not conn.execute("SELECT 1 FROM coi_classes WHERE name = ?", (coi,)).fetchone():
+                if not repository.coi_class_exists(conn, coi):
                     raise _unknown("class", coi)
-                if conn.execute("SELECT 1 FROM companies WHERE name = ?", (name,)).fetchone():
+                if repository.company_exists(conn, name):
                     raise Conflict(code=codes.DUPLICATE_NAME, what="company", name=name)
                 bit = repository.next_company_bit(conn)
                 if bit >= MAX_COMPANIES:

@@ -1,10 +1,13 @@
 """The catalog on PostgreSQL (``postgresql://...``, psycopg 3), for several servers on one catalog.
 
-Like the SQLite store, one connection writes, shared by the process's threads under a lock, and
-a second one reads. A write transaction starts by taking one transaction-level advisory lock,
-so writers of every server run one after the other, as SQLite's ``BEGIN IMMEDIATE`` makes them:
-under READ COMMITTED every statement after the lock sees every earlier writer's commit, so the
-checks a change makes (the last administrator, a name already taken) read the current catalog.
+Like the SQLite store, one connection writes, shared by the process's threads under a lock;
+reads take a connection of SQLAlchemy's pool (autocommit, checked before use, so a read after
+the database restarted gets a new one). Statements are Core constructs compiled by SQLAlchemy's
+psycopg dialect: nothing rewrites SQL text. A write transaction starts by taking one
+transaction-level advisory lock, so writers of every server run one after the other, as
+SQLite's ``BEGIN IMMEDIATE`` makes them: under READ COMMITTED every statement after the lock
+sees every earlier writer's commit, so the checks a change makes (the last administrator, a
+name already taken) read the current catalog.
 
 Other servers' changes are noticed by LISTEN/NOTIFY, not by asking the database at every
 snapshot access (a network round trip each): a change announces its catalog version on commit,
@@ -23,12 +26,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 
 from boxes import codes
 from boxes.errors import InvalidInput
 from catalog import repository
-from catalog import store as base
-from catalog.dialect import POSTGRESQL
 from catalog.store import Store
 
 log = logging.getLogger(__name__)
@@ -40,48 +44,42 @@ LISTENER = "sluice catalog notices"
 
 def _storable(params: Any) -> None:
     """PostgreSQL's text cannot hold NUL: such a value is bad input, not a server error."""
-    if any(isinstance(p, str) and "\0" in p for p in params):
-        raise InvalidInput(code=codes.INVALID_INPUT, reason="text with a NUL character")
+    rows = params if isinstance(params, list) else [params]
+    for row in rows:
+        values = row.values() if isinstance(row, dict) else row or ()
+        if any(isinstance(v, str) and "\0" in v for v in values):
+            raise InvalidInput(code=codes.INVALID_INPUT, reason="text with a NUL character")
 
 
-class PgConnection:
-    """A psycopg connection taking the catalog's SQL as written (``?`` placeholders)."""
+def _engine(url: str, name: str, **options: Any) -> Engine:
+    """An engine of psycopg 3 connections named ``name`` (pg_stat_activity tells which of a
+    server's connections is which)."""
+    engine = create_engine(
+        make_url(url).set(drivername="postgresql+psycopg"),
+        connect_args={"application_name": name},
+        pool_pre_ping=True,
+        **options,
+    )
 
-    dialect = POSTGRESQL
+    @event.listens_for(engine, "before_cursor_execute")
+    def _check(conn, cursor, statement, parameters, context, executemany) -> None:
+        _storable(parameters)
 
-    def __init__(self, url: str, name: str) -> None:
-        self.raw = psycopg.connect(url, autocommit=True, application_name=name)
-
-    def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
-        if params is None:
-            return self.raw.execute(sql)  # a script of several statements may run this way
-        _storable(params)
-        return self.raw.execute(sql.replace("%", "%%").replace("?", "%s"), params)
-
-    def executemany(self, sql: str, rows: Any) -> None:
-        rows = list(rows)
-        for row in rows:
-            _storable(row)
-        with self.raw.cursor() as cur:
-            cur.executemany(sql.replace("%", "%%").replace("?", "%s"), rows)
-
-    executescript = execute
-
-    def close(self) -> None:
-        self.raw.close()
+    return engine
 
 
 class PgStore(Store):
-    dialect = POSTGRESQL
     exact = False  # another server's commit is known here once its notice arrives
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.lock = threading.RLock()
-        # Named for pg_stat_activity: which of a server's connections is which.
-        self.conn: Any = PgConnection(url, "sluice catalog writer")
-        self._probe: Any = PgConnection(url, "sluice catalog reader")
-        self._probe_lock = threading.Lock()
+        self.engine = _engine(url, "sluice catalog writer", pool_size=1, max_overflow=0)
+        self.dialect = self.engine.dialect
+        self._readers = _engine(
+            url, "sluice catalog reader", isolation_level="AUTOCOMMIT", pool_size=4
+        )
+        self.conn = self.engine.connect()
         self._notices = 0  # notices received (and reconnections of the listener)
         self._noticed = -1  # the newest catalog version a notice announced
         self._listening = False
@@ -94,8 +92,7 @@ class PgStore(Store):
             self.migrate()
             self._check_collation()
         except BaseException:
-            self.conn.close()
-            self._probe.close()
+            self._dispose()
             raise
         self._listener = threading.Thread(target=self._listen, name="catalog-notices", daemon=True)
         self._listener.start()
@@ -105,9 +102,8 @@ class PgStore(Store):
     def _check_collation(self) -> None:
         """Names sort in byte order on SQLite; a database with another collation lists them in
         another order (nothing else changes)."""
-        (collation,) = self.conn.execute(
-            "SELECT datcollate FROM pg_database WHERE datname = current_database()"
-        ).fetchone()
+        with self.reader() as conn:
+            collation = repository.collation(conn)
         if collation not in ("C", "POSIX", "C.UTF-8", "C.utf8"):
             log.warning(
                 "the catalog database sorts text by %r, not in byte order as SQLite does"
@@ -115,46 +111,16 @@ class PgStore(Store):
                 collation,
             )
 
-    def schema_version(self) -> int:
-        with self.transaction() as conn:
-            return self._schema_version(conn)
-
-    @staticmethod
-    def _schema_version(conn) -> int:
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
-        row = conn.execute("SELECT version FROM schema_version").fetchone()
-        return 0 if row is None else row[0]
-
-    def migrate(self) -> None:
-        """Each step in a transaction of its own (PostgreSQL's DDL is transactional), under
-        the write lock: of several servers starting at once, one migrates, the others wait."""
-        current = self.schema_version()
-        for number, script in base.migrations(self.dialect):
-            if number <= current:
-                continue
-            with self.transaction() as conn:
-                if number <= self._schema_version(conn):  # another server was first
-                    continue
-                conn.execute(script)
-                conn.execute("DELETE FROM schema_version")
-                conn.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
-
     @contextmanager
     def transaction(self) -> Iterator:
         """All or nothing, after every earlier writer of any server (the advisory lock)."""
-        with self.lock:
-            self.conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})")  # one trip
-            try:
-                yield self.conn
-            except BaseException:
-                if not self.conn.raw.closed:
-                    self.conn.execute("ROLLBACK")
-                raise
-            self.conn.execute("COMMIT")
+        with self.lock, self.conn.begin():
+            repository.lock_catalog(self.conn, WRITE_LOCK)
+            yield self.conn
 
     def announce(self, conn, version: int) -> None:
         """NOTIFY is delivered at commit, and not at all after a rollback."""
-        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, f"{version} {self._stop}"))
+        repository.notify(conn, CHANNEL, f"{version} {self._stop}")
 
     @property
     def listening(self) -> bool:
@@ -180,7 +146,8 @@ class PgStore(Store):
             try:
                 with psycopg.connect(self.url, autocommit=True, application_name=LISTENER) as conn:
                     conn.execute(f"LISTEN {CHANNEL}; LISTEN {self._stop}")
-                    self._heard(repository.catalog_version(conn), listening=True)
+                    with self.reader() as reader:
+                        self._heard(repository.catalog_version(reader), listening=True)
                     for notice in conn.notifies():
                         if notice.channel == self._stop:
                             return
@@ -191,7 +158,7 @@ class PgStore(Store):
                         self._heard(int(version), listening=True, counted=not ours)
                         if not ours:
                             self._push()
-            except psycopg.Error as err:
+            except (psycopg.Error, DBAPIError) as err:
                 if self._closing:
                     return
                 log.error("catalog notices lost, asking at every access until back: %s", err)
@@ -219,20 +186,25 @@ class PgStore(Store):
             self._cond.notify_all()
 
     @contextmanager
-    def reader(self) -> Iterator:
-        with self._probe_lock:
-            yield self._probe
+    def reader(self) -> Iterator[Connection]:
+        """A pooled connection for one quick read, in autocommit."""
+        with self._readers.connect() as conn:
+            yield conn
 
     def close(self) -> None:
         """Stop the listener first (not under the lock: it may be reloading), then close."""
         with self.lock:
             self._closing = True
             if self._listener.is_alive():
-                self.conn.execute(f"NOTIFY {self._stop}")
+                with self.conn.begin():
+                    repository.notify(self.conn, self._stop, "")
         with self._cond:
             self._cond.notify_all()
         self._listener.join(timeout=10)
         with self.lock:
-            self.conn.close()
-            with self._probe_lock:
-                self._probe.close()
+            self._dispose()
+
+    def _dispose(self) -> None:
+        self.conn.close()
+        self.engine.dispose()
+        self._readers.dispose()

@@ -34,9 +34,9 @@ class Sessions:
     ) -> tuple[str, Subject]:
         """Open a session with ``roles`` active (None: all the user can play); return its token."""
         core = self.core
-        with core.store.lock:
-            known = isinstance(name, str) and "\0" not in name  # no name holds one
-            row = repository.password_hash(core.store.conn, name) if known else None
+        known = isinstance(name, str) and "\0" not in name  # no name holds one
+        with core.store.reader() as conn:
+            row = repository.password_hash(conn, name) if known else None
         ok = passwords.verify(
             password, row[1] if row else passwords.dummy_hash(core.settings.bcrypt_rounds)
         )

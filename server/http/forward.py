@@ -11,14 +11,20 @@ the one its lease records. A request already passed on once is not passed on aga
 address that points at another standby would otherwise loop): it is refused instead.
 ``pass_on`` is that one way for REST (``forward``) and socket.io (``server.realtime.standby``)
 alike.
+
+Requests go over one pool of keep-alive connections per process (urllib3's ``PoolManager``,
+safe to share between threads), not a new connection each: a standby's appends cost a round
+trip, not a TCP (and TLS) handshake too. The pool keeps no cookies (one client's session must
+never travel with another's request) and reads no ``.netrc`` or proxy settings; it never retries
+(an append is not idempotent) nor follows a redirect (the holder's answer goes back as given).
+Timeouts (docs/deploy.md): ``CONNECT_TIMEOUT`` to reach the holder, ``TIMEOUT`` for its answer.
 """
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 
+import urllib3
 from flask import Response, request
 
 from boxes import codes
@@ -29,6 +35,13 @@ from server.ingest.admission import standing_by
 FORWARDED = "X-Sluice-Forwarded"
 PASSED_ON = ("Authorization", "Cookie", "X-CSRF-Token", "Content-Type", "Accept")
 TIMEOUT = 60.0  # seconds: an append is answered once durable, which can take a group commit
+CONNECT_TIMEOUT = 5.0  # seconds: a holder that does not accept a connection by then is down
+POOL_SIZE = 16  # kept-alive connections per holder; more may open at once, but are not kept
+_POOL = urllib3.PoolManager(
+    maxsize=POOL_SIZE,
+    timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=TIMEOUT),
+    retries=False,
+)
 
 
 def held_elsewhere(svc) -> bool:
@@ -66,16 +79,18 @@ def pass_on(svc, method: str, path: str, headers, body: bytes | None) -> Answer 
     if headers.get(FORWARDED):
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
     sent = {k: v for k in PASSED_ON if (v := headers.get(k)) is not None}
-    passed = urllib.request.Request(
-        holder.address + path, data=body, headers={**sent, FORWARDED: "1"}, method=method
-    )
     try:
-        with urllib.request.urlopen(passed, timeout=TIMEOUT) as answer:  # noqa: S310 (http(s) only)
-            return _answer(answer.status, answer.headers, answer.read())
-    except urllib.error.HTTPError as refused:  # the holder's own error answer, as it gave it
-        return _answer(refused.code, refused.headers, refused.read())
-    except (urllib.error.URLError, OSError) as err:
+        answer = _POOL.request(
+            method,
+            holder.address + path,
+            body=body,
+            headers={**sent, FORWARDED: "1"},
+            redirect=False,
+        )
+    except (urllib3.exceptions.HTTPError, OSError) as err:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE) from err
+    # an error status is the holder's own answer, passed back as it gave it
+    return _answer(answer.status, answer.headers, answer.data)
 
 
 def _answer(status: int, headers, body: bytes) -> Answer:

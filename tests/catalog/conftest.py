@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from sqlalchemy import inspect, text
 
 from boxes import registry
 from catalog import Catalog
@@ -61,15 +62,14 @@ def cat(db_url, clock):
 
 
 def tables(cat) -> list[str]:
-    """The names of the catalog's tables, on either backend."""
+    """The names of the catalog's tables, on either backend (Alembic's own among them)."""
     with cat.core.store.reader() as conn:
-        if cat.core.store.dialect.name == "sqlite":
-            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        else:
-            rows = conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
-            )
-        return sorted(name for (name,) in rows)
+        return sorted(inspect(conn).get_table_names())
+
+
+def sql(conn, statement: str, **params):
+    """A test's own look at (or change to) the tables, with named binds (``:name``)."""
+    return conn.execute(text(statement), params)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from boxes.errors import Conflict, Denied, DiagramInvalid, InvalidInput, NotFound
 from catalog import Action, DiagramSpec, ObjectType
-from tests.catalog.conftest import PASSWORD, tables
+from tests.catalog.conftest import PASSWORD, sql, tables
 
 T, A = ObjectType, Action
 BAD_NAMES = [
@@ -28,12 +28,9 @@ BAD_NAMES = [
 
 def dump(cat) -> dict:
     """Every catalog table but the audit log (a refusal is itself audited)."""
-    conn = cat.core.store.conn
-    return {
-        t: sorted(map(repr, conn.execute(f"SELECT * FROM {t}")))
-        for t in tables(cat)
-        if t != "audit"
-    }
+    names = [t for t in tables(cat) if t != "audit"]
+    with cat.core.store.reader() as conn:
+        return {t: sorted(map(repr, sql(conn, f"SELECT * FROM {t}"))) for t in names}
 
 
 @pytest.fixture

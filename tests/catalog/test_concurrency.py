@@ -10,7 +10,7 @@ from boxes.errors import Denied, Unauthenticated
 from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.authorizer import decide
 from catalog.core import load
-from tests.catalog.conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD, sql
 
 T, A = ObjectType, Action
 STREAMS = [f"in{i}" for i in range(8)]
@@ -180,11 +180,13 @@ def test_concurrent_grants_and_revokes_leave_a_consistent_store(cat, streams, lo
         for role in reader.roles:
             expected |= fresh.read_masks[role]
         assert cat.sessions.readable_sources(reader) == expected
-    grants = cat.core.store.conn.execute("SELECT count(*) FROM permissions").fetchone()[0]
-    audit = cat.core.store.conn.execute(
-        "SELECT sum(CASE event WHEN 'grant' THEN 1 ELSE -1 END) FROM audit"
-        " WHERE event IN ('grant', 'revoke')"
-    ).fetchone()[0]
+    with cat.core.store.reader() as conn:
+        grants = sql(conn, "SELECT count(*) FROM permissions").scalar()
+        audit = sql(
+            conn,
+            "SELECT sum(CASE event WHEN 'grant' THEN 1 ELSE -1 END) FROM audit"
+            " WHERE event IN ('grant', 'revoke')",
+        ).scalar()
     assert grants == audit
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound
 from catalog import Action, DiagramSpec, ObjectType
+from tests.catalog.conftest import sql
 
 T, A = ObjectType, Action
 
@@ -85,12 +86,9 @@ def test_dropping_a_diagram_drops_what_it_holds_and_frees_its_inputs(cat, admin,
     cat.grants.grant(al, "CUSTOMER2", A.SUBSCRIBE, T.OUTPUT, "out1")
     cat.objects.drop(al, T.DIAGRAM, "q1")
     assert [o.name for o in cat.objects.lookup(al)] == ["s", "in1"]
-    assert (
-        cat.core.store.conn.execute(
-            "SELECT count(*) FROM permissions WHERE object_id NOT IN (SELECT id FROM objects)"
-        ).fetchone()[0]
-        == 0
-    )
+    with cat.core.store.reader() as conn:
+        orphans = "SELECT count(*) FROM permissions WHERE object_id NOT IN (SELECT id FROM objects)"
+        assert sql(conn, orphans).scalar() == 0
     cat.grants.revoke(admin, "CUSTOMER1", A.READ_TUPLE, T.STREAM, "in1")
     cat.grants.revoke(admin, "CUSTOMER1", A.VIEW_OBJECT, T.STREAM, "in1")
     cat.objects.drop(admin, T.STREAM, "in1")
@@ -193,7 +191,7 @@ def test_a_replace_that_fails_halfway_leaves_the_old_version_and_its_name(
     real_insert = repository.insert_members
 
     def fail_after_the_old_version_is_gone(conn, diagram, members):
-        assert conn.execute("SELECT count(*) FROM objects WHERE name = 'q1.f'").fetchone() == (0,)
+        assert sql(conn, "SELECT count(*) FROM objects WHERE name = 'q1.f'").scalar() == 0
         raise OSError("disk full")  # between removing the old version and adding the new
 
     monkeypatch.setattr(repository, "insert_members", fail_after_the_old_version_is_gone)

@@ -11,7 +11,7 @@ from boxes.errors import Denied, InvalidInput
 from boxes.types import parse_schema
 from catalog import Action, Catalog, DiagramSpec, ObjectType
 from catalog.bootstrap import add_admin
-from tests.catalog.conftest import BOX_TYPES, PASSWORD
+from tests.catalog.conftest import BOX_TYPES, PASSWORD, sql
 
 T, A = ObjectType, Action
 FIELDS = {"fields": {"t": "timestamp", "x": "long"}, "event_time": "t"}
@@ -115,8 +115,8 @@ def test_an_upgraded_catalog_gets_box_types_and_its_diagram_makers_keep_working(
     cat, admin, al, db_url, clock
 ):
     with cat.core.store.transaction() as conn:
-        conn.execute("DELETE FROM objects WHERE type = 'box_type'")
-        conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'catalog_version'")
+        sql(conn, "DELETE FROM objects WHERE type = 'box_type'")
+        sql(conn, "UPDATE counters SET value = value + 1 WHERE name = 'catalog_version'")
     cat.close()
     again = Catalog.open(db_url, bcrypt_rounds=4, clock=clock)
     try:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+from sqlalchemy.exc import IntegrityError
 
 from boxes import codes
 from boxes.errors import SluiceError
-from catalog import Catalog, DiagramSpec
-from catalog.bootstrap import add_admin
+from catalog import DiagramSpec
 from catalog.model import Action, ObjectType
 from catalog.punctuations import role_words_of
 from catalog.repository import MAX_ROLE_BITS
-from catalog.store import migrations
-from tests.catalog.conftest import PASSWORD
+from tests.catalog.conftest import sql
 
 
 @pytest.fixture
@@ -47,74 +44,14 @@ def test_roles_past_the_64th_get_bits_and_past_the_last_none(cat, admin):
     assert [bits[f"R{n}"] for n in (63, 64, 100, 129, 130)] == [63, 64, 100, 129, 130]
     assert role_words_of(cat.core.snapshot) == 3  # bits 0-130
     with cat.core.store.transaction() as conn:
-        conn.execute("UPDATE counters SET value = ? WHERE name = 'role_bit'", (MAX_ROLE_BITS - 1,))
+        sql(conn, "UPDATE counters SET value = :v WHERE name = 'role_bit'", v=MAX_ROLE_BITS - 1)
     cat.accounts.add_role(admin, "LAST")
     cat.accounts.add_role(admin, "NONE")
     bits = cat.core.snapshot.role_bits
     assert bits["LAST"] == MAX_ROLE_BITS - 1 and "NONE" not in bits
     with pytest.raises(Exception) as refused, cat.core.store.transaction() as conn:
-        conn.execute("INSERT INTO role_bits (role, bit) VALUES ('NONE', ?)", (MAX_ROLE_BITS,))
-    assert cat.core.store.dialect.is_integrity_error(refused.value)
-
-
-def migrated_before(path, number: int) -> sqlite3.Connection:
-    """A SQLite catalog at ``path`` as the migrations before ``number`` left it, to fill as
-    an older release would have."""
-    conn = sqlite3.connect(path)
-    done = [(n, script) for n, script in migrations() if n < number]
-    for _, script in done:
-        conn.executescript(script)
-    conn.execute(f"PRAGMA user_version = {done[-1][0]}")
-    return conn
-
-
-def opened(conn: sqlite3.Connection, path) -> Catalog:
-    """The filled older catalog, opened by this release (which migrates it)."""
-    conn.commit()
-    conn.close()
-    return Catalog.open(f"sqlite:///{path}", bcrypt_rounds=4)
-
-
-def test_the_migration_to_wide_bits_gives_the_roles_past_the_64th_theirs(tmp_path):
-    conn = migrated_before(tmp_path / "old.db", 11)
-    conn.execute("DELETE FROM role_bits")
-    conn.execute("UPDATE counters SET value = 0 WHERE name = 'role_bit'")
-    names = [f"R{n:03}" for n in range(70)]
-    conn.executemany("INSERT INTO roles (name, created_at) VALUES (?, 0)", [(n,) for n in names])
-    conn.executemany(  # as 0008 numbered them: the first 64 by name, the counter past all
-        "INSERT INTO role_bits (role, bit) VALUES (?, ?)",
-        [(n, i) for i, n in enumerate(names[:64])],
-    )
-    conn.execute("UPDATE counters SET value = 70 WHERE name = 'role_bit'")
-    cat = opened(conn, tmp_path / "old.db")
-    try:
-        bits = cat.core.snapshot.role_bits
-        assert [bits[n] for n in ("R000", "R063", "R064", "R069")] == [0, 63, 70, 75]
-        with cat.core.store.reader() as reader:
-            assert reader.execute(
-                "SELECT value FROM counters WHERE name = 'role_bit'"
-            ).fetchone() == (76,)
-        add_admin(cat, "joe", PASSWORD)  # its ADMIN role gets the next bit, and so on
-        cat.accounts.add_role(cat.sessions.login("joe", PASSWORD)[1], "NEXT")
-        assert [cat.core.snapshot.role_bits[r] for r in ("ADMIN", "NEXT")] == [76, 77]
-    finally:
-        cat.close()
-
-
-def test_the_migration_numbers_existing_roles_by_name(tmp_path):
-    conn = migrated_before(tmp_path / "old.db", 8)
-    conn.executemany(
-        "INSERT INTO roles (name, created_at) VALUES (?, 0)", [("NURSE",), ("ADMIN",), ("DOC",)]
-    )
-    cat = opened(conn, tmp_path / "old.db")
-    try:
-        assert dict(cat.core.snapshot.role_bits) == {"ADMIN": 0, "DOC": 1, "NURSE": 2}
-        with cat.core.store.reader() as reader:
-            assert reader.execute(
-                "SELECT value FROM counters WHERE name = 'role_bit'"
-            ).fetchone() == (3,)
-    finally:
-        cat.close()
+        sql(conn, "INSERT INTO role_bits (role, bit) VALUES ('NONE', :bit)", bit=MAX_ROLE_BITS)
+    assert isinstance(refused.value, IntegrityError)
 
 
 def test_the_owner_governs_a_stream_by_its_sps_and_names_its_identifier(ward, admin, login):
@@ -179,4 +116,4 @@ def test_a_diagrams_role_words_are_recorded_replaced_and_dropped_with_it(ward, a
     assert ward.punctuations.role_words(diagram) == 4
     ward.objects.drop(admin, ObjectType.DIAGRAM, "d0")
     with ward.core.store.reader() as reader:
-        assert reader.execute("SELECT count(*) FROM diagram_role_words").fetchone() == (0,)
+        assert sql(reader, "SELECT count(*) FROM diagram_role_words").scalar() == 0

@@ -6,7 +6,7 @@ import pytest
 
 from boxes.errors import Denied, InvalidInput, Unauthenticated
 from catalog import Action, Catalog, ObjectType
-from tests.catalog.conftest import PASSWORD, tables
+from tests.catalog.conftest import PASSWORD, sql, tables
 
 T, A = ObjectType, Action
 
@@ -124,11 +124,14 @@ def test_neither_password_nor_token_is_stored(cat, al, tmp_path):
     if cat.core.store.dialect.name == "sqlite":  # the file and its write-ahead log
         raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     else:
-        rows = [cat.core.store.conn.execute(f"SELECT * FROM {t}").fetchall() for t in tables(cat)]
+        names = tables(cat)
+        with cat.core.store.reader() as conn:
+            rows = [sql(conn, f"SELECT * FROM {t}").fetchall() for t in names]
         raw = repr(rows).encode()
         assert b"joe" in raw  # the rows are there
     assert PASSWORD.encode() not in raw and token.encode() not in raw
-    assert cat.core.store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
+    with cat.core.store.reader() as conn:
+        assert sql(conn, "SELECT count(*) FROM sessions").scalar() == 2
 
 
 def test_a_user_changes_its_own_password_and_its_other_sessions_end(cat, admin, al):
@@ -149,9 +152,8 @@ def test_a_user_changes_its_own_password_and_its_other_sessions_end(cat, admin, 
 
 def test_raising_the_bcrypt_cost_rehashes_at_the_next_login(cat, al, db_url, clock):
     def cost():
-        (hashed,) = cat.core.store.conn.execute(
-            "SELECT password_hash FROM users WHERE name = 'al'"
-        ).fetchone()
+        with cat.core.store.reader() as conn:
+            hashed = sql(conn, "SELECT password_hash FROM users WHERE name = 'al'").scalar()
         return hashed.split("$")[2]
 
     assert cost() == "04"

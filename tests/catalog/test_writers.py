@@ -16,7 +16,7 @@ import pytest
 
 from boxes.errors import Conflict, NotFound
 from catalog import Action, Catalog, ObjectType
-from tests.catalog.conftest import PASSWORD
+from tests.catalog.conftest import PASSWORD, sql
 
 WAIT = 10.0
 
@@ -55,7 +55,7 @@ def _second_waits(db_url: str, writer) -> None:
         while not conn.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
             " AND pid = %s",
-            (writer.conn.raw.info.backend_pid,),
+            (writer.conn.connection.dbapi_connection.info.backend_pid,),
         ).fetchone()[0]:
             assert time.monotonic() < deadline, "the second writer never waited for the lock"
             time.sleep(0.005)  # poll: the lock wait is visible only in pg_locks, no event
@@ -123,7 +123,7 @@ def test_two_writers_cannot_take_the_same_name(cat, admin, other, db_url, monkey
         each.core.settle()
         assert each.core.snapshot.users_by_name["zed"].id == first_result
     with cat.core.store.reader() as conn:
-        assert conn.execute("SELECT count(*) FROM users WHERE name = 'zed'").fetchone()[0] == 1
+        assert sql(conn, "SELECT count(*) FROM users WHERE name = 'zed'").scalar() == 1
 
 
 def test_a_grant_on_an_object_dropped_meanwhile_is_a_conflict(
@@ -149,4 +149,4 @@ def test_a_grant_on_an_object_dropped_meanwhile_is_a_conflict(
     # as not found. Either way nothing is written.
     assert isinstance(second_result, (Conflict, NotFound))
     with cat.core.store.reader() as conn:
-        assert conn.execute("SELECT count(*) FROM permissions").fetchone()[0] == 0
+        assert sql(conn, "SELECT count(*) FROM permissions").scalar() == 0

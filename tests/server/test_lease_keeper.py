@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from sqlalchemy import text
 
 from catalog import Catalog
 from server.control.lease import LEASE, RuntimeLease
@@ -68,7 +69,9 @@ def test_a_holder_that_finds_its_lease_taken_stops_its_runtime(catalogs):
     try:
         # another server took it (as if this one had been paused past its lease's end)
         with catalogs[1].core.store.transaction() as conn:
-            conn.execute("UPDATE leases SET holder = 'host:/b', expires_at = expires_at + 600")
+            conn.execute(
+                text("UPDATE leases SET holder = 'host:/b', expires_at = expires_at + 600")
+            )
         assert switches.lost.wait(10), "the fenced holder kept its runtime"
         assert not holder.valid()
     finally:
