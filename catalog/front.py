@@ -21,11 +21,12 @@ from boxes.errors import Denied
 from catalog import box_types
 from catalog.accounts import Accounts
 from catalog.audit import Entry, query
+from catalog.authorizer import decide_any
 from catalog.core import Core, Settings
 from catalog.grants import Grants
 from catalog.leases import Leases
 from catalog.levels import Levels
-from catalog.model import Subject
+from catalog.model import ObjectType, Subject
 from catalog.objects import Objects
 from catalog.operators import Operators
 from catalog.policies import Policies
@@ -83,6 +84,28 @@ class Catalog:
             self.core.log(subject, str(operation)[:64], None, False, "not in the policy table")
             raise Denied("this operation is not allowed to anyone")
         self.core.authorize(subject, rule, args or {}, operation)
+
+    def capabilities(self, subject: Subject) -> dict[str, bool]:
+        """Whether the session may run each operation whose rule names no object but the
+        system (administration, ``ADD``), as the guard would decide it now: what the pages ask
+        before offering the admin console or a palette. Asking is not trying, so nothing is
+        audited; probing a route instead records a denial for every session refused."""
+
+        def answer(snapshot) -> dict[str, bool]:
+            self.core.valid(subject, snapshot)
+            system = snapshot.system
+            return {
+                operation: all(
+                    system is not None
+                    and decide_any(subject, [(n.action, system) for n in group], snapshot).allowed
+                    for group in rule.all_of
+                )
+                for operation, rule in OPERATIONS.items()
+                if not rule.public
+                and all(n.on.type is ObjectType.SYSTEM for group in rule.all_of for n in group)
+            }
+
+        return self.core.decided(answer)
 
     def audit(self, subject: Subject, **filters) -> list[Entry]:
         """Audit entries, newest first, for administrators (filters: ``audit.query``)."""

@@ -46,6 +46,7 @@ CASES = [
     ("POST", "/api/v1/auth/login", None, "login", OBJECT_CALLERS, (200, 200, 200, 200, 200)),
     ("POST", "/api/v1/auth/logout", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/auth/whoami", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/auth/capabilities", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("POST", "/api/v1/auth/password", None, "password", OBJECT_CALLERS, (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/openapi.json", None, None, OBJECT_CALLERS, (200, 200, 200, 200, 200)),
     ("GET", "/", None, None, OBJECT_CALLERS, (200, 200, 200, 200, 200)),

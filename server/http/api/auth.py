@@ -32,6 +32,7 @@ CHANGE_PASSWORD = obj(
     {"old_password": {"type": "string", "maxLength": 256}, "new_password": PASSWORD},
     ("old_password", "new_password"),
 )
+BOOLEAN = {"type": "boolean"}
 ME = {"user": STRING, "roles": {"type": "array", "items": STRING}, "csrf_token": STRING}
 SESSION = answer({**ME, "token": STRING, "expires_in": {"type": "integer", "minimum": 1}})
 
@@ -86,6 +87,18 @@ def whoami():
     who = subject()
     attributes = services().catalog.core.snapshot.attributes.get(who.user_id, {})
     return {**_me(g.token, who), "attributes": dict(attributes)}
+
+
+@bp.get("/capabilities")
+@guarded(answer=answer({"operations": {"type": "object", "additionalProperties": BOOLEAN}}))
+def capabilities():
+    """What the session may do: for every operation that names no object but the system, whether
+    it is allowed now.
+
+    The pages ask this once (``users.index``: the admin console; ``diagrams.create``: a palette
+    to save with) instead of trying a route, which would record a denial in the audit log for
+    every session refused. Nothing is audited; it answers only about the caller."""
+    return {"operations": services().catalog.capabilities(subject())}
 
 
 @bp.post("/password")
