@@ -76,16 +76,19 @@ def query(
     object: str | None = None,
     allowed: bool | None = None,
     since: float | None = None,
+    until: float | None = None,
     before_id: int | None = None,
     limit: int = 100,
 ) -> list[Entry]:
-    """Newest first; ``before_id`` pages back. Filters combine with AND."""
+    """Newest first; ``before_id`` pages back. Filters combine with AND; ``since`` and
+    ``until`` bound the time (``since <= at < until``)."""
     clauses, params = [], []
     for column, value in (
         ("user_name = ?", user),
         ("event = ?", event),
         ("object = ?", object),
         ("at >= ?", since),
+        ("at < ?", until),
         ("id < ?", before_id),
     ):
         if value is not None:
