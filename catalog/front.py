@@ -111,7 +111,7 @@ class Catalog:
             for operation, rule in OPERATIONS.items():
                 groups = [[(n.action, about(n.on)) for n in group] for group in rule.all_of]
                 decidable = [[(a, o) for a, o in group if o is not None] for group in groups]
-                if not rule.public and decidable == groups:
+                if not rule.public and decidable == groups:  # no need on an object not named
                     answers[operation] = all(
                         decide_any(subject, group, snapshot).allowed for group in decidable
                     )
