@@ -49,23 +49,22 @@ def test_capabilities_answer_about_the_caller_and_audit_nothing(served):
 
 def test_capabilities_on_an_object_answer_what_its_buttons_may_do(served):
     al, ed, bob, joe = served("al"), served("ed"), served("bob"), served("joe")
-    mine = al.call("GET", "/auth/capabilities?type=stream&name=feed")["operations"]
+    mine = al.call("GET", "/auth/capabilities/stream/feed")["operations"]
     assert mine["streams.append"] is True and mine["streams.describe"] is True
     assert mine["streams.delete"] is False and mine["permissions.of"] is False
     assert mine["users.index"] is False  # the system's answers come along
     assert "schemas.delete" not in mine and "diagrams.delete" not in mine
-    owner = ed.call("GET", "/auth/capabilities?type=stream&name=feed")["operations"]
+    owner = ed.call("GET", "/auth/capabilities/stream/feed")["operations"]
     assert owner["streams.delete"] is True and owner["permissions.of"] is True
-    schema = ed.call("GET", "/auth/capabilities?type=schema&name=fs")["operations"]
+    schema = ed.call("GET", "/auth/capabilities/schema/fs")["operations"]
     assert schema["schemas.delete"] is True and "streams.delete" not in schema
     # an object bob may not view answers as a missing one does; neither is a denial
-    hidden = bob.call("GET", "/auth/capabilities?type=stream&name=feed", expect=404)["error"]
-    missing = bob.call("GET", "/auth/capabilities?type=stream&name=nope", expect=404)["error"]
+    hidden = bob.call("GET", "/auth/capabilities/stream/feed", expect=404)["error"]
+    missing = bob.call("GET", "/auth/capabilities/stream/nope", expect=404)["error"]
     assert hidden["code"] == missing["code"] == "NOT_FOUND"
     assert denials(joe, "al") == denials(joe, "bob") == []
-    for half in ("type=stream", "name=feed"):
-        refused = al.call("GET", f"/auth/capabilities?{half}", expect=400)["error"]
-        assert refused["code"] == "INVALID_PARAMETER"
+    refused = al.call("GET", "/auth/capabilities/table/feed", expect=400)["error"]
+    assert refused["code"] == "UNKNOWN_TYPE"
 
 
 def test_capabilities_need_a_session(served, app):

@@ -34,7 +34,10 @@ def test_no_role_is_preset_and_power_or_a_lockout_asks_first(login, live):
     try:
         page = login("joe")
         row = user_row(page, "carol")
-        pick, give = row.get_by_label("Role to give carol"), row.get_by_role("button", name="Add role")
+        pick, give = (
+            row.get_by_label("Role to give carol"),
+            row.get_by_role("button", name="Add role"),
+        )
         expect(pick).to_have_value("")
         expect(give).to_be_disabled()
 
@@ -80,7 +83,9 @@ def test_logging_in_and_looking_round_leaves_no_denial(login, live):
     before = {user: denials(live, user) for user in ("al", "bob")}
     for user in ("bob", "al"):
         page = login(user)
-        expect(page.locator("#nav a")).to_have_text(["Editor", "Live results", "Catalog", "Streams"])
+        expect(page.locator("#nav a")).to_have_text(
+            ["Editor", "Live results", "Catalog", "Streams"]
+        )
         for link in ("Live results", "Catalog", "Streams", "Editor"):
             page.get_by_role("link", name=link).click()
             expect(page.get_by_role("link", name=link)).to_have_attribute("aria-current", "page")

@@ -7,7 +7,7 @@ import * as api from "./api.js";
 /** -> may(operation): whether the session may run a policy-table operation, e.g. "users.index";
  * given an object ({type, name}), the operations on it too ("streams.delete"). */
 export async function capabilities(object) {
-  const query = object ? `?${new URLSearchParams({ type: object.type, name: object.name })}` : "";
-  const { operations } = await api.get(`/auth/capabilities${query}`);
+  const where = object ? `/${api.seg(object.type)}/${api.seg(object.name)}` : "";
+  const { operations } = await api.get(`/auth/capabilities${where}`);
   return (operation) => operations[operation] === true;
 }

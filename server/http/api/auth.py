@@ -7,16 +7,7 @@ from flask import Blueprint, g, jsonify, request
 from boxes.errors import Denied, Unauthenticated
 from server.control.services import services
 from server.http import security
-from server.http.api.schema_parts import (
-    ANY_OBJECT,
-    OBJECT_TYPE,
-    PASSWORD,
-    ROLE_NAME,
-    STRING,
-    answer,
-    obj,
-    query_values,
-)
+from server.http.api.schema_parts import ANY_OBJECT, PASSWORD, ROLE_NAME, STRING, answer, obj
 from server.http.guard import guarded, subject
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
@@ -98,32 +89,29 @@ def whoami():
     return {**_me(g.token, who), "attributes": dict(attributes)}
 
 
-CAPABILITIES_QUERY = {
-    "type": "object",
-    "properties": {
-        "type": {**OBJECT_TYPE, "description": "with name: the object to ask about too"},
-        "name": {"type": "string", "description": "with type: the object's name"},
-    },
-    "dependentRequired": {"type": ["name"], "name": ["type"]},
-}
+CAPABILITIES = answer({"operations": {"type": "object", "additionalProperties": BOOLEAN}})
 
 
 @bp.get("/capabilities")
-@guarded(
-    query=CAPABILITIES_QUERY,
-    answer=answer({"operations": {"type": "object", "additionalProperties": BOOLEAN}}),
-)
+@guarded(answer=CAPABILITIES)
 def capabilities():
-    """What the session may do: for every operation that names no object but the system, and
-    with ``type`` and ``name`` every operation on that object too, whether it is allowed now.
+    """What the session may do: for every operation that names no object but the system,
+    whether it is allowed now.
 
     The pages ask this (``users.index``: the admin console; ``diagrams.create``: a palette to
-    save with; ``streams.delete`` on a stream: its Delete button) instead of trying a route,
-    which would record a denial in the audit log for every session refused. Nothing is
-    audited; it answers only about the caller, and an object it may not view is NOT_FOUND."""
-    asked = query_values(request.args, CAPABILITIES_QUERY)
-    operations = services().catalog.capabilities(subject(), asked.get("type"), asked.get("name"))
-    return {"operations": operations}
+    save with) instead of trying a route, which would record a denial in the audit log for
+    every session refused. Nothing is audited; it answers only about the caller."""
+    return {"operations": services().catalog.capabilities(subject())}
+
+
+@bp.get("/capabilities/<type_>/<name>")
+@guarded(answer=CAPABILITIES)
+def capabilities_of(type_: str, name: str):
+    """What the session may do here: the answer of ``/auth/capabilities`` and every operation on
+    this object (``streams.delete``: its Delete button; ``permissions.of``), unaudited.
+
+    An object the session may not view answers NOT_FOUND, exactly like a missing one."""
+    return {"operations": services().catalog.capabilities(subject(), type_, name)}
 
 
 @bp.post("/password")

@@ -120,8 +120,7 @@ def query_values(args: MultiDict[str, str], schema: Mapping) -> dict:
     """Query parameters read by their declared type and checked against ``schema`` (an object
     schema): ``UNKNOWN_PARAMETER`` for one it does not declare, ``INVALID_PARAMETER`` for a
     bad value or one given more than once (none is a list: ``?since=1&since=2`` is ambiguous,
-    never the first silently), ``INVALID_PARAMETER`` naming a required one that is missing
-    (``required``, or ``dependentRequired`` by one that is given)."""
+    never the first silently), ``INVALID_PARAMETER`` naming a required one that is missing."""
     properties = schema["properties"]
     out = {}
     for key, values in args.lists():
@@ -144,11 +143,7 @@ def query_values(args: MultiDict[str, str], schema: Mapping) -> dict:
             raise InvalidInput(
                 code=codes.INVALID_PARAMETER, name=key, details={"parameter": key}
             ) from None
-    wanted = [*schema.get("required", ())]
-    wanted += [
-        d for key, deps in schema.get("dependentRequired", {}).items() if key in out for d in deps
-    ]
-    for key in wanted:
+    for key in schema.get("required", ()):
         if key not in out:
             raise InvalidInput(code=codes.INVALID_PARAMETER, name=key, details={"parameter": key})
     return out
