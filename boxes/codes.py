@@ -318,7 +318,12 @@ OWNER_NOT_REVOCABLE = define(
     "catalog",
 )
 NOT_DROPPABLE = define("NOT_DROPPABLE", 400, "{object} cannot be dropped on its own", "catalog")
-IN_USE = define("IN_USE", 409, "{object} is used by other objects", "catalog")
+IN_USE = define(
+    "IN_USE",
+    409,
+    "{object} is used by {users}; drop or change those first",
+    "catalog",
+)
 NOT_TRANSFERABLE = define(
     "NOT_TRANSFERABLE", 400, "{object} cannot change hands on its own", "catalog"
 )

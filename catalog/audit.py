@@ -77,10 +77,12 @@ def query(
     object: str | None = None,
     allowed: bool | None = None,
     since: float | None = None,
+    until: float | None = None,
     before_id: int | None = None,
     limit: int = 100,
 ) -> list[Entry]:
-    """Newest first; ``before_id`` pages back. Filters combine with AND."""
+    """Newest first; ``before_id`` pages back. Filters combine with AND; ``since`` and
+    ``until`` bound the time (``since <= at < until``)."""
     rows = repository.audit_rows(
         conn,
         {
@@ -90,6 +92,7 @@ def query(
             "allowed": None if allowed is None else int(allowed),
         },
         since,
+        until,
         before_id,
         max(1, min(int(limit), MAX_LIMIT)),
     )

@@ -21,15 +21,16 @@ from boxes.errors import Denied
 from catalog import box_types
 from catalog.accounts import Accounts
 from catalog.audit import Entry, query
+from catalog.authorizer import decide_any
 from catalog.core import Core, Settings
 from catalog.grants import Grants
 from catalog.leases import Leases
 from catalog.levels import Levels
-from catalog.model import Subject
+from catalog.model import CatalogObject, ObjectType, Subject
 from catalog.objects import Objects
 from catalog.operators import Operators
 from catalog.policies import Policies
-from catalog.policy import OPERATIONS
+from catalog.policy import OPERATIONS, On
 from catalog.punctuations import Punctuations
 from catalog.rewrites import Rewrites
 from catalog.sessions import Sessions
@@ -83,6 +84,40 @@ class Catalog:
             self.core.log(subject, str(operation)[:64], None, False, "not in the policy table")
             raise Denied("this operation is not allowed to anyone")
         self.core.authorize(subject, rule, args or {}, operation)
+
+    def capabilities(
+        self, subject: Subject, type_: object = None, name: object = None
+    ) -> dict[str, bool]:
+        """Whether the session may run each operation whose rule names no object but the
+        system (administration, ``ADD``), as the guard would decide it now; given an object
+        (one it may not view is NOT_FOUND, as everywhere), the operations on that object too
+        (``streams.delete``, ``permissions.of``). The pages ask this before offering the
+        admin console, a palette or a button. Asking is not trying, so nothing is audited;
+        probing a route instead records a denial for every session refused."""
+
+        def answer(snapshot) -> dict[str, bool]:
+            self.core.valid(subject, snapshot)
+            asked = self.core.find(subject, type_, name, snapshot) if type_ else None
+
+            def about(on: On) -> CatalogObject | None:
+                """The object of a need, if it is the system or the object asked about."""
+                if on.type is ObjectType.SYSTEM:
+                    return snapshot.system
+                if asked and on.name == "name" and on.type in (None, asked.type):
+                    return asked
+                return None
+
+            answers = {}
+            for operation, rule in OPERATIONS.items():
+                groups = [[(n.action, about(n.on)) for n in group] for group in rule.all_of]
+                decidable = [[(a, o) for a, o in group if o is not None] for group in groups]
+                if not rule.public and decidable == groups:  # no need on an object not named
+                    answers[operation] = all(
+                        decide_any(subject, group, snapshot).allowed for group in decidable
+                    )
+            return answers
+
+        return self.core.decided(answer)
 
     def audit(self, subject: Subject, **filters) -> list[Entry]:
         """Audit entries, newest first, for administrators (filters: ``audit.query``)."""

@@ -623,7 +623,18 @@ class Objects:
                 )
             users = [o for o in snapshot.objects.values() if obj.id in o.refs]
             if users:
-                raise Conflict(code=codes.IN_USE, object=f"{obj.type.value} {obj.public}")
+                seen = sorted(  # by name only where the caller may see them
+                    f"{o.type.value} {o.public}"
+                    for o in users
+                    if decide(subject, Action.VIEW_OBJECT, o, snapshot).allowed
+                )
+                hidden = ["objects you may not view"] if len(seen) < len(users) else []
+                raise Conflict(
+                    code=codes.IN_USE,
+                    object=f"{obj.type.value} {obj.public}",
+                    users=", ".join(seen + hidden),
+                    details={"used_by": seen},
+                )
             with core.change() as conn:
                 repository.delete_object(conn, obj.id)
                 if obj.type is T.DIAGRAM:

@@ -102,6 +102,8 @@ OPERATIONS: Mapping[str, Rule] = {
     "auth.login": PUBLIC,
     "auth.logout": SESSION,
     "auth.whoami": SESSION,
+    "auth.capabilities": SESSION,  # answers only about the caller, and audits nothing
+    "auth.capabilities_of": SESSION,  # likewise; an object it may not view is NOT_FOUND
     "auth.change_password": SESSION,  # the old password is the proof
     "box_types.index": SESSION,
     # lookup: lists show only what the session may view

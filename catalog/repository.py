@@ -864,12 +864,21 @@ AUDIT_COLUMNS = (
 )
 
 
-def audit_rows(conn, equal: dict[str, Any], since: float | None, before_id: int | None, limit: int):
-    """Audit rows newest first: columns ``equal`` to their values, at or after ``since``, ids
-    before ``before_id`` (the Nones left out)."""
+def audit_rows(
+    conn,
+    equal: dict[str, Any],
+    since: float | None,
+    until: float | None,
+    before_id: int | None,
+    limit: int,
+):
+    """Audit rows newest first: columns ``equal`` to their values, at or after ``since`` and
+    before ``until``, ids before ``before_id`` (the Nones left out)."""
     clauses = [audit.c[name] == value for name, value in equal.items() if value is not None]
     if since is not None:
         clauses.append(audit.c.at >= since)
+    if until is not None:
+        clauses.append(audit.c.at < until)
     if before_id is not None:
         clauses.append(audit.c.id < before_id)
     return conn.execute(

@@ -65,7 +65,7 @@ def test_a_csv_file_uploaded_in_the_browser_reaches_a_diagram(login, live, tmp_p
         send.get_by_label("File").set_input_files(str(bad))
         submit(pane, "Send test data", "Send")
         expect(pane.get_by_role("status")).to_contain_text(
-            "(tuple 1, field price: expected a finite number, got 'cheap')"
+            "(tuple 0 field 'price': expected a finite number, got 'cheap')"
         )
 
         def results() -> list[str]:

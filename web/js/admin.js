@@ -1,6 +1,6 @@
 // The admin console: users, roles, every permission (grant and revoke), security levels, access
-// policies, the audit log, the system settings and the runtime, one tab each. Shown only to sessions the
-// server lets list users.
+// policies, the audit log, the system settings and the runtime, one tab each. Shown only to sessions
+// whose capabilities (capabilities.js) include listing users.
 import * as api from "./api.js";
 import { AuditLog } from "./audit.js";
 import { el, fill } from "./dom.js";
@@ -38,17 +38,6 @@ export class AdminConsole {
     for (const button of this.tabs) button.setAttribute("aria-selected", String(button.dataset.tab === tab));
     for (const [name, pane] of Object.entries(this.panes)) pane.hidden = name !== tab;
     if (tab === "Runtime") this.runtime.refresh().catch((error) => console.error(error));
-  }
-
-  /** Whether this session may use the console (an administrator's). */
-  static async allowed() {
-    try {
-      await api.get("/users");
-      return true;
-    } catch (error) {
-      if (error.status === 403) return false;
-      throw error;
-    }
   }
 
   async refresh() {

@@ -1,6 +1,8 @@
 // The catalog browser: the objects this session may view, their owners, and, for an object
-// whose permissions the session may see, who holds what (with grant and revoke for its owner).
+// whose permissions the session may see (its capabilities say so), who holds what (with grant
+// and revoke for its owner).
 import * as api from "./api.js";
+import { capabilities } from "./capabilities.js";
 import { el, fill, KeptRows, table } from "./dom.js";
 import { PermissionPanel } from "./permissions.js";
 
@@ -56,7 +58,14 @@ export class CatalogBrowser {
   async open(object) {
     const root = el("div");
     const fields = object.type === "schema" ? await schemaFields(object.name) : null;
+    const may = await capabilities(object);
     fill(this.detail, fields, el("h2", {}, `Permissions on ${object.type} ${object.name}`), root);
+    if (!may("permissions.of")) {   // asked, not tried: trying would audit a denial
+      this.panel = null;
+      fill(root, el("p", { class: "notice" },
+        "Only this object's owner, holders of CHANGE_PERM on it and administrators may see its permissions."));
+      return;
+    }
     this.panel = new PermissionPanel(root, async () =>
       (await api.get(`/permissions/${api.seg(object.type)}/${api.seg(object.name)}`)).permissions);
     return this.panel.refresh();

@@ -4,6 +4,7 @@
 import * as api from "./api.js";
 import { AdminConsole } from "./admin.js";
 import { loginView, logout, resume } from "./auth.js";
+import { capabilities } from "./capabilities.js";
 import { CatalogBrowser } from "./catalog.js";
 import { el, fill } from "./dom.js";
 import { Editor } from "./editor.js";
@@ -53,14 +54,14 @@ async function enter(me) {
       await logout();
       showLogin();
     } }, "Log out"));
-  const admin = await AdminConsole.allowed();
+  const may = await capabilities();
   pages = {
     editor: { view: new Editor($("page-editor")) },
     results: { view: new Results($("page-results")) },
     catalog: { view: new CatalogBrowser($("page-catalog")) },
     streams: { view: new StreamsPage($("page-streams")) },
   };
-  if (admin) pages.admin = { view: new AdminConsole($("page-admin")) };
+  if (may("users.index")) pages.admin = { view: new AdminConsole($("page-admin")) };
   fill($("nav"), Object.entries(PAGES).filter(([key]) => pages[key]).map(([key, label]) =>
     el("a", { href: `#${key}`, "data-page": key }, label)));
   await pages.editor.view.open();

@@ -60,10 +60,7 @@ export class PermissionPanel {
       rows = await this.load();
       fill(this.error);
     } catch (error) {
-      // Not the owner, a CHANGE_PERM holder or an administrator: say so, not the server's code.
-      fill(this.error, error.status === 403
-        ? "Only this object's owner, holders of CHANGE_PERM on it and administrators may see its permissions."
-        : error.message);
+      fill(this.error, error.message);
       rows = [];
     }
     this.error.hidden = !this.error.textContent;

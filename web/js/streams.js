@@ -1,8 +1,12 @@
-// Streams and test data: add a schema and an input stream, and send a file of tuples (CSV with
-// a header row, NDJSON, or a JSON array) into a stream the session may WRITE. The server reads
-// and judges the file exactly as it judges any sender's tuples; its answer (how many tuples were
-// stored, or what is wrong and where) shows beside the form.
+// Streams and test data: add a schema and an input stream, send a file of tuples (CSV with a
+// header row, NDJSON, or a JSON array) into a stream the session may WRITE, and delete a stream
+// or schema. The server reads and judges the file exactly as it judges any sender's tuples; its
+// answer (how many tuples were stored, or what is wrong and where) shows beside the form. Delete
+// is offered only where the session's capabilities allow it, and asks first; the server refuses
+// while something uses the object, naming what.
 import * as api from "./api.js";
+import { capabilities } from "./capabilities.js";
+import { confirmDanger } from "./confirm.js";
 import { el, errorSlot, field, fill, notice, select, showFieldError, clearFieldError } from "./dom.js";
 
 const TYPES = ["timestamp", "string", "double", "long", "boolean"];
@@ -12,9 +16,10 @@ export class StreamsPage {
   constructor(root) {
     this.streams = select([], { name: "stream" });
     this.schemas = select([], { name: "schema" });
+    this.doomed = select([], { name: "object" });   // "type/name" of the object to delete
     this.message = el("p", { class: "notice", role: "status" });
     fill(root, el("h2", {}, "Streams and test data"), this.message,
-      el("div", { class: "forms" }, this.schemaForm(), this.streamForm(), this.uploadForm()));
+      el("div", { class: "forms" }, this.schemaForm(), this.streamForm(), this.uploadForm(), this.deleteForm()));
   }
 
   async refresh() {
@@ -25,6 +30,53 @@ export class StreamsPage {
       fill(picker, names(type).map((n) => el("option", { value: n }, n)));
       if (names(type).includes(current)) picker.value = current;
     }
+    const doomed = this.doomed.value;
+    const offered = objects.filter((o) => o.type === "stream" || o.type === "schema")
+      .map((o) => `${o.type}/${o.name}`);
+    fill(this.doomed, el("option", { value: "" }, "choose a stream or schema"),
+      offered.map((key) => el("option", { value: key }, key.replace("/", " "))));
+    this.doomed.value = offered.includes(doomed) ? doomed : "";
+    await this.offerDelete();
+  }
+
+  deleteForm() {
+    this.deleteButton = el("button", { type: "submit", class: "danger", disabled: true }, "Delete");
+    this.deleteHint = el("p", { class: "hint", "aria-live": "polite" });
+    this.doomed.addEventListener("change", () => this.offerDelete());
+    const form = el("form", { class: "card", "aria-label": "Delete a stream or schema" },
+      el("h3", {}, "Delete a stream or schema"), field("Object", this.doomed), this.deleteHint,
+      this.deleteButton);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const [type, name] = this.doomed.value.split("/");
+      const gone = type === "stream" ? "Its stored tuples go with it." : "";
+      if (!(await confirmDanger(`Delete ${type} ${name}? ${gone}`.trim(), "Delete"))) return;
+      try {
+        await api.del(`/${type}s/${api.seg(name)}`);
+        notice(this.message, `Deleted ${type} ${name}.`, "ok");
+        await this.refresh();
+      } catch (error) {
+        notice(this.message, error.message, "error");
+      }
+    });
+    return form;
+  }
+
+  /** Enable Delete for the chosen object only if the session may delete it (asked, not tried). */
+  async offerDelete() {
+    const [type, name] = this.doomed.value.split("/");
+    let may = () => false;
+    if (name) {
+      try {
+        may = await capabilities({ type, name });
+      } catch (error) {
+        if (error.status !== 404) throw error;   // gone meanwhile: nothing to delete
+      }
+    }
+    const allowed = Boolean(name) && may(`${type}s.delete`);
+    this.deleteButton.disabled = !allowed;
+    this.deleteHint.textContent = !name || allowed ? ""
+      : `Only the owner of ${type} ${name} or an administrator may delete it.`;
   }
 
   schemaForm() {
@@ -87,9 +139,7 @@ export class StreamsPage {
           await this.refresh();
         }
       } catch (error) {
-        const where = (error.details?.errors || []).slice(0, 3)
-          .map((e) => ` (tuple ${e.index + 1}${e.field ? `, field ${e.field}` : ""}: ${e.reason})`).join("");
-        notice(this.message, error.message + where, "error");
+        notice(this.message, error.message, "error");   // it names each problem, once
       }
     });
     return form;

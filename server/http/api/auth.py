@@ -32,6 +32,7 @@ CHANGE_PASSWORD = obj(
     {"old_password": {"type": "string", "maxLength": 256}, "new_password": PASSWORD},
     ("old_password", "new_password"),
 )
+BOOLEAN = {"type": "boolean"}
 ME = {"user": STRING, "roles": {"type": "array", "items": STRING}, "csrf_token": STRING}
 SESSION = answer({**ME, "token": STRING, "expires_in": {"type": "integer", "minimum": 1}})
 
@@ -86,6 +87,31 @@ def whoami():
     who = subject()
     attributes = services().catalog.core.snapshot.attributes.get(who.user_id, {})
     return {**_me(g.token, who), "attributes": dict(attributes)}
+
+
+CAPABILITIES = answer({"operations": {"type": "object", "additionalProperties": BOOLEAN}})
+
+
+@bp.get("/capabilities")
+@guarded(answer=CAPABILITIES)
+def capabilities():
+    """What the session may do: for every operation that names no object but the system,
+    whether it is allowed now.
+
+    The pages ask this (``users.index``: the admin console; ``diagrams.create``: a palette to
+    save with) instead of trying a route, which would record a denial in the audit log for
+    every session refused. Nothing is audited; it answers only about the caller."""
+    return {"operations": services().catalog.capabilities(subject())}
+
+
+@bp.get("/capabilities/<type_>/<name>")
+@guarded(answer=CAPABILITIES)
+def capabilities_of(type_: str, name: str):
+    """What the session may do here: the answer of ``/auth/capabilities`` and every operation on
+    this object (``streams.delete``: its Delete button; ``permissions.of``), unaudited.
+
+    An object the session may not view answers NOT_FOUND, exactly like a missing one."""
+    return {"operations": services().catalog.capabilities(subject(), type_, name)}
 
 
 @bp.post("/password")
