@@ -79,6 +79,14 @@ class Sock:
             raise RuntimeError(f"refused: {answer[:200]}")
         self._task = asyncio.create_task(self._read())
 
+    def stop_reading(self) -> None:
+        """Read nothing more (a stalled client: its TCP window fills) until ``read_again``."""
+        if self._task is not None:
+            self._task.cancel()
+
+    def read_again(self) -> None:
+        self._task = asyncio.create_task(self._read())
+
     async def call(self, event: str, data: dict, timeout: float = 60) -> object:
         assert self.ws is not None
         self.next_ack += 1

@@ -146,13 +146,15 @@ class EdgeEngine(engineio.Server):
                 {"op": "fanout", "sids": held_sids, "data": frames.wire(data), "output": output}
             )
 
-    def frames(self, output: str) -> dict[str, int]:
-        """The result frames of ``output`` waiting in sockets' queues and lost by sockets that
-        fell behind, summed over this server's edges."""
-        total = {"queued": 0, "dropped": 0}
+    def frames(self) -> dict[str, dict[str, int]]:
+        """Per output, its result frames waiting in sockets' queues and those lost by sockets
+        that fell behind, summed over this server's edges."""
+        total: dict[str, dict[str, int]] = {}
         for edge in list(self.edges):
-            for key, count in edge.frames_by_output.get(output, {}).items():
-                total[key] = total.get(key, 0) + count
+            for output, counts in edge.frames_by_output.items():
+                summed = total.setdefault(output, {"queued": 0, "dropped": 0})
+                for key in summed:
+                    summed[key] += counts.get(key, 0)
         return total
 
 
@@ -176,6 +178,13 @@ class FanOut(socketio.Manager):
         output = data.get("output") if event == DROPPABLE and isinstance(data, dict) else None
         engine.fanout(sids, encoded, output)
         return None
+
+
+def edge_frames(server: socketio.Server) -> dict | None:
+    """``server``'s result frames per output (``EdgeEngine.frames``); None when its sockets are
+    not on an edge."""
+    engine = server.eio
+    return {"outputs": engine.frames()} if isinstance(engine, EdgeEngine) else None
 
 
 def attach(server: socketio.Server, channel: str, app: Any) -> EdgeEngine:

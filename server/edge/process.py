@@ -105,7 +105,7 @@ class Edge:
                 await self.engine.disconnect(sid)
 
     def _send(self, frame: dict[str, Any]) -> None:
-        if self._writer is not None:
+        if self._writer is not None and not self._writer.is_closing():
             self._writer.write(frames.pack(frame))
 
     async def _connect(self, sid: str, environ: dict[str, Any]) -> None:

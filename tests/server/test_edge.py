@@ -32,7 +32,8 @@ PASSWORD = "edge test password"
 
 
 def seeded(data) -> dict[str, int]:
-    """The paper's world with a user per reader role; each input's catalog source."""
+    """The paper's world with a user per reader role and an administrator ``boss``; each
+    input's catalog source."""
     data.mkdir()
     cat = Catalog.open(f"sqlite:///{data / 'catalog.sqlite'}", bcrypt_rounds=4)
     try:
@@ -46,17 +47,27 @@ def seeded(data) -> dict[str, int]:
                 cat.grants.grant(al, role, action, ObjectType.OUTPUT, "out1")
             for stream in streams:
                 cat.grants.grant(joe, role, Action.READ_TUPLE, ObjectType.STREAM, stream)
+        cat.accounts.add_user(joe, "boss", PASSWORD, ["ADMIN"])
         snapshot = cat.core.snapshot
         return {s: snapshot.find(ObjectType.STREAM, s).source_index for s in ("in1", "in2")}
     finally:
         cat.close()
 
 
-def batch() -> pa.Table:
-    """Rows ``a`` from in1 and ``b`` from in2 (label bits 1 and 2), at positions 0..2."""
-    bits = np.array([1, 2, 1], np.uint64)
-    table = pa.table({"symbol": ["a1", "b", "a2"], "_label": label_array([bits])})
-    return table.replace_schema_metadata({BATCH_KEY: b"0", NEXT_KEY: b"3"})
+def batch(symbols=("a1", "b", "a2"), bits=(1, 2, 1), number: int = 0, next_: int = 3) -> pa.Table:
+    """Rows from in1 (label bit 1) and in2 (bit 2), the output's batch ``number`` ending at
+    position ``next_``."""
+    label = label_array([np.array(bits, np.uint64)])
+    table = pa.table({"symbol": list(symbols), "_label": label})
+    return table.replace_schema_metadata(
+        {BATCH_KEY: str(number).encode(), NEXT_KEY: str(next_).encode()}
+    )
+
+
+def publish(redis_url: str, sources: dict[str, int], table: pa.Table) -> None:
+    """``table`` as the runtime's holder relays a batch of ``out1``."""
+    message = encode("out1", table, Labels(("in1", "in2"), sources), "strong", None, "out1")
+    redis.Redis.from_url(redis_url).publish(CHANNEL + "out1", message)
 
 
 def login(url: str, user: str) -> str:
@@ -69,8 +80,13 @@ def login(url: str, user: str) -> str:
 
 class Reader(Sock):
     def __init__(self) -> None:
-        super().__init__(lambda sock, data: self.rows.extend(data["tuples"]))
+        super().__init__(self._arrived)
         self.rows: list[dict] = []
+        self.nexts: list[int] = []  # each frame's position
+
+    def _arrived(self, _sock: Sock, data: dict) -> None:
+        self.rows += data["tuples"]
+        self.nexts.append(data["next"])
 
 
 def test_more_sockets_than_the_old_thread_pool_each_get_exactly_what_its_rights_allow(
@@ -96,9 +112,7 @@ def test_more_sockets_than_the_old_thread_pool_each_get_exactly_what_its_rights_
             )
             assert all(ack == {"subscribed": "out1"} for ack in acks), acks[:3]
 
-            labels = Labels(("in1", "in2"), sources)
-            message = encode("out1", batch(), labels, "strong", None, "out1")
-            redis.Redis.from_url(redis_url).publish(CHANNEL + "out1", message)
+            publish(redis_url, sources, batch())
             start = time.perf_counter()
             answer = await asyncio.to_thread(
                 requests.get,
@@ -150,5 +164,50 @@ def test_a_socket_beyond_a_users_cap_is_refused_with_its_code_and_one_closed_fre
             while not await again():
                 await asyncio.sleep(0.05)  # poll: the close reaches the app on its own time
             await asyncio.gather(*(sock.close() for sock in held))
+
+    asyncio.run(scenario())
+
+
+BIG = 2_000  # rows of a big batch, ~0.5 MB encoded: a stalled socket's buffers fill in a few
+BATCHES = 40
+
+
+def test_a_socket_that_stops_reading_loses_its_own_frames_is_told_missed_and_delays_no_one(
+    tmp_path, serve, redis_url
+):
+    sources = seeded(tmp_path / "data")
+    server = serve(redis_url=redis_url, runtime=False, socket_queue_frames=2)
+    server.start()
+    token = login(server.url, "one")
+    admin = requests.Session()
+    admin.headers["Authorization"] = f"Bearer {login(server.url, 'boss')}"
+
+    async def scenario() -> None:
+        async with session() as http:
+            (fast, slow), _, _ = await open_many(http, server.url, [token] * 2, Reader, 1)
+            for sock in (fast, slow):
+                assert await sock.call("subscribe", {"output": "out1"}) == {"subscribed": "out1"}
+            slow.stop_reading()
+            for number in range(BATCHES):
+                table = batch(["x" * 250] * BIG, [1] * BIG, number, (number + 1) * BIG)
+                await asyncio.to_thread(publish, redis_url, sources, table)
+
+            def caught_up() -> bool:
+                return len(fast.nexts) == BATCHES
+
+            await asyncio.to_thread(wait_until, caught_up, 60, "every batch on the fast socket")
+            assert fast.nexts == [(n + 1) * BIG for n in range(BATCHES)] and not fast.missed
+            frames = admin.get(f"{server.url}/api/v1/system/status", timeout=30).json()["edge"]
+            assert frames["outputs"]["out1"]["dropped"] > 0
+
+            slow.read_again()
+            await asyncio.to_thread(wait_until, lambda: slow.missed, 60, "slow's missed event")
+            [gap] = slow.missed
+            assert gap["output"] == "out1" and gap["from"] < gap["to"]
+            # each batch exactly once: given before the gap, named by it, or given after it
+            lost = [n for n in fast.nexts if gap["from"] < n <= gap["to"]]
+            assert sorted(slow.nexts + lost) == fast.nexts
+            assert max([n for n in slow.nexts if n <= gap["from"]], default=0) == gap["from"]
+            await asyncio.gather(fast.close(), slow.close())
 
     asyncio.run(scenario())
