@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from typing import IO, Any
 
 from flask import Flask
@@ -89,9 +90,15 @@ class _Edge:
         self.channel = os.path.join(self.private, "edge.sock")
         self.given = json.dumps({"config_file": config_file, "overrides": overrides})
         self.process: subprocess.Popen | None = None
+        self._stopping = False
 
     def start(self, server: Any) -> None:
-        """In gunicorn's master, once it listens."""
+        """In gunicorn's master, once it listens: the edge, and a watcher that starts another
+        if it dies (a clean exit, as on Ctrl-C, is the server stopping)."""
+        self._spawn()
+        threading.Thread(target=self._watch, name="edge-watch", daemon=True).start()
+
+    def _spawn(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "server.edge", self.core, self.channel],
             stdin=subprocess.PIPE,
@@ -101,7 +108,13 @@ class _Edge:
         with self.process.stdin as given:  # not in its arguments or environment: secrets
             given.write(self.given)
 
+    def _watch(self) -> None:
+        while self.process is not None and self.process.wait() != 0 and not self._stopping:
+            log.error("the edge process exited with %s; starting another", self.process.returncode)
+            self._spawn()
+
     def stop(self, server: Any) -> None:
+        self._stopping = True
         if self.process is not None:
             self.process.terminate()
             self.process.wait()

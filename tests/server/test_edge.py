@@ -11,6 +11,8 @@ alone, half to a reader of both. The sockets are the benchmark's own raw socket.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 
 import numpy as np
@@ -20,6 +22,7 @@ import requests
 from serverkit import build_world, wait_until
 
 from bench.fanout import Sock, open_many, raise_fd_limit, session
+from bench.proctree import command, tree
 from boxes.secfilter import label_array
 from catalog import Action, Catalog, ObjectType
 from server.realtime.delivery import Labels
@@ -211,3 +214,22 @@ def test_a_socket_that_stops_reading_loses_its_own_frames_is_told_missed_and_del
             await asyncio.gather(fast.close(), slow.close())
 
     asyncio.run(scenario())
+
+
+def test_an_edge_process_that_dies_is_replaced_and_the_address_answers_again(tmp_path, serve):
+    server = serve(runtime=False)
+    server.start()
+
+    def edges() -> list[int]:
+        return [pid for pid in tree(server.process.pid) if "-m server.edge" in command(pid)]
+
+    [first] = edges()
+    os.kill(first, signal.SIGKILL)
+
+    def answers_again() -> bool:
+        try:
+            return requests.get(f"{server.url}/api/v1/openapi.json", timeout=2).ok
+        except requests.RequestException:
+            return False
+
+    wait_until(lambda: edges() and edges() != [first] and answers_again(), 60, "a new edge")
