@@ -361,19 +361,22 @@ def main() -> None:
     parser.add_argument("--rate-subscribers", type=int, default=1_000)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each case, for spreads")
     args = parser.parse_args()
     counts = [int(n) for n in args.sockets.split(",")]
     raise_fd_limit(max(counts + [args.subscribers]))
     results: dict[str, list[dict]] = {}
     if args.only in (None, "idle"):
-        rows = [asyncio.run(idle("threads", args.threads_sockets))]
-        rows += [asyncio.run(idle("edge", n)) for n in counts]
+        cases = [("threads", args.threads_sockets)] + [("edge", n) for n in counts]
+        rows = [asyncio.run(idle(*case)) for case in cases for _ in range(args.repeat)]
         results["idle"] = rows
         print(show(rows), flush=True)
     if args.only in (None, "fanout"):
+        cases = [(args.subscribers, 10), (args.rate_subscribers, 100)]
         rows = [
-            asyncio.run(fanout(args.subscribers, 10, args.seconds, args.users)),
-            asyncio.run(fanout(args.rate_subscribers, 100, args.seconds, args.users)),
+            asyncio.run(fanout(subscribers, rate, args.seconds, args.users))
+            for subscribers, rate in cases
+            for _ in range(args.repeat)
         ]
         results["fanout"] = rows
         print(show(rows), flush=True)

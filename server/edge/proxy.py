@@ -69,8 +69,11 @@ class Proxy:
             for name, value in upstream.headers.items():
                 if name.lower() not in HOP:
                     response.headers.add(name, value)
-            await response.prepare(request)
-            async for chunk in upstream.content.iter_chunked(CHUNK):
-                await response.write(chunk)
-            await response.write_eof()
+            try:
+                await response.prepare(request)
+                async for chunk in upstream.content.iter_chunked(CHUNK):
+                    await response.write(chunk)
+                await response.write_eof()
+            except ConnectionResetError:  # the client left before the answer was written
+                pass
             return response
