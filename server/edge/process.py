@@ -65,9 +65,14 @@ class _Counted(asyncio.Queue):
 
 
 class _Engine(engineio.AsyncServer):
-    def __init__(self, queued: Counter[str], **options: Any) -> None:
+    def __init__(self, queued: Counter[str], scheme: str, **options: Any) -> None:
         super().__init__(async_mode="aiohttp", **options)
-        self.queued = queued
+        self.queued, self.scheme = queued, scheme
+
+    def _cors_allowed_origins(self, environ: dict[str, Any]) -> Any:
+        """The same-origin check with this edge's scheme (aiohttp's environ knows no TLS)."""
+        environ["wsgi.url_scheme"] = self.scheme
+        return super()._cors_allowed_origins(environ)
 
     def create_queue(self, *args: Any, **kwargs: Any) -> asyncio.Queue:
         return _Counted(self.queued)
@@ -80,7 +85,10 @@ class Edge:
         self.settings, self.channel = settings, channel
         self.queued: Counter[str] = Counter()
         self.dropped: Counter[str] = Counter()
-        self.engine = _Engine(self.queued, max_http_buffer_size=settings.max_request_bytes)
+        self.scheme = "https" if settings.tls_cert else "http"
+        self.engine = _Engine(
+            self.queued, self.scheme, max_http_buffer_size=settings.max_request_bytes
+        )
         self.engine.on("connect", self._connect)
         self.engine.on("message", self._message)
         self.engine.on("disconnect", self._disconnect)
@@ -112,7 +120,7 @@ class Edge:
         request = environ["aiohttp.request"]
         kept = {k: v for k, v in environ.items() if isinstance(v, str)}
         kept["REMOTE_ADDR"] = request.remote or "?"
-        kept["wsgi.url_scheme"] = "https" if self.settings.tls_cert else "http"
+        kept["wsgi.url_scheme"] = self.scheme
         self._environ[sid] = kept
 
     async def _message(self, sid: str, data: str | bytes) -> None:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import time
 
 import numpy as np
 import pyarrow as pa
 import redis
 import requests
+import socketio
 from serverkit import build_world, wait_until
 
 from bench.fanout import Sock, open_many, raise_fd_limit, session
@@ -233,3 +235,36 @@ def test_an_edge_process_that_dies_is_replaced_and_the_address_answers_again(tmp
             return False
 
     wait_until(lambda: edges() and edges() != [first] and answers_again(), 60, "a new edge")
+
+
+def test_with_tls_a_browser_page_reaches_the_api_and_its_socket_at_the_one_address(
+    tmp_path, serve, monkeypatch
+):
+    """TLS ends at the edge: the login's cookie, then a socket on it with the page's CSRF token
+    and the page's https Origin (the same-origin check), over polling and WebSocket."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+        + ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+        + ["-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    seeded(tmp_path / "data")
+    server = serve(runtime=False, tls_cert=str(cert), tls_key=str(key))
+    server.url = server.url.replace("http://", "https://")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))  # how the kit's requests trust it
+    server.start()
+    http = requests.Session()
+    login = http.post(f"{server.url}/api/v1/auth/login", json={"user": "one", "password": PASSWORD})
+    assert login.ok and http.cookies.get("sluice_session"), login.text
+    for transports in (["polling"], ["polling", "websocket"]):
+        client = socketio.Client(reconnection=False, http_session=http, ssl_verify=str(cert))
+        client.connect(
+            server.url,
+            auth={"csrf": login.json()["csrf_token"]},
+            headers={"Origin": server.url},
+            transports=transports,
+        )
+        assert client.call("subscribe", {"output": "out1"}, timeout=30) == {"subscribed": "out1"}
+        client.disconnect()
