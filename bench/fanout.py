@@ -299,9 +299,13 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
                 opened, times, failed = await open_many(
                     http, served.url, [tokens[u] for u in plan], make
                 )
-                answers = await asyncio.gather(
-                    *(sock.call("subscribe", {"output": "fan_out"}) for sock in opened)
-                )
+                gate = asyncio.Semaphore(100)
+
+                async def subscribe(sock: Sock) -> object:
+                    async with gate:
+                        return await sock.call("subscribe", {"output": "fan_out"})
+
+                answers = await asyncio.gather(*(subscribe(sock) for sock in opened))
                 refused = sum(1 for answer in answers if "error" in (answer or {}))
                 stop = threading.Event()
                 sending = asyncio.create_task(

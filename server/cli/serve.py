@@ -84,7 +84,8 @@ class _ThroughOurLogging(Logger):
 class _Edge:
     """The edge process and the private directory of the sockets it reaches the app by."""
 
-    def __init__(self, config_file: str | None, overrides: dict[str, Any]) -> None:
+    def __init__(self, config_file: str | None, overrides: dict[str, Any], threads: int) -> None:
+        self.threads = threads  # the app's socket events run on at most as many
         self.private = tempfile.mkdtemp(prefix="sluice-")  # 0700: this user's alone
         self.core = os.path.join(self.private, "app.sock")
         self.channel = os.path.join(self.private, "edge.sock")
@@ -122,7 +123,7 @@ class _Edge:
 
     def attach(self, app: Flask) -> None:
         """In the worker: the sockets come from the edge, the requests through it."""
-        attach(socketio.server, self.channel, app)
+        attach(socketio.server, self.channel, app, self.threads)
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1)  # type: ignore[method-assign]
 
 
@@ -199,6 +200,6 @@ def serve(config_file: str | None, overrides: dict[str, Any], out: IO[str]) -> i
     settings = load_settings(config_file, overrides)
     logs.configure(settings.log_level, settings.log_format)
     claimed = claim(settings.data_dir)  # a second server on it stops here, before any work
-    edge = _Edge(config_file, overrides) if settings.edge else None
+    edge = _Edge(config_file, overrides, settings.server_threads) if settings.edge else None
     _Gunicorn(settings, claimed, out, edge).run()
     return 0

@@ -3,8 +3,8 @@ held by edge processes instead of gunicorn's threads.
 
 ``EdgeEngine`` stands where python-engineio's threading server stood: the edge reports each
 socket's connect (with its request's environ), packets and disconnect, and the socket.io layer
-above (Flask-SocketIO's handlers, rooms, acks, ``request.sid``) runs unchanged, on a short-lived
-thread per event as before. What it sends goes back as a frame. ``FanOut`` sends an emit to a
+above (Flask-SocketIO's handlers, rooms, acks, ``request.sid``) runs unchanged, its events on a
+bounded pool of threads. What it sends goes back as a frame. ``FanOut`` sends an emit to a
 room as one frame with the room's sockets (the packet encoded once); the edge writes it to each
 socket's bounded queue, the result frames (``tuples``) marked as ones a socket that fell behind
 may lose (it is told ``missed``). The edge reports its queued and dropped frames per output each
@@ -17,6 +17,7 @@ import logging
 import os
 import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import engineio
@@ -96,9 +97,12 @@ class _Edge:
 class EdgeEngine(engineio.Server):
     """python-engineio's server, its sockets held by edge processes over ``channel``."""
 
-    def __init__(self, channel: str, app: Any, **options: Any) -> None:
+    def __init__(self, channel: str, app: Any, threads: int, **options: Any) -> None:
         super().__init__(async_mode="threading", **options)
         self.app = app
+        # events run on at most ``threads`` threads, not one each: a storm of 10,000
+        # subscribes waits its turn instead of starting 10,000 threads
+        self._handlers = ThreadPoolExecutor(threads, thread_name_prefix="socket-event")
         self.edges: set[_Edge] = set()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if os.path.exists(channel):  # left by a worker gunicorn replaced
@@ -122,7 +126,7 @@ class EdgeEngine(engineio.Server):
 
     def message(self, sid: str, data: str | bytes) -> None:
         if sid in self.sockets:
-            self._trigger_event("message", sid, data, run_async=self.async_handlers)
+            self._handlers.submit(self._trigger_event, "message", sid, data)
 
     def gone(self, sid: str) -> bool:
         """Forget the socket; whether it was still known (its disconnect is then due)."""
@@ -187,14 +191,10 @@ def edge_frames(server: socketio.Server) -> dict | None:
     return {"outputs": engine.frames()} if isinstance(engine, EdgeEngine) else None
 
 
-def attach(server: socketio.Server, channel: str, app: Any) -> EdgeEngine:
-    """Put ``server``'s (``app``'s) sockets on the edge processes that connect to ``channel``."""
-    engine = EdgeEngine(
-        channel,
-        app,
-        max_http_buffer_size=server.eio.max_http_buffer_size,
-        async_handlers=server.eio.async_handlers,
-    )
+def attach(server: socketio.Server, channel: str, app: Any, threads: int) -> EdgeEngine:
+    """Put ``server``'s (``app``'s) sockets on the edge processes that connect to ``channel``;
+    their events run on at most ``threads`` threads."""
+    engine = EdgeEngine(channel, app, threads, max_http_buffer_size=server.eio.max_http_buffer_size)
     for event, handler in server.eio.handlers.items():
         engine.on(event, handler)
     server.eio = engine
