@@ -130,6 +130,7 @@ class Edge:
                 return
             if not _may_be_authenticated(data, environ):
                 await self.engine.send(sid, REFUSED)
+                await self.engine.disconnect(sid)  # after the refusal is written
                 return
             self._joined.add(sid)
             self._send({"op": "connect", "sid": sid, "environ": environ})
