@@ -103,6 +103,9 @@ class EdgeEngine(engineio.Server):
         # events run on at most ``threads`` threads, not one each: a storm of 10,000
         # subscribes waits its turn instead of starting 10,000 threads
         self._handlers = ThreadPoolExecutor(threads, thread_name_prefix="socket-event")
+        # socket.io connects one at a time: python-socketio's room manager does not guard its
+        # pending connects against two at once (a KeyError lost a connect in a storm)
+        self._connects = ThreadPoolExecutor(1, thread_name_prefix="socket-connect")
         self.edges: set[_Edge] = set()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if os.path.exists(channel):  # left by a worker gunicorn replaced
@@ -126,7 +129,9 @@ class EdgeEngine(engineio.Server):
 
     def message(self, sid: str, data: str | bytes) -> None:
         if sid in self.sockets:
-            self._handlers.submit(self._trigger_event, "message", sid, data)
+            connect = isinstance(data, str) and data.startswith(str(packet.CONNECT))
+            pool = self._connects if connect else self._handlers
+            pool.submit(self._trigger_event, "message", sid, data)
 
     def gone(self, sid: str) -> bool:
         """Forget the socket; whether it was still known (its disconnect is then due)."""
