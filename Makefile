@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test fuzz lint bench bench-full bench-scale soak errors-doc screenshots setup check-java clean
+.PHONY: run test fuzz lint bench bench-full bench-scale bench-fanout soak errors-doc screenshots setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
@@ -34,6 +34,12 @@ bench-full: setup
 # (about 13 minutes on two cores); other counts with `$(BIN)/python -m bench.scale --diagrams 10,30`.
 bench-scale: setup
 	$(BIN)/python -m bench.scale
+
+# Issue 37's live-edge goals: idle sockets per transport (connect time, memory per 1,000, REST
+# p99), then 10,000 subscribers in 10 audiences at one batch a second and 1,000 at 100 tuples/s
+# (docs/benchmarks.md); smaller runs with `$(BIN)/python -m bench.fanout --sockets 1000`.
+bench-fanout: setup
+	$(BIN)/python -m bench.fanout
 
 soak: setup
 	$(BIN)/python -m bench.soak

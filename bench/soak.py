@@ -48,7 +48,7 @@ def _free_port() -> int:
 class Served:
     """``sluice serve`` in its own process group, with an administrator ``joe``."""
 
-    def __init__(self, root: Path, start_limit: float = 300) -> None:
+    def __init__(self, root: Path, start_limit: float = 300, **settings) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = root / "sluice.yaml"
@@ -63,6 +63,7 @@ class Served:
                     "admin_password": PASSWORD,
                     "ingest_tuples_per_second": 10_000_000,
                     "login_attempts_per_minute": 1000,
+                    **settings,
                 }
             )
         )

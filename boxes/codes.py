@@ -243,6 +243,12 @@ DATA_DIR_IN_USE = define(
     "http",
 )
 NOT_EMPTY = define("NOT_EMPTY", 409, "{what} must be empty (or one a demo seeded)", "http")
+TOO_MANY_SOCKETS = define(
+    "TOO_MANY_SOCKETS",
+    429,
+    "{scope} has {limit} sockets open already; close one before opening another",
+    "http",
+)
 
 # Catalog (catalog/).
 INVALID_NAME = define(

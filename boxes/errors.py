@@ -165,6 +165,12 @@ class RateLimited(SluiceError):
         self.retry_after = retry_after
 
 
+class TooMany(SluiceError):
+    """A holder of too much at once, e.g. sockets per user or address (HTTP 429)."""
+
+    code = codes.TOO_MANY_SOCKETS
+
+
 class Unavailable(SluiceError):
     """The server cannot do it now, e.g. the stream runtime is not running (HTTP 503)."""
 

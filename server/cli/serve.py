@@ -1,4 +1,5 @@
-"""``sluice serve``: the app on gunicorn, one worker process with a thread per connection.
+"""``sluice serve``: the app on gunicorn, one worker process with a thread per request, and the
+sockets on an edge process in front of it.
 
 Threads, not eventlet or gevent: PySpark's py4j callback threads (``foreachBatch``, where
 results are delivered) do not survive their monkey-patching, so Flask-SocketIO runs in its
@@ -9,23 +10,38 @@ alone. The worker builds the app after gunicorn forks it (Spark's JVM must not b
 gunicorn starts a new worker if that one dies; SIGTERM or Ctrl-C stops the queries cleanly
 (checkpoints stay) before the worker exits. The data directory is claimed in the first
 process, so a second server on it exits at once; the worker inherits the claim.
+
+With ``edge`` (the default) gunicorn listens on a Unix socket in a directory only this user can
+enter, and an edge process (``server.edge``, asyncio) takes the public address: it holds the
+sockets, thousands of them without a thread each, and passes every other request on to gunicorn
+(TLS ends there). The app trusts ``X-Forwarded-For`` and ``-Proto`` from that socket alone,
+since only the edge can reach it. Without ``edge``, gunicorn takes the public address and each
+websocket holds one of its threads.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
 from typing import IO, Any
 
 from flask import Flask
 from gunicorn import util
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
+from werkzeug.middleware.proxy_fix import ProxyFix
 
-from boxes import codes
 from server.app import close_app, create_app
 from server.control.datadir import DataDir, claim
-from server.http.errors import body, incident
+from server.edge.link import attach
+from server.http.refusals import LIMIT_REQUEST_LINE, SERVER_ERRORS, refusal
+from server.realtime.extension import socketio
 from server.settings import logs
 from server.settings.config import Settings, load_settings
 
@@ -35,30 +51,14 @@ log = logging.getLogger(__name__)
 WORKER_TIMEOUT = 600
 # How long open requests (each websocket is one) may take to finish at shutdown.
 GRACEFUL_SECONDS = 10
-LIMIT_REQUEST_LINE = 8190
-# gunicorn answers a request it cannot parse before Flask sees it; these statuses answer in
-# the API's error shape instead of gunicorn's HTML page (the rare others, a refused proxy
-# line, 417 or 501, keep gunicorn's page).
-GUNICORN_ERRORS: dict[int, tuple[codes.Code, dict[str, Any]]] = {
-    400: (codes.MALFORMED_REQUEST, {}),
-    414: (codes.URI_TOO_LONG, {"limit": LIMIT_REQUEST_LINE}),
-    431: (codes.HEADERS_TOO_LARGE, {}),
-    500: (codes.INTERNAL_ERROR, {}),
-}
 _html_error = util.write_error
 
 
 def _json_error(sock: Any, status: int, reason: str, message: str) -> None:
-    """gunicorn's error page, as ``{"error": ...}``; its message (which may quote the
-    request) is not echoed."""
-    if status not in GUNICORN_ERRORS:
+    """gunicorn's error page, as ``refusal``."""
+    if status not in SERVER_ERRORS:
         return _html_error(sock, status, reason, message)
-    code, params = GUNICORN_ERRORS[status]
-    details: dict[str, Any] = {}
-    if status >= 500:  # gunicorn has just logged the failure; name it for the client
-        details = params = {"incident": incident()}
-        log.error("incident %s: gunicorn answered %s %s", params["incident"], status, reason)
-    payload = json.dumps(body(code, code.render(**params), details)).encode()
+    payload = refusal(status, reason)
     head = (
         f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
@@ -81,11 +81,60 @@ class _ThroughOurLogging(Logger):
         self.access_log.propagate = True
 
 
+class _Edge:
+    """The edge process and the private directory of the sockets it reaches the app by."""
+
+    def __init__(self, config_file: str | None, overrides: dict[str, Any], threads: int) -> None:
+        self.threads = threads  # the app's socket events run on at most as many
+        self.private = tempfile.mkdtemp(prefix="sluice-")  # 0700: this user's alone
+        self.core = os.path.join(self.private, "app.sock")
+        self.channel = os.path.join(self.private, "edge.sock")
+        self.given = json.dumps({"config_file": config_file, "overrides": overrides})
+        self.process: subprocess.Popen | None = None
+        self._stopping = False
+
+    def start(self, server: Any) -> None:
+        """In gunicorn's master, once it listens: the edge, and a watcher that starts another
+        if it dies (a clean exit, as on Ctrl-C, is the server stopping)."""
+        self._spawn()
+        threading.Thread(target=self._watch, name="edge-watch", daemon=True).start()
+
+    def _spawn(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "server.edge", self.core, self.channel],
+            stdin=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdin is not None
+        with self.process.stdin as given:  # not in its arguments or environment: secrets
+            given.write(self.given)
+
+    def _watch(self) -> None:
+        while self.process is not None and self.process.wait() != 0 and not self._stopping:
+            log.error("the edge process exited with %s; starting another", self.process.returncode)
+            self._spawn()
+
+    def stop(self, server: Any) -> None:
+        self._stopping = True
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait()
+        shutil.rmtree(self.private, ignore_errors=True)
+
+    def attach(self, app: Flask) -> None:
+        """In the worker: the sockets come from the edge, the requests through it."""
+        attach(socketio.server, self.channel, app, self.threads)
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1)  # type: ignore[method-assign]
+
+
 class _Gunicorn(BaseApplication):
-    def __init__(self, settings: Settings, claimed: DataDir, out: IO[str]) -> None:
+    def __init__(
+        self, settings: Settings, claimed: DataDir, out: IO[str], edge: _Edge | None
+    ) -> None:
         self.settings = settings
         self.claimed = claimed
         self.out = out
+        self.edge = edge
         self.app: Flask | None = None
         super().__init__()
 
@@ -108,7 +157,11 @@ class _Gunicorn(BaseApplication):
             "post_worker_init": _answer_errors_in_json,
             "worker_exit": self._worker_exit,
         }
-        if settings.tls_cert:
+        if self.edge is not None:
+            options.update(
+                bind=f"unix:{self.edge.core}", when_ready=self.edge.start, on_exit=self.edge.stop
+            )
+        elif settings.tls_cert:
             options.update(certfile=str(settings.tls_cert), keyfile=str(settings.tls_key))
         for name, value in options.items():
             self.cfg.set(name, value)
@@ -117,6 +170,8 @@ class _Gunicorn(BaseApplication):
         """In the worker: build the app (and start Spark), then announce it."""
         settings = self.settings
         self.app = create_app(settings, self.claimed)
+        if self.edge is not None:
+            self.edge.attach(self.app)
         if settings.demo:
             from server.cli.demo import start_demo
 
@@ -145,5 +200,6 @@ def serve(config_file: str | None, overrides: dict[str, Any], out: IO[str]) -> i
     settings = load_settings(config_file, overrides)
     logs.configure(settings.log_level, settings.log_format)
     claimed = claim(settings.data_dir)  # a second server on it stops here, before any work
-    _Gunicorn(settings, claimed, out).run()
+    edge = _Edge(config_file, overrides, settings.server_threads) if settings.edge else None
+    _Gunicorn(settings, claimed, out, edge).run()
     return 0

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import hmac
 import threading
+from collections import Counter
 
 from flask import request
 from flask_socketio import ConnectionRefusedError
 
 from boxes import codes
-from boxes.errors import NotFound, SluiceError, Unauthenticated, Unavailable
+from boxes.errors import NotFound, SluiceError, TooMany, Unauthenticated, Unavailable
 from catalog import INVALID_SESSION, Catalog, ObjectType, Subject
 from server.control.services import services
 from server.http import security
@@ -65,26 +66,44 @@ INGEST = {
 
 
 class Connections:
-    """Which session each socket belongs to; ends the sockets of sessions that ended."""
+    """Which session each socket belongs to; ends the sockets of sessions that ended. Caps the
+    sockets one user, and one client address, may hold open (``caps()``: the two limits), so one
+    account cannot take the server's sockets."""
 
-    def __init__(self, catalog: Catalog, disconnect_sid) -> None:
+    def __init__(self, catalog: Catalog, disconnect_sid, caps) -> None:
         self.catalog = catalog
         self.disconnect_sid = disconnect_sid
+        self.caps = caps
         self._tokens: dict[str, str] = {}
+        self._holders: dict[str, tuple[int, str]] = {}  # sid: (user id, address)
+        self._per_user: Counter[int] = Counter()
+        self._per_address: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._changed = threading.Event()
         self._stopped = threading.Event()
         catalog.on_change(self._changed.set)
 
-    def add(self, sid: str, token: str) -> Subject:
+    def add(self, sid: str, token: str, address: str) -> Subject:
         subject = self.catalog.sessions.resolve(token)
+        per_user, per_address = self.caps()
         with self._lock:
+            if self._per_user[subject.user_id] >= per_user:
+                raise TooMany(scope=f"user {subject.user_name}", limit=per_user)
+            if self._per_address[address] >= per_address:
+                raise TooMany(scope=f"address {address}", limit=per_address)
             self._tokens[sid] = token
+            self._holders[sid] = (subject.user_id, address)
+            self._per_user[subject.user_id] += 1
+            self._per_address[address] += 1
         return subject
 
     def remove(self, sid: str) -> None:
         with self._lock:
             self._tokens.pop(sid, None)
+            holder = self._holders.pop(sid, None)
+            if holder is not None:
+                _release(self._per_user, holder[0])
+                _release(self._per_address, holder[1])
 
     def subject(self, sid: str) -> Subject:
         """The socket's subject, if its session is still valid now."""
@@ -132,6 +151,12 @@ class Connections:
         self._thread.join()
 
 
+def _release(counts: Counter, key) -> None:
+    counts[key] -= 1
+    if counts[key] <= 0:
+        del counts[key]
+
+
 def _token(auth) -> str:
     """The connection's session token: from ``auth``, or the cookie plus its CSRF token."""
     auth = auth if isinstance(auth, dict) else {}
@@ -151,7 +176,7 @@ def _token(auth) -> str:
 @socketio.on("connect", namespace=NAMESPACE)
 def on_connect(auth=None):
     try:
-        services().connections.add(request.sid, _token(auth))
+        services().connections.add(request.sid, _token(auth), request.remote_addr or "?")
     except SluiceError as err:
         raise ConnectionRefusedError(answer(err)["error"]) from None
 
@@ -244,7 +269,10 @@ def _no_reserved_events(server) -> None:
 def init_app(app, svc) -> None:
     """Wire the connection registry and the sweeper to this app's socket server."""
     _no_reserved_events(socketio.server)
+    settings = svc.settings
     svc.connections = Connections(
-        svc.catalog, lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE)
+        svc.catalog,
+        lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE),
+        lambda: (settings.max_sockets_per_user, settings.max_sockets_per_address),
     )
     svc.connections.start()

@@ -66,7 +66,17 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     host: str = "127.0.0.1"
     port: int = 8080
-    server_threads: int = Field(256, ge=1)  # connections served at once (a websocket holds one)
+    # Sockets live in an edge process that `sluice serve` starts (server/edge/): true by default;
+    # false serves them on gunicorn's threads, one per socket, `server_threads` at most.
+    edge: bool = True
+    server_threads: int = Field(256, ge=1)  # requests served at once (a websocket holds one)
+    # Socket caps (server/realtime/sockets.py): open sockets per user and per client address; a
+    # connect beyond them is refused with TOO_MANY_SOCKETS.
+    max_sockets_per_user: int = Field(100, ge=1)
+    max_sockets_per_address: int = Field(1_000, ge=1)
+    # Result frames one socket may have waiting to be written (server/edge/): a socket further
+    # behind loses the next ones and is told `missed` with the position to read back from.
+    socket_queue_frames: int = Field(64, ge=1)
     secret_key: SecretStr | None = None
     # sqlite:///PATH or postgresql://... (docs/deploy.md); default: a sqlite file in data_dir
     catalog_url: str | None = None

@@ -11,8 +11,10 @@ from flask import Blueprint, g
 
 from server.control.lease import LEASE as LEASE_NAME
 from server.control.services import services
+from server.edge.link import edge_frames
 from server.http.api.schema_parts import answer, obj
 from server.http.guard import guarded, subject
+from server.realtime.extension import socketio
 from server.settings import limits
 
 bp = Blueprint("system", __name__, url_prefix="/system")
@@ -84,6 +86,10 @@ SHARED = {
         optional=("common_conditions",),
     ),
 }
+FRAMES = answer({"queued": {"type": "integer"}, "dropped": {"type": "integer"}})
+# The sockets' result frames per output (server/edge/): waiting in sockets' queues, and lost by
+# sockets that fell behind (each told ``missed``); null when gunicorn holds the sockets.
+EDGE = answer({"outputs": {"type": "object", "additionalProperties": FRAMES}})
 RUNTIME = answer(
     {
         "runtime": {
@@ -99,6 +105,7 @@ RUNTIME = answer(
             ]
         },
         "lease": {"oneOf": [{"type": "null"}, LEASE]},
+        "edge": {"oneOf": [{"type": "null"}, EDGE]},
     }
 )
 
@@ -123,8 +130,9 @@ def status():
         "seconds_left": round(held.seconds_left, 3),
     }
     runtime = svc.runtime
+    edge = edge_frames(socketio.server)
     if runtime is None:
-        return {"runtime": None, "lease": lease}
+        return {"runtime": None, "lease": lease, "edge": edge}
     return {
         "runtime": {
             "listener_bus": runtime.listener_bus(),
@@ -132,6 +140,7 @@ def status():
             "shared": runtime.shared(),
         },
         "lease": lease,
+        "edge": edge,
     }
 
 

@@ -1,0 +1,411 @@
+"""The live edge under many sockets (issue 37): ``python -m bench.fanout`` or ``make bench-fanout``.
+
+``idle``: N authenticated idle socket.io connections against a real ``sluice serve`` (Spark off)
+in each transport: ``edge`` (the asyncio edge process, the default) and ``threads`` (gunicorn's
+thread per socket, ``edge: false``, which holds at most ``server_threads``). Reported: connect
+time, memory per 1,000 idle sockets (PSS of the server's process tree, before and after) and REST
+p50/p99 with none open and with all open.
+
+``fanout``: subscribers on a deployed diagram (Spark on): ten streams into a union, ten roles
+reading the first 1..10 streams (ten audiences), every subscriber in one role; a sender appends
+tuples carrying their send time over REST at a steady rate. Reported: send -> receipt latency
+over every delivered tuple, whether every subscriber got exactly what its role may read, and
+REST p99 meanwhile.
+
+The load generator is one asyncio process speaking socket.io over raw WebSockets (one shared
+aiohttp session, a task per socket), on the same two cores as the server: its own CPU is in the
+figures. Results go to ``bench/results/fanout-*.json`` and the table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import aiohttp
+import requests
+
+from bench.proctree import tree_pss_bytes
+from bench.report import write
+from bench.soak import PASSWORD, Api, Served
+
+STREAMS = [f"f{i}" for i in range(10)]
+ROLES = [f"AUD{i}" for i in range(10)]  # AUDi reads f0..fi: ten audiences
+CONNECT_TIMEOUT = 30.0
+REST_CALLS = 200
+
+
+def quantile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class Sock:
+    """One socket.io client over a raw WebSocket (engine.io 4): connect with a token, answer
+    heartbeats, call events with acks, count what arrives."""
+
+    def __init__(self, on_tuples=None) -> None:
+        self.on_tuples = on_tuples
+        self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self.acks: dict[int, asyncio.Future] = {}
+        self.next_ack = 0
+        self.received = 0
+        self.missed: list[dict] = []
+        self._task: asyncio.Task | None = None
+
+    async def open(self, session: aiohttp.ClientSession, url: str, token: str) -> None:
+        self.ws = await session.ws_connect(
+            f"{url}/socket.io/?EIO=4&transport=websocket", heartbeat=None, max_msg_size=0
+        )
+        opened = await self.ws.receive_str()
+        if not opened.startswith("0"):
+            raise RuntimeError(f"no engine.io open: {opened[:80]}")
+        await self.ws.send_str("40" + json.dumps({"token": token}))
+        while True:
+            answer = await self.ws.receive_str()
+            if answer == "2":
+                await self.ws.send_str("3")
+                continue
+            break
+        if not answer.startswith("40"):
+            raise RuntimeError(f"refused: {answer[:200]}")
+        self._task = asyncio.create_task(self._read())
+
+    def stop_reading(self) -> None:
+        """Read nothing more (a stalled client: its TCP window fills) until ``read_again``."""
+        if self._task is not None:
+            self._task.cancel()
+
+    def read_again(self) -> None:
+        self._task = asyncio.create_task(self._read())
+
+    async def call(self, event: str, data: dict, timeout: float = 60) -> object:
+        assert self.ws is not None
+        self.next_ack += 1
+        future = asyncio.get_running_loop().create_future()
+        self.acks[self.next_ack] = future
+        await self.ws.send_str(f"42{self.next_ack}" + json.dumps([event, data]))
+        return await asyncio.wait_for(future, timeout)
+
+    async def _read(self) -> None:
+        assert self.ws is not None
+        async for message in self.ws:
+            if message.type != aiohttp.WSMsgType.TEXT:
+                break
+            text = message.data
+            if text == "2":
+                await self.ws.send_str("3")
+            elif text.startswith("43"):
+                head = text[2:].split("[", 1)
+                future = self.acks.pop(int(head[0]), None)
+                if future is not None and not future.done():
+                    future.set_result(json.loads("[" + head[1])[0])
+            elif text.startswith("42"):
+                event, data = json.loads(text[2:])
+                if event == "tuples":
+                    self.received += len(data["tuples"])
+                    if self.on_tuples is not None:
+                        self.on_tuples(self, data)
+                elif event == "missed":
+                    self.missed.append(data)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+async def open_many(
+    session: aiohttp.ClientSession, url: str, tokens: list[str], make=Sock, parallel: int = 100
+) -> tuple[list[Sock], list[float], int]:
+    """Open one socket per token, ``parallel`` handshakes at a time: the open ones, each one's
+    connect time, and how many failed."""
+    gate = asyncio.Semaphore(parallel)
+    times: list[float] = []
+    opened: list[Sock] = []
+    failed = 0
+
+    async def one(token: str) -> None:
+        nonlocal failed
+        async with gate:
+            sock, start = make(), time.perf_counter()
+            try:
+                await asyncio.wait_for(sock.open(session, url, token), CONNECT_TIMEOUT)
+            except (TimeoutError, aiohttp.ClientError, RuntimeError, OSError):
+                failed += 1
+                await sock.close()
+                return
+            times.append(time.perf_counter() - start)
+            opened.append(sock)
+
+    await asyncio.gather(*(one(token) for token in tokens))
+    return opened, times, failed
+
+
+def rest_latencies(url: str, token: str, calls: int = REST_CALLS) -> tuple[list[float], int]:
+    """``calls`` authenticated REST reads, one after another: their times and failures."""
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {token}"
+    times, failed = [], 0
+    for _ in range(calls):
+        start = time.perf_counter()
+        try:
+            http.get(f"{url}/api/v1/outputs", timeout=10).raise_for_status()
+            times.append(time.perf_counter() - start)
+        except requests.RequestException:
+            failed += 1
+    return times, failed
+
+
+async def rest_meanwhile(url: str, token: str) -> tuple[list[float], int]:
+    """REST from a thread, so this loop keeps answering the sockets' heartbeats."""
+    return await asyncio.to_thread(rest_latencies, url, token)
+
+
+def raise_fd_limit(sockets: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = min(hard, max(soft, 2 * sockets + 1024))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+def session() -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=True))
+
+
+def caps(sockets: int) -> dict:
+    return {"max_sockets_per_user": sockets + 10, "max_sockets_per_address": sockets + 10}
+
+
+async def idle(transport: str, sockets: int) -> dict:
+    """One transport under ``sockets`` idle authenticated sockets."""
+    with tempfile.TemporaryDirectory() as tmp:
+        served = Served(Path(tmp), runtime=False, edge=transport == "edge", **caps(sockets))
+        try:
+            token = served.login("joe")
+            rest_none, _ = rest_latencies(served.url, token)
+            before = tree_pss_bytes(served.process.pid)
+            async with session() as http:
+                start = time.perf_counter()
+                opened, times, failed = await open_many(http, served.url, [token] * sockets)
+                elapsed = time.perf_counter() - start
+                await asyncio.sleep(2)  # let the server settle before weighing it
+                after = tree_pss_bytes(served.process.pid)
+                rest_open, rest_failed = await rest_meanwhile(served.url, token)
+                await asyncio.gather(*(sock.close() for sock in opened))
+        finally:
+            served.stop()
+    return {
+        "transport": transport,
+        "sockets": sockets,
+        "connected": len(opened),
+        "failed": failed,
+        "connect_all_s": elapsed,
+        "connect_p50_ms": 1000 * quantile(times, 0.5),
+        "connect_p99_ms": 1000 * quantile(times, 0.99),
+        "mib_per_1000": (after - before) / max(1, len(opened)) * 1000 / 2**20,
+        "rest_none_p50_ms": 1000 * quantile(rest_none, 0.5),
+        "rest_none_p99_ms": 1000 * quantile(rest_none, 0.99),
+        "rest_open_p50_ms": 1000 * quantile(rest_open, 0.5),
+        "rest_open_p99_ms": 1000 * quantile(rest_open, 0.99),
+        "rest_open_failed": rest_failed,
+    }
+
+
+def build(api: Api, users: int) -> None:
+    """Ten streams, their union as one output, ten roles AUDi reading f0..fi, ``users`` users
+    spread over the roles."""
+    api.call("POST", "/schemas", {"name": "s", "fields": {"n": "long", "sent": "double"}})
+    for stream in STREAMS:
+        api.call("POST", "/streams", {"name": stream, "schema": "s"})
+    document = {
+        "version": 1,
+        "name": "fan",
+        "inputs": {s: {} for s in STREAMS},
+        "boxes": {"all": {"type": "union", "in": STREAMS}},
+        "outputs": {"fan_out": {"from": "all"}},
+    }
+    api.call("POST", "/diagrams", {"document": document})
+    for i, role in enumerate(ROLES):
+        api.call("POST", "/roles", {"name": role})
+        for action in ("VIEW_OBJECT", "SUBSCRIBE"):
+            api.call("PUT", f"/permissions/output/fan_out/{role}/{action}")
+        for stream in STREAMS[: i + 1]:
+            api.call("PUT", f"/permissions/stream/{stream}/{role}/READ_TUPLE")
+    for u in range(users):
+        api.call(
+            "POST", "/users", {"name": f"u{u}", "password": PASSWORD, "roles": [ROLES[u % 10]]}
+        )
+    api.call("POST", "/diagrams/fan/deploy")
+
+
+class Subscriber(Sock):
+    def __init__(self, audience: int, latencies: list[float]) -> None:
+        super().__init__(self._arrived)
+        self.audience, self.latencies = audience, latencies
+        self.wrong = 0
+
+    def _arrived(self, _sock: Sock, data: dict) -> None:
+        now = time.time()
+        for row in data["tuples"]:
+            self.latencies.append(now - row["sent"])
+            self.wrong += row["n"] % 10 > self.audience  # from a stream its role may not read
+
+
+def send(url: str, token: str, per_second: int, seconds: float, stop: threading.Event) -> int:
+    """``per_second`` tuples a second over the ten streams, one POST per stream a tick; the
+    number sent."""
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {token}"
+    ticks = max(1, min(10, per_second // 10))  # one batch a second at <= 10 tuples
+    each = max(1, per_second // (ticks * len(STREAMS)))
+    sent, n, tick = 0, 0, time.monotonic()
+    end = tick + seconds
+    while tick < end and not stop.is_set():
+        for i, stream in enumerate(STREAMS):
+            rows = [{"n": (n + k) * 10 + i, "sent": time.time()} for k in range(each)]
+            http.post(f"{url}/api/v1/streams/{stream}/tuples", json=rows, timeout=60)
+            sent += each
+        n += each
+        tick += 1.0 / ticks
+        stop.wait(max(0.0, tick - time.monotonic()))
+    return sent
+
+
+async def warm_up(url: str, token: str, opened: list[Subscriber], latencies: list[float]) -> None:
+    """One tuple into each stream, awaited on every socket, so the timed window starts with
+    the diagram's queries running (their start is not the edge's latency); then the counts
+    start again."""
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {token}"
+    for i, stream in enumerate(STREAMS):
+        rows = [{"n": i, "sent": time.time()}]
+        http.post(f"{url}/api/v1/streams/{stream}/tuples", json=rows, timeout=60)
+    deadline = time.monotonic() + 600
+    while any(sock.received < sock.audience + 1 for sock in opened):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the warm-up tuples did not reach every socket in 600 s")
+        await asyncio.sleep(0.5)  # poll: the sockets count what arrives
+    latencies.clear()
+    for sock in opened:
+        sock.received = 0
+
+
+async def fanout(subscribers: int, per_second: int, seconds: float, users: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        served = Served(Path(tmp), **caps(subscribers))
+        try:
+            admin = served.login("joe")
+            build(Api(served.url, admin), users)
+            tokens = [served.login(f"u{u}") for u in range(users)]
+            latencies: list[float] = []
+            rest_none, _ = rest_latencies(served.url, admin, 50)
+            async with session() as http:
+                plan = [u % users for u in range(subscribers)]
+                made = iter(plan)
+
+                def make() -> Subscriber:
+                    return Subscriber(next(made) % 10, latencies)
+
+                opened, times, failed = await open_many(
+                    http, served.url, [tokens[u] for u in plan], make
+                )
+                gate = asyncio.Semaphore(100)
+
+                async def subscribe(sock: Sock) -> object:
+                    async with gate:
+                        return await sock.call("subscribe", {"output": "fan_out"})
+
+                answers = await asyncio.gather(*(subscribe(sock) for sock in opened))
+                refused = sum(1 for answer in answers if "error" in (answer or {}))
+                await warm_up(served.url, admin, opened, latencies)
+                stop = threading.Event()
+                sending = asyncio.create_task(
+                    asyncio.to_thread(send, served.url, admin, per_second, seconds, stop)
+                )
+                rest_open, rest_failed = await rest_meanwhile(served.url, admin)
+                sent = await sending
+                await asyncio.sleep(5)  # the last batch's way out
+                expected = sum(
+                    sent // len(STREAMS) * (sock.audience + 1)  # type: ignore[attr-defined]
+                    for sock in opened
+                )
+                got = sum(sock.received for sock in opened)
+                wrong = sum(sock.wrong for sock in opened)  # type: ignore[attr-defined]
+                missed = sum(len(sock.missed) for sock in opened)
+                await asyncio.gather(*(sock.close() for sock in opened))
+        finally:
+            served.stop()
+    return {
+        "subscribers": subscribers,
+        "connected": len(opened),
+        "failed": failed,
+        "refused": refused,
+        "tuples_per_second": per_second,
+        "sent": sent,
+        "expected_receipts": expected,
+        "receipts": got,
+        "not_allowed": wrong,
+        "missed_events": missed,
+        "latency_p50_ms": 1000 * quantile(latencies, 0.5),
+        "latency_p99_ms": 1000 * quantile(latencies, 0.99),
+        "latency_max_ms": 1000 * max(latencies, default=float("nan")),
+        "connect_p99_ms": 1000 * quantile(times, 0.99),
+        "rest_none_p99_ms": 1000 * quantile(rest_none, 0.99),
+        "rest_open_p99_ms": 1000 * quantile(rest_open, 0.99),
+        "rest_open_failed": rest_failed,
+    }
+
+
+def show(rows: list[dict]) -> str:
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for row in rows:
+        cells = [
+            f"{row[k]:.1f}" if isinstance(row.get(k), float) else str(row.get(k, "")) for k in keys
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["idle", "fanout"], help="one experiment")
+    parser.add_argument("--sockets", default="1000,10000", help="idle sockets, comma-separated")
+    parser.add_argument("--threads-sockets", type=int, default=200, help="idle, on threads")
+    parser.add_argument("--subscribers", type=int, default=10_000)
+    parser.add_argument("--rate-subscribers", type=int, default=1_000)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each case, for spreads")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.sockets.split(",")]
+    raise_fd_limit(max(counts + [args.subscribers]))
+    results: dict[str, list[dict]] = {}
+    if args.only in (None, "idle"):
+        cases = [("threads", args.threads_sockets)] + [("edge", n) for n in counts]
+        rows = [asyncio.run(idle(*case)) for case in cases for _ in range(args.repeat)]
+        results["idle"] = rows
+        print(show(rows), flush=True)
+    if args.only in (None, "fanout"):
+        cases = [(args.subscribers, 10), (args.rate_subscribers, 100)]
+        rows = [
+            asyncio.run(fanout(subscribers, rate, args.seconds, args.users))
+            for subscribers, rate in cases
+            for _ in range(args.repeat)
+        ]
+        results["fanout"] = rows
+        print(show(rows), flush=True)
+    print(f"written to {write('fanout', results)}")
+
+
+if __name__ == "__main__":
+    main()

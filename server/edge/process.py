@@ -1,0 +1,305 @@
+"""The edge process: sockets on asyncio, everything else passed to the app.
+
+It answers engine.io at ``/socket.io/`` (python-engineio on aiohttp: an idle socket is a few
+kilobytes and no thread) and passes every other request, as it came, to the app on its private
+Unix socket (``proxy``). A socket's socket.io packets go to the app and back over the channel
+(``server.edge.link``); a socket.io connect that carries neither a token nor a session cookie is
+refused here, without the app.
+
+Each socket's outgoing frames wait in its engine.io queue; a result frame for a socket that has
+``socket_queue_frames`` waiting is dropped instead, and once the socket has room again it is
+sent ``missed {output, from, to}``: read back from ``from`` (``subscribe`` with ``from``, or
+``GET /outputs/NAME/results?from=``), the position after the last frame it was given of that
+output. A slow reader thus loses its own frames and delays no one's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections import Counter
+from typing import Any
+
+import engineio
+from aiohttp import http_exceptions, web, web_protocol
+from socketio import packet as sio_packet
+from socketio.exceptions import ConnectionRefusedError
+
+from boxes.errors import Unauthenticated
+from catalog import INVALID_SESSION
+from server.edge import frames
+from server.edge.proxy import Proxy
+from server.http.errors import answer
+from server.http.refusals import SERVER_ERRORS, refusal
+from server.http.security import SESSION_COOKIE
+from server.settings.config import Settings
+
+log = logging.getLogger(__name__)
+MISSED = "missed"
+REPORT_SECONDS = 1.0
+# What the app answers a connect with an invalid session (server.realtime.sockets.on_connect).
+REFUSED = sio_packet.Packet(
+    sio_packet.CONNECT_ERROR,
+    data=ConnectionRefusedError(answer(Unauthenticated(INVALID_SESSION))["error"]).error_args,
+).encode()
+
+
+class _Counted(asyncio.Queue):
+    """A socket's outgoing queue, counting the result frames in it per output."""
+
+    def __init__(self, queued: Counter[str]) -> None:
+        super().__init__()
+        self.queued = queued
+
+    def _put(self, item: Any) -> None:
+        super()._put(item)
+        if getattr(item, "output", None) is not None:
+            self.queued[item.output] += 1
+
+    def _get(self) -> Any:
+        item = super()._get()
+        if getattr(item, "output", None) is not None:
+            self.queued[item.output] -= 1
+        return item
+
+
+class _Engine(engineio.AsyncServer):
+    def __init__(self, queued: Counter[str], scheme: str, **options: Any) -> None:
+        super().__init__(async_mode="aiohttp", **options)
+        self.queued, self.scheme = queued, scheme
+
+    def _cors_allowed_origins(self, environ: dict[str, Any]) -> Any:
+        """The same-origin check with this edge's scheme (aiohttp's environ knows no TLS)."""
+        environ["wsgi.url_scheme"] = self.scheme
+        return super()._cors_allowed_origins(environ)
+
+    def create_queue(self, *args: Any, **kwargs: Any) -> asyncio.Queue:
+        return _Counted(self.queued)
+
+
+class Edge:
+    """One edge process: its engine.io server, its channel to the app, the sockets' lag."""
+
+    def __init__(self, settings: Settings, channel: str) -> None:
+        self.settings, self.channel = settings, channel
+        self.queued: Counter[str] = Counter()
+        self.dropped: Counter[str] = Counter()
+        self.scheme = "https" if settings.tls_cert else "http"
+        self.engine = _Engine(
+            self.queued, self.scheme, max_http_buffer_size=settings.max_request_bytes
+        )
+        self.engine.on("connect", self._connect)
+        self.engine.on("message", self._message)
+        self.engine.on("disconnect", self._disconnect)
+        self._environ: dict[str, dict[str, Any]] = {}  # until its socket.io connect
+        self._joined: set[str] = set()  # sockets the app knows
+        self._next: dict[str, dict[str, int]] = {}  # sid: output: the next position it was given
+        self._missed: dict[str, dict[str, list[int]]] = {}  # sid: output: [from, to]
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def run_channel(self) -> None:
+        """Connect to the app (again, until it listens) and serve its frames."""
+        while True:
+            try:
+                reader, self._writer = await asyncio.open_unix_connection(self.channel)
+            except OSError:
+                await asyncio.sleep(0.2)  # poll: the app is still starting
+                continue
+            while (frame := await frames.aread(reader)) is not None:
+                await self._received(frame)
+            self._writer = None
+            for sid in list(self._joined):  # a new app knows none of them
+                await self.engine.disconnect(sid)
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.write(frames.pack(frame))
+
+    async def _connect(self, sid: str, environ: dict[str, Any]) -> None:
+        request = environ["aiohttp.request"]
+        kept = {k: v for k, v in environ.items() if isinstance(v, str)}
+        kept["REMOTE_ADDR"] = request.remote or "?"
+        kept["wsgi.url_scheme"] = self.scheme
+        self._environ[sid] = kept
+
+    async def _message(self, sid: str, data: str | bytes) -> None:
+        if sid not in self._joined:
+            environ = self._environ.pop(sid, None)
+            if environ is None:  # refused before: ignore the rest
+                return
+            if not _may_be_authenticated(data, environ):
+                await self.engine.send(sid, REFUSED)
+                await self.engine.disconnect(sid)  # after the refusal is written
+                return
+            self._joined.add(sid)
+            self._send({"op": "connect", "sid": sid, "environ": environ})
+        self._send({"op": "message", "sid": sid, "data": frames.wire(data)})
+
+    async def _disconnect(self, sid: str, reason: Any = None) -> None:
+        self._environ.pop(sid, None)
+        self._next.pop(sid, None)
+        self._missed.pop(sid, None)
+        if sid in self._joined:
+            self._joined.discard(sid)
+            self._send({"op": "disconnect", "sid": sid})
+
+    async def _received(self, frame: dict[str, Any]) -> None:
+        op = frame["op"]
+        if op == "send":
+            await self._put(
+                frame["sid"],
+                engineio.packet.Packet(engineio.packet.MESSAGE, frames.unwire(frame["data"])),
+            )
+        elif op == "fanout":
+            await self._fanout(frame)
+        elif op == "close":
+            self._joined.discard(frame["sid"])
+            await self.engine.disconnect(frame["sid"])
+
+    async def _fanout(self, frame: dict[str, Any]) -> None:
+        output = frame["output"]
+        pkt = engineio.packet.Packet(engineio.packet.MESSAGE, frames.unwire(frame["data"]))
+        if output is None:
+            for sid in frame["sids"]:
+                await self._put(sid, pkt)
+            return
+        pkt.output = output  # counted while queued
+        position = _next_of(pkt.data)
+        limit = self.settings.socket_queue_frames
+        for sid in frame["sids"]:
+            socket = self.engine.sockets.get(sid)
+            if socket is None:
+                continue
+            await self._tell_missed(sid, socket)
+            given = self._next.setdefault(sid, {})
+            if socket.queue.qsize() >= limit or sid in self._missed:
+                self.dropped[output] += 1
+                gap = self._missed.setdefault(sid, {}).setdefault(output, [given.get(output, 0), 0])
+                gap[1] = position
+            else:
+                await self._put(sid, pkt)
+            given[output] = position
+
+    async def _tell_missed(self, sid: str, socket: Any) -> None:
+        """A socket that fell behind and has room again is told what it lost."""
+        gaps = self._missed.get(sid)
+        if gaps is None or socket.queue.qsize() >= self.settings.socket_queue_frames:
+            return
+        del self._missed[sid]
+        for output, (start, end) in gaps.items():
+            event = sio_packet.Packet(
+                sio_packet.EVENT, data=[MISSED, {"output": output, "from": start, "to": end}]
+            )
+            await self._put(sid, engineio.packet.Packet(engineio.packet.MESSAGE, event.encode()))
+
+    async def _put(self, sid: str, pkt: Any) -> None:
+        socket = self.engine.sockets.get(sid)
+        if socket is not None and not socket.closed:
+            await socket.send(pkt)
+
+    async def report(self) -> None:
+        """Every second: the queued and dropped frames per output, to the app; and the
+        sockets that caught up told what they missed."""
+        while True:
+            await asyncio.sleep(REPORT_SECONDS)
+            for sid in list(self._missed):
+                socket = self.engine.sockets.get(sid)
+                if socket is not None:
+                    await self._tell_missed(sid, socket)
+            outputs = set(self.queued) | set(self.dropped)
+            self._send(
+                {
+                    "op": "frames",
+                    "outputs": {
+                        name: {"queued": self.queued[name], "dropped": self.dropped[name]}
+                        for name in outputs
+                    },
+                }
+            )
+
+
+def _may_be_authenticated(data: str | bytes, environ: dict[str, str]) -> bool:
+    """Whether a socket.io connect carries a token or the session cookie (the app decides
+    if they are valid); anything else is refused at the edge."""
+    if not isinstance(data, str) or not data.startswith(str(sio_packet.CONNECT)):
+        return False
+    if f"{SESSION_COOKIE}=" in environ.get("HTTP_COOKIE", ""):
+        return True
+    return '"token"' in data
+
+
+def _next_of(data: str | bytes) -> int:
+    """The ``next`` position of an encoded ``tuples`` event."""
+    pkt = sio_packet.Packet(encoded_packet=data)
+    return int(pkt.data[1].get("next", 0))
+
+
+def _status_of(status: int, exc: BaseException | None) -> int:
+    """aiohttp refuses a request too long or too many headers with 400: the status gunicorn
+    gives them (414, 431), so a client sees one server."""
+    text = str(exc)
+    if isinstance(exc, http_exceptions.LineTooLong):
+        return 431 if "header" in text.lower() else 414
+    if isinstance(exc, http_exceptions.BadHttpMessage) and "headers" in text.lower():
+        return 431
+    return status
+
+
+def _json_error(
+    handler: web_protocol.RequestHandler,
+    request: Any,
+    status: int = 500,
+    exc: BaseException | None = None,
+    message: str | None = None,
+) -> web.StreamResponse:
+    """aiohttp's error page, as ``server.http.refusals.refusal``."""
+    status = _status_of(status, exc)
+    if status not in SERVER_ERRORS:
+        return _html_error(handler, request, status, exc, message)
+    log.info("refused a request: %s", status)
+    return web.Response(
+        status=status,
+        body=refusal(status, type(exc).__name__),
+        content_type="application/json",
+        headers={"Connection": "close"},
+    )
+
+
+_html_error = web_protocol.RequestHandler.handle_error
+
+
+def build(settings: Settings, core: str, channel: str) -> tuple[web.Application, Edge]:
+    edge = Edge(settings, channel)
+    app = web.Application(client_max_size=settings.max_request_bytes * 2 + (1 << 20))
+    edge.engine.attach(app, engineio_path="socket.io")
+    Proxy(core, https=bool(settings.tls_cert)).route(app)
+
+    async def background(app: web.Application):
+        tasks = [asyncio.create_task(edge.run_channel()), asyncio.create_task(edge.report())]
+        yield
+        for task in tasks:
+            task.cancel()
+
+    app.cleanup_ctx.append(background)
+    return app, edge
+
+
+def run(settings: Settings, core: str, channel: str) -> None:
+    """Serve the public address until SIGTERM."""
+    web_protocol.RequestHandler.handle_error = _json_error  # type: ignore[method-assign,assignment]
+    app, _ = build(settings, core, channel)
+    context = None
+    if settings.tls_cert:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(settings.tls_cert, settings.tls_key)
+    web.run_app(
+        app,
+        host=settings.host,
+        port=settings.port,
+        ssl_context=context,
+        reuse_port=True,
+        print=None,
+        access_log=None,
+        shutdown_timeout=2,
+    )
