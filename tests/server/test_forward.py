@@ -4,11 +4,11 @@ which of the standby's connections each request came."""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import SimpleNamespace
 
 import pytest
+from loopback import LoopbackServer
 
 from catalog import Catalog
 from server.control.lease import LEASE
@@ -37,16 +37,9 @@ class KeepAliveHolder:
             def log_message(self, *_) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        # poll: how often serve_forever looks for shutdown (its default, 0.5 s, per test)
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+        self.loopback = LoopbackServer(Handler)
+        self.url = self.loopback.url
+        self.stop = self.loopback.stop
 
 
 @pytest.fixture

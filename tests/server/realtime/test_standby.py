@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import queue
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from loopback import LoopbackServer
 from serverkit import PASSWORD
 from test_policies_scenario import POLICIES, PORT_BOX, POSITION, watch
 
@@ -63,16 +63,9 @@ class Holder:
             def log_message(self, *_) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        # poll: how often serve_forever looks for shutdown (its default, 0.5 s, per test)
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+        self.loopback = LoopbackServer(Handler)
+        self.url = self.loopback.url
+        self.stop = self.loopback.stop
 
 
 @pytest.fixture
