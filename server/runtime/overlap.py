@@ -300,6 +300,10 @@ class Counts:
     def plus(self, batch: Sequence[int]) -> Counts:
         return Counts(tuple(a + b for a, b in zip(self.rows, batch, strict=True)), tuple(batch))
 
+    def rows_into(self) -> dict[str, int]:
+        """The rows out of the prefix's box the residual reads, as this residual saw them."""
+        return {"rows_out": self.rows[0], "batch_rows_out": self.batch[0]}
+
     def per_box(self, residual: Residual, output: str) -> dict[str, dict[str, int]]:
         """Rows in and out of the member's filters, map and ``output``, in its names (as
         ``boxes/observed.per_box`` gives them): each filter's rows out are the next one's in;

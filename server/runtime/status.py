@@ -128,6 +128,11 @@ class StatusView:
             residual_counts = split.counts(m.residual.name) if split is not None else None
             if residual_counts is not None:  # a runtime that counts rows per box
                 counted |= residual_counts.per_box(m.residual, output)
+                # the prefix's box the residual reads: its rows out are the residual's rows
+                # in, since the member joined, not the host's since the host started
+                (fed,) = next(b for b in m.shared.boxes if b.name == output).upstream
+                if fed in counted:
+                    counted[fed] |= residual_counts.rows_into()
         return {
             **answer,
             "diagram": member.diagram_id,

@@ -4,6 +4,7 @@
 // the list of the user's diagrams with their live status.
 import * as api from "./api.js";
 import { Canvas } from "./canvas.js";
+import { capabilities } from "./capabilities.js";
 import { swapSummary } from "./compare.js";
 import { confirmDanger } from "./confirm.js";
 import { DiagramList } from "./diagrams.js";
@@ -60,6 +61,7 @@ export class Editor {
       run: (action) => this.run(action),
     });
     this.buttons = [];
+    this.refusals = new Map();   // button -> why the session may not use it: it stays disabled
     const button = (label, action, attrs = {}) => {
       const b = el("button", { type: "button", "data-action": label.toLowerCase(), ...attrs, onclick: () => this.run(action) }, label);
       this.buttons.push(b);
@@ -141,7 +143,11 @@ export class Editor {
 
   /** Load what the page is built from: the box types and the streams this session may see. */
   async open() {
-    const [types, streams] = await Promise.all([api.get("/box-types"), api.get("/streams")]);
+    const [types, streams, may] = await Promise.all([api.get("/box-types"), api.get("/streams"), capabilities()]);
+    // Save, and Deploy (which saves the canvas first), create or update a diagram: both need
+    // what the policy table's diagrams.create needs, ADD on the system
+    const refusal = may("diagrams.create") ? null : "Saving a diagram needs ADD on the system";
+    for (const action of ["save", "deploy"]) this.refuse(action, refusal);
     this.declarations = new Map(types.box_types.map((d) => [d.type, d]));
     this.functions = { functions: types.functions, aggregates: types.aggregates };
     this.streams = streams.streams.map((s) => s.name);
@@ -157,7 +163,7 @@ export class Editor {
       this.settle();
     }
     renderPalette(this.paletteBox, this.declarations, (type) =>
-      this.addBox(type, (name, params) => this.canvas.addFree(type, name, params)));
+      this.addBox(type, (name, params) => this.canvas.addFree(type, name, params)), refusal);
     this.showProperties();
     this.markReady();
     await this.list.refresh();
@@ -173,6 +179,16 @@ export class Editor {
     await this.list.refresh();
   }
 
+  /** Disable a toolbar action the session may not perform, its title saying why (null: allow). */
+  refuse(action, reason) {
+    const b = this.root.querySelector(`.toolbar [data-action="${action}"]`);
+    if (reason) this.refusals.set(b, reason);
+    else this.refusals.delete(b);
+    b.dataset.title ??= b.title;
+    b.disabled = Boolean(reason);
+    b.title = reason ?? b.dataset.title;
+  }
+
   /** Run a toolbar action; its buttons wait (disabled, aria-busy) until it ends, errors show. */
   async run(action) {
     this.root.setAttribute("aria-busy", "true");
@@ -182,7 +198,7 @@ export class Editor {
     } catch (error) {
       this.showError(error);
     } finally {
-      for (const b of this.buttons) b.disabled = false;
+      for (const b of this.buttons) b.disabled = this.refusals.has(b);
       this.root.removeAttribute("aria-busy");
     }
   }
@@ -208,7 +224,9 @@ export class Editor {
     if (mod && k === "s" && !event.shiftKey && !event.altKey) {
       event.preventDefault();
       if (inField && this.propertiesBox.contains(inField)) inField.dispatchEvent(new Event("change", { bubbles: true }));
-      this.run(() => this.saveShown());
+      const refused = this.refusals.get(this.root.querySelector('.toolbar [data-action="save"]'));
+      if (refused) notice(this.message, `${refused}.`, "error");
+      else this.run(() => this.saveShown());
       return;
     }
     if (this.canvasBox.hidden || inField) return;   // the query tab, or typing in a field

@@ -39,3 +39,32 @@ def test_each_box_counts_the_rows_through_it_unless_the_setting_is_off(
         assert not {n for n in names if n.startswith(observed.PREFIX)}
         assert runtime.status("out")["boxes"] == {}
     runtime.stop("out")
+
+
+def test_a_member_joining_a_prefix_host_counts_its_input_since_it_joined(make_runtime):
+    """A filter over an input shares its prefix (the input) with an earlier diagram's; the
+    later one's input shows the rows it read since it joined, as its filter's rows in do,
+    not the host's since the host started (issue 39: input "out 50,400", filter "in 160")."""
+    runtime = make_runtime(box_metrics=True)
+    runtime.create_stream("a", TRADE)
+    rows = {"early": Collector(), "late": Collector()}
+    runtime.deploy("early", plan_of(union_doc("early", ["a"], where="price > 1")), rows["early"])
+    runtime.append("a", [{"symbol": "x", "price": p} for p in (1.0, 2.0, 3.0)])
+    rows["early"].wait_for_rows(2)
+    runtime.deploy("late", plan_of(union_doc("late", ["a"], where="price > 4")), rows["late"])
+    (execution,) = runtime.shared()
+    assert execution["shares"] == "prefix"
+    runtime.append("a", [{"symbol": "y", "price": p} for p in (4.0, 5.0)])
+    rows["early"].wait_for_rows(4)
+    rows["late"].wait_for_rows(1)
+    wanted = {"a": (None, 2), "kept": (2, 1), "late_out": (1, 1)}
+    seen: dict = {}
+
+    def counted() -> bool:
+        seen.clear()
+        seen.update(rows_of(runtime.status("late")))
+        return seen == wanted
+
+    wait_until(counted, WAIT, f"late's counts {wanted} (last seen {seen})")
+    for name in ("early", "late"):
+        runtime.stop(name)
