@@ -234,6 +234,22 @@ CASES = [
     ),
     (
         "GET",
+        "/api/v1/diagrams/<name>/versions/<int:version>/compare/<int:other>",
+        "/api/v1/diagrams/q1/versions/1/compare/1",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 200, 200, 200),
+    ),
+    (
+        "POST",
+        "/api/v1/diagrams/<name>/versions/<int:version>/restore",
+        "/api/v1/diagrams/q1/versions/1/restore",
+        None,
+        DIAGRAM_CALLERS,
+        (401, 404, 403, 200, 403),  # the owner's, as replacing the diagram is
+    ),
+    (
+        "GET",
         "/api/v1/diagrams/<name>/boxes/<box>/preview",
         "/api/v1/diagrams/q1/boxes/in1/preview",
         None,
