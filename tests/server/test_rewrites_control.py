@@ -237,6 +237,8 @@ def test_a_variant_without_subscribers_lingers_then_stops(world):
     labels = Labels.of(plan, resumable.sources)
     gate = svc.variants.gate(resumable, DOC, plan, stored.document)
     svc.delivery.register(plan.outputs, labels, None, gate)
+    # a subscriber holds SUBSCRIBE, as the socket's subscribe requires: delivery re-checks it
+    svc.catalog.grants.grant(sc, "ADMIN", "SUBSCRIBE", "output", "w_out")
     svc.delivery.subscribe("joe-socket", joe, "w_out")
     (variant,) = runtime.deployed
     svc.variants.linger = 0.5
