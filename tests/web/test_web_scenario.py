@@ -43,7 +43,7 @@ def test_paper_scenario(login, live):
     preview = editor.get_by_role("region", name="Data preview of avg")
     preview.get_by_role("button", name="Preview data").click()
     expect(preview.locator("tbody tr").first).to_be_visible()
-    preview.locator("table").scroll_into_view_if_needed()
+    preview.locator("table").first.scroll_into_view_if_needed()
     screenshot(editor, "preview", docs=True)
 
     # Bob has no permission yet: his catalog is empty and there is nothing to subscribe to.
