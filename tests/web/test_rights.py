@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.steps import admin_tab, editor_notice, palette_types, watch_scripts
+from tests.web.steps import admin_tab, palette_types, watch_scripts
 
 PASSWORD = "a long password for nobody"
 # Al's own diagram, saved but not running: it must stay his.
@@ -56,11 +56,9 @@ def test_a_user_without_rights_sees_nothing_of_others(login, live, private_diagr
     expect(page.locator(".palette-item")).to_have_count(len(declared))
     assert palette_types(page) == declared
     expect(page.locator(".diagram-list")).to_have_text("No diagrams yet.")
-    # An input box would have to name a stream nobody may read: there is none to offer.
-    page.locator('.palette-item[data-type="input"]').click()
-    expect(editor_notice(page)).to_have_text(
-        "You may read no input stream that is not already on the canvas."
-    )
+    # nobody may not create a diagram (ADD): the palette is shown disabled, with the reason
+    expect(page.locator('.palette-item[data-type="input"]')).to_be_disabled()
+    expect(page.locator(".palette-note")).to_contain_text("needs ADD on the system")
     expect(page.locator(".drawflow-node")).to_have_count(0)
     assert not leak.search(page.content())
 
