@@ -3,7 +3,7 @@
 ``sluice serve`` (``server/cli/serve.py``) does, in effect::
 
     app = create_app({"config_file": "sluice.yaml"})
-    socketio.run(app, host=..., port=...)
+    socketio_of(app).run(app, host=..., port=...)
     close_app(app)
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from flask_socketio import SocketIO
 
 from catalog import Catalog
 from catalog.bootstrap import ensure_admin
@@ -25,7 +26,7 @@ from server.ingest.admission import TupleRate
 from server.realtime import changes, sockets
 from server.realtime.audiences import Rechecks
 from server.realtime.delivery import Delivery
-from server.realtime.extension import ASYNC_MODE, socketio
+from server.realtime.extension import ASYNC_MODE
 from server.realtime.relay import Relay
 from server.realtime.rooms import SocketRooms
 from server.realtime.standby import Keepalive, RewriteGuard
@@ -79,6 +80,7 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
         ensure_admin(catalog, settings.admin_user, settings.admin_password.get_secret_value())
     live = LiveLimits(settings)
     counts = limitstore.open_store(settings.redis_url)
+    socketio = SocketIO()
     svc = Services(
         settings,
         claimed,
@@ -114,8 +116,8 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     openapi.init_app(app)
     _pages(app)
     socketio.init_app(app, async_mode=ASYNC_MODE, max_http_buffer_size=settings.max_request_bytes)
-    sockets.init_app(app, svc)
-    svc.on_close.append(changes.init_app(svc, sockets.NAMESPACE).stop)
+    sockets.init_app(app, svc, socketio)
+    svc.on_close.append(changes.init_app(svc, socketio, sockets.NAMESPACE).stop)
     missing = guard.unguarded(app)
     if missing:
         raise RuntimeError(

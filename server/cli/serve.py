@@ -41,7 +41,7 @@ from server.app import close_app, create_app
 from server.control.datadir import DataDir, claim
 from server.edge.link import attach
 from server.http.refusals import LIMIT_REQUEST_LINE, SERVER_ERRORS, refusal
-from server.realtime.extension import socketio
+from server.realtime.extension import socketio_of
 from server.settings import logs
 from server.settings.config import Settings, load_settings
 
@@ -123,7 +123,7 @@ class _Edge:
 
     def attach(self, app: Flask) -> None:
         """In the worker: the sockets come from the edge, the requests through it."""
-        attach(socketio.server, self.channel, app, self.threads)
+        attach(socketio_of(app).server, self.channel, app, self.threads)
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1)  # type: ignore[method-assign]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 
-from server.realtime.extension import socketio
+from flask_socketio import SocketIO
 
 EVENT = "catalog_changed"
 
@@ -44,7 +44,7 @@ class ChangeNotices:
         self._changed.set()
 
 
-def init_app(svc, namespace: str) -> ChangeNotices:
+def init_app(svc, socketio: SocketIO, namespace: str) -> ChangeNotices:
     notices = ChangeNotices(lambda event, data: socketio.emit(event, data, namespace=namespace))
     svc.catalog.on_change(notices.signal)
     svc.changes = notices

@@ -1,4 +1,8 @@
-"""The process's one Flask-SocketIO object; ``server.app`` binds it to the app.
+"""Each app's own Flask-SocketIO object: ``server.app`` makes one per app and binds it there.
+
+One per app, not one per process: two apps in one process (a test's servers, a standby beside
+its holder) would otherwise share a socket server, and the first app's results would be sent
+to the second app's sockets.
 
 Async mode is ``threading`` on purpose: PySpark calls back into Python (``foreachBatch``) on
 py4j's own OS threads, and delivery emits from those threads. eventlet and gevent monkey-patch
@@ -7,8 +11,12 @@ runs on real threads (gunicorn's ``gthread`` worker with simple-websocket for We
 transport; see ``server/cli/serve.py``).
 """
 
+from flask import Flask, current_app
 from flask_socketio import SocketIO
 
 ASYNC_MODE = "threading"
 
-socketio = SocketIO()
+
+def socketio_of(app: Flask | None = None) -> SocketIO:
+    """The socket server bound to ``app`` (the current app by default)."""
+    return (app or current_app).extensions["socketio"]

@@ -27,7 +27,7 @@ import threading
 from collections import Counter
 
 from flask import request
-from flask_socketio import ConnectionRefusedError
+from flask_socketio import ConnectionRefusedError, SocketIO
 
 from boxes import codes
 from boxes.errors import NotFound, SluiceError, TooMany, Unauthenticated, Unavailable
@@ -39,7 +39,6 @@ from server.http.forward import held_elsewhere
 from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
 from server.realtime import standby
-from server.realtime.extension import socketio
 
 NAMESPACE = "/"
 RESERVED = "reserved:"  # marks a client's event named like the server's own
@@ -173,7 +172,6 @@ def _token(auth) -> str:
     return token
 
 
-@socketio.on("connect", namespace=NAMESPACE)
 def on_connect(auth=None):
     try:
         services().connections.add(request.sid, _token(auth), request.remote_addr or "?")
@@ -181,13 +179,11 @@ def on_connect(auth=None):
         raise ConnectionRefusedError(answer(err)["error"]) from None
 
 
-@socketio.on_error_default
 def on_unexpected(err: Exception):
     """A bug in a handler: its ack is HTTP's bare ``INTERNAL_ERROR``, so no client waits."""
     return unexpected()
 
 
-@socketio.on("*", namespace=NAMESPACE)
 def on_unknown(event, *_):
     """An event nobody handles is answered too (``UNKNOWN_EVENT``), so no client waits."""
     shown = event.removeprefix(RESERVED)[:40] if isinstance(event, str) else "?"
@@ -195,14 +191,12 @@ def on_unknown(event, *_):
     return body(codes.UNKNOWN_EVENT, codes.UNKNOWN_EVENT.render(event=shown, expected=expected))
 
 
-@socketio.on("disconnect", namespace=NAMESPACE)
 def on_disconnect(*_):
     svc = services()
     svc.connections.remove(request.sid)
     svc.delivery.forget(request.sid)
 
 
-@socketio.on("subscribe", namespace=NAMESPACE)
 @socket_event("subscribe", SUBSCRIBE)
 def on_subscribe(subject: Subject, payload: dict):
     svc, output = services(), payload["output"]
@@ -222,7 +216,6 @@ def on_subscribe(subject: Subject, payload: dict):
     return {"subscribed": output, "replayed_to": end}
 
 
-@socketio.on("unsubscribe", namespace=NAMESPACE)
 @socket_event("unsubscribe", OUTPUT)
 def on_unsubscribe(subject: Subject, payload: dict):
     svc, output = services(), payload["output"]
@@ -240,7 +233,6 @@ def key_of(svc, subject: Subject, output: str) -> str:
         return output
 
 
-@socketio.on("ingest", namespace=NAMESPACE)
 @socket_event("ingest", INGEST)
 def on_ingest(subject: Subject, payload: dict):
     svc = services()
@@ -266,8 +258,19 @@ def _no_reserved_events(server) -> None:
     server._handle_event, server.sluice_reserved = event, True
 
 
-def init_app(app, svc) -> None:
-    """Wire the connection registry and the sweeper to this app's socket server."""
+def init_app(app, svc, socketio: SocketIO) -> None:
+    """Register the events on this app's socket server and wire the connection registry and
+    the sweeper to it."""
+    socketio.on_error_default(on_unexpected)
+    for event, handler in (
+        ("connect", on_connect),
+        ("*", on_unknown),
+        ("disconnect", on_disconnect),
+        ("subscribe", on_subscribe),
+        ("unsubscribe", on_unsubscribe),
+        ("ingest", on_ingest),
+    ):
+        socketio.on(event, namespace=NAMESPACE)(handler)
     _no_reserved_events(socketio.server)
     settings = svc.settings
     svc.connections = Connections(

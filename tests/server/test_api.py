@@ -279,7 +279,9 @@ def test_ingestion_is_rate_limited_per_session(client, auth):
 
 
 def test_an_invisible_output_answers_exactly_like_a_missing_one(app, client, auth):
-    from server.realtime.extension import socketio
+    from server.realtime.extension import socketio_of
+
+    socketio = socketio_of(app)
 
     def answers(name):
         rest = client.get(f"{API}/outputs/{name}/recent", headers=auth.headers("bob"))

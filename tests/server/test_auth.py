@@ -10,7 +10,7 @@ from catalog import policy
 from server.app import close_app, create_app
 from server.http import guard
 from server.http.security import Throttle
-from server.realtime.extension import socketio
+from server.realtime.extension import socketio_of
 
 LOGIN = "/api/v1/auth/login"
 NEW = "a brand new password"
@@ -188,7 +188,7 @@ def test_a_weak_secret_is_refused_outside_tests(tmp_path, secret):
 
 @pytest.mark.parametrize("end", ["logout", "disable", "password"])
 def test_an_ended_session_loses_its_sockets(app, client, auth, end):
-    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token("al")})
     assert sock.is_connected()
     if end == "logout":
         client.post("/api/v1/auth/logout", headers=auth.headers("al"))
@@ -203,8 +203,12 @@ def test_an_ended_session_loses_its_sockets(app, client, auth, end):
 
 def test_a_cookie_socket_needs_the_csrf_token(app, client, auth):
     csrf = auth.login("al").json["csrf_token"]
-    assert not socketio.test_client(app, flask_test_client=client).is_connected()
-    assert socketio.test_client(app, flask_test_client=client, auth={"csrf": csrf}).is_connected()
+    assert not socketio_of(app).test_client(app, flask_test_client=client).is_connected()
+    assert (
+        socketio_of(app)
+        .test_client(app, flask_test_client=client, auth={"csrf": csrf})
+        .is_connected()
+    )
 
 
 def test_an_expired_session_loses_its_socket(tmp_path):
@@ -219,7 +223,7 @@ def test_an_expired_session_loses_its_socket(tmp_path):
             .post(LOGIN, json={"user": "root", "password": "a long password"})
             .json["token"]
         )
-        sock = socketio.test_client(app, auth={"token": token})
+        sock = socketio_of(app).test_client(app, auth={"token": token})
         assert sock.is_connected()
         wait_until(lambda: not sock.is_connected(), 15, "the expired session's socket to end")
     finally:

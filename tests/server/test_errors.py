@@ -74,7 +74,9 @@ def test_the_error_shape_takes_only_registered_codes():
 
 
 def test_an_unexpected_socket_error_is_acked_like_a_bare_500(app, auth):
-    from server.realtime.extension import socketio
+    from server.realtime.extension import socketio_of
+
+    socketio = socketio_of(app)
 
     @socketio.on("test_broken")
     def broken(payload):

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from boxes.limits import MAX_DEPTH
-from server.realtime.extension import socketio
+from server.realtime.extension import socketio_of
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
@@ -629,7 +629,7 @@ def test_hostile_request(app, client, auth, case):
     ],
 )
 def test_hostile_socket_events(app, auth, event, payload):
-    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token("al")})
     ack = sock.emit(event, payload, callback=True)
     unknown = event in ("unknown", "connect", "disconnect", "*")
     assert ack["error"]["code"] == ("UNKNOWN_EVENT" if unknown else "INVALID_BODY")

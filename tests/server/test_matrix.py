@@ -16,7 +16,7 @@ from serverkit import Q1, UNUSED_POLICY
 from catalog.policy import OPERATIONS
 from server.http import guard
 from server.http.guard import SOCKET, SOCKET_EVENTS
-from server.realtime.extension import socketio
+from server.realtime.extension import socketio_of
 
 CALLERS = ("anon", "wrong", "right", "owner", "admin")
 OBJECT_CALLERS = {"anon": None, "wrong": "bob", "right": "al", "owner": "ed", "admin": "joe"}
@@ -548,7 +548,7 @@ def test_every_socket_event_is_in_the_matrix():
 
 def test_a_socket_without_a_session_is_refused(app, auth):
     for auth_arg in (None, {"token": "forged"}, {"csrf": "x"}):
-        sock = socketio.test_client(app, auth=auth_arg)
+        sock = socketio_of(app).test_client(app, auth=auth_arg)
         assert not sock.is_connected()
 
 
@@ -556,7 +556,7 @@ def test_a_socket_without_a_session_is_refused(app, auth):
 @pytest.mark.parametrize("case", SOCKET_CASES, ids=[c[0] for c in SOCKET_CASES])
 def test_socket_event(app, auth, case, column):
     event, payload, callers, expected = case
-    sock = socketio.test_client(app, auth={"token": auth.token(callers[CALLERS[column]])})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token(callers[CALLERS[column]])})
     assert sock.is_connected()
     ack = sock.emit(event, payload, callback=True)
     assert (ack["error"]["code"] if "error" in ack else "ok") == expected[column], ack
@@ -586,16 +586,14 @@ def test_a_route_the_policy_table_does_not_list_is_refused(app, client, auth):
 
 def test_a_socket_event_the_policy_table_does_not_list_is_refused(app, auth, monkeypatch):
     monkeypatch.setattr(guard, "SOCKET_EVENTS", dict(SOCKET_EVENTS))
-    monkeypatch.setattr(socketio, "handlers", list(socketio.handlers))
-    monkeypatch.setitem(socketio.server.handlers, "/", dict(socketio.server.handlers["/"]))
     ran = []
-    socketio.on("unlisted")(
+    socketio_of(app).on("unlisted")(
         guard.socket_event("unlisted", {"type": "object"})(
             lambda who, payload: ran.append(payload) or {"ok": True}
         )
     )
     assert guard.unguarded(app) == ["socket.unlisted"]
-    sock = socketio.test_client(app, auth={"token": auth.token("joe")})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token("joe")})
     ack = sock.emit("unlisted", {}, callback=True)
     sock.disconnect()
     assert ack["error"]["code"] == "PERMISSION_DENIED" and ran == []

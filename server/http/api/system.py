@@ -14,7 +14,7 @@ from server.control.services import services
 from server.edge.link import edge_frames
 from server.http.api.schema_parts import answer, obj
 from server.http.guard import guarded, subject
-from server.realtime.extension import socketio
+from server.realtime.extension import socketio_of
 from server.settings import limits
 
 bp = Blueprint("system", __name__, url_prefix="/system")
@@ -130,7 +130,7 @@ def status():
         "seconds_left": round(held.seconds_left, 3),
     }
     runtime = svc.runtime
-    edge = edge_frames(socketio.server)
+    edge = edge_frames(socketio_of().server)
     if runtime is None:
         return {"runtime": None, "lease": lease, "edge": edge}
     return {

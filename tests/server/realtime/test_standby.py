@@ -22,7 +22,7 @@ from catalog import ObjectType
 from server.control import rewrites
 from server.control.lease import LEASE
 from server.realtime.delivery import ENDED_EVENT, POLICY_EVENT, TUPLES_EVENT, Labels
-from server.realtime.extension import socketio
+from server.realtime.extension import socketio_of
 from server.realtime.standby import Keepalive
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
 
@@ -82,10 +82,10 @@ def ed_socket(request, app, client, auth):
     and the session token it stands for."""
     if request.param == "token":
         token = auth.token("ed")
-        return socketio.test_client(app, auth={"token": token}), token
+        return socketio_of(app).test_client(app, auth={"token": token}), token
     csrf = auth.login("ed").json["csrf_token"]
     token = client.get_cookie("sluice_session").value
-    return socketio.test_client(app, flask_test_client=client, auth={"csrf": csrf}), token
+    return socketio_of(app).test_client(app, flask_test_client=client, auth={"csrf": csrf}), token
 
 
 def test_a_socket_ingest_goes_to_the_holder_as_its_client_and_is_acked_with_its_answer(
@@ -114,7 +114,7 @@ def test_a_subscribe_from_replays_the_holders_log_then_the_relayed_batches_after
     app, holder, auth
 ):
     svc = app.extensions["sluice"]
-    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token("al")})
     page = {"output": "out1", "from": 1, "oldest": 0}
     holder.answers += [(200, {**page, "tuples": [ROW], "next": 3})]
     holder.answers += [(200, {**page, "tuples": [], "next": 3})]
@@ -134,7 +134,7 @@ def test_a_subscribe_from_replays_the_holders_log_then_the_relayed_batches_after
 
 
 def test_a_replay_of_a_governed_output_sends_each_run_after_its_policy(app, holder, auth):
-    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token("al")})
     rows = [{**ROW, "n": n} for n in range(4)]
     runs = [{"roles": ["CUSTOMER1"], "tuples": n} for n in (2, 1)]  # one policy, two pages
     runs.append({"roles": ["CUSTOMER1", "INFO_PROVIDER"], "tuples": 1})  # as the holder says
@@ -162,7 +162,7 @@ def test_a_replay_of_a_governed_output_sends_each_run_after_its_policy(app, hold
 
 
 def test_the_holders_refusal_of_the_replay_is_the_ack_and_subscribes_nothing(app, holder, auth):
-    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token("al")})
     expired = {"error": {"code": "RESULTS_EXPIRED", "message": "gone", "details": {"oldest": 9}}}
     holder.answers.append((410, expired))
     assert sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True) == expired
@@ -222,7 +222,9 @@ def test_a_rewritten_output_reaches_each_reader_here_through_its_own_rewrite(
 ):
     svc = app.extensions["sluice"]
     out, key = rewritten_watch(app, client, auth)
-    pa, sc = (socketio.test_client(app, auth={"token": auth.token(u)}) for u in ("pa", "sc"))
+    pa, sc = (
+        socketio_of(app).test_client(app, auth={"token": auth.token(u)}) for u in ("pa", "sc")
+    )
     labels = Labels(
         ("ais",), {"ais": svc.catalog.core.snapshot.find(ObjectType.STREAM, "ais").source_index}
     )
@@ -254,7 +256,7 @@ def test_a_rewritten_output_reaches_each_reader_here_through_its_own_rewrite(
 
     # a second socket of sc's resumes from a position: the variant, then the holder's page of
     # the variant's log (read as sc), then live batches
-    sc2 = socketio.test_client(app, auth={"token": auth.token("sc")})
+    sc2 = socketio_of(app).test_client(app, auth={"token": auth.token("sc")})
     page = {"output": out, "from": 0, "oldest": 0, "tuples": [{"symbol": "logged"}], "next": 1}
     holder.answers += [(200, {"output": out, "route": routed}), (200, page)]
     holder.answers.append((200, {**page, "from": 1, "tuples": []}))
@@ -290,10 +292,10 @@ def test_a_rewritten_output_reaches_each_reader_here_through_its_own_rewrite(
 
 
 def test_with_no_holder_a_standby_refuses_what_needs_the_runtime(app, auth):
-    sock = socketio.test_client(app, auth={"token": auth.token("al")})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token("al")})
     answer = sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True)
     assert answer["error"]["code"] == "RUNTIME_UNAVAILABLE"
-    sock = socketio.test_client(app, auth={"token": auth.token("ed")})
+    sock = socketio_of(app).test_client(app, auth={"token": auth.token("ed")})
     answer = sock.emit("ingest", {"stream": "feed", "tuples": [{"x": 1}]}, callback=True)
     assert answer["error"]["code"] == "RUNTIME_UNAVAILABLE"
 
