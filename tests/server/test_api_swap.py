@@ -6,32 +6,10 @@ state dropped; an invalid version changes nothing; versions compare and restore.
 from __future__ import annotations
 
 from serverkit import PASSWORD, Client, wait_until
+from swapkit import DOC, SCHEMA, changed
 
-SCHEMA = {"name": "s", "fields": {"t": "timestamp", "k": "string", "x": "long"}, "event_time": "t"}
-DOC = {
-    "version": 1,
-    "name": "q",
-    "inputs": {"in1": {}},
-    "boxes": {
-        "kept": {"type": "filter", "in": "in1", "where": "x > 0"},
-        "n": {
-            "type": "aggregate",
-            "in": "kept",
-            "window": {"rows": 3},  # per row, the count of the last three
-            "group_by": ["k"],
-            "aggregates": {"c": "count()"},
-        },
-    },
-    "outputs": {"counts": {"from": "n"}},
-}
-
-
-def _with(doc: dict, box: str, **change) -> dict:
-    return {**doc, "boxes": {**doc["boxes"], box: {**doc["boxes"][box], **change}}}
-
-
-FILTERED = _with(DOC, "kept", where="x > 1")  # before the window: its state is kept
-RECOUNTED = _with(FILTERED, "n", window={"rows": 4})  # the window itself: its state goes
+FILTERED = changed(DOC, "kept", where="x > 1")  # before the window: its state is kept
+RECOUNTED = changed(FILTERED, "n", window={"rows": 4})  # the window itself: its state goes
 
 
 def rows(*xs: int) -> list[dict]:
@@ -56,7 +34,7 @@ def test_a_running_diagram_is_replaced_keeping_its_window_and_every_result(live)
     assert len(logged(joe, "counts")) == 2, logged(joe, "counts")
 
     # An invalid version is refused and changes nothing: not stored, not swapped.
-    bad = _with(DOC, "kept", where="nowhere > 0")
+    bad = changed(DOC, "kept", where="nowhere > 0")
     refused = joe.call("PUT", "/diagrams/q", 400, json={"document": bad})
     assert refused["error"]["code"] == "DIAGRAM_INVALID"
     assert joe.call("GET", "/diagrams/q")["document"] == DOC

@@ -5,32 +5,17 @@ does not; a new output is new."""
 
 from __future__ import annotations
 
+import swapkit
+
 from boxes.document import validate
 from boxes.types import parse_schema
 from server.control.swap import dropping, judged
 
 STREAMS = {
-    name: parse_schema(
-        {"fields": {"t": "timestamp", "k": "string", "x": "long"}, "event_time": "t"}, name
-    )[0]
+    name: parse_schema({"fields": swapkit.SCHEMA["fields"], "event_time": "t"}, name)[0]
     for name in ("in1", "in2")
 }
-DOC = {
-    "version": 1,
-    "name": "q",
-    "inputs": {"in1": {}},
-    "boxes": {
-        "kept": {"type": "filter", "in": "in1", "where": "x > 0"},
-        "n": {
-            "type": "aggregate",
-            "in": "kept",
-            "window": {"rows": 3},
-            "group_by": ["k"],
-            "aggregates": {"c": "count()"},
-        },
-    },
-    "outputs": {"counts": {"from": "n"}, "raw": {"from": "kept"}},
-}
+DOC = {**swapkit.DOC, "outputs": {**swapkit.DOC["outputs"], "raw": {"from": "kept"}}}
 
 
 def plan(doc):
@@ -38,7 +23,7 @@ def plan(doc):
 
 
 def changed(box: str, **change) -> dict:
-    return {**DOC, "boxes": {**DOC["boxes"], box: {**DOC["boxes"][box], **change}}}
+    return swapkit.changed(DOC, box, **change)
 
 
 def test_a_changed_filter_before_a_window_keeps_every_output():
