@@ -7,9 +7,11 @@ login names rule out look-alike accounts (a Cyrillic ``а`` in ``аdmin``).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from boxes import codes
 from boxes.errors import InvalidInput
@@ -87,6 +89,12 @@ class CatalogObject:
     @property
     def public(self) -> str:
         return self.public_name or self.name
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """``spec`` read: a diagram's document, a schema's definition."""
+        assert self.spec is not None, f"{self.type.value} {self.name} stores no document"
+        return json.loads(self.spec)
 
     @property
     def category(self) -> str:

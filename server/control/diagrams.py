@@ -67,6 +67,13 @@ def document_of(raw: Any) -> dict:
     return _bounded(load_document(raw) if isinstance(raw, str) else raw)
 
 
+def _schema(stored: dict, name: str) -> Schema:
+    """A stream's schema as the catalog stores it: checked when it was created."""
+    schema, problems = parse_schema(stored, name)
+    assert schema is not None, problems
+    return schema
+
+
 def plan_of(
     doc: Mapping,
     schemas: Mapping[str, dict],
@@ -77,7 +84,7 @@ def plan_of(
     """The document's plan over the catalog's streams, outputs and companies as they are now
     (in ``snapshot`` if given; a level literal takes their bits, as the plan's ``level:``
     does in ``resolved``)."""
-    streams = {name: parse_schema(schema, name)[0] for name, schema in schemas.items()}
+    streams = {name: _schema(schema, name) for name, schema in schemas.items()}
     levels = (catalog.core.snapshot if snapshot is None else snapshot).levels
     return validate(doc, streams, derived, lattice=levels.lattice)
 
@@ -225,7 +232,7 @@ def run(
     starts (a replacement stops the version it replaces there: ``lifecycle.replace``)."""
     if resumable.problem is not None:
         raise resumable.problem
-    doc = json.loads(resumable.diagram.spec)
+    doc = resumable.diagram.document
     diagram = resumable.diagram
     # a restart keeps the role words it was deployed with (its checkpoint's label layout)
     recorded = None if deployer is not None else svc.catalog.punctuations.role_words(diagram)

@@ -10,7 +10,6 @@ state and result positions of the outputs whose stateful part is unchanged (``sw
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -122,7 +121,7 @@ def replace(svc, subject: Subject, name: str, body: Mapping[str, Any]) -> Replac
 def _restore(svc, subject: Subject, old: CatalogObject) -> None:
     """The new version did not start: store the old one again and run it (from its own
     checkpoints, which stay until a new version has started)."""
-    doc = json.loads(old.spec)
+    doc = old.document
     restored = svc.catalog.objects.replace_diagram(
         subject, spec_of(plan_for(svc.catalog, subject, doc), doc)
     )

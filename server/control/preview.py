@@ -15,7 +15,6 @@ tuple a subscription would not.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -107,7 +106,7 @@ def _deployed(catalog, subject: Subject, running: Resumable) -> tuple[dict[str, 
     """The document and plan the diagram runs for ``subject``: rewritten for its deployer
     when a policy protects a stream it reads, or for a viewer whose own rewrite differs, as
     its variant would run (REWRITE_DENIED for a denied one: docs/rewrite.md)."""
-    doc = json.loads(running.diagram.spec)
+    doc = running.diagram.document
     plan = resolved(plan_of(doc, running.schemas, running.derived, catalog), catalog)
     stored = catalog.rewrites.of(running.diagram)
     if stored is None:

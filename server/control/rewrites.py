@@ -176,7 +176,7 @@ def readers_rewrite(
     if diagram is None:
         raise Conflict(code=codes.REWRITE_CHANGED, output=output)
     plan = _plan(catalog.objects.resumable_of(diagram, snapshot), catalog, snapshot)
-    spec = json.loads(diagram.spec)
+    spec = diagram.document
     return own_rewrite(catalog, diagram.public, spec, plan, subject, snapshot)
 
 
@@ -207,7 +207,7 @@ def revalidate(svc, by: Subject) -> list[str]:
     began, stopped = time.monotonic(), []
     for resumable in catalog.objects.resumable():
         diagram = resumable.diagram
-        doc = json.loads(diagram.spec)
+        doc = diagram.document
         try:
             plan = _plan(resumable, catalog)
             outputs = list(resumable.keyed(plan).outputs)
@@ -255,7 +255,7 @@ def _plan(resumable: Resumable, catalog, snapshot: Snapshot | None = None) -> Pl
 
     if resumable.problem is not None:
         raise resumable.problem
-    spec = json.loads(resumable.diagram.spec)
+    spec = resumable.diagram.document
     return plan_of(spec, resumable.schemas, resumable.derived, catalog, snapshot)
 
 

@@ -14,7 +14,7 @@ import logging
 import secrets
 
 from flask import Flask, jsonify
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from boxes import codes
 from boxes.codes import Code
@@ -61,7 +61,7 @@ def _http(err: HTTPException):
     code = WERKZEUG.get(status, codes.INVALID_INPUT if status < 500 else codes.INTERNAL_ERROR)
     response = jsonify(body(code, err.description or err.name))
     response.status_code = code.status
-    if err.code == 405 and err.valid_methods:
+    if isinstance(err, MethodNotAllowed) and err.valid_methods:
         response.headers["Allow"] = ", ".join(err.valid_methods)
     return response
 

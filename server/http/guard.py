@@ -24,7 +24,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import jsonschema
 from flask import Flask, current_app, g, request
@@ -64,10 +64,11 @@ def operation(endpoint: str | None) -> str | None:
 
 
 def rule_of(endpoint: str | None) -> Rule | None:
-    return OPERATIONS.get(operation(endpoint))
+    name = operation(endpoint)
+    return OPERATIONS.get(name) if name else None
 
 
-def _refuse_unlisted() -> None:
+def _refuse_unlisted() -> NoReturn:
     current_app.logger.error("refused %s: the policy table does not list it", request.endpoint)
     raise NotFound("no such resource")
 
@@ -108,7 +109,7 @@ def guarded(
                 services().catalog.authorize(g.subject, operation(request.endpoint), named)
             return view(*args, **kwargs)
 
-        run.sluice_access = access
+        run.sluice_access = access  # type: ignore[attr-defined]
         return run
 
     return mark

@@ -86,6 +86,7 @@ def _operation(rule, method: str, view) -> dict:
     if params:
         op["parameters"] = params
     needs = rule_of(rule.endpoint)
+    assert needs is not None  # create_app refuses an endpoint the policy table does not list
     op["security"] = [] if needs.public else [{"bearer": []}, {"cookie": []}]
     op["x-permissions"] = str(needs)
     if method in ("POST", "PUT", "PATCH") and (access.body or access.shape):
@@ -128,7 +129,7 @@ def spec(app: Flask) -> dict:
             continue
         view = app.view_functions[rule.endpoint]
         item = paths.setdefault(PARAM.sub(r"{\1}", rule.rule), {})
-        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
             item[method.lower()] = _operation(rule, method, view)
     _link(paths)
     return {

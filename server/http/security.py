@@ -10,6 +10,7 @@ returns and which only same-origin script can read (from the body or the non-Htt
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import math
@@ -133,7 +134,7 @@ class Throttle:
         now, limit = self.clock(), self.limit()
         by_address, by_user = self._keys_of(user, address)
         for k, allowed in ((by_address, limit * self.ADDRESS_FACTOR), (by_user, limit)):
-            self.store.update(k, lambda held, allowed=allowed: self._failure(held, now, allowed))
+            self.store.update(k, functools.partial(self._failure, now=now, limit=allowed))
 
     def succeeded(self, user: str, address: str) -> None:
         self.store.delete(self._keys_of(user, address)[1])

@@ -124,7 +124,7 @@ def _record(
         value = fields[name](decoded)
         if value is None:
             raise _refuse(
-                number, f"the type {decoded['msg_type']} payload is too short to hold {name}"
+                number, f"the type {decoded['msg_type']!s} payload is too short to hold {name}"
             )
         record[name] = value
     return record

@@ -140,8 +140,10 @@ def replay(stream: str, frames: Iterable[tuple[int, bytes]]) -> ShieldState:
     for count, payload in frames:
         if count == 0:
             control = read_control(payload)
-            is_state = isinstance(control, ShieldState)
-            state = control if is_state else StreamShield(stream, state).admit_sps(control)
+            if isinstance(control, ShieldState):
+                state = control
+            else:
+                state = StreamShield(stream, state).admit_sps(control)
             continue
         table = pa.ipc.open_stream(payload).read_all()
         if STAMP_TS in table.column_names:

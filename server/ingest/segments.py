@@ -195,7 +195,7 @@ class SegmentLog:
         if self.head.pos >= self.segment_bytes:
             self._open_segment(self.head.seq)
             self.head = Position(self.head.seq, self.head.seq, 0)
-        os.write(self._fd, encode_frame(self.head.seq, count, payload))
+        os.write(self._open_fd, encode_frame(self.head.seq, count, payload))
         self.head = Position(
             self.head.seq + count, self.head.seg, self.head.pos + HEADER.size + len(payload)
         )
@@ -220,8 +220,14 @@ class SegmentLog:
             for frame, _ in scan(segment_path(self.directory, base)):
                 yield frame
 
+    @property
+    def _open_fd(self) -> int:
+        """The open segment's descriptor: none only once the log is closed."""
+        assert self._fd is not None, "the log is closed"
+        return self._fd
+
     def sync(self) -> None:
-        os.fdatasync(self._fd)
+        os.fdatasync(self._open_fd)
         if self._dir_dirty:
             fsync_dir(self.directory)
             self._dir_dirty = False

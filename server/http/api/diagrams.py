@@ -291,7 +291,7 @@ D = ObjectType.DIAGRAM
 def _describe(o) -> dict:
     out = {**o.to_dict(), "status": status_of(services(), o)}
     if o.spec:
-        out["document"] = json.loads(o.spec)
+        out["document"] = o.document
     return {**out, **described(services().catalog, subject(), o)}
 
 

@@ -118,6 +118,7 @@ def variant(name: str):
     route = svc.delivery.route(subject(), key, start=True)
     if route == key:  # the output itself, told by the name asked for (``catalog.names``)
         return {"output": name, "route": name}
+    assert svc.variants is not None  # made by create_app
     svc.variants.left(route)  # asked for, not read here: it lingers, then stops
     return {"output": name, "route": route}
 
@@ -144,7 +145,8 @@ def results(name: str):
     route = svc.delivery.route(subject(), key)
     read = svc.runtime.results(route, query["from"], query.get("limit", 1_000))
     table = pa.concat_tables(read.tables) if read.tables else None
-    rows, policies = [], None
+    rows: list[dict] = []
+    policies = None
     if table is not None:
         rows, policies = svc.delivery.visible_policies(subject(), route, table)
     found = {"output": name, "tuples": rows, "from": read.start, "next": read.next}

@@ -108,7 +108,7 @@ def _strict(read: Callable[[str], Any]) -> Callable[[str], Any]:
     return reader
 
 
-_READERS = {
+_READERS: dict[str, Callable[[str], Any]] = {
     "string": str,
     "integer": _strict(integer_text),
     "number": _strict(number_text),

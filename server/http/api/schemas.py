@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from flask import Blueprint, g
 
 from boxes import codes
@@ -49,7 +47,7 @@ SCHEMA = catalog_object(schema=ANY_OBJECT)
 
 
 def _describe(o) -> dict:
-    return {**o.to_dict(), "schema": json.loads(o.spec)}
+    return {**o.to_dict(), "schema": o.document}
 
 
 @bp.get("")
