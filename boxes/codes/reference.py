@@ -23,7 +23,7 @@ def markdown() -> str:
     out = [
         "# Error codes",
         "",
-        "Generated from `boxes/codes.py` by `make errors-doc`; a test fails when the two differ.",
+        "Generated from `boxes/codes/` by `make errors-doc`; a test fails when the two differ.",
         "",
         'Every error answers `{"error": {"code", "message", "details"}}`, over HTTP '
         "and in socket.io",

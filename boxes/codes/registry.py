@@ -97,7 +97,7 @@ def lookup(name: str) -> Code:
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
-        raise LookupError(f"{name!r} is not a registered error code (boxes/codes.py)") from None
+        raise LookupError(f"{name!r} is not a registered error code (boxes/codes/)") from None
 
 
 def in_group(group: str) -> list[Code]:
