@@ -3,7 +3,7 @@
 An error prints as ``[CODE] path: message`` and serialises to the API's error shape
 ``{"code", "message", "details"}``. Each subclass also subclasses the matching built-in
 (as PySpark's errors do), so callers may catch ``ValueError`` or ``LookupError`` without
-knowing Sluice. Every code is declared in ``boxes/codes.py`` with its HTTP status; an error
+knowing Sluice. Every code is declared in ``boxes/codes/`` with its HTTP status; an error
 refuses, where it is built, a code nobody declared or one whose status is not its class's
 (a 404 code is always a ``NotFound``), so ``except LookupError`` and the status agree.
 """

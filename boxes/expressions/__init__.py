@@ -8,7 +8,7 @@
 
 Checking is pure Python (lark and the schema) and needs no Spark; every problem is reported
 at once as a ``DiagramInvalid`` whose problems carry the codes of group ``expression`` in
-``boxes/codes.py``. Spark
+``boxes/codes/expression.py``. Spark
 Columns are built from the checked tree with ``pyspark.sql.functions`` only, never from text.
 """
 

@@ -1,6 +1,6 @@
 """One error shape everywhere: ``{"error": {"code", "message", "details"}}``, never a stack trace.
 
-The HTTP status comes from the error's code, as ``boxes/codes.py`` declares it (one code, one
+The HTTP status comes from the error's code, as ``boxes/codes/`` declares it (one code, one
 status), never from its message. Flask's own 404, 405 and 413 answer in the same shape. The
 server's own failures (a 5xx, and anything unexpected, answered ``INTERNAL_ERROR``) are logged
 here under a new incident id; the caller gets the code, the id (``details.incident``) and the

@@ -8,6 +8,7 @@ on the paths a test happens to run).
 from __future__ import annotations
 
 import ast
+import importlib
 import pickle
 import re
 from pathlib import Path
@@ -34,7 +35,7 @@ SOURCES = sorted(
     p
     for layer in ("boxes", "catalog", "server")
     for p in (ROOT / layer).rglob("*.py")
-    if p.name != "codes.py"
+    if not p.is_relative_to(ROOT / "boxes" / "codes")
 )
 CODE_SHAPE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
 PROBLEM_MAKERS = {"Problem", "add", "report"}
@@ -49,6 +50,16 @@ def test_every_constant_is_the_code_it_names():
     constants = {k: v for k, v in vars(codes).items() if isinstance(v, codes.Code)}
     assert constants == {name: codes.REGISTRY[name] for name in codes.REGISTRY}
     assert all(k == v for k, v in constants.items())
+
+
+def test_each_group_is_declared_in_the_module_named_after_it():
+    declared: set[str] = set()
+    for group in codes.GROUPS:
+        module = importlib.import_module(f"boxes.codes.{group}")
+        found = {v for v in vars(module).values() if isinstance(v, codes.Code)}
+        assert {code.group for code in found} == {group}, f"boxes/codes/{group}.py"
+        declared |= found
+    assert declared == set(codes.REGISTRY)
 
 
 def test_a_code_is_its_name_on_the_wire():

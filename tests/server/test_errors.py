@@ -1,4 +1,4 @@
-"""The HTTP status of every error comes from its code's entry in the registry (boxes/codes.py)."""
+"""The HTTP status of every error comes from its code's entry in the registry (boxes/codes/)."""
 
 from __future__ import annotations
 
