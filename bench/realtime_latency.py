@@ -18,6 +18,7 @@ mode (issue 41)").
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import socketserver
 import statistics
@@ -65,20 +66,29 @@ def diagram(name: str, stream: str, kind: str):
 
 
 class Arrivals:
-    """When each symbol first reached the server, and the labels it came with."""
+    """When each symbol first reached the server, the labels it came with, and where in
+    which epoch it came each time (a micro-batch's rows: no epoch)."""
 
     def __init__(self) -> None:
         self.at: dict[str, float] = {}
+        self.places: dict[str, list[tuple[int, int] | None]] = {}
         self.labels: dict[str, object] = {}
         self.epochs_ended = 0
         self.changed = threading.Condition()
 
-    def arrived(self, symbol: str, label: object) -> None:
+    def arrived(self, symbol: str, label: object, place: tuple[int, int] | None = None) -> None:
         now = time.perf_counter()
         with self.changed:
             self.at.setdefault(symbol, now)
+            self.places.setdefault(symbol, []).append(place)
             self.labels.setdefault(symbol, label)
             self.changed.notify_all()
+
+    def repeated(self) -> tuple[int, int]:
+        """How many symbols came more than once, and how many of those came each time as
+        the same row of the same epoch (what a result log could skip by)."""
+        twice = [p for p in self.places.values() if len(p) > 1]
+        return len(twice), sum(1 for p in twice if p[0] is not None and len(set(p)) == 1)
 
     def wait(self, symbol: str, timeout: float) -> float | None:
         with self.changed:
@@ -87,17 +97,19 @@ class Arrivals:
 
 
 def receiver(arrivals: Arrivals) -> socketserver.ThreadingTCPServer:
-    """The server's end of ``RowSender``: a JSON line per row, one per epoch's end."""
+    """The server's end of ``RowSender``: a JSON line per row, one per epoch's end; a
+    connection is one epoch's partition, so a row's place is its epoch and its number there."""
 
     class Handler(socketserver.StreamRequestHandler):
         def handle(self) -> None:
-            for line in self.rfile:
+            for index, line in enumerate(self.rfile):
                 message = json.loads(line)
                 if message.get("end"):
                     arrivals.epochs_ended += 1
                 else:
                     row = message["row"]
-                    arrivals.arrived(row["symbol"], row.get("_label"))
+                    place = (message["epoch"], index)
+                    arrivals.arrived(row["symbol"], row.get("_label"), place)
 
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
@@ -105,8 +117,12 @@ def receiver(arrivals: Arrivals) -> socketserver.ThreadingTCPServer:
     return server
 
 
-def start_realtime(rt, plan, stream: str, address: str, batch: str, checkpoint: Path):
-    """The plan's one output as a real-time query writing to ``address``."""
+def start_realtime(
+    rt, plan, stream: str, start: str, address: str, batch: str, checkpoint: Path, sink: str
+):
+    """The plan's one output as a real-time query from ``start`` (fixed once, as a deploy
+    fixes it) writing to ``address`` (``sink`` ``foreach``), or to a Python function as the
+    server's outputs do (``foreachBatch``: only to show what Spark says to that)."""
     launcher = rt._launcher  # the running server's Spark session and head service
     spark = launcher.spark
     options = {
@@ -115,17 +131,25 @@ def start_realtime(rt, plan, stream: str, address: str, batch: str, checkpoint: 
         "poll": str(rt.settings.poll_seconds),
         "idle": str(rt.settings.idle_seconds),
         "client": f"bench/{uuid.uuid4().hex}",
-        "start": json.dumps({stream: rt.log.heads([stream])[stream].to_list()}),
+        "start": start,
         "realtime": "true",
     }
     frames = input_frames(spark, options, [stream], SCHEMA)
     (frame,) = compile_plan(plan, frames).values()
     from pyspark.sql.streaming.query import StreamingQuery
 
+    labelled = narrowed(frame, len(plan.label_sources))
+    if sink == "foreachBatch":
+        return (
+            labelled.writeStream.foreachBatch(lambda batch_frame, batch_id: None)
+            .trigger(realTime=batch)
+            .outputMode("update")
+            .option("checkpointLocation", str(checkpoint))
+            .start()
+        )
     jvm = spark.sparkContext._jvm
     started = (
-        narrowed(frame, len(plan.label_sources))
-        ._jdf.writeStream()
+        labelled._jdf.writeStream()
         .foreach(jvm.sluice.sink.RowSender(address))
         .trigger(jvm.org.apache.spark.sql.streaming.Trigger.RealTime(batch))
         .outputMode("update")
@@ -167,8 +191,23 @@ def main() -> None:
         help="aggregate: real-time only; a micro-batch window is emitted when later tuples "
         "move the watermark past its end, which one tuple at a time never does",
     )
+    parser.add_argument("--arms", help="comma-separated, of: " + ", ".join(ARMS))
+    parser.add_argument(
+        "--shuffle-partitions",
+        type=int,
+        help="for the real-time query: a real-time aggregate needs a task slot per shuffle "
+        "partition besides its source's, all at once",
+    )
+    parser.add_argument(
+        "--restart-every",
+        type=int,
+        help="stop the real-time query after every so many samples and start it again from "
+        "its checkpoint: its unfinished epoch runs again",
+    )
+    parser.add_argument("--sink", choices=("foreach", "foreachBatch"), default="foreach")
     args = parser.parse_args()
-    arms = ARMS if args.diagram == "filter" else ARMS[1:]
+    default = ARMS if args.diagram == "filter" else ARMS[1:]
+    arms = tuple(args.arms.split(",")) if args.arms else default
 
     from server.runtime import Runtime
 
@@ -189,7 +228,16 @@ def main() -> None:
         rt.deploy("mb", diagram("mb", "mb_in", args.diagram), on_batch)
     address = f"127.0.0.1:{socket.server_address[1]}"
     plan = diagram("rtm", "rt_in", args.diagram)
-    query = start_realtime(rt, plan, "rt_in", address, args.batch, root / "rtm-ckpt")
+    query = None
+    if "real-time" in arms:
+        if args.shuffle_partitions:
+            rt._launcher.spark.conf.set("spark.sql.shuffle.partitions", args.shuffle_partitions)
+        checkpoint = root / "rtm-ckpt"
+        start = json.dumps({"rt_in": rt.log.heads(["rt_in"])["rt_in"].to_list()})
+        realtime = functools.partial(
+            start_realtime, rt, plan, "rt_in", start, address, args.batch, checkpoint, args.sink
+        )
+        query = realtime()
     latencies: dict[str, list[float]] = {arm: [] for arm in ARMS}
     lost = dict.fromkeys(ARMS, 0)
     try:
@@ -200,20 +248,25 @@ def main() -> None:
                 rt.append(streams[arm], [{"time": now, "symbol": symbol, "price": 1.0}])
                 acked = time.perf_counter()
                 arrived = arrivals[arm].wait(symbol, args.timeout)
-                if query.exception() is not None:
+                if query is not None and query.exception() is not None:
                     raise SystemExit(f"the real-time query failed: {query.exception()}")
                 if arrived is None:
                     lost[arm] += 1
                 elif i >= args.warmup:
                     latencies[arm].append(1000 * (arrived - acked))
                 time.sleep(0.02 + (i % 7) * 0.013)  # arrivals at varying phases of a batch
+            if query is not None and args.restart_every and (i + 1) % args.restart_every == 0:
+                query.stop()
+                query = realtime()
     finally:
-        progress = query.lastProgress
-        query.stop()
+        progress = query.lastProgress if query is not None else None
+        if query is not None:
+            query.stop()
         socket.shutdown()
         rt.close()
     print(f"{args.diagram} diagram, {args.samples} interleaved samples, batch {args.batch!r}")
-    print(f"{'mode':<12} {'n':>4} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}  p50 spread (5 blocks)")
+    header = f"{'mode':<12} {'n':>4} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+    print(header + "  p50 spread (5 blocks), lost, delivered twice")
     for arm in arms:
         if not latencies[arm]:
             print(f"{arm:<12} no samples (lost {lost[arm]})")
@@ -222,7 +275,8 @@ def main() -> None:
         low, high = s["p50 spread"]
         print(
             f"{arm:<12} {s['n']:>4} {s['p50']:>8.1f} {s['p99']:>8.1f} {s['max']:>8.1f}"
-            f"  {low:.1f}-{high:.1f}  lost {lost[arm]}"
+            f"  {low:.1f}-{high:.1f}, lost {lost[arm]}"
+            ", twice {} (same epoch and row each time: {})".format(*arrivals[arm].repeated())
         )
     labels = {arm: sorted({str(v) for v in arrivals[arm].labels.values()}) for arm in arms}
     print(f"labels seen: {labels}; real-time epochs ended: {arrivals['real-time'].epochs_ended}")
