@@ -1,6 +1,6 @@
 """Spark's real-time mode against today's micro-batches (issue 41), in one run.
 
-    python -m bench.realtime_latency [--samples 100] [--batch "5 seconds"] [--diagram filter]
+    python -m bench.realtime_latency [--samples 100] [--diagram filter] [--rate 1000]
 
 Two copies of one diagram (a filter, or a windowed aggregate) read two streams of one
 runtime: the micro-batch copy is deployed as the server deploys it (``foreachBatch`` into
@@ -160,6 +160,29 @@ def start_realtime(
     return StreamingQuery(started)
 
 
+def offered_load(rt, stream: str, arrivals: Arrivals, prefix: str, rate: int, seconds: float):
+    """Append ``rate`` tuples a second (a batch of 10 every 10 ms) for ``seconds``; return
+    the rows a second that reached the server (first append to last arrival) and each
+    tuple's latency in ms."""
+    acked: dict[str, float] = {}
+    per_append = 10
+    appends = int(rate * seconds) // per_append
+    begin = time.perf_counter()
+    for k in range(appends):
+        symbols = [f"{prefix}{k}.{j}" for j in range(per_append)]
+        now = datetime.now(timezone.utc).isoformat()
+        rt.append(stream, [{"time": now, "symbol": s, "price": 1.0} for s in symbols])
+        at = time.perf_counter()
+        acked.update(dict.fromkeys(symbols, at))
+        time.sleep(max(0.0, begin + (k + 1) * per_append / rate - time.perf_counter()))
+    last = symbols[-1]
+    arrivals.wait(last, 60.0)
+    with arrivals.changed:
+        got = {s: arrivals.at[s] for s in acked if s in arrivals.at}
+    rows_per_s = len(got) / (max(got.values()) - begin) if got else 0.0
+    return rows_per_s, [1000 * (got[s] - acked[s]) for s in got]
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
@@ -204,6 +227,8 @@ def main() -> None:
         help="stop the real-time query after every so many samples and start it again from "
         "its checkpoint: its unfinished epoch runs again",
     )
+    parser.add_argument("--rate", type=int, help="then offer this many tuples a second")
+    parser.add_argument("--seconds", type=float, default=10.0, help="for --rate, per mode")
     parser.add_argument("--sink", choices=("foreach", "foreachBatch"), default="foreach")
     args = parser.parse_args()
     default = ARMS if args.diagram == "filter" else ARMS[1:]
@@ -239,6 +264,7 @@ def main() -> None:
         )
         query = realtime()
     latencies: dict[str, list[float]] = {arm: [] for arm in ARMS}
+    loaded: dict[str, tuple[float, list[float]]] = {}
     lost = dict.fromkeys(ARMS, 0)
     try:
         for i in range(args.warmup + args.samples):
@@ -258,6 +284,10 @@ def main() -> None:
             if query is not None and args.restart_every and (i + 1) % args.restart_every == 0:
                 query.stop()
                 query = realtime()
+        for arm in arms if args.rate else ():
+            loaded[arm] = offered_load(
+                rt, streams[arm], arrivals[arm], f"{arm[0]}r", args.rate, args.seconds
+            )
     finally:
         progress = query.lastProgress if query is not None else None
         if query is not None:
@@ -277,6 +307,12 @@ def main() -> None:
             f"{arm:<12} {s['n']:>4} {s['p50']:>8.1f} {s['p99']:>8.1f} {s['max']:>8.1f}"
             f"  {low:.1f}-{high:.1f}, lost {lost[arm]}"
             ", twice {} (same epoch and row each time: {})".format(*arrivals[arm].repeated())
+        )
+    for arm, (rows_per_s, under_load) in loaded.items():
+        s = summary(under_load)
+        print(
+            f"{arm:<12} at {args.rate}/s offered for {args.seconds:g} s: {rows_per_s:.0f} rows/s"
+            f" reached the server ({s['n']}), p50 {s['p50']:.1f} ms, p99 {s['p99']:.1f} ms"
         )
     labels = {arm: sorted({str(v) for v in arrivals[arm].labels.values()}) for arm in arms}
     print(f"labels seen: {labels}; real-time epochs ended: {arrivals['real-time'].epochs_ended}")
