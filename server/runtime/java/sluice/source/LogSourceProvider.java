@@ -63,7 +63,10 @@ public final class LogSourceProvider implements TableProvider {
     }
   }
 
-  /** A scan of the log: a micro-batch stream over it, nothing else. */
+  /**
+   * A scan of the log: a micro-batch stream over it, or with option {@code realtime} the
+   * stream Spark's real-time mode reads ({@link RealTimeLogStream}).
+   */
   static final class LogScan implements Scan {
     private final StructType schema;
     private final Map<String, String> options;
@@ -80,7 +83,9 @@ public final class LogSourceProvider implements TableProvider {
 
     @Override
     public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
-      return new LogStream(options, checkpointLocation);
+      return Boolean.parseBoolean(options.get("realtime"))
+          ? new RealTimeLogStream(options, checkpointLocation)
+          : new LogStream(options, checkpointLocation);
     }
   }
 }

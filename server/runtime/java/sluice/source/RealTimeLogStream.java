@@ -1,0 +1,283 @@
+package sluice.source;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.connector.read.streaming.Offset;
+import org.apache.spark.sql.connector.read.streaming.PartitionOffset;
+import org.apache.spark.sql.connector.read.streaming.ReadLimit;
+import org.apache.spark.sql.connector.read.streaming.SupportsAdmissionControl;
+import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeMode;
+import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead;
+import org.apache.spark.sql.util.ArrowUtils;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * The log read in Spark's real-time mode (option {@code realtime}; issue 41, measured by
+ * bench/realtime_latency.py): a batch's one task long-polls the head service itself and hands
+ * each row on as soon as it is read, until the batch's duration is up. The end of a batch is
+ * known only then, so an offset is a server offset plus the rows of the range after it that
+ * were consumed ({@code {"at": ..., "skip": n}}): a task may stop in the middle of a range
+ * the server sent at once, and the next batch resumes at exactly the next row. The task
+ * reaches the server from wherever it runs (an executor, unlike the micro-batch source).
+ */
+final class RealTimeLogStream
+    implements MicroBatchStream, SupportsAdmissionControl, SupportsRealTimeMode {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private final Map<String, String> options;
+  private HeadConnection connection;
+  private String initial;
+
+  RealTimeLogStream(Map<String, String> options, String checkpoint) {
+    this.options = new HashMap<>(options);
+    this.options.put("checkpoint", checkpoint);
+  }
+
+  private HeadConnection connection() throws IOException {
+    if (connection == null) {
+      HeadConnection opened = HeadConnection.open(options.get("heads"));
+      initial = opened.hello(options);
+      connection = opened;
+    }
+    return connection;
+  }
+
+  @Override
+  public Offset initialOffset() {
+    try {
+      connection();
+      return new At(initial, 0);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public ReadLimit getDefaultReadLimit() {
+    return ReadLimit.allAvailable();
+  }
+
+  /**
+   * What the log holds now, without waiting: Spark asks before each batch (for its progress);
+   * the batch's real end is where its task stopped ({@link #mergeOffsets}).
+   */
+  @Override
+  public Offset latestOffset(Offset start, ReadLimit limit) {
+    At from = (At) start;
+    try {
+      String end = connection().latest(from.at, 0);
+      return end.equals(from.at) ? from : new At(end, 0);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public Offset latestOffset() {
+    throw new UnsupportedOperationException("Spark asks latestOffset(start, limit)");
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions(Offset start) {
+    return new InputPartition[] {new Range(options, (At) start, null)};
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions(Offset start, Offset end) {
+    return new InputPartition[] {new Range(options, (At) start, (At) end)};
+  }
+
+  @Override
+  public Offset mergeOffsets(PartitionOffset[] offsets) {
+    return (At) offsets[0]; // one partition: the stream's one task
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    return new Factory();
+  }
+
+  @Override
+  public Offset deserializeOffset(String json) {
+    try {
+      JsonNode node = JSON.readTree(json);
+      return new At(node.get("at").asText(), node.get("skip").asLong());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void commit(Offset end) {}
+
+  @Override
+  public void stop() {
+    if (connection != null) {
+      connection.close();
+      connection = null;
+    }
+  }
+
+  /** A server offset and how many rows after it were consumed. */
+  static final class At extends Offset implements PartitionOffset {
+    private static final long serialVersionUID = 1L;
+    final String at;
+    final long skip;
+
+    At(String at, long skip) {
+      this.at = at;
+      this.skip = skip;
+    }
+
+    @Override
+    public String json() {
+      ObjectNode node = JSON.createObjectNode();
+      node.put("at", at);
+      node.put("skip", skip);
+      return node.toString();
+    }
+  }
+
+  /** The batch's one task: from {@code start}, to {@code end} if a replay knows it. */
+  record Range(Map<String, String> options, At start, At end) implements InputPartition {}
+
+  /** Row readers: real-time mode reads rows, not columns. */
+  static final class Factory implements PartitionReaderFactory {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public PartitionReader<InternalRow> createReader(InputPartition partition) {
+      return new Reader((Range) partition);
+    }
+  }
+
+  /** Long-polls the server and hands on each row it reads, keeping the offset after it. */
+  static final class Reader implements SupportsRealTimeRead<InternalRow> {
+    private final Map<String, String> options;
+    private final At end;
+    private final double poll;
+    private HeadConnection connection;
+    private String at; // the server offset the current range starts at
+    private long consumed; // rows of that range handed on
+    private String rangeEnd; // the server offset after the current range (null: none read)
+    private List<InternalRow> rows = List.of();
+    private InternalRow current;
+
+    Reader(Range range) {
+      this.options = new HashMap<>(range.options());
+      this.options.remove("checkpoint"); // a task's connection is not one of the query's polls
+      this.end = range.end();
+      this.poll = Double.parseDouble(options.getOrDefault("poll", "1.0"));
+      this.at = range.start().at;
+      this.consumed = range.start().skip;
+    }
+
+    @Override
+    public PartitionOffset getOffset() {
+      return new At(at, consumed);
+    }
+
+    @Override
+    public boolean next() throws IOException {
+      return nextWithTimeout(0L).hasRecord();
+    }
+
+    @Override
+    public RecordStatus nextWithTimeout(Long timeoutMs) throws IOException {
+      return nextWithTimeout(System.currentTimeMillis(), timeoutMs);
+    }
+
+    @Override
+    public RecordStatus nextWithTimeout(Long startTimeMs, Long timeoutMs) throws IOException {
+      long deadline = startTimeMs + timeoutMs;
+      while (true) {
+        if (end != null && at.equals(end.at) && consumed >= end.skip) {
+          return RecordStatus.newStatusWithoutArrivalTime(false);
+        }
+        if (rangeEnd != null && consumed < rows.size()) {
+          current = rows.get((int) consumed++);
+          return RecordStatus.newStatusWithoutArrivalTime(true);
+        }
+        if (rangeEnd != null) { // the range is used up: the next starts where it ended
+          at = rangeEnd;
+          consumed = 0;
+          rangeEnd = null;
+        }
+        long left = deadline - System.currentTimeMillis();
+        if (end == null && left <= 0) {
+          return RecordStatus.newStatusWithoutArrivalTime(false);
+        }
+        fetch(end == null ? Math.min(left / 1000.0, poll) : poll);
+      }
+    }
+
+    /** The next range: up to a replay's end, else whatever the log has past {@code at}. */
+    private void fetch(double wait) throws IOException {
+      if (connection == null) {
+        connection = HeadConnection.open(options.get("heads"));
+        connection.hello(options);
+      }
+      String until =
+          end != null && !at.equals(end.at) ? end.at : connection.latest(at, Math.max(wait, 0));
+      if (!until.equals(at)) {
+        rows = decode(connection.read(at, until));
+        rangeEnd = until;
+      }
+    }
+
+    private static List<InternalRow> decode(byte[] ipc) throws IOException {
+      List<InternalRow> decoded = new ArrayList<>();
+      if (ipc == null) {
+        return decoded;
+      }
+      try (BufferAllocator allocator =
+              ArrowUtils.rootAllocator().newChildAllocator("sluice-realtime", 0, Long.MAX_VALUE);
+          ArrowStreamReader stream = new ArrowStreamReader(new ByteArrayInputStream(ipc), allocator)) {
+        while (stream.loadNextBatch()) {
+          VectorSchemaRoot root = stream.getVectorSchemaRoot();
+          List<FieldVector> vectors = root.getFieldVectors();
+          ColumnVector[] columns = new ColumnVector[vectors.size()];
+          for (int i = 0; i < columns.length; i++) {
+            columns[i] = new ArrowColumnVector(vectors.get(i));
+          }
+          ColumnarBatch batch = new ColumnarBatch(columns, root.getRowCount());
+          for (int i = 0; i < batch.numRows(); i++) {
+            decoded.add(batch.getRow(i).copy()); // the vectors are freed with the allocator
+          }
+        }
+      }
+      return decoded;
+    }
+
+    @Override
+    public InternalRow get() {
+      return current;
+    }
+
+    @Override
+    public void close() {
+      if (connection != null) {
+        connection.close();
+      }
+    }
+  }
+}
