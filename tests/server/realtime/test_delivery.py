@@ -16,11 +16,11 @@ from server.realtime.delivery import (
     MISSED_EVENT,
     MOVED_EVENT,
     POLICY_EVENT,
-    SOURCES_EVENT,
     TUPLES_EVENT,
     Delivery,
     Labels,
 )
+from server.realtime.settling import SOURCES_EVENT
 from server.realtime.standby import RewriteGuard
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 from tests.server.realtime.recorder import Recorder
