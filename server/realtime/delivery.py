@@ -14,8 +14,8 @@ results reads alike.
 Subscriptions decided alike form an audience (``server.realtime.audiences``): the batch is
 filtered (``boxes.secfilter.visible``), built and encoded once per audience and sent once, to
 its socket.io room; the audiences are decided again whenever the snapshot changes, before
-anything is sent. Each delivered tuple carries ``_sources``, the sorted names of the inputs in
-its label. Labels never leave the server.
+anything is sent (``server.realtime.settling``). Each delivered tuple carries ``_sources``,
+the sorted names of the inputs in its label. Labels never leave the server.
 
 Each output applies its own semantic (``boxes/output.py``: strong by default, weak if its owner
 chose it), and an output whose labels carry raw sources apart (``_raw``) lets a subscriber's
@@ -37,7 +37,7 @@ every field is hidden is not delivered. These columns never leave the server. Be
 live rows it governs, a subscriber receives the ``policy`` event: which of its active roles
 the rows' policy lets read them, sent again whenever that changes
 (the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named), in
-replays (``subscribe`` with ``from``) as in live batches.
+replays (``subscribe`` with ``from``: ``server.realtime.replay``) as in live batches.
 
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
@@ -228,7 +228,7 @@ class Delivery:
         # those that came (their subject) or went (None) since its audiences were decided
         self._live: dict[str, dict[str, Subject]] = {}
         self._changed: dict[str, dict[str, Subject | None]] = {}
-        self._settling = Settling(self)  # route -> its audiences
+        self._settling = Settling(self)  # the routes' audiences, decided
         self._replays = Replays(self)  # subscriptions catching up, and where each log stands
         # output -> who may read it beyond SUBSCRIBE, and through which route (a rewritten
         # diagram's, see server.control.variants): raises the refusal
