@@ -41,6 +41,9 @@ INVALID_CREDENTIALS = "invalid credentials"
 CHANGED_MEANWHILE = "another process changed the catalog meanwhile; try again"
 
 T = TypeVar("T")
+# What a change did: the events its audit entries name (``login``, ``revoke``...); None for
+# another process's change, reloaded whole, whose kind is unknown.
+Kinds = frozenset[str] | None
 
 
 class Refused(Exception):
@@ -109,7 +112,8 @@ class Core:
         changelog.install(store)
         with store.transaction() as conn:
             self._snapshot, self._version = load(conn), repository.catalog_version(conn)
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: list[Callable[[Kinds], None]] = []
+        self._logged: tuple[Any, list[str]] | None = None  # the changing conn, its events
         store.on_notice(self._noticed)
 
     def on_change(self, listener: Callable[[], None]) -> None:
@@ -119,11 +123,16 @@ class Core:
         once. Listeners run in the changing thread (or the one that noticed another process's
         change), so they should only signal, not work.
         """
+        self.on_change_of(lambda kinds: listener())
+
+    def on_change_of(self, listener: Callable[[Kinds], None]) -> None:
+        """``on_change``, telling ``listener`` what changed (``Kinds``), so one that cares
+        only for some changes can skip the rest."""
         self._listeners.append(listener)
 
-    def _changed(self) -> None:
+    def _changed(self, kinds: Kinds) -> None:
         for listener in list(self._listeners):
-            listener()
+            listener(kinds)
 
     @property
     def snapshot(self) -> Snapshot:
@@ -149,7 +158,7 @@ class Core:
                     self._snapshot, self._version = load(conn), version
                     reloaded = True
         if reloaded:
-            self._changed()
+            self._changed(None)
         return self._snapshot
 
     def current(self) -> Snapshot:
@@ -184,18 +193,22 @@ class Core:
             with self.store.transaction() as conn:
                 version = repository.bump_catalog_version(conn)  # undone with the change
                 current = version - 1 == self._version
+                events: list[str] = []
+                self._logged = (conn, events)
                 try:
                     yield conn
                 except Exception as err:
                     if current or not isinstance(err, IntegrityError):
                         raise
                     raise Conflict(code=codes.CONFLICT, reason=CHANGED_MEANWHILE) from err
+                finally:
+                    self._logged = None
                 snapshot = advance(self._snapshot, conn) if current else load(conn)
                 if snapshot.system is not None and not snapshot.administrators():
                     raise Conflict(code=codes.LAST_ADMINISTRATOR)
                 self.store.announce(conn, version)
             self._snapshot, self._version = snapshot, version
-        self._changed()
+        self._changed(frozenset(events))
 
     def log(
         self,
@@ -220,6 +233,8 @@ class Core:
         )
         if conn is not None:
             audit.record(conn, **entry)
+            if self._logged is not None and self._logged[0] is conn:
+                self._logged[1].append(event)
             return
         with self.store.transaction() as own:
             audit.record(own, **entry)

@@ -90,8 +90,7 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
         TupleRate(lambda: live.ingest_tuples_per_second, counts),
         Delivery(catalog, SocketRooms(socketio, sockets.NAMESPACE)),
     )
-    rechecks = Rechecks(svc.delivery.settle)
-    catalog.on_change(rechecks.signal)
+    rechecks = Rechecks(catalog, svc.delivery.settle)
     rechecks.start()
     svc.on_close.append(rechecks.stop)
     svc.on_close.append(counts.close)

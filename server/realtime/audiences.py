@@ -25,9 +25,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from boxes.secfilter import Reader
+from catalog import Catalog
+from catalog.core import Kinds
 
 log = logging.getLogger(__name__)
 Key = tuple[bytes, int, int]
+# Catalog changes (by the events they log, ``catalog.core.Kinds``) that cannot alter who reads
+# what: a session opened (no socket subscribes with it yet), an account, a role or an object
+# made (nobody plays, holds or subscribes to it yet).
+UNREAD = frozenset(
+    {"login", "user_add", "role_add", "schema_add", "stream_add", "diagram_add", "box_type_add"}
+)
 
 
 def key_of(reader: Reader) -> Key:
@@ -144,20 +152,30 @@ def room_names() -> Callable[[], str]:
     return lambda: f"{prefix}{next(numbers)}"
 
 
-class Rechecks:
-    """Runs ``settle()`` (``Delivery.settle``) in its own thread after each catalog change, so
-    a subscriber whose rights changed leaves its room and is told at once, not at the route's
-    next batch; catalog listeners only signal, and changes that come while it runs fold into
-    one more run."""
+def rereads(kinds: Kinds) -> bool:
+    """Whether a catalog change may alter who reads what, so the audiences are decided again:
+    all but those ``UNREAD`` names, including one that logged nothing and another process's,
+    whose kind is unknown (deny by default)."""
+    return not kinds or not kinds <= UNREAD
 
-    def __init__(self, settle: Callable[[], None]) -> None:
+
+class Rechecks:
+    """Runs ``settle()`` (``Delivery.settle``) in its own thread after each catalog change that
+    may alter who reads what (``rereads``), so a subscriber whose rights changed leaves its room
+    and is told at once, not at the route's next batch; a login decides nothing again. Catalog
+    listeners only signal, and changes that come while it runs fold into one more run."""
+
+    def __init__(self, catalog: Catalog, settle: Callable[[], None]) -> None:
+        """Listens to ``catalog``'s changes from ``start`` on."""
+        self._catalog = catalog
         self.settle = settle
         self._changed = threading.Event()
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="audience-rechecks", daemon=True)
 
-    def signal(self) -> None:
-        self._changed.set()
+    def signal(self, kinds: Kinds) -> None:
+        if rereads(kinds):
+            self._changed.set()
 
     def _run(self) -> None:
         while True:
@@ -171,6 +189,7 @@ class Rechecks:
                 log.exception("audiences were not decided again after a catalog change")
 
     def start(self) -> None:
+        self._catalog.core.on_change_of(self.signal)
         self._thread.start()
 
     def stop(self) -> None:

@@ -14,8 +14,8 @@ results reads alike.
 Subscriptions decided alike form an audience (``server.realtime.audiences``): the batch is
 filtered (``boxes.secfilter.visible``), built and encoded once per audience and sent once, to
 its socket.io room; the audiences are decided again whenever the snapshot changes, before
-anything is sent. Each delivered tuple carries ``_sources``, the sorted names of the inputs in
-its label. Labels never leave the server.
+anything is sent (``server.realtime.settling``). Each delivered tuple carries ``_sources``,
+the sorted names of the inputs in its label. Labels never leave the server.
 
 Each output applies its own semantic (``boxes/output.py``: strong by default, weak if its owner
 chose it), and an output whose labels carry raw sources apart (``_raw``) lets a subscriber's
@@ -37,7 +37,7 @@ every field is hidden is not delivered. These columns never leave the server. Be
 live rows it governs, a subscriber receives the ``policy`` event: which of its active roles
 the rows' policy lets read them, sent again whenever that changes
 (the paper's propagation, as Figure 10's ``policy_sent``; other roles are not named), in
-replays (``subscribe`` with ``from``) as in live batches.
+replays (``subscribe`` with ``from``: ``server.realtime.replay``) as in live batches.
 
 A *subscription* is one socket's interest in one output (``subscribe(sid, subject, output)``),
 checked for SUBSCRIBE again at every batch; the runtime feeds this class through each output's
@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -64,17 +63,16 @@ from boxes.labels import DENIED_COLUMN, RESERVED
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.punctuations.words import granted_words, to_ints
-from boxes.secfilter import Reader, Rights, Seen, label_sources, readable_mask, visible
+from boxes.secfilter import Rights, Seen, label_sources, readable_mask, visible
 from boxes.types import Schema
-from catalog import Action, Catalog, ObjectType, Subject
-from catalog.authorizer import playing
+from catalog import Catalog, Subject
 from catalog.names import public_of
-from catalog.sessions import source_rights
 from catalog.snapshot import Snapshot
 from server.http.errors import answer
-from server.realtime.audiences import Audience, Crowd, Decided, room_names
+from server.realtime.audiences import Audience
+from server.realtime.replay import Replays, position_of
 from server.realtime.rooms import Transport
-from server.runtime.outputs import BATCH_KEY, NEXT_KEY
+from server.realtime.settling import PARKED, Settling, decided_of
 
 log = logging.getLogger(__name__)
 TUPLES_EVENT = "tuples"
@@ -82,11 +80,8 @@ ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
 POLICY_EVENT = "policy"
 MOVED_EVENT = "subscription_moved"
-SOURCES_EVENT = "sources_changed"
-PARKED = ""  # the route of a subscription being moved: no runtime output has this name
 SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 HIDDEN = "_hidden"  # a delivered tuple's fields its sps hide from the subscriber (null there)
-REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
 
 @dataclass(frozen=True)
@@ -136,17 +131,6 @@ def rows(table: pa.Table, inputs: Sequence[str], picked, policy=None) -> list[di
     return out
 
 
-def role_mask(snapshot, roles) -> int:
-    """The catalog bits of a session's active roles, a mask of any width (a role without a
-    bit has none: no sp grants it anything; ``boxes/punctuations/words.py``)."""
-    mask = 0
-    for role in roles:
-        bit = snapshot.role_bits.get(role)
-        if bit is not None:
-            mask |= 1 << bit
-    return mask
-
-
 def hidden_from(shown: list[dict], hidden: Mapping[str, np.ndarray]) -> list[dict]:
     """The ``shown`` rows as their reader sees them (``hidden``: ``Seen.hidden`` for them):
     each field its sps hide from it is null and named in ``_hidden``."""
@@ -176,20 +160,6 @@ def policy_runs(table: pa.Table, picked, active: int) -> list[tuple[int, np.ndar
 def role_names(snapshot, mask: int) -> tuple[str, ...]:
     """The roles whose bits ``mask`` holds, by name."""
     return tuple(sorted(r for r, bit in snapshot.role_bits.items() if mask >> bit & 1))
-
-
-def decided_of(snapshot: Snapshot, now: float, subject: Subject, labels: Labels) -> Decided:
-    """A session as a reader of an output's labels (``boxes.secfilter.visible``): its
-    READ_TUPLE and READ_AGGREGATE rights, its clearance and its active roles' bits, every one
-    read from ``snapshot`` at time ``now``: one catalog state decides a batch, so no change
-    committed meanwhile can pair a right of before it with a clearance or a role of after.
-    With the inputs it may read, by name."""
-    roles = playing(subject, snapshot)
-    tuples, aggregates = source_rights(subject, snapshot, now)
-    rights = labels.rights(tuples, aggregates)
-    reader = Reader(rights, snapshot.levels.clearance(roles), role_mask(snapshot, roles))
-    sources = labels.names(tuples)
-    return Decided(reader, sources, tuple(n for n in labels.names(aggregates) if n not in sources))
 
 
 Runs = list[tuple[tuple[str, ...] | None, list[dict]]]
@@ -232,15 +202,6 @@ def visible_to(
     ]
 
 
-def position_of(table: pa.Table) -> dict[str, int]:
-    """Where a live batch sits in its output's result log: its batch id, and the position to
-    read from (``GET /outputs/NAME/results?from=``) for what follows it."""
-    metadata = table.schema.metadata or {}
-    if BATCH_KEY not in metadata:
-        return {}
-    return {"batch": int(metadata[BATCH_KEY]), "next": int(metadata[NEXT_KEY])}
-
-
 Gate = Callable[[Subject, str, bool], str]  # (reader, output, may start a variant) -> route
 
 
@@ -263,18 +224,12 @@ class Delivery:
         # (output, sid) -> the runtime output that subscription reads (its route)
         self._routes: dict[tuple[str, str], str] = {}
         self._public: dict[str, str] = {}  # a variant's output -> the output it stands for
-        # (output, sid) -> live batches held back while that subscriber catches up
-        self._held: dict[tuple[str, str], list[pa.Table]] = {}
-        # (output, sid) -> where that subscriber's replay ended: a batch logged before the
-        # replay's last read may still reach delivery after it, and is not sent again
-        self._replayed: dict[tuple[str, str], int] = {}
         # route -> the subscriptions reading it live (not parked, not catching up), and
         # those that came (their subject) or went (None) since its audiences were decided
         self._live: dict[str, dict[str, Subject]] = {}
         self._changed: dict[str, dict[str, Subject | None]] = {}
-        self._crowds: dict[str, Crowd] = {}  # route -> its audiences
-        self._room = room_names()
-        self._next: dict[str, int] = {}  # route -> position after the last batch handed here
+        self._settling = Settling(self)  # the routes' audiences, decided
+        self._replays = Replays(self)  # subscriptions catching up, and where each log stands
         # output -> who may read it beyond SUBSCRIBE, and through which route (a rewritten
         # diagram's, see server.control.variants): raises the refusal
         self._gates: dict[str, Gate] = {}
@@ -327,7 +282,7 @@ class Delivery:
             for output in outputs:
                 for table in (self._labels, self.schemas, self.semantics, self._public):
                     table.pop(output, None)
-                self._next.pop(output, None)
+                self._replays.next.pop(output, None)
         self.settle(outputs)  # its audiences' rooms are left
 
     def adopt(
@@ -474,7 +429,7 @@ class Delivery:
         if route is None:
             return
         self._routes[key] = route
-        if route != PARKED and key not in self._held and key not in self._replayed:
+        if route != PARKED and not self._replays.catching_up(key):
             subject = self._subscribers[output][sid]
             self._live.setdefault(route, {})[sid] = subject
             self._changed.setdefault(route, {})[sid] = subject
@@ -510,13 +465,7 @@ class Delivery:
     def subscribe_from(self, sid: str, subject: Subject, output: str, start: int, read) -> int:
         """``catch_up`` from this server's result log (``read(route, start, rows)``: the
         runtime's), its rows filtered with the permissions of the moment."""
-
-        def page(route: str, at: int) -> tuple[list, int]:
-            got = read(route, at, REPLAY_PAGE)
-            table = pa.concat_tables(got.tables) if got.tables else None
-            return ([] if table is None else self._runs(subject, route, table)), got.next
-
-        return self.catch_up(sid, subject, output, start, page)
+        return self._replays.subscribe_from(sid, subject, output, start, read)
 
     def catch_up(
         self, sid: str, subject: Subject, output: str, start: int, page, route: str | None = None
@@ -527,43 +476,8 @@ class Delivery:
         and no batch twice: live batches that arrive meanwhile are held back and sent after,
         less those the replay already covered, and so are those that arrive later (a batch
         is logged before it is delivered). Returns where the replay ended; an error from
-        the first read (``RESULTS_EXPIRED``) subscribes nothing."""
-        key = (output, sid)
-        route = route or self.route(subject, output, start=True)
-        with self._lock:
-            self._held[key] = []
-            old = self._join(sid, subject, output, route)
-        self._left([old])
-        try:
-            self._verify(sid, subject, output, route)
-            end = start
-            while True:
-                runs, next_ = page(route, end)
-                self._send(sid, output, runs, next_)
-                if next_ == end:
-                    break
-                end = next_
-        except BaseException:
-            with self._lock:
-                self._held.pop(key, None)
-                self._subscribers.get(output, {}).pop(sid, None)
-                self._place(output, sid, None)
-            self._left([route])
-            raise
-        sent = end
-        while True:  # what arrived meanwhile, in order, until nothing more did
-            with self._lock:
-                held = self._held.pop(key, [])
-                if not held:
-                    self._replayed[key] = sent
-                    break
-                self._held[key] = []
-            for table in held:
-                position = position_of(table)
-                if position.get("next", sent + 1) > sent:
-                    self._send(sid, output, self._runs(subject, route, table), None, table)
-                    sent = position.get("next", sent)
-        return end
+        the first read (``RESULTS_EXPIRED``) subscribes nothing (``server.realtime.replay``)."""
+        return self._replays.catch_up(sid, subject, output, start, page, route)
 
     def _send(self, sid: str, output: str, runs: list, next_: int | None, table=None):
         """Replayed or held rows, each run after its policy (``policy`` event) if it has one."""
@@ -588,7 +502,7 @@ class Delivery:
         with self._lock:
             for subscribers in self._subscribers.values():
                 subscribers.pop(sid, None)
-            for key in [k for k in (*self._policies, *self._replayed) if k[1] == sid]:
+            for key in [k for k in (*self._policies, *self._replays.replayed) if k[1] == sid]:
                 self._forget_sent(key)
             keys = [k for k in self._routes if k[1] == sid]
             routes = [self._routes[k] for k in keys]
@@ -599,23 +513,13 @@ class Delivery:
     def _forget_sent(self, key: tuple[str, str]) -> None:
         """What a subscription was last told (under the lock): its policy, its replay's end."""
         self._policies.pop(key, None)
-        self._replayed.pop(key, None)
+        self._replays.replayed.pop(key, None)
 
     def _left(self, routes) -> None:
         """Tell the variants which of theirs a subscription left (outside the lock)."""
         for route in routes:
             if route is not None and route in self._public:
                 self.on_leave(route)
-
-    def _gap(self, output: str, position: Mapping[str, int], count: int) -> dict | None:
-        """The positions between the last batch handed here and this one, if any."""
-        if "next" not in position:
-            return None
-        start, last = position["next"] - count, self._next.get(output)
-        self._next[output] = position["next"]
-        if last is None or start <= last:  # the first batch, or a new result log (redeploy)
-            return None
-        return {"from": last, "to": start}
 
     def visible_rows(self, subject: Subject, route: str, table: pa.Table) -> list[dict]:
         """What one session may see of ``table`` now (read from ``route``, which
@@ -641,118 +545,14 @@ class Delivery:
         semantic = self.semantics.get(route, STRONG)
         return visible_runs(self.catalog, subject, labels, semantic, table)
 
-    def _decide(
-        self,
-        output: str,
-        labels: Labels,
-        relayed: str | None,
-        snapshot: Snapshot,
-        now: float,
-        subjects: Iterable[Subject],
-    ) -> tuple[dict[Subject, Decided | SluiceError], float]:
-        """Each distinct subject as ``snapshot`` decides it at ``now``: SUBSCRIBE still held
-        and, for batches relayed under the rewrite ``relayed``, that rewrite its own
-        (``check_relayed``), then its reader; else why not. With the first expiry among
-        their sessions, when the answers stop holding."""
-        answers: dict[Subject, Decided | SluiceError] = {}
-        until = math.inf
-        for subject in set(subjects):
-            try:
-                self.catalog.objects.require_key(
-                    subject, Action.SUBSCRIBE, ObjectType.OUTPUT, output, snapshot
-                )
-                if relayed is not None:
-                    self.check_relayed(subject, output, relayed, snapshot)
-            except SluiceError as err:
-                answers[subject] = err
-                continue
-            answers[subject] = decided_of(snapshot, now, subject, labels)
-            until = min(until, snapshot.sessions[subject.session_id].expires_at)
-        return answers, until
-
-    def _crowd(self, route: str) -> Crowd:
-        """(Under the lock.) The audiences of ``route``."""
-        crowd = self._crowds.get(route)
-        if crowd is None:
-            crowd = self._crowds[route] = Crowd(self._room)
-        return crowd
-
     def settle(self, routes: Iterable[str] | None = None) -> None:
         """Decide the audiences of ``routes`` (all with subscriptions, by default: after a
-        catalog change) on the catalog as it is now; see ``_settle``."""
-        snapshot = self.catalog.core.current()
-        with self._lock:
-            wanted = set(self._crowds) | set(self._changed) if routes is None else set(routes)
-            crowds = [(route, self._crowd(route)) for route in wanted if route != PARKED]
-        for route, crowd in crowds:
-            with crowd.lock:
-                deployed = self._settle(route, crowd, snapshot) is not None
-            with self._lock:
-                gone = not deployed and not crowd.of and not self._live.get(route)
-                if gone and self._crowds.get(route) is crowd:
-                    del self._crowds[route]  # a route gone (a variant stopped): forgotten
-
-    def _settle(self, route: str, crowd: Crowd, snapshot: Snapshot) -> Labels | None:
-        """(Under ``crowd.lock``.) Bring ``route``'s audiences to ``snapshot``: every member
-        decided again if the crowd's decisions no longer hold (``Crowd.current``), else only
-        the subscriptions that came or went; each in the room of its decision (it leaves the
-        old one first), one refused ended and told why, one whose readable sources changed
-        told which it reads now. The labels it decided with (None: the route is not
-        deployed here, and its audiences are emptied)."""
-        now = self.catalog.core.clock()
-        with self._lock:
-            output = self._public.get(route, route)
-            labels = self._labels.get(route)
-            relayed = self._rewrites.get(route) if route in self._adopted else None
-            stamp = (snapshot, labels, relayed)
-            changed = self._changed.pop(route, {})
-            joined = {sid for sid, subject in changed.items() if subject is not None}
-            whole = not crowd.current(stamp, now)
-            if whole:
-                changed = {**dict.fromkeys(crowd.of), **self._live.get(route, {})}
-            told = {sid: self._policies.get((output, sid)) for sid in changed}
-        answers: dict[Subject, Decided | SluiceError] = {}
-        until = math.inf
-        if labels is not None:
-            present = (s for s in changed.values() if s is not None)
-            answers, until = self._decide(output, labels, relayed, snapshot, now, present)
-        refused, moved = [], []
-        for sid, subject in changed.items():
-            answer = answers.get(subject) if subject is not None else None
-            if sid in joined:  # a new subscription: its audience's room tells it anew
-                room = crowd.drop(sid)
-                if room is not None:
-                    self._transport.leave_room(sid, room)
-            if isinstance(answer, Decided):
-                move = crowd.place(sid, answer, told[sid])
-                if move is not None:
-                    if move.left is not None:
-                        self._transport.leave_room(sid, move.left)
-                    self._transport.enter_room(sid, move.room)
-                    moved.append((move, answer))
-                continue
-            room = crowd.drop(sid)
-            if room is not None:
-                self._transport.leave_room(sid, room)
-            if isinstance(answer, SluiceError):
-                refused.append((sid, answer))
-        if whole:
-            crowd.stamp, crowd.until = (stamp if labels is not None else None), until
-        else:
-            crowd.until = min(crowd.until, until)
-        for sid, err in refused:
-            self._refuse(sid, output, err)
-        for move, decided in moved:
-            if move.changed:
-                sources = {"sources": list(decided.sources), "aggregated": list(decided.aggregated)}
-                self.emit(SOURCES_EVENT, {"output": output, **sources}, to=move.sid)
-        return labels
+        catalog change) on the catalog as it is now (``server.realtime.settling``)."""
+        self._settling.settle(routes)
 
     def audiences(self, route: str) -> dict[str, int]:
         """How many audiences read ``route``, and sockets in them (for its status)."""
-        with self._lock:
-            crowd = self._crowds.get(route)
-        return crowd.counts() if crowd is not None else {"audiences": 0, "sockets": 0}
+        return self._settling.audiences(route)
 
     def on_batch(self, route: str, table: pa.Table) -> None:
         """Filter one result batch of runtime output ``route`` once per audience reading it
@@ -764,22 +564,16 @@ class Delivery:
         position = position_of(table)
         with self._lock:
             output = self._public.get(route, route)
-            for key, held in self._held.items():
-                if key[0] == output and self._routes.get(key) == route:
-                    held.append(table)
-            for key in [k for k in self._replayed if self._routes.get(k) == route]:
-                if not self._replayed_already(key, route, position, table.num_rows):
-                    self._place(output, key[1], route)  # live from this batch on
-            missed = self._gap(route, position, table.num_rows)
+            missed = self._replays.arrived(route, output, table, position)
             read = route in self._changed or bool(self._live.get(route))
-            crowd = self._crowd(route) if read else self._crowds.get(route)
+            crowd = self._settling.crowd(route) if read else self._settling.crowds.get(route)
         if crowd is None or table.num_rows == 0:
             return
         # One snapshot decides the whole batch, with every change committed so far (on any
         # server) in it: SUBSCRIBE, rights, clearances, roles and the policy event's names.
         snapshot = self.catalog.core.current()
         with crowd.lock:
-            labels = self._settle(route, crowd, snapshot)
+            labels = self._settling.settle_route(route, crowd, snapshot)
             audiences = list(crowd.audiences.values())
             if labels is None or not audiences:
                 return
@@ -819,22 +613,6 @@ class Delivery:
         for sid in audience.fresh:
             self.emit(POLICY_EVENT, data, to=sid)
         audience.fresh.clear()
-
-    def _replayed_already(
-        self, key: tuple[str, str], route: str, position: Mapping[str, int], count: int
-    ) -> bool:
-        """Whether a live batch was in its subscriber's replay (under the lock): it ends
-        where the replay did, or before, and follows the last batch handed here (the first
-        batch of a new result log, a redeploy's, starts before that). The first that was not
-        ends the question, as an output's batches arrive in order."""
-        end, last = self._replayed.get(key), self._next.get(route)
-        if end is None:
-            return False
-        at = position.get("next", end + 1)
-        if at <= end and (last is None or at - count >= last):
-            return True
-        del self._replayed[key]
-        return False
 
     def _policy(self, sid: str, output: str, roles: tuple[str, ...]) -> None:
         """Tell a subscriber the policy of the rows that follow (its active ``roles`` the

@@ -24,7 +24,8 @@ from catalog.snapshot import Snapshot
 from server.control.rewrites import reads_rewritten, rewrite_key
 from server.http.api import PREFIX
 from server.http.forward import held_elsewhere, pass_on
-from server.realtime.delivery import REPLAY_PAGE, Runs
+from server.realtime.delivery import Runs
+from server.realtime.replay import REPLAY_PAGE
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,8 @@ from boxes.punctuations.decision import TupleLabel
 from boxes.punctuations.fields import field_policy
 from boxes.punctuations.results import relabelled
 from boxes.punctuations.words import matrix, of_masks, to_int
-from server.realtime.delivery import policy_runs, role_mask, role_names
+from server.realtime.delivery import policy_runs, role_names
+from server.realtime.settling import role_mask
 from tests.boxes.conftest import received, seen_by
 
 ROLES = {f"R{n}": n for n in range(130)}  # a catalog of 130 roles: bits 0-129, three words

@@ -16,7 +16,8 @@ from boxes.labels import DENIED_COLUMN, HIDDEN_COLUMN, NOGRANT_COLUMN
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG, WEAK
 from catalog import Action, ObjectType
-from server.realtime.delivery import TUPLES_EVENT, Delivery, Labels, decided_of
+from server.realtime.delivery import TUPLES_EVENT, Delivery, Labels
+from server.realtime.settling import decided_of
 from tests.boxes.test_visible import BITS, batches, old_decision
 from tests.server.realtime.recorder import Recorder
 

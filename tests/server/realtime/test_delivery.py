@@ -3,6 +3,8 @@ subscriber's permissions as they are when the batch arrives (the paper's Figure 
 
 from __future__ import annotations
 
+import queue
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -11,16 +13,17 @@ from boxes.errors import Denied, SluiceError
 from boxes.secfilter import Reader, Rights, label_array, visible
 from catalog import Action, ObjectType
 from catalog.core import Core
+from server.realtime.audiences import Rechecks, rereads
 from server.realtime.delivery import (
     ENDED_EVENT,
     MISSED_EVENT,
     MOVED_EVENT,
     POLICY_EVENT,
-    SOURCES_EVENT,
     TUPLES_EVENT,
     Delivery,
     Labels,
 )
+from server.realtime.settling import SOURCES_EVENT
 from server.realtime.standby import RewriteGuard
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
 from tests.server.realtime.recorder import Recorder
@@ -618,6 +621,58 @@ def test_subscribers_decided_alike_share_one_room_and_a_revoke_takes_one_out(set
     assert set(sent.take()) == {"bob-1", "bob-2"}
     assert delivery.audiences("out1") == {"audiences": 1, "sockets": 2}
     assert not any(sent.room_of(sid) for sid in ("cy-1", "al-1"))
+
+
+def test_only_changes_that_may_alter_who_reads_what_decide_the_audiences_again():
+    """A login, and an account, role or object made, cannot change who reads what; every other
+    change does, and so do one that logged nothing and another process's (kind unknown)."""
+    for kinds in ({"login"}, {"user_add", "role_add"}, {"stream_add", "diagram_add"}):
+        assert not rereads(frozenset(kinds))
+    for kinds in (
+        {"revoke"},
+        {"grant"},
+        {"login", "revoke"},
+        {"role_unassign"},
+        {"user_disable"},
+        {"user_delete"},
+        {"logout"},
+        {"password_change"},
+        {"levels"},
+        {"policies"},
+        {"punctuations"},
+        {"stream_drop"},
+        set(),
+    ):
+        assert rereads(frozenset(kinds))
+    assert rereads(None)
+
+
+def test_a_login_decides_no_audience_again_and_a_revoke_takes_a_socket_out_at_once(setup, template):
+    """``Rechecks`` on the catalog's changes: the first re-decision after a login and then a
+    revoke is the revoke's, which moves bob's socket out of its room with no batch sent."""
+    cat, delivery, sent, who = setup
+    cat.grants.grant(who["joe"], "CUSTOMER2", A.VIEW_OBJECT, T.SCHEMA, "s")
+    cat.grants.grant(who["joe"], "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
+    for action in (A.VIEW_OBJECT, A.SUBSCRIBE):
+        cat.grants.grant(who["al"], "CUSTOMER2", action, T.OUTPUT, "out1")
+    delivery.subscribe("bob-socket", who["bob"], "out1")
+    room = sent.room_of("bob-socket")
+    rooms: queue.Queue[set[str]] = queue.Queue()
+
+    def settle() -> None:
+        delivery.settle()
+        rooms.put(sent.room_of("bob-socket"))
+
+    rechecks = Rechecks(cat, settle)
+    rechecks.start()
+    try:
+        cat.sessions.login("al", template[1]["al"])
+        cat.grants.revoke(who["joe"], "CUSTOMER2", A.READ_TUPLE, T.STREAM, "in1")
+        assert rooms.get(timeout=30) != room  # the revoke's, not the login's
+    finally:
+        rechecks.stop()
+    assert rooms.empty()
+    assert sent.take() == {"bob-socket": [(SOURCES_EVENT, ())]}
 
 
 def test_a_relayed_batchs_rewrite_is_checked_in_the_batchs_snapshot(setup, template):
