@@ -172,7 +172,8 @@ def runs_of(table: pa.Table, shown: list[dict], seen: Seen, roles: int, snapshot
     shown = hidden_from(shown, seen.hidden)
     if DENIED_COLUMN not in table.column_names:
         return [(None, shown)] if shown else []
-    out, at = [], 0
+    out: Runs = []
+    at = 0
     for granted, run in policy_runs(table, seen.rows, roles):
         out.append((role_names(snapshot, granted), shown[at : at + len(run)]))
         at += len(run)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hmac
 import threading
 from collections import Counter
+from typing import Any
 
 from flask import request
 from flask_socketio import ConnectionRefusedError, SocketIO
@@ -43,7 +44,7 @@ from server.realtime import standby
 NAMESPACE = "/"
 RESERVED = "reserved:"  # marks a client's event named like the server's own
 SWEEP_AT_LEAST_EVERY = 5.0
-OUTPUT = {
+OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {"output": {"type": "string", "maxLength": 64}},
     "required": ["output"],
@@ -156,6 +157,11 @@ def _release(counts: Counter, key) -> None:
         del counts[key]
 
 
+def _sid() -> str:
+    """The socket the event came on (Flask-SocketIO sets it on the request)."""
+    return request.sid  # type: ignore[attr-defined]
+
+
 def _token(auth) -> str:
     """The connection's session token: from ``auth``, or the cookie plus its CSRF token."""
     auth = auth if isinstance(auth, dict) else {}
@@ -174,7 +180,7 @@ def _token(auth) -> str:
 
 def on_connect(auth=None):
     try:
-        services().connections.add(request.sid, _token(auth), request.remote_addr or "?")
+        services().connections.add(_sid(), _token(auth), request.remote_addr or "?")
     except SluiceError as err:
         raise ConnectionRefusedError(answer(err)["error"]) from None
 
@@ -193,8 +199,8 @@ def on_unknown(event, *_):
 
 def on_disconnect(*_):
     svc = services()
-    svc.connections.remove(request.sid)
-    svc.delivery.forget(request.sid)
+    svc.connections.remove(_sid())
+    svc.delivery.forget(_sid())
 
 
 @socket_event("subscribe", SUBSCRIBE)
@@ -202,24 +208,22 @@ def on_subscribe(subject: Subject, payload: dict):
     svc, output = services(), payload["output"]
     key = svc.catalog.objects.get(subject, ObjectType.OUTPUT, output).name
     if held_elsewhere(svc) and "from" in payload:
-        return standby.subscribe_from(svc, request.sid, subject, key, payload["from"])
+        return standby.subscribe_from(svc, _sid(), subject, key, payload["from"])
     if held_elsewhere(svc):
-        return standby.subscribe(svc, request.sid, subject, key)
+        return standby.subscribe(svc, _sid(), subject, key)
     if "from" not in payload:
-        svc.delivery.subscribe(request.sid, subject, key)
+        svc.delivery.subscribe(_sid(), subject, key)
         return {"subscribed": output}
     if svc.runtime is None:
         raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
-    end = svc.delivery.subscribe_from(
-        request.sid, subject, key, payload["from"], svc.runtime.results
-    )
+    end = svc.delivery.subscribe_from(_sid(), subject, key, payload["from"], svc.runtime.results)
     return {"subscribed": output, "replayed_to": end}
 
 
 @socket_event("unsubscribe", OUTPUT)
 def on_unsubscribe(subject: Subject, payload: dict):
     svc, output = services(), payload["output"]
-    if not svc.delivery.unsubscribe(request.sid, key_of(svc, subject, output)):
+    if not svc.delivery.unsubscribe(_sid(), key_of(svc, subject, output)):
         raise NotFound(code=codes.NOT_SUBSCRIBED, output=output)
     return {"unsubscribed": output}
 
@@ -237,7 +241,7 @@ def key_of(svc, subject: Subject, output: str) -> str:
 def on_ingest(subject: Subject, payload: dict):
     svc = services()
     if held_elsewhere(svc):
-        return standby.ingest(svc, request.sid, payload["stream"], payload["tuples"])
+        return standby.ingest(svc, _sid(), payload["stream"], payload["tuples"])
     return ingest(svc, subject, payload["stream"], lambda: payload["tuples"])
 
 

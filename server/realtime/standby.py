@@ -79,7 +79,7 @@ class RewriteGuard:
     def __init__(self, catalog) -> None:
         self.catalog = catalog
         self._lock = threading.Lock()
-        self._snapshot = None
+        self._snapshot: Snapshot | None = None
         self._answers: dict[tuple, SluiceError | None] = {}
 
     def check(self, subject: Subject, output: str, rewrite: str, snapshot: Snapshot) -> None:
@@ -94,10 +94,11 @@ class RewriteGuard:
             try:
                 reads_rewritten(self.catalog, subject, output, rewrite, snapshot)
                 answers[key] = None
-            except SluiceError as refused:
-                answers[key] = refused
-        if answers[key] is not None:
-            raise answers[key]
+            except SluiceError as err:
+                answers[key] = err
+        refusal = answers[key]
+        if refusal is not None:
+            raise refusal
 
 
 def route_of(svc, sid: str, subject: Subject, output: str) -> str:
