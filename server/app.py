@@ -21,8 +21,10 @@ from catalog.bootstrap import ensure_admin
 from server.control import datadir
 from server.control.services import Services
 from server.control.variants import Variants
-from server.http import api, errors, guard, limitstore, openapi, security
-from server.ingest.admission import TupleRate
+from server.http import api, errors, guard, openapi, security
+from server.limits import store
+from server.limits.rate import TupleRate
+from server.limits.throttle import Throttle
 from server.realtime import changes, sockets
 from server.realtime.audiences import Rechecks
 from server.realtime.delivery import Delivery
@@ -79,14 +81,14 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     if settings.admin_user and settings.admin_password:
         ensure_admin(catalog, settings.admin_user, settings.admin_password.get_secret_value())
     live = LiveLimits(settings)
-    counts = limitstore.open_store(settings.redis_url)
+    counts = store.open_store(settings.redis_url)
     socketio = SocketIO()
     svc = Services(
         settings,
         claimed,
         catalog,
         live,
-        security.Throttle(lambda: live.login_attempts_per_minute, counts),
+        Throttle(lambda: live.login_attempts_per_minute, counts),
         TupleRate(lambda: live.ingest_tuples_per_second, counts),
         Delivery(catalog, SocketRooms(socketio, sockets.NAMESPACE)),
     )

@@ -15,8 +15,8 @@ from flask import current_app
 
 from catalog import Catalog
 from server.control.datadir import DataDir
-from server.http.security import Throttle
-from server.ingest.admission import TupleRate
+from server.limits.rate import TupleRate
+from server.limits.throttle import Throttle
 from server.settings.config import Settings
 from server.settings.limits import LiveLimits
 

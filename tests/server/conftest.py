@@ -112,7 +112,7 @@ def standalone(tmp_path_factory):
 def limit_store(request):
     """A store for the login throttle and the ingestion rate: this process's memory, or the
     suite's Redis (emptied), so that one test shows both behave alike."""
-    from server.http.limitstore import MemoryStore, RedisStore
+    from server.limits.store import MemoryStore, RedisStore
 
     if request.param == "memory":
         yield MemoryStore()

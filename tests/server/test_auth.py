@@ -9,7 +9,7 @@ from boxes.errors import InvalidInput
 from catalog import policy
 from server.app import close_app, create_app
 from server.http import guard
-from server.http.security import Throttle
+from server.limits.throttle import Throttle
 from server.realtime.extension import socketio_of
 
 LOGIN = "/api/v1/auth/login"

@@ -1,4 +1,4 @@
-"""Limits several servers share through Redis (``server/http/limitstore.py``): the ingestion rate
+"""Limits several servers share through Redis (``server/limits/store.py``): the ingestion rate
 behaves alike in memory and in Redis, two servers cannot both spend the last tokens, every key
 expires, an unreachable Redis refuses rather than lets through, and two apps on one Redis
 throttle logins and ingestion together, as do two ``sluice serve`` processes on one PostgreSQL
@@ -15,9 +15,9 @@ from serverkit import PASSWORD, Server, overrides
 from boxes import codes
 from boxes.errors import RateLimited, Unavailable
 from server.app import close_app, create_app
-from server.http.limitstore import PREFIX, MemoryStore, RedisStore
-from server.http.security import Throttle
-from server.ingest.admission import TupleRate
+from server.limits.rate import TupleRate
+from server.limits.store import PREFIX, MemoryStore, RedisStore
+from server.limits.throttle import Throttle
 from tests.redisserver import free_port
 
 API = "/api/v1"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from boxes.errors import RateLimited
-from server.http.security import Throttle
+from server.limits.throttle import Throttle
 
 
 class Clock:
