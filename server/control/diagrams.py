@@ -23,6 +23,7 @@ from boxes.errors import Denied, DiagramInvalid, InvalidInput, Problem, SluiceEr
 from boxes.input import Derived, InputBox
 from boxes.output import OutputBox
 from boxes.rewrite.xmlquery import query_document
+from boxes.sources import Labels
 from boxes.types import Schema, parse_schema
 from catalog import DiagramSpec, ObjectType, Subject
 from catalog.authorizer import playing
@@ -33,7 +34,6 @@ from server.control.lease import RuntimeLease, holder_name
 from server.control.relabel import relabeller
 from server.control.rewrites import deployed_plan, key_of
 from server.ingest.admission import runtime_of
-from server.realtime.delivery import Labels
 
 MAX_DOCUMENT_NODES = 100_000
 log = logging.getLogger(__name__)

@@ -8,9 +8,9 @@ diagram's inputs in the durable log: the diagram's own document with its outputs
 one output reading the box, compiled like a deploy (level, cost ceilings), so a preview is
 what the box makes of recent data, never a copy of what ran. Every window closes in a batch
 run, so a window's preview may hold fewer tuples than it will live. The rows then pass the
-viewer's filter exactly as an output's do (``server.realtime.delivery.visible``: READ_TUPLE
-and READ_AGGREGATE under the strong semantic, then the clearance), so a preview shows no
-tuple a subscription would not.
+viewer's filter exactly as an output's do (``Delivery.visible_to``: READ_TUPLE and
+READ_AGGREGATE under the strong semantic, then the clearance), so a preview shows no tuple a
+subscription would not.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.punctuations.fields import FieldPolicy, field_policy
 from boxes.secfilter import user_fields
+from boxes.sources import SOURCES, Labels
 from boxes.types import Schema
 from catalog import ObjectType, Subject
 from catalog.objects import Resumable
@@ -36,7 +37,6 @@ from server.control.diagrams import affordable, plan_of, resolved
 from server.control.relabel import relabeller
 from server.control.rewrites import reader_rewrite
 from server.ingest.segments import tail
-from server.realtime.delivery import SOURCES, Labels, visible_to
 from server.runtime.source import frame_rows
 
 OUTPUT = "preview"
@@ -98,7 +98,7 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
         "diagram": diagram,
         "box": box,
         "fields": shown,
-        "tuples": visible_to(svc.catalog, subject, labels, STRONG, table),
+        "tuples": svc.delivery.visible_to(subject, labels, STRONG, table),
     }
 
 

@@ -16,23 +16,25 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from boxes import codes
 from boxes.document import Plan
 from boxes.errors import Conflict, SluiceError
 from boxes.output import OutputBox
 from boxes.rewrite import Rewritten
+from boxes.sources import Labels
 from catalog import ObjectType, Subject
 from catalog.names import public_of
 from catalog.objects import Resumable
 from server.control.relabel import relabeller
 from server.control.rewrites import key_of, reader_rewrite
 from server.ingest.admission import runtime_of
-from server.realtime.delivery import Gate, Labels
 
 log = logging.getLogger(__name__)
 MARK = ".v-"  # between a diagram's or output's name and a variant's key
+
+Gate = Callable[[Subject, str, bool], str]  # (reader, output, may start a variant) -> route
 
 
 def renamed(plan: Plan, suffix: str) -> Plan:

@@ -50,24 +50,24 @@ import datetime as dt
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from boxes import codes
-from boxes.document import Plan
 from boxes.errors import Conflict, SluiceError
 from boxes.labels import DENIED_COLUMN, RESERVED
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import STRONG
 from boxes.punctuations.words import granted_words, to_ints
-from boxes.secfilter import Rights, Seen, label_sources, readable_mask, visible
+from boxes.secfilter import Seen, label_sources, visible
+from boxes.sources import SOURCES, Labels
 from boxes.types import Schema
 from catalog import Catalog, Subject
 from catalog.names import public_of
 from catalog.snapshot import Snapshot
+from server.control.variants import Gate
 from server.http.errors import answer
 from server.realtime.audiences import Audience
 from server.realtime.replay import Replays, position_of
@@ -80,33 +80,7 @@ ENDED_EVENT = "subscription_ended"
 MISSED_EVENT = "missed"
 POLICY_EVENT = "policy"
 MOVED_EVENT = "subscription_moved"
-SOURCES = "_sources"  # each delivered tuple's input names, beside its fields
 HIDDEN = "_hidden"  # a delivered tuple's fields its sps hide from the subscriber (null there)
-
-
-@dataclass(frozen=True)
-class Labels:
-    """How an output's label bits map to input names and catalog source indexes."""
-
-    inputs: tuple[str, ...]  # bit i of a label <=> inputs[i]
-    sources: Mapping[str, int]  # input name -> its catalog source index
-    leveled: bool = False  # the output's diagram runs at a level: its rows must carry _level
-
-    @classmethod
-    def of(cls, plan: Plan, sources: Mapping[str, int]) -> Labels:
-        """The labels of ``plan``'s outputs, its streams' catalog source indexes ``sources``."""
-        return cls(plan.label_sources, dict(sources), plan.clearance is not None)
-
-    def names(self, readable: int) -> tuple[str, ...]:
-        """The inputs whose catalog sources ``readable`` (source bits) holds."""
-        return tuple(n for n in self.inputs if readable >> self.sources[n] & 1)
-
-    def mask(self, readable: int):
-        return readable_mask(self.inputs, self.names(readable))
-
-    def rights(self, tuples: int, aggregates: int) -> Rights:
-        """Catalog source bits (READ_TUPLE, READ_AGGREGATE) as rights over this label."""
-        return Rights(self.mask(tuples), self.mask(tuples | aggregates))
 
 
 def _jsonable(value: Any) -> Any:
@@ -192,18 +166,6 @@ def visible_runs(
     (seen,) = visible(table, [reader], semantic, labels.leveled)
     shown = rows(table, labels.inputs, seen.rows, snapshot.levels)
     return runs_of(table, shown, seen, reader.roles, snapshot)
-
-
-def visible_to(
-    catalog: Catalog, subject: Subject, labels: Labels, semantic: str, table: pa.Table
-) -> list[dict]:
-    """``visible_runs``' rows, all together."""
-    return [
-        row for _, run in visible_runs(catalog, subject, labels, semantic, table) for row in run
-    ]
-
-
-Gate = Callable[[Subject, str, bool], str]  # (reader, output, may start a variant) -> route
 
 
 class Delivery:
@@ -521,6 +483,14 @@ class Delivery:
         for route in routes:
             if route is not None and route in self._public:
                 self.on_leave(route)
+
+    def visible_to(
+        self, subject: Subject, labels: Labels, semantic: str, table: pa.Table
+    ) -> list[dict]:
+        """What one session may see now of ``table``, rows labelled ``labels`` of no route
+        here (a preview's)."""
+        runs = visible_runs(self.catalog, subject, labels, semantic, table)
+        return [row for _, run in runs for row in run]
 
     def visible_rows(self, subject: Subject, route: str, table: pa.Table) -> list[dict]:
         """What one session may see of ``table`` now (read from ``route``, which
