@@ -19,7 +19,6 @@ from flask_socketio import SocketIO
 from catalog import Catalog
 from catalog.bootstrap import ensure_admin
 from server.control import datadir
-from server.control.services import Services
 from server.control.variants import Variants
 from server.http import api, errors, guard, openapi, security
 from server.limits import store
@@ -32,6 +31,7 @@ from server.realtime.extension import ASYNC_MODE
 from server.realtime.relay import Relay
 from server.realtime.rooms import SocketRooms
 from server.realtime.standby import Keepalive, RewriteGuard
+from server.services import Services
 from server.settings import limits
 from server.settings.config import Settings, load_settings
 from server.settings.limits import LiveLimits

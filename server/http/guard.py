@@ -37,9 +37,9 @@ from catalog.model import NAME as NAME_RE
 from catalog.model import USER_NAME as USER_NAME_RE
 from catalog.model import name_problem
 from catalog.policy import OPERATIONS, Rule
-from server.control.services import services
 from server.http import security
 from server.http.errors import answer
+from server.services import services
 
 SOCKET = "socket."  # socket event NAME is operation ``socket.NAME``
 

@@ -33,13 +33,13 @@ from flask_socketio import ConnectionRefusedError, SocketIO
 from boxes import codes
 from boxes.errors import NotFound, SluiceError, TooMany, Unauthenticated, Unavailable
 from catalog import INVALID_SESSION, Catalog, ObjectType, Subject
-from server.control.services import services
 from server.http import security
 from server.http.errors import answer, body, unexpected
 from server.http.forward import held_elsewhere
 from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
 from server.realtime import standby
+from server.services import services
 
 NAMESPACE = "/"
 RESERVED = "reserved:"  # marks a client's event named like the server's own

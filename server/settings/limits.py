@@ -24,7 +24,6 @@ import jsonschema
 from catalog import Catalog, Subject
 
 if TYPE_CHECKING:
-    from server.control.services import Services
     from server.settings.config import Settings
 
 log = logging.getLogger(__name__)
@@ -118,11 +117,11 @@ class LiveLimits:
             follower(self._values)
 
 
-def change(svc: Services, subject: Subject, changes: Mapping[str, int | None]) -> dict[str, int]:
-    """Store an administrator's changes (all or none) and put them in force."""
-    return svc.limits.change(
-        lambda configured: svc.catalog.system.change(subject, changes, configured)
-    )
+def change(
+    live: LiveLimits, catalog: Catalog, subject: Subject, changes: Mapping[str, int | None]
+) -> dict[str, int]:
+    """Store an administrator's changes (all or none) in ``catalog`` and put them in force."""
+    return live.change(lambda configured: catalog.system.change(subject, changes, configured))
 
 
 def stored_changes(catalog: Catalog) -> dict[str, int]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from flask import Blueprint, request
 
 from catalog.audit import MAX_LIMIT
-from server.control.services import services
 from server.http.api.schema_parts import (
     ANY_OBJECT,
     STRING,
@@ -18,6 +17,7 @@ from server.http.api.schema_parts import (
     query_values,
 )
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("audit", __name__, url_prefix="/audit")
 

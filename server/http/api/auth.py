@@ -5,10 +5,10 @@ from __future__ import annotations
 from flask import Blueprint, g, jsonify, request
 
 from boxes.errors import Denied, Unauthenticated
-from server.control.services import services
 from server.http import security
 from server.http.api.schema_parts import ANY_OBJECT, PASSWORD, ROLE_NAME, STRING, answer, obj
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 

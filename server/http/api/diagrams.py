@@ -17,7 +17,6 @@ from server.control.diagrams import planned, spec_of, status_of
 from server.control.metrics import shown
 from server.control.preview import preview as box_preview
 from server.control.rewrites import described
-from server.control.services import services
 from server.http.api.schema_parts import (
     ANY_OBJECT,
     CATALOG_OBJECT,
@@ -31,6 +30,7 @@ from server.http.api.schema_parts import (
 )
 from server.http.api.schema_parts import NAME as NAME_PART
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("diagrams", __name__, url_prefix="/diagrams")
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from boxes.levels import BOTTOM, TOP
-from server.control.services import services
 from server.http.api.schema_parts import NAME, STRING, STRINGS, USER_NAME, answer, obj
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("levels", __name__, url_prefix="/levels")
 

@@ -8,7 +8,6 @@ from flask import Blueprint, request
 from boxes import codes
 from boxes.errors import Unavailable
 from catalog import ObjectType
-from server.control.services import services
 from server.http.api.schema_parts import (
     ANY_OBJECT,
     STRING,
@@ -20,6 +19,7 @@ from server.http.api.schema_parts import (
 )
 from server.http.forward import forward, held_elsewhere
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("outputs", __name__, url_prefix="/outputs")
 OUTPUT = ObjectType.OUTPUT

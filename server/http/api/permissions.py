@@ -5,9 +5,9 @@ from __future__ import annotations
 from flask import Blueprint
 
 from catalog.model import parse_type
-from server.control.services import services
 from server.http.api.schema_parts import ACTION, OBJECT_TYPE, STRING, answer, listing
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("permissions", __name__, url_prefix="/permissions")
 GRANT = "/<type_>/<name>/<role>/<action>"

@@ -13,9 +13,9 @@ from boxes.rewrite.policy import invalid, policy_items
 from boxes.rewrite.xmlform import MAX_BYTES, xml_items
 from catalog.policies import POLICY_NAME as NAME_PATTERN
 from server.control.rewrites import revalidate
-from server.control.services import services
 from server.http.api.schema_parts import NAME, STRINGS, USER_NAME, answer, listing, obj
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("policies", __name__, url_prefix="/policies")
 

@@ -7,9 +7,9 @@ from flask import Blueprint, g
 from boxes.cost import PARAMETERS
 from catalog.operators import MAX_LIMIT
 from server.control.rewrites import revalidate
-from server.control.services import services
 from server.http.api.schema_parts import ROLE_NAME, STRING, answer, listing, obj
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("roles", __name__, url_prefix="/roles")
 

@@ -7,9 +7,9 @@ from flask import Blueprint, g
 from boxes import codes
 from boxes.types import FIELD_NAME, TYPE_ALIASES
 from catalog import ObjectType
-from server.control.services import services
 from server.http.api.schema_parts import ANY_OBJECT, NAME, ROLE, catalog_object, listing, obj
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("schemas", __name__, url_prefix="/schemas")
 

@@ -8,7 +8,6 @@ from boxes import codes
 from boxes.errors import InvalidInput
 from boxes.types import parse_schema
 from catalog import ObjectType
-from server.control.services import services
 from server.http.api.schema_parts import (
     ANY_OBJECT,
     NAME,
@@ -23,6 +22,7 @@ from server.http.guard import guarded, loads, subject
 from server.ingest.admission import ingest, runtime_if_any, runtime_of
 from server.ingest.csv_tuples import read_csv
 from server.ingest.nmea import read_nmea
+from server.services import services
 
 bp = Blueprint("streams", __name__, url_prefix="/streams")
 

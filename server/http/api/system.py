@@ -10,11 +10,11 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from server.control.lease import LEASE as LEASE_NAME
-from server.control.services import services
 from server.edge.link import edge_frames
 from server.http.api.schema_parts import answer, obj
 from server.http.guard import guarded, subject
 from server.realtime.extension import socketio_of
+from server.services import services
 from server.settings import limits
 
 bp = Blueprint("system", __name__, url_prefix="/system")
@@ -158,4 +158,5 @@ def change():
 
     A change is kept in the catalog and stays in force across restarts, over the config file
     and environment, until it is reset with null."""
-    return _answer(limits.change(services(), subject(), g.body))
+    svc = services()
+    return _answer(limits.change(svc.limits, svc.catalog, subject(), g.body))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from server.control.rewrites import revalidate
-from server.control.services import services
 from server.http.api.schema_parts import (
     PASSWORD,
     ROLE_NAME,
@@ -17,6 +16,7 @@ from server.http.api.schema_parts import (
     obj,
 )
 from server.http.guard import guarded, subject
+from server.services import services
 
 bp = Blueprint("users", __name__, url_prefix="/users")
 

@@ -20,7 +20,7 @@ from server.limits.throttle import Throttle
 from server.settings.config import Settings
 from server.settings.limits import LiveLimits
 
-if TYPE_CHECKING:  # the layers above and Spark's runtime import this module
+if TYPE_CHECKING:  # types only: realtime imports this module, and the runtime loads Spark
     from server.control.lease import RuntimeLease
     from server.control.variants import Variants
     from server.realtime.changes import ChangeNotices
