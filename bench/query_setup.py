@@ -7,11 +7,14 @@ session may view, ``add_diagram`` (the recursive authorization, then one transac
 every object with its owner role); resolve the token again, check SET_QUERY_STATUS and record
 the diagram running (a second audited transaction); then ``compile_plan``. Unsecured = the
 same validation against the schemas handed over directly, and the same ``compile_plan``: no
-sessions and no catalog work at all, which charges both catalog transactions to security. The
-catalog part is what differs, so it is what runs in interleaved pairs, many times;
-``compile_plan`` (identical in both, slow and noisy: Spark analyses each box) is timed apart
-and added to both sides. Starting the Spark streaming query, which follows in both and takes
-seconds, is left out so that the fraction is not flattered by it. The catalog and the queries'
+sessions and no catalog work at all, which charges both catalog transactions to security. At
+Query 6 also the one request a client may send for both (``POST /diagrams`` with ``deploy``):
+token, validation, ``add_diagram(running=True)``, one transaction; the < 5 ms goal is about
+that one (issue 40), the fraction goal about the two requests. The catalog part is what
+differs, so it is what runs in interleaved pairs, many times; ``compile_plan`` (identical in
+both, slow and noisy: Spark analyses each box) is timed apart and added to both sides.
+Starting the Spark streaming query, which follows in both and takes seconds, is left out so
+that the fraction is not flattered by it. The catalog and the queries'
 shapes come from ``bench.catalog_setup``.
 """
 
@@ -104,6 +107,28 @@ def run(mode: Mode) -> Result:
                         control,
                     ),
                 ]
+
+            def one_request() -> float:
+                cost = timed(lambda: _created_running(cat, token, doc))()
+                cat.objects.drop(al, ObjectType.DIAGRAM, doc["name"])
+                return cost
+
+            both = compare(
+                one_request,
+                timed(lambda: plan_of(doc, schemas, None, cat)),
+                reps,
+                mode.warmup(1),
+            )
+            result.rows.append(
+                Row(
+                    NAME,
+                    f"Query {q}, created and deployed in one request: validation + catalog",
+                    "ms",
+                    1e3 * both.secured_median,
+                    1e3 * both.unsecured_median,
+                    both,
+                )
+            )
             decisions = 1e3 * statistics.median(
                 repeat(timed(lambda: check_only(cat, al, inputs)), reps, mode.warmup(1))
             )
@@ -111,6 +136,7 @@ def run(mode: Mode) -> Result:
             cat.close()
     extra_ms = 1e3 * (control.secured_median - control.unsecured_median)
     fraction = extra_ms / (1e3 * deploy.secured_median)
+    one_ms = 1e3 * (both.secured_median - both.unsecured_median)
     result.rows.append(Row(NAME, f"Query {q}, authorization decisions alone", "ms", decisions))
     result.goals.append(
         Goal(
@@ -123,9 +149,9 @@ def run(mode: Mode) -> Result:
     result.goals.append(
         Goal(
             NAME,
-            f"Query {q}: security work < {GOAL_MS:g} ms",
-            f"{extra_ms:.2f} ms (decisions alone {decisions:.2f} ms)",
-            extra_ms < GOAL_MS,
+            f"Query {q} created and deployed in one request: security work < {GOAL_MS:g} ms",
+            f"{one_ms:.2f} ms (two requests {extra_ms:.2f} ms; decisions alone {decisions:.2f} ms)",
+            one_ms < GOAL_MS,
         )
     )
     return result
@@ -139,3 +165,10 @@ def _deployed(cat: Catalog, token: str, doc: dict) -> None:
     subject = cat.sessions.resolve(token)
     cat.objects.require(subject, Action.SET_QUERY_STATUS, ObjectType.DIAGRAM, doc["name"])
     cat.objects.set_query_status(subject, doc["name"], "running")
+
+
+def _created_running(cat: Catalog, token: str, doc: dict) -> None:
+    """The server's security steps for ``POST /diagrams`` with ``deploy``: one transaction."""
+    subject = cat.sessions.resolve(token)
+    plan = plan_for(cat, subject, doc)
+    cat.objects.add_diagram(subject, spec_of(plan, doc), running=True)

@@ -397,9 +397,16 @@ class Objects:
         return core.snapshot.stored(T.STREAM, named.key)
 
     def add_diagram(
-        self, subject: Subject, spec: DiagramSpec, role: str | None = None
+        self, subject: Subject, spec: DiagramSpec, role: str | None = None, running: bool = False
     ) -> list[CatalogObject]:
-        """Authorize and create a diagram with everything in it; return the created objects."""
+        """Authorize and create a diagram with everything in it; return the created objects.
+
+        ``running``: recorded to run as well, in the same transaction (one commit, one fsync,
+        where a create then a deploy take two), and audited as ``set_query_status`` is. What
+        that checks to run, the create has checked already (USE on its box types, the limits,
+        VIEW_OBJECT and SUBSCRIBE on the outputs it reads), and SET_QUERY_STATUS on a new
+        diagram is held by its owner role, which ``owner_role`` found active: nothing else
+        can hold a right on an object before it exists."""
         core = self.core
         news = self._diagram_names(spec)
         with core.store.lock:
@@ -410,8 +417,9 @@ class Objects:
             inputs += self._check_outputs_read(snapshot, subject, spec, "diagram_add")
             self.operators.admit(subject, snapshot, spec.name, spec.cost, "diagram_add")
             keys = _member_names(snapshot, subject, named, news)
+            status = "running" if running else "stopped"
             with core.change() as conn:
-                self._insert_diagram(conn, subject, role, spec, keys, inputs)
+                self._insert_diagram(conn, subject, role, spec, keys, inputs, status)
                 core.log(
                     subject,
                     "diagram_add",
@@ -422,6 +430,16 @@ class Objects:
                     inputs=list(spec.inputs),
                     objects=len(news),
                 )
+                if running:
+                    core.log(
+                        subject,
+                        "query_status",
+                        f"diagram:{spec.name}",
+                        True,
+                        f"SET_QUERY_STATUS: role {role} owns it",
+                        conn,
+                        status=status,
+                    )
         snapshot = core.snapshot
         return [snapshot.stored(t, n.key) for t, n in keys]
 

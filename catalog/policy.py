@@ -124,6 +124,8 @@ OPERATIONS: Mapping[str, Rule] = {
     "streams.set_server_policy": needs(ADMIN),
     # diagrams: the catalog also checks READ_TUPLE on every input the document reads
     "diagrams.index": SESSION,
+    # with "deploy": true also SET_QUERY_STATUS on the new diagram, which no rule can name
+    # before it exists: the catalog decides it (its owner role's) in the create's transaction
     "diagrams.create": needs(Need(A.ADD, SYSTEM)),
     "diagrams.check": SESSION,  # validates against the streams it may view
     "diagrams.cql": SESSION,  # likewise, then prints the document as CQL

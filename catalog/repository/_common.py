@@ -3,6 +3,7 @@ counters (``counters``) that hand out versions, source indexes and bits."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, insert, update
@@ -14,6 +15,13 @@ from catalog.schema import counters
 def _insert(conn: Connection, target: Table) -> Any:
     """An INSERT that can say ON CONFLICT, in the connection's dialect."""
     return (sqlite if conn.dialect.name == "sqlite" else postgresql).insert(target)
+
+
+@cache
+def _insert_new(dialect: str, target: Table) -> Any:
+    """An INSERT that skips a row already there (ON CONFLICT DO NOTHING), built once for each
+    database, as ``BUMP`` is: a statement built at each call costs more than its rows."""
+    return (sqlite if dialect == "sqlite" else postgresql).insert(target).on_conflict_do_nothing()
 
 
 def _upsert(conn: Connection, target: Table, keys: tuple[str, ...], row: dict[str, Any]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Text, delete, func, insert, literal, select, update
+from sqlalchemy import Text, bindparam, delete, func, insert, select, update
 
 from catalog.model import CatalogObject
 from catalog.schema import FLOAT, diagram_rewrites
@@ -32,28 +32,45 @@ VERSION_COLUMNS = (
 )
 
 
+# Built once (binds named unlike the columns, which an INSERT reserves): every create, replace
+# and drop of a diagram runs them, and their building cost more than their running.
+OF_DIAGRAM = versions.c.diagram == bindparam("of_diagram", type_=Text)
+INSERT_VERSION = insert(versions).from_select(
+    [c.name for c in VERSION_COLUMNS],
+    select(
+        bindparam("of_diagram", type_=Text),
+        func.coalesce(func.max(versions.c.version), 0) + 1,
+        bindparam("document", type_=Text),
+        bindparam("by_user", type_=Text),
+        bindparam("by_role", type_=Text),
+        bindparam("at", type_=FLOAT),
+    ).where(OF_DIAGRAM),
+)
+TRIM_VERSIONS = delete(versions).where(
+    OF_DIAGRAM,
+    versions.c.version
+    <= select(func.max(versions.c.version)).where(OF_DIAGRAM).scalar_subquery() - bindparam("keep"),
+)
+DELETE_VERSIONS = delete(versions).where(OF_DIAGRAM)
+
+
 def insert_diagram_version(conn, diagram: CatalogObject, keep: int) -> None:
     """The diagram's document as its next version; only the newest ``keep`` stay."""
-    of_diagram = versions.c.diagram == diagram.name
-    newest = select(func.max(versions.c.version)).where(of_diagram).scalar_subquery()
     conn.execute(
-        insert(versions).from_select(
-            [c.name for c in VERSION_COLUMNS],
-            select(
-                literal(diagram.name, Text),
-                func.coalesce(func.max(versions.c.version), 0) + 1,
-                literal(diagram.spec, Text),
-                literal(diagram.owner_user, Text),
-                literal(diagram.owner_role, Text),
-                literal(diagram.created_at, FLOAT),
-            ).where(of_diagram),
-        )
+        INSERT_VERSION,
+        {
+            "of_diagram": diagram.name,
+            "document": diagram.spec,
+            "by_user": diagram.owner_user,
+            "by_role": diagram.owner_role,
+            "at": diagram.created_at,
+        },
     )
-    conn.execute(delete(versions).where(of_diagram, versions.c.version <= newest - keep))
+    conn.execute(TRIM_VERSIONS, {"of_diagram": diagram.name, "keep": keep})
 
 
 def delete_diagram_versions(conn, diagram: str) -> None:
-    conn.execute(delete(versions).where(versions.c.diagram == diagram))
+    conn.execute(DELETE_VERSIONS, {"of_diagram": diagram})
 
 
 def diagram_versions(conn, diagram: str) -> list[DiagramVersion]:

@@ -32,14 +32,16 @@ def delete_system_setting(conn, name: str) -> None:
     conn.execute(delete(system_settings).where(system_settings.c.name == name))
 
 
+# Built once: every create and deploy reads the limits.
+ROLE_LIMITS = select(role_limits.c.role, role_limits.c.parameter, role_limits.c.value).order_by(
+    role_limits.c.role, role_limits.c.parameter
+)
+
+
 def load_role_limits(conn) -> dict[str, dict[str, float]]:
     """Per role, the limits it carries on box parameters (``boxes.cost.PARAMETERS``)."""
     out: dict[str, dict[str, float]] = {}
-    for role, parameter, value in conn.execute(
-        select(role_limits.c.role, role_limits.c.parameter, role_limits.c.value).order_by(
-            role_limits.c.role, role_limits.c.parameter
-        )
-    ):
+    for role, parameter, value in conn.execute(ROLE_LIMITS):
         out.setdefault(role, {})[parameter] = value
     return out
 

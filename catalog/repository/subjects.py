@@ -10,7 +10,7 @@ from sqlalchemy import delete, insert, select, update
 
 from boxes.punctuations.words import MAX_ROLE_BITS  # the baseline's role_bits
 from catalog.model import Session, User
-from catalog.repository._common import _counter, _insert, _insert_many
+from catalog.repository._common import _counter, _insert_many, _insert_new
 from catalog.schema import counters, role_bits, roles, session_roles, sessions, user_roles, users
 
 
@@ -90,9 +90,7 @@ def delete_role(conn, name: str) -> None:
 
 
 def assign_role(conn, user_id: int, role: str) -> None:
-    conn.execute(
-        _insert(conn, user_roles).values(user_id=user_id, role=role).on_conflict_do_nothing()
-    )
+    conn.execute(_insert_new(conn.dialect.name, user_roles), {"user_id": user_id, "role": role})
 
 
 def unassign_role(conn, user_id: int, role: str) -> None:

@@ -1,5 +1,6 @@
-"""What a diagram's owner asks for, each carried out whole or not at all: deploy, stop,
-replace (a new version, swapped in while it runs) and drop.
+"""What a diagram's owner asks for, each carried out whole or not at all: create (and deploy,
+if asked, in the same catalog transaction), deploy, stop, replace (a new version, swapped in
+while it runs) and drop.
 
 Each function changes the catalog, the rewrite variants and the runtime in one order and,
 where a later step fails, undoes the earlier ones in one place, so the views that call them
@@ -49,14 +50,37 @@ def _undone_on_failure(undo):
         raise
 
 
+def create(
+    svc, subject: Subject, body: Mapping[str, Any], deploy: bool = False
+) -> list[CatalogObject]:
+    """Add the diagram ``body`` sends (as ``planned`` reads it, owned by its ``role``); with
+    ``deploy``, recorded to run in the same transaction and started, as ``deploy`` starts
+    one (a runtime must be there first; if it cannot start, it stays, recorded stopped)."""
+    if deploy:
+        runtime_of(svc)
+    doc, plan = planned(svc.catalog, subject, body, svc.limits.cost_ceilings())
+    created = svc.catalog.objects.add_diagram(
+        subject, spec_of(plan, doc), body.get("role"), running=deploy
+    )
+    if deploy:
+        _started(svc, subject, created[0])
+    return created
+
+
 def deploy(svc, subject: Subject, name: str) -> CatalogObject:
     """Record that the diagram is to run and start it; if it cannot start, it is recorded
     stopped again."""
     runtime_of(svc)
     diagram = svc.catalog.objects.set_query_status(subject, name, "running")
+    _started(svc, subject, diagram)
+    return diagram
+
+
+def _started(svc, subject: Subject, diagram: CatalogObject) -> None:
+    """Start a diagram recorded to run; if it cannot start, record it stopped again."""
+    name = diagram.public
     with _undone_on_failure(lambda: svc.catalog.objects.set_query_status(subject, name, "stopped")):
         run_named(svc, diagram.name, subject)
-    return diagram
 
 
 def stop(svc, subject: Subject, name: str) -> CatalogObject:

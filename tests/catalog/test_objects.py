@@ -7,7 +7,7 @@ import json
 import pytest
 
 from boxes.errors import Conflict, Denied, InvalidInput, NotFound
-from catalog import Action, DiagramSpec, ObjectType
+from catalog import Action, DiagramSpec, ObjectType, repository
 from tests.catalog.conftest import sql
 
 T, A = ObjectType, Action
@@ -79,6 +79,26 @@ def test_the_query_status_needs_set_query_status(cat, al, login):
         cat.objects.set_query_status(bob, "q1", "stopped")
     cat.grants.grant(al, "CUSTOMER2", A.SET_QUERY_STATUS, T.DIAGRAM, "q1")
     assert cat.objects.set_query_status(bob, "q1", "stopped").status == "stopped"
+
+
+def test_a_diagram_created_running_takes_one_transaction_and_audits_both(cat, al):
+    with cat.core.store.reader() as conn:
+        before = repository.catalog_version(conn)
+    created = cat.objects.add_diagram(
+        al, DiagramSpec("q1", ("in1",), ("f",), ("out1",)), running=True
+    )
+    assert created[0].status == "running"
+    assert cat.objects.get(al, T.DIAGRAM, "q1").status == "running"
+    with cat.core.store.reader() as conn:
+        assert repository.catalog_version(conn) == before + 1  # one change, not two
+    joe = cat.sessions.login("joe", "correct horse battery")[1]
+    (added,) = cat.audit(joe, event="diagram_add")
+    (running,) = cat.audit(joe, event="query_status")
+    assert (running.object, running.allowed, running.details) == (
+        "diagram:q1",
+        True,
+        {"status": "running"},
+    )
 
 
 def test_dropping_a_diagram_drops_what_it_holds_and_frees_its_inputs(cat, admin, al):

@@ -108,6 +108,7 @@ class World:
             self.cat.grants.grant(admin, "R0", action, type_, name)
         self.other = Catalog.open(url, bcrypt_rounds=4)
         self.other_admin = self.other.sessions.login("joe", PASSWORD)[1]
+        self.cat.core.settle()  # that login's notice, before a change compares snapshots
 
     def run(self, change: tuple) -> None:
         cat, admin = self.cat, self.sessions["joe"]

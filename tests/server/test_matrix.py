@@ -165,6 +165,15 @@ CASES = [
     ("GET", "/api/v1/diagrams", None, None, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
     # bob holds no ADD: refused before his document is judged (ed: ADD, but no READ_TUPLE on in1)
     ("POST", "/api/v1/diagrams", None, DOC, DIAGRAM_CALLERS, (401, 403, 403, 201, 201)),
+    # created and deployed in one: without a runtime nothing is created, once ADD is held
+    (
+        "POST",
+        "/api/v1/diagrams",
+        None,
+        {**DOC, "deploy": True},
+        DIAGRAM_CALLERS,
+        (401, 403, 503, 503, 503),
+    ),
     ("POST", "/api/v1/diagrams/validate", None, DOC, DIAGRAM_CALLERS, (401, 200, 200, 200, 200)),
     # printed once valid against the streams the caller may view: feed looks missing to bob
     ("POST", "/api/v1/diagrams/cql", None, FEED_DOC, DIAGRAM_CALLERS, (401, 400, 200, 200, 200)),

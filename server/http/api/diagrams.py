@@ -13,7 +13,7 @@ from boxes.errors import DiagramInvalid
 from catalog import ObjectType
 from server.control import lifecycle
 from server.control import versions as versions_
-from server.control.diagrams import planned, spec_of, status_of
+from server.control.diagrams import planned, status_of
 from server.control.metrics import shown
 from server.control.preview import preview as box_preview
 from server.control.rewrites import described
@@ -212,8 +212,18 @@ PROGRESS = answer(
 )
 # Exactly one of a document, a CQL script and the paper's XML query form.
 ONE_OF = {"oneOf": [{"required": ["document"]}, {"required": ["cql"]}, {"required": ["xml"]}]}
+DEPLOY = {
+    "type": "boolean",
+    "default": False,
+    "description": "also deploy it (as POST /diagrams/{name}/deploy does, which needs "
+    "SET_QUERY_STATUS: the owner role's), recorded in the same catalog transaction as the "
+    "create; without a runtime nothing is created (RUNTIME_UNAVAILABLE), and if the query "
+    "cannot start the diagram stays, stopped, and the answer is that failure",
+}
 CREATE = {
-    **obj({"document": DOCUMENT, "cql": CQL, "xml": XML, "name": NAME, "role": ROLE}),
+    **obj(
+        {"document": DOCUMENT, "cql": CQL, "xml": XML, "name": NAME, "role": ROLE, "deploy": DEPLOY}
+    ),
     **ONE_OF,
 }
 VALIDATE = {**obj({"document": DOCUMENT, "cql": CQL, "xml": XML, "name": NAME}), **ONE_OF}
@@ -307,10 +317,10 @@ def index():
 @bp.post("")
 @guarded(body=CREATE, answer=CREATED, status=201)
 def create():
-    """Add a diagram (ADD on the system, READ_TUPLE on every input); it starts stopped."""
-    svc = services()
-    doc, plan = planned(svc.catalog, subject(), g.body, svc.limits.cost_ceilings())
-    created = svc.catalog.objects.add_diagram(subject(), spec_of(plan, doc), g.body.get("role"))
+    """Add a diagram (ADD on the system, READ_TUPLE on every input); it starts stopped, or,
+    with ``deploy``, running (SET_QUERY_STATUS, its owner role's), recorded in the same
+    transaction as the create."""
+    created = lifecycle.create(services(), subject(), g.body, g.body.get("deploy", False))
     return {**_describe(created[0]), "objects": [o.to_dict() for o in created]}, 201
 
 
