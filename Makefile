@@ -4,13 +4,18 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test fuzz lint bench bench-full bench-scale bench-fanout soak errors-doc screenshots setup check-java clean
+.PHONY: run test test-fast fuzz lint bench bench-full bench-scale bench-fanout soak errors-doc screenshots setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
 
 test: setup
 	$(BIN)/python -m pytest
+
+# The tests that need no Spark, Chromium, PostgreSQL or long-running processes (markers set from
+# the fixtures a test uses, in tests/conftest.py): a quick check while changing code.
+test-fast: setup
+	$(BIN)/python -m pytest -m "not spark and not browser and not postgres and not slow"
 
 # The API and socket.io fuzz with ten times the examples `make test` gives them (Schemathesis over
 # every operation as every demo user, its stateful phase, Hypothesis over every socket event).
