@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test fuzz lint bench bench-full bench-scale bench-fanout soak errors-doc screenshots setup check-java clean
+.PHONY: run test test-fast fuzz lint bench bench-full bench-scale bench-fanout soak errors-doc screenshots setup check-java clean
 
 run: setup
 	$(BIN)/sluice serve --demo
@@ -12,10 +12,15 @@ run: setup
 test: setup
 	$(BIN)/python -m pytest
 
+# The tests that need no Spark, Chromium, PostgreSQL or long-running processes (markers set from
+# the fixtures a test uses, in tests/conftest.py): a quick check while changing code.
+test-fast: setup
+	$(BIN)/python -m pytest -m "not spark and not browser and not postgres and not slow"
+
 # The API and socket.io fuzz with ten times the examples `make test` gives them (Schemathesis over
 # every operation as every demo user, its stateful phase, Hypothesis over every socket event).
 fuzz: setup
-	FUZZ_EXAMPLES=50 $(BIN)/python -m pytest -p no:cacheprovider tests/server/test_fuzz_api.py tests/server/test_fuzz_socket.py
+	FUZZ_EXAMPLES=50 $(BIN)/python -m pytest -p no:cacheprovider tests/server/scenarios/test_fuzz_api.py tests/server/scenarios/test_fuzz_socket.py
 
 # Lint, format check and types (configured in pyproject.toml); fix with `ruff check --fix` and
 # `ruff format` on the files you change.

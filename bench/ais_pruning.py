@@ -40,7 +40,7 @@ NAME = "AIS pruning (002 Exp. 1)"
 GOAL = 10.0  # at least 10x fewer tuples than post-filtering
 REPORT_EVERY, ROUTES_EVERY = 10, 300  # seconds of feed time
 # The port of Singapore's waters (the demo's SINGAPORE port sits in it): west, south, east,
-# north; and the box of tests/server/test_policies_scenario.py and the map's web test.
+# north; and the box of tests/server/scenarios/test_policies_scenario.py and the map's web test.
 PORTS = {
     "port waters": {"west": 103.78, "south": 1.15, "east": 103.89, "north": 1.30},
     "scenario's box": {"west": 103.7, "south": 1.2, "east": 103.9, "north": 1.3},

@@ -1,6 +1,9 @@
 """Fixtures shared by the whole suite: one real SparkSession for every test that needs Spark, and
 one real PostgreSQL cluster for every test that needs a PostgreSQL catalog, and one real Redis
-for the limits several servers share."""
+for the limits several servers share. Each test is marked with what it needs (``spark``,
+``browser``, ``postgres``, ``slow``; pyproject.toml says what each means) from the fixtures it
+uses, so ``make test-fast`` can leave out the tests that need a JVM, Chromium, a cluster or minutes.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,27 @@ import importlib.util
 import shutil
 
 import pytest
+
+# The fixtures that give a test each marker. ``item.fixturenames`` is a test's whole closure (the
+# fixtures its fixtures use included), so ``live`` or ``runtime`` mark a test ``spark`` through
+# ``spark``. A fixture asked for at run time (``request.getfixturevalue``) is not in it: such a
+# fixture's parameter carries its marker itself (``pytest.param(..., marks=...)``).
+MARKED_BY = {
+    "spark": {"spark", "standalone", "demo_server"},
+    "browser": {"browser"},
+    "postgres": {"postgres"},
+    # a `sluice serve` process (seconds to start, Spark's JVM in it for a demo), a Spark
+    # standalone master and worker
+    "slow": {"serve", "demo_server", "standalone"},
+}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        used = set(item.fixturenames)
+        for marker, fixtures in MARKED_BY.items():
+            if used & fixtures:
+                item.add_marker(marker)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """Rows through each box (boxes/observed.py): which query's counts stand for a box, rows in
 from rows out, and the sources a box's counts are about. Spark's side (each box observed in
-a running query) is tested with the server: tests/server/test_box_metrics.py."""
+a running query) is tested with the server: tests/server/control/test_box_metrics.py."""
 
 from __future__ import annotations
 

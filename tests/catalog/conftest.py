@@ -32,7 +32,7 @@ def clock():
     return Clock()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def backend(request):
     return request.param
 

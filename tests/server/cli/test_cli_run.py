@@ -1,7 +1,7 @@
 """``sluice run`` as a user runs it: the installed console script, real files, a real Spark.
 
-Only the two successful runs start Spark; every invalid diagram, argument or file is
-answered (exit 2, problems on stderr) before Spark starts.
+Only the successful runs start Spark (marked ``spark``); every invalid diagram, argument or
+file is answered (exit 2, problems on stderr) before Spark starts.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def problems(done: subprocess.CompletedProcess) -> list[str]:
     return [line.split(": ")[0] for line in done.stderr.splitlines()]
 
 
+@pytest.mark.spark  # Spark in the `sluice run` process, which no fixture tells
 def test_run_prints_every_output_tuple_with_its_sources(files):
     done = sluice(files, "q1.yaml", "--input", "in1=a.ndjson", "-i", "in2=b.ndjson")
     assert done.returncode == 0, done.stderr
@@ -74,6 +75,7 @@ def test_run_prints_every_output_tuple_with_its_sources(files):
     }
 
 
+@pytest.mark.spark  # Spark in the `sluice run` process, which no fixture tells
 def test_readable_applies_the_secfilter(files):
     done = sluice(
         files, "q1.yaml", "--input", "in1=a.ndjson", "--input", "in2=b.ndjson", "--readable", "in1"
@@ -147,6 +149,7 @@ SELECT count(*) AS n, avg(price) AS mean FROM in2 [ROWS 2];
 """
 
 
+@pytest.mark.spark  # Spark in the `sluice run` process, which no fixture tells
 def test_a_cql_script_runs_with_count_windows(files):
     (files / "last2.cql").write_text(COUNT_CQL)
     done = sluice(files, "last2.cql", "--input", "in1=a.ndjson", "-i", "in2=b.ndjson")
@@ -167,6 +170,7 @@ def test_a_bad_cql_script_is_refused_at_its_line_and_column(files):
     ]
 
 
+@pytest.mark.spark  # Spark in the `sluice run` process, which no fixture tells
 def test_a_cql_join_of_count_windows_runs(files):
     """000's Q6: each receipt and send paired as it enters its window (``test_cql_q6.py``)."""
     from tests.boxes.cql.test_cql_papers import LOG, Q6, STREAM

@@ -2,7 +2,7 @@
 without one whose catalog names another as the runtime lease's holder: a stand-in for that
 holder's REST API on loopback records what reaches it and answers as told, so what the standby
 sends and how it answers its socket can be checked exactly (the real holder's side is
-tests/server/test_runtime_lease.py's)."""
+tests/server/scenarios/test_runtime_lease.py's)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import pyarrow as pa
 import pytest
 from loopback import LoopbackServer
 from serverkit import PASSWORD
-from test_policies_scenario import POLICIES, PORT_BOX, POSITION, watch
 
 from boxes.secfilter import label_array
 from catalog import ObjectType
@@ -25,6 +24,7 @@ from server.realtime.delivery import ENDED_EVENT, POLICY_EVENT, TUPLES_EVENT, La
 from server.realtime.extension import socketio_of
 from server.realtime.standby import Keepalive
 from server.runtime.outputs import BATCH_KEY, NEXT_KEY
+from tests.server.scenarios.test_policies_scenario import POLICIES, PORT_BOX, POSITION, watch
 
 FORWARDED = "X-Sluice-Forwarded"
 ROW = {"symbol": "X", "_sources": ["in1"]}

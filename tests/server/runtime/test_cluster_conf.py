@@ -1,5 +1,5 @@
 """What the server asks of Spark when the master is not local: authenticated, encrypted, and
-with Sluice's code shipped (the cluster itself is exercised by test_restart.py)."""
+with Sluice's code shipped (the cluster itself is exercised by scenarios/test_restart.py)."""
 
 from __future__ import annotations
 

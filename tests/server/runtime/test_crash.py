@@ -17,12 +17,15 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from crash_child import DIAGRAM, STREAMS
 from runtime_helpers import WAIT, plan_of, read_results, shared_results, wait_until
 
 KILLS = 5
 DRIVER_KILLS = 2
 CHILD = Path(__file__).with_name("crash_child.py")
+# Spark runs in the child processes these tests kill and start again, which no fixture tells.
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 class Child:

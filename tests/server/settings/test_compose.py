@@ -11,7 +11,7 @@ import yaml
 
 from server.settings.config import ENV_PREFIX, Settings, load_settings
 
-COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
+COMPOSE = Path(__file__).resolve().parents[3] / "docker-compose.yml"
 VARIABLE = re.compile(r"\$\{(\w+)(:\?[^}]*)?\}")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from serverkit import PASSWORD, Client
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "socketio.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "socketio.md"
 DIAGRAM = {
     "version": 1,
     "name": "watch",

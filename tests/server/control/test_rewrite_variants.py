@@ -9,9 +9,9 @@ stopping the diagram ends the variants' subscriptions."""
 from __future__ import annotations
 
 from serverkit import PASSWORD, Client, wait_until
-from test_policies_scenario import PORT_BOX, SHIPS, positions, set_up, watch
 
 from server.runtime import sharing
+from tests.server.scenarios.test_policies_scenario import PORT_BOX, SHIPS, positions, set_up, watch
 
 OUT = "pa_watch_out"
 

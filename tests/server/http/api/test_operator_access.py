@@ -4,7 +4,7 @@ cannot add a diagram using it; administrators set role limits."""
 
 from __future__ import annotations
 
-from tests.server.test_api import API, Q1
+from tests.server.http.api.test_api import API, Q1
 
 ATTACK = {
     **Q1,
