@@ -92,10 +92,11 @@ class _Edge:
         self.given = json.dumps({"config_file": config_file, "overrides": overrides})
         self.process: subprocess.Popen | None = None
         self._stopping = False
+        self._lock = threading.Lock()  # a replacement is never started once stopping began
 
     def start(self, server: Any) -> None:
         """In gunicorn's master, once it listens: the edge, and a watcher that starts another
-        if it dies (a clean exit, as on Ctrl-C, is the server stopping)."""
+        if it dies before the server stops (the edge ignores Ctrl-C: the master stops it)."""
         self._spawn()
         threading.Thread(target=self._watch, name="edge-watch", daemon=True).start()
 
@@ -110,12 +111,21 @@ class _Edge:
             given.write(self.given)
 
     def _watch(self) -> None:
-        while self.process is not None and self.process.wait() != 0 and not self._stopping:
-            log.error("the edge process exited with %s; starting another", self.process.returncode)
-            self._spawn()
+        """Any exit but the server's own stop gets a new edge. Not judged by the exit status:
+        gunicorn's master reaps every child that exits (its SIGCHLD handler waits for any
+        pid), and when it wins the race ``wait`` here sees no status and says 0."""
+        while True:
+            assert self.process is not None
+            self.process.wait()
+            with self._lock:
+                if self._stopping:
+                    return
+                log.error("the edge process exited (%s); starting another", self.process.returncode)
+                self._spawn()
 
     def stop(self, server: Any) -> None:
-        self._stopping = True
+        with self._lock:
+            self._stopping = True
         if self.process is not None:
             self.process.terminate()
             self.process.wait()

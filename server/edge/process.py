@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import ssl
 from collections import Counter
 from typing import Any
@@ -286,7 +287,10 @@ def build(settings: Settings, core: str, channel: str) -> tuple[web.Application,
 
 
 def run(settings: Settings, core: str, channel: str) -> None:
-    """Serve the public address until SIGTERM."""
+    """Serve the public address until SIGTERM. A terminal's Ctrl-C is for the server: its
+    master stops, then terminates the edge; an edge that left first would look like one that
+    died, and be replaced."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     web_protocol.RequestHandler.handle_error = _json_error  # type: ignore[method-assign,assignment]
     app, _ = build(settings, core, channel)
     context = None
@@ -302,4 +306,5 @@ def run(settings: Settings, core: str, channel: str) -> None:
         print=None,
         access_log=None,
         shutdown_timeout=2,
+        handle_signals=False,
     )
