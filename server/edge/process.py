@@ -25,13 +25,13 @@ from typing import Any
 import engineio
 from aiohttp import http_exceptions, web, web_protocol
 from socketio import packet as sio_packet
-from socketio.exceptions import ConnectionRefusedError
 
+from boxes import codes
 from boxes.errors import Unauthenticated
 from catalog import INVALID_SESSION
 from server.edge import frames
 from server.edge.proxy import Proxy
-from server.http.errors import answer
+from server.http.errors import answer, body, refused_connect
 from server.http.refusals import SERVER_ERRORS, refusal
 from server.http.security import SESSION_COOKIE
 from server.settings.config import Settings
@@ -39,10 +39,20 @@ from server.settings.config import Settings
 log = logging.getLogger(__name__)
 MISSED = "missed"
 REPORT_SECONDS = 1.0
+# How long a socket.io connect waits for the app's channel (a server starting, or a worker
+# gunicorn is replacing) before it is refused with UNAVAILABLE.
+LINK_WAIT_SECONDS = 60.0
 # What the app answers a connect with an invalid session (server.realtime.sockets.on_connect).
 REFUSED = sio_packet.Packet(
     sio_packet.CONNECT_ERROR,
-    data=ConnectionRefusedError(answer(Unauthenticated(INVALID_SESSION))["error"]).error_args,
+    data=refused_connect(answer(Unauthenticated(INVALID_SESSION))).error_args,
+).encode()
+# What a connect gets when the app did not link up in time (a 503, named but not an incident).
+NO_APP = sio_packet.Packet(
+    sio_packet.CONNECT_ERROR,
+    data=refused_connect(
+        body(codes.UNAVAILABLE, codes.UNAVAILABLE.render(what="the server's live results"))
+    ).error_args,
 ).encode()
 
 
@@ -98,6 +108,7 @@ class Edge:
         self._next: dict[str, dict[str, int]] = {}  # sid: output: the next position it was given
         self._missed: dict[str, dict[str, list[int]]] = {}  # sid: output: [from, to]
         self._writer: asyncio.StreamWriter | None = None
+        self._linked = asyncio.Event()  # set while the channel to the app is open
 
     async def run_channel(self) -> None:
         """Connect to the app (again, until it listens) and serve its frames."""
@@ -107,8 +118,10 @@ class Edge:
             except OSError:
                 await asyncio.sleep(0.2)  # poll: the app is still starting
                 continue
+            self._linked.set()
             while (frame := await frames.aread(reader)) is not None:
                 await self._received(frame)
+            self._linked.clear()
             self._writer = None
             for sid in list(self._joined):  # a new app knows none of them
                 await self.engine.disconnect(sid)
@@ -130,12 +143,33 @@ class Edge:
             if environ is None:  # refused before: ignore the rest
                 return
             if not _may_be_authenticated(data, environ):
-                await self.engine.send(sid, REFUSED)
-                await self.engine.disconnect(sid)  # after the refusal is written
+                await self._refuse(sid, REFUSED)
+                return
+            if not await self._app_linked():
+                await self._refuse(sid, NO_APP)
+                return
+            if sid not in self.engine.sockets:  # it left while waiting for the app
                 return
             self._joined.add(sid)
             self._send({"op": "connect", "sid": sid, "environ": environ})
         self._send({"op": "message", "sid": sid, "data": frames.wire(data)})
+
+    async def _app_linked(self) -> bool:
+        """Whether the channel to the app is open, waiting for it a while: right after the
+        server (or a new worker) starts, the REST side may answer before the channel is up,
+        and a connect sent then would go nowhere."""
+        try:
+            await asyncio.wait_for(self._linked.wait(), LINK_WAIT_SECONDS)
+        except TimeoutError:
+            log.warning(
+                "the app did not link up in %.0f s; a connect was refused", LINK_WAIT_SECONDS
+            )
+            return False
+        return True
+
+    async def _refuse(self, sid: str, refusal: str) -> None:
+        await self.engine.send(sid, refusal)
+        await self.engine.disconnect(sid)  # after the refusal is written
 
     async def _disconnect(self, sid: str, reason: Any = None) -> None:
         self._environ.pop(sid, None)

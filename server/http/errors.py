@@ -14,6 +14,7 @@ import logging
 import secrets
 
 from flask import Flask, jsonify
+from socketio.exceptions import ConnectionRefusedError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from boxes import codes
@@ -44,6 +45,12 @@ def answer(err: SluiceError) -> dict:
     case = incident()
     log.error("incident %s: %s %s", case, err, err.details or "", exc_info=err)
     return body(err.code, err.code.render_public(err.params, case), {"incident": case})
+
+
+def refused_connect(error: dict) -> ConnectionRefusedError:
+    """A socket.io connect refused with ``error`` (``answer``'s shape): its message to read,
+    and the whole error as ``data``, so a client reads the code as REST gives it."""
+    return ConnectionRefusedError(error["error"]["message"], error)
 
 
 def _sluice(err: SluiceError):

@@ -28,13 +28,13 @@ from collections import Counter
 from typing import Any
 
 from flask import request
-from flask_socketio import ConnectionRefusedError, SocketIO
+from flask_socketio import SocketIO
 
 from boxes import codes
 from boxes.errors import NotFound, SluiceError, TooMany, Unauthenticated, Unavailable
 from catalog import INVALID_SESSION, Catalog, ObjectType, Subject
 from server.http import security
-from server.http.errors import answer, body, unexpected
+from server.http.errors import answer, body, refused_connect, unexpected
 from server.http.forward import held_elsewhere
 from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
@@ -182,7 +182,7 @@ def on_connect(auth=None):
     try:
         services().connections.add(_sid(), _token(auth), request.remote_addr or "?")
     except SluiceError as err:
-        raise ConnectionRefusedError(answer(err)["error"]) from None
+        raise refused_connect(answer(err)) from None
 
 
 def on_unexpected(err: Exception):
