@@ -35,9 +35,20 @@ def prices(stream: str, *values: float) -> list[dict]:
 
 
 def setup_viewers(joe: Client) -> None:
-    for role in ("ANALYST", "READER", "OTHER", "FEED"):
+    setup_readers(
+        joe,
+        "OTHER",
+        [("stream", "in1", "READER", "READ_TUPLE"), ("stream", "in1", "OTHER", "READ_TUPLE")],
+    )
+
+
+def setup_readers(joe: Client, cys_role: str, reads: list[tuple[str, str, str, str]]) -> None:
+    """al (ANALYST) may build over in1 and in2 (schema ``s``), ed (FEED) writes both, bob
+    (READER) sees the schema, cy plays ``cys_role``; then ``reads`` (type, name, role,
+    action) say what the readers may read and do."""
+    for role in ("ANALYST", "READER", cys_role, "FEED"):
         joe.call("POST", "/roles", 201, json={"name": role})
-    for user, role in (("al", "ANALYST"), ("bob", "READER"), ("cy", "OTHER"), ("ed", "FEED")):
+    for user, role in (("al", "ANALYST"), ("bob", "READER"), ("cy", cys_role), ("ed", "FEED")):
         joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
     fields = {"time": "timestamp", "symbol": "string", "price": "double"}
     joe.call("POST", "/schemas", 201, json={"name": "s", "fields": fields, "event_time": "time"})
@@ -48,6 +59,5 @@ def setup_viewers(joe: Client) -> None:
         joe.call("POST", "/streams", 201, json={"name": stream, "schema": "s"})
         grants += [("stream", stream, "ANALYST", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
         grants += [("stream", stream, "FEED", a) for a in ("VIEW_OBJECT", "WRITE")]
-    grants += [("stream", "in1", "READER", "READ_TUPLE"), ("stream", "in1", "OTHER", "READ_TUPLE")]
-    for type_, name, role, action in grants:
+    for type_, name, role, action in grants + reads:
         joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")

@@ -289,3 +289,25 @@ class Client:
     def close(self) -> None:
         if self.sock is not None:
             self.sock.disconnect()
+
+
+POSITIVE = {
+    "version": 1,
+    "name": "q",
+    "inputs": {"in1": {}},
+    "boxes": {"kept": {"type": "filter", "in": "in1", "where": "x > 0"}},
+    "outputs": {"out": {"from": "kept"}},
+}
+
+
+def subscribed_to_positive(url: str) -> Client:
+    """joe, on the live server at ``url``, runs ``POSITIVE`` (the tuples of in1, schema
+    ``{x: long}``, with x > 0) and is subscribed to its output ``out``."""
+    joe = Client(url, "joe", PASSWORD)
+    joe.call("POST", "/schemas", 201, json={"name": "s", "fields": {"x": "long"}})
+    joe.call("POST", "/streams", 201, json={"name": "in1", "schema": "s"})
+    joe.call("POST", "/diagrams", 201, json={"document": POSITIVE})
+    joe.call("POST", "/diagrams/q/deploy")
+    joe.connect()
+    assert joe.emit("subscribe", {"output": "out"}) == {"subscribed": "out"}
+    return joe

@@ -6,10 +6,11 @@ refusals come before the runtime is asked for anything."""
 from __future__ import annotations
 
 import pytest
+from shipco import shipco_running
 
 from boxes.errors import Denied, DiagramInvalid
 from catalog import ObjectType
-from server.control.diagrams import affordable_rewrite, plan_of, run_named, spec_of
+from server.control.diagrams import affordable_rewrite, run_named
 from server.control.rewrites import deployed_plan
 
 POLICIES = [
@@ -41,29 +42,14 @@ DOC = {
 def world(app, template):
     """sc (SHIPCO) may count ``ais`` over windows of at least 10 minutes; its diagram ``w``
     counts over 10 s and is recorded as running (the deploy route does that before ``run``)."""
-    svc = app.extensions["sluice"]
-    cat, passwords = svc.catalog, template[1]
-    joe = cat.sessions.login("joe", passwords["joe"])[1]
-    cat.objects.add_schema(
-        joe, "pos", {"fields": {"mmsi": "long", "t": "timestamp"}, "event_time": "t"}
+    return shipco_running(
+        app,
+        template,
+        schema={"fields": {"mmsi": "long", "t": "timestamp"}, "event_time": "t"},
+        box_type="aggregate",
+        policies=POLICIES,
+        doc=DOC,
     )
-    cat.objects.add_stream(joe, "ais", "pos")
-    cat.accounts.add_role(joe, "SHIPCO")
-    cat.accounts.add_user(joe, "sc", "correct horse battery", ["SHIPCO"])
-    for type_, name, action in (
-        ("schema", "pos", "VIEW_OBJECT"),
-        ("stream", "ais", "VIEW_OBJECT"),
-        ("stream", "ais", "READ_TUPLE"),
-        ("system", "system", "ADD"),
-        ("box_type", "aggregate", "USE"),
-    ):
-        cat.grants.grant(joe, "SHIPCO", action, type_, name)
-    cat.policies.put(joe, POLICIES)
-    sc = cat.sessions.login("sc", "correct horse battery")[1]
-    plan = plan_of(DOC, cat.objects.stream_schemas(sc, ["ais"]), None, cat)
-    cat.objects.add_diagram(sc, spec_of(plan, DOC))
-    cat.objects.set_query_status(sc, "w", "running")
-    return svc, joe, sc, plan
 
 
 def _diagram(svc):

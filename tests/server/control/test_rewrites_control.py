@@ -6,10 +6,10 @@ from __future__ import annotations
 import threading
 
 import pytest
+from shipco import shipco_running
 
 from boxes.errors import Conflict, Denied
 from catalog import ObjectType
-from server.control.diagrams import plan_of, spec_of
 from server.control.rewrites import deployed_plan, reader_rewrite, revalidate
 from server.realtime.delivery import Labels
 
@@ -36,28 +36,15 @@ DOC = {
 def world(app, template):
     """joe (ADMIN) and sc (SHIPCO, ships [1, 2]) with the policies above; sc's diagram ``w``
     recorded as running, deployed by sc."""
-    svc = app.extensions["sluice"]
-    cat, passwords = svc.catalog, template[1]
-    joe = cat.sessions.login("joe", passwords["joe"])[1]
-    cat.objects.add_schema(joe, "pos", {"fields": {"mmsi": "long"}})
-    cat.objects.add_stream(joe, "ais", "pos")
-    cat.accounts.add_role(joe, "SHIPCO")
-    cat.accounts.add_user(joe, "sc", "correct horse battery", ["SHIPCO"])
-    for type_, name, action in (
-        ("schema", "pos", "VIEW_OBJECT"),
-        ("stream", "ais", "VIEW_OBJECT"),
-        ("stream", "ais", "READ_TUPLE"),
-        ("system", "system", "ADD"),
-        ("box_type", "filter", "USE"),
-    ):
-        cat.grants.grant(joe, "SHIPCO", action, type_, name)
-    cat.policies.put(joe, POLICIES)
-    cat.policies.set_attributes(joe, "sc", {"ships": [1, 2]})
-    sc = cat.sessions.login("sc", "correct horse battery")[1]
-    plan = plan_of(DOC, cat.objects.stream_schemas(sc, ["ais"]), None, cat)
-    cat.objects.add_diagram(sc, spec_of(plan, DOC))
-    cat.objects.set_query_status(sc, "w", "running")
-    return svc, joe, sc, plan
+    return shipco_running(
+        app,
+        template,
+        schema={"fields": {"mmsi": "long"}},
+        box_type="filter",
+        policies=POLICIES,
+        doc=DOC,
+        attributes={"ships": [1, 2]},
+    )
 
 
 def _diagram(svc):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from serverkit import PASSWORD, Client, wait_until
+from wardkit import open_ward
 
 from server.control.diagrams import run
 
@@ -38,23 +39,7 @@ def ward(url: str) -> tuple[Client, Client, Client, Client]:
     """joe sets up the ward; dan (DOCTOR) and nina (NURSE) subscribe to ``seen``; fe (FEED)
     writes vitals."""
     joe = Client(url, "joe", PASSWORD)
-    for role in ("DOCTOR", "NURSE", "FEED"):
-        joe.call("POST", "/roles", 201, json={"name": role})
-    for user, role in (("dan", "DOCTOR"), ("nina", "NURSE"), ("fe", "FEED")):
-        joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
-    fields = {"t": "timestamp", "patient": "long", "bpm": "long"}
-    joe.call("POST", "/schemas", 201, json={"name": "v", "fields": fields, "event_time": "t"})
-    joe.call("POST", "/streams", 201, json={"name": "vitals", "schema": "v"})
-    joe.call("PUT", "/streams/vitals/punctuations", json={"governed": True, "tid_field": "patient"})
-    joe.call("POST", "/diagrams", 201, json={"document": WARD})
-    joe.call("POST", "/diagrams/ward/deploy", timeout=180)
-    grants = [("stream", "vitals", "FEED", a) for a in ("VIEW_OBJECT", "WRITE")]
-    for role in ("DOCTOR", "NURSE"):
-        grants += [("schema", "v", role, "VIEW_OBJECT")]
-        grants += [("stream", "vitals", role, a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
-        grants += [("output", "seen", role, a) for a in ("VIEW_OBJECT", "SUBSCRIBE")]
-    for type_, name, role, action in grants:
-        joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
+    open_ward(joe, WARD)
     dan, nina = Client(url, "dan", PASSWORD), Client(url, "nina", PASSWORD)
     for client in (dan, nina):
         client.connect(resubscribe=["seen"], resume=True)

@@ -5,15 +5,7 @@ from __future__ import annotations
 
 import time
 
-from serverkit import PASSWORD, Client, wait_until
-
-DOC = {
-    "version": 1,
-    "name": "q",
-    "inputs": {"in1": {}},
-    "boxes": {"kept": {"type": "filter", "in": "in1", "where": "x > 0"}},
-    "outputs": {"out": {"from": "kept"}},
-}
+from serverkit import Client, subscribed_to_positive, wait_until
 
 
 def latency(client: Client):
@@ -21,13 +13,7 @@ def latency(client: Client):
 
 
 def test_latency_runs_from_the_acknowledgement_to_delivery_and_is_none_before_results(live):
-    joe = Client(live.url, "joe", PASSWORD)
-    joe.call("POST", "/schemas", 201, json={"name": "s", "fields": {"x": "long"}})
-    joe.call("POST", "/streams", 201, json={"name": "in1", "schema": "s"})
-    joe.call("POST", "/diagrams", 201, json={"document": DOC})
-    joe.call("POST", "/diagrams/q/deploy")
-    joe.connect()
-    assert joe.emit("subscribe", {"output": "out"}) == {"subscribed": "out"}
+    joe = subscribed_to_positive(live.url)
     assert latency(joe) is None
 
     # The acknowledgement comes after the request is sent: the server's latency, which ends

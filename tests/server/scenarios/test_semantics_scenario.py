@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from datetime import datetime, timedelta, timezone
 
+from peekworld import setup_readers
 from serverkit import PASSWORD, Client, wait_until
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -64,28 +65,20 @@ def on(client: Client, output: str) -> list[dict]:
 
 
 def _setup(joe: Client) -> None:
-    for role in ("ANALYST", "READER", "ONE", "FEED"):
-        joe.call("POST", "/roles", 201, json={"name": role})
-    for user, role in (("al", "ANALYST"), ("bob", "READER"), ("cy", "ONE"), ("ed", "FEED")):
-        joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
-    fields = {"time": "timestamp", "symbol": "string", "price": "double"}
-    joe.call("POST", "/schemas", 201, json={"name": "s", "fields": fields, "event_time": "time"})
-    grants = [("schema", "s", r, "VIEW_OBJECT") for r in ("ANALYST", "READER", "FEED")]
-    grants += [("system", "system", "ANALYST", "ADD")]
-    grants += [("box_type", t, "ANALYST", "USE") for t in ("union", "aggregate", "filter")]
-    grants += [("system", "system", "READER", "ADD"), ("box_type", "filter", "READER", "USE")]
-    for stream in ("in1", "in2"):
-        joe.call("POST", "/streams", 201, json={"name": stream, "schema": "s"})
-        grants += [("stream", stream, "ANALYST", a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
-        grants += [("stream", stream, "FEED", a) for a in ("VIEW_OBJECT", "WRITE")]
-    grants += [
-        ("stream", "in1", "READER", "READ_TUPLE"),
-        ("stream", "in2", "READER", "READ_AGGREGATE"),
-        ("stream", "in2", "READER", "VIEW_OBJECT"),
-        ("stream", "in1", "ONE", "READ_TUPLE"),
-    ]
-    for type_, name, role, action in grants:
-        joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
+    """bob may READ_TUPLE in1 and only READ_AGGREGATE in2, and build a filter; cy (ONE) may
+    READ_TUPLE in1."""
+    setup_readers(
+        joe,
+        "ONE",
+        [
+            ("system", "system", "READER", "ADD"),
+            ("box_type", "filter", "READER", "USE"),
+            ("stream", "in1", "READER", "READ_TUPLE"),
+            ("stream", "in2", "READER", "READ_AGGREGATE"),
+            ("stream", "in2", "READER", "VIEW_OBJECT"),
+            ("stream", "in1", "ONE", "READ_TUPLE"),
+        ],
+    )
 
 
 def test_weak_outputs_and_aggregate_reads_on_a_live_server(live):

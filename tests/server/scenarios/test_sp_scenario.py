@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from serverkit import PASSWORD, Client, wait_until
+from wardkit import GOVERNED, open_ward
 
 from boxes.punctuations import Sp, Stamp
 from boxes.punctuations import patterns as p
@@ -37,24 +38,7 @@ def patients(client: Client) -> list[int]:
 
 def test_a_policy_change_stops_the_nurses_view_while_the_doctors_continues(live):
     joe = Client(live.url, "joe", PASSWORD)
-    for role in ("DOCTOR", "NURSE", "FEED"):
-        joe.call("POST", "/roles", 201, json={"name": role})
-    for user, role in (("dan", "DOCTOR"), ("nina", "NURSE"), ("fe", "FEED")):
-        joe.call("POST", "/users", 201, json={"name": user, "password": PASSWORD, "roles": [role]})
-    fields = {"t": "timestamp", "patient": "long", "bpm": "long"}
-    joe.call("POST", "/schemas", 201, json={"name": "v", "fields": fields, "event_time": "t"})
-    joe.call("POST", "/streams", 201, json={"name": "vitals", "schema": "v"})
-    governed = {"governed": True, "tid_field": "patient"}
-    assert joe.call("PUT", "/streams/vitals/punctuations", json=governed) == governed
-    joe.call("POST", "/diagrams", 201, json={"document": WARD})
-    joe.call("POST", "/diagrams/ward/deploy")
-    grants = [("stream", "vitals", "FEED", a) for a in ("VIEW_OBJECT", "WRITE")]
-    for role in ("DOCTOR", "NURSE"):
-        grants += [("schema", "v", role, "VIEW_OBJECT")]
-        grants += [("stream", "vitals", role, a) for a in ("VIEW_OBJECT", "READ_TUPLE")]
-        grants += [("output", "seen", role, a) for a in ("VIEW_OBJECT", "SUBSCRIBE")]
-    for type_, name, role, action in grants:
-        joe.call("PUT", f"/permissions/{type_}/{name}/{role}/{action}")
+    open_ward(joe, WARD)
 
     dan, nina = Client(live.url, "dan", PASSWORD), Client(live.url, "nina", PASSWORD)
     told: dict[str, list] = {"dan": [], "nina": []}  # each policy event, and the rows before it
@@ -93,6 +77,6 @@ def test_a_policy_change_stops_the_nurses_view_while_the_doctors_continues(live)
     # is not sent again while the roles it grants this subscriber stay the same.
     assert told == {"dan": [(["DOCTOR"], 0)], "nina": [(["NURSE"], 0)]}
     entries = joe.call("GET", "/audit?event=punctuations")["entries"]
-    assert entries[0]["object"] == "stream:vitals" and entries[0]["details"]["new"] == governed
+    assert entries[0]["object"] == "stream:vitals" and entries[0]["details"]["new"] == GOVERNED
     for client in (joe, dan, nina, fe):
         client.close()

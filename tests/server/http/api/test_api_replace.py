@@ -3,19 +3,12 @@ leaves the old version in place, running if it ran, with its grants and its name
 
 from __future__ import annotations
 
-from serverkit import PASSWORD, Q1, Client, wait_until
+from serverkit import POSITIVE, Q1, subscribed_to_positive, wait_until
 
 from catalog import repository
 
 API = "/api/v1"
-DOC = {
-    "version": 1,
-    "name": "q",
-    "inputs": {"in1": {}},
-    "boxes": {"kept": {"type": "filter", "in": "in1", "where": "x > 0"}},
-    "outputs": {"out": {"from": "kept"}},
-}
-INVALID = {**DOC, "boxes": {"kept": {**DOC["boxes"]["kept"], "where": "nowhere > 0"}}}
+INVALID = {**POSITIVE, "boxes": {"kept": {**POSITIVE["boxes"]["kept"], "where": "nowhere > 0"}}}
 
 
 def test_a_failure_between_removing_and_adding_keeps_the_old_version(client, auth, monkeypatch):
@@ -35,13 +28,7 @@ def test_a_failure_between_removing_and_adding_keeps_the_old_version(client, aut
 
 
 def test_a_replace_that_fails_validation_leaves_the_old_diagram_running(live):
-    joe = Client(live.url, "joe", PASSWORD)
-    joe.call("POST", "/schemas", 201, json={"name": "s", "fields": {"x": "long"}})
-    joe.call("POST", "/streams", 201, json={"name": "in1", "schema": "s"})
-    joe.call("POST", "/diagrams", 201, json={"document": DOC})
-    joe.call("POST", "/diagrams/q/deploy")
-    joe.connect()
-    assert joe.emit("subscribe", {"output": "out"}) == {"subscribed": "out"}
+    joe = subscribed_to_positive(live.url)
 
     refused = joe.call("PUT", "/diagrams/q", 400, json={"document": INVALID})
     assert refused["error"]["code"] == "DIAGRAM_INVALID"
@@ -53,6 +40,6 @@ def test_a_replace_that_fails_validation_leaves_the_old_diagram_running(live):
 
     joe.call("POST", "/diagrams/q/stop")
     joe.call("PUT", "/diagrams/q", 400, json={"document": INVALID})
-    assert joe.call("GET", "/diagrams/q")["document"] == DOC
+    assert joe.call("GET", "/diagrams/q")["document"] == POSITIVE
     assert joe.call("POST", "/diagrams/q/deploy")["status"] == "running"
     joe.close()
