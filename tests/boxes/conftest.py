@@ -18,6 +18,28 @@ from boxes.secfilter import Reader, Rights, Seen, label_sources, visible
 from server.realtime.delivery import hidden_from, rows
 
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+# Two inputs of one schema, their union ``u``, and then the boxes that follow (YAML lines).
+OVER_UNION = """
+version: 1
+name: %s
+schemas:
+  s: {fields: {t: timestamp, k: string, v: long}, event_time: t}
+inputs:
+  in1: {schema: s}
+  in2: {schema: s}
+boxes:
+  u: {type: union, in: [in1, in2]}
+"""
+# An aggregate of every kind over the union, its window and group_by left open (``%`` them).
+AGGREGATES = (
+    OVER_UNION % "agg"
+    + """\
+  a: {type: aggregate, in: u, window: %s, group_by: %s,
+      aggregates: {n: count(), total: sum(v), lo: min(v), hi: max(v), mean: avg(v)}}
+outputs:
+  out: {from: a}
+"""
+)
 
 
 def at(seconds: float) -> dt.datetime:

@@ -4,23 +4,8 @@ from __future__ import annotations
 
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
-from tests.boxes.conftest import at, collect
+from tests.boxes.conftest import AGGREGATES, OVER_UNION, at, collect
 
-DOC = """
-version: 1
-name: agg
-schemas:
-  s: {fields: {t: timestamp, k: string, v: long}, event_time: t}
-inputs:
-  in1: {schema: s}
-  in2: {schema: s}
-boxes:
-  u: {type: union, in: [in1, in2]}
-  a: {type: aggregate, in: u, window: %s, group_by: %s,
-      aggregates: {n: count(), total: sum(v), lo: min(v), hi: max(v), mean: avg(v)}}
-outputs:
-  out: {from: a}
-"""
 DATA = {
     "in1": [{"t": at(1), "k": "x", "v": 1}, {"t": at(7), "k": "y", "v": 3}],
     "in2": [{"t": at(8), "k": "x", "v": 5}, {"t": at(12), "k": "x", "v": None}],
@@ -46,7 +31,7 @@ def _rows(out):
 
 
 def test_tumbling_windows_group_and_or_the_labels(run_diagram):
-    out = run_diagram(DOC % ("{size: 10s}", "[k]"), DATA)["out"]
+    out = run_diagram(AGGREGATES % ("{size: 10s}", "[k]"), DATA)["out"]
     assert _rows(out) == [
         ((at(0), "x", 2, 6, 1, 5, 3.0), ("in1", "in2")),
         ((at(0), "y", 1, 3, 3, 3, 3.0), ("in1",)),
@@ -56,7 +41,7 @@ def test_tumbling_windows_group_and_or_the_labels(run_diagram):
 
 
 def test_sliding_windows_count_a_tuple_in_every_window_that_covers_it(run_diagram):
-    out = run_diagram(DOC % ("{size: 10s, slide: 5s}", "[]"), DATA)["out"]
+    out = run_diagram(AGGREGATES % ("{size: 10s, slide: 5s}", "[]"), DATA)["out"]
     assert [(r[0], r[2], s) for r, s in _rows(out)] == [
         (at(-5), 1, ("in1",)),
         (at(0), 3, ("in1", "in2")),
@@ -66,27 +51,21 @@ def test_sliding_windows_count_a_tuple_in_every_window_that_covers_it(run_diagra
 
 
 def test_output_fields_and_event_time():
-    plan = validate(load_document(DOC % ("{size: 10s}", "[k]")))
+    plan = validate(load_document(AGGREGATES % ("{size: 10s}", "[k]")))
     schema = plan.outputs["out"]
     assert schema.names == ["window_start", "window_end", "k", "n", "total", "lo", "hi", "mean"]
     assert schema.event_time == "window_end"
 
 
-CHAIN = """
-version: 1
-name: chain
-schemas:
-  s: {fields: {t: timestamp, k: string, v: long}, event_time: t}
-inputs:
-  in1: {schema: s}
-  in2: {schema: s}
-boxes:
-  u: {type: union, in: [in1, in2]}
+CHAIN = (
+    OVER_UNION % "chain"
+    + """\
   small: {type: aggregate, in: u, window: {size: 10s}, group_by: [k], aggregates: {n: count()}}
   big: {type: aggregate, in: small, window: {size: 30s}, aggregates: {windows: count(), n: sum(n)}}
 outputs:
   out: {from: big}
 """
+)
 
 
 def test_streaming_chained_aggregates_emit_once_the_watermark_passes(

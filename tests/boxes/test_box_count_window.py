@@ -10,24 +10,9 @@ from boxes import codes
 from boxes.compiler import compile_plan
 from boxes.document import load_document, validate
 from boxes.errors import DiagramInvalid
-from tests.boxes.conftest import at, collect
+from tests.boxes.conftest import AGGREGATES, at, collect
 from tests.boxes.test_countwindow import reference
 
-DOC = """
-version: 1
-name: cw
-schemas:
-  s: {fields: {t: timestamp, k: string, v: long}, event_time: t}
-inputs:
-  in1: {schema: s}
-  in2: {schema: s}
-boxes:
-  u: {type: union, in: [in1, in2]}
-  a: {type: aggregate, in: u, window: %s, group_by: %s,
-      aggregates: {n: count(), total: sum(v), lo: min(v), hi: max(v), mean: avg(v)}}
-outputs:
-  out: {from: a}
-"""
 DATA = {
     "in1": [
         {"t": at(1), "k": "x", "v": 1},
@@ -58,7 +43,7 @@ def _rows(out):
 
 
 def test_per_group_count_window_with_labels_or(run_diagram):
-    out = run_diagram(DOC % ("{rows: 2}", "[k]"), DATA)["out"]
+    out = run_diagram(AGGREGATES % ("{rows: 2}", "[k]"), DATA)["out"]
     assert _rows(out) == [
         (("x", at(1), at(1), 1, 1, 1, 1, 1.0), ("in1",)),
         (("x", at(3), at(1), 2, 3, 1, 2, 1.5), ("in1",)),
@@ -69,7 +54,7 @@ def test_per_group_count_window_with_labels_or(run_diagram):
 
 
 def test_whole_stream_count_window_with_a_slide(run_diagram):
-    out = run_diagram(DOC % ("{rows: 3, slide: 2}", "[]"), DATA)["out"]
+    out = run_diagram(AGGREGATES % ("{rows: 3, slide: 2}", "[]"), DATA)["out"]
     # Results after the 2nd and 4th tuple by event time: (1, 2) and (2, 3, 4).
     assert [(r[1], r[3], r[4], s) for r, s in _rows(out)] == [
         (at(2), 2, 11, ("in1",)),
@@ -80,7 +65,7 @@ def test_whole_stream_count_window_with_a_slide(run_diagram):
 def test_batch_run_matches_the_reference(spark, run_diagram):
     times = [5, 3, 3, 9, 1, 7, 7, 2, 8, 6, 4, 4]
     rows = [{"t": at(t), "k": "x", "v": i} for i, t in enumerate(times)]
-    out = run_diagram(DOC % ("{rows: 4}", "[k]"), {"in1": rows, "in2": []})["out"]
+    out = run_diagram(AGGREGATES % ("{rows: 4}", "[k]"), {"in1": rows, "in2": []})["out"]
     # A batch run replays its rows in event-time order, ties in file order.
     tuples = sorted(((t, i, 1, i, None) for i, t in enumerate(times)), key=lambda r: r[:2])
     want = [(at(r[0]), at(r[1]), r[2], r[4]) for r in reference(4, 1, tuples)]
@@ -89,7 +74,7 @@ def test_batch_run_matches_the_reference(spark, run_diagram):
 
 
 def test_streaming_batches_carry_the_window_over(spark, stream_files, memory_query):
-    plan = validate(load_document(DOC % ("{rows: 2}", "[k]")))
+    plan = validate(load_document(AGGREGATES % ("{rows: 2}", "[k]")))
     frame = compile_plan(plan, stream_files.frames(spark, plan))["out"]
     query = memory_query(frame, "count_window_stream")
     stream_files.write("in1", DATA["in1"])
@@ -107,7 +92,7 @@ def test_the_streams_last_rows_grouped_across_batches(spark, stream_files, memor
     """``partitioned: false``: one window of the stream's last 3 tuples, grouped by k; each
     instant emits the groups whose row changed, the window and the last relation carried in
     Spark's state from one micro-batch to the next."""
-    plan = validate(load_document(DOC % ("{rows: 3, partitioned: false}", "[k]")))
+    plan = validate(load_document(AGGREGATES % ("{rows: 3, partitioned: false}", "[k]")))
     frame = compile_plan(plan, stream_files.frames(spark, plan))["out"]
     query = memory_query(frame, "count_window_grouped")
     stream_files.write("in1", DATA["in1"])
@@ -146,10 +131,10 @@ def test_the_streams_last_rows_grouped_across_batches(spark, stream_files, memor
 )
 def test_bad_count_windows_are_refused(window, code, path):
     with pytest.raises(DiagramInvalid) as err:
-        validate(load_document(DOC % (window, "[k]")))
+        validate(load_document(AGGREGATES % (window, "[k]")))
     assert [(p.code, p.path) for p in err.value.problems] == [(code, path)]
 
 
 def test_count_window_results_have_no_event_time():
-    plan = validate(load_document(DOC % ("{rows: 5}", "[k]")))
+    plan = validate(load_document(AGGREGATES % ("{rows: 5}", "[k]")))
     assert plan.outputs["out"].event_time is None
