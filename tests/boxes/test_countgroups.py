@@ -13,21 +13,15 @@ from hypothesis import strategies as st
 
 from boxes.countgroups import GroupedCountWindow, key_name
 from boxes.countwindow import ARRIVAL, TIME, CountWindow, label_name, value_name
+from tests.boxes.test_countwindow import fired
 
 FUNCTIONS = (("count", None), ("sum", 0), ("min", 0), ("max", 0))
 
 
 def reference(rows, slide, tuples):
     """tuples: (time, arrival, key, label, value) in arrival order."""
-    window, pending, relation, out = [], 0, set(), []
-    for tup in tuples:
-        candidates = sorted(window + [tup], key=lambda r: (r[0], r[1]))[-rows:]
-        if tup not in candidates:
-            continue
-        window, pending = candidates, pending + 1
-        if pending < slide:
-            continue
-        pending = 0
+    relation, out = set(), []
+    for window in fired(rows, slide, tuples):
         current = set()
         for key in {r[2] for r in window}:
             members = [r for r in window if r[2] == key]

@@ -22,11 +22,11 @@ FUNCTIONS = (("count", None), ("count", 0), ("sum", 0), ("avg", 0), ("min", 0), 
 FUNCTIONS += (("sum", 1), ("avg", 1), ("min", 1), ("max", 1))
 
 
-def reference(rows, slide, tuples, keyed=False):
-    """tuples: (time, arrival, label, long value, double value or None[, kept]) in arrival
-    order. With ``kept`` (a ``where``), only the window's kept tuples are aggregated, and with
-    ``keyed`` a window with none has no result."""
-    window, pending, out = [], 0, []
+def fired(rows, slide, tuples):
+    """The window each time it fires: the newest ``rows`` tuples by (time, arrival), after
+    every ``slide`` tuples it takes in; a tuple older than all of a full window is not taken
+    in. ``tuples`` start (time, arrival, ...), in arrival order."""
+    window, pending = [], 0
     for tup in tuples:
         candidates = sorted(window + [tup], key=lambda r: (r[0], r[1]))[-rows:]
         if tup not in candidates:
@@ -35,6 +35,15 @@ def reference(rows, slide, tuples, keyed=False):
         if pending < slide:
             continue
         pending = 0
+        yield window
+
+
+def reference(rows, slide, tuples, keyed=False):
+    """tuples: (time, arrival, label, long value, double value or None[, kept]) in arrival
+    order. With ``kept`` (a ``where``), only the window's kept tuples are aggregated, and with
+    ``keyed`` a window with none has no result."""
+    out = []
+    for window in fired(rows, slide, tuples):
         kept = [r for r in window if len(r) < 6 or r[5]]
         if keyed and not kept:
             continue

@@ -14,6 +14,7 @@ from boxes.cql import compile_cql, parse, validate_cql
 from boxes.errors import DiagramInvalid
 from boxes.levels import BOTTOM, LEVEL_COLUMN, Lattice
 from tests.boxes.conftest import at, collect, frames
+from tests.boxes.punctuations.paper003 import FIGURE_8B
 
 STREAM = (
     "CREATE STREAM MessageLog (serviceId string, msgType string, sender string, "
@@ -59,16 +60,6 @@ AND ATTRIBUTES:Frequency,
 sp1.SRP = frbac:R1 WITH GRANT OPTION,
 sp1.SIGN = POSITIVE,
 sp1.IMMUTABLE = TRUE"""
-SP_RESULT = """SELECT Patient_id,Beats_per_min,Timestamp
-FROM S1
-WHERE Beats_per_min > 80
-ON RESULT(
-INSERT SP AS sp_result INTO STREAM
-LET
-sp_result.DDP = TUPLES:ALL
-sp_result.SRP = frbac:Cardiologist,
-sp_result.SIGN = POSITIVE,
-sp_result.IMMUTABLE = TRUE);"""
 
 
 def log(t, service, kind, sender, receiver, outcome):
@@ -237,7 +228,7 @@ def test_insert_sp_parses_into_the_punctuation_statement():
 
 
 def test_on_result_parses_with_the_query():
-    query = parse(SP_RESULT).queries[0]
+    query = parse(FIGURE_8B).queries[0]
     (sp,) = query.on_result
     assert (sp.name, sp.stream, sp.all_tuples, sp.role, sp.grant) == (
         "sp_result",
@@ -252,7 +243,7 @@ def test_on_result_parses_with_the_query():
         "Timestamp",
     ]
     # It becomes the output's ON RESULT policy (boxes/output.py), with no stream of its own.
-    (output,) = compile_cql(SP_RESULT)["outputs"].values()
+    (output,) = compile_cql(FIGURE_8B)["outputs"].values()
     assert output["on_result"] == [
         {
             "ddp": {"tuples": "*", "attributes": "*"},

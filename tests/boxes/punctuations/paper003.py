@@ -32,3 +32,16 @@ def readable(sps: tuple[Sp, ...], stream: str, patient: int) -> dict[str, set[st
         if fields:
             seen[name] = fields
     return seen
+
+
+# Figure 8(b): an sp on a query's results (ON RESULT names no stream).
+FIGURE_8B = """SELECT Patient_id,Beats_per_min,Timestamp
+FROM S1
+WHERE Beats_per_min > 80
+ON RESULT(
+INSERT SP AS sp_result INTO STREAM
+LET
+sp_result.DDP = TUPLES:ALL
+sp_result.SRP = frbac:Cardiologist,
+sp_result.SIGN = POSITIVE,
+sp_result.IMMUTABLE = TRUE);"""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from paper003 import FIELDS, ROLES, TID, readable, row
+from paper003 import FIELDS, FIGURE_8B, ROLES, TID, readable, row
 
 from boxes.cql import parse
 from boxes.punctuations import Policy, Sp, Stamp, decide, from_cql, from_json, policy_from_cql
@@ -151,18 +151,6 @@ def test_figure_8a_insert_sp():
     assert readable((sp,), "s3", 200) == {"R1": {"Frequency"}}
     assert readable((sp,), "s3", 201) == {}
     assert readable((sp,), "s1", 150) == {}
-
-
-FIGURE_8B = """SELECT Patient_id,Beats_per_min,Timestamp
-FROM S1
-WHERE Beats_per_min > 80
-ON RESULT(
-INSERT SP AS sp_result INTO STREAM
-LET
-sp_result.DDP = TUPLES:ALL
-sp_result.SRP = frbac:Cardiologist,
-sp_result.SIGN = POSITIVE,
-sp_result.IMMUTABLE = TRUE);"""
 
 
 def test_figure_8b_sp_on_results():
