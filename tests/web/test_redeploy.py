@@ -1,7 +1,8 @@
 """Editing a running diagram in the browser and saving it swaps the edit in (issue 39, Node-RED's
 Deploy): an edit after the window keeps the window's state and every result position, so a
 count after the swap includes tuples sent before it and a subscriber gets each result exactly
-once; an edit of the window itself starts it afresh, and the page says which state went."""
+once; an edit of the window itself starts it afresh, the page says which state went, and the
+results page, reconnecting with a position of the old result log, reads the new one whole."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from tests.web.test_editor import open_diagram, toolbar
 
 NAME = "redeployed"
 OUTPUT = f"{NAME}_out"
+SOCKET = "/static/js/socket.js"
+API = "/static/js/api.js"
 START = dt.datetime(2032, 1, 1, tzinfo=dt.timezone.utc)  # after other tests' data
 
 
@@ -101,7 +104,7 @@ def test_an_edit_after_the_window_keeps_its_state_and_every_result(login, live, 
     try:
         feed.send(("K", 1.0), ("K", 2.0))
         subscriber.wait_for(2, "the window's first counts")
-        expect(results.locator("#page-results .results-table h2")).to_contain_text("2 tuples")
+        expect(results.locator("#page-results .counter")).to_have_text("2 tuples")
 
         # an edit after the window, through the editor; Save swaps it in while it runs
         set_field(editor, "shown", "where (required)", "total > 2")
@@ -116,7 +119,7 @@ def test_an_edit_after_the_window_keeps_its_state_and_every_result(login, live, 
         assert subscriber.rows() == [("K", 1, 1.0), ("K", 2, 3.0), ("K", 3, 7.0)]
         assert subscriber.positions_are_contiguous(), subscriber.events
         assert logged(live) == subscriber.rows()  # each result once, in the log's order
-        expect(results.locator("#page-results .results-table h2")).to_contain_text("3 tuples")
+        expect(results.locator("#page-results .counter")).to_have_text("3 tuples")
         expect(results.locator("table.tuples tbody tr").first).to_contain_text("7")
 
         # an edit of the window itself: its state goes, and the page says so
@@ -126,9 +129,21 @@ def test_an_edit_after_the_window_keeps_its_state_and_every_result(login, live, 
             f"Updated {NAME}. Swapped while running: {OUTPUT} starts afresh from the newest "
             "input: the state of n (windows, groups, join buffers) is dropped."
         )
+        # the page, reconnecting now with a position of the old result log (refused:
+        # RESULTS_BEYOND_END), reads the new one from its start
+        results.evaluate(f"import('{SOCKET}').then((socket) => socket.disconnect())")
+        results.evaluate(
+            f"Promise.all([import('{SOCKET}'), import('{API}')])"
+            ".then(([socket, api]) => socket.connect(api.getCsrf()))"
+        )
+        expect(results.locator("#page-results .notice")).to_have_text(
+            f"Reconnected to {OUTPUT}, which was redeployed afresh meanwhile: its results start "
+            "again, all shown."
+        )
         feed.send(("K", 8.0))
         subscriber.wait_for(4, "a count after the window changed")
         assert subscriber.rows()[3:] == [("K", 1, 8.0)]  # nothing of before: the state went
-        expect(results.locator("#page-results .results-table h2")).to_contain_text("4 tuples")
+        expect(results.locator("#page-results .counter")).to_have_text("4 tuples")  # K 8 once
+        expect(results.locator("table.tuples tbody tr").first).to_contain_text("8")
     finally:
         subscriber.client.close()
