@@ -114,14 +114,24 @@ export class Results {
   }
 
   /** After a reconnection (a network blip, a server restart): subscribe again from the last
-   * position seen, so the server sends what was produced meanwhile, then live results. */
+   * position seen, so the server sends what was produced meanwhile, then live results. A
+   * position past the log's end is one of before a redeploy that dropped the output's state
+   * (its result log starts again): this page has seen none of the new log, so it reads it
+   * from its start. */
   async resume() {
     if (!this.output) return;
-    const request = { output: this.output };
-    if (this.next !== null) request.from = this.next;
+    const output = this.output;
+    const from = (position) => socket.call("subscribe",
+      position === null ? { output } : { output, from: position }, SUBSCRIBE_WAIT);
     try {
-      await socket.call("subscribe", request, SUBSCRIBE_WAIT);
-      notice(this.message, `Reconnected to ${this.output}; nothing was missed.`, "ok");
+      try {
+        await from(this.next);
+        notice(this.message, `Reconnected to ${output}; nothing was missed.`, "ok");
+      } catch (error) {
+        if (error.code !== "RESULTS_BEYOND_END") throw error;
+        await from(0);
+        notice(this.message, `Reconnected to ${output}, which was redeployed afresh meanwhile: its results start again, all shown.`, "ok");
+      }
     } catch (error) {
       notice(this.message, `Reconnected, but: ${error.message}`, "error");
     }
