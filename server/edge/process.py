@@ -23,6 +23,7 @@ import logging
 import signal
 import ssl
 from collections import Counter
+from collections.abc import Coroutine
 from http import HTTPStatus
 from typing import Any
 
@@ -44,6 +45,7 @@ from server.settings.config import Settings
 log = logging.getLogger(__name__)
 MISSED = "missed"
 REPORT_SECONDS = 1.0
+REFUSAL_SECONDS = 5.0  # how long a refused socket's client has to read the refusal
 # How long a socket.io connect waits for the app's channel (a server starting, or a worker
 # gunicorn is replacing) before it is refused with UNAVAILABLE.
 LINK_WAIT_SECONDS = 60.0
@@ -128,6 +130,7 @@ class Edge:
         self._missed: dict[str, dict[str, list[int]]] = {}  # sid: output: [from, to]
         self._writer: asyncio.StreamWriter | None = None
         self._linked = asyncio.Event()  # set while the channel to the app is open
+        self._tasks: set[asyncio.Task] = set()  # work on one socket, held until done
 
     async def run_channel(self) -> None:
         """Connect to the app (again, until it listens) and serve its frames."""
@@ -196,13 +199,28 @@ class Edge:
         return True
 
     async def _refuse(self, sid: str, refusal: str) -> None:
-        """Send the refusal, then end the socket and its connection: engine.io's close packet
-        alone leaves the connection to the client to close."""
-        socket = self.engine.sockets.get(sid)
         await self.engine.send(sid, refusal)
-        await self.engine.disconnect(sid)  # after the refusal is written
-        if socket is not None:
-            await socket.queue.put(None)  # its writer ends and closes the WebSocket
+        await self._end(sid)  # after the refusal is written
+
+    async def _end(self, sid: str) -> None:
+        """End the socket and its connection: engine.io's close packet alone leaves the
+        connection to the client to close. python-engineio's close waits until the client has
+        read what is queued, which a polling client that stopped polling never does: it is
+        waited for ``REFUSAL_SECONDS``, then the socket is dropped."""
+        socket = self.engine.sockets.get(sid)
+        if socket is None:
+            return
+        try:
+            await asyncio.wait_for(self.engine.disconnect(sid), REFUSAL_SECONDS)
+        except TimeoutError:
+            self.engine.sockets.pop(sid, None)
+        await socket.queue.put(None)  # its writer ends and closes the WebSocket
+
+    def _apart(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` in its own task: the channel's reader waits for no client."""
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _disconnect(self, sid: str, reason: Any = None) -> None:
         self.connecting.end(sid)
@@ -226,13 +244,13 @@ class Edge:
             await self._fanout(frame)
         elif op == "close":
             self._joined.discard(frame["sid"])
-            await self.engine.disconnect(frame["sid"])
+            self._apart(self._end(frame["sid"]))
 
     async def _answered(self, sid: str, data: str | bytes) -> None:
         """The app's answer to a socket's connect: accepted, the app counts the socket from
         now on; refused, the socket ends (its client may try again on a new one)."""
         if isinstance(data, str) and data.startswith(str(sio_packet.CONNECT_ERROR)):
-            await self._refuse(sid, data)
+            self._apart(self._refuse(sid, data))
             return
         self.connecting.end(sid)
         await self._put(sid, engineio.packet.Packet(engineio.packet.MESSAGE, data))

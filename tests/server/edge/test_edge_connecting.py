@@ -20,6 +20,7 @@ from edgekit import EdgeOnLoopback, StandInApp, accept, refuse, self_signed
 from serverkit import wait_until
 
 from bench.fanout import Sock
+from server.edge import process
 
 HERE, OTHER = "127.0.0.1", "127.0.0.2"  # two client addresses on loopback
 TOKEN = "a token the stand-in app takes"
@@ -56,6 +57,28 @@ def test_a_socket_that_sends_no_connect_is_closed_at_the_deadline_with_its_code(
     try:
         asyncio.run(scenario())
         wait_until(lambda: edge.held() == 0, 10, "the edge to let the socket go")
+    finally:
+        edge.stop()
+
+
+def test_a_polling_socket_that_stops_polling_is_dropped_at_the_deadline_and_holds_up_no_other(
+    paths, monkeypatch
+):
+    """Its refusal is never read, so python-engineio's close would wait for ever."""
+    monkeypatch.setattr(process, "REFUSAL_SECONDS", 0.5)
+    edge = EdgeOnLoopback(*paths, socket_connect_seconds=0.5)
+
+    async def scenario() -> None:
+        async with client_from(HERE) as http:
+            handshake = await http.get(f"{edge.url}/socket.io/?EIO=4&transport=polling")
+            assert handshake.status == 200 and (await handshake.text()).startswith("0")
+            await asyncio.to_thread(wait_until, lambda: edge.held() == 0, 10, "the drop")
+            ws = await opened(http, edge.url)  # and the deadline still holds for the next
+            refusal = await asyncio.wait_for(ws.receive_str(), 10)
+            assert json.loads(refusal[2:])["data"]["error"]["code"] == "CONNECT_TIMEOUT"
+
+    try:
+        asyncio.run(scenario())
     finally:
         edge.stop()
 
@@ -131,5 +154,32 @@ def test_a_connect_the_app_refuses_ends_its_socket_and_one_it_accepts_counts_no_
     try:
         asyncio.run(scenario())
         assert [app.environs[sid]["REMOTE_ADDR"] for sid in app.connects] == [OTHER, OTHER]
+    finally:
+        edge.stop()
+
+
+def test_a_refused_polling_socket_that_stops_polling_holds_up_no_other_connect(paths, monkeypatch):
+    """The refusal waits for its client to poll (here, for ever): the channel from the app
+    goes on meanwhile."""
+    monkeypatch.setattr(process, "REFUSAL_SECONDS", 60.0)
+    channel, core = paths
+    edge = EdgeOnLoopback(channel, core)
+    answers = iter([refuse, accept])
+    app = StandInApp(channel, lambda sid: next(answers)(sid))
+
+    async def scenario() -> None:
+        async with client_from(HERE) as http:
+            polling = f"{edge.url}/socket.io/?EIO=4&transport=polling"
+            opening = json.loads((await (await http.get(polling)).text())[1:])
+            connect = "40" + json.dumps({"token": TOKEN})
+            sent = await http.post(f"{polling}&sid={opening['sid']}", data=connect)
+            assert sent.status == 200
+            await asyncio.to_thread(wait_until, lambda: app.connects, 10, "the refused connect")
+            accepted = Sock()
+            await asyncio.wait_for(accepted.open(http, edge.url, TOKEN), 20)
+            await accepted.close()
+
+    try:
+        asyncio.run(scenario())
     finally:
         edge.stop()
