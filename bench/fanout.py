@@ -182,7 +182,11 @@ def session() -> aiohttp.ClientSession:
 
 
 def caps(sockets: int) -> dict:
-    return {"max_sockets_per_user": sockets + 10, "max_sockets_per_address": sockets + 10}
+    return {
+        "max_sockets_per_user": sockets + 10,
+        "max_sockets_per_address": sockets + 10,
+        "max_connecting_per_address": sockets + 10,
+    }
 
 
 async def idle(transport: str, sockets: int) -> dict:

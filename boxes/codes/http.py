@@ -76,3 +76,16 @@ TOO_MANY_SOCKETS = define(
     "{scope} has {limit} sockets open already; close one before opening another",
     "http",
 )
+TOO_MANY_CONNECTING = define(
+    "TOO_MANY_CONNECTING",
+    429,
+    "address {address} has {limit} sockets open that have not connected (socket.io) yet;"
+    " connect or close one before opening another",
+    "http",
+)
+CONNECT_TIMEOUT = define(
+    "CONNECT_TIMEOUT",
+    408,
+    "the socket sent no socket.io connect within {seconds} s of opening; it is closed",
+    "http",
+)

@@ -4,7 +4,9 @@ It answers engine.io at ``/socket.io/`` (python-engineio on aiohttp: an idle soc
 kilobytes and no thread) and passes every other request, as it came, to the app on its private
 Unix socket (``proxy``). A socket's socket.io packets go to the app and back over the channel
 (``server.edge.link``); a socket.io connect that carries neither a token nor a session cookie is
-refused here, without the app.
+refused here, without the app. A socket that has not connected (socket.io) yet is bounded here
+too, per client address and in time (``server.edge.connecting``); a refused connect ends its
+socket.
 
 Each socket's outgoing frames wait in its engine.io queue; a result frame for a socket that has
 ``socket_queue_frames`` waiting is dropped instead, and once the socket has room again it is
@@ -16,10 +18,13 @@ output. A slow reader thus loses its own frames and delays no one's.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
 import ssl
 from collections import Counter
+from collections.abc import Coroutine
+from http import HTTPStatus
 from typing import Any
 
 import engineio
@@ -27,9 +32,10 @@ from aiohttp import http_exceptions, web, web_protocol
 from socketio import packet as sio_packet
 
 from boxes import codes
-from boxes.errors import Unauthenticated
+from boxes.errors import SluiceError, Unauthenticated
 from catalog import INVALID_SESSION
 from server.edge import frames
+from server.edge.connecting import Connecting
 from server.edge.proxy import Proxy
 from server.http.errors import answer, body, refused_connect
 from server.http.refusals import SERVER_ERRORS, refusal
@@ -39,6 +45,7 @@ from server.settings.config import Settings
 log = logging.getLogger(__name__)
 MISSED = "missed"
 REPORT_SECONDS = 1.0
+REFUSAL_SECONDS = 5.0  # how long a refused socket's client has to read the refusal
 # How long a socket.io connect waits for the app's channel (a server starting, or a worker
 # gunicorn is replacing) before it is refused with UNAVAILABLE.
 LINK_WAIT_SECONDS = 60.0
@@ -88,6 +95,17 @@ class _Engine(engineio.AsyncServer):
     def create_queue(self, *args: Any, **kwargs: Any) -> asyncio.Queue:
         return _Counted(self.queued)
 
+    def _unauthorized(self, message: Any = None) -> dict[str, Any]:
+        """A handshake the edge refused (``Edge._connect`` returns the error): answered with
+        its code's status in the API's error shape, not python-engineio's bare 401."""
+        if not isinstance(message, SluiceError):
+            return super()._unauthorized(message)
+        return {
+            "status": f"{message.status} {HTTPStatus(message.status).phrase}",
+            "headers": [("Content-Type", "application/json")],
+            "response": json.dumps(answer(message)).encode(),
+        }
+
 
 class Edge:
     """One edge process: its engine.io server, its channel to the app, the sockets' lag."""
@@ -103,12 +121,16 @@ class Edge:
         self.engine.on("connect", self._connect)
         self.engine.on("message", self._message)
         self.engine.on("disconnect", self._disconnect)
+        self.connecting = Connecting(
+            settings.max_connecting_per_address, settings.socket_connect_seconds
+        )
         self._environ: dict[str, dict[str, Any]] = {}  # until its socket.io connect
         self._joined: set[str] = set()  # sockets the app knows
         self._next: dict[str, dict[str, int]] = {}  # sid: output: the next position it was given
         self._missed: dict[str, dict[str, list[int]]] = {}  # sid: output: [from, to]
         self._writer: asyncio.StreamWriter | None = None
         self._linked = asyncio.Event()  # set while the channel to the app is open
+        self._tasks: set[asyncio.Task] = set()  # work on one socket, held until done
 
     async def run_channel(self) -> None:
         """Connect to the app (again, until it listens) and serve its frames."""
@@ -130,18 +152,27 @@ class Edge:
         if self._writer is not None and not self._writer.is_closing():
             self._writer.write(frames.pack(frame))
 
-    async def _connect(self, sid: str, environ: dict[str, Any]) -> None:
-        request = environ["aiohttp.request"]
+    async def _connect(self, sid: str, environ: dict[str, Any]) -> SluiceError | None:
+        """An engine.io handshake: refused (the error returned) if its client address holds
+        too many sockets not yet connected."""
+        address = environ["aiohttp.request"].remote or "?"  # the TCP peer, TLS or not
+        try:
+            self.connecting.open(sid, address)
+        except SluiceError as err:
+            log.info("refused a socket of %s: %s", address, err.code)
+            return err
         kept = {k: v for k, v in environ.items() if isinstance(v, str)}
-        kept["REMOTE_ADDR"] = request.remote or "?"
+        kept["REMOTE_ADDR"] = address
         kept["wsgi.url_scheme"] = self.scheme
         self._environ[sid] = kept
+        return None
 
     async def _message(self, sid: str, data: str | bytes) -> None:
         if sid not in self._joined:
             environ = self._environ.pop(sid, None)
             if environ is None:  # refused before: ignore the rest
                 return
+            self.connecting.arrived(sid)
             if not _may_be_authenticated(data, environ):
                 await self._refuse(sid, REFUSED)
                 return
@@ -169,9 +200,30 @@ class Edge:
 
     async def _refuse(self, sid: str, refusal: str) -> None:
         await self.engine.send(sid, refusal)
-        await self.engine.disconnect(sid)  # after the refusal is written
+        await self._end(sid)  # after the refusal is written
+
+    async def _end(self, sid: str) -> None:
+        """End the socket and its connection: engine.io's close packet alone leaves the
+        connection to the client to close. python-engineio's close waits until the client has
+        read what is queued, which a polling client that stopped polling never does: it is
+        waited for ``REFUSAL_SECONDS``, then the socket is dropped."""
+        socket = self.engine.sockets.get(sid)
+        if socket is None:
+            return
+        try:
+            await asyncio.wait_for(self.engine.disconnect(sid), REFUSAL_SECONDS)
+        except TimeoutError:
+            self.engine.sockets.pop(sid, None)
+        await socket.queue.put(None)  # its writer ends and closes the WebSocket
+
+    def _apart(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` in its own task: the channel's reader waits for no client."""
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _disconnect(self, sid: str, reason: Any = None) -> None:
+        self.connecting.end(sid)
         self._environ.pop(sid, None)
         self._next.pop(sid, None)
         self._missed.pop(sid, None)
@@ -181,7 +233,9 @@ class Edge:
 
     async def _received(self, frame: dict[str, Any]) -> None:
         op = frame["op"]
-        if op == "send":
+        if op == "send" and frame["sid"] in self.connecting:
+            await self._answered(frame["sid"], frames.unwire(frame["data"]))
+        elif op == "send":
             await self._put(
                 frame["sid"],
                 engineio.packet.Packet(engineio.packet.MESSAGE, frames.unwire(frame["data"])),
@@ -190,7 +244,30 @@ class Edge:
             await self._fanout(frame)
         elif op == "close":
             self._joined.discard(frame["sid"])
-            await self.engine.disconnect(frame["sid"])
+            self._apart(self._end(frame["sid"]))
+
+    async def _answered(self, sid: str, data: str | bytes) -> None:
+        """The app's answer to a socket's connect: accepted, the app counts the socket from
+        now on; refused, the socket ends (its client may try again on a new one)."""
+        if isinstance(data, str) and data.startswith(str(sio_packet.CONNECT_ERROR)):
+            self._apart(self._refuse(sid, data))
+            return
+        self.connecting.end(sid)
+        await self._put(sid, engineio.packet.Packet(engineio.packet.MESSAGE, data))
+
+    async def expire(self) -> None:
+        """Every second: close the sockets that sent no socket.io connect in time."""
+        late = body(
+            codes.CONNECT_TIMEOUT,
+            codes.CONNECT_TIMEOUT.render(seconds=f"{self.connecting.seconds:g}"),
+        )
+        refusal = sio_packet.Packet(
+            sio_packet.CONNECT_ERROR, data=refused_connect(late).error_args
+        ).encode()
+        while True:
+            await asyncio.sleep(REPORT_SECONDS)
+            overdue = self.connecting.overdue()
+            await asyncio.gather(*(self._refuse(sid, refusal) for sid in overdue))
 
     async def _fanout(self, frame: dict[str, Any]) -> None:
         output = frame["output"]
@@ -311,7 +388,9 @@ def build(settings: Settings, core: str, channel: str) -> tuple[web.Application,
     Proxy(core, https=bool(settings.tls_cert)).route(app)
 
     async def background(app: web.Application):
-        tasks = [asyncio.create_task(edge.run_channel()), asyncio.create_task(edge.report())]
+        tasks = [
+            asyncio.create_task(task()) for task in (edge.run_channel, edge.report, edge.expire)
+        ]
         yield
         for task in tasks:
             task.cancel()

@@ -77,6 +77,11 @@ class Settings(BaseSettings):
     # Result frames one socket may have waiting to be written (server/edge/): a socket further
     # behind loses the next ones and is told `missed` with the position to read back from.
     socket_queue_frames: int = Field(64, ge=1)
+    # A socket open at the edge before its socket.io connect has shown no session, so no user's
+    # cap counts it (server/edge/connecting.py): it must send its connect within this many
+    # seconds, and one client address may hold this many such sockets at once.
+    socket_connect_seconds: float = Field(10.0, gt=0)
+    max_connecting_per_address: int = Field(100, ge=1)
     secret_key: SecretStr | None = None
     # sqlite:///PATH or postgresql://... (docs/deploy.md); default: a sqlite file in data_dir
     catalog_url: str | None = None

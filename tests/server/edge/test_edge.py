@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import time
 
 import numpy as np
@@ -21,6 +20,7 @@ import pyarrow as pa
 import redis
 import requests
 import socketio
+from edgekit import self_signed
 from serverkit import build_world, wait_until
 
 from bench.fanout import Sock, open_many, raise_fd_limit, session
@@ -247,14 +247,7 @@ def test_with_tls_a_browser_page_reaches_the_api_and_its_socket_at_the_one_addre
 ):
     """TLS ends at the edge: the login's cookie, then a socket on it with the page's CSRF token
     and the page's https Origin (the same-origin check), over polling and WebSocket."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-        + ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
-        + ["-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-    )
+    cert, key = self_signed(tmp_path)
     seeded(tmp_path / "data")
     server = serve(runtime=False, tls_cert=str(cert), tls_key=str(key))
     server.url = server.url.replace("http://", "https://")
