@@ -24,7 +24,11 @@ OPTIONS = {
     "a map's colour)",
     "maxProperties": 8,
     "propertyNames": {"pattern": "^[a-z][a-z_]{0,31}$"},
-    "additionalProperties": {"type": "string", "maxLength": 64},
+    "additionalProperties": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_]{0,64}$",
+        "description": "a field's name, or empty for the view's default",
+    },
 }
 PANEL = obj(
     {
@@ -34,6 +38,7 @@ PANEL = obj(
     },
     ("output", "view"),
 )
+# At most about 11 KB as stored, under the catalog's own limit (catalog.dashboards.MAX_BYTES).
 PANELS = {"type": "array", "maxItems": MAX_PANELS, "items": PANEL}
 DASHBOARD = answer({"name": STRING, "panels": PANELS, "changed_at": {"type": "number"}})
 PATH = {"name": {**NAME, "x-what": "dashboard"}}

@@ -45,6 +45,7 @@ def test_another_users_dashboard_answers_as_a_missing_one(client, auth):
         ({"panels": [{**TABLE, "owner": "joe"}]}, "panels.0"),
         ({"panels": [{**TABLE, "options": {"field": "x" * 65}}]}, "panels.0.options.field"),
         ({"panels": [{**TABLE, "options": {"field": {"deep": 1}}}]}, "panels.0.options.field"),
+        ({"panels": [{**TABLE, "options": {"field": "<b>x</b>"}}]}, "panels.0.options.field"),
         ({"panels": [TABLE] * 13}, "panels"),
         ({}, ""),
     ],
@@ -54,6 +55,13 @@ def test_a_bad_dashboard_is_refused_with_the_path_of_each_problem(client, auth, 
     assert answer.status_code == 400
     assert path in [p["path"] for p in answer.json["error"]["details"]["problems"]]
     assert client.get(API, headers=auth.headers("al")).json == {"dashboards": []}
+
+
+def test_the_largest_dashboard_the_schema_allows_is_stored(client, auth):
+    options = {f"o{'_' * 30}{letter}": "f" * 64 for letter in "abcdefgh"}
+    panels = [{"output": "o" * 64, "view": "chart", "options": options}] * 12
+    saved = client.put(f"{API}/main", json={"panels": panels}, headers=auth.headers("al"))
+    assert saved.status_code == 200 and saved.json["panels"] == panels
 
 
 def test_a_bad_name_and_one_dashboard_too_many_answer_their_codes(client, auth):
