@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from tests.web.steps import open_results
+
 DASH = {
     "version": 1,
     "name": "dash_q",
@@ -55,6 +57,14 @@ def test_a_two_panel_dashboard_shows_live_rows_and_is_there_after_a_reload(login
         send(live, 12.5)
         expect(rows(page, "12.5")).to_have_count(2)
         expect(panel(page, "dash_pos").locator("path.ship-marker")).not_to_have_count(0)
+        # the live results page on the same output shares the socket's subscription: its
+        # Unsubscribe leaves the dashboard's panel subscribed
+        open_results(page, "dash_raw")
+        page.locator("#page-results").get_by_role("button", name="Unsubscribe").click()
+        expect(page.locator("#page-results .notice")).to_have_text("Unsubscribed from dash_raw.")
+        page.get_by_role("link", name="Dashboard").click()
+        send(live, 12.75)
+        expect(rows(page, "12.75")).to_have_count(2)
         kept = live.api("al", "GET", "/dashboards/main").json()["panels"]
         assert [(p["output"], p["view"]) for p in kept] == [
             ("dash_raw", "table"),

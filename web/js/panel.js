@@ -26,6 +26,7 @@ export class Panel {
     this.changed = changed;
     this.subscribed = false;
     this.refused = false;
+    this.started = false;
     this.drawing = null;
     this.picker = viewPicker({ name: "panel-view", "aria-label": `View of ${output}`,
       onchange: () => this.switchTo(this.picker.value) });
@@ -78,6 +79,8 @@ export class Panel {
   }
 
   refuse(text) {
+    this.options = this.spec().options;   // kept while the panel waits for its output
+    this.started = false;
     this.subscribed = false;
     this.refused = true;
     this.element.dataset.state = "refused";
