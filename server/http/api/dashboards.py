@@ -67,7 +67,7 @@ def describe(name: str):
 def put(name: str):
     """Store one of the caller's dashboards, new or replaced whole (the page saves each change).
 
-    A user keeps at most 20 (TOO_MANY_DASHBOARDS) of 12 panels each."""
+    A user keeps a limited number of them: one more is TOO_MANY_DASHBOARDS."""
     return _shown(services().catalog.dashboards.put(subject(), name, g.body["panels"]))
 
 
