@@ -23,6 +23,7 @@ from catalog.accounts import Accounts
 from catalog.audit import Entry, query
 from catalog.authorizer import decide_any
 from catalog.core import Core, Settings
+from catalog.dashboards import Dashboards
 from catalog.grants import Grants
 from catalog.leases import Leases
 from catalog.levels import Levels
@@ -56,6 +57,7 @@ class Catalog:
         self.policies = Policies(self.core)
         self.rewrites = Rewrites(self.core)
         self.leases = Leases(self.core)
+        self.dashboards = Dashboards(self.core)
         box_types.add_missing(self.core)
 
     @classmethod

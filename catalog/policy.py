@@ -145,6 +145,11 @@ OPERATIONS: Mapping[str, Rule] = {
     "outputs.recent": needs(Need(A.SUBSCRIBE, OUTPUT)),
     "outputs.results": needs(Need(A.SUBSCRIBE, OUTPUT)),
     "outputs.variant": needs(Need(A.SUBSCRIBE, OUTPUT)),
+    # a session's own dashboards: the catalog looks a name up among its user's only
+    "dashboards.index": SESSION,
+    "dashboards.describe": SESSION,
+    "dashboards.put": SESSION,
+    "dashboards.delete": SESSION,
     # permissions: the catalog also checks that a granter holds what it grants
     "permissions.table": needs(ADMIN),
     "permissions.of": needs((Need(A.CHANGE_PERM, ANY), ADMIN)),

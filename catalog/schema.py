@@ -293,6 +293,15 @@ diagram_role_words = Table(
     CheckConstraint("words BETWEEN 1 AND 64"),
 )
 
+dashboards = Table(
+    "dashboards",
+    metadata,
+    Column("user_id", INT, _ref("users.id"), primary_key=True),
+    Column("name", Text, primary_key=True),
+    Column("panels", Text, nullable=False),
+    Column("changed_at", FLOAT, nullable=False),
+)
+
 # The change log's notes (``catalog.changelog``): a temporary table of the writing connection,
 # made with it, never by a migration.
 touched = Table("touched", MetaData(), Column("what", Text, nullable=False), Column("id", INT))

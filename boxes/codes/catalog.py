@@ -175,3 +175,15 @@ LEVEL_NOT_DOMINATED = define(
     "diagram {diagram!r} runs at level {level}, which your clearance does not dominate",
     "catalog",
 )
+TOO_MANY_DASHBOARDS = define(
+    "TOO_MANY_DASHBOARDS",
+    409,
+    "you have {count} dashboards, the most a user may keep; delete one first",
+    "catalog",
+)
+DASHBOARD_TOO_LARGE = define(
+    "DASHBOARD_TOO_LARGE",
+    400,
+    "the dashboard takes {size} bytes; at most {limit} may be stored",
+    "catalog",
+)

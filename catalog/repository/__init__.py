@@ -21,6 +21,14 @@ from catalog.repository.bookkeeping import (
     put_lease,
     take_touched,
 )
+from catalog.repository.dashboards import (
+    DashboardRow,
+    count_dashboards,
+    dashboards_of,
+    delete_dashboard,
+    has_dashboard,
+    put_dashboard,
+)
 from catalog.repository.diagrams import (
     DiagramVersion,
     RewriteRow,
@@ -112,6 +120,7 @@ from catalog.repository.subjects import (
 )
 
 __all__ = [
+    "DashboardRow",
     "DiagramVersion",
     "LevelRows",
     "MAX_ROLE_BITS",
@@ -125,12 +134,15 @@ __all__ = [
     "bump_catalog_version",
     "catalog_version",
     "coi_class_exists",
+    "count_dashboards",
     "collation",
     "companies_in",
     "company_exists",
     "company_uses",
+    "dashboards_of",
     "data_version",
     "delete_coi_class",
+    "delete_dashboard",
     "delete_company",
     "delete_diagram_versions",
     "delete_grant",
@@ -149,6 +161,7 @@ __all__ = [
     "forget_legacy_version",
     "function_note",
     "get_rewrite",
+    "has_dashboard",
     "get_role_words",
     "insert_audit",
     "insert_coi_class",
@@ -177,6 +190,7 @@ __all__ = [
     "notify",
     "password_hash",
     "purge_expired_sessions",
+    "put_dashboard",
     "put_lease",
     "put_policy",
     "put_rewrite",

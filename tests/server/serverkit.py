@@ -98,6 +98,7 @@ def build_world(cat) -> dict[str, str]:
     cat.objects.add_stream(ed, "guarded", "fs")  # no diagram reads it
     cat.policies.put(joe, [UNUSED_POLICY])  # only for the policy routes to act on
     cat.policies.set_attributes(joe, "al", {"floor": 1})
+    cat.dashboards.put(ed, "main", [{"output": "out1", "view": "table"}])
     for who in (joe, ed, al):
         cat.sessions.logout(who)
     return passwords

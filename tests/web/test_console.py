@@ -84,9 +84,9 @@ def test_logging_in_and_looking_round_leaves_no_denial(login, live):
     for user in ("bob", "al"):
         page = login(user)
         expect(page.locator("#nav a")).to_have_text(
-            ["Editor", "Live results", "Catalog", "Streams"]
+            ["Editor", "Live results", "Dashboard", "Catalog", "Streams"]
         )
-        for link in ("Live results", "Catalog", "Streams", "Editor"):
+        for link in ("Live results", "Dashboard", "Catalog", "Streams", "Editor"):
             page.get_by_role("link", name=link).click()
             expect(page.get_by_role("link", name=link)).to_have_attribute("aria-current", "page")
     assert {user: denials(live, user) for user in ("al", "bob")} == before

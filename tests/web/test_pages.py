@@ -8,6 +8,7 @@ from tests.web.steps import admin_tab, palette_types, watch_scripts
 PAGES = {
     "Editor": "#page-editor",
     "Live results": "#page-results",
+    "Dashboard": "#page-dashboard",
     "Catalog": "#page-catalog",
     "Admin": "#page-admin",
 }

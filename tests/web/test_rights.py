@@ -73,7 +73,9 @@ def test_a_user_without_rights_sees_nothing_of_others(login, live, private_diagr
     assert not leak.search(page.content())
 
     # No Admin link, and the address of the console shows the editor, with no console drawn.
-    expect(page.locator("#nav a")).to_have_text(["Editor", "Live results", "Catalog", "Streams"])
+    expect(page.locator("#nav a")).to_have_text(
+        ["Editor", "Live results", "Dashboard", "Catalog", "Streams"]
+    )
     page.evaluate("location.hash = '#admin'")
     expect(page.locator("#page-editor")).to_be_visible()
     expect(page.locator("#page-admin")).to_be_hidden()

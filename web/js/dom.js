@@ -126,6 +126,14 @@ export function select(options, attrs = {}) {
     typeof o === "string" ? el("option", { value: o }, o) : el("option", { value: o.value }, o.label)));
 }
 
+/** Select `value` in a <select> if one of its options has it (a choice kept from before may no
+ * longer be offered); whether it did. */
+export function pick(node, value) {
+  if (typeof value !== "string" || ![...node.options].some((o) => o.value === value)) return false;
+  node.value = value;
+  return true;
+}
+
 /**
  * A console form: a heading, one labelled field per [label, control], Save; on submit the
  * fields' values by name go to `submit` (the page stays).

@@ -1,11 +1,12 @@
 // Start-up and navigation: log in (or resume the session the browser holds), open the socket,
-// show one page at a time (#editor, #results, #catalog, #admin), and refresh the page in view
+// show one page at a time (#editor, #results, #dashboard, #catalog, #admin), and refresh the page in view
 // whenever the server announces a catalog change.
 import * as api from "./api.js";
 import { AdminConsole } from "./admin.js";
 import { loginView, logout, resume } from "./auth.js";
 import { capabilities } from "./capabilities.js";
 import { CatalogBrowser } from "./catalog.js";
+import { Dashboard } from "./dashboard.js";
 import { el, fill } from "./dom.js";
 import { Editor } from "./editor.js";
 import { changePassword } from "./password.js";
@@ -14,7 +15,7 @@ import * as socket from "./socket.js";
 import { StreamsPage } from "./streams.js";
 
 const $ = (id) => document.getElementById(id);
-const PAGES = { editor: "Editor", results: "Live results", catalog: "Catalog", streams: "Streams", admin: "Admin" };
+const PAGES = { editor: "Editor", results: "Live results", dashboard: "Dashboard", catalog: "Catalog", streams: "Streams", admin: "Admin" };
 let pages = null;   // page name -> {view, section}, built after login
 
 async function start() {
@@ -32,6 +33,7 @@ async function start() {
 function showLogin(reason) {
   socket.disconnect();
   pages?.editor.view.close();
+  pages?.dashboard.view.close();
   pages = null;
   $("app").hidden = true;
   fill($("whoami"));
@@ -58,6 +60,7 @@ async function enter(me) {
   pages = {
     editor: { view: new Editor($("page-editor")) },
     results: { view: new Results($("page-results")) },
+    dashboard: { view: new Dashboard($("page-dashboard")) },
     catalog: { view: new CatalogBrowser($("page-catalog")) },
     streams: { view: new StreamsPage($("page-streams")) },
   };

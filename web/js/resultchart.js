@@ -3,17 +3,19 @@
 // time (an aggregate's groups, ships, patients) draws one line per group: "One line per" picks
 // the identifier or text field that names them.
 import { TimeChart } from "./charts.js";
-import { el, field, fill, select } from "./dom.js";
+import { el, field, fill, pick, select } from "./dom.js";
 import { chartFields } from "./measures.js";
 
 const KEEP = 1000;      // tuples kept for redrawing when the choice of lines changes
 const MAX_LINES = 8;    // groups beyond those first seen are left out (a note says so)
 
 export class ResultChart {
-  constructor() {
+  /** `onchange()` is called when the user picks other lines (a dashboard saves the choice). */
+  constructor(onchange = () => {}) {
     this.chart = new TimeChart("Measures", { utc: true, capacity: KEEP, height: 220 });
-    this.fieldPicker = select([], { name: "chart-field", onchange: () => this.redraw() });
-    this.splitPicker = select([], { name: "chart-split", onchange: () => this.redraw() });
+    const picked = () => { this.redraw(); onchange(); };
+    this.fieldPicker = select([], { name: "chart-field", onchange: picked });
+    this.splitPicker = select([], { name: "chart-split", onchange: picked });
     this.note = el("p", { class: "hint", "aria-live": "polite" });   // the page has its own status
     this.element = el("div", { class: "result-chart" },
       el("div", { class: "chart-choices" },
@@ -38,6 +40,17 @@ export class ResultChart {
     this.splitPicker.value = splits[0] || "";
     this.numeric = measures;
     this.redraw();
+  }
+
+  /** The user's choices, {field, split} ("" for all measures, or no split), to keep; `choose`
+   * gives them back, each only if the output still offers it. */
+  choices() {
+    return { field: this.fieldPicker.value, split: this.splitPicker.value };
+  }
+
+  choose({ field, split } = {}) {
+    const changed = [pick(this.fieldPicker, field), pick(this.splitPicker, split)];
+    if (changed.some(Boolean)) this.redraw();
   }
 
   /** New tuples, as they arrive. */

@@ -5,30 +5,24 @@
 import * as api from "./api.js";
 import { el, field, fill, notice, select } from "./dom.js";
 import { ResultChart } from "./resultchart.js";
-import { mapFields, ShipMap } from "./shipmap.js";
+import { mapChoices, ShipMap } from "./shipmap.js";
 import * as socket from "./socket.js";
+import { TupleTable } from "./tupletable.js";
 
-const MAX_ROWS = 200;
 // A subscribe may start the reader's own variant of a rewritten diagram, which waits for its
 // queries as a deploy does (docs/rewrite.md): the server's deploy timeout, and some.
-const SUBSCRIBE_WAIT = 130000;
-const SOURCES = "_sources";
-const LEVEL = "_level";
-const HIDDEN = "_hidden";   // fields the provider's security policy hides from this session
-const NUMERIC = new Set(["long", "double"]);   // only on an output of a diagram at a level: per COI class, a company or T
+export const SUBSCRIBE_WAIT = 130000;
 
 export class Results {
   constructor(root) {
     this.output = null;
-    this.columns = [];
     this.count = 0;
     this.picker = select([], { name: "output" });
     this.message = el("p", { class: "notice", role: "status" });
     this.counter = el("span", { class: "counter", "aria-live": "off" }, "0 tuples");
     // on an output of a stream security punctuations govern: the policy of the rows arriving
     this.policy = el("p", { class: "policy", "aria-live": "polite" });
-    this.head = el("thead");
-    this.body = el("tbody");
+    this.table = new TupleTable();
     this.chart = new ResultChart();
     this.map = new ShipMap();
     this.mapSection = el("section", { class: "results-map", "aria-label": "Live map", hidden: true },
@@ -45,7 +39,7 @@ export class Results {
     fill(root, form, el("div", { class: "results-body" },
       el("section", { class: "results-table", "aria-label": "Arriving tuples" },
         el("h2", {}, "Arriving tuples ", this.counter), this.policy,
-        el("div", { class: "scroll" }, el("table", { class: "tuples" }, this.head, this.body))),
+        el("div", { class: "scroll" }, this.table.element)),
       el("section", { class: "results-chart", "aria-label": "Live chart" },
         el("h2", {}, "Live chart"), this.chart.element),
       this.mapSection));
@@ -70,9 +64,9 @@ export class Results {
   async subscribe(output) {
     if (!output) return;
     if (this.output) await this.unsubscribe();
-    const schema = await this.schemaOf(output);   // before subscribing: no tuple may wait for it
+    const schema = await schemaOf(output);   // before subscribing: no tuple may wait for it
     try {
-      await socket.call("subscribe", { output }, SUBSCRIBE_WAIT);
+      await socket.subscribe({ output }, SUBSCRIBE_WAIT);
     } catch (error) {
       notice(this.message, error.message, "error");
       return;
@@ -80,10 +74,8 @@ export class Results {
     this.output = output;
     this.schema = schema;
     this.next = null;
-    this.columns = [];
     this.count = 0;
-    fill(this.head);
-    fill(this.body);
+    this.table.clear();
     this.chart.start(schema, null);
     this.mapSection.hidden = true;
     if (schema) this.startMap(Object.entries(schema.fields));
@@ -92,21 +84,12 @@ export class Results {
     notice(this.message, `Subscribed to ${output}; tuples appear as they arrive.`, "ok");
   }
 
-  /** The output's schema (its fields' types and event time), or null if not known yet. */
-  async schemaOf(output) {
-    try {
-      return (await api.get(`/outputs/${api.seg(output)}`)).schema || null;
-    } catch {
-      return null;
-    }
-  }
-
   async unsubscribe() {
     if (!this.output) return;
     const output = this.output;
     this.output = null;
     try {
-      await socket.call("unsubscribe", { output });
+      await socket.unsubscribe(output);
       notice(this.message, `Unsubscribed from ${output}.`);
     } catch (error) {
       notice(this.message, error.message, "error");
@@ -164,41 +147,24 @@ export class Results {
   }
 
   show(tuples) {
-    if (!this.columns.length && tuples.length) this.setColumns(tuples[0]);
-    for (const tuple of tuples) {
-      const hidden = tuple[HIDDEN] || [];
-      this.body.prepend(el("tr", {}, this.columns.map((c) => hidden.includes(c)
-        ? el("td", { class: "withheld", title: "hidden from your roles by the data's security policy" }, "hidden")
-        : el("td", {}, cell(tuple[c]))),
-        el("td", { class: "sources" }, (tuple[SOURCES] || []).join(", ")),
-        this.levelled ? el("td", { class: "level" }, levelText(tuple[LEVEL])) : null));
+    if (!this.schema && !this.table.columns.length && tuples.length) {   // types from the first tuple
+      this.chart.start(null, tuples[0]);
+      this.startMap(entriesOf(tuples[0]));
     }
+    this.table.add(tuples);
     this.chart.add(tuples);
     if (!this.mapSection.hidden) this.map.add(tuples);
-    while (this.body.rows.length > MAX_ROWS) this.body.lastElementChild.remove();
     this.count += tuples.length;
     this.counter.textContent = `${this.count} tuples`;
-  }
-
-  setColumns(first) {
-    this.columns = Object.keys(first).filter((k) => k !== SOURCES && k !== LEVEL && k !== HIDDEN);
-    this.levelled = LEVEL in first;
-    fill(this.head, el("tr", {}, this.columns.map((c) => el("th", { scope: "col" }, c)),
-      el("th", { scope: "col" }, "sources"), this.levelled ? el("th", { scope: "col" }, "level") : null));
-    if (!this.schema) {   // types from the first tuple, then
-      this.chart.start(null, first);
-      this.startMap(Object.entries(first).map(([k, v]) => [k, typeof v === "string" ? "string" : typeof v]));
-    }
   }
 
   /** Show the live map when the output's fields [[name, type], ...] have a position (its
    * coastline and the user's port are drawn when they have loaded; positions at once). */
   startMap(entries) {
-    const fields = mapFields(entries.map(([name]) => name));
-    if (!fields) return;
+    const choices = mapChoices(entries);
+    if (!choices) return;
     this.mapSection.hidden = false;   // before Leaflet measures its area
-    const texts = entries.filter(([name, type]) => type === "string" && !name.startsWith("_")).map(([name]) => name);
-    this.map.start(fields, texts);
+    this.map.start(choices.fields, choices.texts);
   }
 
   /** A change of policies or attributes moved the subscription to another result log
@@ -216,13 +182,16 @@ export class Results {
   }
 }
 
-/** A level as "banks: A, oil: T", or "public" when every class is ⊥. */
-function levelText(level) {
-  const entries = Object.entries(level || {});
-  return entries.length ? entries.map(([coi, entry]) => `${coi}: ${entry}`).join(", ") : "public";
+/** The output's schema (its fields' types and event time), or null if not known yet. */
+export async function schemaOf(output) {
+  try {
+    return (await api.get(`/outputs/${api.seg(output)}`)).schema || null;
+  } catch {
+    return null;
+  }
 }
 
-function cell(value) {
-  if (value === null || value === undefined) return "";
-  return typeof value === "object" ? JSON.stringify(value) : String(value);
+/** A tuple's fields as [[name, type]], for an output whose schema is not known. */
+export function entriesOf(tuple) {
+  return Object.entries(tuple).map(([k, v]) => [k, typeof v === "string" ? "string" : typeof v]);
 }

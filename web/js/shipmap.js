@@ -5,7 +5,7 @@
 // came from (its sources, or a text field such as its company), and the user's own port
 // (their attributes' box, the `self` a port's policy reads) is drawn as an area.
 import * as api from "./api.js";
-import { el, field, fill, select } from "./dom.js";
+import { el, field, fill, pick, select } from "./dom.js";
 
 const COAST = "/static/vendor/world-atlas/land-10m.json";
 const LATITUDE = ["lat", "latitude"];
@@ -28,6 +28,15 @@ export function mapFields(names) {
   return lat && lon ? { lat, lon, id: pick(SHIP_ID) } : null;
 }
 
+/** What a map of an output with fields [[name, type], ...] draws: {fields: mapFields' answer,
+ * texts: the text fields it may colour by}; null without a position to draw. */
+export function mapChoices(entries) {
+  const fields = mapFields(entries.map(([name]) => name));
+  if (!fields) return null;
+  const texts = entries.filter(([name, type]) => type === "string" && !name.startsWith("_")).map(([name]) => name);
+  return { fields, texts };
+}
+
 /** A user's port as a [[south, west], [north, east]] box, from attributes named as a port's
  * boundary policy reads them (`self.west`, `self.south`, `self.east`, `self.north`). */
 export function portBox(attributes) {
@@ -37,8 +46,9 @@ export function portBox(attributes) {
 }
 
 export class ShipMap {
-  constructor() {
-    this.colourPicker = select([], { name: "map-colour", onchange: () => this.recolour() });
+  /** `onchange()` is called when the user picks another colouring (a dashboard saves it). */
+  constructor(onchange = () => {}) {
+    this.colourPicker = select([], { name: "map-colour", onchange: () => { this.recolour(); onchange(); } });
     this.area = el("div", { class: "map-area", role: "region", "aria-label": "Ship positions" });
     this.legend = el("ul", { class: "map-legend", "aria-label": "Colours" });
     this.rows = el("tbody");
@@ -73,6 +83,17 @@ export class ShipMap {
     } catch (error) {
       this.note.textContent = `The map is incomplete: ${error.message}`;
     }
+  }
+
+  /** The user's choices, {colour}, to keep; `choose` gives them back (one no longer offered is
+   * left as it is). */
+  choices() {
+    return { colour: this.colourPicker.value };
+  }
+
+  choose({ colour } = {}) {
+    if (!pick(this.colourPicker, colour)) return;
+    this.recolour();
   }
 
   build() {

@@ -4,6 +4,7 @@ right role, the owner and an administrator. A route missing from CASES fails the
 Callers (see ``world`` in conftest): bob has no permissions; ed owns ``fs``, ``spare`` and
 ``feed`` and was granted VIEW, SET_QUERY_STATUS and SUBSCRIBE on al's ``q1``/``out1``; al owns
 ``q1``/``out1`` and was granted VIEW, WRITE and READ_TUPLE on ``feed``; joe is the administrator.
+ed has the dashboard ``main``, which nobody else reaches.
 Without Spark (``runtime: False``) an authorized deploy or ingest answers 503: the refusals
 around it show the check comes first.
 """
@@ -297,6 +298,31 @@ CASES = [
         None,
         DIAGRAM_CALLERS,
         (401, 404, 503, 503, 403),  # allowed, then: this app runs no stream runtime
+    ),
+    ("GET", "/api/v1/dashboards", None, None, OBJECT_CALLERS, (401, 200, 200, 200, 200)),
+    (
+        "GET",
+        "/api/v1/dashboards/<name>",
+        "/api/v1/dashboards/main",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 404, 200, 404),
+    ),
+    (
+        "PUT",
+        "/api/v1/dashboards/<name>",
+        "/api/v1/dashboards/main",
+        {"panels": [{"output": "out1", "view": "chart", "options": {"field": "avg_price"}}]},
+        OBJECT_CALLERS,
+        (401, 200, 200, 200, 200),
+    ),
+    (
+        "DELETE",
+        "/api/v1/dashboards/<name>",
+        "/api/v1/dashboards/main",
+        None,
+        OBJECT_CALLERS,
+        (401, 404, 404, 204, 404),
     ),
     ("GET", "/api/v1/permissions", None, None, ADMIN_CALLERS, (401, 403, 403, 403, 200)),
     (
