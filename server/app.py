@@ -21,6 +21,7 @@ from catalog.bootstrap import ensure_admin
 from server.control import datadir
 from server.control.variants import Variants
 from server.http import api, errors, guard, openapi, security
+from server.ingest.here import here
 from server.limits import store
 from server.limits.rate import TupleRate
 from server.limits.throttle import Throttle
@@ -98,7 +99,9 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     svc.on_close.append(counts.close)
     if settings.redis_url is not None:
         svc.relay = Relay(
-            settings.redis_url.get_secret_value(), svc.delivery, lambda: svc.runtime is not None
+            settings.redis_url.get_secret_value(),
+            svc.delivery,
+            lambda: here(svc).runtime is not None,
         )
         svc.relay.start()
         svc.on_close.append(svc.relay.stop)
@@ -140,8 +143,9 @@ def close_app(app: Flask) -> None:
     svc.connections.stop()
     if svc.lease is not None:
         svc.lease.stop()
-    if svc.runtime is not None:
-        svc.runtime.close()
+    runtime = here(svc).runtime
+    if runtime is not None:
+        runtime.close()
     if svc.lease is not None:
         svc.lease.release()  # after the runtime closed: a standby may start on its files now
     svc.catalog.close()
