@@ -262,9 +262,18 @@ def _no_reserved_events(server) -> None:
     server._handle_event, server.sluice_reserved = event, True
 
 
+def connections(catalog: Catalog, socketio: SocketIO, settings) -> Connections:
+    """The connection registry of the sockets of ``socketio`` (started by ``init_app``)."""
+    return Connections(
+        catalog,
+        lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE),
+        lambda: (settings.max_sockets_per_user, settings.max_sockets_per_address),
+    )
+
+
 def init_app(app, svc, socketio: SocketIO) -> None:
-    """Register the events on this app's socket server and wire the connection registry and
-    the sweeper to it."""
+    """Register the events on this app's socket server and start the connection registry's
+    sweeper."""
     socketio.on_error_default(on_unexpected)
     for event, handler in (
         ("connect", on_connect),
@@ -276,10 +285,4 @@ def init_app(app, svc, socketio: SocketIO) -> None:
     ):
         socketio.on(event, namespace=NAMESPACE)(handler)
     _no_reserved_events(socketio.server)
-    settings = svc.settings
-    svc.connections = Connections(
-        svc.catalog,
-        lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE),
-        lambda: (settings.max_sockets_per_user, settings.max_sockets_per_address),
-    )
     svc.connections.start()

@@ -107,12 +107,11 @@ def variant(name: str):
     (``variant_linger_seconds``) unless asked for again. Answered by the server that runs the
     runtime (another passes the request on to it)."""
     svc = services()
-    here(svc).needed()  # the variant starts on the runtime here, through svc.variants
+    here(svc).needed()  # a variant starts on the runtime here (``svc.variants``)
     key = svc.catalog.objects.get(subject(), OUTPUT, name).name
     route = svc.delivery.route(subject(), key, start=True)
     if route == key:  # the output itself, told by the name asked for (``catalog.names``)
         return {"output": name, "route": name}
-    assert svc.variants is not None  # made by create_app
     svc.variants.left(route)  # asked for, not read here: it lingers, then stops
     return {"output": name, "route": route}
 
