@@ -116,15 +116,16 @@ def replace(svc, subject: Subject, name: str, body: Mapping[str, Any]) -> Replac
     if doc.get("name") != name:
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
     old = svc.catalog.objects.get(subject, ObjectType.DIAGRAM, name)
-    runtime = here(svc).unless_standby()
+    now = here(svc)
+    stopped_on = now.unless_standby()  # a standby refuses before anything changes
     if old.status != "running":
         objects = svc.catalog.objects.replace_diagram(subject, spec_of(plan, doc))
         svc.variants.end(old.name)
-        if runtime is not None:
-            runtime.remove(old.name)
+        if stopped_on is not None:
+            stopped_on.remove(old.name)
         return Replaced(objects)
     check_clearance(svc.catalog, subject, plan)
-    runtime = here(svc).needed()
+    runtime = now.needed()
     before = runtime.plan(old.name)
     objects = svc.catalog.objects.replace_diagram(subject, spec_of(plan, doc))
     outcome: list[Swap] = []
