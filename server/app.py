@@ -21,6 +21,7 @@ from catalog.bootstrap import ensure_admin
 from server.control import datadir
 from server.control.variants import Variants
 from server.http import api, errors, guard, openapi, security
+from server.ingest.here import here
 from server.limits import store
 from server.limits.rate import TupleRate
 from server.limits.throttle import Throttle
@@ -83,6 +84,14 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     live = LiveLimits(settings)
     counts = store.open_store(settings.redis_url)
     socketio = SocketIO()
+    delivery = Delivery(catalog, SocketRooms(socketio, sockets.NAMESPACE))
+    relay = None
+    if settings.redis_url is not None:
+
+        def holding() -> bool:
+            return here(svc).runtime is not None
+
+        relay = Relay(settings.redis_url.get_secret_value(), delivery, holding)
     svc = Services(
         settings,
         claimed,
@@ -90,23 +99,23 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
         live,
         Throttle(lambda: live.login_attempts_per_minute, counts),
         TupleRate(lambda: live.ingest_tuples_per_second, counts),
-        Delivery(catalog, SocketRooms(socketio, sockets.NAMESPACE)),
+        delivery,
+        sockets.connections(catalog, socketio, settings),
+        changes.notices(socketio, sockets.NAMESPACE),
+        relay,
     )
+    svc.variants = Variants(svc)
     rechecks = Rechecks(catalog, svc.delivery.settle)
     rechecks.start()
     svc.on_close.append(rechecks.stop)
     svc.on_close.append(counts.close)
-    if settings.redis_url is not None:
-        svc.relay = Relay(
-            settings.redis_url.get_secret_value(), svc.delivery, lambda: svc.runtime is not None
-        )
+    if svc.relay is not None:
         svc.relay.start()
         svc.on_close.append(svc.relay.stop)
         keepalive = Keepalive(svc, max(0.5, settings.variant_linger_seconds / 3))
         keepalive.start()
         svc.on_close.append(keepalive.stop)
     svc.delivery.check_relayed = RewriteGuard(catalog).check
-    svc.variants = Variants(svc)
     live.update(limits.stored_changes(catalog))
     app.extensions["sluice"] = svc
 
@@ -118,7 +127,7 @@ def _build(settings: Settings, claimed: datadir.DataDir) -> Flask:
     _pages(app)
     socketio.init_app(app, async_mode=ASYNC_MODE, max_http_buffer_size=settings.max_request_bytes)
     sockets.init_app(app, svc, socketio)
-    svc.on_close.append(changes.init_app(svc, socketio, sockets.NAMESPACE).stop)
+    svc.on_close.append(changes.init_app(svc).stop)
     missing = guard.unguarded(app)
     if missing:
         raise RuntimeError(
@@ -140,8 +149,9 @@ def close_app(app: Flask) -> None:
     svc.connections.stop()
     if svc.lease is not None:
         svc.lease.stop()
-    if svc.runtime is not None:
-        svc.runtime.close()
+    runtime = here(svc).runtime
+    if runtime is not None:
+        runtime.close()
     if svc.lease is not None:
         svc.lease.release()  # after the runtime closed: a standby may start on its files now
     svc.catalog.close()

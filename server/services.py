@@ -1,8 +1,11 @@
 """What one app instance works with, kept in ``app.extensions["sluice"]``.
 
-The settings are the frozen configuration; what changes at run time has its own object
-(``limits``) or is started later (``runtime``, ``connections``, ``changes``, ``variants``:
-``None`` until then).
+Built whole by ``create_app`` (``server/app.py``), which holds the one construction order:
+every part is there from the start, but ``variants``, which works on the services, made right
+after them. The settings are the frozen configuration; what changes at run time has its own
+object (``limits``). Optional, because the feature is: ``relay`` (with a ``redis_url``),
+``lease`` (with the runtime on) and ``runtime`` (``None`` also while this server does not hold
+the lease: callers ask ``server.ingest.here``, never the field).
 """
 
 from __future__ import annotations
@@ -39,12 +42,12 @@ class Services:
     throttle: Throttle
     rate: TupleRate
     delivery: Delivery
-    runtime: Runtime | None = None  # None without Spark (``runtime: false``)
-    connections: Connections | None = None  # set by server.realtime.sockets.init_app
-    changes: ChangeNotices | None = None  # set by server.realtime.changes.init_app
-    variants: Variants | None = None  # set by create_app (server/control/variants.py)
+    connections: Connections  # started by server.realtime.sockets.init_app
+    changes: ChangeNotices  # started by server.realtime.changes.init_app
+    relay: Relay | None  # with a redis_url: results between servers (realtime/relay.py)
+    variants: Variants = field(init=False)  # made by create_app on these services
+    runtime: Runtime | None = None  # started and stopped by the lease (server.ingest.here)
     lease: RuntimeLease | None = None  # with the runtime on (server/control/lease.py)
-    relay: Relay | None = None  # with a redis_url: results between servers (realtime/relay.py)
     on_close: list[Callable[[], None]] = field(default_factory=list)  # run by close_app, in order
 
 

@@ -34,6 +34,7 @@ from server.cli import health_demo, level_demo, port_demo
 from server.cli.ais_demo import Traffic
 from server.control.diagrams import open_logs, plan_for, run_named, spec_of
 from server.ingest.admission import ingest
+from server.ingest.here import here
 from server.ingest.nmea import read_nmea
 
 log = logging.getLogger(__name__)
@@ -169,7 +170,7 @@ class AisFeed:
         ingest(self.svc, ed, stream, read)
 
     def _nmea(self, stream: str, lines: list[str]):
-        schema = self.svc.runtime.log.schema(stream)
+        schema = here(self.svc).needed().log.schema(stream)
         return lambda: read_nmea("\n".join(lines).encode(), schema, stream)
 
     def _run(self) -> None:

@@ -33,7 +33,7 @@ from catalog.snapshot import Snapshot
 from server.control.lease import RuntimeLease, holder_name
 from server.control.relabel import relabeller
 from server.control.rewrites import deployed_plan, key_of
-from server.ingest.admission import runtime_of
+from server.ingest.here import here
 
 MAX_DOCUMENT_NODES = 100_000
 log = logging.getLogger(__name__)
@@ -272,7 +272,7 @@ def run(
     )
     batches = svc.relay.deliver if svc.relay is not None else svc.delivery.on_batch
     relabel = relabeller(svc.catalog, diagram.name, running)
-    runtime_of(svc).deploy(diagram.name, running, batches, relabel=relabel)
+    here(svc).needed().deploy(diagram.name, running, batches, relabel=relabel)
 
 
 def affordable_rewrite(svc, diagram, running: Plan, deployer: Subject | None) -> None:
@@ -293,12 +293,12 @@ def affordable_rewrite(svc, diagram, running: Plan, deployer: Subject | None) ->
         raise
 
 
-def status_of(svc, diagram) -> str:
+def status_of(runtime, diagram) -> str:
     """A diagram's status as every answer shows it: the one its owner set (``running`` or
     ``stopped``: what a restarted server resumes), but ``failed`` while it is to run and the
     runtime has given up on it (``Runtime.given_up``: a failure after its automatic restarts,
-    or one not retried), until it is deployed or stopped again."""
-    runtime = svc.runtime
+    or one not retried), until it is deployed or stopped again. ``runtime``: this server's
+    (``here(svc).runtime``), None without one."""
     if diagram.status == "running" and runtime is not None and runtime.given_up(diagram.name):
         return "failed"
     return diagram.status
@@ -313,8 +313,9 @@ def run_named(
 
 def open_logs(svc) -> None:
     """Make sure every catalog input stream has its ingestion log (creating one is idempotent)."""
+    runtime = here(svc).needed()
     for name, schema in svc.catalog.objects.input_streams().items():
-        svc.runtime.create_stream(name, parse_schema(schema, name)[0])
+        runtime.create_stream(name, _schema(schema, name))
 
 
 def keep_runtime(svc) -> None:

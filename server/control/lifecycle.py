@@ -23,7 +23,7 @@ from boxes.errors import InvalidInput
 from catalog import CatalogObject, ObjectType, Subject
 from server.control.diagrams import check_clearance, plan_for, planned, run_named, spec_of
 from server.control.swap import Swap, dropping, judged
-from server.ingest.admission import runtime_if_any, runtime_of
+from server.ingest.here import here
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def create(
     ``deploy``, recorded to run in the same transaction and started, as ``deploy`` starts
     one (a runtime must be there first; if it cannot start, it stays, recorded stopped)."""
     if deploy:
-        runtime_of(svc)
+        here(svc).needed()
     doc, plan = planned(svc.catalog, subject, body, svc.limits.cost_ceilings())
     created = svc.catalog.objects.add_diagram(
         subject, spec_of(plan, doc), body.get("role"), running=deploy
@@ -70,7 +70,7 @@ def create(
 def deploy(svc, subject: Subject, name: str) -> CatalogObject:
     """Record that the diagram is to run and start it; if it cannot start, it is recorded
     stopped again."""
-    runtime_of(svc)
+    here(svc).needed()
     diagram = svc.catalog.objects.set_query_status(subject, name, "running")
     _started(svc, subject, diagram)
     return diagram
@@ -86,7 +86,7 @@ def _started(svc, subject: Subject, diagram: CatalogObject) -> None:
 def stop(svc, subject: Subject, name: str) -> CatalogObject:
     """Record that the diagram is stopped, end its variants and stop its queries (their
     checkpoints stay, so a deploy resumes it)."""
-    runtime = runtime_if_any(svc)
+    runtime = here(svc).unless_standby()
     diagram = svc.catalog.objects.set_query_status(subject, name, "stopped")
     svc.variants.end(diagram.name)
     if runtime is not None:
@@ -96,7 +96,7 @@ def stop(svc, subject: Subject, name: str) -> CatalogObject:
 
 def drop(svc, subject: Subject, name: str) -> None:
     """Drop the diagram from the catalog, then what ran of it: variants, queries, state."""
-    runtime = runtime_if_any(svc)
+    runtime = here(svc).unless_standby()
     key = svc.catalog.objects.drop(subject, ObjectType.DIAGRAM, name).name
     svc.variants.end(key)
     if runtime is not None:
@@ -116,15 +116,16 @@ def replace(svc, subject: Subject, name: str, body: Mapping[str, Any]) -> Replac
     if doc.get("name") != name:
         raise InvalidInput(code=codes.NAME_CHANGED, name=name)
     old = svc.catalog.objects.get(subject, ObjectType.DIAGRAM, name)
-    runtime = runtime_if_any(svc)
+    now = here(svc)
+    stopped_on = now.unless_standby()  # a standby refuses before anything changes
     if old.status != "running":
         objects = svc.catalog.objects.replace_diagram(subject, spec_of(plan, doc))
         svc.variants.end(old.name)
-        if runtime is not None:
-            runtime.remove(old.name)
+        if stopped_on is not None:
+            stopped_on.remove(old.name)
         return Replaced(objects)
     check_clearance(svc.catalog, subject, plan)
-    runtime = runtime_of(svc)
+    runtime = now.needed()
     before = runtime.plan(old.name)
     objects = svc.catalog.objects.replace_diagram(subject, spec_of(plan, doc))
     outcome: list[Swap] = []

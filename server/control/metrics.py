@@ -38,19 +38,22 @@ WITHHELD_ERROR = "the diagram failed; its error is shown to those who may read a
 BEHIND_SECONDS = 10.0
 
 
-def shown(svc, subject: Subject, name: str, progress: dict[str, Any] | None) -> dict | None:
+def shown(
+    svc, runtime, subject: Subject, name: str, progress: dict[str, Any] | None
+) -> dict | None:
     """``progress`` (``Runtime.status``) with the counts and error ``subject`` may not see
-    left out; ``withheld`` names the boxes whose counts were left out."""
+    left out; ``withheld`` names the boxes whose counts were left out. ``runtime``: the one
+    that reported ``progress``."""
     if progress is None:
         return None
-    plan = svc.runtime.plan(name)
+    plan = runtime.plan(name)
     if plan is None:  # never deployed here: nothing counted
         return {**progress, "withheld": []}
     allowed = _readable_boxes(svc, subject, plan)
     boxes = progress.get("boxes", {})
     withheld = sorted(public_of(b) for b in set(boxes) - allowed)
     error = progress["error"]
-    waiting, lags = backlog(svc, name, plan)
+    waiting, lags = backlog(runtime, name, plan)
     outputs = {
         o: {**p, **lags.get(o, _UNKNOWN)} for o, p in progress["outputs"].items() if o in allowed
     }
@@ -68,18 +71,18 @@ def shown(svc, subject: Subject, name: str, progress: dict[str, Any] | None) -> 
 _UNKNOWN = {"rows_waiting": None, "event_lag_seconds": None, "behind": False}
 
 
-def backlog(svc, name: str, plan: Plan) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+def backlog(runtime, name: str, plan: Plan) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
     """Per input box, the most rows any output's query has yet to read from its log (what
     waits on the arrows out of it); per output, the rows its query has yet to read from all
     its inputs, how far the newest event time it read is behind the clock, and whether it
     falls behind (``BEHIND_SECONDS``). Measured from the runtime's log heads and the offsets
     Spark's last progress read up to; an output with no batch yet is left out."""
     keys = {s: s for s in plan.streams()} | {b: result_key(o) for b, o in plan.derived().items()}
-    heads = _heads(svc.runtime, plan, keys)
+    heads = _heads(runtime, plan, keys)
     lineages = observed.lineages(plan)
     per_box: dict[str, int] = {}
     per_output: dict[str, dict[str, Any]] = {}
-    for output, report in svc.runtime.last_progress(name).items():
+    for output, report in runtime.last_progress(name).items():
         read = _read_up_to(report)
         mine = lineages[output] & set(keys)
         waiting = {b: heads[b] - read[keys[b]] for b in mine if b in heads and keys[b] in read}

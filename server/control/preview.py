@@ -36,6 +36,7 @@ from catalog.objects import Resumable
 from server.control.diagrams import affordable, plan_of, resolved
 from server.control.relabel import relabeller
 from server.control.rewrites import reader_rewrite
+from server.ingest.here import here
 from server.ingest.segments import tail
 from server.runtime.source import frame_rows
 
@@ -73,7 +74,7 @@ def preview(svc, subject: Subject, diagram: str, box: str, rows: int) -> dict[st
     the running ``diagram``'s inputs (at most ``rows`` results, the newest)."""
     key = svc.catalog.objects.get(subject, ObjectType.DIAGRAM, diagram).name
     found = [r for r in svc.catalog.objects.resumable() if r.diagram.name == key]
-    runtime = svc.runtime  # read once: the lease may take it away meanwhile
+    runtime = here(svc).runtime
     if not found or runtime is None:
         raise Conflict(code=codes.PREVIEW_NOT_RUNNING, diagram=diagram)
     (running,) = found

@@ -30,6 +30,7 @@ from catalog.authorizer import decide
 from catalog.objects import Resumable
 from catalog.policies import protected, rewrite_subject
 from catalog.snapshot import Snapshot
+from server.ingest.here import here
 
 log = logging.getLogger(__name__)
 
@@ -225,8 +226,9 @@ def revalidate(svc, by: Subject) -> list[str]:
             continue
         ended = Conflict(code=codes.REWRITE_STALE, diagram=diagram.public, reason=reason)
         svc.variants.end(diagram.name, ended)
-        if svc.runtime is not None:
-            svc.runtime.stop(diagram.name)
+        runtime = here(svc).runtime
+        if runtime is not None:
+            runtime.stop(diagram.name)
         catalog.rewrites.mark_stale(diagram, reason, by)
         for output in outputs:
             svc.delivery.end(output, ended)

@@ -29,7 +29,7 @@ from catalog.names import public_of
 from catalog.objects import Resumable
 from server.control.relabel import relabeller
 from server.control.rewrites import key_of, reader_rewrite
-from server.ingest.admission import runtime_of
+from server.ingest.here import here
 
 log = logging.getLogger(__name__)
 MARK = ".v-"  # between a diagram's or output's name and a variant's key
@@ -117,7 +117,7 @@ class Variants:
         keyed = resumable.keyed(mine.plan)
         plan = affordable(renamed(keyed, suffix), self.svc.limits.cost_ceilings())
         variant = Variant(name, key, name + suffix, {o: o + suffix for o in keyed.outputs})
-        delivery, runtime = self.svc.delivery, runtime_of(self.svc)
+        delivery, runtime = self.svc.delivery, here(self.svc).needed()
         public = {ours: output for output, ours in variant.outputs.items()}
         labels = Labels.of(plan, resumable.sources)
         delivery.register(plan.outputs, labels, plan.semantics(), None, public, rewrite=key)
@@ -134,8 +134,9 @@ class Variants:
     def _stop(self, variant: Variant) -> None:
         """Stop a variant and delete its checkpoints and result log (the lock held)."""
         self._running.pop((variant.diagram, variant.key), None)
-        if self.svc.runtime is not None:
-            self.svc.runtime.remove(variant.runtime_id)
+        runtime = here(self.svc).runtime
+        if runtime is not None:
+            runtime.remove(variant.runtime_id)
         self.svc.delivery.unregister(variant.outputs.values())
         log.info("variant %s of %s stopped", variant.runtime_id, variant.diagram)
 

@@ -3,14 +3,13 @@ that does not hold the runtime passes an append, or a read of an output's result
 results, on to the one that does, and answers with its answer.
 
 Only the holder writes the ingestion logs, so only its acknowledgement means "durable"; only it
-has the result logs. The
-request goes on as the client sent it, with the client's own credentials (its bearer token, or
-its session cookie and CSRF token): the holder authenticates and authorizes it again exactly as
-if the client had called it, and no server vouches for another's users. The holder's address is
-the one its lease records. A request already passed on once is not passed on again (a holder's
-address that points at another standby would otherwise loop): it is refused instead.
-``pass_on`` is that one way for REST (``forward``) and socket.io (``server.realtime.standby``)
-alike.
+has the result logs. The request goes on as the client sent it, with the client's own
+credentials (its bearer token, or its session cookie and CSRF token): the holder authenticates
+and authorizes it again exactly as if the client had called it, and no server vouches for
+another's users. The holder's address is the one its lease records. A request already passed on
+once is not passed on again (a holder's address that points at another standby would otherwise
+loop): it is refused instead. ``pass_on`` is that one way for REST (``forwarded``, which a
+route asks for with ``guarded(forward=True)``) and socket.io (``server.realtime.standby``) alike.
 
 Requests go over one pool of keep-alive connections per process (urllib3's ``PoolManager``,
 safe to share between threads), not a new connection each: a standby's appends cost a round
@@ -30,7 +29,7 @@ from flask import Response, request
 from boxes import codes
 from boxes.errors import Unavailable
 from server.control.lease import LEASE
-from server.ingest.admission import standing_by
+from server.ingest.here import here
 
 FORWARDED = "X-Sluice-Forwarded"
 PASSED_ON = ("Authorization", "Cookie", "X-CSRF-Token", "Content-Type", "Accept")
@@ -44,15 +43,12 @@ _POOL = urllib3.PoolManager(
 )
 
 
-def held_elsewhere(svc) -> bool:
-    """Whether the runtime, if any server runs it, runs on another: this server waits to take
-    it over, or is configured without one."""
-    return standing_by(svc) or (svc.lease is None and svc.runtime is None)
-
-
-def forward(svc) -> Response | None:
-    """This request, answered by the runtime lease's holder; None if no server holds it (the
-    request is then this server's to refuse)."""
+def forwarded(svc) -> Response | None:
+    """This request, answered by the runtime lease's holder if the runtime is held elsewhere
+    (``server.ingest.here``); None if it is here, or no server holds it (the request is then
+    this server's to answer or refuse). Routes ask for it with ``guarded(forward=True)``."""
+    if not here(svc).elsewhere:
+        return None
     query = request.query_string.decode("latin-1")
     path = request.path + (f"?{query}" if query else "")
     passed = pass_on(svc, request.method, path, request.headers, request.get_data(cache=True))

@@ -16,6 +16,9 @@ A route declares what it reads; its rule in the table says what it needs, for ex
     @bp.post("/schemas")
     @guarded(body=SCHEMA_BODY)
     def create(): ...
+
+A route that needs the runtime and may be served by any server says so, ``@guarded(...,
+forward=True)``: where the runtime is held elsewhere, the guard passes the request on.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from catalog.model import name_problem
 from catalog.policy import OPERATIONS, Rule
 from server.http import security
 from server.http.errors import answer
+from server.http.forward import forwarded
 from server.services import services
 
 SOCKET = "socket."  # socket event NAME is operation ``socket.NAME``
@@ -81,9 +85,13 @@ def guarded(
     status=200,
     path=None,
     shape=None,
+    forward=False,
 ) -> Callable:
     """Reach the view only as its operation's rule in the policy table allows; ``answer`` and
-    ``status`` describe its success for the OpenAPI description."""
+    ``status`` describe its success for the OpenAPI description. With ``forward``, a request
+    this server has authorized but whose runtime is held elsewhere goes on to the runtime
+    lease's holder, whose answer is the answer (``server.http.forward``); the view runs only
+    where the runtime is, or when no server holds it."""
     access = Access(body, tuple(content), query, answer, status, path, shape)
     for schema in (body, answer):
         if schema is not None:
@@ -107,6 +115,8 @@ def guarded(
                     **(request.view_args or {}),
                 }
                 services().catalog.authorize(g.subject, operation(request.endpoint), named)
+            if forward and (passed := forwarded(services())) is not None:
+                return passed
             return view(*args, **kwargs)
 
         run.sluice_access = access  # type: ignore[attr-defined]

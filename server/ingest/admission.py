@@ -12,38 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from boxes import codes
-from boxes.errors import Denied, InvalidInput, TooLarge, Unavailable
+from boxes.errors import Denied, InvalidInput, TooLarge
 from catalog import ObjectType, Subject
 from catalog.authorizer import playing
 from catalog.clearance import Admission
+from server.ingest.here import here
+from server.ingest.log import IngestLog
 from server.ingest.punctuated import Governance
 
 # A sender's level refused at admission, audited like any other denial.
 LEVEL_REFUSALS = (codes.LEVEL_NO_ORGANISATION, codes.LEVEL_NOT_CLEARED)
-
-
-def standing_by(svc) -> bool:
-    """Whether this server may run the runtime but does not hold its lease now: a standby, or
-    a holder cut off from the catalog past its lease's end, which must not acknowledge a tuple
-    its successor would miss (``server.control.lease``)."""
-    return svc.lease is not None and not svc.lease.valid()
-
-
-def runtime_of(svc) -> Any:
-    """The runtime, if this server runs it and still holds its lease."""
-    runtime = svc.runtime
-    if runtime is None or standing_by(svc):
-        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
-    return runtime
-
-
-def runtime_if_any(svc) -> Any:
-    """The runtime a catalog change must be told of, None on a server configured without one.
-    A standby refuses the change before making it: the lease's holder runs the runtime and
-    would not hear of it (a stream without a log, a diagram stopped only in the catalog)."""
-    if standing_by(svc):
-        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
-    return svc.runtime
 
 
 def admission(svc, subject: Subject, stream: str) -> Admission:
@@ -58,14 +36,15 @@ def admission(svc, subject: Subject, stream: str) -> Admission:
     return snapshot.levels.admission(None if obj is None else obj.id, subject.user_id, clearance)
 
 
-def governance(svc, stream: str) -> Governance | None:
+def governance(svc, log: IngestLog, stream: str) -> Governance | None:
     """The catalog's word on a stream sps govern (None: they do not), as it is at admission:
-    its fields, its tuple identifier field, every role's bit and the server's own policy."""
+    its fields (as ``log`` has them), its tuple identifier field, every role's bit and the
+    server's own policy."""
     snapshot = svc.catalog.core.snapshot
     obj = snapshot.find(ObjectType.STREAM, stream)
     if obj is None or obj.id not in snapshot.governed:
         return None
-    fields = tuple(runtime_of(svc).log.schema(stream).names)
+    fields = tuple(log.schema(stream).names)
     server = snapshot.server_policies.get(obj.id)
     return Governance(fields, snapshot.role_bits, snapshot.governed[obj.id], server)
 
@@ -87,8 +66,9 @@ def ingest(svc, subject: Subject, stream: Any, read: Callable[[], Any]) -> dict:
         )
     svc.rate.take(subject.session_id, len(tuples))
     levels = admission(svc, subject, stream)
+    runtime = here(svc).needed()
     try:
-        receipt = runtime_of(svc).append(stream, tuples, levels, governance(svc, stream))
+        receipt = runtime.append(stream, tuples, levels, governance(svc, runtime.log, stream))
     except Denied as refused:
         if refused.code in LEVEL_REFUSALS:
             svc.catalog.core.log(subject, "ingest", f"stream:{stream}", False, str(refused))

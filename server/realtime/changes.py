@@ -44,9 +44,13 @@ class ChangeNotices:
         self._changed.set()
 
 
-def init_app(svc, socketio: SocketIO, namespace: str) -> ChangeNotices:
-    notices = ChangeNotices(lambda event, data: socketio.emit(event, data, namespace=namespace))
-    svc.catalog.on_change(notices.signal)
-    svc.changes = notices
-    notices.start()
-    return notices
+def notices(socketio: SocketIO, namespace: str) -> ChangeNotices:
+    """The notices for the sockets of ``socketio`` (started by ``init_app``)."""
+    return ChangeNotices(lambda event, data: socketio.emit(event, data, namespace=namespace))
+
+
+def init_app(svc) -> ChangeNotices:
+    """Tell the sockets of every catalog change from now on."""
+    svc.catalog.on_change(svc.changes.signal)
+    svc.changes.start()
+    return svc.changes

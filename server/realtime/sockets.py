@@ -31,13 +31,13 @@ from flask import request
 from flask_socketio import SocketIO
 
 from boxes import codes
-from boxes.errors import NotFound, SluiceError, TooMany, Unauthenticated, Unavailable
+from boxes.errors import NotFound, SluiceError, TooMany, Unauthenticated
 from catalog import INVALID_SESSION, Catalog, ObjectType, Subject
 from server.http import security
 from server.http.errors import answer, body, refused_connect, unexpected
-from server.http.forward import held_elsewhere
 from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
+from server.ingest.here import here
 from server.realtime import standby
 from server.services import services
 
@@ -207,16 +207,16 @@ def on_disconnect(*_):
 def on_subscribe(subject: Subject, payload: dict):
     svc, output = services(), payload["output"]
     key = svc.catalog.objects.get(subject, ObjectType.OUTPUT, output).name
-    if held_elsewhere(svc) and "from" in payload:
+    now = here(svc)
+    if now.elsewhere and "from" in payload:
         return standby.subscribe_from(svc, _sid(), subject, key, payload["from"])
-    if held_elsewhere(svc):
+    if now.elsewhere:
         return standby.subscribe(svc, _sid(), subject, key)
     if "from" not in payload:
         svc.delivery.subscribe(_sid(), subject, key)
         return {"subscribed": output}
-    if svc.runtime is None:
-        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
-    end = svc.delivery.subscribe_from(_sid(), subject, key, payload["from"], svc.runtime.results)
+    results = now.needed().results
+    end = svc.delivery.subscribe_from(_sid(), subject, key, payload["from"], results)
     return {"subscribed": output, "replayed_to": end}
 
 
@@ -240,7 +240,7 @@ def key_of(svc, subject: Subject, output: str) -> str:
 @socket_event("ingest", INGEST)
 def on_ingest(subject: Subject, payload: dict):
     svc = services()
-    if held_elsewhere(svc):
+    if here(svc).elsewhere:
         return standby.ingest(svc, _sid(), payload["stream"], payload["tuples"])
     return ingest(svc, subject, payload["stream"], lambda: payload["tuples"])
 
@@ -262,9 +262,18 @@ def _no_reserved_events(server) -> None:
     server._handle_event, server.sluice_reserved = event, True
 
 
+def connections(catalog: Catalog, socketio: SocketIO, settings) -> Connections:
+    """The connection registry of the sockets of ``socketio`` (started by ``init_app``)."""
+    return Connections(
+        catalog,
+        lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE),
+        lambda: (settings.max_sockets_per_user, settings.max_sockets_per_address),
+    )
+
+
 def init_app(app, svc, socketio: SocketIO) -> None:
-    """Register the events on this app's socket server and wire the connection registry and
-    the sweeper to it."""
+    """Register the events on this app's socket server and start the connection registry's
+    sweeper."""
     socketio.on_error_default(on_unexpected)
     for event, handler in (
         ("connect", on_connect),
@@ -276,10 +285,4 @@ def init_app(app, svc, socketio: SocketIO) -> None:
     ):
         socketio.on(event, namespace=NAMESPACE)(handler)
     _no_reserved_events(socketio.server)
-    settings = svc.settings
-    svc.connections = Connections(
-        svc.catalog,
-        lambda sid: socketio.server.disconnect(sid, namespace=NAMESPACE),
-        lambda: (settings.max_sockets_per_user, settings.max_sockets_per_address),
-    )
     svc.connections.start()

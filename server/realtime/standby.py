@@ -23,7 +23,8 @@ from catalog.names import public_of
 from catalog.snapshot import Snapshot
 from server.control.rewrites import reads_rewritten, rewrite_key
 from server.http.api import PREFIX
-from server.http.forward import held_elsewhere, pass_on
+from server.http.forward import pass_on
+from server.ingest.here import here
 from server.realtime.delivery import Runs
 from server.realtime.replay import REPLAY_PAGE
 
@@ -148,7 +149,7 @@ class Keepalive:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
-            if held_elsewhere(self.svc):
+            if here(self.svc).elsewhere:
                 self.tick()
 
     def start(self) -> None:

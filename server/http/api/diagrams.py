@@ -30,6 +30,7 @@ from server.http.api.schema_parts import (
 )
 from server.http.api.schema_parts import NAME as NAME_PART
 from server.http.guard import guarded, subject
+from server.ingest.here import here
 from server.services import services
 
 bp = Blueprint("diagrams", __name__, url_prefix="/diagrams")
@@ -299,7 +300,7 @@ D = ObjectType.DIAGRAM
 
 
 def _describe(o) -> dict:
-    out = {**o.to_dict(), "status": status_of(services(), o)}
+    out = {**o.to_dict(), "status": status_of(here(services()).runtime, o)}
     if o.spec:
         out["document"] = o.document
     return {**out, **described(services().catalog, subject(), o)}
@@ -310,8 +311,9 @@ def _describe(o) -> dict:
 def index():
     """The diagrams the session may view, with their status."""
     svc = services()
-    seen = svc.catalog.objects.lookup(subject())
-    return {"diagrams": [{**o.to_dict(), "status": status_of(svc, o)} for o in seen if o.type is D]}
+    seen, runtime = svc.catalog.objects.lookup(subject()), here(svc).runtime
+    listed = [{**o.to_dict(), "status": status_of(runtime, o)} for o in seen if o.type is D]
+    return {"diagrams": listed}
 
 
 @bp.post("")
@@ -411,14 +413,15 @@ def status(name: str):
     (docs/editor.md); the boxes left out are named in ``withheld``."""
     svc = services()
     o = svc.catalog.objects.get(subject(), D, name)
-    progress = svc.runtime.status(o.name) if svc.runtime is not None else None
+    runtime = here(svc).runtime
+    progress = runtime.status(o.name) if runtime is not None else None
     if progress is not None:
         outputs = progress["outputs"].items()
         progress["outputs"] = {k: {**p, **svc.delivery.audiences(k)} for k, p in outputs}
     return {
         "name": name,
-        "status": status_of(svc, o),
-        "progress": shown(svc, subject(), o.name, progress),
+        "status": status_of(runtime, o),
+        "progress": shown(svc, runtime, subject(), o.name, progress),
     }
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pyarrow as pa
 from flask import Blueprint, request
 
-from boxes import codes
-from boxes.errors import Unavailable
 from catalog import ObjectType
 from server.http.api.schema_parts import (
     ANY_OBJECT,
@@ -17,8 +15,8 @@ from server.http.api.schema_parts import (
     obj,
     query_values,
 )
-from server.http.forward import forward, held_elsewhere
 from server.http.guard import guarded, subject
+from server.ingest.here import here
 from server.services import services
 
 bp = Blueprint("outputs", __name__, url_prefix="/outputs")
@@ -84,24 +82,23 @@ def describe(name: str):
 
 
 @bp.get("/<name>/recent")
-@guarded(answer=RECENT)
+@guarded(answer=RECENT, forward=True)
 def recent(name: str):
     """The latest results (SUBSCRIBE), filtered by the session's permissions as they are now;
     a reader whose policies rewrite the diagram differently reads its running variant's
     (docs/rewrite.md). Answered by the server that runs the runtime (another passes the
     request on to it)."""
     svc = services()
-    if held_elsewhere(svc) and (answer := forward(svc)) is not None:
-        return answer
+    runtime = here(svc).runtime
     key = svc.catalog.objects.get(subject(), OUTPUT, name).name
     route = svc.delivery.route(subject(), key)  # a variant's, if the reader's rewrite differs
-    table = svc.runtime.recent(route) if svc.runtime is not None else None
+    table = runtime.recent(route) if runtime is not None else None
     rows = [] if table is None else svc.delivery.visible_rows(subject(), route, table)
     return {"output": name, "tuples": rows}
 
 
 @bp.post("/<name>/variant")
-@guarded(answer=answer({"output": STRING, "route": STRING}))
+@guarded(answer=answer({"output": STRING, "route": STRING}), forward=True)
 def variant(name: str):
     """The runtime output the session reads for this one (SUBSCRIBE): the output itself, or
     the variant its policies rewrite the output's diagram into (docs/rewrite.md), started if
@@ -110,21 +107,17 @@ def variant(name: str):
     (``variant_linger_seconds``) unless asked for again. Answered by the server that runs the
     runtime (another passes the request on to it)."""
     svc = services()
-    if held_elsewhere(svc) and (answer := forward(svc)) is not None:
-        return answer
-    if svc.runtime is None:
-        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
+    here(svc).needed()  # a variant starts on the runtime here (``svc.variants``)
     key = svc.catalog.objects.get(subject(), OUTPUT, name).name
     route = svc.delivery.route(subject(), key, start=True)
     if route == key:  # the output itself, told by the name asked for (``catalog.names``)
         return {"output": name, "route": name}
-    assert svc.variants is not None  # made by create_app
     svc.variants.left(route)  # asked for, not read here: it lingers, then stops
     return {"output": name, "route": route}
 
 
 @bp.get("/<name>/results")
-@guarded(query=READ, answer=RESULTS)
+@guarded(query=READ, answer=RESULTS, forward=True)
 def results(name: str):
     """A running output's results from a position in its durable result log, paged (SUBSCRIBE),
     filtered by the session's permissions as they are now, like live delivery. ``next`` is
@@ -137,13 +130,10 @@ def results(name: str):
     server that runs the runtime (another passes the request on to it)."""
     query = query_values(request.args, READ)
     svc = services()
-    if held_elsewhere(svc) and (answer := forward(svc)) is not None:
-        return answer
-    if svc.runtime is None:
-        raise Unavailable(code=codes.RUNTIME_UNAVAILABLE)
+    runtime = here(svc).needed()
     key = svc.catalog.objects.get(subject(), OUTPUT, name).name
     route = svc.delivery.route(subject(), key)
-    read = svc.runtime.results(route, query["from"], query.get("limit", 1_000))
+    read = runtime.results(route, query["from"], query.get("limit", 1_000))
     table = pa.concat_tables(read.tables) if read.tables else None
     rows: list[dict] = []
     policies = None

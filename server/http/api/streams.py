@@ -17,10 +17,10 @@ from server.http.api.schema_parts import (
     listing,
     obj,
 )
-from server.http.forward import forward, held_elsewhere
 from server.http.guard import guarded, loads, subject
-from server.ingest.admission import ingest, runtime_if_any, runtime_of
+from server.ingest.admission import ingest
 from server.ingest.csv_tuples import read_csv
+from server.ingest.here import here
 from server.ingest.nmea import read_nmea
 from server.services import services
 
@@ -99,7 +99,7 @@ def create():
 
     Its ingestion log is created with it; if that fails, the stream is dropped again."""
     svc = services()
-    runtime = runtime_if_any(svc)
+    runtime = here(svc).unless_standby()
     created = svc.catalog.objects.add_stream(
         subject(), g.body["name"], g.body["schema"], g.body.get("role")
     )
@@ -128,7 +128,7 @@ def describe(name: str):
 def delete(name: str):
     """Drop an input stream no diagram reads (its owner or an administrator); its log goes too."""
     svc = services()
-    runtime = runtime_if_any(svc)
+    runtime = here(svc).unless_standby()
     svc.catalog.objects.drop(subject(), ObjectType.STREAM, name)
     if runtime is not None:
         runtime.drop_stream(name)
@@ -141,9 +141,9 @@ def _tuples(name: str) -> list:
     (``!AIVDM``, one a line) when sent as ``text/x-nmea``."""
     raw = request.get_data(cache=True)
     if request.mimetype == CSV:
-        return read_csv(raw, runtime_of(services()).log.schema(name))
+        return read_csv(raw, here(services()).needed().log.schema(name))
     if request.mimetype == NMEA:
-        return read_nmea(raw, runtime_of(services()).log.schema(name), name)
+        return read_nmea(raw, here(services()).needed().log.schema(name), name)
     if request.mimetype == NDJSON:
         return [
             loads(line, f"line {number}: ")
@@ -179,14 +179,13 @@ def set_server_policy(name: str):
 
 
 @bp.post("/<name>/tuples")
-@guarded(content=("application/json", NDJSON, CSV, NMEA), answer=APPENDED, shape=TUPLES)
+@guarded(
+    content=("application/json", NDJSON, CSV, NMEA), answer=APPENDED, shape=TUPLES, forward=True
+)
 def append(name: str):
     """Append tuples (WRITE on the stream); answered once they are durable (by the server
     that runs the runtime: another passes the request on to it)."""
-    svc = services()
-    if held_elsewhere(svc) and (answer := forward(svc)) is not None:
-        return answer
-    return ingest(svc, subject(), name, lambda: _tuples(name))
+    return ingest(services(), subject(), name, lambda: _tuples(name))
 
 
 @bp.get("/<name>/punctuations")

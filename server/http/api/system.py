@@ -13,6 +13,7 @@ from server.control.lease import LEASE as LEASE_NAME
 from server.edge.link import edge_frames
 from server.http.api.schema_parts import answer, obj
 from server.http.guard import guarded, subject
+from server.ingest.here import here
 from server.realtime.extension import socketio_of
 from server.services import services
 from server.settings import limits
@@ -129,7 +130,7 @@ def status():
         "this_server": svc.lease is not None and held.holder == svc.lease.holder,
         "seconds_left": round(held.seconds_left, 3),
     }
-    runtime = svc.runtime
+    runtime = here(svc).runtime
     edge = edge_frames(socketio_of().server)
     if runtime is None:
         return {"runtime": None, "lease": lease, "edge": edge}

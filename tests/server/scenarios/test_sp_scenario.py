@@ -55,7 +55,7 @@ def test_a_policy_change_stops_the_nurses_view_while_the_doctors_continues(live)
     def send(sps: list[Sp], n: int, stamp: Stamp | None) -> None:
         if sps:
             log.append_sps("vitals", sps)
-        log.append("vitals", vitals(n), governance=governance(svc, "vitals"), stamps=[stamp])
+        log.append("vitals", vitals(n), governance=governance(svc, log, "vitals"), stamps=[stamp])
 
     both = p.members("DOCTOR", "NURSE")
     send([Sp(roles=both, ts=1, sn=1)], 1, Stamp(1, 1))
