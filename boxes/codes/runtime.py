@@ -76,3 +76,11 @@ RESULTS_BEYOND_END = define(
     "earlier",
     "runtime",
 )
+RESULTS_RESTARTED = define(
+    "RESULTS_RESTARTED",
+    409,
+    "output {output!r} has a new result log, {log!r}, in place of log {asked!r} (a redeploy "
+    "dropped its state): positions of the old log mean nothing in it; read it from position 0 "
+    "with log {log!r}",
+    "runtime",
+)

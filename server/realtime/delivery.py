@@ -435,16 +435,17 @@ class Delivery:
     ) -> int:
         """Subscribe, first sending what the output's result log (its route's) holds from
         ``start`` on (``page(route, at)``: the runs of rows the subscriber may see from ``at``
-        on, as ``_runs`` gives them, and where to read on), then live batches, with no gap
+        on, as ``_runs`` gives them, and where the page ends: ``{"next", "log"}``, the position
+        to read on and the log's identity), then live batches, with no gap
         and no batch twice: live batches that arrive meanwhile are held back and sent after,
         less those the replay already covered, and so are those that arrive later (a batch
         is logged before it is delivered). Returns where the replay ended; an error from
         the first read (``RESULTS_EXPIRED``) subscribes nothing (``server.realtime.replay``)."""
         return self._replays.catch_up(sid, subject, output, start, page, route)
 
-    def _send(self, sid: str, output: str, runs: list, next_: int | None, table=None):
-        """Replayed or held rows, each run after its policy (``policy`` event) if it has one."""
-        position = position_of(table) if table is not None else {"next": next_}
+    def _send(self, sid: str, output: str, runs: list, position: Mapping[str, Any]):
+        """Replayed or held rows, each run after its policy (``policy`` event) if it has one,
+        with their place in the result log (``position_of``)."""
         for granted, tuples in runs:
             if granted is not None:
                 self._policy(sid, output, granted)

@@ -11,12 +11,12 @@ subscriber can read back (``missed``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from catalog import Subject
-from server.runtime.outputs import BATCH_KEY, NEXT_KEY
+from server.runtime.outputs import BATCH_KEY, LOG_KEY, NEXT_KEY
 
 if TYPE_CHECKING:
     from server.realtime.delivery import Delivery
@@ -24,13 +24,18 @@ if TYPE_CHECKING:
 REPLAY_PAGE = 1_000  # rows read from a result log at a time when a subscriber catches up
 
 
-def position_of(table: pa.Table) -> dict[str, int]:
-    """Where a live batch sits in its output's result log: its batch id, and the position to
-    read from (``GET /outputs/NAME/results?from=``) for what follows it."""
+def position_of(table: pa.Table) -> dict[str, Any]:
+    """Where a live batch sits in its output's result log: its batch id, the position to read
+    from (``GET /outputs/NAME/results?from=``) for what follows it, and the log's identity
+    (``&log=``: a position of a log started afresh since is refused, not read in the new one)."""
     metadata = table.schema.metadata or {}
     if BATCH_KEY not in metadata:
         return {}
-    return {"batch": int(metadata[BATCH_KEY]), "next": int(metadata[NEXT_KEY])}
+    return {
+        "batch": int(metadata[BATCH_KEY]),
+        "next": int(metadata[NEXT_KEY]),
+        "log": metadata[LOG_KEY].decode(),
+    }
 
 
 class Replays:
@@ -54,10 +59,11 @@ class Replays:
         """See ``Delivery.subscribe_from``."""
         d = self._delivery
 
-        def page(route: str, at: int) -> tuple[list, int]:
+        def page(route: str, at: int) -> tuple[list, dict[str, Any]]:
             got = read(route, at, REPLAY_PAGE)
             table = pa.concat_tables(got.tables) if got.tables else None
-            return ([] if table is None else d._runs(subject, route, table)), got.next
+            runs = [] if table is None else d._runs(subject, route, table)
+            return runs, {"next": got.next, "log": got.log}
 
         return self.catch_up(sid, subject, output, start, page)
 
@@ -76,8 +82,9 @@ class Replays:
             d._verify(sid, subject, output, route)
             end = start
             while True:
-                runs, next_ = page(route, end)
-                d._send(sid, output, runs, next_)
+                runs, position = page(route, end)
+                d._send(sid, output, runs, position)
+                next_ = position["next"]
                 if next_ == end:
                     break
                 end = next_
@@ -99,7 +106,7 @@ class Replays:
             for table in held:
                 position = position_of(table)
                 if position.get("next", sent + 1) > sent:
-                    d._send(sid, output, d._runs(subject, route, table), None, table)
+                    d._send(sid, output, d._runs(subject, route, table), position)
                     sent = position.get("next", sent)
         return end
 

@@ -22,6 +22,7 @@ On a server that does not hold the runtime, ``ingest`` and the replay of ``subsc
 
 from __future__ import annotations
 
+import functools
 import hmac
 import threading
 from collections import Counter
@@ -39,6 +40,7 @@ from server.http.guard import SOCKET_EVENTS, socket_event
 from server.ingest.admission import ingest
 from server.ingest.here import here
 from server.realtime import standby
+from server.runtime.outputs import Asked
 from server.services import services
 
 NAMESPACE = "/"
@@ -55,6 +57,7 @@ SUBSCRIBE = {
     "properties": {
         **OUTPUT["properties"],
         "from": {"type": "integer", "minimum": 0, "maximum": 2**62},
+        "log": {"type": "string", "maxLength": 64},
     },
 }
 INGEST = {
@@ -209,14 +212,16 @@ def on_subscribe(subject: Subject, payload: dict):
     key = svc.catalog.objects.get(subject, ObjectType.OUTPUT, output).name
     now = here(svc)
     if now.elsewhere and "from" in payload:
-        return standby.subscribe_from(svc, _sid(), subject, key, payload["from"])
+        return standby.subscribe_from(
+            svc, _sid(), subject, key, payload["from"], payload.get("log")
+        )
     if now.elsewhere:
         return standby.subscribe(svc, _sid(), subject, key)
     if "from" not in payload:
         svc.delivery.subscribe(_sid(), subject, key)
         return {"subscribed": output}
-    results = now.needed().results
-    end = svc.delivery.subscribe_from(_sid(), subject, key, payload["from"], results)
+    read = functools.partial(now.needed().results, asked=Asked(output, payload.get("log")))
+    end = svc.delivery.subscribe_from(_sid(), subject, key, payload["from"], read)
     return {"subscribed": output, "replayed_to": end}
 
 

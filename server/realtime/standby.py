@@ -171,17 +171,22 @@ def subscribe(svc, sid: str, subject: Subject, output: str) -> dict:
     return {"subscribed": public_of(output)}
 
 
-def subscribe_from(svc, sid: str, subject: Subject, output: str, start: int) -> dict:
+def subscribe_from(
+    svc, sid: str, subject: Subject, output: str, start: int, log: str | None
+) -> dict:
     """Subscribe here, replaying first what the holder's result log holds from ``start`` on,
     read through its ``GET /outputs/NAME/results`` (rows the holder filtered with the
     client's permissions, from the client's variant's log if it reads one), then the batches
     relayed to this server (``Delivery.catch_up``: no gap, nothing twice); the holder's
-    refusal of the first read subscribes nothing."""
+    refusal of the first read subscribes nothing (``RESULTS_RESTARTED`` for a position of
+    a log other than ``log``, if given)."""
     path = f"/outputs/{quote(public_of(output), safe='')}/results?"
+    of_log = {} if log is None else {"log": log}
 
-    def page(route: str, at: int) -> tuple[list, int]:
-        got = call(svc, sid, "GET", path + urlencode({"from": at, "limit": REPLAY_PAGE}))
-        return policy_runs(got), got["next"]
+    def page(route: str, at: int) -> tuple[list, dict]:
+        query = {"from": at, "limit": REPLAY_PAGE, **of_log}
+        got = call(svc, sid, "GET", path + urlencode(query))
+        return policy_runs(got), {"next": got["next"], "log": got["log"]}
 
     try:
         route = route_of(svc, sid, subject, output)

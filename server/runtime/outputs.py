@@ -25,13 +25,14 @@ from boxes.arrowipc import ipc_bytes
 from boxes.errors import Conflict, Gone
 from server.ingest.segments import Position
 from server.runtime.handover import to_arrow
-from server.runtime.resultlog import open_log, read_range, tail
+from server.runtime.resultlog import identity, open_log, read_range, tail
 from server.runtime.storage import Location
 from server.runtime.taps import Callback, DeliveryPool, Tap
 
 log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
 NEXT_KEY = b"sluice.next"  # on a table handed to taps: the position after its last row
+LOG_KEY = b"sluice.log"  # and the identity of the result log that position is in
 Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
 Advanced = Callable[[Location, Position], None]  # the result log (its place) ends at a position
 Claimed = Callable[[], int | None]  # the first row a derived input reading it still needs
@@ -39,10 +40,14 @@ Relabel = Callable[[pa.Table], pa.Table]  # a batch with its ON RESULT policy
 Relabeller = Callable[[str, pa.Table], pa.Table]  # the same, for any output of a diagram
 
 
-def _position(batch_id: int, after: int) -> dict[bytes, bytes]:
-    """A batch's place in its output's result log, as taps receive it: its id and the
-    position after its last row."""
-    return {BATCH_KEY: str(batch_id).encode(), NEXT_KEY: str(after).encode()}
+def _position(batch_id: int, after: int, log_id: str) -> dict[bytes, bytes]:
+    """A batch's place in its output's result log, as taps receive it: its id, the position
+    after its last row, and the log's identity."""
+    return {
+        BATCH_KEY: str(batch_id).encode(),
+        NEXT_KEY: str(after).encode(),
+        LOG_KEY: log_id.encode(),
+    }
 
 
 def encode_batch(table: pa.Table, batch_id: int) -> bytes:
@@ -58,12 +63,35 @@ def decode_batch(payload: bytes) -> tuple[int, pa.Table]:
 @dataclass(frozen=True)
 class Results:
     """A read of an output's result log: tables in order, the position read from, the
-    position to read next, and the oldest position still kept."""
+    position to read next, the oldest position still kept, and the log's identity."""
 
     tables: list[pa.Table]
     start: int
     next: int
     oldest: int
+    log: str
+
+
+@dataclass(frozen=True)
+class Asked:
+    """Who reads an output's result log: the output's name as the reader knows it, which
+    refusals show (not the runtime's), and the log its position is of (None: whichever is
+    current, as before logs had identities)."""
+
+    output: str
+    log: str | None = None
+
+    def check(self, log_id: str) -> None:
+        """``RESULTS_RESTARTED`` if the position is of another log than ``log_id`` (named in
+        its details too, for a client to read it from 0 with)."""
+        if self.log is not None and self.log != log_id:
+            raise Conflict(
+                code=codes.RESULTS_RESTARTED,
+                details={"log": log_id},  # what to read from 0 with
+                output=self.output,
+                asked=self.log,
+                log=log_id,
+            )
 
 
 def run_replayed(frame) -> None:
@@ -106,6 +134,7 @@ class OutputSink:
         self.recent_rows = recent_rows
         self.retain_rows = max(retain_rows, recent_rows)
         self._results = open_log(directory, segment_bytes)
+        self.log_id = identity(directory)
         self._recent: deque[pa.Table] = deque()
         self._recent_count = 0
         self._recent_next = 0  # the position after the last recent row
@@ -165,7 +194,9 @@ class OutputSink:
             self._remember(table)
             self._recent_next = self._results.head.seq
             taps = list(self._taps)
-        positioned = table.replace_schema_metadata(_position(batch_id, self._results.head.seq))
+        positioned = table.replace_schema_metadata(
+            _position(batch_id, self._results.head.seq, self.log_id)
+        )
         for tap in taps:
             tap.offer(positioned)
 
@@ -185,21 +216,24 @@ class OutputSink:
         """The position after the last row logged: a batch boundary."""
         return self._results.head.seq
 
-    def read_from(self, start: int, max_rows: int) -> Results:
+    def read_from(self, start: int, max_rows: int, asked: Asked | None = None) -> Results:
         """Up to about ``max_rows`` results from row position ``start`` on (whole batches, the
-        first one cut at ``start``), as the durable log holds them; ``RESULTS_EXPIRED`` if
+        first one cut at ``start``), as the durable log holds them; ``RESULTS_RESTARTED`` if
+        ``start`` is of another log than the one ``asked`` names, ``RESULTS_EXPIRED`` if
         retention has dropped rows at or after ``start``."""
+        asked = asked or Asked(self.name)
+        asked.check(self.log_id)
         with self._lock:  # taken by ``handle`` after a batch is written and synced
             head = self._results.head
             bases = self._results.bases()
         oldest = bases[0] if bases else head.seq
         tables: list[pa.Table] = []
         end = start
-        for _, table, end in self._batches(start, head, bases):
+        for _, table, end in self._batches(start, head, bases, asked.output):
             tables.append(table)
             if end >= head.seq or sum(t.num_rows for t in tables) >= max_rows:
                 break
-        return Results(tables, start=start, next=end, oldest=oldest)
+        return Results(tables, start=start, next=end, oldest=oldest, log=self.log_id)
 
     def logged(self, start: int, end: int) -> list[pa.Table]:
         """The batches logged from position ``start`` to ``end`` (a batch boundary), each cut
@@ -214,25 +248,26 @@ class OutputSink:
             log.warning("output %s: rows %d to %d are no longer kept", self.name, start, bases[0])
             start = bases[0]
         found = []
-        for batch_id, table, after in self._batches(start, head, bases):
+        for batch_id, table, after in self._batches(start, head, bases, self.name):
             if after > end:
                 break
-            found.append(table.replace_schema_metadata(_position(batch_id, after)))
+            found.append(table.replace_schema_metadata(_position(batch_id, after, self.log_id)))
         return found
 
     def _batches(
-        self, start: int, head: Position, bases: list[int]
+        self, start: int, head: Position, bases: list[int], output: str
     ) -> Iterator[tuple[int, pa.Table, int]]:
         """Each logged batch that ends after ``start``, up to ``head``: its id, its rows from
         ``start`` on, and the position after it; ``RESULTS_EXPIRED`` if retention dropped
         rows at or after ``start``, ``RESULTS_BEYOND_END`` if ``start`` is past the newest
-        position (a read from there would wait for nothing it could tell apart)."""
+        position (a read from there would wait for nothing it could tell apart), each naming
+        ``output``."""
         oldest = bases[0] if bases else head.seq
         if start < oldest:
-            raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest)
+            raise Gone(code=codes.RESULTS_EXPIRED, output=output, oldest=oldest)
         if start > head.seq:
             raise Conflict(
-                code=codes.RESULTS_BEYOND_END, output=self.name, start=start, newest=head.seq
+                code=codes.RESULTS_BEYOND_END, output=output, start=start, newest=head.seq
             )
         base = max((b for b in bases if b <= start), default=oldest)
         try:
@@ -247,7 +282,7 @@ class OutputSink:
                 )
         except FileNotFoundError:  # retention dropped the segment while it was read
             oldest = self._results.bases()[0]
-            raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest) from None
+            raise Gone(code=codes.RESULTS_EXPIRED, output=output, oldest=oldest) from None
 
     def tap(self, callback: Callback, pool: DeliveryPool, max_pending: int = 64) -> Tap:
         """Feed every batch delivered from now on to ``callback``, from ``pool``'s threads."""

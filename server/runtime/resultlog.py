@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from concurrent import futures
@@ -38,6 +39,7 @@ from server.ingest.segments import (
 from server.runtime.storage import Location
 
 OBJECT_SUFFIX = ".frame"
+IDENTITY_FILE = "log.id"  # beside the frames: neither a segment's name nor an object's
 log = logging.getLogger(__name__)
 _DELETER = futures.ThreadPoolExecutor(2, thread_name_prefix="result-retention")
 
@@ -149,6 +151,18 @@ class ObjectResults(ResultLog):
 def open_log(where: str | os.PathLike, segment_bytes: int = 4 << 20) -> ResultLog:
     location = Location.of(where)
     return SegmentResults(location, segment_bytes) if location.local else ObjectResults(location)
+
+
+def identity(where: str | os.PathLike) -> str:
+    """The log's identity: a new one when it starts afresh (an empty place), kept with its
+    frames (across restarts, and when a redeploy keeping the output's state copies them), so
+    a position is never read in another log than the one it was handed out by."""
+    path = Location.of(where).child(IDENTITY_FILE)
+    if path.exists():
+        return path.read_text()
+    made = secrets.token_hex(8)
+    path.put(made.encode())
+    return made
 
 
 def object_name(first_seq: int) -> str:

@@ -31,7 +31,7 @@ from server.runtime.deployment import Deployment, Hosting
 from server.runtime.execution import SharedExecution
 from server.runtime.heads import ResultLogs
 from server.runtime.launcher import Launcher
-from server.runtime.outputs import Relabeller, Results
+from server.runtime.outputs import Asked, Relabeller, Results
 from server.runtime.registry import Registry
 from server.runtime.spark import build_session
 from server.runtime.states import FAILED, RUNNING, STARTING, STOPPED, State
@@ -365,8 +365,10 @@ class Runtime:
     def recent(self, output: str, n: int | None = None) -> pa.Table | None:
         return self._view.recent(output, n)
 
-    def results(self, output: str, start: int, max_rows: int) -> Results:
-        return self._view.results(output, start, max_rows)
+    def results(
+        self, output: str, start: int, max_rows: int, asked: Asked | None = None
+    ) -> Results:
+        return self._view.results(output, start, max_rows, asked)
 
     # -- housekeeping ----------------------------------------------------------------------
     def compact(self) -> dict[str, int]:

@@ -27,13 +27,13 @@ import pyarrow as pa
 from boxes import codes
 from boxes.base import Box
 from boxes.document import Plan
-from boxes.errors import Gone
+from boxes.errors import Conflict, Gone
 from boxes.filter import FilterBox
 from boxes.input import InputBox
 from boxes.map import MapBox
 from boxes.output import OutputBox
 from boxes.union import UnionBox
-from server.runtime.outputs import BATCH_KEY, NEXT_KEY, OutputSink, Results
+from server.runtime.outputs import BATCH_KEY, LOG_KEY, NEXT_KEY, Asked, OutputSink, Results
 
 HOST = "shared."  # a host's runtime id: HOST + key (catalog names have no dots)
 STATELESS = (InputBox, FilterBox, MapBox, UnionBox, OutputBox)  # each result row is one input row
@@ -124,6 +124,12 @@ def stateless(plan: Plan) -> bool:
     return all(isinstance(box, STATELESS) for box in plan.boxes)
 
 
+def member_log(host_log: str, base: int) -> str:
+    """The identity of a member's result log: its host's seen from its base (a member that
+    joins again at another base reads another log)."""
+    return f"{host_log}.{base}"
+
+
 def from_base(table: pa.Table, base: int, since: int) -> pa.Table | None:
     """A host's batch (positioned, as its sink hands batches to taps) as a member that joined
     at ``base`` sees it: its rows at host position ``since`` and after, at the member's
@@ -135,7 +141,11 @@ def from_base(table: pa.Table, base: int, since: int) -> pa.Table | None:
     first = end - table.num_rows
     cut = table.slice(max(0, since - first))
     return cut.replace_schema_metadata(
-        {BATCH_KEY: metadata.get(BATCH_KEY, b"-1"), NEXT_KEY: str(end - base).encode()}
+        {
+            BATCH_KEY: metadata.get(BATCH_KEY, b"-1"),
+            NEXT_KEY: str(end - base).encode(),
+            LOG_KEY: member_log(metadata[LOG_KEY].decode(), base).encode(),
+        }
     )
 
 
@@ -144,18 +154,28 @@ class SharedOutput:
 
     def __init__(self, name: str, host: OutputSink, base: int) -> None:
         self.name, self.host, self.base = name, host, base
+        self.log_id = member_log(host.log_id, base)
 
-    def read_from(self, start: int, max_rows: int) -> Results:
+    def read_from(self, start: int, max_rows: int, asked: Asked | None = None) -> Results:
+        """See ``OutputSink.read_from``; the positions refusals name are the member's."""
+        asked = asked or Asked(self.name)
+        asked.check(self.log_id)
         try:
-            read = self.host.read_from(self.base + start, max_rows)
+            read = self.host.read_from(self.base + start, max_rows, Asked(asked.output))
         except Gone as gone:
             oldest = max(0, int(gone.params.get("oldest", self.base)) - self.base)
-            raise Gone(code=codes.RESULTS_EXPIRED, output=self.name, oldest=oldest) from None
+            raise Gone(code=codes.RESULTS_EXPIRED, output=asked.output, oldest=oldest) from None
+        except Conflict as beyond:
+            newest = int(beyond.params["newest"]) - self.base
+            raise Conflict(
+                code=codes.RESULTS_BEYOND_END, output=asked.output, start=start, newest=newest
+            ) from None
         return Results(
             read.tables,
             start=start,
             next=read.next - self.base,
             oldest=max(0, read.oldest - self.base),
+            log=self.log_id,
         )
 
     def recent(self, n: int | None = None) -> pa.Table | None:

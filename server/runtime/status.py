@@ -16,7 +16,7 @@ from boxes.errors import NotFound
 from server.runtime import overlap, sharing
 from server.runtime.config import RuntimeSettings
 from server.runtime.deployment import Deployment
-from server.runtime.outputs import OutputSink, Results
+from server.runtime.outputs import Asked, OutputSink, Results
 from server.runtime.registry import Registry
 from server.runtime.spark import DRIVER_GONE, driver_alive, driver_pid
 from server.runtime.sparktypes import java_context
@@ -261,9 +261,11 @@ class StatusView:
         except NotFound:
             return None
 
-    def results(self, output: str, start: int, max_rows: int) -> Results:
+    def results(
+        self, output: str, start: int, max_rows: int, asked: Asked | None = None
+    ) -> Results:
         """A running output's results from row position ``start`` (see ``OutputSink.read_from``)."""
-        return self.sink(output).read_from(start, max_rows)
+        return self.sink(output).read_from(start, max_rows, asked)
 
     def driver(self) -> dict[str, Any]:
         """The Spark driver: its process (if this runtime launched it), whether it answers, and

@@ -250,6 +250,7 @@ class Client:
         self.received: list[dict] = []
         self.arrivals: list[float] = []  # time.monotonic() of each tuples event
         self.positions: list[int] = []  # each tuples event's ``next`` result-log position
+        self.logs: list[str] = []  # and the result log that position is in
         self.outputs: list[str] = []  # each tuples event's output, as the server names it
         self.sock = None
 
@@ -281,6 +282,7 @@ class Client:
     def _tuples(self, data) -> None:
         self.arrivals.append(time.monotonic())
         self.positions.append(data["next"])
+        self.logs.append(data["log"])
         self.outputs.append(data["output"])
         self.received.extend(data["tuples"])
 

@@ -2,7 +2,8 @@
 Deploy): an edit after the window keeps the window's state and every result position, so a
 count after the swap includes tuples sent before it and a subscriber gets each result exactly
 once; an edit of the window itself starts it afresh, the page says which state went, and the
-results page, reconnecting with a position of the old result log, reads the new one whole."""
+results page, reconnecting with a position of the old result log that the new one has passed,
+reads the new one whole."""
 
 from __future__ import annotations
 
@@ -122,16 +123,21 @@ def test_an_edit_after_the_window_keeps_its_state_and_every_result(login, live, 
         expect(results.locator("#page-results .counter")).to_have_text("3 tuples")
         expect(results.locator("table.tuples tbody tr").first).to_contain_text("7")
 
-        # an edit of the window itself: its state goes, and the page says so
+        # an edit of the window itself, with the results page away: its state goes, and the
+        # page says so
+        results.evaluate(f"import('{SOCKET}').then((socket) => socket.disconnect())")
         set_field(editor, "n", "rows", "2")
         toolbar(editor, "Save").click()
         expect(editor_notice(editor)).to_have_text(
             f"Updated {NAME}. Swapped while running: {OUTPUT} starts afresh from the newest "
             "input: the state of n (windows, groups, join buffers) is dropped."
         )
-        # the page, reconnecting now with a position of the old result log (refused:
-        # RESULTS_BEYOND_END), reads the new one from its start
-        results.evaluate(f"import('{SOCKET}').then((socket) => socket.disconnect())")
+        # the new result log passes the page's position of the old one (3) while it is away
+        feed.send(("K", 8.0), ("K", 9.0), ("K", 10.0))
+        subscriber.wait_for(6, "counts after the window changed")
+        assert subscriber.rows()[3:] == [("K", 1, 8.0), ("K", 2, 17.0), ("K", 2, 19.0)]
+        # the page, reconnecting with that position and its log (refused: RESULTS_RESTARTED),
+        # reads the new log from its start, not from 3
         results.evaluate(
             f"Promise.all([import('{SOCKET}'), import('{API}')])"
             ".then(([socket, api]) => socket.connect(api.getCsrf()))"
@@ -140,10 +146,7 @@ def test_an_edit_after_the_window_keeps_its_state_and_every_result(login, live, 
             f"Reconnected to {OUTPUT}, which was redeployed afresh meanwhile: its results start "
             "again, all shown."
         )
-        feed.send(("K", 8.0))
-        subscriber.wait_for(4, "a count after the window changed")
-        assert subscriber.rows()[3:] == [("K", 1, 8.0)]  # nothing of before: the state went
-        expect(results.locator("#page-results .counter")).to_have_text("4 tuples")  # K 8 once
-        expect(results.locator("table.tuples tbody tr").first).to_contain_text("8")
+        expect(results.locator("#page-results .counter")).to_have_text("6 tuples")  # each once
+        expect(results.locator("table.tuples tbody tr").first).to_contain_text("19")
     finally:
         subscriber.client.close()

@@ -74,6 +74,7 @@ export class Results {
     this.output = output;
     this.schema = schema;
     this.next = null;
+    this.log = null;
     this.count = 0;
     this.table.clear();
     this.chart.start(schema, null);
@@ -97,22 +98,22 @@ export class Results {
   }
 
   /** After a reconnection (a network blip, a server restart): subscribe again from the last
-   * position seen, so the server sends what was produced meanwhile, then live results. A
-   * position past the log's end is one of before a redeploy that dropped the output's state
-   * (its result log starts again): this page has seen none of the new log, so it reads it
-   * from its start. */
+   * position seen, in the result log it was seen in, so the server sends what was produced
+   * meanwhile, then live results. A redeploy that dropped the output's state started a new
+   * log (refused: RESULTS_RESTARTED): this page has seen none of it, so it reads it from its
+   * start. */
   async resume() {
     if (!this.output) return;
     const output = this.output;
-    const from = (position) => socket.call("subscribe",
-      position === null ? { output } : { output, from: position }, SUBSCRIBE_WAIT);
+    const from = (position, log) => socket.call("subscribe",
+      position === null ? { output } : { output, from: position, log }, SUBSCRIBE_WAIT);
     try {
       try {
-        await from(this.next);
+        await from(this.next, this.log);
         notice(this.message, `Reconnected to ${output}; nothing was missed.`, "ok");
       } catch (error) {
-        if (error.code !== "RESULTS_BEYOND_END") throw error;
-        await from(0);
+        if (error.code !== "RESULTS_RESTARTED") throw error;
+        await from(0, error.details.log);
         notice(this.message, `Reconnected to ${output}, which was redeployed afresh meanwhile: its results start again, all shown.`, "ok");
       }
     } catch (error) {
@@ -133,9 +134,9 @@ export class Results {
     }
   }
 
-  receive({ output, tuples, next }) {
+  receive({ output, tuples, next, log }) {
     if (output !== this.output) return;
-    if (next !== undefined) this.next = next;
+    if (next !== undefined) [this.next, this.log] = [next, log];
     this.show(tuples);
   }
 
@@ -172,6 +173,7 @@ export class Results {
   moved({ output }) {
     if (output !== this.output) return;
     this.next = null;
+    this.log = null;
     notice(this.message, `The policies changed: ${output} now shows what they allow you.`, "ok");
   }
 

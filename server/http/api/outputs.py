@@ -17,6 +17,7 @@ from server.http.api.schema_parts import (
 )
 from server.http.guard import guarded, subject
 from server.ingest.here import here
+from server.runtime.outputs import Asked
 from server.services import services
 
 bp = Blueprint("outputs", __name__, url_prefix="/outputs")
@@ -27,6 +28,13 @@ POSITION = {"type": "integer", "minimum": 0, "maximum": 2**62}
 READ = obj(
     {
         "from": {**POSITION, "description": "the row position to read from (0: the start)"},
+        "log": {
+            "type": "string",
+            "maxLength": 64,
+            "description": "the result log `from` is a position of (a `log` seen with `next`): "
+            "one started afresh since answers 409 RESULTS_RESTARTED; without it, `from` is "
+            "read in the current log",
+        },
         "limit": {"type": "integer", "minimum": 1, "maximum": 10_000, "default": 1_000},
     },
     ("from",),
@@ -38,6 +46,7 @@ RESULTS = answer(
         "from": POSITION,
         "next": POSITION,
         "oldest": POSITION,
+        "log": {**STRING, "description": "the result log's identity, new when it starts afresh"},
         "policies": {
             "type": "array",
             "description": "on an output security punctuations govern: the tuples' policies "
@@ -133,14 +142,15 @@ def results(name: str):
     runtime = here(svc).needed()
     key = svc.catalog.objects.get(subject(), OUTPUT, name).name
     route = svc.delivery.route(subject(), key)
-    read = runtime.results(route, query["from"], query.get("limit", 1_000))
+    asked = Asked(name, query.get("log"))
+    read = runtime.results(route, query["from"], query.get("limit", 1_000), asked)
     table = pa.concat_tables(read.tables) if read.tables else None
     rows: list[dict] = []
     policies = None
     if table is not None:
         rows, policies = svc.delivery.visible_policies(subject(), route, table)
     found = {"output": name, "tuples": rows, "from": read.start, "next": read.next}
-    found["oldest"] = read.oldest
+    found["oldest"], found["log"] = read.oldest, read.log
     if policies is not None:
         found["policies"] = policies
     return found

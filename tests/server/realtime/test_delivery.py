@@ -25,7 +25,7 @@ from server.realtime.delivery import (
 )
 from server.realtime.settling import SOURCES_EVENT
 from server.realtime.standby import RewriteGuard
-from server.runtime.outputs import BATCH_KEY, NEXT_KEY, Results
+from server.runtime.outputs import BATCH_KEY, LOG_KEY, NEXT_KEY, Results
 from tests.server.realtime.recorder import Recorder
 
 T, A = ObjectType, Action
@@ -146,9 +146,14 @@ def test_recent_results_are_filtered_for_the_asker(setup):
     assert delivery.visible_rows(who["bob"], "out1", ALL) == []
 
 
+LOG = "log-1"  # the result log's identity
+
+
 def positioned(table: pa.Table, batch_id: int, next_: int) -> pa.Table:
     """A batch as the output's sink hands it over: with its place in the result log."""
-    return table.replace_schema_metadata({BATCH_KEY: str(batch_id), NEXT_KEY: str(next_)})
+    return table.replace_schema_metadata(
+        {BATCH_KEY: str(batch_id), NEXT_KEY: str(next_), LOG_KEY: LOG}
+    )
 
 
 def events(sent: Sent, kind: str) -> list[dict]:
@@ -180,7 +185,7 @@ class Log:
         ends = [int(t.schema.metadata[NEXT_KEY]) for t in self.batches]
         tables = [t for t, end in zip(self.batches, ends, strict=True) if end > start][:1]
         end = next((e for e in ends if e > start), start)
-        return Results(tables, start=start, next=end, oldest=0)
+        return Results(tables, start=start, next=end, oldest=0, log=LOG)
 
 
 def test_subscribing_from_a_position_replays_then_goes_live_with_no_gap_and_nothing_twice(setup):
@@ -524,7 +529,7 @@ def catching_up(delivery, sent, who, table) -> list[str]:
     log = [table]
 
     def read(route, at, rows):
-        return Results(log[at:], start=at, next=len(log), oldest=0)
+        return Results(log[at:], start=at, next=len(log), oldest=0, log=LOG)
 
     delivery.subscribe_from("bob-socket", who, "out1", 0, read)
     return rows_of(sent, "bob-socket")

@@ -23,7 +23,7 @@ from server.control.lease import LEASE
 from server.realtime.delivery import ENDED_EVENT, POLICY_EVENT, TUPLES_EVENT, Labels
 from server.realtime.extension import socketio_of
 from server.realtime.standby import Keepalive
-from server.runtime.outputs import BATCH_KEY, NEXT_KEY
+from server.runtime.outputs import BATCH_KEY, LOG_KEY, NEXT_KEY
 from tests.server.scenarios.test_policies_scenario import POLICIES, PORT_BOX, POSITION, watch
 
 FORWARDED = "X-Sluice-Forwarded"
@@ -107,7 +107,9 @@ def test_a_socket_ingest_goes_to_the_holder_as_its_client_and_is_acked_with_its_
 def positioned(symbols: list[str], next_: int) -> pa.Table:
     """A relayed batch of ``out1`` (rows from input in1) ending at position ``next_``."""
     table = pa.table({"symbol": symbols, "_label": label_array([np.ones(len(symbols), np.uint64)])})
-    return table.replace_schema_metadata({BATCH_KEY: b"0", NEXT_KEY: str(next_).encode()})
+    return table.replace_schema_metadata(
+        {BATCH_KEY: b"0", NEXT_KEY: str(next_).encode(), LOG_KEY: b"log"}
+    )
 
 
 def test_a_subscribe_from_replays_the_holders_log_then_the_relayed_batches_after_it(
@@ -115,7 +117,7 @@ def test_a_subscribe_from_replays_the_holders_log_then_the_relayed_batches_after
 ):
     svc = app.extensions["sluice"]
     sock = socketio_of(app).test_client(app, auth={"token": auth.token("al")})
-    page = {"output": "out1", "from": 1, "oldest": 0}
+    page = {"output": "out1", "from": 1, "oldest": 0, "log": "log"}
     holder.answers += [(200, {**page, "tuples": [ROW], "next": 3})]
     holder.answers += [(200, {**page, "tuples": [], "next": 3})]
     ack = sock.emit("subscribe", {"output": "out1", "from": 1}, callback=True)
@@ -138,7 +140,7 @@ def test_a_replay_of_a_governed_output_sends_each_run_after_its_policy(app, hold
     rows = [{**ROW, "n": n} for n in range(4)]
     runs = [{"roles": ["CUSTOMER1"], "tuples": n} for n in (2, 1)]  # one policy, two pages
     runs.append({"roles": ["CUSTOMER1", "INFO_PROVIDER"], "tuples": 1})  # as the holder says
-    page = {"output": "out1", "from": 0, "oldest": 0, "tuples": rows, "next": 4}
+    page = {"output": "out1", "from": 0, "oldest": 0, "log": "log", "tuples": rows, "next": 4}
     holder.answers += [(200, {**page, "policies": runs})]
     holder.answers += [(200, {**page, "tuples": [], "policies": [], "from": 4})]
     ack = sock.emit("subscribe", {"output": "out1", "from": 0}, callback=True)
@@ -257,7 +259,8 @@ def test_a_rewritten_output_reaches_each_reader_here_through_its_own_rewrite(
     # a second socket of sc's resumes from a position: the variant, then the holder's page of
     # the variant's log (read as sc), then live batches
     sc2 = socketio_of(app).test_client(app, auth={"token": auth.token("sc")})
-    page = {"output": out, "from": 0, "oldest": 0, "tuples": [{"symbol": "logged"}], "next": 1}
+    page = {"output": out, "from": 0, "oldest": 0, "log": "log", "tuples": [{"symbol": "logged"}]}
+    page["next"] = 1
     holder.answers += [(200, {"output": out, "route": routed}), (200, page)]
     holder.answers.append((200, {**page, "from": 1, "tuples": []}))
     ack = sc2.emit("subscribe", {"output": out, "from": 0}, callback=True)

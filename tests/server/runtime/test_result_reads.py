@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from boxes.errors import Conflict, Gone
-from server.runtime.outputs import OutputSink
+from server.runtime.outputs import Asked, OutputSink
 
 BATCH = 4
 
@@ -65,3 +65,24 @@ def test_the_status_shows_which_positions_a_subscriber_may_resume_from(sink):
     stats = sink.stats()
     assert stats["oldest_position"] == sink.read_from(19, max_rows=1).oldest
     assert (stats["next_position"], stats["retained_rows"]) == (20, 8)
+
+
+def test_a_log_keeps_its_identity_across_a_restart_and_a_new_one_has_another(
+    sink, results_place, tmp_path
+):
+    """A position is of one log: the log's identity is stored with it (a reopened log, as
+    after a server restart, is the same one), a log started afresh has a new one, and a
+    position given with another log's identity is refused, naming the output as asked."""
+    same = OutputSink("o", results_place, recent_rows=1, retain_rows=8)
+    fresh = OutputSink("o", tmp_path / "afresh", recent_rows=1, retain_rows=8)
+    try:
+        assert same.log_id == sink.log_id != fresh.log_id
+        assert sink.read_from(19, 1, Asked("counts", sink.log_id)).log == sink.log_id
+        with pytest.raises(Conflict) as refused:
+            fresh.read_from(0, 10, Asked("counts", sink.log_id))
+        assert refused.value.code == "RESULTS_RESTARTED"
+        assert refused.value.details == {"log": fresh.log_id}
+        assert refused.value.message.startswith("output 'counts' has a new result log")
+    finally:
+        same.close()
+        fresh.close()
