@@ -6,14 +6,10 @@ runtime's own name for it."""
 
 from __future__ import annotations
 
-from serverkit import PASSWORD, Client, wait_until
-from swapkit import DOC, SCHEMA, changed
+from serverkit import Client, wait_until
+from swapkit import DOC, changed, counting, rows
 
 RECOUNTED = changed(DOC, "n", window={"rows": 4})  # the window itself: its state goes
-
-
-def rows(*xs: int) -> list[dict]:
-    return [{"t": f"2026-01-01T00:00:{i:02d}Z", "k": "a", "x": x} for i, x in enumerate(xs)]
 
 
 def read(user: Client, query: str, expect: int = 200) -> dict:
@@ -21,15 +17,7 @@ def read(user: Client, query: str, expect: int = 200) -> dict:
 
 
 def test_a_position_of_a_log_started_afresh_is_refused_not_misread(live):
-    joe = Client(live.url, "joe", PASSWORD)
-    joe.call("POST", "/schemas", 201, json=SCHEMA)
-    joe.call("POST", "/streams", 201, json={"name": "in1", "schema": "s"})
-    joe.call("POST", "/diagrams", 201, json={"document": DOC})
-    joe.call("POST", "/diagrams/q/deploy")
-    joe.connect()
-    assert joe.emit("subscribe", {"output": "counts"}) == {"subscribed": "counts"}
-    joe.call("POST", "/streams/in1/tuples", json=rows(5, 5))
-    wait_until(lambda: joe.positions and joe.positions[-1] == 2, 300, "the first two counts")
+    joe = counting(live.url)
     old = read(joe, "from=0")["log"]
     assert set(joe.logs) == {old}  # each tuples event names the log its `next` is in
 

@@ -5,16 +5,11 @@ state dropped; an invalid version changes nothing; versions compare and restore.
 
 from __future__ import annotations
 
-from serverkit import PASSWORD, Client, wait_until
-from swapkit import DOC, SCHEMA, changed
+from serverkit import Client, wait_until
+from swapkit import DOC, changed, counting, rows
 
 FILTERED = changed(DOC, "kept", where="x > 1")  # before the window: its state is kept
 RECOUNTED = changed(FILTERED, "n", window={"rows": 4})  # the window itself: its state goes
-
-
-def rows(*xs: int) -> list[dict]:
-    """Tuples of key ``a`` with these ``x``, a second apart."""
-    return [{"t": f"2026-01-01T00:00:{i:02d}Z", "k": "a", "x": x} for i, x in enumerate(xs)]
 
 
 def logged(user: Client, output: str) -> list[dict]:
@@ -22,15 +17,7 @@ def logged(user: Client, output: str) -> list[dict]:
 
 
 def test_a_running_diagram_is_replaced_keeping_its_window_and_every_result(live):
-    joe = Client(live.url, "joe", PASSWORD)
-    joe.call("POST", "/schemas", 201, json=SCHEMA)
-    joe.call("POST", "/streams", 201, json={"name": "in1", "schema": "s"})
-    joe.call("POST", "/diagrams", 201, json={"document": DOC})
-    joe.call("POST", "/diagrams/q/deploy")
-    joe.connect()
-    assert joe.emit("subscribe", {"output": "counts"}) == {"subscribed": "counts"}
-    joe.call("POST", "/streams/in1/tuples", json=rows(5, 5))
-    wait_until(lambda: len(logged(joe, "counts")) >= 2, 300, "the window's first counts")
+    joe = counting(live.url)
     assert len(logged(joe, "counts")) == 2, logged(joe, "counts")
 
     # An invalid version is refused and changes nothing: not stored, not swapped.
