@@ -124,5 +124,8 @@ class Relay:
         except Exception:
             log.exception("a relayed batch could not be read")
             return
-        self.delivery.adopt(route, labels, semantic, rewrite, public)
-        self.delivery.on_batch(route, table)
+        try:
+            self.delivery.adopt(route, labels, semantic, rewrite, public)
+            self.delivery.on_batch(route, table)
+        except Exception:  # one batch's fault must not end the relay for every output after it
+            log.exception("a relayed batch of %s could not be delivered", route)

@@ -29,7 +29,7 @@ from boxes.secfilter import label_array
 from catalog import Action, Catalog, ObjectType
 from server.realtime.delivery import Labels
 from server.realtime.relay import CHANNEL, encode
-from server.runtime.outputs import BATCH_KEY, NEXT_KEY
+from server.runtime.outputs import BATCH_KEY, LOG_KEY, NEXT_KEY
 
 SOCKETS = 600  # more than server_threads (256), the old transport's ceiling
 READERS = {"ONE": ("in1",), "BOTH": ("in1", "in2")}
@@ -65,7 +65,7 @@ def batch(symbols=("a1", "b", "a2"), bits=(1, 2, 1), number: int = 0, next_: int
     label = label_array([np.array(bits, np.uint64)])
     table = pa.table({"symbol": list(symbols), "_label": label})
     return table.replace_schema_metadata(
-        {BATCH_KEY: str(number).encode(), NEXT_KEY: str(next_).encode()}
+        {BATCH_KEY: str(number).encode(), NEXT_KEY: str(next_).encode(), LOG_KEY: b"log"}
     )
 
 

@@ -31,13 +31,15 @@ CLASS_OF = {
     429: RateLimited,
     503: SluiceError,
 }
-# Never raised as a SluiceError: Werkzeug's wrong method, the catch-all for a bug, and what
-# gunicorn answers before the app sees the request (server/cli/serve.py).
+# Never raised as a SluiceError: Werkzeug's wrong method, the catch-all for a bug, what
+# gunicorn answers before the app sees the request (server/cli/serve.py), and what the edge
+# process tells a socket that never connected (server/edge/process.py).
 NOT_RAISED = {
     codes.METHOD_NOT_ALLOWED,
     codes.INTERNAL_ERROR,
     codes.URI_TOO_LONG,
     codes.HEADERS_TOO_LARGE,
+    codes.CONNECT_TIMEOUT,
 }
 
 

@@ -52,3 +52,28 @@ def test_outputs_and_variants_are_published_with_their_rewrite(redis_url):
     finally:
         listener.close()
         relay.client.close()
+
+
+def test_a_batch_that_cannot_be_delivered_is_logged_and_the_next_still_is(redis_url, caplog):
+    """A relayed batch this server cannot deliver (e.g. one a server of another version
+    published) is logged; the relay's thread lives on and delivers the batches after it."""
+
+    class Refusing:
+        delivered: list[str] = []
+
+        def adopt(self, *_) -> None:
+            pass
+
+        def on_batch(self, route: str, _table) -> None:
+            if route == "bad":
+                raise KeyError("sluice.log")
+            self.delivered.append(route)
+
+    relay = Relay(redis_url, Refusing(), holding=lambda: False)
+    try:
+        for route in ("bad", "out"):
+            relay._received(encode(route, batch(), LABELS, "strong", None, route))
+        assert Refusing.delivered == ["out"]
+        assert "a relayed batch of bad could not be delivered" in caplog.text
+    finally:
+        relay.client.close()

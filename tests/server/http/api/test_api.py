@@ -217,6 +217,7 @@ def test_the_openapi_description_is_valid_and_covers_every_route(app, client):
     assert {p["name"]: p["required"] for p in reads if p["in"] == "query"} == {
         "from": True,
         "limit": False,
+        "log": False,
     }
     change = spec["paths"]["/api/v1/auth/password"]["post"]
     assert (
