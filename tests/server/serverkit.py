@@ -43,7 +43,7 @@ class Auth:
 
     def __init__(self, client, passwords: dict[str, str]) -> None:
         self.client = client
-        self.passwords = passwords
+        self.passwords = dict(passwords)  # a test may change one: never the world's own
         self.tokens: dict[str, str] = {}
 
     def login(self, user: str, roles=None):
