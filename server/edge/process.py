@@ -49,18 +49,21 @@ REFUSAL_SECONDS = 5.0  # how long a refused socket's client has to read the refu
 # How long a socket.io connect waits for the app's channel (a server starting, or a worker
 # gunicorn is replacing) before it is refused with UNAVAILABLE.
 LINK_WAIT_SECONDS = 60.0
+
+
+def _connect_error(error: dict) -> str:
+    """A socket.io connect refusal carrying ``error`` (``answer``'s shape), encoded."""
+    return sio_packet.Packet(
+        sio_packet.CONNECT_ERROR, data=refused_connect(error).error_args
+    ).encode()
+
+
 # What the app answers a connect with an invalid session (server.realtime.sockets.on_connect).
-REFUSED = sio_packet.Packet(
-    sio_packet.CONNECT_ERROR,
-    data=refused_connect(answer(Unauthenticated(INVALID_SESSION))).error_args,
-).encode()
+REFUSED = _connect_error(answer(Unauthenticated(INVALID_SESSION)))
 # What a connect gets when the app did not link up in time (a 503, named but not an incident).
-NO_APP = sio_packet.Packet(
-    sio_packet.CONNECT_ERROR,
-    data=refused_connect(
-        body(codes.UNAVAILABLE, codes.UNAVAILABLE.render(what="the server's live results"))
-    ).error_args,
-).encode()
+NO_APP = _connect_error(
+    body(codes.UNAVAILABLE, codes.UNAVAILABLE.render(what="the server's live results"))
+)
 
 
 class _Counted(asyncio.Queue):
@@ -261,9 +264,7 @@ class Edge:
             codes.CONNECT_TIMEOUT,
             codes.CONNECT_TIMEOUT.render(seconds=f"{self.connecting.seconds:g}"),
         )
-        refusal = sio_packet.Packet(
-            sio_packet.CONNECT_ERROR, data=refused_connect(late).error_args
-        ).encode()
+        refusal = _connect_error(late)
         while True:
             await asyncio.sleep(REPORT_SECONDS)
             overdue = self.connecting.overdue()
