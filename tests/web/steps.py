@@ -131,6 +131,20 @@ def catalog_object(page: Page, type_: str, name: str) -> Locator:
     return page.locator("#page-catalog .detail")
 
 
+def drop_socket(page: Page) -> None:
+    """Close the page's socket, as a network blip or a server restart would."""
+    page.evaluate("import('/static/js/socket.js').then((socket) => socket.disconnect())")
+
+
+def reconnect(page: Page) -> None:
+    """Open the page's socket again with its session's CSRF token, as socket.io does after a
+    blip."""
+    page.evaluate(
+        "Promise.all([import('/static/js/socket.js'), import('/static/js/api.js')])"
+        ".then(([socket, api]) => socket.connect(api.getCsrf()))"
+    )
+
+
 def result_rows(page: Page, window_start: str | None = None) -> Locator:
     """The rows of the live results table, or those of the window that starts at
     ``window_start``."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.web.steps import open_results
+from tests.server.serverkit import wait_until
+from tests.web.steps import drop_socket, open_results, reconnect
 
 DASH = {
     "version": 1,
@@ -26,6 +27,12 @@ DASH = {
 def send(live, price: float) -> None:
     tuples = [{"time": "2026-01-01T00:00:01", "symbol": s, "price": price} for s in ("A", "B")]
     live.api("ed", "POST", "/streams/in1/tuples", json=tuples)
+
+
+def results_at(live, price: str) -> list[dict]:
+    """dash_raw's stored results of the tuples sent at ``price``."""
+    tuples = live.api("al", "GET", "/outputs/dash_raw/results?from=0").json()["tuples"]
+    return [t for t in tuples if str(t["price"]) == price]
 
 
 def panel(page: Page, output: str):
@@ -80,6 +87,15 @@ def test_a_two_panel_dashboard_shows_live_rows_and_is_there_after_a_reload(login
         send(live, 13.5)
         expect(rows(page, "13.5")).to_have_count(2)
         expect(panel(page, "dash_pos").locator("path.ship-marker")).not_to_have_count(0)
+
+        # a reconnection (a network blip, a restart) loses the panel no row sent meanwhile
+        drop_socket(page)
+        send(live, 14.25)
+        wait_until(lambda: len(results_at(live, "14.25")) == 2, 120, "the rows sent while away")
+        reconnect(page)
+        expect(rows(page, "14.25")).to_have_count(2)
+        all_rows = panel(page, "dash_raw").locator("table.tuples tbody tr")
+        expect(all_rows).to_have_count(4)  # 13.5 and 14.25 since the reload, each row once
     finally:
         live.call("al", "DELETE", "/dashboards/main")
 

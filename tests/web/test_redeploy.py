@@ -12,13 +12,11 @@ import datetime as dt
 from playwright.sync_api import expect
 
 from tests.server.serverkit import Client, wait_until
-from tests.web.steps import editor_notice, open_results, set_field
+from tests.web.steps import drop_socket, editor_notice, open_results, reconnect, set_field
 from tests.web.test_editor import open_diagram, toolbar
 
 NAME = "redeployed"
 OUTPUT = f"{NAME}_out"
-SOCKET = "/static/js/socket.js"
-API = "/static/js/api.js"
 START = dt.datetime(2032, 1, 1, tzinfo=dt.timezone.utc)  # after other tests' data
 
 
@@ -125,7 +123,7 @@ def test_an_edit_after_the_window_keeps_its_state_and_every_result(login, live, 
 
         # an edit of the window itself, with the results page away: its state goes, and the
         # page says so
-        results.evaluate(f"import('{SOCKET}').then((socket) => socket.disconnect())")
+        drop_socket(results)
         set_field(editor, "n", "rows", "2")
         toolbar(editor, "Save").click()
         expect(editor_notice(editor)).to_have_text(
@@ -138,10 +136,7 @@ def test_an_edit_after_the_window_keeps_its_state_and_every_result(login, live, 
         assert subscriber.rows()[3:] == [("K", 1, 8.0), ("K", 2, 17.0), ("K", 2, 19.0)]
         # the page, reconnecting with that position and its log (refused: RESULTS_RESTARTED),
         # reads the new log from its start, not from 3
-        results.evaluate(
-            f"Promise.all([import('{SOCKET}'), import('{API}')])"
-            ".then(([socket, api]) => socket.connect(api.getCsrf()))"
-        )
+        reconnect(results)
         expect(results.locator("#page-results .notice")).to_have_text(
             f"Reconnected to {OUTPUT}, which was redeployed afresh meanwhile: its results start "
             "again, all shown."

@@ -7,10 +7,7 @@ from playwright.sync_api import expect
 
 from tests.paper import q1
 from tests.server.serverkit import wait_until
-from tests.web.steps import Feed, open_results, result_rows
-
-SOCKET = "/static/js/socket.js"
-API = "/static/js/api.js"
+from tests.web.steps import Feed, drop_socket, open_results, reconnect, result_rows
 
 
 def test_the_results_page_catches_up_after_a_reconnection(login, live):
@@ -27,7 +24,7 @@ def test_the_results_page_catches_up_after_a_reconnection(login, live):
         feed.tick()  # closes the first window
         expect(result_rows(al, first)).to_have_count(4)
 
-        al.evaluate(f"import('{SOCKET}').then((socket) => socket.disconnect())")
+        drop_socket(al)
         while_away = feed.tick()  # closes the second window, produced while the page is away
         feed.tick()
 
@@ -40,10 +37,7 @@ def test_the_results_page_catches_up_after_a_reconnection(login, live):
             "the window produced while the page was away",
         )
 
-        al.evaluate(
-            f"Promise.all([import('{SOCKET}'), import('{API}')])"
-            ".then(([socket, api]) => socket.connect(api.getCsrf()))"
-        )
+        reconnect(al)
         expect(al.locator("#page-results .notice")).to_contain_text("nothing was missed")
         expect(result_rows(al, while_away)).to_have_count(4)
         expect(result_rows(al)).to_have_count(len(produced()))  # each row once

@@ -1,12 +1,12 @@
-// The dashboard page: several outputs at once, each a table, a chart or a map (panel.js), on
-// the page's one socket. A user's named dashboards are kept by the server (/dashboards, each
+// The dashboard page: several outputs at once, each a table, a chart or a map (panel.js), fed by
+// the page's subscriptions (feeds.js). A user's named dashboards are kept by the server (/dashboards, each
 // user's own) and saved at every change, so a reload or the next login finds them as they were.
 import * as api from "./api.js";
 import { capabilities } from "./capabilities.js";
 import { confirmDanger } from "./confirm.js";
 import { el, field, fill, notice, select } from "./dom.js";
 import { Panel, viewPicker } from "./panel.js";
-import * as socket from "./socket.js";
+import * as feeds from "./feeds.js";
 
 const FIRST = "main";      // the dashboard every user starts with (stored with its first panel)
 const MAX_PANELS = 12;     // as the server allows
@@ -41,10 +41,9 @@ export class Dashboard {
     create, add, this.message, this.grid);
     this.listeners = {
       tuples: ({ output, tuples }) => this.each(output, (p) => p.receive(tuples)),
-      subscription_ended: ({ output, error }) => this.each(output, (p) => p.ended(error)),
-      connect: () => this.panels.forEach((p) => p.resume()),
+      ended: ({ output, error }) => this.each(output, (p) => p.ended(error)),
     };
-    for (const [event, listener] of Object.entries(this.listeners)) socket.on(event, listener);
+    for (const [event, listener] of Object.entries(this.listeners)) feeds.on(event, listener);
   }
 
   each(output, act) {
@@ -167,6 +166,6 @@ export class Dashboard {
   /** Logging out: let go of the subscriptions and the socket's events. */
   close() {
     this.closePanels();
-    for (const [event, listener] of Object.entries(this.listeners)) socket.off(event, listener);
+    for (const [event, listener] of Object.entries(this.listeners)) feeds.off(event, listener);
   }
 }

@@ -9,6 +9,7 @@ import { CatalogBrowser } from "./catalog.js";
 import { Dashboard } from "./dashboard.js";
 import { el, fill } from "./dom.js";
 import { Editor } from "./editor.js";
+import * as feeds from "./feeds.js";
 import { changePassword } from "./password.js";
 import { Results } from "./results.js";
 import * as socket from "./socket.js";
@@ -32,6 +33,7 @@ async function start() {
 
 function showLogin(reason) {
   socket.disconnect();
+  feeds.forget();
   pages?.editor.view.close();
   pages?.dashboard.view.close();
   pages = null;

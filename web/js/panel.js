@@ -1,12 +1,12 @@
-// One panel of a dashboard: an output shown as a table, a chart or a map, subscribed over the
-// page's one socket (views of one output share its subscription: socket.subscribe). A panel
+// One panel of a dashboard: an output shown as a table, a chart or a map, fed by the page's
+// subscription to it (feeds.js: views of one output share it, across reconnections). A panel
 // whose output the session may not subscribe to (any more) says so, and tries again when the
 // catalog changes; it never shows what the server did not deliver to this session.
 import { el, fill, notice, select } from "./dom.js";
 import { ResultChart } from "./resultchart.js";
-import { entriesOf, schemaOf, SUBSCRIBE_WAIT } from "./results.js";
+import * as feeds from "./feeds.js";
+import { entriesOf, schemaOf } from "./results.js";
 import { mapChoices, ShipMap } from "./shipmap.js";
-import * as socket from "./socket.js";
 import { TupleTable } from "./tupletable.js";
 
 export const VIEWS = { table: "Table", chart: "Chart", map: "Map" };
@@ -48,7 +48,7 @@ export class Panel {
   async open() {
     this.schema = await schemaOf(this.output);   // before subscribing: no tuple may wait for it
     try {
-      await socket.subscribe({ output: this.output }, SUBSCRIBE_WAIT);
+      await feeds.subscribe(this.output);
     } catch (error) {
       this.refuse(`You may not subscribe to ${this.output} now: ${error.message}`);
       return;
@@ -62,16 +62,6 @@ export class Panel {
   /** Try again, if refused before (the catalog changed: a right may have come back). */
   async retry() {
     if (this.refused) await this.open();
-  }
-
-  /** After a reconnection: the server forgot the subscription; ask for it again. */
-  async resume() {
-    if (!this.subscribed) return;
-    try {
-      await socket.call("subscribe", { output: this.output }, SUBSCRIBE_WAIT);
-    } catch (error) {
-      this.refuse(`Reconnected, but you may not subscribe to ${this.output} now: ${error.message}`);
-    }
   }
 
   ended(error) {
@@ -90,7 +80,7 @@ export class Panel {
   }
 
   close() {
-    if (this.subscribed) socket.unsubscribe(this.output).catch(() => {});
+    if (this.subscribed) feeds.unsubscribe(this.output).catch(() => {});
     this.subscribed = false;
   }
 

@@ -6,12 +6,9 @@ import * as api from "./api.js";
 import { el, field, fill, notice, select } from "./dom.js";
 import { ResultChart } from "./resultchart.js";
 import { mapChoices, ShipMap } from "./shipmap.js";
+import * as feeds from "./feeds.js";
 import * as socket from "./socket.js";
 import { TupleTable } from "./tupletable.js";
-
-// A subscribe may start the reader's own variant of a rewritten diagram, which waits for its
-// queries as a deploy does (docs/rewrite.md): the server's deploy timeout, and some.
-export const SUBSCRIBE_WAIT = 130000;
 
 export class Results {
   constructor(root) {
@@ -43,12 +40,11 @@ export class Results {
       el("section", { class: "results-chart", "aria-label": "Live chart" },
         el("h2", {}, "Live chart"), this.chart.element),
       this.mapSection));
-    socket.on("tuples", (data) => this.receive(data));
-    socket.on("subscription_ended", (data) => this.ended(data));
-    socket.on("subscription_moved", (data) => this.moved(data));
-    socket.on("missed", (data) => this.catchUp(data));
+    feeds.on("tuples", (data) => this.receive(data));
+    feeds.on("ended", (data) => this.ended(data));
+    feeds.on("moved", (data) => this.moved(data));
+    feeds.on("resumed", (data) => this.resumed(data));
     socket.on("policy", (data) => this.showPolicy(data));
-    socket.on("connect", () => this.resume());
   }
 
   /** The outputs this session may view (subscribing may still be refused). */
@@ -66,15 +62,13 @@ export class Results {
     if (this.output) await this.unsubscribe();
     const schema = await schemaOf(output);   // before subscribing: no tuple may wait for it
     try {
-      await socket.subscribe({ output }, SUBSCRIBE_WAIT);
+      await feeds.subscribe(output);
     } catch (error) {
       notice(this.message, error.message, "error");
       return;
     }
     this.output = output;
     this.schema = schema;
-    this.next = null;
-    this.log = null;
     this.count = 0;
     this.table.clear();
     this.chart.start(schema, null);
@@ -90,54 +84,24 @@ export class Results {
     const output = this.output;
     this.output = null;
     try {
-      await socket.unsubscribe(output);
+      await feeds.unsubscribe(output);
       notice(this.message, `Unsubscribed from ${output}.`);
     } catch (error) {
       notice(this.message, error.message, "error");
     }
   }
 
-  /** After a reconnection (a network blip, a server restart): subscribe again from the last
-   * position seen, in the result log it was seen in, so the server sends what was produced
-   * meanwhile, then live results. A redeploy that dropped the output's state started a new
-   * log (refused: RESULTS_RESTARTED): this page has seen none of it, so it reads it from its
-   * start. */
-  async resume() {
-    if (!this.output) return;
-    const output = this.output;
-    const from = (position, log) => socket.call("subscribe",
-      position === null ? { output } : { output, from: position, log }, SUBSCRIBE_WAIT);
-    try {
-      try {
-        await from(this.next, this.log);
-        notice(this.message, `Reconnected to ${output}; nothing was missed.`, "ok");
-      } catch (error) {
-        if (error.code !== "RESULTS_RESTARTED") throw error;
-        await from(0, error.details.log);
-        notice(this.message, `Reconnected to ${output}, which was redeployed afresh meanwhile: its results start again, all shown.`, "ok");
-      }
-    } catch (error) {
-      notice(this.message, `Reconnected, but: ${error.message}`, "error");
-    }
-  }
-
-  /** The server's delivery skipped positions [from, to): read them back over REST. */
-  async catchUp({ output, from, to }) {
-    let at = from;
-    while (output === this.output && at < to) {
-      // whole batches: a limit of at most to - at rows ends the read at or before `to`
-      const limit = Math.min(to - at, 10000);
-      const read = await api.get(`/outputs/${api.seg(output)}/results?from=${at}&limit=${limit}`);
-      this.show(read.tuples);
-      if (read.next === at) break;
-      at = read.next;
-    }
-  }
-
-  receive({ output, tuples, next, log }) {
+  /** After a reconnection (a network blip, a server restart) the feed subscribed again from
+   * the last position seen: what was produced meanwhile arrives as tuples. */
+  resumed({ output, restarted }) {
     if (output !== this.output) return;
-    if (next !== undefined) [this.next, this.log] = [next, log];
-    this.show(tuples);
+    notice(this.message, restarted
+      ? `Reconnected to ${output}, which was redeployed afresh meanwhile: its results start again, all shown.`
+      : `Reconnected to ${output}; nothing was missed.`, "ok");
+  }
+
+  receive({ output, tuples }) {
+    if (output === this.output) this.show(tuples);
   }
 
   /** The security policy of the rows that follow: which of this session's roles it lets
@@ -172,8 +136,6 @@ export class Results {
    * (docs/rewrite.md): positions of the old one mean nothing there. */
   moved({ output }) {
     if (output !== this.output) return;
-    this.next = null;
-    this.log = null;
     notice(this.message, `The policies changed: ${output} now shows what they allow you.`, "ok");
   }
 

@@ -4,11 +4,9 @@ import { io } from "/static/vendor/socket.io/socket.io.esm.min.js";
 
 let socket = null;
 const handlers = new Map();   // event -> Set of listeners, kept across reconnections
-const held = new Map();       // output -> how many views hold its subscription on this socket
 
 export function connect(csrf) {
   disconnect();
-  held.clear();
   socket = io({ auth: { csrf }, transports: ["websocket"] });
   for (const [event, set] of handlers) set.forEach((f) => socket.on(event, f));
   return socket;
@@ -30,25 +28,6 @@ export function off(event, listener) {
   if (socket) socket.off(event, listener);
 }
 
-/** A view subscribes to an output ({output}, as the subscribe event takes it). Views of one
- * output (the live results, a dashboard's table and chart of it) share the socket's one
- * subscription: the last to let go (`unsubscribe`) ends it. */
-export async function subscribe(request, wait) {
-  const answer = await call("subscribe", request, wait);
-  held.set(request.output, (held.get(request.output) || 0) + 1);
-  return answer;
-}
-
-export async function unsubscribe(output) {
-  const others = (held.get(output) || 0) - 1;
-  if (others > 0) {
-    held.set(output, others);
-    return { unsubscribed: output };
-  }
-  held.delete(output);
-  return call("unsubscribe", { output });
-}
-
 /** Emit and wait for the ack (`wait` ms at most); an {error} ack rejects with the server's
  * message. */
 export function call(event, payload, wait = 10000) {
@@ -64,5 +43,3 @@ export function call(event, payload, wait = 10000) {
     });
   });
 }
-
-on("subscription_ended", ({ output }) => held.delete(output));   // the server ended it for every view
