@@ -9,13 +9,20 @@ STAMP  := $(VENV)/.installed
 run: setup
 	$(BIN)/sluice serve --demo
 
-test: setup
-	$(BIN)/python -m pytest
-
 # The tests that need no Spark, Chromium, PostgreSQL or long-running processes (markers set from
-# the fixtures a test uses, in tests/conftest.py): a quick check while changing code.
+# the fixtures a test uses, in tests/conftest.py).
+FAST := not spark and not browser and not postgres and not slow
+
+# The fast tests on every core (pytest-xdist; each worker has its own catalogs, Redis and temp
+# dirs), then the rest in one process: they share one SparkSession and one PostgreSQL cluster,
+# and two JVMs on two cores would slow each other past their deadlines. Both parts always run.
+test: setup
+	$(BIN)/python -m pytest -n logical -m "$(FAST)"; fast=$$?; \
+	$(BIN)/python -m pytest -m "not ($(FAST))" && exit $$fast
+
+# A quick check while changing code.
 test-fast: setup
-	$(BIN)/python -m pytest -m "not spark and not browser and not postgres and not slow"
+	$(BIN)/python -m pytest -n logical -m "$(FAST)"
 
 # The API and socket.io fuzz with ten times the examples `make test` gives them (Schemathesis over
 # every operation as every demo user, its stateful phase, Hypothesis over every socket event).

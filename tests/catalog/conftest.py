@@ -5,6 +5,7 @@ tests/conftest.py). Every test that takes ``db_url`` (or ``cat``) runs on both."
 from __future__ import annotations
 
 import itertools
+import shutil
 
 import pytest
 from sqlalchemy import inspect, text
@@ -12,6 +13,7 @@ from sqlalchemy import inspect, text
 from boxes import registry
 from catalog import Catalog
 from catalog.bootstrap import add_admin
+from catalog.store import open_store
 
 PASSWORD = "correct horse battery"
 BOX_TYPES = sorted(registry.operators())  # a lookup lists box types last, by name
@@ -37,14 +39,30 @@ def backend(request):
     return request.param
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory):
+    """A SQLite catalog file as its migrations leave it, made once: a test gets a copy (copying
+    costs a millisecond, migrating a hundred)."""
+    path = tmp_path_factory.mktemp("migrated") / "catalog.db"
+    open_store(f"sqlite:///{path}").close()
+    return path
+
+
 @pytest.fixture
 def new_db(request, backend, tmp_path):
     """``new_db(blank=False)``: the URL of a new catalog database on the test's backend, migrated
-    unless ``blank``. On PostgreSQL it is the cluster's one database (or its blank one) emptied:
-    a test has one at a time."""
+    unless ``blank``. On SQLite a new file (a copy of ``migrated_sqlite``, or none yet); on
+    PostgreSQL the cluster's one database (or its blank one) emptied: a test has one at a time."""
     if backend == "sqlite":
         names = itertools.count()
-        return lambda blank=False: f"sqlite:///{tmp_path / f'catalog{next(names)}.db'}"
+
+        def new_file(blank: bool = False) -> str:
+            path = tmp_path / f"catalog{next(names)}.db"
+            if not blank:
+                shutil.copyfile(request.getfixturevalue("migrated_sqlite"), path)
+            return f"sqlite:///{path}"
+
+        return new_file
     cluster = request.getfixturevalue("postgres")
     return lambda blank=False: cluster.blank() if blank else cluster.fresh()
 
