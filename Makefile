@@ -4,6 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
+# Python caches compiled bytecode unless told not to; the tests start dozens of Python processes
+# (xdist workers, `sluice serve`), each of which would otherwise compile the project again (about
+# a second of CPU each).
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: run test test-fast fuzz lint bench bench-full bench-scale bench-fanout soak errors-doc screenshots setup check-java clean
 
 run: setup
