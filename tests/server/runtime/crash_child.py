@@ -1,7 +1,9 @@
 """The process the crash test kills: a Runtime with one diagram, appending what stdin asks.
 
 Reads one JSON line per batch (``{"stream": name, "tuples": [...]}``) and answers
-``ack <first_seq>`` once the batch is durable. Prints ``ready`` when the diagram runs.
+``ack <first_seq>`` once the batch is durable. Prints ``ready`` when the diagram runs. With a
+second argument ``realtime``, the diagram asks for real-time mode and the runtime has a slot
+for it (``test_realtime_crash.py``).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from server.runtime import Runtime, RuntimeSettings
 
 STREAMS = ["left", "right"]
 DIAGRAM = union_doc("crashy", STREAMS, "price >= 0")
+REAL_TIME = {**DIAGRAM, "realtime": True}
 
 
-def main(data_dir: str) -> None:
+def main(data_dir: str, mode: str = "micro-batch") -> None:
     runtime = Runtime(
         Path(data_dir),
         "local[2]",
@@ -26,11 +29,12 @@ def main(data_dir: str) -> None:
             compact_every=1,
             segment_bytes=4096,
             retain_result_rows=10**8,  # the tests count every result ever delivered
+            realtime_slots=2,  # the union reads two streams: a source each in real time
         ),
     )
     for name in STREAMS:
         runtime.create_stream(name, TRADE)
-    runtime.deploy("crashy", plan_of(DIAGRAM))
+    runtime.deploy("crashy", plan_of(REAL_TIME if mode == "realtime" else DIAGRAM))
     print("ready", flush=True)
     for line in sys.stdin:
         request = json.loads(line)
@@ -40,4 +44,4 @@ def main(data_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:])
