@@ -16,7 +16,7 @@ many rows of each (epoch, partition) the log holds, for the epochs the checkpoin
 recorded committed, and the rows a replay sends again are skipped. The crash oracle
 (``tests/server/runtime/test_realtime_crash.py``) shows replays that come under a later
 epoch, which this lets through twice; real-time mode stays off (``realtime_slots = 0``)
-until rows are named by their input position instead (docs/architecture.md).
+until that is fixed (docs/architecture.md).
 """
 
 from __future__ import annotations

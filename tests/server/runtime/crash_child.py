@@ -2,8 +2,8 @@
 
 Reads one JSON line per batch (``{"stream": name, "tuples": [...]}``) and answers
 ``ack <first_seq>`` once the batch is durable. Prints ``ready`` when the diagram runs. With a
-second argument ``realtime``, the diagram asks for real-time mode and the runtime has a slot
-for it (``test_realtime_crash.py``).
+second argument ``realtime``, the diagram reads one stream, which every batch goes to, asks
+for real-time mode, and the runtime has a slot for it (``test_realtime_crash.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from server.runtime import Runtime, RuntimeSettings
 
 STREAMS = ["left", "right"]
 DIAGRAM = union_doc("crashy", STREAMS, "price >= 0")
-REAL_TIME = {**DIAGRAM, "realtime": True}
+# The real-time diagram reads one stream (one source, one slot): every batch goes to it
+REAL_TIME = {**union_doc("crashy", STREAMS[:1], "price >= 0"), "realtime": True}
+DIAGRAMS = {"micro-batch": DIAGRAM, "realtime": REAL_TIME}
 
 
 def main(data_dir: str, mode: str = "micro-batch") -> None:
@@ -29,16 +31,17 @@ def main(data_dir: str, mode: str = "micro-batch") -> None:
             compact_every=1,
             segment_bytes=4096,
             retain_result_rows=10**8,  # the tests count every result ever delivered
-            realtime_slots=2,  # the union reads two streams: a source each in real time
+            realtime_slots=1,
         ),
     )
     for name in STREAMS:
         runtime.create_stream(name, TRADE)
-    runtime.deploy("crashy", plan_of(REAL_TIME if mode == "realtime" else DIAGRAM))
+    runtime.deploy("crashy", plan_of(DIAGRAMS[mode]))
     print("ready", flush=True)
     for line in sys.stdin:
         request = json.loads(line)
-        receipt = runtime.append(request["stream"], request["tuples"])
+        stream = STREAMS[0] if mode == "realtime" else request["stream"]
+        receipt = runtime.append(stream, request["tuples"])
         print(f"ack {receipt.first_seq}", flush=True)
     runtime.close()
 

@@ -2,8 +2,8 @@
 query delivers, start it again; every acknowledged tuple is in the result log, none twice.
 
 The receiver skips rows its log holds at the same (epoch, partition, row) place
-(``server/runtime/realtime.py``); this test found that a replay can come under a later
-epoch, so it fails on duplicates until rows are named by their input position.
+(``server/runtime/realtime.py``). This oracle found rows replayed under a later epoch, logged
+twice: it fails until that is fixed, and real-time mode stays off by default.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ def delivered_ids(data_dir: Path) -> Counter:
 
 
 @pytest.mark.xfail(
-    strict=True,
-    reason="rows of one epoch come again in a later epoch after a restart, so the receiver's "
-    "places (epoch, partition, row) let them through twice: docs/architecture.md, "
-    "'Exactly once: designed, NOT achieved'",
+    strict=False,  # it passed once in five runs: a replay does not always cross an epoch
+    reason="each epoch's end offset is logged as its start plus one row, so the next epoch "
+    "replays delivered rows under a new epoch number, which places do not match: "
+    "docs/architecture.md, 'Exactly once: designed, NOT achieved'",
 )
 def test_a_real_time_output_keeps_every_acknowledged_tuple_once_across_sigkills(tmp_path):
     next_ids = id_source()
