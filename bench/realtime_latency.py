@@ -1,18 +1,25 @@
 """Spark's real-time mode against today's micro-batches (issue 41), in one run.
 
     python -m bench.realtime_latency [--samples 100] [--diagram filter] [--rate 1000]
+        [--arms micro-batch,logged,real-time]
 
-Two copies of one diagram (a filter, or a windowed aggregate) read two streams of one
-runtime: the micro-batch copy is deployed as the server deploys it (``foreachBatch`` into
-the output's result log, then its tap), the real-time copy is the same compiled plan
-started by hand with ``trigger(realTime=)`` over the log source's real-time stream (option
-``realtime``: ``RealTimeLogStream.java``) and the JVM ``foreach`` writer ``RowSender.java``,
-which hands each row with its label to a socket here. Samples alternate between the two
-(which goes first alternates too), one tuple at a time at varying phases: latency is from
-the append's acknowledgement to the row's arrival at the server (the tap's callback, or the
-socket). No result log and no labels decided on the real-time side: this measures what
-real-time mode could buy, not a guarantee-keeping path (docs/architecture.md, "Real-time
-mode (issue 41)").
+Copies of one diagram (a filter, or a windowed aggregate) read their own streams of one
+runtime, each arm one copy:
+
+* ``micro-batch``: deployed as the server deploys it (``foreachBatch`` into the output's
+  result log, then its tap);
+* ``logged``: deployed with ``realtime: true`` on a runtime with a real-time slot, so it runs
+  as the server runs a real-time output: the log source's real-time stream, the JVM writer
+  ``RowSender.java`` to the server's receiver, each group appended durably to the result log
+  (its place with it), then offered to the tap (``server/runtime/realtime.py``);
+* ``real-time``: the same compiled plan started by hand with ``trigger(realTime=)`` and
+  ``RowSender`` writing to a socket here, nothing logged: what real-time mode could buy.
+
+Samples alternate between the arms (which goes first rotates), one tuple at a time at
+varying phases: latency is from the append's acknowledgement to the row's arrival at the
+server (the tap's callback, or the socket). Each real-time arm holds a core for its life, so
+on 2 cores run at most one of them beside the micro-batches (the default: micro-batch and
+logged). See docs/architecture.md, "Real-time mode (issue 41)".
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import socketserver
 import statistics
 import tempfile
@@ -28,12 +36,14 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from boxes.compiler import compile_plan
 from boxes.document import validate
 from boxes.types import Schema, parse_schema
-from server.runtime.handover import narrowed
+from server.runtime import realtime
+from server.runtime.config import RuntimeSettings
 from server.runtime.source import input_frames
 
 _SCHEMA, _ = parse_schema(
@@ -42,7 +52,7 @@ _SCHEMA, _ = parse_schema(
 )
 assert _SCHEMA is not None
 SCHEMA: Schema = _SCHEMA
-ARMS = ("micro-batch", "real-time")
+ARMS = ("micro-batch", "logged", "real-time")
 BOXES: dict[str, dict[str, Any]] = {
     "filter": {"type": "filter", "where": "price >= 0"},
     "aggregate": {
@@ -54,8 +64,9 @@ BOXES: dict[str, dict[str, Any]] = {
 }
 
 
-def diagram(name: str, stream: str, kind: str):
+def diagram(name: str, stream: str, kind: str, real_time: bool = False):
     doc = {
+        "realtime": real_time,
         "version": 1,
         "name": name,
         "inputs": {stream: {}},
@@ -97,19 +108,20 @@ class Arrivals:
 
 
 def receiver(arrivals: Arrivals) -> socketserver.ThreadingTCPServer:
-    """The server's end of ``RowSender``: a JSON line per row, one per epoch's end; a
-    connection is one epoch's partition, so a row's place is its epoch and its number there."""
+    """A stand-in for the server's receiver (``realtime.Receiver``) that logs nothing: a
+    connection is one epoch's partition (a header line, a row per line, an empty line that
+    ends the epoch, answered ``ok``), so a row's place is its epoch and its number there."""
 
     class Handler(socketserver.StreamRequestHandler):
         def handle(self) -> None:
+            epoch = json.loads(self.rfile.readline())["epoch"]
             for index, line in enumerate(self.rfile):
-                message = json.loads(line)
-                if message.get("end"):
+                if line == b"\n":
                     arrivals.epochs_ended += 1
-                else:
-                    row = message["row"]
-                    place = (message["epoch"], index)
-                    arrivals.arrived(row["symbol"], row.get("_label"), place)
+                    self.wfile.write(b"ok\n")
+                    return
+                row = json.loads(line)
+                arrivals.arrived(row["symbol"], row.get("_label"), (epoch, index))
 
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
@@ -122,7 +134,7 @@ def start_realtime(
 ):
     """The plan's one output as a real-time query from ``start`` (fixed once, as a deploy
     fixes it) writing to ``address`` (``sink`` ``foreach``), or to a Python function as the
-    server's outputs do (``foreachBatch``: only to show what Spark says to that)."""
+    server's micro-batch outputs do (``foreachBatch``: only to show what Spark says to that)."""
     launcher = rt._launcher  # the running server's Spark session and head service
     spark = launcher.spark
     options = {
@@ -136,28 +148,16 @@ def start_realtime(
     }
     frames = input_frames(spark, options, [stream], SCHEMA)
     (frame,) = compile_plan(plan, frames).values()
-    from pyspark.sql.streaming.query import StreamingQuery
-
-    labelled = narrowed(frame, len(plan.label_sources))
     if sink == "foreachBatch":
         return (
-            labelled.writeStream.foreachBatch(lambda batch_frame, batch_id: None)
+            frame.writeStream.foreachBatch(lambda batch_frame, batch_id: None)
             .trigger(realTime=batch)
             .outputMode("update")
             .option("checkpointLocation", str(checkpoint))
             .start()
         )
-    jvm = spark.sparkContext._jvm
-    started = (
-        labelled._jdf.writeStream()
-        .foreach(jvm.sluice.sink.RowSender(address))
-        .trigger(jvm.org.apache.spark.sql.streaming.Trigger.RealTime(batch))
-        .outputMode("update")
-        .option("checkpointLocation", str(checkpoint))
-        .queryName("bench.realtime")
-        .start()
-    )
-    return StreamingQuery(started)
+    stand_in = SimpleNamespace(address=address)
+    return realtime.start_query(frame, stand_in, "bench", str(checkpoint), batch, "bench.rt")
 
 
 def offered_load(rt, stream: str, arrivals: Arrivals, prefix: str, rate: int, seconds: float):
@@ -205,7 +205,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--batch", default="5 seconds", help="real-time mode's batch duration")
+    parser.add_argument(
+        "--batch", type=float, default=5.0, help="real-time mode's batch, seconds (>= 5)"
+    )
     parser.add_argument("--timeout", type=float, default=30.0)
     parser.add_argument(
         "--diagram",
@@ -231,26 +233,38 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="for --rate, per mode")
     parser.add_argument("--sink", choices=("foreach", "foreachBatch"), default="foreach")
     args = parser.parse_args()
-    default = ARMS if args.diagram == "filter" else ARMS[1:]
+    default = ARMS[:2] if args.diagram == "filter" else ARMS[2:]
     arms = tuple(args.arms.split(",")) if args.arms else default
 
     from server.runtime import Runtime
 
+    load_before = os.getloadavg()
     root = Path(tempfile.mkdtemp(prefix="sluice-rtm-"))
-    rt = Runtime(root / "rt", "local[2]")
+    settings = RuntimeSettings(
+        realtime_slots=1 if "logged" in arms else 0, realtime_batch_seconds=args.batch
+    )
+    rt = Runtime(root / "rt", "local[2]", settings=settings)
     arrivals = {arm: Arrivals() for arm in ARMS}
     socket = receiver(arrivals["real-time"])
-    streams = {"micro-batch": "mb_in", "real-time": "rt_in"}
+    streams = {"micro-batch": "mb_in", "logged": "lg_in", "real-time": "rt_in"}
     for stream in streams.values():
         rt.create_stream(stream, SCHEMA)
 
-    def on_batch(output, table) -> None:
-        labels = table.column("_label").to_pylist()
-        for symbol, label in zip(table.column("symbol").to_pylist(), labels, strict=True):
-            arrivals["micro-batch"].arrived(symbol, label)
+    def tap(arm: str):
+        def on_batch(output, table) -> None:
+            labels = table.column("_label").to_pylist()
+            for symbol, label in zip(table.column("symbol").to_pylist(), labels, strict=True):
+                arrivals[arm].arrived(symbol, label)
+
+        return on_batch
 
     if "micro-batch" in arms:
-        rt.deploy("mb", diagram("mb", "mb_in", args.diagram), on_batch)
+        rt.deploy("mb", diagram("mb", "mb_in", args.diagram), tap("micro-batch"))
+    if "logged" in arms:
+        rt.deploy("lg", diagram("lg", "lg_in", args.diagram, real_time=True), tap("logged"))
+        mode = rt.status("lg")["outputs"]["lg_out"]
+        if mode["mode"] != "real-time":
+            raise SystemExit(f"the logged arm runs in micro-batches: {mode['mode_reason']}")
     address = f"127.0.0.1:{socket.server_address[1]}"
     plan = diagram("rtm", "rt_in", args.diagram)
     query = None
@@ -259,10 +273,11 @@ def main() -> None:
             rt._launcher.spark.conf.set("spark.sql.shuffle.partitions", args.shuffle_partitions)
         checkpoint = root / "rtm-ckpt"
         start = json.dumps({"rt_in": rt.log.heads(["rt_in"])["rt_in"].to_list()})
-        realtime = functools.partial(
-            start_realtime, rt, plan, "rt_in", start, address, args.batch, checkpoint, args.sink
+        batch = f"{args.batch:g} seconds"
+        restarted = functools.partial(
+            start_realtime, rt, plan, "rt_in", start, address, batch, checkpoint, args.sink
         )
-        query = realtime()
+        query = restarted()
     latencies: dict[str, list[float]] = {arm: [] for arm in ARMS}
     loaded: dict[str, tuple[float, list[float]]] = {}
     lost = dict.fromkeys(ARMS, 0)
@@ -283,7 +298,7 @@ def main() -> None:
                 time.sleep(0.02 + (i % 7) * 0.013)  # arrivals at varying phases of a batch
             if query is not None and args.restart_every and (i + 1) % args.restart_every == 0:
                 query.stop()
-                query = realtime()
+                query = restarted()
         for arm in arms if args.rate else ():
             loaded[arm] = offered_load(
                 rt, streams[arm], arrivals[arm], f"{arm[0]}r", args.rate, args.seconds
@@ -294,7 +309,9 @@ def main() -> None:
             query.stop()
         socket.shutdown()
         rt.close()
-    print(f"{args.diagram} diagram, {args.samples} interleaved samples, batch {args.batch!r}")
+    load = ", ".join(f"{a:.1f}-{b:.1f}" for a, b in zip(load_before, os.getloadavg(), strict=True))
+    print(f"{args.diagram} diagram, {args.samples} interleaved samples, batch {args.batch:g} s")
+    print(f"load average (1, 5, 15 min) at the start and the end: {load}")
     header = f"{'mode':<12} {'n':>4} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
     print(header + "  p50 spread (5 blocks), lost, delivered twice")
     for arm in arms:

@@ -45,7 +45,17 @@ from boxes.types import FIELD_NAME, Schema, parse_schema
 
 VERSION = 1
 MAX_BOXES = 1000
-SECTIONS = ("version", "name", "description", "level", "schemas", "inputs", "boxes", "outputs")
+SECTIONS = (
+    "version",
+    "name",
+    "description",
+    "level",
+    "realtime",
+    "schemas",
+    "inputs",
+    "boxes",
+    "outputs",
+)
 
 
 class _Loader(yaml.SafeLoader):
@@ -168,6 +178,9 @@ class Plan:
     # Words per policy word of a governed plan's labels: the roles' bits it has room for
     # (``boxes/punctuations/words.py``), fixed when the diagram is deployed.
     role_words: int = 1
+    # Asks for Spark's real-time mode (``realtime: true``): the outputs that can run in it do
+    # when the server has a slot for them (``server/runtime/modes.py``).
+    realtime: bool = False
 
     @property
     def label_sources(self) -> tuple[str, ...]:
@@ -224,6 +237,8 @@ class Plan:
             out["governed"] = "fields"  # field sets' words (boxes/punctuations/fields.py)
         if self.role_words > 1:  # wider policy words: another layout (none up to 64 roles)
             out["role_words"] = self.role_words
+        if self.realtime:  # another query (real-time source and sink): another checkpoint
+            out["realtime"] = True
         return out
 
 
@@ -335,6 +350,7 @@ class _Validator:
         self.read_boxes(sections["boxes"])
         self.read_outputs(sections["outputs"])
         level = self.read_level(doc.get("level"))
+        realtime = self.read_realtime(doc.get("realtime", False))
         self.check_derived(doc)
         order, cyclic = self.check_graph()
         self.check_reachable(cyclic)
@@ -347,7 +363,15 @@ class _Validator:
             LEVEL_READABLE.reset(readable)
         if self.problems:
             raise DiagramInvalid(self.problems)
-        return replace(self.plan(doc["name"], order), level=level, lattice=self.lattice)
+        plan = self.plan(doc["name"], order)
+        return replace(plan, level=level, lattice=self.lattice, realtime=realtime)
+
+    def read_realtime(self, raw: Any) -> bool:
+        """``realtime:``, whether the diagram asks for Spark's real-time mode: true or false."""
+        if not isinstance(raw, bool):
+            self.add(codes.WRONG_TYPE, "realtime", "'realtime' must be true or false")
+            return False
+        return raw
 
     def check_derived(self, doc: Mapping) -> None:
         """Derived inputs widen no one's reading: no diagram reads its own output; outputs

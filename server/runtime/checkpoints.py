@@ -26,6 +26,7 @@ START_FILE = "start.json"
 PLAN_FILE = "plan"  # the fingerprint of the plan a legacy version was resumed with
 SHARED_FILE = "shared.json"  # a member of a shared execution: its host and where it joined
 RESIDUALS_FILE = "residuals.json"  # a prefix host: its members' filters (``overlap.py``)
+MODE_FILE = "mode.json"  # beside an output's checkpoint: the mode it runs in (``modes.py``)
 
 
 def check_id(diagram_id: str) -> str:
@@ -132,6 +133,15 @@ class DiagramDir:
             _copy_tree(source, target)
         _moved_state_schemas(checkpoint, self.checkpoint(output))
 
+    def mode(self, output: str) -> dict | None:
+        """How the output first ran in this version (``modes.Mode`` as a dict): its query's
+        checkpoint is of that mode, so it runs so for good."""
+        path = self.path.child("outputs", output, MODE_FILE)
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def keep_mode(self, output: str, mode: dict) -> None:
+        self.path.child("outputs", output, MODE_FILE).put(json.dumps(mode).encode())
+
     def ran_alone(self) -> bool:
         """Whether this version has queries of its own (checkpoints): it then stays alone."""
         return bool(self.path.child("outputs").names())
@@ -154,10 +164,14 @@ class DiagramDir:
 
 def committed_offsets(checkpoint: Location) -> dict[str, int] | None:
     """The end ``seq`` per stream of the query's last committed batch; None before the first."""
+    last = last_commit(checkpoint)
+    return None if last is None else _end_seqs(checkpoint.child("offsets", str(last)))
+
+
+def last_commit(checkpoint: Location) -> int | None:
+    """The query's last committed batch (a real-time query's epoch); None before the first."""
     commits = [int(name) for name in checkpoint.child("commits").names() if name.isdigit()]
-    if not commits:
-        return None
-    return _end_seqs(checkpoint.child("offsets", str(max(commits))))
+    return max(commits, default=None)
 
 
 def discard_partial_writes(checkpoint: Location) -> None:

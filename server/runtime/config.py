@@ -27,6 +27,11 @@ class RuntimeSettings:
     deploy_timeout: float = 120.0  # how long a deploy may wait for its queries' sources
     reconcile_every: float = 2.0  # seconds between checks that every running query is alive
     box_metrics: bool = False  # count rows per box (boxes/observed.py; costs throughput)
+    # Task slots real-time queries may hold, all told (``modes.py``): None, Spark's cores but
+    # one; 0 turns real-time mode off.
+    realtime_slots: int | None = 0
+    # A real-time query's batch: how often its checkpoint is taken, not a latency (>= 5 s)
+    realtime_batch_seconds: float = 5.0
     share_plans: bool = True  # diagrams whose plans differ only in names run as one (sharing.py)
     # Where checkpoints (and result logs) live, and result logs if elsewhere: a local path or a
     # URL (``storage.py``); None: the data directory, and with the checkpoints.

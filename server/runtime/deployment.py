@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from boxes.document import Plan
 from server.runtime import checkpoints, overlap
+from server.runtime.modes import Mode
 from server.runtime.outputs import OutputSink, Relabeller
 from server.runtime.sparktypes import Query
 from server.runtime.states import RUNNING, State
@@ -79,6 +80,7 @@ class Deployment:
     sinks: dict[str, OutputSink] = field(default_factory=dict)
     queries: dict[str, Query] = field(default_factory=dict)
     query_ids: dict[str, str] = field(default_factory=dict)
+    modes: dict[str, Mode] = field(default_factory=dict)  # per output, how it runs and why
     counts: Counts = field(default_factory=Counts)
 
     def joined(self) -> Membership | None:

@@ -74,14 +74,18 @@ class SharedExecution:
     ) -> bool:
         """Deploy the diagram as a member of the host of its plan's key (or of its prefix's:
         ``overlap.py``), starting the host if it is not running; False if it runs alone
-        instead: it is a host, it relabels its results, sharing is off, it ran alone before,
-        its plan has state and the host has read since it started (its windows would hold
-        tuples from before this diagram came), or the host is stopped and behind its inputs."""
+        instead: it is a host, it relabels its results, it asks for real-time mode (its
+        slots are its own: ``modes.py``), sharing is off, it ran alone before, its plan has
+        state and the host has read since it started (its windows would hold tuples from
+        before this diagram came), or the host is stopped and behind its inputs."""
         joined = directory.membership()
         if sharing.is_host(diagram_id):
             return False
         if joined is None and (
-            relabel is not None or not self.settings.share_plans or directory.ran_alone()
+            relabel is not None
+            or plan.realtime
+            or not self.settings.share_plans
+            or directory.ran_alone()
         ):
             return False
         if joined is None:

@@ -28,7 +28,7 @@ from boxes.punctuations.fields import FieldPolicy, field_policy
 from boxes.types import Schema
 from server.ingest import IngestLog
 from server.ingest.segments import Position
-from server.runtime import checkpoints, overlap
+from server.runtime import checkpoints, modes, overlap, realtime
 from server.runtime.config import RuntimeSettings
 from server.runtime.deployment import Deployment
 from server.runtime.handover import narrowed
@@ -37,6 +37,7 @@ from server.runtime.outputs import OutputSink
 from server.runtime.registry import Registry
 from server.runtime.source import derived_frame, input_frames
 from server.runtime.spark import DRIVER_GONE
+from server.runtime.sparktypes import Query
 from server.runtime.states import FAILED, RUNNING, State
 from server.runtime.storage import Location
 from server.runtime.taps import DeliveryPool
@@ -69,6 +70,7 @@ class Launcher:
         self.delivery = delivery
         self.settings = settings
         self.heads = HeadServer(ingest, result_logs)
+        self.receiver = realtime.Receiver()
 
     def evaluate(self, plan: Plan, inputs: Mapping[str, pa.Table]) -> pa.Table:
         """``plan``'s one output computed once, as a batch job over ``inputs``
@@ -103,10 +105,12 @@ class Launcher:
             except DRIVER_GONE:  # the driver is gone, and its queries with it
                 log.warning("could not stop a query of %s", deployment.diagram_id, exc_info=True)
         for sink in deployment.sinks.values():
+            self.receiver.forget(sink)
             sink.close()
         deployment.queries.clear()
         deployment.query_ids.clear()
         deployment.sinks.clear()
+        deployment.modes.clear()
         if deployment.hosting is not None:
             deployment.hosting.dispatcher = None
         self.registry.set_state(deployment, state, error)
@@ -135,48 +139,33 @@ class Launcher:
         sources have not all said hello within ``deploy_timeout`` is abandoned."""
         assert start is not None, f"{deployment.diagram_id} has no start: fix_start first"
         client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
-        by_schema: dict[Schema, list[str]] = {}
         policy = field_policy(deployment.plan) if deployment.plan.governed else None
-        for name in deployment.plan.streams():
-            by_schema.setdefault(deployment.plan.input_schemas[name], []).append(name)
         # The tuples a query at a level may see, for its quiet streams' marks (``source.py``).
         level = deployment.plan.clearance
         clearance = {} if level is None else {"clearance": str(level)}
-        frames: dict[str, DataFrame] = {}
-        for schema, names in by_schema.items():
-            options = {
-                "root": str(self.log.root),
-                "heads": self.heads.address,
-                "poll": str(self.settings.poll_seconds),
-                "idle": str(self.settings.idle_seconds),
-                "client": client,
-                "start": json.dumps({n: start[n].to_list() for n in names}),
-                **clearance,
-            }
-            frames.update(input_frames(self.spark, options, names, schema, policy))
-        frames.update(self._derived_frames(deployment.plan, start, client, policy, clearance))
-        compiled = compile_plan(deployment.plan, frames, self.settings.box_metrics)
+        deployment.modes = self.decide_modes(deployment)
+        compiled = self._compiled(deployment, start, client, policy, clearance, False)
+        if any(m.mode == modes.REAL_TIME for m in deployment.modes.values()):
+            in_real_time = self._compiled(deployment, start, client, policy, clearance, True)
         for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
             checkpoints.discard_partial_writes(checkpoint)
-            if overlap.is_prefix_host(deployment.diagram_id):
-                handle = self._dispatcher(deployment, output).handle
+            if deployment.modes[output].mode == modes.REAL_TIME:
+                query = self._start_real_time(deployment, output, in_real_time[output], client)
+            elif overlap.is_prefix_host(deployment.diagram_id):
+                query = self._start(
+                    frame, deployment, output, self._dispatcher(deployment, output).handle
+                )
             else:
                 location = deployment.directory.results(output)
-                handle = self.output_sink(deployment, output, location, output).handle
-            query = (
-                narrowed(frame, len(deployment.plan.label_sources))
-                .writeStream.foreachBatch(handle)
-                .option("checkpointLocation", checkpoint.hadoop_url)
-                .queryName(f"{deployment.diagram_id}.{output}")
-                .start()
-            )
+                sink = self.output_sink(deployment, output, location, output)
+                query = self._start(frame, deployment, output, sink.handle)
             deployment.queries[output] = query
             deployment.query_ids[output] = query.id
         queries = list(deployment.queries.values())
         came_up = self.heads.wait_for_clients(
             client,
-            sources_opened(deployment.plan),
+            sources_opened(deployment.plan, deployment.modes),
             lambda: all(q.isActive for q in queries),
             self.settings.deploy_timeout,
         )
@@ -187,6 +176,92 @@ class Launcher:
                 diagram=deployment.diagram_id,
                 seconds=self.settings.deploy_timeout,
             )
+
+    def _compiled(
+        self,
+        deployment: Deployment,
+        start: dict[str, Position],
+        client: str,
+        policy: FieldPolicy | None,
+        clearance: dict[str, str],
+        real_time: bool,
+    ) -> dict[str, DataFrame]:
+        """Each output's frame over the deployment's sources (read in real-time mode, if
+        ``real_time``: ``RealTimeLogStream.java``). All of a schema's streams are read by
+        one source; in real-time mode each stream by its own (``modes.sources_of``)."""
+        by_schema: dict[Schema | str, list[str]] = {}
+        for name in deployment.plan.streams():
+            schema = deployment.plan.input_schemas[name]
+            by_schema.setdefault(name if real_time else schema, []).append(name)
+        extra = clearance | ({"realtime": "true"} if real_time else {})
+        frames: dict[str, DataFrame] = {}
+        for names in by_schema.values():
+            schema = deployment.plan.input_schemas[names[0]]
+            options = {
+                "root": str(self.log.root),
+                "heads": self.heads.address,
+                "poll": str(self.settings.poll_seconds),
+                "idle": str(self.settings.idle_seconds),
+                "client": client,
+                "start": json.dumps({n: start[n].to_list() for n in names}),
+                **extra,
+            }
+            frames.update(input_frames(self.spark, options, names, schema, policy))
+        frames.update(self._derived_frames(deployment.plan, start, client, policy, extra))
+        return compile_plan(deployment.plan, frames, self.settings.box_metrics)
+
+    def _start(self, frame: DataFrame, deployment: Deployment, output: str, handle) -> Query:
+        """A micro-batch query: ``handle`` (an ``OutputSink``'s, or a prefix host's split)
+        takes each batch."""
+        checkpoint = deployment.directory.checkpoint(output)
+        return (
+            narrowed(frame, len(deployment.plan.label_sources))
+            .writeStream.foreachBatch(handle)
+            .option("checkpointLocation", checkpoint.hadoop_url)
+            .queryName(f"{deployment.diagram_id}.{output}")
+            .start()
+        )
+
+    def _start_real_time(
+        self, deployment: Deployment, output: str, frame: DataFrame, client: str
+    ) -> Query:
+        """A real-time query: its rows to the receiver, which logs them and hands them on
+        (``realtime.py``)."""
+        checkpoint = deployment.directory.checkpoint(output)
+        sink = self.output_sink(deployment, output, deployment.directory.results(output), output)
+        sink.acked = functools.partial(self._acked_now, deployment.plan)
+        committed = functools.partial(checkpoints.last_commit, checkpoint)
+        taker = realtime.RealTimeOutput(sink, realtime.arrow_schema(frame), committed)
+        name = f"{client}/{output}"
+        self.receiver.register(name, taker)
+        return realtime.start_query(
+            frame,
+            self.receiver,
+            name,
+            checkpoint.hadoop_url,
+            f"{self.settings.realtime_batch_seconds} seconds",
+            f"{deployment.diagram_id}.{output}",
+        )
+
+    def decide_modes(self, deployment: Deployment) -> dict[str, modes.Mode]:
+        """Each output's mode (``modes.py``), with the slots other deployments' real-time
+        queries hold now (launches are one at a time: ``Registry.launching``)."""
+        budget = self.settings.realtime_slots
+        if budget is None:
+            budget = modes.default_budget(self.spark.sparkContext.defaultParallelism)
+        in_use = sum(
+            mode.slots
+            for other in self.registry.all()
+            if other is not deployment
+            for mode in list(other.modes.values())
+        )
+        directory, plan = deployment.directory, deployment.plan
+        kept = {o: modes.Mode(**m) for o in plan.outputs if (m := directory.mode(o)) is not None}
+        decided = modes.decide(plan, budget, in_use, kept)
+        for output, mode in decided.items():
+            if plan.realtime and output not in kept:
+                directory.keep_mode(output, mode.stored())
+        return decided
 
     def output_sink(
         self, deployment: Deployment, name: str, location: Location, output: str
@@ -277,6 +352,15 @@ class Launcher:
         ]
         return min(claims, default=None)
 
+    def _acked_now(self, plan: Plan, group: int) -> float | None:
+        """When the newest append to a real-time output's streams was acknowledged: its
+        group's rows were read before it was logged, so its newest input is at most that."""
+        heads = self.log.heads(list(plan.streams()))
+        return max(
+            (t for name, head in heads.items() if (t := self.log.acked_at(name, head.seq))),
+            default=None,
+        )
+
     def _acked(self, checkpoint: Location, batch_id: int) -> float | None:
         """When the newest input row of an output's batch was acknowledged: the latest
         acknowledgement among the log heads the batch read up to (Spark's offsets for it)."""
@@ -287,13 +371,11 @@ class Launcher:
         )
 
 
-def sources_opened(plan: Plan) -> int:
+def sources_opened(plan: Plan, decided: Mapping[str, modes.Mode]) -> int:
     """How many sources the plan's queries open, all told. Each output's query opens those
-    of the frames its boxes read: one per schema of the streams upstream of it (one source
-    serves all of a schema's streams) and one per derived input upstream of it; nothing for
-    another output's inputs."""
-    streams, derived = set(plan.streams()), plan.derived().keys()
+    of the frames its boxes read (``modes.sources_of``, per its mode); nothing for another
+    output's inputs."""
     return sum(
-        len({plan.input_schemas[n] for n in boxes & streams}) + len(boxes & derived)
-        for boxes in observed.lineages(plan).values()
+        modes.sources_of(plan, boxes, decided[o].mode == modes.REAL_TIME)
+        for o, boxes in observed.lineages(plan).items()
     )

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
 NEXT_KEY = b"sluice.next"  # on a table handed to taps: the position after its last row
 LOG_KEY = b"sluice.log"  # and the identity of the result log that position is in
+PLACE_KEY = b"sluice.place"  # a real-time output's group: where its rows came (``realtime.py``)
 Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
 Advanced = Callable[[Location, Position], None]  # the result log (its place) ends at a position
 Claimed = Callable[[], int | None]  # the first row a derived input reading it still needs
@@ -50,8 +51,9 @@ def _position(batch_id: int, after: int, log_id: str) -> dict[bytes, bytes]:
     }
 
 
-def encode_batch(table: pa.Table, batch_id: int) -> bytes:
-    return ipc_bytes(table.replace_schema_metadata({BATCH_KEY: str(batch_id).encode()}))
+def encode_batch(table: pa.Table, batch_id: int, place: bytes | None = None) -> bytes:
+    metadata = {BATCH_KEY: str(batch_id).encode()} | ({PLACE_KEY: place} if place else {})
+    return ipc_bytes(table.replace_schema_metadata(metadata))
 
 
 def decode_batch(payload: bytes) -> tuple[int, pa.Table]:
@@ -170,14 +172,23 @@ class OutputSink:
         # A union of many inputs has a partition per input: a few tasks read them all.
         self.take(to_arrow(frame, self.tasks), batch_id)  # the batch's one action
 
-    def take(self, table: pa.Table, batch_id: int) -> None:
+    @property
+    def location(self) -> Location:
+        return self._results.location
+
+    @property
+    def head(self) -> Position:
+        return self._results.head
+
+    def take(self, table: pa.Table, batch_id: int, place: bytes | None = None) -> None:
         """Log, then deliver, one micro-batch's rows, already brought back (``handle``, or a
-        prefix host's split of its batch: ``overlap.py``)."""
+        prefix host's split of its batch: ``overlap.py``), or a real-time output's group of
+        rows with its ``place`` (``realtime.py``)."""
         if batch_id <= self.last_batch_id or table.num_rows == 0:
             return
         if self.relabel is not None:
             table = self.relabel(table)
-        self._results.append(table.num_rows, encode_batch(table, batch_id))  # durably
+        self._results.append(table.num_rows, encode_batch(table, batch_id, place))  # durably
         self.advanced(self._results.location, self._results.head)
         self._results.truncate_before(self._retained_from())
         try:

@@ -401,6 +401,7 @@ class Runtime:
             thread.join()
         self.delivery.close()
         self._launcher.heads.close()
+        self._launcher.receiver.close()
         self.log.close()
         if self._supervisor.owns_session:
             self.spark.stop()

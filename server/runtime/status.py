@@ -67,8 +67,10 @@ class StatusView:
                 progress[name] = query.lastProgress
             except DRIVER_GONE:  # the driver is gone: the reconciler replaces it
                 progress[name] = None
+        shown = {name: mode.shown() for name, mode in list(deployment.modes.items())}
         outputs = {
             name: _progress(progress.get(name, progress.get(overlap.fed_by(name))), sink.stats())
+            | shown.get(name, shown.get(overlap.fed_by(name), {}))
             for name, sink in list(deployment.sinks.items())
             if name in progress or overlap.fed_by(name) in progress
         }

@@ -1,6 +1,8 @@
 package sluice.sink;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -13,21 +15,25 @@ import org.apache.spark.sql.ForeachWriter;
 import org.apache.spark.sql.Row;
 
 /**
- * A real-time query's sink (issue 41, bench/realtime_latency.py): a {@code foreach} writer,
- * the one kind of sink Spark's real-time mode allows besides Kafka, that hands each row (its
- * label columns included) to the server the moment it comes out of the plan, as a JSON line
- * {@code {"epoch", "partition", "row"}}; closing an epoch's partition sends {@code "end"}.
- * It runs in the JVM, so a query costs no Python worker.
+ * A real-time query's sink (issue 41, server/runtime/realtime.py): a {@code foreach} writer,
+ * the one kind of sink Spark's real-time mode allows besides Kafka, that hands each row to the
+ * server's receiver the moment it comes out of the plan. A connection is one epoch's
+ * partition: a header line {@code {"output", "epoch", "partition"}}, then each row as the one
+ * JSON text column the query made of it (its label included), one a line. Closing the epoch
+ * sends an empty line and waits for the receiver's {@code ok}: the receiver has logged every
+ * row durably, so Spark commits the epoch only after its rows are in the result log. It runs
+ * in the JVM, so a query costs no Python worker.
  */
 public final class RowSender extends ForeachWriter<Row> {
   private static final long serialVersionUID = 1L;
   private final String address;
+  private final String output;
   private transient SocketChannel channel;
   private transient OutputStream out;
-  private transient String prefix;
 
-  public RowSender(String address) {
+  public RowSender(String address, String output) {
     this.address = address;
+    this.output = output;
   }
 
   @Override
@@ -43,25 +49,47 @@ public final class RowSender extends ForeachWriter<Row> {
       throw new UncheckedIOException("Sluice's row receiver at " + address + ": " + e, e);
     }
     out = Channels.newOutputStream(channel);
-    prefix = "{\"epoch\":" + epochId + ",\"partition\":" + partitionId;
+    send(
+        "{\"output\":\"" + output + "\",\"epoch\":" + epochId + ",\"partition\":" + partitionId
+            + "}\n");
     return true;
   }
 
   @Override
   public void process(Row row) {
-    send(prefix + ",\"row\":" + row.json() + "}\n");
+    send(row.getString(0) + "\n");
   }
 
   @Override
   public void close(Throwable error) {
-    if (error == null) {
-      send(prefix + ",\"end\":true}\n");
-    }
     try {
-      channel.close();
-    } catch (IOException ignored) {
-      // the epoch is over either way
+      if (error == null) {
+        send("\n");
+        String reply = readLine(Channels.newInputStream(channel));
+        if (!"ok".equals(reply)) {
+          throw new IllegalStateException("Sluice's row receiver: " + reply);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Sluice's row receiver did not confirm the epoch: " + e, e);
+    } finally {
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // the epoch is over either way
+      }
     }
+  }
+
+  private static String readLine(InputStream in) throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    for (int b = in.read(); b != '\n'; b = in.read()) {
+      if (b < 0) {
+        return "the connection closed before it confirmed the epoch";
+      }
+      line.write(b);
+    }
+    return line.toString(StandardCharsets.UTF_8);
   }
 
   private void send(String line) {
