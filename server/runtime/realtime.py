@@ -13,10 +13,9 @@ resuming from a position are the micro-batch path's. At the epoch's end the rece
 Exactly once, as designed: after a crash Spark runs an unfinished epoch again from its
 start, with the same rows in the same order, so a row's place names it. ``Places`` keeps how
 many rows of each (epoch, partition) the log holds, for the epochs the checkpoint has not
-recorded committed, and the rows a replay sends again are skipped. The crash oracle
-(``tests/server/runtime/test_realtime_crash.py``) shows replays that come under a later
-epoch, which this lets through twice; real-time mode stays off (``realtime_slots = 0``)
-until that is fixed (docs/architecture.md).
+recorded committed, and the rows a replay sends again are skipped. A crash oracle (commit
+905c174) shows replays that come under a later epoch, which this lets through twice;
+real-time mode stays off (``realtime_slots = 0``) until that is fixed (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -194,23 +193,28 @@ class _Server(socketserver.ThreadingTCPServer):
 
 class Receiver:
     """Receives real-time queries' rows on 127.0.0.1 at an ephemeral port (``address``), for
-    the outputs registered by the name their query's writer gives (``register``)."""
+    the outputs registered by the name their query's writer gives (``register``). It listens
+    only from the first registration: a server that runs no real-time output opens no port."""
 
     def __init__(self) -> None:
         self._outputs: dict[str, RealTimeOutput] = {}
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.receiver = self  # type: ignore[attr-defined]
-        host, port = self._server.server_address[:2]
+        self._server: _Server | None = None
+        self.address = ""
+
+    def _listen(self) -> None:
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.receiver = self  # type: ignore[attr-defined]
+        host, port = server.server_address[:2]
         assert isinstance(host, str), "a TCP server's address is a host name"
         self.address = f"{host}:{port}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="row-receiver", daemon=True
-        )
-        self._thread.start()
+        threading.Thread(target=server.serve_forever, name="row-receiver", daemon=True).start()
+        self._server = server
 
     def register(self, name: str, output: RealTimeOutput) -> None:
         with self._lock:
+            if self._server is None:
+                self._listen()
             self._outputs[name] = output
 
     def forget(self, sink: OutputSink) -> None:
@@ -226,8 +230,9 @@ class Receiver:
             return self._outputs.get(name)
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
 
 
 def arrow_schema(frame) -> pa.Schema:
