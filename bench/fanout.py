@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import tempfile
 import threading
@@ -252,9 +253,9 @@ def build(api: Api, users: int) -> None:
 
 
 class Subscriber(Sock):
-    def __init__(self, audience: int, latencies: list[float]) -> None:
+    def __init__(self, audience: int, latencies: list[float], batches: dict) -> None:
         super().__init__(self._arrived)
-        self.audience, self.latencies = audience, latencies
+        self.audience, self.latencies, self.batches = audience, latencies, batches
         self.wrong = 0
 
     def _arrived(self, _sock: Sock, data: dict) -> None:
@@ -262,6 +263,52 @@ class Subscriber(Sock):
         for row in data["tuples"]:
             self.latencies.append(now - row["sent"])
             self.wrong += row["n"] % 10 > self.audience  # from a stream its role may not read
+        oldest = min(row["sent"] for row in data["tuples"])
+        seen = self.batches.setdefault(data["next"], {"oldest": oldest, "first": now})
+        seen["oldest"], seen["last"] = min(seen["oldest"], oldest), now
+
+
+# A batch's way out, in order: each stage is the time from the point before it to its own
+# (the last audience's, where the batch is sent once per audience); they add up to the
+# latency of the batch's oldest tuple at its last subscriber.
+STAGES = {
+    "ingest + Spark + tap": "handoff",
+    "decide + rows": "decided",
+    "encode + channel send": "sent",
+    "channel -> edge": "received",
+    "edge: into queues": "queued",
+    "edge: to last socket": "last_write",
+    "-> last client read": "last",
+}
+
+
+def stage_table(log: Path, batches: dict) -> dict[str, dict[str, float]]:
+    """p50/p99 ms per stage (``STAGES``) over the batches the clients saw, from the server's
+    stage log (``server.edge.stages``) and the clients' receipts."""
+    points: dict[int, dict[str, float]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        mark = json.loads(line)
+        at = points.setdefault(mark["next"], {})
+        at[mark["stage"]] = max(at.get(mark["stage"], 0.0), mark["t"])
+    spans: dict[str, list[float]] = {name: [] for name in STAGES}
+    spans["first client read"] = []
+    for position, seen in batches.items():
+        at = {**points.get(position, {}), "last": seen["last"]}
+        if any(point not in at for point in STAGES.values()):
+            continue
+        before = seen["oldest"]
+        for name, point in STAGES.items():
+            spans[name].append(at[point] - before)
+            before = at[point]
+        spans["first client read"].append(seen["first"] - seen["oldest"])
+    return {
+        name: {
+            "p50_ms": 1000 * quantile(times, 0.5),
+            "p99_ms": 1000 * quantile(times, 0.99),
+            "batches": len(times),
+        }
+        for name, times in spans.items()
+    }
 
 
 def send(url: str, token: str, per_second: int, seconds: float, stop: threading.Event) -> int:
@@ -299,25 +346,30 @@ async def warm_up(url: str, token: str, opened: list[Subscriber], latencies: lis
             raise RuntimeError("the warm-up tuples did not reach every socket in 600 s")
         await asyncio.sleep(0.5)  # poll: the sockets count what arrives
     latencies.clear()
+    opened[0].batches.clear()
     for sock in opened:
         sock.received = 0
 
 
 async def fanout(subscribers: int, per_second: int, seconds: float, users: int) -> dict:
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
+        stage_log = Path(tmp) / "stages.jsonl"
+        os.environ["SLUICE_STAGE_LOG"] = str(stage_log)  # the server's stage marks
         served = Served(Path(tmp), **caps(subscribers))
         try:
             admin = served.login("joe")
             build(Api(served.url, admin), users)
             tokens = [served.login(f"u{u}") for u in range(users)]
             latencies: list[float] = []
+            batches: dict[int, dict[str, float]] = {}
             rest_none, _ = rest_latencies(served.url, admin, 50)
             async with session() as http:
                 plan = [u % users for u in range(subscribers)]
                 made = iter(plan)
 
                 def make() -> Subscriber:
-                    return Subscriber(next(made) % 10, latencies)
+                    return Subscriber(next(made) % 10, latencies, batches)
 
                 opened, times, failed = await open_many(
                     http, served.url, [tokens[u] for u in plan], make
@@ -346,8 +398,10 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
                 wrong = sum(sock.wrong for sock in opened)  # type: ignore[attr-defined]
                 missed = sum(len(sock.missed) for sock in opened)
                 await asyncio.gather(*(sock.close() for sock in opened))
+            stages = stage_table(stage_log, batches)
         finally:
             served.stop()
+            os.environ.pop("SLUICE_STAGE_LOG", None)
     return {
         "subscribers": subscribers,
         "connected": len(opened),
@@ -366,11 +420,27 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
         "rest_none_p99_ms": 1000 * quantile(rest_none, 0.99),
         "rest_open_p99_ms": 1000 * quantile(rest_open, 0.99),
         "rest_open_failed": rest_failed,
+        "load_before_after": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",
+        "stages": stages,
     }
 
 
+def show_stages(row: dict) -> str:
+    """One fan-out run's stage table beside its end-to-end latency."""
+    head = f"{row['subscribers']} subscribers, {row['tuples_per_second']} tuples/s"
+    lines = [f"| {head} | p50 ms | p99 ms | batches |", "|---|---|---|---|"]
+    for name, times in row["stages"].items():
+        lines.append(
+            f"| {name} | {times['p50_ms']:.0f} | {times['p99_ms']:.0f} | {times['batches']} |"
+        )
+    lines.append(
+        f"| end to end, every tuple | {row['latency_p50_ms']:.0f} | {row['latency_p99_ms']:.0f} | |"
+    )
+    return "\n".join(lines)
+
+
 def show(rows: list[dict]) -> str:
-    keys = list(dict.fromkeys(key for row in rows for key in row))
+    keys = list(dict.fromkeys(key for row in rows for key in row if key != "stages"))
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     for row in rows:
         cells = [
@@ -387,6 +457,9 @@ def main() -> None:
     parser.add_argument("--threads-sockets", type=int, default=200, help="idle, on threads")
     parser.add_argument("--subscribers", type=int, default=10_000)
     parser.add_argument("--rate-subscribers", type=int, default=1_000)
+    parser.add_argument(
+        "--cases", help="fan-out cases as SUBSCRIBERS@TUPLES_PER_S, e.g. 1000@100,10000@10"
+    )
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each case, for spreads")
@@ -401,6 +474,8 @@ def main() -> None:
         print(show(rows), flush=True)
     if args.only in (None, "fanout"):
         cases = [(args.subscribers, 10), (args.rate_subscribers, 100)]
+        if args.cases:
+            cases = [tuple(map(int, case.split("@"))) for case in args.cases.split(",")]
         rows = [
             asyncio.run(fanout(subscribers, rate, args.seconds, args.users))
             for subscribers, rate in cases
@@ -408,6 +483,8 @@ def main() -> None:
         ]
         results["fanout"] = rows
         print(show(rows), flush=True)
+        for row in rows:
+            print(show_stages(row), flush=True)
     print(f"written to {write('fanout', results)}")
 
 

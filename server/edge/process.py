@@ -22,6 +22,7 @@ import json
 import logging
 import signal
 import ssl
+import time
 from collections import Counter
 from collections.abc import Coroutine
 from http import HTTPStatus
@@ -34,7 +35,7 @@ from socketio import packet as sio_packet
 from boxes import codes
 from boxes.errors import SluiceError, Unauthenticated
 from catalog import INVALID_SESSION
-from server.edge import frames
+from server.edge import frames, stages
 from server.edge.connecting import Connecting
 from server.edge.proxy import Proxy
 from server.http.errors import answer, body, refused_connect
@@ -69,9 +70,9 @@ NO_APP = _connect_error(
 class _Counted(asyncio.Queue):
     """A socket's outgoing queue, counting the result frames in it per output."""
 
-    def __init__(self, queued: Counter[str]) -> None:
+    def __init__(self, queued: Counter[str], writes: stages.Writes) -> None:
         super().__init__()
-        self.queued = queued
+        self.queued, self.writes = queued, writes
 
     def _put(self, item: Any) -> None:
         super()._put(item)
@@ -82,6 +83,8 @@ class _Counted(asyncio.Queue):
         item = super()._get()
         if getattr(item, "output", None) is not None:
             self.queued[item.output] -= 1
+            if stages.ON:
+                self.writes.wrote(item.output, item.position)
         return item
 
 
@@ -89,6 +92,7 @@ class _Engine(engineio.AsyncServer):
     def __init__(self, queued: Counter[str], scheme: str, **options: Any) -> None:
         super().__init__(async_mode="aiohttp", **options)
         self.queued, self.scheme = queued, scheme
+        self.writes = stages.Writes()
 
     def _cors_allowed_origins(self, environ: dict[str, Any]) -> Any:
         """The same-origin check with this edge's scheme (aiohttp's environ knows no TLS)."""
@@ -96,7 +100,7 @@ class _Engine(engineio.AsyncServer):
         return super()._cors_allowed_origins(environ)
 
     def create_queue(self, *args: Any, **kwargs: Any) -> asyncio.Queue:
-        return _Counted(self.queued)
+        return _Counted(self.queued, self.writes)
 
     def _unauthorized(self, message: Any = None) -> dict[str, Any]:
         """A handshake the edge refused (``Edge._connect`` returns the error): answered with
@@ -271,6 +275,7 @@ class Edge:
             await asyncio.gather(*(self._refuse(sid, refusal) for sid in overdue))
 
     async def _fanout(self, frame: dict[str, Any]) -> None:
+        received = time.time()
         output = frame["output"]
         pkt = engineio.packet.Packet(engineio.packet.MESSAGE, frames.unwire(frame["data"]))
         if output is None:
@@ -278,7 +283,9 @@ class Edge:
                 await self._put(sid, pkt)
             return
         pkt.output = output  # counted while queued
-        position = _next_of(pkt.data)
+        position = pkt.position = _next_of(pkt.data)
+        if stages.ON:
+            stages.mark("received", output, position, received)
         limit = self.settings.socket_queue_frames
         for sid in frame["sids"]:
             socket = self.engine.sockets.get(sid)
@@ -293,6 +300,8 @@ class Edge:
             else:
                 await self._put(sid, pkt)
             given[output] = position
+        if stages.ON:
+            stages.mark("queued", output, position)
 
     async def _tell_missed(self, sid: str, socket: Any) -> None:
         """A socket that fell behind and has room again is told what it lost."""
@@ -316,6 +325,7 @@ class Edge:
         sockets that caught up told what they missed."""
         while True:
             await asyncio.sleep(REPORT_SECONDS)
+            self.engine.writes.flush()
             for sid in list(self._missed):
                 socket = self.engine.sockets.get(sid)
                 if socket is not None:
