@@ -355,7 +355,7 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         stage_log = Path(tmp) / "stages.jsonl"
-        os.environ["SLUICE_STAGE_LOG"] = str(stage_log)  # the server's stage marks
+        os.environ["BENCH_STAGE_LOG"] = str(stage_log)  # the server's stage marks
         served = Served(Path(tmp), **caps(subscribers))
         try:
             admin = served.login("joe")
@@ -401,7 +401,7 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
             stages = stage_table(stage_log, batches)
         finally:
             served.stop()
-            os.environ.pop("SLUICE_STAGE_LOG", None)
+            os.environ.pop("BENCH_STAGE_LOG", None)
     return {
         "subscribers": subscribers,
         "connected": len(opened),

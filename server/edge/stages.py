@@ -1,10 +1,11 @@
 """When one result batch passes each stage of its way out, for ``bench.fanout``'s stage table.
 
-Off unless ``SLUICE_STAGE_LOG`` names a file: then the app (handoff, decision, channel send)
-and the edge (receipt, queued, first and last socket write) append one JSON line per stage
-of each batch, ``{"stage", "output", "next", "t"}`` (``t``: wall-clock seconds, comparable
-across the server's processes on one machine; ``next``: the batch's place in its output's
-result log, which keys it). Each line is one ``O_APPEND`` write, so processes do not interleave.
+Off unless ``BENCH_STAGE_LOG`` names a file (not ``SLUICE_``: that prefix is the settings'):
+then the app (handoff, decision, channel send) and the edge (receipt, queued, first and last
+socket write) append one JSON line per stage of each batch, ``{"stage", "output", "next", "t"}``
+(``t``: wall-clock seconds, comparable across the server's processes on one machine; ``next``:
+the batch's place in its output's result log, which keys it). Each line is one ``O_APPEND``
+write, so processes do not interleave.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import os
 import time
 
-LOG = os.environ.get("SLUICE_STAGE_LOG")
+LOG = os.environ.get("BENCH_STAGE_LOG")
 ON = bool(LOG)
 
 
