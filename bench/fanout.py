@@ -282,6 +282,13 @@ STAGES = {
 }
 
 
+# Inside the first stage, from the diagram's status (its last batch, polled): not additive.
+SPARK = {
+    "  of which: Spark's batch": "batch_duration_ms",
+    "  of which: newest input acked -> handoff": "latency_ms",
+}
+
+
 def stage_table(log: Path, batches: dict) -> dict[str, dict[str, float]]:
     """p50/p99 ms per stage (``STAGES``) over the batches the clients saw, from the server's
     stage log (``server.edge.stages``) and the clients' receipts."""
@@ -329,6 +336,22 @@ def send(url: str, token: str, per_second: int, seconds: float, stop: threading.
         tick += 1.0 / ticks
         stop.wait(max(0.0, tick - time.monotonic()))
     return sent
+
+
+def spark_batches(url: str, token: str, stop: threading.Event) -> dict[int, dict]:
+    """The diagram's batches as its status shows them (polled every 0.2 s until ``stop``), by
+    batch id: Spark's time for the batch (``batch_duration_ms``, its trigger's execution) and
+    from the newest input tuple's acknowledgement to the handoff of its results
+    (``latency_ms``)."""
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {token}"
+    seen: dict[int, dict] = {}
+    while not stop.wait(0.2):
+        progress = http.get(f"{url}/api/v1/diagrams/fan/status", timeout=10).json()["progress"]
+        for out in ((progress or {}).get("outputs") or {}).values():
+            if out.get("batch_id") is not None:
+                seen[out["batch_id"]] = out
+    return seen
 
 
 async def warm_up(url: str, token: str, opened: list[Subscriber], latencies: list[float]) -> None:
@@ -387,8 +410,13 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
                 sending = asyncio.create_task(
                     asyncio.to_thread(send, served.url, admin, per_second, seconds, stop)
                 )
+                watching = asyncio.create_task(
+                    asyncio.to_thread(spark_batches, served.url, admin, stop)
+                )
                 rest_open, rest_failed = await rest_meanwhile(served.url, admin)
                 sent = await sending
+                stop.set()
+                spark = await watching
                 await asyncio.sleep(5)  # the last batch's way out
                 expected = sum(
                     sent // len(STREAMS) * (sock.audience + 1)  # type: ignore[attr-defined]
@@ -399,6 +427,13 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
                 missed = sum(len(sock.missed) for sock in opened)
                 await asyncio.gather(*(sock.close() for sock in opened))
             stages = stage_table(stage_log, batches)
+            for name, key in SPARK.items():
+                took = [b[key] for b in spark.values() if b.get(key) is not None]
+                stages[name] = {
+                    "p50_ms": quantile(took, 0.5),
+                    "p99_ms": quantile(took, 0.99),
+                    "batches": len(took),
+                }
         finally:
             served.stop()
             os.environ.pop("BENCH_STAGE_LOG", None)
