@@ -35,7 +35,7 @@ from socketio import packet as sio_packet
 from boxes import codes
 from boxes.errors import SluiceError, Unauthenticated
 from catalog import INVALID_SESSION
-from server.edge import frames, stages
+from server.edge import direct, frames, stages
 from server.edge.connecting import Connecting
 from server.edge.proxy import Proxy
 from server.http.errors import answer, body, refused_connect
@@ -46,6 +46,7 @@ from server.settings.config import Settings
 log = logging.getLogger(__name__)
 MISSED = "missed"
 REPORT_SECONDS = 1.0
+CHUNK = 500  # sockets a fan-out writes to between two turns of the loop's other work
 REFUSAL_SECONDS = 5.0  # how long a refused socket's client has to read the refusal
 # How long a socket.io connect waits for the app's channel (a server starting, or a worker
 # gunicorn is replacing) before it is refused with UNAVAILABLE.
@@ -67,7 +68,7 @@ NO_APP = _connect_error(
 )
 
 
-class _Counted(asyncio.Queue):
+class _Counted(direct.Waited):
     """A socket's outgoing queue, counting the result frames in it per output."""
 
     def __init__(self, queued: Counter[str], writes: stages.Writes) -> None:
@@ -93,6 +94,8 @@ class _Engine(engineio.AsyncServer):
         super().__init__(async_mode="aiohttp", **options)
         self.queued, self.scheme = queued, scheme
         self.writes = stages.Writes()
+        # python-engineio's aiohttp driver table is shared by every server: this one's own copy
+        self._async = {**vars(self)["_async"], "websocket": direct.WebSocket}
 
     def _cors_allowed_origins(self, environ: dict[str, Any]) -> Any:
         """The same-origin check with this edge's scheme (aiohttp's environ knows no TLS)."""
@@ -275,19 +278,23 @@ class Edge:
             await asyncio.gather(*(self._refuse(sid, refusal) for sid in overdue))
 
     async def _fanout(self, frame: dict[str, Any]) -> None:
+        """One packet to many sockets: its WebSocket frame built once, written to each
+        (``direct``), ``CHUNK`` sockets at a time so that requests and other sockets' work
+        take turns with a fan-out to thousands."""
         received = time.time()
         output = frame["output"]
         pkt = engineio.packet.Packet(engineio.packet.MESSAGE, frames.unwire(frame["data"]))
+        built = _built(pkt)
         if output is None:
             for sid in frame["sids"]:
-                await self._put(sid, pkt)
+                await self._put(sid, pkt, built)
             return
         pkt.output = output  # counted while queued
         position = pkt.position = _next_of(pkt.data)
         if stages.ON:
             stages.mark("received", output, position, received)
         limit = self.settings.socket_queue_frames
-        for sid in frame["sids"]:
+        for done, sid in enumerate(frame["sids"], 1):
             socket = self.engine.sockets.get(sid)
             if socket is None:
                 continue
@@ -297,9 +304,11 @@ class Edge:
                 self.dropped[output] += 1
                 gap = self._missed.setdefault(sid, {}).setdefault(output, [given.get(output, 0), 0])
                 gap[1] = position
-            else:
-                await self._put(sid, pkt)
+            elif await self._put(sid, pkt, built) and stages.ON:
+                self.engine.writes.wrote(output, position)
             given[output] = position
+            if done % CHUNK == 0:
+                await asyncio.sleep(0)  # let the loop's other work in
         if stages.ON:
             stages.mark("queued", output, position)
 
@@ -315,10 +324,16 @@ class Edge:
             )
             await self._put(sid, engineio.packet.Packet(engineio.packet.MESSAGE, event.encode()))
 
-    async def _put(self, sid: str, pkt: Any) -> None:
+    async def _put(self, sid: str, pkt: Any, built: bytes | None = None) -> bool:
+        """Send ``pkt`` (its frame ``built``, if it was) to a socket: written now if it may
+        be (``direct.write``), else queued; whether it was written now."""
         socket = self.engine.sockets.get(sid)
-        if socket is not None and not socket.closed:
-            await socket.send(pkt)
+        if socket is None or socket.closed:
+            return False
+        if direct.write(socket, built or _built(pkt)):
+            return True
+        await socket.send(pkt)
+        return False
 
     async def report(self) -> None:
         """Every second: the queued and dropped frames per output, to the app; and the
@@ -350,6 +365,11 @@ def _may_be_authenticated(data: str | bytes, environ: dict[str, str]) -> bool:
     if f"{SESSION_COOKIE}=" in environ.get("HTTP_COOKIE", ""):
         return True
     return '"token"' in data
+
+
+def _built(pkt: Any) -> bytes:
+    """An engine.io packet's WebSocket frame."""
+    return direct.ws_frame(pkt.encode())
 
 
 def _next_of(data: str | bytes) -> int:
