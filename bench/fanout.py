@@ -375,7 +375,12 @@ async def warm_up(url: str, token: str, opened: list[Subscriber], latencies: lis
     deadline = time.monotonic() + 600
     while any(sock.received < sock.audience + 1 for sock in opened):
         if time.monotonic() > deadline:
-            raise RuntimeError("the warm-up tuples did not reach every socket in 600 s")
+            short = [sock for sock in opened if sock.received < sock.audience + 1]
+            closed = sum(1 for sock in short if sock.ws is None or sock.ws.closed)
+            raise RuntimeError(
+                f"the warm-up tuples did not reach {len(short)} sockets in 600 s "
+                f"({closed} of them closed, {sum(s.received for s in short)} tuples among them)"
+            )
         await asyncio.sleep(0.5)  # poll: the sockets count what arrives
     latencies.clear()
     opened[0].batches.clear()
