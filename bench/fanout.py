@@ -279,14 +279,16 @@ class Subscriber(Sock):
 
 # A batch's way out, in order: each stage is the time from the point before it to its own
 # (the last audience's, where the batch is sent once per audience); they add up to the
-# latency of the batch's oldest tuple at its last subscriber.
+# latency of the batch's oldest tuple at its last subscriber. The edge writes a frame to a
+# socket as it goes through the sockets, or queues it for the socket's writer task
+# (``server.edge.direct``): "last queued one written" is negative when none was queued.
 STAGES = {
     "ingest + Spark + tap": "handoff",
     "decide + rows": "decided",
     "encode + channel send": "sent",
     "channel -> edge": "received",
-    "edge: into queues": "queued",
-    "edge: to last socket": "last_write",
+    "edge: written, or queued": "queued",
+    "edge: last queued one written": "last_write",
     "-> last client read": "last",
 }
 
