@@ -33,7 +33,7 @@ from pathlib import Path
 import aiohttp
 import requests
 
-from bench.proctree import tree_pss_bytes
+from bench.proctree import command, tree, tree_cpu_seconds, tree_pss_bytes
 from bench.report import write
 from bench.soak import PASSWORD, Api, Served
 
@@ -422,6 +422,9 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
                 answers = await asyncio.gather(*(subscribe(sock) for sock in opened))
                 refused = sum(1 for answer in answers if "error" in (answer or {}))
                 await warm_up(served.url, admin, opened, latencies)
+                edge = [p for p in tree(served.process.pid) if "server.edge" in command(p)]
+                cpu_before = [tree_cpu_seconds(p) for p in edge], os.times()
+                window = time.perf_counter()
                 stop = threading.Event()
                 sending = asyncio.create_task(
                     asyncio.to_thread(send, served.url, admin, per_second, seconds, stop)
@@ -434,6 +437,10 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
                 stop.set()
                 spark = await watching
                 await asyncio.sleep(5)  # the last batch's way out
+                window = time.perf_counter() - window
+                edge_cpu = sum(tree_cpu_seconds(p) for p in edge) - sum(cpu_before[0])
+                mine = os.times()
+                own_cpu = mine.user + mine.system - cpu_before[1].user - cpu_before[1].system
                 expected = sum(
                     sent // len(STREAMS) * (sock.audience + 1)  # type: ignore[attr-defined]
                     for sock in opened
@@ -472,6 +479,8 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
         "rest_open_p99_ms": 1000 * quantile(rest_open, 0.99),
         "rest_open_failed": rest_failed,
         "load_before_after": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",
+        "edge_cores": edge_cpu / window,  # the edge process's CPU over the timed window
+        "load_generator_cores": own_cpu / window,
         "stages": stages,
     }
 

@@ -293,19 +293,23 @@ class Edge:
         position = pkt.position = _next_of(pkt.data)
         if stages.ON:
             stages.mark("received", output, position, received)
-        limit = self.settings.socket_queue_frames
+        limit, sockets = self.settings.socket_queue_frames, self.engine.sockets
         for done, sid in enumerate(frame["sids"], 1):
-            socket = self.engine.sockets.get(sid)
+            socket = sockets.get(sid)
             if socket is None:
                 continue
-            await self._tell_missed(sid, socket)
+            if sid in self._missed:
+                await self._tell_missed(sid, socket)
             given = self._next.setdefault(sid, {})
             if socket.queue.qsize() >= limit or sid in self._missed:
                 self.dropped[output] += 1
                 gap = self._missed.setdefault(sid, {}).setdefault(output, [given.get(output, 0), 0])
                 gap[1] = position
-            elif await self._put(sid, pkt, built) and stages.ON:
-                self.engine.writes.wrote(output, position)
+            elif direct.write(socket, built):
+                if stages.ON:
+                    self.engine.writes.wrote(output, position)
+            else:
+                await self._put(sid, pkt, built)
             given[output] = position
             if done % CHUNK == 0:
                 await asyncio.sleep(0)  # let the loop's other work in
