@@ -9,8 +9,11 @@ p50/p99 with none open and with all open.
 ``fanout``: subscribers on a deployed diagram (Spark on): ten streams into a union, ten roles
 reading the first 1..10 streams (ten audiences), every subscriber in one role; a sender appends
 tuples carrying their send time over REST at a steady rate. Reported: send -> receipt latency
-over every delivered tuple, whether every subscriber got exactly what its role may read, and
-REST p99 meanwhile.
+over every delivered tuple, whether every subscriber got exactly what its role may read, REST
+p99 meanwhile, the edge's and this process's CPU, and where each batch's time went: the server
+marks each stage of a batch in a stage log (``server.edge.stages``, ``BENCH_STAGE_LOG``), the
+clients their first and last receipt, the diagram's status Spark's batch time (``STAGES``).
+``--cases 1000@100`` runs one case (subscribers @ tuples/s).
 
 The load generator is one asyncio process speaking socket.io over raw WebSockets (one shared
 aiohttp session, a task per socket), on the same two cores as the server: its own CPU is in the
@@ -358,7 +361,11 @@ def spark_batches(url: str, token: str, stop: threading.Event) -> dict[int, dict
     http.headers["Authorization"] = f"Bearer {token}"
     seen: dict[int, dict] = {}
     while not stop.wait(0.2):
-        progress = http.get(f"{url}/api/v1/diagrams/fan/status", timeout=10).json()["progress"]
+        try:
+            answer = http.get(f"{url}/api/v1/diagrams/fan/status", timeout=10)
+        except requests.RequestException:  # REST slow under the sockets: the next poll
+            continue
+        progress = answer.json()["progress"]
         for out in ((progress or {}).get("outputs") or {}).values():
             if out.get("batch_id") is not None:
                 seen[out["batch_id"]] = out
