@@ -86,6 +86,7 @@ def write(socket: Any, frame: bytes) -> bool:
     transport = getattr(socket, "transport", None)
     if (
         transport is None
+        or socket.closed
         or not socket.upgraded
         or socket.upgrading  # a polling request may still be reading its queue
         or not (socket.queue.waited and socket.queue.empty())

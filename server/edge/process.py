@@ -328,16 +328,16 @@ class Edge:
             )
             await self._put(sid, engineio.packet.Packet(engineio.packet.MESSAGE, event.encode()))
 
-    async def _put(self, sid: str, pkt: Any, built: bytes | None = None) -> bool:
+    async def _put(self, sid: str, pkt: Any, built: bytes | None = None) -> None:
         """Send ``pkt`` (its frame ``built``, if it was) to a socket: written now if it may
-        be (``direct.write``), else queued; whether it was written now."""
+        be (``direct.write``), else queued."""
         socket = self.engine.sockets.get(sid)
-        if socket is None or socket.closed:
-            return False
-        if direct.write(socket, built or _built(pkt)):
-            return True
-        await socket.send(pkt)
-        return False
+        if (
+            socket is not None
+            and not socket.closed
+            and not direct.write(socket, built or _built(pkt))
+        ):
+            await socket.send(pkt)
 
     async def report(self) -> None:
         """Every second: the queued and dropped frames per output, to the app; and the
