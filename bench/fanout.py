@@ -9,8 +9,11 @@ p50/p99 with none open and with all open.
 ``fanout``: subscribers on a deployed diagram (Spark on): ten streams into a union, ten roles
 reading the first 1..10 streams (ten audiences), every subscriber in one role; a sender appends
 tuples carrying their send time over REST at a steady rate. Reported: send -> receipt latency
-over every delivered tuple, whether every subscriber got exactly what its role may read, and
-REST p99 meanwhile.
+over every delivered tuple, whether every subscriber got exactly what its role may read, REST
+p99 meanwhile, the edge's and this process's CPU, and where each batch's time went: the server
+marks each stage of a batch in a stage log (``server.edge.stages``, ``BENCH_STAGE_LOG``), the
+clients their first and last receipt, the diagram's status Spark's batch time (``STAGES``).
+``--cases 1000@100`` runs one case (subscribers @ tuples/s).
 
 The load generator is one asyncio process speaking socket.io over raw WebSockets (one shared
 aiohttp session, a task per socket), on the same two cores as the server: its own CPU is in the
@@ -21,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
+import os
 import resource
 import tempfile
 import threading
@@ -31,7 +36,7 @@ from pathlib import Path
 import aiohttp
 import requests
 
-from bench.proctree import tree_pss_bytes
+from bench.proctree import command, tree, tree_cpu_seconds, tree_pss_bytes
 from bench.report import write
 from bench.soak import PASSWORD, Api, Served
 
@@ -46,6 +51,14 @@ def quantile(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@functools.lru_cache(maxsize=64)
+def decoded(text: str) -> list:
+    """A socket.io event's ``[name, data]``, decoded once for all the sockets it reached (the
+    same bytes go to a whole audience): this one process stands for thousands of clients, each
+    of which would decode its own copy on its own CPU. Read-only."""
+    return json.loads(text[2:])
 
 
 class Sock:
@@ -109,7 +122,7 @@ class Sock:
                 if future is not None and not future.done():
                     future.set_result(json.loads("[" + head[1])[0])
             elif text.startswith("42"):
-                event, data = json.loads(text[2:])
+                event, data = decoded(text)
                 if event == "tuples":
                     self.received += len(data["tuples"])
                     if self.on_tuples is not None:
@@ -252,9 +265,9 @@ def build(api: Api, users: int) -> None:
 
 
 class Subscriber(Sock):
-    def __init__(self, audience: int, latencies: list[float]) -> None:
+    def __init__(self, audience: int, latencies: list[float], batches: dict) -> None:
         super().__init__(self._arrived)
-        self.audience, self.latencies = audience, latencies
+        self.audience, self.latencies, self.batches = audience, latencies, batches
         self.wrong = 0
 
     def _arrived(self, _sock: Sock, data: dict) -> None:
@@ -262,6 +275,61 @@ class Subscriber(Sock):
         for row in data["tuples"]:
             self.latencies.append(now - row["sent"])
             self.wrong += row["n"] % 10 > self.audience  # from a stream its role may not read
+        oldest = min(row["sent"] for row in data["tuples"])
+        seen = self.batches.setdefault(data["next"], {"oldest": oldest, "first": now})
+        seen["oldest"], seen["last"] = min(seen["oldest"], oldest), now
+
+
+# A batch's way out, in order: each stage is the time from the point before it to its own
+# (the last audience's, where the batch is sent once per audience); they add up to the
+# latency of the batch's oldest tuple at its last subscriber. The edge writes a frame to a
+# socket as it goes through the sockets, or queues it for the socket's writer task
+# (``server.edge.direct``): "last queued one written" is negative when none was queued.
+STAGES = {
+    "ingest + Spark + tap": "handoff",
+    "decide + rows": "decided",
+    "encode + channel send": "sent",
+    "channel -> edge": "received",
+    "edge: written, or queued": "queued",
+    "edge: last queued one written": "last_write",
+    "-> last client read": "last",
+}
+
+
+# Inside the first stage, from the diagram's status (its last batch, polled): not additive.
+SPARK = {
+    "  of which: Spark's batch": "batch_duration_ms",
+    "  of which: newest input acked -> handoff": "latency_ms",
+}
+
+
+def stage_table(log: Path, batches: dict) -> dict[str, dict[str, float]]:
+    """p50/p99 ms per stage (``STAGES``) over the batches the clients saw, from the server's
+    stage log (``server.edge.stages``) and the clients' receipts."""
+    points: dict[int, dict[str, float]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        mark = json.loads(line)
+        at = points.setdefault(mark["next"], {})
+        at[mark["stage"]] = max(at.get(mark["stage"], 0.0), mark["t"])
+    spans: dict[str, list[float]] = {name: [] for name in STAGES}
+    spans["first client read"] = []
+    for position, seen in batches.items():
+        at = {**points.get(position, {}), "last": seen["last"]}
+        if any(point not in at for point in STAGES.values()):
+            continue
+        before = seen["oldest"]
+        for name, point in STAGES.items():
+            spans[name].append(at[point] - before)
+            before = at[point]
+        spans["first client read"].append(seen["first"] - seen["oldest"])
+    return {
+        name: {
+            "p50_ms": 1000 * quantile(times, 0.5),
+            "p99_ms": 1000 * quantile(times, 0.99),
+            "batches": len(times),
+        }
+        for name, times in spans.items()
+    }
 
 
 def send(url: str, token: str, per_second: int, seconds: float, stop: threading.Event) -> int:
@@ -284,6 +352,26 @@ def send(url: str, token: str, per_second: int, seconds: float, stop: threading.
     return sent
 
 
+def spark_batches(url: str, token: str, stop: threading.Event) -> dict[int, dict]:
+    """The diagram's batches as its status shows them (polled every 0.2 s until ``stop``), by
+    batch id: Spark's time for the batch (``batch_duration_ms``, its trigger's execution) and
+    from the newest input tuple's acknowledgement to the handoff of its results
+    (``latency_ms``)."""
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {token}"
+    seen: dict[int, dict] = {}
+    while not stop.wait(0.2):
+        try:
+            answer = http.get(f"{url}/api/v1/diagrams/fan/status", timeout=10)
+        except requests.RequestException:  # REST slow under the sockets: the next poll
+            continue
+        progress = answer.json()["progress"]
+        for out in ((progress or {}).get("outputs") or {}).values():
+            if out.get("batch_id") is not None:
+                seen[out["batch_id"]] = out
+    return seen
+
+
 async def warm_up(url: str, token: str, opened: list[Subscriber], latencies: list[float]) -> None:
     """One tuple into each stream, awaited on every socket, so the timed window starts with
     the diagram's queries running (their start is not the edge's latency); then the counts
@@ -296,28 +384,38 @@ async def warm_up(url: str, token: str, opened: list[Subscriber], latencies: lis
     deadline = time.monotonic() + 600
     while any(sock.received < sock.audience + 1 for sock in opened):
         if time.monotonic() > deadline:
-            raise RuntimeError("the warm-up tuples did not reach every socket in 600 s")
+            short = [sock for sock in opened if sock.received < sock.audience + 1]
+            closed = sum(1 for sock in short if sock.ws is None or sock.ws.closed)
+            raise RuntimeError(
+                f"the warm-up tuples did not reach {len(short)} sockets in 600 s "
+                f"({closed} of them closed, {sum(s.received for s in short)} tuples among them)"
+            )
         await asyncio.sleep(0.5)  # poll: the sockets count what arrives
     latencies.clear()
+    opened[0].batches.clear()
     for sock in opened:
         sock.received = 0
 
 
 async def fanout(subscribers: int, per_second: int, seconds: float, users: int) -> dict:
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
+        stage_log = Path(tmp) / "stages.jsonl"
+        os.environ["BENCH_STAGE_LOG"] = str(stage_log)  # the server's stage marks
         served = Served(Path(tmp), **caps(subscribers))
         try:
             admin = served.login("joe")
             build(Api(served.url, admin), users)
             tokens = [served.login(f"u{u}") for u in range(users)]
             latencies: list[float] = []
+            batches: dict[int, dict[str, float]] = {}
             rest_none, _ = rest_latencies(served.url, admin, 50)
             async with session() as http:
                 plan = [u % users for u in range(subscribers)]
                 made = iter(plan)
 
                 def make() -> Subscriber:
-                    return Subscriber(next(made) % 10, latencies)
+                    return Subscriber(next(made) % 10, latencies, batches)
 
                 opened, times, failed = await open_many(
                     http, served.url, [tokens[u] for u in plan], make
@@ -331,13 +429,25 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
                 answers = await asyncio.gather(*(subscribe(sock) for sock in opened))
                 refused = sum(1 for answer in answers if "error" in (answer or {}))
                 await warm_up(served.url, admin, opened, latencies)
+                edge = [p for p in tree(served.process.pid) if "server.edge" in command(p)]
+                cpu_before = [tree_cpu_seconds(p) for p in edge], os.times()
+                window = time.perf_counter()
                 stop = threading.Event()
                 sending = asyncio.create_task(
                     asyncio.to_thread(send, served.url, admin, per_second, seconds, stop)
                 )
+                watching = asyncio.create_task(
+                    asyncio.to_thread(spark_batches, served.url, admin, stop)
+                )
                 rest_open, rest_failed = await rest_meanwhile(served.url, admin)
                 sent = await sending
+                stop.set()
+                spark = await watching
                 await asyncio.sleep(5)  # the last batch's way out
+                window = time.perf_counter() - window
+                edge_cpu = sum(tree_cpu_seconds(p) for p in edge) - sum(cpu_before[0])
+                mine = os.times()
+                own_cpu = mine.user + mine.system - cpu_before[1].user - cpu_before[1].system
                 expected = sum(
                     sent // len(STREAMS) * (sock.audience + 1)  # type: ignore[attr-defined]
                     for sock in opened
@@ -346,8 +456,17 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
                 wrong = sum(sock.wrong for sock in opened)  # type: ignore[attr-defined]
                 missed = sum(len(sock.missed) for sock in opened)
                 await asyncio.gather(*(sock.close() for sock in opened))
+            stages = stage_table(stage_log, batches)
+            for name, key in SPARK.items():
+                took = [b[key] for b in spark.values() if b.get(key) is not None]
+                stages[name] = {
+                    "p50_ms": quantile(took, 0.5),
+                    "p99_ms": quantile(took, 0.99),
+                    "batches": len(took),
+                }
         finally:
             served.stop()
+            os.environ.pop("BENCH_STAGE_LOG", None)
     return {
         "subscribers": subscribers,
         "connected": len(opened),
@@ -366,11 +485,29 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
         "rest_none_p99_ms": 1000 * quantile(rest_none, 0.99),
         "rest_open_p99_ms": 1000 * quantile(rest_open, 0.99),
         "rest_open_failed": rest_failed,
+        "load_before_after": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",
+        "edge_cores": edge_cpu / window,  # the edge process's CPU over the timed window
+        "load_generator_cores": own_cpu / window,
+        "stages": stages,
     }
 
 
+def show_stages(row: dict) -> str:
+    """One fan-out run's stage table beside its end-to-end latency."""
+    head = f"{row['subscribers']} subscribers, {row['tuples_per_second']} tuples/s"
+    lines = [f"| {head} | p50 ms | p99 ms | batches |", "|---|---|---|---|"]
+    for name, times in row["stages"].items():
+        lines.append(
+            f"| {name} | {times['p50_ms']:.0f} | {times['p99_ms']:.0f} | {times['batches']} |"
+        )
+    lines.append(
+        f"| end to end, every tuple | {row['latency_p50_ms']:.0f} | {row['latency_p99_ms']:.0f} | |"
+    )
+    return "\n".join(lines)
+
+
 def show(rows: list[dict]) -> str:
-    keys = list(dict.fromkeys(key for row in rows for key in row))
+    keys = list(dict.fromkeys(key for row in rows for key in row if key != "stages"))
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     for row in rows:
         cells = [
@@ -387,6 +524,9 @@ def main() -> None:
     parser.add_argument("--threads-sockets", type=int, default=200, help="idle, on threads")
     parser.add_argument("--subscribers", type=int, default=10_000)
     parser.add_argument("--rate-subscribers", type=int, default=1_000)
+    parser.add_argument(
+        "--cases", help="fan-out cases as SUBSCRIBERS@TUPLES_PER_S, e.g. 1000@100,10000@10"
+    )
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each case, for spreads")
@@ -401,6 +541,8 @@ def main() -> None:
         print(show(rows), flush=True)
     if args.only in (None, "fanout"):
         cases = [(args.subscribers, 10), (args.rate_subscribers, 100)]
+        if args.cases:
+            cases = [tuple(map(int, case.split("@"))) for case in args.cases.split(",")]
         rows = [
             asyncio.run(fanout(subscribers, rate, args.seconds, args.users))
             for subscribers, rate in cases
@@ -408,6 +550,8 @@ def main() -> None:
         ]
         results["fanout"] = rows
         print(show(rows), flush=True)
+        for row in rows:
+            print(show_stages(row), flush=True)
     print(f"written to {write('fanout', results)}")
 
 

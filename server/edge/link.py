@@ -24,7 +24,7 @@ import engineio
 import socketio
 from socketio import packet
 
-from server.edge import frames
+from server.edge import frames, stages
 
 log = logging.getLogger(__name__)
 DROPPABLE = "tuples"  # the result event: a socket that fell behind loses these, told `missed`
@@ -186,6 +186,8 @@ class FanOut(socketio.Manager):
         sids = [eio for sid, eio in self.get_participants(namespace, to or room) if sid not in skip]
         output = data.get("output") if event == DROPPABLE and isinstance(data, dict) else None
         engine.fanout(sids, encoded, output)
+        if stages.ON and output is not None and "next" in data:
+            stages.mark("sent", output, data["next"])
         return None
 
 

@@ -22,6 +22,7 @@ import json
 import logging
 import signal
 import ssl
+import time
 from collections import Counter
 from collections.abc import Coroutine
 from http import HTTPStatus
@@ -34,7 +35,7 @@ from socketio import packet as sio_packet
 from boxes import codes
 from boxes.errors import SluiceError, Unauthenticated
 from catalog import INVALID_SESSION
-from server.edge import frames
+from server.edge import direct, frames, stages
 from server.edge.connecting import Connecting
 from server.edge.proxy import Proxy
 from server.http.errors import answer, body, refused_connect
@@ -45,6 +46,7 @@ from server.settings.config import Settings
 log = logging.getLogger(__name__)
 MISSED = "missed"
 REPORT_SECONDS = 1.0
+CHUNK = 500  # sockets a fan-out writes to between two turns of the loop's other work
 REFUSAL_SECONDS = 5.0  # how long a refused socket's client has to read the refusal
 # How long a socket.io connect waits for the app's channel (a server starting, or a worker
 # gunicorn is replacing) before it is refused with UNAVAILABLE.
@@ -66,12 +68,12 @@ NO_APP = _connect_error(
 )
 
 
-class _Counted(asyncio.Queue):
+class _Counted(direct.Waited):
     """A socket's outgoing queue, counting the result frames in it per output."""
 
-    def __init__(self, queued: Counter[str]) -> None:
+    def __init__(self, queued: Counter[str], writes: stages.Writes) -> None:
         super().__init__()
-        self.queued = queued
+        self.queued, self.writes = queued, writes
 
     def _put(self, item: Any) -> None:
         super()._put(item)
@@ -82,6 +84,8 @@ class _Counted(asyncio.Queue):
         item = super()._get()
         if getattr(item, "output", None) is not None:
             self.queued[item.output] -= 1
+            if stages.ON:
+                self.writes.wrote(item.output, item.position)
         return item
 
 
@@ -89,6 +93,9 @@ class _Engine(engineio.AsyncServer):
     def __init__(self, queued: Counter[str], scheme: str, **options: Any) -> None:
         super().__init__(async_mode="aiohttp", **options)
         self.queued, self.scheme = queued, scheme
+        self.writes = stages.Writes()
+        # python-engineio's aiohttp driver table is shared by every server: this one's own copy
+        self._async = {**vars(self)["_async"], "websocket": direct.WebSocket}
 
     def _cors_allowed_origins(self, environ: dict[str, Any]) -> Any:
         """The same-origin check with this edge's scheme (aiohttp's environ knows no TLS)."""
@@ -96,7 +103,7 @@ class _Engine(engineio.AsyncServer):
         return super()._cors_allowed_origins(environ)
 
     def create_queue(self, *args: Any, **kwargs: Any) -> asyncio.Queue:
-        return _Counted(self.queued)
+        return _Counted(self.queued, self.writes)
 
     def _unauthorized(self, message: Any = None) -> dict[str, Any]:
         """A handshake the edge refused (``Edge._connect`` returns the error): answered with
@@ -271,28 +278,43 @@ class Edge:
             await asyncio.gather(*(self._refuse(sid, refusal) for sid in overdue))
 
     async def _fanout(self, frame: dict[str, Any]) -> None:
+        """One packet to many sockets: its WebSocket frame built once, written to each
+        (``direct``), ``CHUNK`` sockets at a time so that requests and other sockets' work
+        take turns with a fan-out to thousands."""
+        received = time.time()
         output = frame["output"]
         pkt = engineio.packet.Packet(engineio.packet.MESSAGE, frames.unwire(frame["data"]))
+        built = _built(pkt)
         if output is None:
             for sid in frame["sids"]:
-                await self._put(sid, pkt)
+                await self._put(sid, pkt, built)
             return
         pkt.output = output  # counted while queued
-        position = _next_of(pkt.data)
-        limit = self.settings.socket_queue_frames
-        for sid in frame["sids"]:
-            socket = self.engine.sockets.get(sid)
+        position = pkt.position = _next_of(pkt.data)
+        if stages.ON:
+            stages.mark("received", output, position, received)
+        limit, sockets = self.settings.socket_queue_frames, self.engine.sockets
+        for done, sid in enumerate(frame["sids"], 1):
+            socket = sockets.get(sid)
             if socket is None:
                 continue
-            await self._tell_missed(sid, socket)
+            if sid in self._missed:
+                await self._tell_missed(sid, socket)
             given = self._next.setdefault(sid, {})
             if socket.queue.qsize() >= limit or sid in self._missed:
                 self.dropped[output] += 1
                 gap = self._missed.setdefault(sid, {}).setdefault(output, [given.get(output, 0), 0])
                 gap[1] = position
+            elif direct.write(socket, built):
+                if stages.ON:
+                    self.engine.writes.wrote(output, position)
             else:
-                await self._put(sid, pkt)
+                await self._put(sid, pkt, built)
             given[output] = position
+            if done % CHUNK == 0:
+                await asyncio.sleep(0)  # let the loop's other work in
+        if stages.ON:
+            stages.mark("queued", output, position)
 
     async def _tell_missed(self, sid: str, socket: Any) -> None:
         """A socket that fell behind and has room again is told what it lost."""
@@ -306,9 +328,15 @@ class Edge:
             )
             await self._put(sid, engineio.packet.Packet(engineio.packet.MESSAGE, event.encode()))
 
-    async def _put(self, sid: str, pkt: Any) -> None:
+    async def _put(self, sid: str, pkt: Any, built: bytes | None = None) -> None:
+        """Send ``pkt`` (its frame ``built``, if it was) to a socket: written now if it may
+        be (``direct.write``), else queued."""
         socket = self.engine.sockets.get(sid)
-        if socket is not None and not socket.closed:
+        if (
+            socket is not None
+            and not socket.closed
+            and not direct.write(socket, built or _built(pkt))
+        ):
             await socket.send(pkt)
 
     async def report(self) -> None:
@@ -316,6 +344,7 @@ class Edge:
         sockets that caught up told what they missed."""
         while True:
             await asyncio.sleep(REPORT_SECONDS)
+            self.engine.writes.flush()
             for sid in list(self._missed):
                 socket = self.engine.sockets.get(sid)
                 if socket is not None:
@@ -340,6 +369,11 @@ def _may_be_authenticated(data: str | bytes, environ: dict[str, str]) -> bool:
     if f"{SESSION_COOKIE}=" in environ.get("HTTP_COOKIE", ""):
         return True
     return '"token"' in data
+
+
+def _built(pkt: Any) -> bytes:
+    """An engine.io packet's WebSocket frame."""
+    return direct.ws_frame(pkt.encode())
 
 
 def _next_of(data: str | bytes) -> int:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -68,6 +69,7 @@ from catalog import Catalog, Subject
 from catalog.names import public_of
 from catalog.snapshot import Snapshot
 from server.control.variants import Gate
+from server.edge import stages
 from server.http.errors import answer
 from server.realtime.audiences import Audience
 from server.realtime.replay import Replays, position_of
@@ -534,6 +536,7 @@ class Delivery:
         (``catch_up``); one whose replay ended joins its audience at the first batch the
         replay did not cover."""
         position = position_of(table)
+        handed = time.time()
         with self._lock:
             output = self._public.get(route, route)
             missed = self._replays.arrived(route, output, table, position)
@@ -558,6 +561,9 @@ class Delivery:
             if not any(len(s.rows) for s in seen):
                 return
             decoded = rows(table, labels.inputs, range(table.num_rows), snapshot.levels)  # once
+            if stages.ON and position:
+                stages.mark("handoff", output, position["next"], handed)
+                stages.mark("decided", output, position["next"])
             for audience, mine in zip(audiences, seen, strict=True):
                 shown = [decoded[i] for i in mine.rows]
                 roles = audience.decided.reader.roles

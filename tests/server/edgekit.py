@@ -85,8 +85,12 @@ class StandInApp:
         self.environs: dict[str, dict] = {}  # sid: the environ its connect came with
         threading.Thread(target=self._serve, daemon=True).start()
 
+    def send(self, frame: dict) -> None:
+        """A frame to the edge, as the app sends one (``server.edge.link``)."""
+        self.conn.sendall(frames.pack(frame))
+
     def _serve(self) -> None:
-        conn, _ = self.listener.accept()
+        self.conn = conn = self.listener.accept()[0]
         while (frame := frames.read(conn)) is not None:
             data = frame.get("data")
             if frame["op"] == "connect":
