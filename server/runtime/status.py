@@ -328,6 +328,17 @@ def _state_rows(progress: Mapping[str, Any] | None) -> int:
     return sum(op.get("numRowsTotal", 0) for op in (progress or {}).get("stateOperators", []))
 
 
+# Where a micro-batch's time goes, as Spark's progress names it: asking the sources for their
+# ends, planning, reading the batch, running it (the sink included), and the two logs' writes.
+PHASES = ("latestOffset", "queryPlanning", "getBatch", "addBatch", "walCommit", "commitOffsets")
+
+
+def _phases(progress: Mapping[str, Any]) -> dict[str, int]:
+    """The last batch's time by phase, in milliseconds (those Spark reported)."""
+    durations = progress.get("durationMs") or {}
+    return {phase: durations[phase] for phase in PHASES if phase in durations}
+
+
 def _progress(progress: Mapping[str, Any] | None, delivered: Mapping[str, Any]) -> dict[str, Any]:
     state_rows = _state_rows(progress)
     progress = progress or {}
@@ -338,5 +349,6 @@ def _progress(progress: Mapping[str, Any] | None, delivered: Mapping[str, Any]) 
         "input_rows_per_second": progress.get("inputRowsPerSecond", 0.0),
         "processed_rows_per_second": progress.get("processedRowsPerSecond", 0.0),
         "batch_duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+        "batch_phases_ms": _phases(progress),
         **delivered,
     }

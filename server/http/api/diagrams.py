@@ -113,6 +113,12 @@ OUTPUT_PROGRESS = answer(
         "input_rows_per_second": RATE,
         "processed_rows_per_second": RATE,
         "batch_duration_ms": MAYBE_COUNT,
+        "batch_phases_ms": {
+            "type": "object",
+            "additionalProperties": COUNT,
+            "description": "the last batch's time by Spark's phases (latestOffset, "
+            "queryPlanning, getBatch, addBatch, walCommit, commitOffsets)",
+        },
         "batches": {**COUNT, "description": "batches delivered since it started"},
         "rows": {**COUNT, "description": "rows delivered since it started (before the SecFilter)"},
         "last_batch_id": {"type": "integer"},
