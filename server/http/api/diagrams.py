@@ -113,6 +113,12 @@ OUTPUT_PROGRESS = answer(
         "input_rows_per_second": RATE,
         "processed_rows_per_second": RATE,
         "batch_duration_ms": MAYBE_COUNT,
+        "mode": {
+            "type": "string",
+            "enum": ["micro-batch", "real-time"],
+            "description": "how the output runs (docs/architecture.md, Real-time mode)",
+        },
+        "mode_reason": {"type": "string", "description": "why it runs in that mode"},
         "batch_phases_ms": {
             "type": "object",
             "additionalProperties": COUNT,
@@ -159,7 +165,8 @@ OUTPUT_PROGRESS = answer(
             "description": "seconds from the newest event time its last batch read to now",
         },
         "behind": {"type": "boolean", "description": "it falls behind (docs/editor.md)"},
-    }
+    },
+    optional=("mode", "mode_reason"),  # decided when its query is launched
 )
 BOX_METRICS = answer(
     {
