@@ -32,7 +32,7 @@ class Proxy:
         self._session: aiohttp.ClientSession | None = None
 
     def route(self, app: web.Application) -> None:
-        app.router.add_route("*", "/{tail:.*}", self.handle)
+        app.router.add_route("*", "/{tail:(?s:.*)}", self.handle)  # every path, newlines too
         app.on_cleanup.append(self._close)
 
     def session(self) -> aiohttp.ClientSession:

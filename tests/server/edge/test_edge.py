@@ -241,6 +241,11 @@ def test_an_edge_process_that_dies_is_replaced_and_the_address_answers_again(tmp
 
     wait_until(lambda: edges() and edges() != [first] and answers_again(), 60, "a new edge")
 
+    # every path reaches the app, one with an encoded newline too: the app's JSON answer,
+    # not the edge's own text/plain 404
+    answer = requests.get(f"{server.url}/api/v1/policies/users/a%0Ab", timeout=10)
+    assert answer.headers["Content-Type"].startswith("application/json"), answer.text
+
 
 def test_with_tls_a_browser_page_reaches_the_api_and_its_socket_at_the_one_address(
     tmp_path, serve, monkeypatch
