@@ -24,14 +24,13 @@ server describes in ``outputs`` (``boxes.input.Derived``).
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
 
-from boxes import codes, limits, registry
+from boxes import codes, graph, limits, registry
 from boxes.aggregate import AggregateBox
 from boxes.base import Box, Kind, Operator, bad_name, check_params
 from boxes.durations import duration_of
@@ -635,13 +634,13 @@ class _Validator:
                     self.arrows_known = False
                 else:
                     upstream[node.name].append(ref)
-        order = _topological(upstream)
+        order = graph.topological(upstream)
         placed = {n for n in order}
         cyclic: set[str] = set()
         position = {name: i for i, name in enumerate(self.nodes)}
         for name in self.nodes:
             if name not in placed and name not in cyclic:
-                cycle = _find_cycle(name, upstream, placed, cyclic)
+                cycle = graph.find_cycle(name, upstream, placed, cyclic)
                 if cycle:
                     first = min(range(len(cycle)), key=lambda k: position[cycle[k]])
                     cycle = cycle[first:] + cycle[:first]  # start where the document does
@@ -769,42 +768,3 @@ def _names_in(values: Iterable[Any]) -> list[str]:
 
 def _operator_types() -> list[str]:
     return [n for n in registry.names() if n not in ("input", "output")]
-
-
-def _topological(upstream: Mapping[str, list[str]]) -> list[str]:
-    """Kahn's algorithm, stable in document order; nodes on or after a cycle are left out."""
-    waiting = {n: len(set(refs)) for n, refs in upstream.items()}
-    downstream: dict[str, set[str]] = {n: set() for n in upstream}
-    for n, refs in upstream.items():
-        for ref in refs:
-            downstream[ref].add(n)
-    position = {n: i for i, n in enumerate(upstream)}
-    ready = deque(n for n, count in waiting.items() if count == 0)
-    order: list[str] = []
-    while ready:
-        n = ready.popleft()
-        order.append(n)
-        for m in sorted(downstream[n], key=position.__getitem__):
-            waiting[m] -= 1
-            if waiting[m] == 0:
-                ready.append(m)
-    return order
-
-
-def _find_cycle(
-    start: str, upstream: Mapping[str, list[str]], placed: set[str], reported: set[str]
-) -> list[str]:
-    """Walk upstream from an unplaceable node until a name repeats: that loop is a cycle.
-
-    Returned in data-flow order (``a`` feeds ``b`` feeds ``a``). Empty if the walk reaches a
-    cycle already reported (the node only lies downstream of it).
-    """
-    path: list[str] = []
-    current = start
-    while current not in path:
-        if current in reported:
-            return []
-        path.append(current)
-        current = next(r for r in upstream[current] if r not in placed)
-    cycle = path[path.index(current) :]
-    return list(reversed(cycle))
