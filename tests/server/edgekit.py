@@ -14,12 +14,23 @@ import socket
 import ssl
 import subprocess
 import threading
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from server.edge import frames, process
 from server.settings.config import Settings
+
+
+def run_apart(scenario: Coroutine[Any, Any, Any]) -> Any:
+    """``asyncio.run(scenario)`` on a thread of its own: once a browser test has run in this
+    process, Playwright's sync API keeps an event loop running on the main thread for the rest
+    of the session, and ``asyncio.run`` refuses to start a second one there."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, scenario).result()
 
 
 def self_signed(directory: Path) -> tuple[Path, Path]:
@@ -46,21 +57,24 @@ class EdgeOnLoopback:
         if tls is not None:
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             context.load_cert_chain(*tls)
-        self.loop = asyncio.new_event_loop()
+        self.loop = asyncio.new_event_loop()  # run on its own thread, never on the caller's
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
         self.runner = web.AppRunner(self.app)
-        self.loop.run_until_complete(self.runner.setup())
+        self._on_loop(self.runner.setup())
         site = web.TCPSite(self.runner, "127.0.0.1", 0, ssl_context=context)
-        self.loop.run_until_complete(site.start())
+        self._on_loop(site.start())
         port = self.runner.addresses[0][1]
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def _on_loop(self, step: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(step, self.loop).result(10)
 
     def held(self) -> int:
         """The engine.io sockets the edge holds now."""
         return len(self.edge.engine.sockets)
 
     def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self._on_loop(self.runner.cleanup())
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 

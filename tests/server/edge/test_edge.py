@@ -20,7 +20,7 @@ import pyarrow as pa
 import redis
 import requests
 import socketio
-from edgekit import self_signed
+from edgekit import run_apart, self_signed
 from serverkit import build_world, wait_until
 
 from bench.fanout import Sock, open_many, raise_fd_limit, session
@@ -135,7 +135,7 @@ def test_more_sockets_than_the_old_thread_pool_each_get_exactly_what_its_rights_
                 assert all([row["symbol"] for row in s.rows] == expected for s in held[role])
             await asyncio.gather(*(sock.close() for sock in everyone))
 
-    asyncio.run(scenario())
+    run_apart(scenario())
 
 
 def test_a_socket_beyond_a_users_cap_is_refused_with_its_code_and_one_closed_frees_a_place(
@@ -170,7 +170,7 @@ def test_a_socket_beyond_a_users_cap_is_refused_with_its_code_and_one_closed_fre
                 await asyncio.sleep(0.05)  # poll: the close reaches the app on its own time
             await asyncio.gather(*(sock.close() for sock in held))
 
-    asyncio.run(scenario())
+    run_apart(scenario())
 
 
 BIG = 2_000  # rows of a big batch, ~0.5 MB encoded: a stalled socket's buffers fill in a few
@@ -220,7 +220,7 @@ def test_a_socket_that_stops_reading_loses_its_own_frames_is_told_missed_and_del
             assert max([n for n in slow.nexts if n <= gap["from"]], default=0) == gap["from"]
             await asyncio.gather(fast.close(), slow.close())
 
-    asyncio.run(scenario())
+    run_apart(scenario())
 
 
 def test_an_edge_process_that_dies_is_replaced_and_the_address_answers_again(tmp_path, serve):

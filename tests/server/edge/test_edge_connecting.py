@@ -16,7 +16,7 @@ import ssl
 import aiohttp
 import pytest
 import socketio
-from edgekit import EdgeOnLoopback, StandInApp, accept, refuse, self_signed
+from edgekit import EdgeOnLoopback, StandInApp, accept, refuse, run_apart, self_signed
 from serverkit import wait_until
 
 from bench.fanout import Sock
@@ -55,7 +55,7 @@ def test_a_socket_that_sends_no_connect_is_closed_at_the_deadline_with_its_code(
                 await asyncio.wait_for(ws.receive(), 10)  # engine.io's close, then the frame's
 
     try:
-        asyncio.run(scenario())
+        run_apart(scenario())
         wait_until(lambda: edge.held() == 0, 10, "the edge to let the socket go")
     finally:
         edge.stop()
@@ -78,7 +78,7 @@ def test_a_polling_socket_that_stops_polling_is_dropped_at_the_deadline_and_hold
             assert json.loads(refusal[2:])["data"]["error"]["code"] == "CONNECT_TIMEOUT"
 
     try:
-        asyncio.run(scenario())
+        run_apart(scenario())
     finally:
         edge.stop()
 
@@ -128,7 +128,7 @@ def test_an_address_holding_too_many_unconnected_sockets_is_refused_at_the_hands
             await asyncio.gather(*(ws.close() for ws in held))
 
     try:
-        asyncio.run(scenario())
+        run_apart(scenario())
     finally:
         edge.stop()
 
@@ -152,7 +152,7 @@ def test_a_connect_the_app_refuses_ends_its_socket_and_one_it_accepts_counts_no_
             await accepted.close()
 
     try:
-        asyncio.run(scenario())
+        run_apart(scenario())
         assert [app.environs[sid]["REMOTE_ADDR"] for sid in app.connects] == [OTHER, OTHER]
     finally:
         edge.stop()
@@ -180,6 +180,6 @@ def test_a_refused_polling_socket_that_stops_polling_holds_up_no_other_connect(p
             await accepted.close()
 
     try:
-        asyncio.run(scenario())
+        run_apart(scenario())
     finally:
         edge.stop()

@@ -11,7 +11,7 @@ import asyncio
 import json
 
 import aiohttp
-from edgekit import EdgeOnLoopback, StandInApp
+from edgekit import EdgeOnLoopback, StandInApp, run_apart
 from serverkit import wait_until
 
 SOCKETS = 20
@@ -60,6 +60,6 @@ def test_a_fan_out_reaches_every_socket_uncompressed_after_what_each_was_sent_be
                 await ws.close()
 
     try:
-        asyncio.run(run())
+        run_apart(run())
     finally:
         edge.stop()

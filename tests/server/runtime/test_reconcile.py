@@ -127,17 +127,23 @@ def test_deploying_again_a_diagram_whose_query_died_starts_it_afresh(make_runtim
     assert [r["symbol"] for r in rows.wait_for_rows(2)] == ["before", "after"]
 
 
+def reconcilers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "runtime-reconciler"}
+
+
 def test_close_stops_the_reconciler_at_once(spark, tmp_path):
+    """This runtime's reconciler (another test's runtime may still be running in this process)."""
+    others = reconcilers()
     runtime = Runtime(
         tmp_path / "rt",
         session=spark,
         settings=RuntimeSettings(reconcile_every=3600, compact_every=3600),
     )
-    assert "runtime-reconciler" in [t.name for t in threading.enumerate()]
+    (own,) = reconcilers() - others
     started = time.monotonic()
     runtime.close()
     assert time.monotonic() - started < 5
-    assert "runtime-reconciler" not in [t.name for t in threading.enumerate()]
+    assert not own.is_alive()
 
 
 def test_the_listener_bus_counts_dropped_events_per_queue(make_runtime):
