@@ -35,7 +35,7 @@ from server.runtime.handover import narrowed
 from server.runtime.heads import HeadServer, ResultLogs, result_key
 from server.runtime.outputs import OutputSink
 from server.runtime.registry import Registry
-from server.runtime.source import derived_frame, input_frames
+from server.runtime.source import derived_frame, input_scan
 from server.runtime.spark import DRIVER_GONE
 from server.runtime.sparktypes import Query
 from server.runtime.states import FAILED, RUNNING, State
@@ -188,13 +188,15 @@ class Launcher:
     ) -> dict[str, DataFrame]:
         """Each output's frame over the deployment's sources (read in real-time mode, if
         ``real_time``: ``RealTimeLogStream.java``). All of a schema's streams are read by
-        one source; in real-time mode each stream by its own (``modes.sources_of``)."""
+        one source, a union of them as one scan where it may (``boxes/onescan.py``); in
+        real-time mode each stream by its own (``modes.sources_of``)."""
         by_schema: dict[Schema | str, list[str]] = {}
         for name in deployment.plan.streams():
             schema = deployment.plan.input_schemas[name]
             by_schema.setdefault(name if real_time else schema, []).append(name)
         extra = clearance | ({"realtime": "true"} if real_time else {})
         frames: dict[str, DataFrame] = {}
+        scans = []
         for names in by_schema.values():
             schema = deployment.plan.input_schemas[names[0]]
             options = {
@@ -206,9 +208,10 @@ class Launcher:
                 "start": json.dumps({n: start[n].to_list() for n in names}),
                 **extra,
             }
-            frames.update(input_frames(self.spark, options, names, schema, policy))
+            scans.append(input_scan(self.spark, options, names, schema, policy))
+            frames.update(scans[-1].frames())
         frames.update(self._derived_frames(deployment.plan, start, client, policy, extra))
-        return compile_plan(deployment.plan, frames, self.settings.box_metrics)
+        return compile_plan(deployment.plan, frames, self.settings.box_metrics, scans)
 
     def _start(self, frame: DataFrame, deployment: Deployment, output: str, handle) -> Query:
         """A micro-batch query: ``handle`` (an ``OutputSink``'s, or a prefix host's split)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from runtime_helpers import TRADE, Collector, plan_of, union_doc
 
+from boxes import onescan
+
 STREAMS = 200
 MEMORY_LIMIT = 4 << 30
 
@@ -49,3 +51,43 @@ def test_a_union_of_200_streams_labels_each_tuple_with_its_own_stream(runtime):
         assert row["_label"] == [bit]  # a sparse label: one int, whatever the width
     assert sorted(r["symbol"] for r in rows) == names
     assert tree_rss(os.getpid()) < MEMORY_LIMIT
+
+
+def test_a_union_started_as_branches_resumes_from_its_checkpoint_as_one_scan(
+    make_runtime, spark, monkeypatch
+):
+    """A diagram deployed before unions were read as one scan (a branch per input) resumes
+    from its checkpoint read as one: each tuple once, with its own stream's label."""
+    runtime = make_runtime(share_plans=False)  # its query's name
+    names = ["c1", "c2", "c3"]
+    for name in names:
+        runtime.create_stream(name, TRADE)
+    plan = plan_of(union_doc("resumed", names, where="price > 0"))
+    rows = Collector()
+    with monkeypatch.context() as before:
+        before.setattr(onescan, "merged", lambda plan, scans: {})  # a branch per input
+        runtime.deploy("resumed", plan, rows)
+        for name in names:
+            runtime.append(name, [{"symbol": f"{name}-before", "price": 1.0}])
+        rows.wait_for_rows(3)
+        assert unions(spark, "resumed.resumed_out") > 0
+        runtime.stop("resumed")
+    for name in names:
+        runtime.append(name, [{"symbol": f"{name}-stopped", "price": 1.0}])
+    runtime.deploy("resumed", plan, rows)
+    for name in names:
+        runtime.append(name, [{"symbol": f"{name}-after", "price": 1.0}])
+    got = rows.wait_for_rows(9)
+    assert unions(spark, "resumed.resumed_out") == 0
+    expected = [f"{n}-{when}" for n in names for when in ("before", "stopped", "after")]
+    assert sorted(r["symbol"] for r in got) == sorted(expected)
+    for row in got:
+        assert row["_label"] == 1 << plan.inputs.index(row["symbol"].split("-")[0])
+    runtime.stop("resumed")
+
+
+def unions(spark, query_name: str) -> int:
+    """The unions in the plan of a running query's last batch."""
+    query = next(q for q in spark.streams.active if q.name == query_name)
+    query.processAllAvailable()
+    return query._jsq.lastExecution().analyzed().toString().count("Union")
