@@ -188,8 +188,9 @@ class Launcher:
     ) -> dict[str, DataFrame]:
         """Each output's frame over the deployment's sources (read in real-time mode, if
         ``real_time``: ``RealTimeLogStream.java``). All of a schema's streams are read by
-        one source, a union of them as one scan where it may (``boxes/onescan.py``); in
-        real-time mode each stream by its own (``modes.sources_of``)."""
+        one source, a union of them as one scan where it may (``boxes/onescan.py``) and the
+        output's checkpoint allows (``checkpoints.one_scan``); in real-time mode each stream
+        by its own (``modes.sources_of``)."""
         by_schema: dict[Schema | str, list[str]] = {}
         for name in deployment.plan.streams():
             schema = deployment.plan.input_schemas[name]
@@ -211,7 +212,13 @@ class Launcher:
             scans.append(input_scan(self.spark, options, names, schema, policy))
             frames.update(scans[-1].frames())
         frames.update(self._derived_frames(deployment.plan, start, client, policy, extra))
-        return compile_plan(deployment.plan, frames, self.settings.box_metrics, scans)
+        plan, metrics = deployment.plan, self.settings.box_metrics
+        scanned = {
+            o for o in plan.outputs if checkpoints.one_scan(deployment.directory.checkpoint(o))
+        }
+        one = compile_plan(plan, frames, metrics, scans) if scanned else {}
+        branched = compile_plan(plan, frames, metrics) if len(scanned) < len(plan.outputs) else {}
+        return {o: (one if o in scanned else branched)[o] for o in plan.outputs}
 
     def _start(self, frame: DataFrame, deployment: Deployment, output: str, handle) -> Query:
         """A micro-batch query: ``handle`` (an ``OutputSink``'s, or a prefix host's split)
