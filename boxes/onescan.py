@@ -19,9 +19,12 @@ they stay per row.
   inputs', and a scan has one (the latest event time over all its streams, less the
   lateness), which would close a window, a join's buffer or an aggregate early when one stream
   lags; no stateless box reads the watermark, drops late rows or keeps state. So a query's
-  results are the same, and its checkpoint holds no state whose shape changed: a diagram
-  started with branches restarts from its checkpoint as one scan (the offsets are the one
-  source's either way) and the other way round.
+  results, labels and levels are the same; only its (unused) watermark is the scan's.
+
+Box counts stay per input: the scan counts each input's rows by ``_stream``
+(``observed.observed_scan``). A query's checkpoint is another matter: Spark gives each branch
+its own source, and refuses a checkpoint logged with another number of sources; the server
+reads a union as one scan only in a checkpoint that says so (``checkpoints.one_scan``).
 """
 
 from __future__ import annotations
