@@ -24,13 +24,15 @@ they stay per row.
 Box counts stay per input: the scan counts each input's rows by ``_stream``
 (``observed.observed_scan``). A query's checkpoint is another matter: Spark gives each branch
 its own source, and refuses a checkpoint logged with another number of sources; the server
-reads a union as one scan only in a checkpoint that says so (``checkpoints.one_scan``).
+reads a union as one scan only in a checkpoint that says so (``checkpoints.one_scan``), and
+a new version keeps an output's checkpoint only if its unions are read the same way
+(``server/control/swap.py``, through ``unions``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from boxes import observed
@@ -38,7 +40,7 @@ from boxes.document import Plan
 from boxes.filter import FilterBox
 from boxes.input import InputBox
 from boxes.map import MapBox
-from boxes.scan import STREAM_COLUMN, Scan
+from boxes.scan import STREAM_COLUMN, Scan, sources
 from boxes.union import UnionBox
 
 STATELESS = (InputBox, FilterBox, MapBox, UnionBox)  # boxes no watermark or state concerns
@@ -67,23 +69,36 @@ class Merged:
 
 def merged(plan: Plan, scans: Sequence[Scan]) -> dict[str, Merged]:
     """Per union of ``plan`` read as one scan (the rule above), how it is read."""
+    of_scan = {name: scan for scan in scans for name in scan.inputs}
+    chosen = _unions(plan, [scan.inputs for scan in scans])
+    return {union: Merged(of_scan[inputs[0].name], inputs) for union, inputs in chosen.items()}
+
+
+def unions(plan: Plan) -> frozenset[str]:
+    """The unions ``plan``'s micro-batch queries read as one scan (what its sources read:
+    ``scan.sources``), for whoever must know without compiling (``server/control/swap.py``)."""
+    return frozenset(_unions(plan, sources(plan)))
+
+
+def _unions(plan: Plan, groups: Sequence[Sequence[str]]) -> dict[str, tuple[InputBox, ...]]:
+    """Per union of ``plan`` read as one scan, its inputs, when each of ``groups`` is read by
+    one source."""
     boxes = {b.name: b for b in plan.boxes}
     readers = Counter(u for b in plan.boxes for u in b.upstream)
-    of_scan = {name: scan for scan in scans for name in scan.inputs}
+    group_of = {name: k for k, group in enumerate(groups) for name in group}
     lineages = observed.lineages(plan).values()
     found = {}
     for union in plan.boxes:
         if not isinstance(union, UnionBox):
             continue
-        inputs = [
+        inputs = tuple(
             b
             for s in union.sources
-            if isinstance(b := boxes[s], InputBox) and _alone(b, readers, of_scan)
-        ]
+            if isinstance(b := boxes[s], InputBox) and _alone(b, readers, group_of)
+        )
         if len(inputs) < len(union.sources):
             continue
-        scan = of_scan[inputs[0].name]
-        one_scan = all(of_scan[b.name] is scan for b in inputs)
+        one_scan = len({group_of[b.name] for b in inputs}) == 1
         one_lateness = len({b.lateness for b in inputs}) == 1
         stateless = all(
             all(isinstance(boxes[n], STATELESS) for n in names)
@@ -91,10 +106,12 @@ def merged(plan: Plan, scans: Sequence[Scan]) -> dict[str, Merged]:
             if union.name in names
         )
         if one_scan and one_lateness and stateless:
-            found[union.name] = Merged(scan, tuple(inputs))
+            found[union.name] = inputs
     return found
 
 
-def _alone(box: InputBox, readers: Counter, of_scan: dict[str, Scan]) -> bool:
+def _alone(box: InputBox, readers: Counter, group_of: Mapping[str, int]) -> bool:
     """Whether ``box`` is a stream of a scan, read by one box, in no arrival order."""
-    return box.output is None and not box.arrival and readers[box.name] == 1 and box.name in of_scan
+    return (
+        box.output is None and not box.arrival and readers[box.name] == 1 and box.name in group_of
+    )

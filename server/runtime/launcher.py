@@ -25,7 +25,7 @@ from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.input import InputBox
 from boxes.punctuations.fields import FieldPolicy, field_policy
-from boxes.types import Schema
+from boxes.scan import sources
 from server.ingest import IngestLog
 from server.ingest.segments import Position
 from server.runtime import checkpoints, modes, overlap, realtime
@@ -191,14 +191,10 @@ class Launcher:
         one source, a union of them as one scan where it may (``boxes/onescan.py``) and the
         output's checkpoint allows (``checkpoints.one_scan``); in real-time mode each stream
         by its own (``modes.sources_of``)."""
-        by_schema: dict[Schema | str, list[str]] = {}
-        for name in deployment.plan.streams():
-            schema = deployment.plan.input_schemas[name]
-            by_schema.setdefault(name if real_time else schema, []).append(name)
         extra = clearance | ({"realtime": "true"} if real_time else {})
         frames: dict[str, DataFrame] = {}
         scans = []
-        for names in by_schema.values():
+        for names in sources(deployment.plan, real_time):
             schema = deployment.plan.input_schemas[names[0]]
             options = {
                 "root": str(self.log.root),
