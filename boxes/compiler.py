@@ -7,10 +7,10 @@ It only checks what the caller supplies: one DataFrame per input with the schema
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from boxes import codes, labels, observed
+from boxes import codes, labels, observed, onescan
 from boxes.aggregate import AggregateBox
 from boxes.base import Operator
 from boxes.document import Plan
@@ -19,13 +19,17 @@ from boxes.input import InputBox
 from boxes.levels import LEVEL_COLUMN
 from boxes.output import OutputBox
 from boxes.punctuations.fields import field_policy
+from boxes.scan import Scan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 
 def compile_plan(
-    plan: Plan, inputs: Mapping[str, DataFrame], observe: bool = False
+    plan: Plan,
+    inputs: Mapping[str, DataFrame],
+    observe: bool = False,
+    scans: Sequence[Scan] = (),
 ) -> dict[str, DataFrame]:
     """Per output name, a DataFrame of the output's user fields in order, then ``_label``.
 
@@ -45,29 +49,45 @@ def compile_plan(
     roles the tuples' sps deny them and their field sets, merged by OR like the rest
     (``boxes/punctuations/fields.py``), and gives each output a ``_sp_denied`` column after
     ``_label`` (and ``_level``), and ``_sp_hidden`` if some field may be hidden apart.
+
+    ``scans`` says which inputs one source reads (``boxes/scan.py``; each input's DataFrame
+    in ``inputs`` is its rows of one of them): a union of such inputs may then read them as
+    one scan (``boxes/onescan.py`` says when), its rows and labels the same.
     """
     _check_inputs(plan, inputs)
     if plan.level is not None and plan.clearance is None:
         raise InvalidInput(code=codes.LEVEL_UNRESOLVED, diagram=plan.name)
     wide = plan.raw_outputs()
+    merges = onescan.merged(plan, scans)
     outputs: dict[str, DataFrame] = {}
     for raw in (False, True):
         wanted = {name for name in plan.outputs if (name in wide) == raw}
         if wanted:
-            outputs.update(_compile(plan, inputs, wanted, raw, observe))
+            outputs.update(_compile(plan, inputs, wanted, raw, observe, merges))
     return {name: outputs[name] for name in plan.outputs}
 
 
 def _compile(
-    plan: Plan, inputs: Mapping[str, DataFrame], wanted: set[str], raw: bool, observe: bool
+    plan: Plan,
+    inputs: Mapping[str, DataFrame],
+    wanted: set[str],
+    raw: bool,
+    observe: bool,
+    merges: Mapping[str, onescan.Merged],
 ) -> dict[str, DataFrame]:
-    """The ``wanted`` outputs, with the raw words in every label if ``raw``."""
+    """The ``wanted`` outputs, with the raw words in every label if ``raw``; the unions of
+    ``merges`` read as one scan each."""
     frames: dict[str, DataFrame] = {}
     outputs: dict[str, DataFrame] = {}
     policy = field_policy(plan) if plan.governed else None
     heads = policy.heads if policy is not None else ()
+    scanned = {b.name for merged in merges.values() for b in merged.inputs}
     for box in plan.boxes:
-        if isinstance(box, InputBox):
+        if box.name in scanned:
+            continue  # its union reads it
+        if box.name in merges:
+            frames[box.name] = merges[box.name].compile(plan.clearance, raw, heads, observe)
+        elif isinstance(box, InputBox):
             frames[box.name] = box.attach(inputs[box.name], plan.clearance, raw, heads)
         elif isinstance(box, OutputBox):
             if box.name not in wanted:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from boxes import arrival, labels, levels
+from boxes import arrival, labels, levels, scan
 from boxes.base import Box, Kind, Param
 from boxes.durations import spark_interval
 from boxes.types import Schema
@@ -77,6 +77,7 @@ class InputBox(Box):
         clearance: int | None = None,
         raw: bool = False,
         policy: Sequence[str] = (),
+        bits: Sequence[int] = (),
     ):
         """The caller's DataFrame for this stream, watermarked and labelled (with the raw
         words too if ``raw``: an output downstream has an aggregate-only step; ``labels``).
@@ -87,8 +88,12 @@ class InputBox(Box):
         ``policy`` (a plan reading a stream sps govern: its policy words' columns) puts each
         tuple's policy words after it (0 where the frame has none: no sp governs it):
         ``boxes/punctuations/fields.py``.
+
+        With ``bits`` (several inputs of this one's schema and lateness read as one scan:
+        ``boxes/scan.py``), each tuple's bit is ``bits[_stream]``, its own stream's, and the
+        frame keeps ``_stream`` for the caller to count by and drop.
         """
-        kept = list(self.schema.names)
+        kept = list(self.schema.names) + ([scan.STREAM_COLUMN] if bits else [])
         if self.output is not None:
             kept.append(labels.LABEL_COLUMN)  # the label the tuple has upstream
         if self.arrival:
@@ -106,13 +111,14 @@ class InputBox(Box):
                 marked,
             ).select(*kept, *heads)
         head = [frame[c] for c in heads]
+        bit = scan.bit_of(bits) if bits else self.bit
         if self.output is not None:
             upstream = frame[labels.LABEL_COLUMN]
             label = labels.derived(upstream, self.remap, self.words, raw, head)
         elif not head:
-            label = labels.literal(self.bit, self.words, raw)
+            label = labels.literal(bit, self.words, raw)
         else:
-            label = labels.with_head(self.bit, self.words, head, raw)
+            label = labels.with_head(bit, self.words, head, raw)
         frame = frame.withColumn(labels.LABEL_COLUMN, label)
         return frame.drop(*heads) if heads else frame
 

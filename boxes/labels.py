@@ -141,14 +141,19 @@ def _parts(label, count: int) -> list:
     return [label] if count == 1 else [label.getField(word_name(k)) for k in range(count)]
 
 
-def _own(bit: int, words: int, raw: bool) -> list:
-    """An input's own bit as parts: the sources, and the raw sources too if ``raw``."""
+def _own(bit, words: int, raw: bool) -> list:
+    """An input's own bit as parts: the sources, and the raw sources too if ``raw``. ``bit`` is
+    the bit, or a column of each tuple's bit (inputs read as one scan: ``boxes/scan.py``)."""
+    from pyspark.sql import Column
     from pyspark.sql import functions as F
 
     if is_sparse(words):
         own = [F.lit(bit)] + ([F.lit(words * WORD_BITS + bit)] if raw else [])
         return [F.array(*own)]
-    own = [_long(w) for w in mask_words([bit], words)]
+    if isinstance(bit, Column):  # one word (a dense label): the bit's place in it
+        own = [F.call_function("shiftleft", _long(1), bit)]
+    else:
+        own = [_long(w) for w in mask_words([bit], words)]
     return own + own if raw else own
 
 
@@ -156,13 +161,13 @@ def _own_span(words: int, raw: bool) -> int | None:
     return words * (2 if raw else 1) if is_sparse(words) else None
 
 
-def literal(bit: int, words: int, raw: bool = False):
+def literal(bit, words: int, raw: bool = False):
     """The label of an input stream's tuples: only its own bit set (among the raw sources too,
     in a widened label: an input reveals its own values)."""
     return _compose(_own(bit, words, raw), _own_span(words, raw))
 
 
-def with_head(bit: int, words: int, head: Sequence, raw: bool = False):
+def with_head(bit, words: int, head: Sequence, raw: bool = False):
     """The label of an input's tuples with per-tuple words first: in a diagram at a level the
     tuple's level label (``w0``), in a plan governed by sps the roles its policy denies
     (``boxes.punctuations.columns``), then the stream's own bit (twice if ``raw``). Every box

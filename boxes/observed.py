@@ -24,9 +24,11 @@ from boxes.document import Plan
 from boxes.input import InputBox
 from boxes.map import MapBox
 from boxes.output import OutputBox
+from boxes.scan import STREAM_COLUMN
 from boxes.union import UnionBox
 
 PREFIX = "box:"  # an observed metric's name: the prefix and the box's name
+SCAN = "scan:"  # a union's inputs read as one scan (boxes/onescan.py): a count per input
 ROWS = "rows"
 
 
@@ -45,17 +47,32 @@ def observed(frame: Any, box: Box) -> Any:
     return frame.observe(PREFIX + box.name, F.count(F.lit(1)).alias(ROWS))
 
 
+def observed_scan(frame: Any, indexes: Mapping[str, int]) -> Any:
+    """``frame`` (inputs read as one scan, with ``_stream``) counting each input's rows per
+    micro-batch: the input ``name``'s are those whose ``_stream`` is ``indexes[name]``. One
+    metric for all of them, named by the first input, so that a scan costs one count."""
+    from pyspark.sql import functions as F
+
+    per_input = [
+        F.count(F.when(F.col(STREAM_COLUMN) == index, 1)).alias(name)
+        for name, index in indexes.items()
+    ]
+    return frame.observe(SCAN + next(iter(indexes)), *per_input)
+
+
 def counts(metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
     """Rows out per box from one progress's ``observedMetrics`` (other metrics ignored).
 
-    >>> counts({"box:f": {"rows": 3}, "other": {"n": 1}})
-    {'f': 3}
+    >>> counts({"box:f": {"rows": 3}, "scan:a": {"a": 1, "b": 0}, "other": {"n": 1}})
+    {'f': 3, 'a': 1, 'b': 0}
     """
-    return {
-        name[len(PREFIX) :]: int(row.get(ROWS) or 0)
-        for name, row in metrics.items()
-        if name.startswith(PREFIX)
-    }
+    found: dict[str, int] = {}
+    for name, row in metrics.items():
+        if name.startswith(PREFIX):
+            found[name[len(PREFIX) :]] = int(row.get(ROWS) or 0)
+        elif name.startswith(SCAN):
+            found.update({box: int(rows or 0) for box, rows in row.items()})
+    return found
 
 
 def lineages(plan: Plan) -> dict[str, frozenset[str]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from boxes import onescan
 from boxes.base import Box
 from boxes.document import Plan
 from boxes.filter import FilterBox
@@ -78,10 +79,13 @@ def judged(old: Plan, new: Plan) -> Swap:
     swap = Swap()
     same_inputs = _inputs(old) == _inputs(new)
     old_boxes, new_boxes = _by_name(old), _by_name(new)
+    old_scans, new_scans = onescan.unions(old), onescan.unions(new)
     for output in new.outputs:
         if output not in old.outputs:
             swap.new.append(output)
-        elif same_inputs and _shape(old_boxes, output) == _shape(new_boxes, output):
+        elif same_inputs and _shape(old_boxes, output, old_scans) == _shape(
+            new_boxes, output, new_scans
+        ):
             swap.kept.append(output)
         else:
             swap.dropped[output] = _stateful_upstream(old_boxes, output)
@@ -110,16 +114,17 @@ def _by_name(plan: Plan) -> dict[str, Box]:
     return {b.name: b for b in plan.boxes}
 
 
-def _shape(boxes: dict[str, Box], name: str) -> Any:
-    """What of the path into box ``name`` a checkpoint depends on (names left out)."""
+def _shape(boxes: dict[str, Box], name: str, scans: frozenset[str]) -> Any:
+    """What of the path into box ``name`` a checkpoint depends on (names left out), the
+    unions read as one scan ``scans`` among it (a branch is a source: ``boxes/onescan.py``)."""
     box = boxes[name]
-    upstream = [_shape(boxes, u) for u in box.upstream]
+    upstream = [_shape(boxes, u, scans) for u in box.upstream]
     if isinstance(box, InputBox):
         return ["input", box.name, box.output]
     if isinstance(box, TRANSPARENT):
         return upstream[0]
     if isinstance(box, UnionBox):
-        return ["union", upstream]
+        return ["union", upstream, name in scans]
     if isinstance(box, OutputBox):
         return ["output", box.schema.to_dict(), upstream]
     read = [boxes[u].schema.to_dict() for u in box.upstream]

@@ -27,6 +27,7 @@ PLAN_FILE = "plan"  # the fingerprint of the plan a legacy version was resumed w
 SHARED_FILE = "shared.json"  # a member of a shared execution: its host and where it joined
 RESIDUALS_FILE = "residuals.json"  # a prefix host: its members' filters (``overlap.py``)
 MODE_FILE = "mode.json"  # beside an output's checkpoint: the mode it runs in (``modes.py``)
+ONE_SCAN_FILE = "sluice-one-scan"  # in an output's checkpoint: its query reads unions as one scan
 
 
 def check_id(diagram_id: str) -> str:
@@ -172,6 +173,23 @@ def last_commit(checkpoint: Location) -> int | None:
     """The query's last committed batch (a real-time query's epoch); None before the first."""
     commits = [int(name) for name in checkpoint.child("commits").names() if name.isdigit()]
     return max(commits, default=None)
+
+
+def one_scan(checkpoint: Location) -> bool:
+    """Whether an output's query may read a union as one scan (``boxes/onescan.py``).
+
+    Spark refuses a checkpoint whose batches were logged with another number of sources, and
+    a union read in branches has a source per branch. So a checkpoint that logged a batch
+    without ``ONE_SCAN_FILE`` (its query started before unions were one scan) keeps its
+    branches; a new one gets the file, which goes wherever the checkpoint is copied
+    (``DiagramDir.adopt``). Only for a query that is not running."""
+    marker = checkpoint.child(ONE_SCAN_FILE)
+    if marker.exists():
+        return True
+    if any(name.isdigit() for name in checkpoint.child("offsets").names()):
+        return False
+    marker.put(b"")
+    return True
 
 
 def discard_partial_writes(checkpoint: Location) -> None:

@@ -25,7 +25,7 @@ from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.input import InputBox
 from boxes.punctuations.fields import FieldPolicy, field_policy
-from boxes.types import Schema
+from boxes.scan import sources
 from server.ingest import IngestLog
 from server.ingest.segments import Position
 from server.runtime import checkpoints, modes, overlap, realtime
@@ -35,7 +35,7 @@ from server.runtime.handover import narrowed
 from server.runtime.heads import HeadServer, ResultLogs, result_key
 from server.runtime.outputs import OutputSink
 from server.runtime.registry import Registry
-from server.runtime.source import derived_frame, input_frames
+from server.runtime.source import derived_frame, input_scan
 from server.runtime.spark import DRIVER_GONE
 from server.runtime.sparktypes import Query
 from server.runtime.states import FAILED, RUNNING, State
@@ -188,14 +188,13 @@ class Launcher:
     ) -> dict[str, DataFrame]:
         """Each output's frame over the deployment's sources (read in real-time mode, if
         ``real_time``: ``RealTimeLogStream.java``). All of a schema's streams are read by
-        one source; in real-time mode each stream by its own (``modes.sources_of``)."""
-        by_schema: dict[Schema | str, list[str]] = {}
-        for name in deployment.plan.streams():
-            schema = deployment.plan.input_schemas[name]
-            by_schema.setdefault(name if real_time else schema, []).append(name)
+        one source, a union of them as one scan where it may (``boxes/onescan.py``) and the
+        output's checkpoint allows (``checkpoints.one_scan``); in real-time mode each stream
+        by its own (``modes.sources_of``)."""
         extra = clearance | ({"realtime": "true"} if real_time else {})
         frames: dict[str, DataFrame] = {}
-        for names in by_schema.values():
+        scans = []
+        for names in sources(deployment.plan, real_time):
             schema = deployment.plan.input_schemas[names[0]]
             options = {
                 "root": str(self.log.root),
@@ -206,9 +205,16 @@ class Launcher:
                 "start": json.dumps({n: start[n].to_list() for n in names}),
                 **extra,
             }
-            frames.update(input_frames(self.spark, options, names, schema, policy))
+            scans.append(input_scan(self.spark, options, names, schema, policy))
+            frames.update(scans[-1].frames())
         frames.update(self._derived_frames(deployment.plan, start, client, policy, extra))
-        return compile_plan(deployment.plan, frames, self.settings.box_metrics)
+        plan, metrics = deployment.plan, self.settings.box_metrics
+        scanned = {
+            o for o in plan.outputs if checkpoints.one_scan(deployment.directory.checkpoint(o))
+        }
+        one = compile_plan(plan, frames, metrics, scans) if scanned else {}
+        branched = compile_plan(plan, frames, metrics) if len(scanned) < len(plan.outputs) else {}
+        return {o: (one if o in scanned else branched)[o] for o in plan.outputs}
 
     def _start(self, frame: DataFrame, deployment: Deployment, output: str, handle) -> Query:
         """A micro-batch query: ``handle`` (an ``OutputSink``'s, or a prefix host's split)

@@ -7,9 +7,9 @@ after the last row read, so Spark's checkpoint records exactly what the query co
 a range can be read back from the segment files at any time. Every row carries
 ``_stream``, the index of its stream in the ``streams`` option, and ``_arrival``, its row
 number in that stream's log (the arrival order a count window breaks ties by; see
-``boxes/arrival.py``); ``input_frames`` splits the one DataFrame into one DataFrame per
-input. One source per schema keeps a diagram that reads 200 streams at one connection
-instead of 200.
+``boxes/arrival.py``); ``input_scan`` gives the one DataFrame, which each input reads its
+rows of (``boxes/scan.py``), a union of them all at once (``boxes/onescan.py``). One source
+per schema keeps a diagram that reads 200 streams at one connection instead of 200.
 
 A derived input (a diagram reading another diagram's output) is a source of its own over that
 output's result log, read the same way by row position: its one "stream" is the output's key
@@ -63,12 +63,12 @@ from boxes.labels import LABEL_COLUMN, is_sparse
 from boxes.levels import LEVEL_COLUMN
 from boxes.punctuations.columns import DENIED_COLUMN, read_policy
 from boxes.punctuations.fields import FieldPolicy
+from boxes.scan import STREAM_COLUMN, Scan
 from boxes.types import Schema
 from server.ingest.segments import Frame, Position, read_range
 from server.runtime import resultlog
 
 FORMAT = "sluice.source.LogSourceProvider"  # the JVM side's class (java/, jar.py)
-STREAM_COLUMN = "_stream"
 _WORD = ("BIGINT", pa.int64())
 
 
@@ -267,10 +267,19 @@ def input_frames(
     schema: Schema,
     policy: FieldPolicy | None = None,
 ) -> dict:
-    """One streaming DataFrame per stream, all served by one source instance; a governed
-    plan's ``policy`` says which fields each of its policy words ANDs."""
-    from pyspark.sql import functions as F
+    """One streaming DataFrame per stream, all served by one source instance (``input_scan``)."""
+    return input_scan(spark, options, streams, schema, policy).frames()
 
+
+def input_scan(
+    spark,
+    options: Mapping[str, str],
+    streams: list[str],
+    schema: Schema,
+    policy: FieldPolicy | None = None,
+) -> Scan:
+    """The rows of ``streams``, read by one source instance; a governed plan's ``policy``
+    says which fields each of its policy words ANDs."""
     by_stream = (
         {}
         if policy is None
@@ -291,10 +300,7 @@ def input_frames(
         )
         .load()
     )
-    return {
-        name: frame.where(F.col(STREAM_COLUMN) == index).drop(STREAM_COLUMN)
-        for index, name in enumerate(streams)
-    }
+    return Scan(frame, tuple(streams))
 
 
 def derived_frame(

@@ -74,3 +74,27 @@ def test_an_output_the_runtime_could_not_carry_counts_as_dropped():
     assert swap.kept == ["raw"] and swap.shared == ["counts"]
     (dropped,) = swap.to_dict({})["dropped"]
     assert dropped["output"] == "counts" and "shared with other diagrams" in dropped["message"]
+
+
+def test_an_output_whose_union_turns_from_one_scan_to_branches_starts_afresh():
+    """A union read as one scan is one source, in branches a source per input, and Spark
+    refuses a checkpoint logged with another number of sources (``boxes/onescan.py``): a
+    second reader of an input turns the union back into branches."""
+    union = {
+        "version": 1,
+        "name": "u",
+        "inputs": {"in1": {}, "in2": {}},
+        "boxes": {
+            "both": {"type": "union", "in": ["in1", "in2"]},
+            "kept": {"type": "filter", "in": "both", "where": "x > 0"},
+        },
+        "outputs": {"out": {"from": "kept"}},
+    }
+    assert judged(plan(union), plan(changed_filter(union))).kept == ["out"]
+    read_twice = {**union, "outputs": {**union["outputs"], "raw": {"from": "in1"}}}
+    swap = judged(plan(union), plan(read_twice))
+    assert swap.kept == [] and swap.dropped == {"out": []} and swap.new == ["raw"]
+
+
+def changed_filter(doc: dict) -> dict:
+    return swapkit.changed(doc, "kept", where="x > 1")
