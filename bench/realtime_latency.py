@@ -11,7 +11,7 @@ runtime, each arm one copy:
 * ``logged``: deployed with ``realtime: true`` on a runtime with a real-time slot, so it runs
   as the server runs a real-time output: the log source's real-time stream, the JVM writer
   ``RowSender.java`` to the server's receiver, each group appended durably to the result log
-  (its place with it), then offered to the tap (``server/runtime/realtime.py``);
+  (with how far it read), then offered to the tap (``server/runtime/realtime.py``);
 * ``real-time``: the same compiled plan started by hand with ``trigger(realTime=)`` and
   ``RowSender`` writing to a socket here, nothing logged: what real-time mode could buy.
 
@@ -77,17 +77,17 @@ def diagram(name: str, stream: str, kind: str, real_time: bool = False):
 
 
 class Arrivals:
-    """When each symbol first reached the server, the labels it came with, and where in
-    which epoch it came each time (a micro-batch's rows: no epoch)."""
+    """When each symbol first reached the server, the labels it came with, and the input
+    position it was sent with each time (a micro-batch's rows: none)."""
 
     def __init__(self) -> None:
         self.at: dict[str, float] = {}
-        self.places: dict[str, list[tuple[int, int] | None]] = {}
+        self.places: dict[str, list[tuple[str, int] | None]] = {}
         self.labels: dict[str, object] = {}
         self.epochs_ended = 0
         self.changed = threading.Condition()
 
-    def arrived(self, symbol: str, label: object, place: tuple[int, int] | None = None) -> None:
+    def arrived(self, symbol: str, label: object, place: tuple[str, int] | None = None) -> None:
         now = time.perf_counter()
         with self.changed:
             self.at.setdefault(symbol, now)
@@ -96,8 +96,8 @@ class Arrivals:
             self.changed.notify_all()
 
     def repeated(self) -> tuple[int, int]:
-        """How many symbols came more than once, and how many of those came each time as
-        the same row of the same epoch (what a result log could skip by)."""
+        """How many symbols came more than once, and how many of those came each time from
+        the same input position (what the receiver skips by)."""
         twice = [p for p in self.places.values() if len(p) > 1]
         return len(twice), sum(1 for p in twice if p[0] is not None and len(set(p)) == 1)
 
@@ -109,19 +109,20 @@ class Arrivals:
 
 def receiver(arrivals: Arrivals) -> socketserver.ThreadingTCPServer:
     """A stand-in for the server's receiver (``realtime.Receiver``) that logs nothing: a
-    connection is one epoch's partition (a header line, a row per line, an empty line that
-    ends the epoch, answered ``ok``), so a row's place is its epoch and its number there."""
+    connection is one epoch's partition (a header line, a row per line with its input's
+    position, an empty line that ends the epoch, answered ``ok``)."""
 
     class Handler(socketserver.StreamRequestHandler):
         def handle(self) -> None:
-            epoch = json.loads(self.rfile.readline())["epoch"]
-            for index, line in enumerate(self.rfile):
+            self.rfile.readline()  # the header
+            for line in self.rfile:
                 if line == b"\n":
                     arrivals.epochs_ended += 1
                     self.wfile.write(b"ok\n")
                     return
-                row = json.loads(line)
-                arrivals.arrived(row["symbol"], row.get("_label"), (epoch, index))
+                stream, seq, text = realtime.row_of(line.rstrip(b"\n"))
+                row = json.loads(text)
+                arrivals.arrived(row["symbol"], row.get("_label"), (stream, seq))
 
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
@@ -323,7 +324,7 @@ def main() -> None:
         print(
             f"{arm:<12} {s['n']:>4} {s['p50']:>8.1f} {s['p99']:>8.1f} {s['max']:>8.1f}"
             f"  {low:.1f}-{high:.1f}, lost {lost[arm]}"
-            ", twice {} (same epoch and row each time: {})".format(*arrivals[arm].repeated())
+            ", twice {} (same input position each time: {})".format(*arrivals[arm].repeated())
         )
     for arm, (rows_per_s, under_load) in loaded.items():
         s = summary(under_load)

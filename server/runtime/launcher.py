@@ -236,8 +236,7 @@ class Launcher:
         checkpoint = deployment.directory.checkpoint(output)
         sink = self.output_sink(deployment, output, deployment.directory.results(output), output)
         sink.acked = functools.partial(self._acked_now, deployment.plan)
-        committed = functools.partial(checkpoints.last_commit, checkpoint)
-        taker = realtime.RealTimeOutput(sink, realtime.arrow_schema(frame), committed)
+        taker = realtime.RealTimeOutput(sink, realtime.arrow_schema(frame))
         name = f"{client}/{output}"
         self.receiver.register(name, taker)
         return realtime.start_query(

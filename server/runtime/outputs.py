@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 BATCH_KEY = b"sluice.batch_id"
 NEXT_KEY = b"sluice.next"  # on a table handed to taps: the position after its last row
 LOG_KEY = b"sluice.log"  # and the identity of the result log that position is in
-PLACE_KEY = b"sluice.place"  # a real-time output's group: where its rows came (``realtime.py``)
+READ_KEY = b"sluice.read"  # a real-time output's group: how far it read its streams (realtime.py)
 Acked = Callable[[int], float | None]  # batch id -> when its newest input was acknowledged
 Advanced = Callable[[Location, Position], None]  # the result log (its place) ends at a position
 Claimed = Callable[[], int | None]  # the first row a derived input reading it still needs
@@ -51,8 +51,8 @@ def _position(batch_id: int, after: int, log_id: str) -> dict[bytes, bytes]:
     }
 
 
-def encode_batch(table: pa.Table, batch_id: int, place: bytes | None = None) -> bytes:
-    metadata = {BATCH_KEY: str(batch_id).encode()} | ({PLACE_KEY: place} if place else {})
+def encode_batch(table: pa.Table, batch_id: int, read: bytes | None = None) -> bytes:
+    metadata = {BATCH_KEY: str(batch_id).encode()} | ({READ_KEY: read} if read else {})
     return ipc_bytes(table.replace_schema_metadata(metadata))
 
 
@@ -180,15 +180,15 @@ class OutputSink:
     def head(self) -> Position:
         return self._results.head
 
-    def take(self, table: pa.Table, batch_id: int, place: bytes | None = None) -> None:
+    def take(self, table: pa.Table, batch_id: int, read: bytes | None = None) -> None:
         """Log, then deliver, one micro-batch's rows, already brought back (``handle``, or a
         prefix host's split of its batch: ``overlap.py``), or a real-time output's group of
-        rows with its ``place`` (``realtime.py``)."""
+        rows with how far it has ``read`` (``realtime.py``)."""
         if batch_id <= self.last_batch_id or table.num_rows == 0:
             return
         if self.relabel is not None:
             table = self.relabel(table)
-        self._results.append(table.num_rows, encode_batch(table, batch_id, place))  # durably
+        self._results.append(table.num_rows, encode_batch(table, batch_id, read))  # durably
         self.advanced(self._results.location, self._results.head)
         self._results.truncate_before(self._retained_from())
         try:

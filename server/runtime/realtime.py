@@ -5,17 +5,19 @@ Spark's real-time mode allows no ``foreachBatch``, so a real-time query writes e
 one JSON text (``query_frame``), through the JVM ``foreach`` writer ``RowSender.java`` to the
 ``Receiver``, a loopback service beside the head service. A connection is one epoch's
 partition. Whatever rows have arrived on it are one group: appended to the output's result
-log with their place (epoch, partition, first row number), durably, then offered to the taps
+log with how far the output has read each stream (below), durably, then offered to the taps
 (``OutputSink.take``), so labels, policies (``ON RESULT``), revocation, derived inputs and
 resuming from a position are the micro-batch path's. At the epoch's end the receiver answers
 ``ok`` only once all its rows are logged: Spark commits an epoch only after that.
 
-Exactly once, as designed: after a crash Spark runs an unfinished epoch again from its
-start, with the same rows in the same order, so a row's place names it. ``Places`` keeps how
-many rows of each (epoch, partition) the log holds, for the epochs the checkpoint has not
-recorded committed, and the rows a replay sends again are skipped. A crash oracle (commit
-905c174) shows replays that come under a later epoch, which this lets through twice;
-real-time mode stays off (``realtime_slots = 0``) until that is fixed (docs/architecture.md).
+Exactly once: a row is named by where the input row it came from is in its stream's log (its
+stream and ``_arrival``, which the writer gets from the task's reader: ``Handed.java``).
+Each stream is read by one source in one partition, in log order, so the rows of a stream
+come in that order, and a replay (a batch a crash cut short, run again from its start, under
+its own number or a later one) starts no later than the first row not logged. So the output
+keeps, per stream, the number of the last row whose result the log holds
+(``RealTimeOutput.read``), logged with each group (frame metadata ``sluice.read``), and skips
+every row at or before it. Epoch numbers play no part.
 """
 
 from __future__ import annotations
@@ -25,13 +27,11 @@ import json
 import logging
 import socketserver
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.json as pj
 
-from server.runtime.outputs import PLACE_KEY, OutputSink
+from server.runtime.outputs import READ_KEY, OutputSink
 from server.runtime.resultlog import tail
 
 log = logging.getLogger(__name__)
@@ -39,97 +39,46 @@ TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX"  # microseconds, as the res
 TEXT_COLUMN = "_row"
 
 
-@dataclass(frozen=True)
-class Place:
-    """Where a group of rows came: its epoch, its partition, its first row's number there."""
-
-    epoch: int
-    partition: int
-    first: int
-
-    def encoded(self) -> bytes:
-        return f"{self.epoch},{self.partition},{self.first}".encode()
-
-    @classmethod
-    def decoded(cls, text: bytes) -> Place:
-        epoch, partition, first = (int(v) for v in text.split(b","))
-        return cls(epoch, partition, first)
-
-
-def place_of(payload: bytes) -> Place | None:
-    """A logged group's place; None for a micro-batch's."""
+def read_of(payload: bytes) -> dict[str, int]:
+    """How far a logged group's output had read: per stream, the number of the last row whose
+    result the log holds (``RealTimeOutput.read``); empty for a micro-batch's."""
     metadata = pa.ipc.open_stream(payload).schema.metadata or {}
-    return Place.decoded(metadata[PLACE_KEY]) if PLACE_KEY in metadata else None
+    return json.loads(metadata[READ_KEY]) if READ_KEY in metadata else {}
 
 
-class Places:
-    """How many rows of each (epoch, partition) the result log holds, for the epochs after
-    ``committed`` (the last the query's checkpoint records; older ones never run again)."""
-
-    def __init__(self, committed: int | None = None) -> None:
-        self.committed = -1 if committed is None else committed
-        self._rows: dict[tuple[int, int], int] = {}
-
-    def new_from(self, place: Place) -> int:
-        """How many of a group's first rows the log holds already (a replay's)."""
-        return max(0, self._rows.get((place.epoch, place.partition), 0) - place.first)
-
-    def logged(self, place: Place, count: int) -> None:
-        key = (place.epoch, place.partition)
-        self._rows[key] = max(self._rows.get(key, 0), place.first + count)
-
-    def committed_through(self, epoch: int | None) -> None:
-        """Forget the epochs up to ``epoch``: Spark never runs a committed epoch again."""
-        if epoch is not None and epoch > self.committed:
-            self.committed = epoch
-            self._rows = {k: n for k, n in self._rows.items() if k[0] > epoch}
-
-    @classmethod
-    def load(cls, sink: OutputSink, committed: int | None) -> Places:
-        """The places of the log's groups of epochs after ``committed``, read from its tail
-        (a longer tail until one group is of a committed epoch, or the log is read)."""
-        places = cls(committed)
-        rows = 1024
-        while True:
-            frames = tail(sink.location, sink.head, rows)
-            found = [(place_of(f.payload), f.count) for f in frames]
-            for place, count in found:
-                if place is not None and place.epoch > places.committed:
-                    places.logged(place, count)
-            if sum(c for _, c in found) < rows or any(
-                p is None or p.epoch <= places.committed for p, _ in found[:1]
-            ):
-                return places
-            rows *= 4
+def row_of(line: bytes) -> tuple[str, int, bytes]:
+    """A row as ``RowSender`` sends it: its input's stream, its input's row number there, and
+    the row's JSON text."""
+    stream, seq, text = line.split(b"\t", 2)
+    return stream.decode(), int(seq), text
 
 
 class RealTimeOutput:
     """One real-time query's output: its groups, parsed, skipped where logged, then taken by
-    its sink. ``committed()`` is the last epoch its checkpoint records committed."""
+    its sink. ``read`` is, per stream, the number of the last row whose result is logged,
+    as the log's last group says (each says it for all the output's streams)."""
 
-    def __init__(
-        self, sink: OutputSink, schema: pa.Schema, committed: Callable[[], int | None]
-    ) -> None:
-        self.sink, self.schema, self.committed = sink, schema, committed
-        self.places = Places.load(sink, committed())
+    def __init__(self, sink: OutputSink, schema: pa.Schema) -> None:
+        self.sink, self.schema = sink, schema
+        last = tail(sink.location, sink.head, 1)
+        self.read = read_of(last[-1].payload) if last else {}
         self._lock = threading.Lock()
-        self._newest = self.places.committed
         self._closed = False
 
-    def take(self, place: Place, lines: list[bytes]) -> None:
+    def take(self, lines: list[bytes]) -> None:
         """Log (durably), then offer, the rows of one group not logged yet."""
         with self._lock:
             if self._closed:
                 raise ConnectionAbortedError(f"output {self.sink.name} has stopped")
-            if place.epoch > self._newest:  # a new epoch: the ones before may be committed
-                self._newest = place.epoch
-                self.places.committed_through(self.committed())
-            skip = self.places.new_from(place)
-            if skip < len(lines):
-                table = self.parse(lines[skip:])
-                at = Place(place.epoch, place.partition, place.first + skip)
-                self.sink.take(table, self.sink.last_batch_id + 1, at.encoded())
-            self.places.logged(place, len(lines))
+            read, fresh = dict(self.read), []
+            for stream, seq, text in map(row_of, lines):
+                if seq > read.get(stream, -1):
+                    read[stream] = seq
+                    fresh.append(text)
+            if fresh:
+                logged = json.dumps(read, sort_keys=True).encode()
+                self.sink.take(self.parse(fresh), self.sink.last_batch_id + 1, logged)
+            self.read = read
 
     def close(self) -> None:
         """Take no more groups (its query has stopped), once the one being taken is logged."""
@@ -156,12 +105,9 @@ class _Handler(socketserver.StreamRequestHandler):
             output = receiver.output(header["output"])
             if output is None:
                 raise LookupError(f"no real-time output {header['output']!r} runs here")
-            first = 0
-            place = (int(header["epoch"]), int(header["partition"]))
             for lines, ended in _groups(self.rfile):
                 if lines:
-                    output.take(Place(*place, first), lines)
-                    first += len(lines)
+                    output.take(lines)
                 if ended:
                     self.wfile.write(b"ok\n")
                     return

@@ -4,6 +4,7 @@ output runs and why; a real-time output logs its rows, then delivers what rights
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from runtime_helpers import TRADE, Collector, plan_of, union_doc
@@ -11,8 +12,12 @@ from serverkit import PASSWORD, POSITIVE, Client, LiveServer, overrides, wait_un
 
 from server.app import close_app, create_app
 from server.control.diagrams import start_runtime
+from server.ingest.segments import list_segments, scan, segment_path
 from server.runtime import Runtime, RuntimeSettings
+from server.runtime.checkpoints import DiagramDir
 from server.runtime.modes import MICRO_BATCH, NOT_ENABLED, REAL_TIME
+from server.runtime.realtime import read_of
+from server.runtime.versions import fingerprint
 
 TUPLE = {"time": "2026-01-01T00:00:00", "symbol": "s0", "price": 1.0}
 
@@ -30,12 +35,12 @@ def test_a_diagram_asking_for_real_time_mode_where_it_is_off_runs_in_micro_batch
     runtime.stop("asks")
 
 
-def test_a_real_time_output_logs_each_group_with_its_place_then_hands_it_on(make_runtime):
+def test_a_real_time_output_logs_each_group_with_how_far_it_read_then_hands_it_on(make_runtime):
     runtime = make_runtime(realtime_slots=1)
     runtime.create_stream("rt_in", TRADE)
     got = Collector()
-    doc = {**union_doc("fast", ["rt_in"], "price > 0"), "realtime": True}
-    runtime.deploy("fast", plan_of(doc), got)
+    plan = plan_of({**union_doc("fast", ["rt_in"], "price > 0"), "realtime": True})
+    runtime.deploy("fast", plan, got)
     try:
         shown = runtime.status("fast")["outputs"]["fast_out"]
         assert (shown["mode"], shown["mode_reason"]) == (REAL_TIME, "1 of 1 real-time slots")
@@ -48,6 +53,11 @@ def test_a_real_time_output_logs_each_group_with_its_place_then_hands_it_on(make
         ]
         logged = runtime.results("fast_out", 0, 10)
         assert [r["symbol"] for t in logged.tables for r in t.to_pylist()] == ["s0", "s2"]
+        # each row is named by its input's row number: s2 is the stream's third row (2)
+        logs = Path(DiagramDir(runtime.data_dir / "diagrams", "fast", fingerprint(plan)).path)
+        (directory,) = logs.glob("outputs/fast_out/results")
+        *_, (last, _) = scan(segment_path(directory, list_segments(directory)[-1]))
+        assert read_of(last.payload) == {"rt_in": 2}
     finally:
         runtime.stop("fast")
 

@@ -11,18 +11,21 @@ import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.ForeachWriter;
 import org.apache.spark.sql.Row;
+import sluice.source.Handed;
 
 /**
  * A real-time query's sink (issue 41, server/runtime/realtime.py): a {@code foreach} writer,
  * the one kind of sink Spark's real-time mode allows besides Kafka, that hands each row to the
  * server's receiver the moment it comes out of the plan. A connection is one epoch's
- * partition: a header line {@code {"output", "epoch", "partition"}}, then each row as the one
- * JSON text column the query made of it (its label included), one a line. Closing the epoch
- * sends an empty line and waits for the receiver's {@code ok}: the receiver has logged every
- * row durably, so Spark commits the epoch only after its rows are in the result log. It runs
- * in the JVM, so a query costs no Python worker.
+ * partition: a header line {@code {"output", "epoch", "partition"}}, then a line per row: the
+ * stream and the row number there of the input row it came from ({@link Handed}), then the
+ * one JSON text column the query made of it (its label included), tab-separated. Closing the
+ * epoch sends an empty line and waits for the receiver's {@code ok}: the receiver has logged
+ * every row durably, so Spark commits the epoch only after its rows are in the result log. It
+ * runs in the JVM, so a query costs no Python worker.
  */
 public final class RowSender extends ForeachWriter<Row> {
   private static final long serialVersionUID = 1L;
@@ -30,6 +33,7 @@ public final class RowSender extends ForeachWriter<Row> {
   private final String output;
   private transient SocketChannel channel;
   private transient OutputStream out;
+  private transient long task;
 
   public RowSender(String address, String output) {
     this.address = address;
@@ -49,6 +53,7 @@ public final class RowSender extends ForeachWriter<Row> {
       throw new UncheckedIOException("Sluice's row receiver at " + address + ": " + e, e);
     }
     out = Channels.newOutputStream(channel);
+    task = TaskContext.get().taskAttemptId();
     send(
         "{\"output\":\"" + output + "\",\"epoch\":" + epochId + ",\"partition\":" + partitionId
             + "}\n");
@@ -57,7 +62,8 @@ public final class RowSender extends ForeachWriter<Row> {
 
   @Override
   public void process(Row row) {
-    send(row.getString(0) + "\n");
+    Handed from = Handed.last(task);
+    send(from.stream() + "\t" + from.seq() + "\t" + row.getString(0) + "\n");
   }
 
   @Override

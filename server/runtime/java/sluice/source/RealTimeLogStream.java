@@ -15,6 +15,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -26,6 +27,7 @@ import org.apache.spark.sql.connector.read.streaming.ReadLimit;
 import org.apache.spark.sql.connector.read.streaming.SupportsAdmissionControl;
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeMode;
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -39,6 +41,11 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * were consumed ({@code {"at": ..., "skip": n}}): a task may stop in the middle of a range
  * the server sent at once, and the next batch resumes at exactly the next row. The task
  * reaches the server from wherever it runs (an executor, unlike the micro-batch source).
+ *
+ * <p>These offsets are exact, but a batch that a crash cut short is run again from its start
+ * for a whole batch duration of its own, so it may end before or after where the lost run got:
+ * its rows come again under other epochs than before. So each row handed on is named by its log
+ * position ({@link Handed}), which the server's receiver skips by.
  */
 final class RealTimeLogStream
     implements MicroBatchStream, SupportsAdmissionControl, SupportsRealTimeMode {
@@ -175,6 +182,10 @@ final class RealTimeLogStream
     private final Map<String, String> options;
     private final At end;
     private final double poll;
+    private final long task = TaskContext.get().taskAttemptId();
+    private final String[] streams; // by the rows' _stream
+    private final int streamColumn;
+    private final int arrivalColumn; // a row's number in its stream's log
     private HeadConnection connection;
     private String at; // the server offset the current range starts at
     private long consumed; // rows of that range handed on
@@ -189,6 +200,14 @@ final class RealTimeLogStream
       this.poll = Double.parseDouble(options.getOrDefault("poll", "1.0"));
       this.at = range.start().at;
       this.consumed = range.start().skip;
+      StructType schema = StructType.fromDDL(options.get("schema"));
+      this.streamColumn = schema.fieldIndex("_stream");
+      this.arrivalColumn = schema.fieldIndex("_arrival");
+      try {
+        this.streams = JSON.readValue(options.get("streams"), String[].class);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e.getMessage(), e);
+      }
     }
 
     @Override
@@ -215,6 +234,8 @@ final class RealTimeLogStream
         }
         if (rangeEnd != null && consumed < rows.size()) {
           current = rows.get((int) consumed++);
+          String stream = streams[current.getInt(streamColumn)];
+          Handed.set(new Handed(task, stream, current.getLong(arrivalColumn)));
           return RecordStatus.newStatusWithoutArrivalTime(true);
         }
         if (rangeEnd != null) { // the range is used up: the next starts where it ended
