@@ -43,7 +43,7 @@ def ward(url: str) -> tuple[Client, Client, Client, Client]:
     dan, nina = Client(url, "dan", PASSWORD), Client(url, "nina", PASSWORD)
     for client in (dan, nina):
         client.connect(resubscribe=["seen"], resume=True)
-    wait_until(lambda: all(c.sock.connected for c in (dan, nina)), 60, "subscriptions")
+    subscribed_again(dan, nina)
     return joe, dan, nina, Client(url, "fe", PASSWORD)
 
 
@@ -120,8 +120,9 @@ def test_sps_and_stamped_tuples_come_in_rest_and_socket_batches(live):
 
 
 def subscribed_again(*clients: Client) -> None:
-    """Each socket reconnected and subscribed, acknowledged: a live subscription that came
-    after a batch would miss it, and these clients had received nothing to resume from."""
+    """Each socket (re)connected and subscribed, acknowledged: a live subscription that came
+    after a batch would miss it, and these clients had received nothing to resume from (the
+    subscription a connection sends on its own is not awaited)."""
     for client in clients:
         wait_until(lambda c=client: c.sock.connected, 120, "the socket to reconnect")
         assert client.emit("subscribe", {"output": "seen"}) == {"subscribed": "seen"}
