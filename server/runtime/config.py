@@ -52,4 +52,5 @@ class RuntimeSettings:
             box_metrics=config.box_metrics or config.demo,  # the demo shows what the editor can
             share_plans=config.share_plans,
             delivery_threads=config.delivery_threads,
+            realtime_slots=config.realtime_slots,
         )

@@ -68,12 +68,14 @@ def serve(tmp_path):
 
 
 @pytest.fixture
-def live(tmp_path, spark):
+def live(request, tmp_path, spark):
     """The app with the Spark runtime (the suite's session) on a loopback port; joe, with
-    PASSWORD, is its only user and administrator."""
+    PASSWORD, is its only user and administrator. Parametrized indirectly, the parameter is
+    more of the runtime's settings (e.g. ``{"realtime_slots": 1}``)."""
     app = create_app(overrides(tmp_path, admin_user="joe", admin_password=PASSWORD))
+    more = getattr(request, "param", {})
     runtime = Runtime(
-        tmp_path / "runtime", settings=RuntimeSettings(box_metrics=True), session=spark
+        tmp_path / "runtime", settings=RuntimeSettings(box_metrics=True, **more), session=spark
     )
     start_runtime(app.extensions["sluice"], runtime)
     server = LiveServer(app)

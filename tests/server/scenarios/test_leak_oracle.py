@@ -7,7 +7,9 @@ whose sources include a stream the subscriber's session could not read at any mo
 the round's first send to the row's arrival is a leak (the strong semantic, and a revoke
 taking effect on the next tuple). Rows of the union must carry exactly their stream's
 source. The oracle knows nothing of the server's code: only requests, their answers' times
-and the rows received.
+and the rows received. It runs twice: all in micro-batches, and with the diagram asking for
+Spark's real-time mode on a server with one real-time slot, where the output ``solo`` (one
+stream, filtered) runs in it and the rest, which needs more slots or state, in micro-batches.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from serverkit import PASSWORD, Client, wait_until
+
+from server.runtime.modes import MICRO_BATCH, REAL_TIME
 
 EPOCH = datetime(2026, 3, 1, tzinfo=timezone.utc)
 STREAMS = ("c1", "c2", "c3")
@@ -31,6 +36,7 @@ DOC = {
     "inputs": {s: {} for s in STREAMS},
     "boxes": {
         "all": {"type": "union", "in": list(STREAMS)},
+        "c1s": {"type": "filter", "in": "c1", "where": "v >= 0"},
         "n": {
             "type": "aggregate",
             "in": "all",
@@ -38,8 +44,10 @@ DOC = {
             "aggregates": {"n": "count()", "top": "max(id)"},
         },
     },
-    "outputs": {"rows": {"from": "all"}, "counts": {"from": "n"}},
+    "outputs": {"rows": {"from": "all"}, "counts": {"from": "n"}, "solo": {"from": "c1s"}},
 }
+OUTPUTS = tuple(DOC["outputs"])
+ONE_STREAM = {"rows": None, "solo": "c1"}  # outputs of input rows, and their one stream (or any)
 
 
 @dataclass
@@ -81,7 +89,7 @@ def tuples(round_: int, stream: int) -> list[dict]:
     return [{"t": t, "id": round_ * 1000 + stream * 100 + k, "v": k} for k in range(PER_STREAM)]
 
 
-def set_up(joe: Client, world: World) -> dict[str, Client]:
+def set_up(joe: Client, world: World, realtime: bool) -> dict[str, Client]:
     for role in (*USERS.values(), EXTRA):
         joe.call("POST", "/roles", 201, json={"name": role})
     for user, role in USERS.items():
@@ -91,10 +99,16 @@ def set_up(joe: Client, world: World) -> dict[str, Client]:
     joe.call("POST", "/schemas", 201, json={"name": "cs", "fields": fields, "event_time": "t"})
     for s in STREAMS:
         joe.call("POST", "/streams", 201, json={"name": s, "schema": "cs"})
-    joe.call("POST", "/diagrams", 201, json={"document": DOC})
+    joe.call("POST", "/diagrams", 201, json={"document": {**DOC, "realtime": realtime}})
     joe.call("POST", "/diagrams/churn/deploy", timeout=180)
+    shown = joe.call("GET", "/diagrams/churn/status")["progress"]["outputs"]
+    assert {o: shown[o]["mode"] for o in OUTPUTS} == {
+        "rows": MICRO_BATCH,  # a union of three streams needs three slots
+        "counts": MICRO_BATCH,
+        "solo": REAL_TIME if realtime else MICRO_BATCH,
+    }, shown
     for role in (*USERS.values(), EXTRA):
-        for output in ("rows", "counts"):
+        for output in OUTPUTS:
             for action in ("VIEW_OBJECT", "SUBSCRIBE"):
                 joe.call("PUT", f"/permissions/output/{output}/{role}/{action}")
     now = time.monotonic()
@@ -127,11 +141,15 @@ def churn(joe: Client, world: World, rng: random.Random) -> None:
         joe.call("PUT", path)
 
 
+@pytest.mark.parametrize(
+    "live", [{}, {"realtime_slots": 1}], indirect=True, ids=["micro-batch", "real-time"]
+)
 def test_no_row_reaches_a_subscriber_that_could_not_read_its_sources(live):
+    realtime = live.app.extensions["sluice"].runtime.settings.realtime_slots > 0
     rng = random.Random(20261123)
     world = World()
     joe = Client(live.url, "joe", PASSWORD)
-    subscribers = set_up(joe, world)
+    subscribers = set_up(joe, world, realtime)
     got: dict[str, list[tuple[float, str, dict]]] = {u: [] for u in USERS}
     lock = threading.Lock()
     for user, client in subscribers.items():
@@ -143,7 +161,7 @@ def test_no_row_reaches_a_subscriber_that_could_not_read_its_sources(live):
                 got[user] += [(at, data["output"], row) for row in data["tuples"]]
 
         client.sock.on("tuples", on_tuples)
-        for output in ("rows", "counts"):
+        for output in OUTPUTS:
             assert client.emit("subscribe", {"output": output}) == {"subscribed": output}
 
     feeder = Client(live.url, "joe", PASSWORD)
@@ -180,7 +198,7 @@ def test_no_row_reaches_a_subscriber_that_could_not_read_its_sources(live):
         with lock:
             rows = list(got[user])
         rounds = {(output, _round_of(output, row)) for _, output, row in rows}
-        return ("rows", last) in rounds and ("counts", ROUNDS + 5) in rounds
+        return {("rows", last), ("solo", last), ("counts", ROUNDS + 5)} <= rounds
 
     wait_until(lambda: all(seen(u) for u in USERS), 180, "the last rounds at both subscribers")
     sent = {r * 1000 + k * 100 + i for r in world.rounds for k in range(3) for i in range(3)}
@@ -191,14 +209,15 @@ def test_no_row_reaches_a_subscriber_that_could_not_read_its_sources(live):
             delivered += 1
             round_ = _round_of(output, row)
             start = world.rounds[round_]
-            if output == "rows":
+            if output in ONE_STREAM:
                 stream = STREAMS[row["id"] % 1000 // 100]
-                assert row["_sources"] == [stream], row
+                assert row["_sources"] == [ONE_STREAM[output] or stream], row
             for source in row["_sources"]:
                 if not world.readable(user, source, start, at):
                     leaks.append((user, output, row, source))
     assert delivered > 0 and not leaks, leaks[:5]
     assert sorted(t["id"] for t in _read(joe, "rows")) == sorted(sent)  # none lost or twice
+    assert sorted(t["id"] for t in _read(joe, "solo")) == sorted(i for i in sent if i % 1000 < 100)
     for client in (joe, feeder, pace, *subscribers.values()):
         client.close()
 
@@ -208,7 +227,7 @@ def _read(joe: Client, output: str) -> list[dict]:
 
 
 def _round_of(output: str, row: dict) -> int:
-    if output == "rows":
+    if output in ONE_STREAM:
         return row["id"] // 1000
     start = datetime.fromisoformat(row["window_start"].replace("Z", "+00:00"))
     return int((start - EPOCH).total_seconds())

@@ -111,6 +111,15 @@ def test_the_delivery_threads_reach_the_runtime_and_are_at_least_one(monkeypatch
     assert err.value.details == {"setting": "delivery_threads"}
 
 
+def test_the_real_time_budget_reaches_the_runtime_and_is_never_negative(monkeypatch):
+    monkeypatch.setenv("SLUICE_REALTIME_SLOTS", "3")
+    assert RuntimeSettings.of(load_settings()).realtime_slots == 3
+    monkeypatch.setenv("SLUICE_REALTIME_SLOTS", "-1")
+    with pytest.raises(InvalidInput) as err:
+        load_settings()
+    assert err.value.details == {"setting": "realtime_slots"}
+
+
 @pytest.mark.parametrize(
     "layer, setting, value",
     [
