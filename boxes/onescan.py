@@ -24,7 +24,7 @@ they stay per row.
 Box counts stay per input: the scan counts each input's rows by ``_stream``
 (``observed.observed_scan``). A query's checkpoint is another matter: Spark gives each branch
 its own source, and refuses a checkpoint logged with another number of sources; the server
-reads a union as one scan only in a checkpoint that says so (``checkpoints.one_scan``), and
+reads a union as one scan only in a checkpoint that says so (``checkpoints.settle_one_scan``), and
 a new version keeps an output's checkpoint only if its unions are read the same way
 (``server/control/swap.py``, through ``unions``).
 """

@@ -175,14 +175,16 @@ def last_commit(checkpoint: Location) -> int | None:
     return max(commits, default=None)
 
 
-def one_scan(checkpoint: Location) -> bool:
-    """Whether an output's query may read a union as one scan (``boxes/onescan.py``).
+def settle_one_scan(checkpoint: Location) -> bool:
+    """Decide, once for good, whether an output's query reads a union as one scan
+    (``boxes/onescan.py``), and record it in the checkpoint: whether it does.
 
     Spark refuses a checkpoint whose batches were logged with another number of sources, and
     a union read in branches has a source per branch. So a checkpoint that logged a batch
     without ``ONE_SCAN_FILE`` (its query started before unions were one scan) keeps its
-    branches; a new one gets the file, which goes wherever the checkpoint is copied
-    (``DiagramDir.adopt``). Only for a query that is not running."""
+    branches; a new one is given the file now, before its first batch, and the file goes
+    wherever the checkpoint is copied (``DiagramDir.adopt``). Only for a query that is not
+    running."""
     marker = checkpoint.child(ONE_SCAN_FILE)
     if marker.exists():
         return True

@@ -189,7 +189,7 @@ class Launcher:
         """Each output's frame over the deployment's sources (read in real-time mode, if
         ``real_time``: ``RealTimeLogStream.java``). All of a schema's streams are read by
         one source, a union of them as one scan where it may (``boxes/onescan.py``) and the
-        output's checkpoint allows (``checkpoints.one_scan``); in real-time mode each stream
+        output's checkpoint allows (``checkpoints.settle_one_scan``); in real-time mode each stream
         by its own (``modes.sources_of``)."""
         extra = clearance | ({"realtime": "true"} if real_time else {})
         frames: dict[str, DataFrame] = {}
@@ -210,7 +210,9 @@ class Launcher:
         frames.update(self._derived_frames(deployment.plan, start, client, policy, extra))
         plan, metrics = deployment.plan, self.settings.box_metrics
         scanned = {
-            o for o in plan.outputs if checkpoints.one_scan(deployment.directory.checkpoint(o))
+            o
+            for o in plan.outputs
+            if checkpoints.settle_one_scan(deployment.directory.checkpoint(o))
         }
         one = compile_plan(plan, frames, metrics, scans) if scanned else {}
         branched = compile_plan(plan, frames, metrics) if len(scanned) < len(plan.outputs) else {}
