@@ -123,9 +123,14 @@ class DiagramDir:
         member = {"key": key, "bases": bases, "stopped_at": stopped_at, "residual": residual}
         self.path.child(SHARED_FILE).put(json.dumps(member).encode())
 
-    def adopt(self, output: str, checkpoint: Location, results: Location) -> None:
+    def adopt(
+        self, output: str, checkpoint: Location, results: Location, mode: dict | None = None
+    ) -> None:
         """Take over another version's ``checkpoint`` and ``results`` for ``output`` (copied,
-        the other version stopped), so the output resumes where that one was."""
+        the other version stopped), so the output resumes where that one was; and the
+        mode that version ran it in, if it recorded one (``modes.Mode``): the checkpoint is of
+        that mode (a real-time query's offsets are not a micro-batch's), so it runs so here
+        too, whatever slots are free now."""
         for source, target in (
             (checkpoint, self.checkpoint(output)),
             (results, self.results(output)),
@@ -133,6 +138,8 @@ class DiagramDir:
             target.delete()
             _copy_tree(source, target)
         _moved_state_schemas(checkpoint, self.checkpoint(output))
+        if mode is not None:
+            self.keep_mode(output, mode)
 
     def mode(self, output: str) -> dict | None:
         """How the output first ran in this version (``modes.Mode`` as a dict): its query's

@@ -327,7 +327,7 @@ class Runtime:
             for output in outputs:
                 source = self._own_logs(current, output)
                 if source is not None:
-                    target.adopt(output, *source)
+                    target.adopt(output, *source, mode=current.directory.mode(output))
                     carried.append(output)
             return carried
 

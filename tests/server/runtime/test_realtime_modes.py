@@ -7,7 +7,8 @@ from runtime_helpers import TRADE, plan_of, union_doc
 
 from boxes.document import validate
 from boxes.errors import DiagramInvalid
-from server.runtime.modes import MICRO_BATCH, NOT_ASKED, NOT_ENABLED, REAL_TIME, decide
+from server.runtime.checkpoints import DiagramDir
+from server.runtime.modes import MICRO_BATCH, NOT_ASKED, NOT_ENABLED, REAL_TIME, Mode, decide
 
 
 def asking(doc: dict) -> dict:
@@ -97,3 +98,22 @@ def test_realtime_must_be_true_or_false():
 def test_asking_changes_the_plans_fingerprint():
     assert plan_of(asking(union_doc("d", ["a"]))).to_dict()["realtime"] is True
     assert "realtime" not in plan_of(union_doc("d", ["a"])).to_dict()
+
+
+def test_an_output_carried_to_a_new_version_keeps_the_mode_its_checkpoint_was_written_in(
+    tmp_path,
+):
+    """A real-time query's checkpoint is not a micro-batch one: an output that ran in
+    micro-batches for want of a slot, carried to a new version when a slot is free, must run
+    in micro-batches again (and the other way round), not start a query of the other kind
+    over it."""
+    old, new = DiagramDir(tmp_path, "d", "v1"), DiagramDir(tmp_path, "d", "v2")
+    ran = Mode(MICRO_BATCH, "no real-time slot free (1 of 1 in use, 1 needed)")
+    old.keep_mode("d_out", ran.stored())
+    for location in (old.checkpoint("d_out"), old.results("d_out")):
+        location.child("0").put(b"")
+    new.adopt("d_out", old.checkpoint("d_out"), old.results("d_out"), old.mode("d_out"))
+    plan = plan_of(asking(union_doc("d", ["a"], "price > 1")))
+    kept = {o: Mode(**m) for o in plan.outputs if (m := new.mode(o)) is not None}
+    (mode,) = decide(plan, budget=1, in_use=0, kept=kept).values()
+    assert (mode.mode, mode.slots) == (MICRO_BATCH, 0)
