@@ -87,8 +87,11 @@ class RealTimeOutput:
 
     def parse(self, lines: list[bytes]) -> pa.Table:
         """The rows as the output's Arrow schema has them (what a micro-batch's ``toArrow``
-        gives); a field missing from a row's text is null."""
-        options = pj.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="error")
+        gives); a field missing from a row's text is null. Floating-point fields come as
+        text (``query_frame``), which the cast reads back."""
+        options = pj.ParseOptions(
+            explicit_schema=text_schema(self.schema), unexpected_field_behavior="error"
+        )
         table = pj.read_json(
             io.BytesIO(b"\n".join(lines)), pj.ReadOptions(use_threads=False), options
         )
@@ -194,11 +197,30 @@ def arrow_schema(frame) -> pa.Schema:
     )
 
 
-def query_frame(frame):
-    """An output's frame as a real-time query writes it: each row one JSON text column."""
-    from pyspark.sql import functions as F
+def text_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with its floating-point fields as text: JSON has no NaN or infinity, which
+    Spark's ``to_json`` writes as the strings "NaN" and "Infinity" beside numbers for the
+    rest, a column of two kinds no JSON reader takes; as text both read back exactly
+    (Spark's cast of a double to text round-trips, and so does Arrow's cast back)."""
+    return pa.schema(
+        [f.with_type(pa.string()) if pa.types.is_floating(f.type) else f for f in schema]
+    )
 
-    text = F.to_json(F.struct(*frame.columns), {"timestampFormat": TIMESTAMP_FORMAT})
+
+def query_frame(frame):
+    """An output's frame as a real-time query writes it: each row one JSON text column, its
+    floating-point fields as text (``text_schema``)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    floating = (T.FloatType, T.DoubleType)
+    columns = [
+        frame[f.name].cast("string").alias(f.name)
+        if isinstance(f.dataType, floating)
+        else frame[f.name]
+        for f in frame.schema.fields
+    ]
+    text = F.to_json(F.struct(*columns), {"timestampFormat": TIMESTAMP_FORMAT})
     return frame.select(text.alias(TEXT_COLUMN))
 
 
