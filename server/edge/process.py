@@ -233,6 +233,12 @@ class Edge:
         task.add_done_callback(self._tasks.discard)
 
     async def _disconnect(self, sid: str, reason: Any = None) -> None:
+        socket = self.engine.sockets.get(sid)
+        if socket is not None and not socket.upgraded:
+            # python-engineio leaves a closed polling socket's pending long poll waiting until
+            # the ping's timeout (30 s), and the client's disconnect waits for that poll: it
+            # ends now, empty
+            socket.queue.put_nowait(None)
         self.connecting.end(sid)
         self._environ.pop(sid, None)
         self._next.pop(sid, None)

@@ -247,6 +247,29 @@ def test_an_edge_process_that_dies_is_replaced_and_the_address_answers_again(tmp
     assert answer.headers["Content-Type"].startswith("application/json"), answer.text
 
 
+def test_a_polling_clients_disconnect_ends_its_pending_long_poll_at_once(tmp_path, serve):
+    """python-engineio keeps a polling socket's pending GET open until the ping's timeout (30 s)
+    after the client said close, and the client's ``disconnect`` waits for that GET: the edge
+    ends it when the socket closes."""
+    seeded(tmp_path / "data")
+    server = serve(runtime=False)
+    server.start()
+    http = requests.Session()
+    login = http.post(f"{server.url}/api/v1/auth/login", json={"user": "one", "password": PASSWORD})
+    for _ in range(3):
+        client = socketio.Client(reconnection=False, http_session=http)
+        client.connect(
+            server.url,
+            auth={"csrf": login.json()["csrf_token"]},
+            headers={"Origin": server.url},
+            transports=["polling"],
+        )
+        assert client.call("subscribe", {"output": "out1"}, timeout=30) == {"subscribed": "out1"}
+        started = time.monotonic()
+        client.disconnect()
+        assert time.monotonic() - started < 10, "the disconnect waited for the ping's timeout"
+
+
 def test_with_tls_a_browser_page_reaches_the_api_and_its_socket_at_the_one_address(
     tmp_path, serve, monkeypatch
 ):
