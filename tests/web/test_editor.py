@@ -11,6 +11,7 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
+from server.runtime.modes import MICRO_BATCH, NOT_ENABLED
 from tests.web.conftest import screenshot
 from tests.web.steps import arrow, box, confirm, editor_notice, set_field, watch_scripts
 
@@ -341,3 +342,34 @@ def test_export_then_import_gives_the_same_document(login, live, stored, tmp_pat
         {"name": "junk.json", "mimeType": "application/json", "buffer": b"{not json"}
     )
     expect(editor_notice(page)).to_have_text("junk.json is not a JSON diagram document.")
+
+
+def test_what_the_canvas_does_not_draw_is_kept_and_real_time_is_a_toggle(login, live, stored):
+    """A document's description and real-time choice survive opening and saving it in the
+    editor (it used to write back only what it drew); the toggle asks for real-time mode, and
+    a deployed diagram's output box says how it runs and why."""
+    name = stored({**filtered("settled"), "description": "kept as written", "realtime": True})
+    page = login("al")
+    open_diagram(page, name)
+    realtime = page.locator("#page-editor").get_by_label("Real-time")
+    expect(realtime).to_be_checked()
+    set_field(page, "cheap", "where (required)", "price > 2")
+    toolbar(page, "Deploy").click()  # saves the edit first
+    expect(editor_notice(page)).to_have_text(f"{name} is running.")
+    saved = live.api("al", "GET", f"/diagrams/{name}").json()["document"]
+    assert (saved["description"], saved["realtime"], where_of(live, name)) == (
+        "kept as written",
+        True,
+        "price > 2",
+    )
+    mode = box(page, f"{name}_out").locator(".box-mode")
+    expect(mode).to_have_text(MICRO_BATCH)  # this server has no real-time slot
+    expect(mode).to_have_attribute("title", NOT_ENABLED)
+
+    toolbar(page, "Stop").click()
+    expect(editor_notice(page)).to_have_text(f"{name} is stopped.")
+    realtime.uncheck()
+    toolbar(page, "Save").click()
+    expect(editor_notice(page)).to_have_text(f"Updated {name}.")
+    saved = live.api("al", "GET", f"/diagrams/{name}").json()["document"]
+    assert "realtime" not in saved and saved["description"] == "kept as written"

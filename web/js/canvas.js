@@ -162,6 +162,7 @@ export class Canvas {
       lag && lag.rows_waiting !== null && lag.rows_waiting !== undefined
         ? el("span", { class: `box-backlog${lag.behind ? " behind" : ""}`, title: "rows its inputs' logs hold that it has yet to read, and how far the newest event time it read is behind the clock" }, lagText(lag))
         : null,
+      lag?.mode ? el("span", { class: "box-mode", "data-mode": lag.mode, title: lag.mode_reason }, lag.mode) : null,
       faults.map((m) => el("span", { class: "box-fault", role: "note" }, m)));
   }
 

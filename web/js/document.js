@@ -7,6 +7,7 @@
 export const VERSION = 1;
 const REF_KINDS = new Set(["input ref", "input refs"]);
 const NODE_SECTIONS = ["inputs", "outputs"];
+const DRAWN = new Set(["version", "name", "inputs", "boxes", "outputs"]);
 
 export function sectionOf(type) {
   return NODE_SECTIONS.includes(`${type}s`) ? `${type}s` : "boxes";
@@ -33,11 +34,19 @@ export function pathOf(node) {
 }
 
 /**
- * The document for the canvas's nodes. Each node is {type, name, params, refs}, where refs[i]
- * lists the names feeding its i-th port.
+ * A document's sections the canvas does not draw (its description, level, real-time mode,
+ * schemas): the editor keeps them as they came, so that saving what it drew never drops them.
  */
-export function toDocument(name, nodes, declarations) {
-  const doc = { version: VERSION, name, inputs: {}, boxes: {}, outputs: {} };
+export function settingsOf(doc) {
+  return Object.fromEntries(Object.entries(doc || {}).filter(([key]) => !DRAWN.has(key)));
+}
+
+/**
+ * The document for the canvas's nodes and the document's other sections (`settings`). Each
+ * node is {type, name, params, refs}, where refs[i] lists the names feeding its i-th port.
+ */
+export function toDocument(name, nodes, declarations, settings = {}) {
+  const doc = { version: VERSION, name, ...settingsOf(settings), inputs: {}, boxes: {}, outputs: {} };
   for (const node of nodes) {
     const decl = declarations.get(node.type);
     const spec = sectionOf(node.type) === "boxes" ? { type: node.type } : {};

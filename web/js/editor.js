@@ -8,7 +8,7 @@ import { capabilities } from "./capabilities.js";
 import { swapSummary } from "./compare.js";
 import { confirmDanger } from "./confirm.js";
 import { DiagramList } from "./diagrams.js";
-import { depths, fromDocument, pathOf, sectionOf, toDocument } from "./document.js";
+import { depths, fromDocument, pathOf, sectionOf, settingsOf, toDocument } from "./document.js";
 import { append, clearFieldError, el, errorSlot, field, fill, notice, showFieldError } from "./dom.js";
 import { History } from "./history.js";
 import { acceptDrops, renderPalette } from "./palette.js";
@@ -38,6 +38,8 @@ export class Editor {
     this.clipboard = [];
     this.history = new History();
     this.nameInput = el("input", { name: "diagram", value: "", autocomplete: "off", spellcheck: false });
+    this.settings = {};     // the document's sections the canvas does not draw (settingsOf)
+    this.realtimeInput = el("input", { type: "checkbox", name: "realtime", onchange: () => this.setRealtime() });
     this.nameError = errorSlot();
     this.message = el("p", { class: "notice", role: "status" });
     this.paletteBox = el("div", { class: "palette-box" });
@@ -71,6 +73,7 @@ export class Editor {
     fill(root,
       el("div", { class: "toolbar" },
         append(field("Diagram name", this.nameInput), [this.nameError]),
+        field("Real-time", this.realtimeInput, "results in milliseconds where the server has a slot"),
         button("New", async () => { if (await this.mayDiscard()) this.reset(); }),
         button("From template", () => this.fromTemplate(), { title: "A new diagram from a starter: filter, aggregate, join, union, count window" }),
         button("Validate", () => this.validate()),
@@ -130,7 +133,7 @@ export class Editor {
   /** A document compiled from the query tab's CQL, drawn on the canvas: a new diagram until
    * Save, unless it keeps the name of the stored diagram the canvas was loaded from. */
   drawQuery(doc) {
-    this.show(doc.name, doc);
+    this.show(doc.name, doc, { ...this.settings, ...settingsOf(doc) });   // CQL says none of them
     if (this.loaded !== doc.name) {
       this.loaded = null;
       this.versions.show(null);
@@ -373,7 +376,20 @@ export class Editor {
   }
 
   document() {
-    return toDocument(this.nameInput.value.trim(), this.canvas.nodes(), this.declarations);
+    return toDocument(this.nameInput.value.trim(), this.canvas.nodes(), this.declarations, this.settings);
+  }
+
+  /** The diagram asks for Spark's real-time mode, or not (docs/architecture.md, "Real-time
+   * mode"): its outputs that can run so do, where the server has slots; status says which. */
+  setRealtime() {
+    const rest = { ...this.settings };
+    delete rest.realtime;
+    this.settings = this.realtimeInput.checked ? { ...rest, realtime: true } : rest;
+  }
+
+  keepSettings(settings) {
+    this.settings = settings;
+    this.realtimeInput.checked = settings.realtime === true;
   }
 
   /** The diagram name typed or loaded; without one, say so and return null. */
@@ -494,6 +510,7 @@ export class Editor {
     this.canvas.clear();
     this.runFault = null;
     this.nameInput.value = "";
+    this.keepSettings({});
     this.loaded = null;
     this.versions.show(null);
     this.rewrite.show(null);
@@ -536,8 +553,9 @@ export class Editor {
     notice(this.message, `Opened version ${version} of ${name}; Save stores it as the newest version.`, "ok");
   }
 
-  /** Draw a document: each box in the column of its distance from the inputs, then fit. */
-  show(name, doc) {
+  /** Draw a document: each box in the column of its distance from the inputs, then fit; keep
+   * its other sections (`settings`). */
+  show(name, doc, settings = settingsOf(doc)) {
     this.view("Diagram");   // first: fitting measures the shown canvas
     this.query.edited = false;
     this.select(null);
@@ -545,6 +563,7 @@ export class Editor {
     this.runFault = null;
     this.setProblems([]);
     this.nameInput.value = name;
+    this.keepSettings(settings);
     const nodes = fromDocument(doc, this.declarations);
     const columns = depths(nodes);
     const rows = new Map();
