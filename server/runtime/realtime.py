@@ -114,9 +114,16 @@ class _Handler(socketserver.StreamRequestHandler):
                 if ended:
                     self.wfile.write(b"ok\n")
                     return
+        except WriterGone as gone:  # its query stopped, or Spark retries its task: no fault
+            log.info("a real-time writer left mid-epoch: %s", gone)
         except Exception as exc:  # the writer fails its task with this; Spark retries it
             log.exception("a real-time output's rows were not taken")
             self.wfile.write(f"error: {exc}\n".encode())
+
+
+class WriterGone(Exception):
+    """The writer's connection ended before its epoch did: its task was cancelled (its query
+    stopped) or failed, and what it did not see acknowledged comes again with the epoch."""
 
 
 def _groups(rfile):
@@ -126,7 +133,7 @@ def _groups(rfile):
     while True:
         chunk = rfile.read1(1 << 20)
         if not chunk:
-            raise ConnectionError("the writer went away before the epoch ended")
+            raise WriterGone("the writer went away before the epoch ended")
         pending += chunk
         *lines, pending = pending.split(b"\n")
         ended = b"" in lines
