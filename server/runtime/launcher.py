@@ -250,21 +250,28 @@ class Launcher:
             f"{deployment.diagram_id}.{output}",
         )
 
+    def realtime_budget(self) -> int:
+        """The task slots real-time queries may hold, all told (``modes.py``)."""
+        budget = self.settings.realtime_slots
+        if budget is None:
+            return modes.default_budget(self.spark.sparkContext.defaultParallelism)
+        return budget
+
+    def realtime_in_use(self, leaving_out: Deployment | None = None) -> int:
+        """The slots deployments' real-time queries hold now (but ``leaving_out``'s)."""
+        return sum(
+            mode.slots
+            for other in self.registry.all()
+            if other is not leaving_out
+            for mode in list(other.modes.values())
+        )
+
     def decide_modes(self, deployment: Deployment) -> dict[str, modes.Mode]:
         """Each output's mode (``modes.py``), with the slots other deployments' real-time
         queries hold now (launches are one at a time: ``Registry.launching``)."""
-        budget = self.settings.realtime_slots
-        if budget is None:
-            budget = modes.default_budget(self.spark.sparkContext.defaultParallelism)
-        in_use = sum(
-            mode.slots
-            for other in self.registry.all()
-            if other is not deployment
-            for mode in list(other.modes.values())
-        )
         directory, plan = deployment.directory, deployment.plan
         kept = {o: modes.Mode(**m) for o in plan.outputs if (m := directory.mode(o)) is not None}
-        decided = modes.decide(plan, budget, in_use, kept)
+        decided = modes.decide(plan, self.realtime_budget(), self.realtime_in_use(deployment), kept)
         for output, mode in decided.items():
             if plan.realtime and output not in kept:
                 directory.keep_mode(output, mode.stored())

@@ -359,6 +359,9 @@ class Runtime:
     def driver(self) -> dict[str, Any]:
         return self._view.driver()
 
+    def realtime(self) -> dict[str, int]:
+        return self._view.realtime()
+
     def listener_bus(self) -> dict[str, Any] | None:
         return self._view.listener_bus()
 

@@ -279,6 +279,11 @@ class StatusView:
             "restarts": self.supervisor.driver_restarts,
         }
 
+    def realtime(self) -> dict[str, int]:
+        """Real-time mode's task slots (``modes.py``): how many its queries may hold, and hold."""
+        launcher = self.supervisor.launcher
+        return {"slots": launcher.realtime_budget(), "in_use": launcher.realtime_in_use()}
+
     def listener_bus(self) -> dict[str, Any] | None:
         """Spark's listener-bus counters: events posted, and events each queue dropped because
         a listener was too slow (``streams`` carries query events). None if Spark does not

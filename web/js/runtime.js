@@ -1,6 +1,7 @@
-// Admin console, runtime: how the stream runtime fares (its Spark driver, which server holds the
-// runtime lease) and which diagrams share one execution: diagrams whose plans differ only in
-// names run as one set of Spark queries (docs/architecture.md, "Shared execution"). Read from
+// Admin console, runtime: how the stream runtime fares (its Spark driver, real-time mode's
+// slots, which server holds the runtime lease) and which diagrams share one execution: diagrams
+// whose plans differ only in names run as one set of Spark queries (docs/architecture.md,
+// "Shared execution"). Read from
 // GET /system/status each time the tab is shown or the console refreshes.
 import * as api from "./api.js";
 import { el, fill, table } from "./dom.js";
@@ -22,10 +23,11 @@ export class RuntimePanel {
         el("p", {}, "This server does not run the stream runtime."), el("p", {}, holder));
       return;
     }
-    const { driver, shared } = runtime;
+    const { driver, realtime, shared } = runtime;
     const health = driver.alive ? "answering" : "not answering";
     fill(this.root, el("h2", {}, "Runtime"),
       el("p", {}, `Spark driver: ${health}; replaced ${driver.restarts} time${driver.restarts === 1 ? "" : "s"}.`),
+      el("p", {}, realtimeText(realtime)),
       el("p", {}, holder),
       el("h3", {}, "Shared executions"),
       shared.length ? table(["Execution", "Shares", "State", "Diagrams"], shared.map((s) => [
@@ -33,6 +35,12 @@ export class RuntimePanel {
       ]), "Diagrams that run as one execution")
         : el("p", { class: "empty" }, "No diagrams share an execution."));
   }
+}
+
+/** Real-time mode's task slots: how many its queries hold of those they may (docs/deploy.md). */
+function realtimeText({ slots, in_use: inUse }) {
+  if (!slots) return "Real-time mode: off on this server (realtime_slots is 0).";
+  return `Real-time slots: ${inUse} of ${slots} in use.`;
 }
 
 /** What an execution runs once: a whole plan, or a prefix its members filter differently

@@ -87,6 +87,17 @@ SHARED = {
         optional=("common_conditions",),
     ),
 }
+REALTIME = answer(
+    {
+        "slots": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Spark task slots real-time queries may hold, all told "
+            "(realtime_slots; 0: real-time mode is off)",
+        },
+        "in_use": {"type": "integer", "minimum": 0, "description": "the slots they hold now"},
+    }
+)
 FRAMES = answer({"queued": {"type": "integer"}, "dropped": {"type": "integer"}})
 # The sockets' result frames per output (server/edge/): waiting in sockets' queues, and lost by
 # sockets that fell behind (each told ``missed``); null when gunicorn holds the sockets.
@@ -100,6 +111,7 @@ RUNTIME = answer(
                     {
                         "listener_bus": {"type": ["object", "null"]},
                         "driver": DRIVER,
+                        "realtime": REALTIME,
                         "shared": SHARED,
                     }
                 ),
@@ -138,6 +150,7 @@ def status():
         "runtime": {
             "listener_bus": runtime.listener_bus(),
             "driver": runtime.driver(),
+            "realtime": runtime.realtime(),
             "shared": runtime.shared(),
         },
         "lease": lease,

@@ -107,6 +107,8 @@ def set_up(joe: Client, world: World, realtime: bool) -> dict[str, Client]:
         "counts": MICRO_BATCH,
         "solo": REAL_TIME if realtime else MICRO_BATCH,
     }, shown
+    slots = joe.call("GET", "/system/status")["runtime"]["realtime"]
+    assert slots == ({"slots": 1, "in_use": 1} if realtime else {"slots": 0, "in_use": 0})
     for role in (*USERS.values(), EXTRA):
         for output in OUTPUTS:
             for action in ("VIEW_OBJECT", "SUBSCRIBE"):
