@@ -8,12 +8,9 @@ from pathlib import Path
 
 import pytest
 from runtime_helpers import TRADE, Collector, plan_of, union_doc
-from serverkit import PASSWORD, POSITIVE, Client, LiveServer, overrides, wait_until
+from serverkit import PASSWORD, POSITIVE, Client, wait_until
 
-from server.app import close_app, create_app
-from server.control.diagrams import start_runtime
 from server.ingest.segments import list_segments, scan, segment_path
-from server.runtime import Runtime, RuntimeSettings
 from server.runtime.checkpoints import DiagramDir
 from server.runtime.modes import MICRO_BATCH, NOT_ENABLED, REAL_TIME
 from server.runtime.realtime import read_of
@@ -62,22 +59,9 @@ def test_a_real_time_output_logs_each_group_with_how_far_it_read_then_hands_it_o
         runtime.stop("fast")
 
 
-@pytest.fixture
-def live_real_time(tmp_path, spark):
-    """The ``live`` server (``tests/server/conftest.py``) over a runtime with a real-time slot."""
-    app = create_app(overrides(tmp_path, admin_user="joe", admin_password=PASSWORD))
-    runtime = Runtime(
-        tmp_path / "runtime", settings=RuntimeSettings(realtime_slots=1), session=spark
-    )
-    start_runtime(app.extensions["sluice"], runtime)
-    server = LiveServer(app)
-    yield server
-    server.stop()
-    close_app(app)
-
-
-def test_a_real_time_output_withholds_the_next_tuple_once_read_tuple_is_revoked(live_real_time):
-    joe = Client(live_real_time.url, "joe", PASSWORD)
+@pytest.mark.parametrize("live", [{"realtime_slots": 1}], indirect=True)
+def test_a_real_time_output_withholds_the_next_tuple_once_read_tuple_is_revoked(live):
+    joe = Client(live.url, "joe", PASSWORD)
     joe.call("POST", "/roles", 201, json={"name": "R1"})
     joe.call("POST", "/users", 201, json={"name": "u1", "password": PASSWORD, "roles": ["R1"]})
     joe.call("POST", "/schemas", 201, json={"name": "s", "fields": {"x": "long"}})
@@ -91,7 +75,7 @@ def test_a_real_time_output_withholds_the_next_tuple_once_read_tuple_is_revoked(
             joe.call("PUT", f"/permissions/output/out/R1/{action}")
         read = "/permissions/stream/in1/R1/READ_TUPLE"
         joe.call("PUT", read)
-        u1 = Client(live_real_time.url, "u1", PASSWORD)
+        u1 = Client(live.url, "u1", PASSWORD)
         u1.connect()
         assert u1.emit("subscribe", {"output": "out"}) == {"subscribed": "out"}
         joe.connect()
@@ -107,6 +91,17 @@ def test_a_real_time_output_withholds_the_next_tuple_once_read_tuple_is_revoked(
         joe.call("PUT", read)
         send(3, u1)
         assert [t["x"] for t in u1.received] == [1, 3]
+
+        # box counts and the backlog come with each epoch's progress, once the epoch ends (its
+        # batch duration); a real-time offset is a position and the rows read past it
+        def counted() -> dict:
+            boxes = joe.call("GET", "/diagrams/q/status")["progress"]["boxes"]
+            return {name: boxes[name]["rows_out"] for name in ("in1", "kept", "out")}
+
+        wait_until(lambda: counted() == dict.fromkeys(("in1", "kept", "out"), 3), 60, "counts")
+        progress = joe.call("GET", "/diagrams/q/status")["progress"]
+        assert progress["backlog"] == {"in1": 0}
+        assert progress["outputs"]["out"]["rows_waiting"] == 0
         u1.close()
         joe.close()
     finally:
