@@ -66,12 +66,12 @@ SETTINGS = settings(
 )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def api(demo_server):
     return schemathesis.openapi.from_url(f"{demo_server.url}/api/v1/openapi.json")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sessions(demo_server):
     return Sessions(demo_server)
 
