@@ -32,7 +32,7 @@ test-fast: setup
 # The API and socket.io fuzz with ten times the examples `make test` gives them (Schemathesis over
 # every operation as every demo user, its stateful phase, Hypothesis over every socket event).
 fuzz: setup
-	FUZZ_EXAMPLES=50 $(BIN)/python -m pytest -p no:cacheprovider tests/server/scenarios/test_fuzz_api.py tests/server/scenarios/test_fuzz_socket.py
+	FUZZ_EXAMPLES=50 $(BIN)/python -m pytest -p no:cacheprovider tests/server/scenarios/fuzz/
 
 # Lint, format check and types (configured in pyproject.toml); fix with `ruff check --fix` and
 # `ruff format` on the files you change.

@@ -17,7 +17,7 @@ import logging
 import os
 import socket
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import engineio
@@ -106,6 +106,10 @@ class EdgeEngine(engineio.Server):
         # socket.io connects one at a time: python-socketio's room manager does not guard its
         # pending connects against two at once (a KeyError lost a connect in a storm)
         self._connects = ThreadPoolExecutor(1, thread_name_prefix="socket-connect")
+        # each socket's connect in progress: python-socketio answers a connect before it
+        # counts the socket as connected, so an event its client sends on that answer (a
+        # subscribe) would find it not yet connected and be dropped, unanswered
+        self._connecting: dict[str, Future] = {}
         self.edges: set[_Edge] = set()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if os.path.exists(channel):  # left by a worker gunicorn replaced
@@ -128,14 +132,26 @@ class EdgeEngine(engineio.Server):
             self.sockets[sid].close()
 
     def message(self, sid: str, data: str | bytes) -> None:
-        if sid in self.sockets:
-            connect = isinstance(data, str) and data.startswith(str(packet.CONNECT))
-            pool = self._connects if connect else self._handlers
-            pool.submit(self._trigger_event, "message", sid, data)
+        """Handle a socket's packet: a connect one at a time, an event once its socket's
+        connect is done (the packets of one socket arrive on one edge's thread)."""
+        if sid not in self.sockets:
+            return
+        if isinstance(data, str) and data.startswith(str(packet.CONNECT)):
+            self._connecting[sid] = self._connects.submit(self._trigger_event, "message", sid, data)
+            return
+        connect = self._connecting.get(sid)
+        if connect is None:
+            self._handle(sid, data)
+        else:
+            connect.add_done_callback(lambda _: self._handle(sid, data))
+
+    def _handle(self, sid: str, data: str | bytes) -> None:
+        self._handlers.submit(self._trigger_event, "message", sid, data)
 
     def gone(self, sid: str) -> bool:
         """Forget the socket; whether it was still known (its disconnect is then due)."""
         held = self.sockets.pop(sid, None)
+        self._connecting.pop(sid, None)
         if held is not None:
             held.closed = True
         return held is not None

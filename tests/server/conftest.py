@@ -84,23 +84,11 @@ def live(request, tmp_path, spark):
     close_app(app)
 
 
-@pytest.fixture(scope="session")
-def demo_server(tmp_path_factory):
-    """``sluice serve --demo`` (the paper's users, roles, streams and running q1, Spark
-    included), shared by the fuzz tests; login throttling is set out of their way."""
-    import json
-
-    server = Server(tmp_path_factory.mktemp("demo"), demo=True, login_attempts_per_minute=1_000_000)
-    server.start()
-    server.logins = json.loads((server.data / "demo_logins.json").read_text())
-    yield server
-    server.kill()
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def standalone(tmp_path_factory):
     """A Spark standalone master and worker on loopback with a shared secret, and the Python
-    its executors run (Sluice's dependencies, not Sluice): settings for ``serve``."""
+    its executors run (Sluice's dependencies, not Sluice): settings for ``serve``; stopped
+    after the module that uses it, so its JVMs do not outlive it."""
     cluster = Standalone(tmp_path_factory.mktemp("spark"))
     try:
         cluster.start()

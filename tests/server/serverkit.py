@@ -113,15 +113,17 @@ def seed_levels(cat, joe) -> None:
         cat.levels.add_company(joe, "banks", company)
 
 
-def wait_until(condition, timeout: float = 10.0, what: str = "condition"):
-    """Wait for ``condition()`` to be truthy, up to a deadline; return its value."""
+def wait_until(condition, timeout: float = 10.0, what: str = "condition", explain=None):
+    """Wait for ``condition()`` to be truthy, up to a deadline; return its value. On a
+    timeout the failure says what was awaited, and what ``explain()`` says of the state."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            said = "" if explain is None else f"\n{explain()}"
+            raise AssertionError(f"timed out waiting for {what}{said}")
         time.sleep(0.02)  # poll: a live server's state, seen only by asking it
 
 
@@ -252,6 +254,8 @@ class Client:
         self.positions: list[int] = []  # each tuples event's ``next`` result-log position
         self.logs: list[str] = []  # and the result log that position is in
         self.outputs: list[str] = []  # each tuples event's output, as the server names it
+        self.acks: list = []  # the answers to the subscriptions ``connect`` sends
+        self.connects = 0  # how many times the socket (re)connected
         self.sock = None
 
     def call(self, method: str, path: str, expect: int = 200, timeout: float = 150, **kwargs):
@@ -270,14 +274,18 @@ class Client:
         self.sock.on("tuples", self._tuples)
 
         def subscribe() -> None:
+            self.connects += 1
             for output in resubscribe:
                 since = {"from": self.positions[-1]} if resume and self.positions else {}
-                self.sock.emit("subscribe", {"output": output, **since})
+                self.sock.emit("subscribe", {"output": output, **since}, callback=self._acked)
 
         self.sock.on("connect", subscribe)
         self.sock.connect(
             self.base, auth={"token": self.token}, transports=["websocket"], wait_timeout=10
         )
+
+    def _acked(self, *answer) -> None:
+        self.acks.append(answer[0] if len(answer) == 1 else answer)
 
     def _tuples(self, data) -> None:
         self.arrivals.append(time.monotonic())

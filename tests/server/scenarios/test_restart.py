@@ -52,6 +52,28 @@ def counted(al: Client) -> int:
     return sum(windows.values())
 
 
+def demo_state(al: Client, server) -> str:
+    """What a wait for q1's results needs to explain itself: q1's state and its last batch,
+    what out1's result log holds and how it is labelled, what Al's socket was answered and
+    received, and the end of the server's log."""
+    status = al.http.get(f"{al.base}/api/v1/diagrams/q1/status").json()
+    progress = status.get("progress") or {}
+    logged = al.http.get(f"{al.base}/api/v1/outputs/out1/results?from=0&limit=10000").json()
+    tuples = logged.get("tuples", [])
+    labels = sorted({tuple(t["_sources"]) for t in tuples})
+    windows = sorted({t["window_start"] for t in tuples})[-3:]
+    received = sorted({tuple(t["_sources"]) for t in al.received})
+    return (
+        f"q1: {status.get('status')}, {progress.get('state')}, restarts "
+        f"{progress.get('restarts')}, error {progress.get('error')}, outputs "
+        f"{json.dumps(progress.get('outputs'))[:2000]}\n"
+        f"out1's log: {len(tuples)} rows labelled {labels}, last windows {windows}\n"
+        f"Al's socket: connected {al.sock.connected}, {al.connects} connects, acks {al.acks}, "
+        f"{len(al.received)} tuples labelled {received}\n"
+        f"server log:\n{server.log_path.read_text()[-3000:]}"
+    )
+
+
 def test_restart_mid_stream(serve, standalone):
     """On a standalone cluster whose executors get Sluice's code only as the archive the server
     ships (their Python lacks it). A local server killed mid-stream is the derived kill test's
@@ -62,9 +84,14 @@ def test_restart_mid_stream(serve, standalone):
     al = Client(server.url, "al", logins["al"])
     al.connect(resubscribe=["out1"], resume=True)
     wait_until(
+        lambda: al.acks, 60, "the answer to Al's subscription", lambda: demo_state(al, server)
+    )
+    assert al.acks == [{"subscribed": "out1"}]
+    wait_until(
         lambda: any(t["_sources"] == ["in1", "in2"] for t in al.received),
         120,
         "live demo results labelled {in1, in2}",
+        lambda: demo_state(al, server),
     )
     assert {tuple(t["_sources"]) for t in al.received} <= {("in1",), ("in2",), ("in1", "in2")}
 

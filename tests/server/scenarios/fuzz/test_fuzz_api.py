@@ -66,12 +66,12 @@ SETTINGS = settings(
 )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def api(demo_server):
     return schemathesis.openapi.from_url(f"{demo_server.url}/api/v1/openapi.json")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sessions(demo_server):
     return Sessions(demo_server)
 
@@ -129,7 +129,9 @@ def validate(case, response, sessions: Sessions, user: str) -> None:
 def call(case, sessions: Sessions, user: str) -> None:
     if positive(case):
         obey(case)
-    answer = case.call(headers=headers(case, sessions, user), timeout=TIMEOUT)
+    answer = case.call(
+        session=sessions.http, headers=headers(case, sessions, user), timeout=TIMEOUT
+    )
     validate(case, answer, sessions, user)
 
 
@@ -160,7 +162,11 @@ def test_stateful_workflows_as_every_user(api, sessions, user):
             used.add(operation_id(case))
 
         def get_call_kwargs(self, case):
-            return {"headers": headers(case, sessions, user), "timeout": TIMEOUT}
+            return {
+                "session": sessions.http,
+                "headers": headers(case, sessions, user),
+                "timeout": TIMEOUT,
+            }
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             validate(case, response, sessions, user)
