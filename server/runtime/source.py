@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -174,15 +174,18 @@ class SourceRows:
         rows: pa.Table | None = None,
     ) -> bool:
         """Whether ``name``, quiet or not at offset ``first``, is quiet at ``head`` (``rows``:
-        its rows between, if they are read already)."""
+        its rows between, if they are read already). Asked before every read, so it reads no
+        further than the first row the query may see: a range far behind read whole took
+        longer than a real-time batch."""
         quiet = bool(first.get("quiet"))
         if head.seq == first["seq"]:
             return quiet or (name in idle and self.time is not None)
         if not quiet:
             return False
-        if rows is None:
-            rows, _ = self._stream_rows(index, name, _position(first), head)
-        return not self._seen(rows).num_rows
+        if rows is not None:
+            return not self._seen(rows).num_rows
+        frames = self._frame_tables(index, name, _position(first), head)
+        return not any(self._seen(table).num_rows for table, _ in frames)
 
     def between(self, start: str, end: str, limit: int | None = None) -> tuple[pa.Table, str]:
         """The rows from ``start`` toward ``end``, then the marks of the streams quiet where
@@ -241,16 +244,26 @@ class SourceRows:
         """The rows of ``name`` from ``first`` to ``last`` (with a ``limit``, only its first
         frames that hold at most ``limit`` rows, at least one) in the source's schema, and the
         position after the last frame read."""
+        tables: list[pa.Table] = []
+        held, at = 0, first
+        for table, after in self._frame_tables(index, name, first, last):
+            if limit is not None and held and held + table.num_rows > limit:
+                break
+            tables.append(table)
+            held, at = held + table.num_rows, after
+        return pa.concat_tables(tables or [self.schema.empty_table()]), at
+
+    def _frame_tables(
+        self, index: int, name: str, first: Position, last: Position
+    ) -> Iterator[tuple[pa.Table, Position]]:
+        """Each logged frame of ``name`` from ``first`` to ``last`` as a table in the source's
+        schema, with the position after it; read as they are asked for."""
         if name in self.dirs:  # a result log, wherever it lives
             frames = resultlog.read_positions(self.dirs[name], first, last)
         else:
             frames = read_positions(Path(self.root) / name, first, last)
         words = self.policy.get(name, {})
-        tables: list[pa.Table] = []
-        held, at = 0, first
         for frame, after in frames:
-            if limit is not None and held and held + frame.count > limit:
-                break
             table = frame_rows(
                 frame, words.get("sets", ()), words.get("grants", ()), words.get("count", 1)
             )
@@ -258,9 +271,7 @@ class SourceRows:
                 table = table.select([ARRIVAL_COLUMN, *self.columns])
             stream = pa.array(np.full(table.num_rows, index, np.int32))
             table = table.add_column(0, STREAM_COLUMN, stream).replace_schema_metadata(None)
-            tables.append(table.cast(self.schema))
-            held, at = held + frame.count, after
-        return pa.concat_tables(tables or [self.schema.empty_table()]), at
+            yield table.cast(self.schema), after
 
 
 def frame_rows(

@@ -12,7 +12,9 @@ from runtime_helpers import TRADE, at_level
 from boxes.levels import Lattice
 from boxes.punctuations.columns import DENIED_COLUMN
 from server.ingest import IngestLog
-from server.runtime.source import SourceRows, _columns, _source_schema
+from server.ingest.segments import Frame
+from server.runtime import source as source_module
+from server.runtime.source import SourceRows, _columns, _source_schema, frame_rows
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 LATTICE = Lattice.of({"co": ["A", "B"]})
@@ -106,3 +108,21 @@ def test_a_stream_that_spoke_and_is_idle_is_quiet_again_until_it_speaks(log):
     assert got == [(0, 1, 6), (1, -1, 6)]
     log.append("b", [trade(3)])
     assert "quiet" not in json.loads(rows.offset(idle, log.heads(["a", "b"])))["b"]
+
+
+def test_a_quiet_stream_far_behind_is_decided_by_its_first_row_the_query_sees(log, monkeypatch):
+    """Its next offset is asked for before every read (a real-time task's, after a restart
+    far behind): it reads up to the first row its query may see, not the whole range."""
+    read: list[Frame] = []
+
+    def counted(frame: Frame, *words):
+        read.append(frame)
+        return frame_rows(frame, *words)
+
+    monkeypatch.setattr(source_module, "frame_rows", counted)
+    rows = source(log)
+    for second in range(50):
+        log.append("a", [trade(second)])
+    end = rows.offset(rows.initial(), log.heads(["a", "b"]))
+    assert "quiet" not in json.loads(end)["a"] and json.loads(end)["b"]["quiet"]
+    assert len(read) == 1
