@@ -102,29 +102,40 @@ def read_range(directory: Path, start: Position, end: Position) -> Iterator[Fram
     Raises ``LogGap`` unless the frames cover exactly rows ``start.seq`` to ``end.seq``: a
     query must fail loudly rather than skip rows it was promised.
     """
+    return (frame for frame, _ in read_positions(directory, start, end))
 
-    def frames() -> Iterator[Frame]:
+
+def read_positions(
+    directory: Path, start: Position, end: Position
+) -> Iterator[tuple[Frame, Position]]:
+    """``read_range``'s frames, each with the position after it: a frame boundary where a
+    reader that stops early (a bounded read, ``source.SourceRows.between``) resumes exactly."""
+
+    def frames() -> Iterator[tuple[Frame, Position]]:
         for base in list_segments(directory):
             if base < start.seg or base > end.seg:
                 continue
             first = start.pos if base == start.seg else 0
             last = end.pos if base == end.seg else None
-            for frame, _ in scan(segment_path(directory, base), first, last):
-                yield frame
+            for frame, after in scan(segment_path(directory, base), first, last):
+                yield frame, Position(frame.first_seq + frame.count, base, after)
 
     return contiguous(frames(), start.seq, end.seq, directory)
 
 
-def contiguous(frames: Iterator[Frame], first: int, end: int, where: object) -> Iterator[Frame]:
-    """The frames with rows, while they hold rows ``first``, ``first + 1``... on; ``LogGap``
-    (naming the log ``where``) unless they reach exactly row ``end``."""
+def contiguous(
+    frames: Iterator[tuple[Frame, Position]], first: int, end: int, where: object
+) -> Iterator[tuple[Frame, Position]]:
+    """The frames with rows (each with the position after it), while they hold rows
+    ``first``, ``first + 1``... on; ``LogGap`` (naming the log ``where``) unless they reach
+    exactly row ``end``. A reader that stops early is told of no gap past where it stopped."""
     expected = first
-    for frame in frames:
+    for frame, after in frames:
         if frame.first_seq != expected:
             break
         expected += frame.count
         if frame.count:
-            yield frame
+            yield frame, after
     if expected != end:
         raise LogGap(
             directory=where,

@@ -13,8 +13,12 @@ Protocol, one JSON line each way (``{"error": message}`` for any failure):
 ``source.py``, and ``checkpoint``, the source's directory in its query's checkpoint; the first
 request of every connection); ``{"op": "latest", "offset": known,
 "wait": seconds}`` -> ``{"offset": end}``; ``{"op": "read", "start": offset, "end":
-offset}`` -> ``{"bytes": n, "rows": r}`` followed by ``n`` bytes, an Arrow IPC stream of the
-rows. Offsets are JSON text (``source.SourceRows``).
+offset, "limit": rows}`` -> ``{"bytes": n, "rows": r, "end": offset}`` followed by ``n``
+bytes, an Arrow IPC stream of the rows. Without ``limit`` a read is the whole range and its
+``end`` the one asked; with one it stops at a frame boundary after at most ``limit`` rows of
+each stream (at least one frame) and ``end`` says where: the real-time reader reads a range
+far behind in such chunks, so an epoch that ends meanwhile ends where its rows did
+(``RealTimeLogStream.java``). Offsets are JSON text (``source.SourceRows``).
 
 A derived input reads another diagram's result log instead (``ResultLogs``); it asks about
 keys that name an output (``@out1``, ``result_key``) and gets that log's heads, the same way.
@@ -237,9 +241,11 @@ class _Handler(socketserver.StreamRequestHandler):
                     elif request["op"] == "latest":
                         reply = {"offset": self._latest(source, request)}
                     elif request["op"] == "read":
-                        table = source.rows.between(request["start"], request["end"])
+                        table, end = source.rows.between(
+                            request["start"], request["end"], request.get("limit")
+                        )
                         rows = ipc_bytes(table) if table.num_rows else b""
-                        reply = {"bytes": len(rows), "rows": table.num_rows}
+                        reply = {"bytes": len(rows), "rows": table.num_rows, "end": end}
                     else:
                         raise ValueError(f"unknown request {request['op']!r}")
                 except SluiceError as exc:  # the reply carries the reason to the Spark source

@@ -204,12 +204,25 @@ def read_range(where: str | os.PathLike, start: Position, end: Position) -> Iter
     """The frames of the result log at ``where`` between two of its positions; ``LogGap``
     unless they hold exactly rows ``start.seq`` to ``end.seq`` (``segments.read_range``);
     ``FileNotFoundError`` when retention deletes a unit while it is read."""
+    return (frame for frame, _ in read_positions(where, start, end))
+
+
+def read_positions(
+    where: str | os.PathLike, start: Position, end: Position
+) -> Iterator[tuple[Frame, Position]]:
+    """``read_range``'s frames, each with the position after it (``segments.read_positions``);
+    in an object log that is the next row's ``(seq, seq, 0)``."""
     location = Location.of(where)
     if location.local:
-        return segments.read_range(Path(location), start, end)
+        return segments.read_positions(Path(location), start, end)
     objects = (
         read_object(location, base)
         for base in object_bases(location)
         if start.seq <= base < end.seq
     )
-    return contiguous((f for f in objects if f is not None), start.seq, end.seq, location)
+    positioned = (
+        (f, Position(f.first_seq + f.count, f.first_seq + f.count, 0))
+        for f in objects
+        if f is not None
+    )
+    return contiguous(positioned, start.seq, end.seq, location)

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ from boxes.punctuations.columns import DENIED_COLUMN, read_policy
 from boxes.punctuations.fields import FieldPolicy
 from boxes.scan import STREAM_COLUMN, Scan
 from boxes.types import Schema
-from server.ingest.segments import Frame, Position, read_range
+from server.ingest.segments import Frame, Position, read_positions
 from server.runtime import resultlog
 
 FORMAT = "sluice.source.LogSourceProvider"  # the JVM side's class (java/, jar.py)
@@ -171,26 +171,47 @@ class SourceRows:
         first: Mapping[str, Any],
         head: Position,
         idle: Collection[str],
+        rows: pa.Table | None = None,
     ) -> bool:
-        """Whether ``name``, quiet or not at offset ``first``, is quiet at ``head``."""
+        """Whether ``name``, quiet or not at offset ``first``, is quiet at ``head`` (``rows``:
+        its rows between, if they are read already). Asked before every read, so it reads no
+        further than the first row the query may see: a range far behind read whole took
+        longer than a real-time batch."""
         quiet = bool(first.get("quiet"))
         if head.seq == first["seq"]:
             return quiet or (name in idle and self.time is not None)
         if not quiet:
             return False
-        return not self._seen(self._stream_rows(index, name, _position(first), head)).num_rows
+        if rows is not None:
+            return not self._seen(rows).num_rows
+        frames = self._frame_tables(index, name, _position(first), head)
+        return not any(self._seen(table).num_rows for table, _ in frames)
 
-    def between(self, start: str, end: str) -> pa.Table:
-        """The rows from ``start`` to ``end``, then the marks of the streams quiet at ``end``."""
+    def between(self, start: str, end: str, limit: int | None = None) -> tuple[pa.Table, str]:
+        """The rows from ``start`` toward ``end``, then the marks of the streams quiet where
+        they stop, and that offset: ``end``, or with a ``limit``, where the frames of each
+        stream that hold at most ``limit`` rows end (at least one frame: a frame is never
+        split, so a read from there resumes at exactly the next row). A read from the same
+        start with the same limit to a later end gives these rows first."""
         first, last = json.loads(start), json.loads(end)
-        rows = pa.concat_tables(
-            [
-                self._stream_rows(index, name, _position(first[name]), _position(last[name]))
-                for index, name in enumerate(self.streams)
-            ]
+        tables, reached = [], {}
+        for index, name in enumerate(self.streams):
+            rows, at = self._stream_rows(
+                index, name, _position(first[name]), _position(last[name]), limit
+            )
+            tables.append(rows)
+            done = at.seq == last[name]["seq"]
+            reached[name] = (
+                last[name]
+                if done
+                else _offset(at, self._quiet(index, name, first[name], at, (), rows))
+            )
+        rows = pa.concat_tables(tables)
+        quiet = [index for index, name in enumerate(self.streams) if reached[name].get("quiet")]
+        whole = all(reached[name] is last[name] for name in self.streams)
+        return pa.concat_tables([rows, self._marks(rows, quiet)]), end if whole else json.dumps(
+            reached
         )
-        quiet = [index for index, name in enumerate(self.streams) if last[name].get("quiet")]
-        return pa.concat_tables([rows, self._marks(rows, quiet)])
 
     def _seen(self, rows: pa.Table) -> pa.Table:
         """The rows the query may see: every row, or at a level the rows it dominates."""
@@ -217,20 +238,32 @@ class SourceRows:
             [given.get(f.name, pa.nulls(count, f.type)) for f in self.schema], schema=self.schema
         )
 
-    def _stream_rows(self, index: int, name: str, first: Position, last: Position) -> pa.Table:
-        return pa.concat_tables(
-            self._tables(index, name, first, last) or [self.schema.empty_table()]
-        )
+    def _stream_rows(
+        self, index: int, name: str, first: Position, last: Position, limit: int | None = None
+    ) -> tuple[pa.Table, Position]:
+        """The rows of ``name`` from ``first`` to ``last`` (with a ``limit``, only its first
+        frames that hold at most ``limit`` rows, at least one) in the source's schema, and the
+        position after the last frame read."""
+        tables: list[pa.Table] = []
+        held, at = 0, first
+        for table, after in self._frame_tables(index, name, first, last):
+            if limit is not None and held and held + table.num_rows > limit:
+                break
+            tables.append(table)
+            held, at = held + table.num_rows, after
+        return pa.concat_tables(tables or [self.schema.empty_table()]), at
 
-    def _tables(self, index: int, name: str, first: Position, last: Position) -> list[pa.Table]:
-        """One table per logged frame of ``name`` in the range, in the source's schema."""
+    def _frame_tables(
+        self, index: int, name: str, first: Position, last: Position
+    ) -> Iterator[tuple[pa.Table, Position]]:
+        """Each logged frame of ``name`` from ``first`` to ``last`` as a table in the source's
+        schema, with the position after it; read as they are asked for."""
         if name in self.dirs:  # a result log, wherever it lives
-            frames = resultlog.read_range(self.dirs[name], first, last)
+            frames = resultlog.read_positions(self.dirs[name], first, last)
         else:
-            frames = read_range(Path(self.root) / name, first, last)
+            frames = read_positions(Path(self.root) / name, first, last)
         words = self.policy.get(name, {})
-        tables = []
-        for frame in frames:
+        for frame, after in frames:
             table = frame_rows(
                 frame, words.get("sets", ()), words.get("grants", ()), words.get("count", 1)
             )
@@ -238,8 +271,7 @@ class SourceRows:
                 table = table.select([ARRIVAL_COLUMN, *self.columns])
             stream = pa.array(np.full(table.num_rows, index, np.int32))
             table = table.add_column(0, STREAM_COLUMN, stream).replace_schema_metadata(None)
-            tables.append(table.cast(self.schema))
-        return tables
+            yield table.cast(self.schema), after
 
 
 def frame_rows(

@@ -11,6 +11,7 @@ from server.ingest.segments import (
     Position,
     SegmentLog,
     list_segments,
+    read_positions,
     read_range,
     segment_path,
     tail,
@@ -30,6 +31,17 @@ def test_a_range_across_segments_reads_exactly_its_frames(tmp_path):
     frames = list(read_range(tmp_path, positions[4], positions[15]))
     assert [f.first_seq for f in frames] == [3 * i for i in range(5, 16)]
     assert frames[0].payload == b"frame-5" * 10
+
+
+def test_each_frame_read_comes_with_the_position_a_read_stopped_there_resumes_at(tmp_path):
+    """A bounded read stops after any frame, across segments too, and goes on exactly."""
+    log = SegmentLog(tmp_path, segment_bytes=200)
+    positions = fill(log, 20)
+    read = list(read_positions(tmp_path, positions[0], positions[-1]))
+    assert [after for _, after in read] == positions[1:]
+    for at, after in enumerate(positions[:-1]):
+        resumed = next(read_positions(tmp_path, after, positions[-1]))
+        assert resumed == read[at]
 
 
 def test_a_tail_holds_the_newest_frames_that_cover_the_rows_asked_for(tmp_path):

@@ -31,9 +31,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 class Child:
     """One life of the runtime process, fed batches by a thread until it is killed."""
 
-    def __init__(self, data_dir: Path, next_id) -> None:
+    def __init__(self, data_dir: Path, next_id, *args: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(CHILD), str(data_dir)],
+            [sys.executable, str(CHILD), str(data_dir), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -11,6 +11,7 @@ from server.runtime.resultlog import (
     SegmentResults,
     object_name,
     open_log,
+    read_positions,
     read_range,
     tail,
 )
@@ -42,6 +43,15 @@ def test_reads_from_a_position_get_whole_batches_and_retention_drops_whole_units
     assert [f.first_seq for f in tail(results_place, reopened.head, 1)] == [6]
     assert [f.first_seq for f in tail(results_place, reopened.head, 5)] == [5, 6]
     reopened.close()
+
+
+def test_each_batch_read_comes_with_the_position_a_read_stopped_there_resumes_at(
+    results_place,
+):
+    heads = fill(results_place, [2, 3, 1, 4])
+    read = list(read_positions(results_place, Position(0, 0, 0), heads[-1]))
+    assert [after for _, after in read] == heads
+    assert [f.first_seq for f, _ in read_positions(results_place, heads[1], heads[-1])] == [5, 6]
 
 
 def test_the_kind_follows_the_place(tmp_path, s3_url):

@@ -12,7 +12,9 @@ from runtime_helpers import TRADE, at_level
 from boxes.levels import Lattice
 from boxes.punctuations.columns import DENIED_COLUMN
 from server.ingest import IngestLog
-from server.runtime.source import SourceRows, _columns, _source_schema
+from server.ingest.segments import Frame
+from server.runtime import source as source_module
+from server.runtime.source import SourceRows, _columns, _source_schema, frame_rows
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 LATTICE = Lattice.of({"co": ["A", "B"]})
@@ -47,7 +49,7 @@ def source(log: IngestLog, **options: str) -> SourceRows:
 def batch(rows: SourceRows, start: str, log: IngestLog) -> tuple[str, list[tuple]]:
     """The next offset and its rows as (stream, arrival, second)."""
     end = rows.offset(start, log.heads(["a", "b"]))
-    table = rows.between(start, end).to_pylist()
+    table = rows.between(start, end)[0].to_pylist()
     return end, [(r["_stream"], r["_arrival"], (r["time"] - T0).seconds) for r in table]
 
 
@@ -62,8 +64,8 @@ def test_a_quiet_stream_is_marked_at_the_latest_time_its_query_sees(log, level):
     assert [r for r in got if r[0] == 0] == [(0, 0, 1), (0, 1, 5)]
     assert [r for r in got if r[1] == -1] == [(1, -1, 5)]
     assert json.loads(end)["b"]["quiet"] and "quiet" not in json.loads(end)["a"]
-    assert rows.between(rows.initial(), end).equals(
-        source(log, **clearance).between(rows.initial(), end)
+    assert rows.between(rows.initial(), end)[0].equals(
+        source(log, **clearance).between(rows.initial(), end)[0]
     )  # a batch replayed after a crash carries the same marks
 
 
@@ -101,8 +103,26 @@ def test_a_stream_that_spoke_and_is_idle_is_quiet_again_until_it_speaks(log):
     assert json.loads(idle)["b"]["quiet"] and "quiet" not in json.loads(idle)["a"]
     got = [
         (r["_stream"], r["_arrival"], (r["time"] - T0).seconds)
-        for r in rows.between(end, idle).to_pylist()
+        for r in rows.between(end, idle)[0].to_pylist()
     ]
     assert got == [(0, 1, 6), (1, -1, 6)]
     log.append("b", [trade(3)])
     assert "quiet" not in json.loads(rows.offset(idle, log.heads(["a", "b"])))["b"]
+
+
+def test_a_quiet_stream_far_behind_is_decided_by_its_first_row_the_query_sees(log, monkeypatch):
+    """Its next offset is asked for before every read (a real-time task's, after a restart
+    far behind): it reads up to the first row its query may see, not the whole range."""
+    read: list[Frame] = []
+
+    def counted(frame: Frame, *words):
+        read.append(frame)
+        return frame_rows(frame, *words)
+
+    monkeypatch.setattr(source_module, "frame_rows", counted)
+    rows = source(log)
+    for second in range(50):
+        log.append("a", [trade(second)])
+    end = rows.offset(rows.initial(), log.heads(["a", "b"]))
+    assert "quiet" not in json.loads(end)["a"] and json.loads(end)["b"]["quiet"]
+    assert len(read) == 1

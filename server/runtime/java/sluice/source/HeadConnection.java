@@ -69,15 +69,30 @@ final class HeadConnection implements AutoCloseable {
 
   /** The rows between two offsets as an Arrow IPC stream, or null if there are none. */
   byte[] read(String start, String end) throws IOException {
+    return read(start, end, 0).rows();
+  }
+
+  /**
+   * The rows from {@code start} toward {@code end}: all of them ({@code limit} 0), or the
+   * frames of each stream that hold at most {@code limit} rows (at least one frame), and the
+   * offset where they end, a frame boundary.
+   */
+  Read read(String start, String end, long limit) throws IOException {
     Map<String, Object> request = new LinkedHashMap<>();
     request.put("op", "read");
     request.put("start", start);
     request.put("end", end);
+    if (limit > 0) {
+      request.put("limit", limit);
+    }
     JsonNode reply = ask(request);
     byte[] rows = new byte[reply.get("bytes").asInt()];
     in.readFully(rows);
-    return reply.get("rows").asLong() == 0 ? null : rows;
+    return new Read(reply.get("rows").asLong() == 0 ? null : rows, reply.get("end").asText());
   }
+
+  /** Rows read (an Arrow IPC stream, or null if there are none) and the offset after them. */
+  record Read(byte[] rows, String end) {}
 
   private JsonNode ask(Map<String, Object> request) throws IOException {
     byte[] line = JSON.writeValueAsBytes(request);
