@@ -28,8 +28,8 @@ class RuntimeSettings:
     reconcile_every: float = 2.0  # seconds between checks that every running query is alive
     box_metrics: bool = False  # count rows per box (boxes/observed.py; costs throughput)
     # Task slots real-time queries may hold, all told (``modes.py``): None, Spark's cores but
-    # one; 0 turns real-time mode off.
-    realtime_slots: int | None = 0
+    # one; 0 turns real-time mode off. Only diagrams that ask for it (``realtime: true``) run so.
+    realtime_slots: int | None = None
     # A real-time query's batch: how often its checkpoint is taken, not a latency (>= 5 s)
     realtime_batch_seconds: float = 5.0
     share_plans: bool = True  # diagrams whose plans differ only in names run as one (sharing.py)

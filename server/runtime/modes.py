@@ -5,9 +5,9 @@ its query runs is a filter, map or union (over streams or derived inputs alike: 
 row is one input row, so a row's place in an epoch names it, ``realtime.py``), and the
 server has task slots free for it: a real-time query holds one slot per source partition
 (one per source: a stream, or a derived input) for its whole life. The budget is
-``RuntimeSettings.realtime_slots``: ``None`` means Spark's cores less one, which the
-micro-batches keep; the default, 0, keeps the mode off (docs/architecture.md, "Real-time
-mode"). Everything else runs in micro-batches, and status says why. Pure.
+``RuntimeSettings.realtime_slots``: by default (``None``) Spark's cores less one, which the
+micro-batches keep; 0 turns the mode off (docs/architecture.md, "Real-time mode"). Everything
+else runs in micro-batches, and status says why. Pure.
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ class Settings(BaseSettings):
     delivery_threads: int = Field(4, ge=1, le=256)
     # Spark task slots the real-time queries of diagrams that ask for it (`realtime: true`) may
     # hold, all told (server/runtime/modes.py); unset: Spark's cores but one; 0: no real-time.
-    realtime_slots: int | None = Field(0, ge=0)
+    realtime_slots: int | None = Field(None, ge=0)
     deploy_timeout_seconds: float = Field(120.0, gt=0)  # a deploy's queries must be up by then
     tls_cert: Path | None = None
     tls_key: Path | None = None

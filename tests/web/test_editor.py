@@ -11,7 +11,7 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
-from server.runtime.modes import MICRO_BATCH, NOT_ENABLED
+from server.runtime.modes import REAL_TIME
 from tests.web.conftest import screenshot
 from tests.web.steps import arrow, box, confirm, editor_notice, set_field, watch_scripts
 
@@ -363,8 +363,8 @@ def test_what_the_canvas_does_not_draw_is_kept_and_real_time_is_a_toggle(login, 
         "price > 2",
     )
     mode = box(page, f"{name}_out").locator(".box-mode")
-    expect(mode).to_have_text(MICRO_BATCH)  # this server has no real-time slot
-    expect(mode).to_have_attribute("title", NOT_ENABLED)
+    expect(mode).to_have_text(REAL_TIME)
+    expect(mode).to_have_attribute("title", "1 of 1 real-time slots")  # 2 cores: 1 for it
 
     toolbar(page, "Stop").click()
     expect(editor_notice(page)).to_have_text(f"{name} is stopped.")

@@ -24,7 +24,7 @@ def test_an_administrator_sees_which_diagrams_share_one_execution(login, live, s
     joe = login("joe")
     pane = admin_tab(joe, "Runtime")
     expect(pane.get_by_text("Spark driver: answering")).to_be_visible()
-    expect(pane.get_by_text("Real-time mode: off on this server")).to_be_visible()
+    expect(pane.get_by_text("Real-time slots: 0 of 1 in use.")).to_be_visible()  # 2 cores
     executions = pane.get_by_role("table", name="Diagrams that run as one execution")
     row = executions.get_by_role("row").filter(has_text=execution["key"])
     expect(row).to_contain_text("qshare_a (running), qshare_b (running) where avg_price > 100")

@@ -19,7 +19,10 @@ from server.runtime.versions import fingerprint
 TUPLE = {"time": "2026-01-01T00:00:00", "symbol": "s0", "price": 1.0}
 
 
-def test_a_diagram_asking_for_real_time_mode_where_it_is_off_runs_in_micro_batches(runtime):
+def test_a_diagram_asking_for_real_time_mode_where_it_is_off_runs_in_micro_batches(
+    make_runtime,
+):
+    runtime = make_runtime(realtime_slots=0)
     runtime.create_stream("rt_off", TRADE)
     got = Collector()
     runtime.deploy(

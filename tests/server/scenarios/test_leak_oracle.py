@@ -144,7 +144,10 @@ def churn(joe: Client, world: World, rng: random.Random) -> None:
 
 
 @pytest.mark.parametrize(
-    "live", [{}, {"realtime_slots": 1}], indirect=True, ids=["micro-batch", "real-time"]
+    "live",
+    [{"realtime_slots": 0}, {"realtime_slots": 1}],
+    indirect=True,
+    ids=["micro-batch", "real-time"],
 )
 def test_no_row_reaches_a_subscriber_that_could_not_read_its_sources(live):
     realtime = live.app.extensions["sluice"].runtime.settings.realtime_slots > 0
