@@ -66,7 +66,7 @@ def test_a_union_checkpointed_as_branches_keeps_them_and_a_new_one_is_one_scan(
     plan = plan_of(union_doc("resumed", names, where="price > 0"))
     rows = Collector()
     with monkeypatch.context() as before:  # as the runtime ran before: branches, no marker
-        before.setattr(checkpoints, "one_scan", lambda checkpoint: False)
+        before.setattr(checkpoints, "settle_one_scan", lambda checkpoint: False)
         runtime.deploy("resumed", plan, rows)
         for name in names:
             runtime.append(name, [{"symbol": f"{name}-before", "price": 1.0}])
