@@ -209,9 +209,8 @@ class SourceRows:
         rows = pa.concat_tables(tables)
         quiet = [index for index, name in enumerate(self.streams) if reached[name].get("quiet")]
         whole = all(reached[name] is last[name] for name in self.streams)
-        return pa.concat_tables([rows, self._marks(rows, quiet)]), end if whole else json.dumps(
-            reached
-        )
+        offset = end if whole else json.dumps(reached)
+        return pa.concat_tables([rows, self._marks(rows, quiet)]), offset
 
     def _seen(self, rows: pa.Table) -> pa.Table:
         """The rows the query may see: every row, or at a level the rows it dominates."""
