@@ -30,6 +30,7 @@ from boxes.errors import SluiceError
 from catalog import Subject
 from catalog.authorizer import playing
 from catalog.names import public_of
+from server.runtime.checkpoints import offset_seqs
 from server.runtime.heads import result_key
 
 WITHHELD_ERROR = "the diagram failed; its error is shown to those who may read all its sources"
@@ -129,22 +130,8 @@ def _read_up_to(report: Mapping[str, Any] | None) -> dict[str, int]:
         offset = source.get("endOffset") or {}
         if isinstance(offset, str):  # Spark keeps an offset as text when it does not parse it
             offset = json.loads(offset)
-        read |= _positions(offset)
+        read |= offset_seqs(offset)
     return read
-
-
-def _positions(offset: Mapping[str, Any]) -> dict[str, int]:
-    """Per log key, the row position ``offset`` reads up to: a micro-batch source's ``{key:
-    {"seq": ...}}``; or a real-time source's ``{"at": that as text, "skip": rows}``, rows read
-    past ``at`` of the one log it reads (``RealTimeLogStream.java``; a stream named "at" has a
-    position, not text)."""
-    if isinstance(offset.get("at"), str):
-        at = _positions(json.loads(offset["at"]))
-        if len(at) != 1:  # not made today: the skipped rows' logs are not known
-            return at
-        ((key, seq),) = at.items()
-        return {key: seq + int(offset["skip"])}
-    return {key: int(position["seq"]) for key, position in offset.items()}
 
 
 def _event_lag(report: Mapping[str, Any]) -> float | None:

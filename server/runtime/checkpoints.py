@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import pyarrow.fs as pafs
 
@@ -222,9 +224,23 @@ def _end_seqs(offsets: Location) -> dict[str, int]:
     """Spark's offsets file: two header lines, then one JSON offset per source."""
     seqs: dict[str, int] = {}
     for line in offsets.read_text().splitlines()[2:]:
-        for name, pos in json.loads(line).items():
-            seqs[name] = min(seqs.get(name, pos["seq"]), pos["seq"])
+        for name, seq in offset_seqs(json.loads(line)).items():
+            seqs[name] = min(seqs.get(name, seq), seq)
     return seqs
+
+
+def offset_seqs(offset: Mapping[str, Any]) -> dict[str, int]:
+    """Per log key, the row position one source's offset reads up to: a micro-batch source's
+    ``{key: {"seq": ...}}`` (``source.py``); or a real-time source's ``{"at": that as text,
+    "skip": rows}``, rows read past ``at`` of the one log it reads (``RealTimeLogStream.java``;
+    a stream named "at" has a position, not text)."""
+    if isinstance(offset.get("at"), str):
+        at = offset_seqs(json.loads(offset["at"]))
+        if len(at) != 1:  # not made today: the skipped rows' logs are not known, at is a bound
+            return at
+        ((key, seq),) = at.items()
+        return {key: seq + int(offset["skip"])}
+    return {key: int(position["seq"]) for key, position in offset.items()}
 
 
 def _moved_state_schemas(source: Location, target: Location) -> None:
