@@ -23,6 +23,7 @@ import statistics
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bench import spark_batch
@@ -75,13 +76,11 @@ class Server:
                 "ingest_tuples_per_second": 100_000_000,
             }
         )
+        svc = self.app.extensions["sluice"]
+        # The server's settings (SLUICE_REALTIME_BATCH_SECONDS among them) with one real-time slot.
+        settings = replace(RuntimeSettings.of(svc.settings), realtime_slots=1)
         start_runtime(
-            self.app.extensions["sluice"],
-            Runtime(
-                data_dir / "runtime",
-                settings=RuntimeSettings(realtime_slots=1),
-                session=spark_batch.session(),
-            ),
+            svc, Runtime(data_dir / "runtime", settings=settings, session=spark_batch.session())
         )
         self._server = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.url = f"http://127.0.0.1:{self._server.server_port}"
@@ -263,6 +262,7 @@ def run(mode: Mode) -> Result:
                 receipts.close()
             runtime = server.app.extensions["sluice"].runtime
             result.extra["progress"] = {name: runtime.status(name) for name, _, _ in ARMS.values()}
+            result.extra["realtime_batch_seconds"] = runtime.settings.realtime_batch_seconds
         finally:
             server.close()
     rate = statistics.median(rates)

@@ -13,7 +13,8 @@ over every delivered tuple, whether every subscriber got exactly what its role m
 p99 meanwhile, the edge's and this process's CPU, and where each batch's time went: the server
 marks each stage of a batch in a stage log (``server.edge.stages``, ``BENCH_STAGE_LOG``), the
 clients their first and last receipt, the diagram's status Spark's batch time (``STAGES``).
-``--cases 1000@100`` runs one case (subscribers @ tuples/s).
+``--cases 1000@100`` runs one case (subscribers @ tuples/s); ``--realtime`` has the diagram ask
+for Spark's real-time mode (issue 41), and stops if its output falls back to micro-batches.
 
 The load generator is one asyncio process speaking socket.io over raw WebSockets (one shared
 aiohttp session, a task per socket), on the same two cores as the server: its own CPU is in the
@@ -237,15 +238,16 @@ async def idle(transport: str, sockets: int) -> dict:
     }
 
 
-def build(api: Api, users: int) -> None:
+def build(api: Api, users: int, realtime: bool) -> None:
     """Ten streams, their union as one output, ten roles AUDi reading f0..fi, ``users`` users
-    spread over the roles."""
+    spread over the roles; the diagram asks for Spark's real-time mode if ``realtime``."""
     api.call("POST", "/schemas", {"name": "s", "fields": {"n": "long", "sent": "double"}})
     for stream in STREAMS:
         api.call("POST", "/streams", {"name": stream, "schema": "s"})
     document = {
         "version": 1,
         "name": "fan",
+        "realtime": realtime,
         "inputs": {s: {} for s in STREAMS},
         "boxes": {"all": {"type": "union", "in": STREAMS}},
         "outputs": {"fan_out": {"from": "all"}},
@@ -262,6 +264,9 @@ def build(api: Api, users: int) -> None:
             "POST", "/users", {"name": f"u{u}", "password": PASSWORD, "roles": [ROLES[u % 10]]}
         )
     api.call("POST", "/diagrams/fan/deploy")
+    shown = api.call("GET", "/diagrams/fan/status")["progress"]["outputs"]["fan_out"]
+    if realtime and shown["mode"] != "real-time":  # a fallback would measure micro-batches
+        raise RuntimeError(f"fan_out runs in {shown['mode']}: {shown['mode_reason']}")
 
 
 class Subscriber(Sock):
@@ -397,7 +402,9 @@ async def warm_up(url: str, token: str, opened: list[Subscriber], latencies: lis
         sock.received = 0
 
 
-async def fanout(subscribers: int, per_second: int, seconds: float, users: int) -> dict:
+async def fanout(
+    subscribers: int, per_second: int, seconds: float, users: int, realtime: bool
+) -> dict:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         stage_log = Path(tmp) / "stages.jsonl"
@@ -405,7 +412,7 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
         served = Served(Path(tmp), **caps(subscribers))
         try:
             admin = served.login("joe")
-            build(Api(served.url, admin), users)
+            build(Api(served.url, admin), users, realtime)
             tokens = [served.login(f"u{u}") for u in range(users)]
             latencies: list[float] = []
             batches: dict[int, dict[str, float]] = {}
@@ -468,6 +475,7 @@ async def fanout(subscribers: int, per_second: int, seconds: float, users: int) 
             served.stop()
             os.environ.pop("BENCH_STAGE_LOG", None)
     return {
+        "mode": "real-time" if realtime else "micro-batch",
         "subscribers": subscribers,
         "connected": len(opened),
         "failed": failed,
@@ -530,6 +538,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each case, for spreads")
+    parser.add_argument(
+        "--realtime", action="store_true", help="the diagram asks for Spark's real-time mode"
+    )
     args = parser.parse_args()
     counts = [int(n) for n in args.sockets.split(",")]
     raise_fd_limit(max(counts + [args.subscribers]))
@@ -544,7 +555,7 @@ def main() -> None:
         if args.cases:
             cases = [tuple(map(int, case.split("@"))) for case in args.cases.split(",")]
         rows = [
-            asyncio.run(fanout(subscribers, rate, args.seconds, args.users))
+            asyncio.run(fanout(subscribers, rate, args.seconds, args.users, args.realtime))
             for subscribers, rate in cases
             for _ in range(args.repeat)
         ]

@@ -30,8 +30,9 @@ class RuntimeSettings:
     # Task slots real-time queries may hold, all told (``modes.py``): None, Spark's cores but
     # one; 0 turns real-time mode off. Only diagrams that ask for it (``realtime: true``) run so.
     realtime_slots: int | None = None
-    # A real-time query's batch: how often its checkpoint is taken, not a latency (>= 5 s)
-    realtime_batch_seconds: float = 5.0
+    # A real-time query's batch: how often its checkpoint is taken, not a latency (>= 5 s);
+    # the server's setting says why its default is 30 (``server.settings.config``)
+    realtime_batch_seconds: float = 30.0
     share_plans: bool = True  # diagrams whose plans differ only in names run as one (sharing.py)
     # Where checkpoints (and result logs) live, and result logs if elsewhere: a local path or a
     # URL (``storage.py``); None: the data directory, and with the checkpoints.
@@ -53,4 +54,5 @@ class RuntimeSettings:
             share_plans=config.share_plans,
             delivery_threads=config.delivery_threads,
             realtime_slots=config.realtime_slots,
+            realtime_batch_seconds=config.realtime_batch_seconds,
         )

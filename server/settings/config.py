@@ -123,6 +123,11 @@ class Settings(BaseSettings):
     # Spark task slots the real-time queries of diagrams that ask for it (`realtime: true`) may
     # hold, all told (server/runtime/modes.py); unset: Spark's cores but one; 0: no real-time.
     realtime_slots: int | None = Field(None, ge=0)
+    # A real-time query's batch: how often its checkpoint is taken, not a latency. At each end
+    # Spark plans the next batch and rows arriving meanwhile wait: with 5 s batches that put
+    # p99 over 100 ms at 1,000 tuples/s, with 30 s under it (docs/benchmarks.md). A longer batch
+    # is a longer replay after a crash and box counts later. Spark's least is 5 s.
+    realtime_batch_seconds: float = Field(30.0, ge=5.0, le=3600.0)
     deploy_timeout_seconds: float = Field(120.0, gt=0)  # a deploy's queries must be up by then
     tls_cert: Path | None = None
     tls_key: Path | None = None

@@ -32,6 +32,7 @@ def main(data_dir: str, mode: str = "micro-batch") -> None:
             segment_bytes=4096,
             retain_result_rows=10**8,  # the tests count every result ever delivered
             realtime_slots=1,
+            realtime_batch_seconds=5,  # Spark's shortest: the kills fall among many epochs
         ),
     )
     for name in STREAMS:

@@ -120,6 +120,15 @@ def test_the_real_time_budget_reaches_the_runtime_and_is_never_negative(monkeypa
     assert err.value.details == {"setting": "realtime_slots"}
 
 
+def test_the_real_time_batch_reaches_the_runtime_and_is_at_least_sparks_least(monkeypatch):
+    monkeypatch.setenv("SLUICE_REALTIME_BATCH_SECONDS", "45")
+    assert RuntimeSettings.of(load_settings()).realtime_batch_seconds == 45
+    monkeypatch.setenv("SLUICE_REALTIME_BATCH_SECONDS", "2")  # Spark refuses a batch under 5 s
+    with pytest.raises(InvalidInput) as err:
+        load_settings()
+    assert err.value.details == {"setting": "realtime_batch_seconds"}
+
+
 @pytest.mark.parametrize(
     "layer, setting, value",
     [
