@@ -232,14 +232,15 @@ def _end_seqs(offsets: Location) -> dict[str, int]:
 def offset_seqs(offset: Mapping[str, Any]) -> dict[str, int]:
     """Per log key, the row position one source's offset reads up to: a micro-batch source's
     ``{key: {"seq": ...}}`` (``source.py``); or a real-time source's ``{"at": that as text,
-    "skip": rows}``, rows read past ``at`` of the one log it reads (``RealTimeLogStream.java``;
-    a stream named "at" has a position, not text)."""
+    "skip": {key: rows}}``, per log the rows read past ``at`` (``RealTimeLogStream.java``; a
+    stream named "at" has a position, not text). A real-time offset logged before a source
+    read several streams says ``"skip": rows``: its source read one log, whose count it is."""
     if isinstance(offset.get("at"), str):
         at = offset_seqs(json.loads(offset["at"]))
-        if len(at) != 1:  # not made today: the skipped rows' logs are not known, at is a bound
-            return at
-        ((key, seq),) = at.items()
-        return {key: seq + int(offset["skip"])}
+        skip = offset["skip"]
+        if not isinstance(skip, Mapping):
+            skip = dict.fromkeys(at, skip) if len(at) == 1 else {}
+        return {key: seq + int(skip.get(key, 0)) for key, seq in at.items()}
     return {key: int(position["seq"]) for key, position in offset.items()}
 
 
