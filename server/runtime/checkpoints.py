@@ -30,6 +30,8 @@ SHARED_FILE = "shared.json"  # a member of a shared execution: its host and wher
 RESIDUALS_FILE = "residuals.json"  # a prefix host: its members' filters (``overlap.py``)
 MODE_FILE = "mode.json"  # beside an output's checkpoint: the mode it runs in (``modes.py``)
 ONE_SCAN_FILE = "sluice-one-scan"  # in an output's checkpoint: its query reads unions as one scan
+# in a real-time output's checkpoint: its query reads a union's streams by one source
+UNION_SOURCE_FILE = "sluice-union-source"
 
 
 def check_id(diagram_id: str) -> str:
@@ -194,7 +196,19 @@ def settle_one_scan(checkpoint: Location) -> bool:
     branches; a new one is given the file now, before its first batch, and the file goes
     wherever the checkpoint is copied (``DiagramDir.adopt``). Only for a query that is not
     running."""
-    marker = checkpoint.child(ONE_SCAN_FILE)
+    return _settle(checkpoint, ONE_SCAN_FILE)
+
+
+def settle_union_source(checkpoint: Location) -> bool:
+    """Decide, once for good, whether a real-time output's query reads the streams of a union
+    read as one scan by one source (``onescan.real_time_sources``), as ``settle_one_scan``
+    does for micro-batches: a checkpoint that logged an epoch before (a source per stream)
+    keeps a source per stream."""
+    return _settle(checkpoint, UNION_SOURCE_FILE)
+
+
+def _settle(checkpoint: Location, marker_name: str) -> bool:
+    marker = checkpoint.child(marker_name)
     if marker.exists():
         return True
     if any(name.isdigit() for name in checkpoint.child("offsets").names()):
