@@ -4,13 +4,14 @@ read again after one stream grew names the same rows."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from runtime_helpers import TRADE, Collector, plan_of, union_doc, wait_until
 
 from boxes.arrowipc import ipc_bytes
 from boxes.input import InputBox
-from server.runtime import heads
+from server.runtime import checkpoints, heads
 from server.runtime.checkpoints import DiagramDir, committed_offsets
 from server.runtime.modes import REAL_TIME
 from server.runtime.versions import fingerprint
@@ -86,3 +87,41 @@ def test_a_range_read_again_after_a_stream_grew_hands_on_each_row_once(make_runt
         assert reads[:3] == [["a0", "b0", "b1"]] * 2 + [["a0", "a1", "b0", "b1"]]
     finally:
         runtime.stop("again")
+
+
+def test_a_real_time_checkpoint_from_before_union_sources_goes_on_as_it_was(
+    make_runtime, monkeypatch
+):
+    """A real-time union deployed before its streams were one source has a checkpoint of a
+    source per stream, whose offsets count rows with a number (``"skip": n``): Spark refuses it
+    with another number of sources, so it keeps a source per stream, and reads the numbers."""
+    runtime = make_runtime(realtime_slots=2, realtime_batch_seconds=BATCH)
+    for name in ("oa", "ob"):
+        runtime.create_stream(name, TRADE)
+    plan = plan_of({**union_doc("old", ["oa", "ob"]), "realtime": True})
+    checkpoint = DiagramDir(runtime.data_dir / "diagrams", "old", fingerprint(plan)).checkpoint(
+        "old_out"
+    )
+    got = Collector()
+    with monkeypatch.context() as before:
+        before.setattr(checkpoints, "settle_union_source", lambda checkpoint: False)
+        runtime.deploy("old", plan, got)
+        runtime.append("oa", [row("a0")])
+        runtime.append("ob", [row("b0")])
+        wait_until(lambda: (committed_offsets(checkpoint) or {}) == {"oa": 1, "ob": 1})
+        runtime.stop("old")
+    offsets = checkpoint.child("offsets")
+    for batch in filter(str.isdigit, offsets.names()):  # as the reader logged them then
+        lines = offsets.child(batch).read_text().splitlines()
+        olden = [{**o, "skip": sum(o["skip"].values())} for o in map(json.loads, lines[2:])]
+        offsets.child(batch).put("\n".join(lines[:2] + [json.dumps(o) for o in olden]).encode())
+        offsets.child(f".{batch}.crc").delete()  # Hadoop's checksum of the file as it was
+    runtime.deploy("old", plan, got)
+    try:
+        runtime.append("oa", [row("a1")])
+        runtime.append("ob", [row("b1")])
+        got.wait_for_rows(4)
+        assert sorted(r["symbol"] for r in got.rows) == ["a0", "a1", "b0", "b1"]
+        assert not checkpoint.child(checkpoints.UNION_SOURCE_FILE).exists()
+    finally:
+        runtime.stop("old")
