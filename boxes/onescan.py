@@ -80,6 +80,20 @@ def unions(plan: Plan) -> frozenset[str]:
     return frozenset(_unions(plan, sources(plan)))
 
 
+def real_time_sources(plan: Plan, joined: bool = True) -> list[list[str]]:
+    """``plan``'s streams as its real-time queries' sources read them. Spark's real-time mode
+    refuses a union of one source with itself (``IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED``),
+    and each source holds a task slot for the query's life (``server/runtime/modes.py``): so
+    the inputs of each union read as one scan (the rule above, as micro-batches read it) are
+    one source of their own, one slot, and every other stream is its own source. Not
+    ``joined`` (a checkpoint written before unions were: ``checkpoints.settle_union_source``),
+    every stream is its own source."""
+    together = [[b.name for b in inputs] for inputs in _unions(plan, sources(plan)).values()]
+    grouped = {name for group in together for name in group} if joined else set()
+    alone = [[name] for name in plan.streams() if name not in grouped]
+    return (together if joined else []) + alone
+
+
 def _unions(plan: Plan, groups: Sequence[Sequence[str]]) -> dict[str, tuple[InputBox, ...]]:
     """Per union of ``plan`` read as one scan, its inputs, when each of ``groups`` is read by
     one source."""

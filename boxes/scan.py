@@ -35,12 +35,12 @@ class Scan:
         return {n: self.rows([n]).drop(STREAM_COLUMN) for n in self.inputs}
 
 
-def sources(plan: Any, real_time: bool = False) -> list[list[str]]:
-    """``plan``'s streams as its queries' sources read them: all of a schema's streams by one
-    source, or in real-time mode each stream by its own (``server/runtime/modes.py``)."""
+def sources(plan: Any) -> list[list[str]]:
+    """``plan``'s streams as its micro-batch queries' sources read them: all of a schema's
+    streams by one source (real-time queries: ``onescan.real_time_sources``)."""
     groups: dict[Any, list[str]] = {}
     for name in plan.streams():
-        groups.setdefault(name if real_time else plan.input_schemas[name], []).append(name)
+        groups.setdefault(plan.input_schemas[name], []).append(name)
     return list(groups.values())
 
 

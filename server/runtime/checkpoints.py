@@ -30,6 +30,8 @@ SHARED_FILE = "shared.json"  # a member of a shared execution: its host and wher
 RESIDUALS_FILE = "residuals.json"  # a prefix host: its members' filters (``overlap.py``)
 MODE_FILE = "mode.json"  # beside an output's checkpoint: the mode it runs in (``modes.py``)
 ONE_SCAN_FILE = "sluice-one-scan"  # in an output's checkpoint: its query reads unions as one scan
+# in a real-time output's checkpoint: its query reads a union's streams by one source
+UNION_SOURCE_FILE = "sluice-union-source"
 
 
 def check_id(diagram_id: str) -> str:
@@ -194,7 +196,19 @@ def settle_one_scan(checkpoint: Location) -> bool:
     branches; a new one is given the file now, before its first batch, and the file goes
     wherever the checkpoint is copied (``DiagramDir.adopt``). Only for a query that is not
     running."""
-    marker = checkpoint.child(ONE_SCAN_FILE)
+    return _settle(checkpoint, ONE_SCAN_FILE)
+
+
+def settle_union_source(checkpoint: Location) -> bool:
+    """Decide, once for good, whether a real-time output's query reads the streams of a union
+    read as one scan by one source (``onescan.real_time_sources``), as ``settle_one_scan``
+    does for micro-batches: a checkpoint that logged an epoch before (a source per stream)
+    keeps a source per stream."""
+    return _settle(checkpoint, UNION_SOURCE_FILE)
+
+
+def _settle(checkpoint: Location, marker_name: str) -> bool:
+    marker = checkpoint.child(marker_name)
     if marker.exists():
         return True
     if any(name.isdigit() for name in checkpoint.child("offsets").names()):
@@ -232,14 +246,15 @@ def _end_seqs(offsets: Location) -> dict[str, int]:
 def offset_seqs(offset: Mapping[str, Any]) -> dict[str, int]:
     """Per log key, the row position one source's offset reads up to: a micro-batch source's
     ``{key: {"seq": ...}}`` (``source.py``); or a real-time source's ``{"at": that as text,
-    "skip": rows}``, rows read past ``at`` of the one log it reads (``RealTimeLogStream.java``;
-    a stream named "at" has a position, not text)."""
+    "skip": {key: rows}}``, per log the rows read past ``at`` (``RealTimeLogStream.java``; a
+    stream named "at" has a position, not text). A real-time offset logged before a source
+    read several streams says ``"skip": rows``: its source read one log, whose count it is."""
     if isinstance(offset.get("at"), str):
         at = offset_seqs(json.loads(offset["at"]))
-        if len(at) != 1:  # not made today: the skipped rows' logs are not known, at is a bound
-            return at
-        ((key, seq),) = at.items()
-        return {key: seq + int(offset["skip"])}
+        skip = offset["skip"]
+        if not isinstance(skip, Mapping):
+            skip = dict.fromkeys(at, skip) if len(at) == 1 else {}
+        return {key: seq + int(skip.get(key, 0)) for key, seq in at.items()}
     return {key: int(position["seq"]) for key, position in offset.items()}
 
 

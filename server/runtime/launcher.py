@@ -14,7 +14,7 @@ import functools
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -24,6 +24,7 @@ from boxes.compiler import compile_plan
 from boxes.document import Plan
 from boxes.errors import Conflict, NotFound, SluiceError, Unavailable
 from boxes.input import InputBox
+from boxes.onescan import real_time_sources
 from boxes.punctuations.fields import FieldPolicy, field_policy
 from boxes.scan import sources
 from server.ingest import IngestLog
@@ -139,14 +140,26 @@ class Launcher:
         sources have not all said hello within ``deploy_timeout`` is abandoned."""
         assert start is not None, f"{deployment.diagram_id} has no start: fix_start first"
         client = f"{deployment.diagram_id}/{deployment.version}/{uuid.uuid4().hex}"
-        policy = field_policy(deployment.plan) if deployment.plan.governed else None
+        plan = deployment.plan
+        policy = field_policy(plan) if plan.governed else None
         # The tuples a query at a level may see, for its quiet streams' marks (``source.py``).
         level = deployment.plan.clearance
         clearance = {} if level is None else {"clearance": str(level)}
         deployment.modes = self.decide_modes(deployment)
-        compiled = self._compiled(deployment, start, client, policy, clearance, False)
-        if any(m.mode == modes.REAL_TIME for m in deployment.modes.values()):
-            in_real_time = self._compiled(deployment, start, client, policy, clearance, True)
+        compiled = self._compiled(deployment, start, client, policy, clearance, sources(plan))
+        read: dict[str, list[list[str]]] = dict.fromkeys(plan.outputs, sources(plan))
+        in_real_time: dict[str, DataFrame] = {}
+        joined = {
+            o: checkpoints.settle_union_source(deployment.directory.checkpoint(o))
+            for o, mode in deployment.modes.items()
+            if mode.mode == modes.REAL_TIME
+        }
+        for together in set(joined.values()):  # both only while an old checkpoint runs
+            streams = real_time_sources(plan, together)
+            frames = self._compiled(deployment, start, client, policy, clearance, streams, True)
+            outputs = [o for o, j in joined.items() if j == together]
+            in_real_time |= {o: frames[o] for o in outputs}
+            read |= dict.fromkeys(outputs, streams)
         for output, frame in compiled.items():
             checkpoint = deployment.directory.checkpoint(output)
             checkpoints.discard_partial_writes(checkpoint)
@@ -165,7 +178,7 @@ class Launcher:
         queries = list(deployment.queries.values())
         came_up = self.heads.wait_for_clients(
             client,
-            sources_opened(deployment.plan, deployment.modes),
+            sources_opened(plan, read),
             lambda: all(q.isActive for q in queries),
             self.settings.deploy_timeout,
         )
@@ -184,17 +197,19 @@ class Launcher:
         client: str,
         policy: FieldPolicy | None,
         clearance: dict[str, str],
-        real_time: bool,
+        streams: list[list[str]],
+        real_time: bool = False,
     ) -> dict[str, DataFrame]:
-        """Each output's frame over the deployment's sources (read in real-time mode, if
-        ``real_time``: ``RealTimeLogStream.java``). All of a schema's streams are read by
-        one source, a union of them as one scan where it may (``boxes/onescan.py``) and the
-        output's checkpoint allows (``checkpoints.settle_one_scan``); in real-time mode each stream
-        by its own (``modes.sources_of``)."""
+        """Each output's frame over the deployment's sources, ``streams`` read by a source
+        each: all of a schema's streams (``scan.sources``), or in real-time mode
+        (``RealTimeLogStream.java``) those ``onescan.real_time_sources`` gives. A union of one
+        source's streams is read as one scan where it may (``boxes/onescan.py``) and, in
+        micro-batches, the output's checkpoint allows (``checkpoints.settle_one_scan``; a
+        real-time query's sources say it: ``checkpoints.settle_union_source``)."""
         extra = clearance | ({"realtime": "true"} if real_time else {})
         frames: dict[str, DataFrame] = {}
         scans = []
-        for names in sources(deployment.plan, real_time):
+        for names in streams:
             schema = deployment.plan.input_schemas[names[0]]
             options = {
                 "root": str(self.log.root),
@@ -208,12 +223,12 @@ class Launcher:
             scans.append(input_scan(self.spark, options, names, schema, policy))
             frames.update(scans[-1].frames())
         frames.update(self._derived_frames(deployment.plan, start, client, policy, extra))
-        plan, metrics = deployment.plan, self.settings.box_metrics
-        scanned = {
-            o
-            for o in plan.outputs
-            if checkpoints.settle_one_scan(deployment.directory.checkpoint(o))
-        }
+        plan, metrics, directory = deployment.plan, self.settings.box_metrics, deployment.directory
+        scanned = (
+            set(plan.outputs)
+            if real_time
+            else {o for o in plan.outputs if checkpoints.settle_one_scan(directory.checkpoint(o))}
+        )
         one = compile_plan(plan, frames, metrics, scans) if scanned else {}
         branched = compile_plan(plan, frames, metrics) if len(scanned) < len(plan.outputs) else {}
         return {o: (one if o in scanned else branched)[o] for o in plan.outputs}
@@ -385,11 +400,10 @@ class Launcher:
         )
 
 
-def sources_opened(plan: Plan, decided: Mapping[str, modes.Mode]) -> int:
+def sources_opened(plan: Plan, read: Mapping[str, Sequence[Sequence[str]]]) -> int:
     """How many sources the plan's queries open, all told. Each output's query opens those
-    of the frames its boxes read (``modes.sources_of``, per its mode); nothing for another
-    output's inputs."""
+    of the frames its boxes read (``modes.sources_of``), its streams read as ``read[output]``
+    says; nothing for another output's inputs."""
     return sum(
-        modes.sources_of(plan, boxes, decided[o].mode == modes.REAL_TIME)
-        for o, boxes in observed.lineages(plan).items()
+        modes.sources_of(plan, boxes, read[o]) for o, boxes in observed.lineages(plan).items()
     )

@@ -4,7 +4,8 @@ An output runs in real-time mode only if its diagram asks (``realtime: true``), 
 its query runs is a filter, map or union (over streams or derived inputs alike: each result
 row is one input row, so a row's place in an epoch names it, ``realtime.py``), and the
 server has task slots free for it: a real-time query holds one slot per source partition
-(one per source: a stream, or a derived input) for its whole life. The budget is
+(one per source: the streams of a union read as one scan, another stream, or a derived
+input: ``onescan.real_time_sources``) for its whole life. The budget is
 ``RuntimeSettings.realtime_slots``: by default (``None``) Spark's cores less one, which the
 micro-batches keep; 0 turns the mode off (docs/architecture.md, "Real-time mode"). Everything
 else runs in micro-batches, and status says why. Pure.
@@ -12,7 +13,7 @@ else runs in micro-batches, and status says why. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from boxes import observed
@@ -23,6 +24,7 @@ from boxes.filter import FilterBox
 from boxes.input import InputBox
 from boxes.join import JoinBox
 from boxes.map import MapBox
+from boxes.onescan import real_time_sources
 from boxes.union import UnionBox
 
 REAL_TIME = "real-time"
@@ -62,14 +64,12 @@ def held_back_by(box: Box) -> str | None:
     return f"a {box.type_name} box"
 
 
-def sources_of(plan: Plan, boxes: Iterable[str], real_time: bool = False) -> int:
-    """The sources a query running ``boxes`` opens: one per derived input among them, and one
-    per schema of the streams among them (one source serves all of a schema's streams), or
-    in real-time mode one per stream (Spark refuses a union of one source with itself
-    there: ``IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED``)."""
+def sources_of(plan: Plan, boxes: Iterable[str], streams: Sequence[Sequence[str]]) -> int:
+    """The sources a query running ``boxes`` opens when ``streams`` are read by a source
+    each (``scan.sources`` in micro-batches, ``onescan.real_time_sources`` in real-time
+    mode): one per group with a stream among them, and one per derived input among them."""
     names = set(boxes)
-    streams, derived = names & set(plan.streams()), names & plan.derived().keys()
-    return len(streams if real_time else {plan.input_schemas[n] for n in streams}) + len(derived)
+    return sum(1 for group in streams if names & set(group)) + len(names & plan.derived().keys())
 
 
 def read_twice(plan: Plan, output: str) -> str | None:
@@ -96,11 +96,12 @@ def decide(
     by_name = {b.name: b for b in plan.boxes}
     modes = {o: m if m.slots else Mode(m.mode, f"{KEPT}: {m.reason}") for o, m in kept.items()}
     in_use += sum(m.slots for m in kept.values())
+    read = real_time_sources(plan)
     for output, boxes in observed.lineages(plan).items():
         if output in kept:
             continue
         held = next((r for b in sorted(boxes) if (r := held_back_by(by_name[b])) is not None), None)
-        needs = sources_of(plan, boxes, real_time=True)
+        needs = sources_of(plan, boxes, read)
         twice = read_twice(plan, output)
         if not plan.realtime:
             modes[output] = Mode(MICRO_BATCH, NOT_ASKED)

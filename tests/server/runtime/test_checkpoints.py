@@ -30,3 +30,13 @@ def test_claims_read_micro_batch_and_real_time_offsets_alike(tmp_path):
     committed(micro, "out", {"in1": position})
     committed(rt, "out", {"at": json.dumps({"in2": position}), "skip": 7})
     assert (micro.claims(), rt.claims()) == ({"in1": 40}, {"in2": 47})
+
+
+def test_a_real_time_offset_of_several_streams_counts_each_streams_rows(tmp_path):
+    """A real-time source that reads a union's streams (``modes.py``) counts the rows handed on
+    past ``at`` per stream: each stream's claim is its own position and its own count."""
+    at = {"in1": {"seq": 40, "seg": 0, "pos": 4096}, "in2": {"seq": 9, "seg": 0, "pos": 512}}
+    rt = DiagramDir(tmp_path, "rt", "v1")
+    rt.fix_start({"in1": Position(0, 0, 0), "in2": Position(0, 0, 0)})
+    committed(rt, "out", {"at": json.dumps(at), "skip": {"in1": 3, "in2": 0}})
+    assert rt.claims() == {"in1": 43, "in2": 9}

@@ -7,8 +7,14 @@ from runtime_helpers import TRADE, plan_of, union_doc
 
 from boxes.document import validate
 from boxes.errors import DiagramInvalid
+from boxes.onescan import real_time_sources
+from boxes.types import parse_schema
 from server.runtime.checkpoints import DiagramDir
 from server.runtime.modes import MICRO_BATCH, NOT_ASKED, NOT_ENABLED, REAL_TIME, Mode, decide
+
+QUOTE, _ = parse_schema(  # TRADE's fields, no event time: another schema
+    {"fields": {"time": "timestamp", "symbol": "string", "price": "double"}}, "quote"
+)
 
 
 def asking(doc: dict) -> dict:
@@ -31,13 +37,51 @@ def shown(doc: dict, budget: int = 1, in_use: int = 0) -> tuple[str, str]:
 
 
 def test_a_filter_over_a_union_runs_in_real_time_when_asked_and_slots_are_free():
-    union = asking(union_doc("d", ["a", "b"], "price > 1"))  # a source per stream: 2 slots
-    assert shown(union, budget=2) == (REAL_TIME, "2 of 2 real-time slots")
-    assert shown(union, budget=1) == (
+    union = asking(union_doc("d", ["a", "b", "c"], "price > 1"))  # one source: 1 slot
+    assert shown(union, budget=1) == (REAL_TIME, "1 of 1 real-time slots")
+    assert shown(union, budget=2, in_use=2) == (
+        MICRO_BATCH,
+        "no real-time slot free (2 of 2 in use, 1 needed)",
+    )
+    assert shown(union_doc("d", ["a"], "price > 1")) == (MICRO_BATCH, NOT_ASKED)
+
+
+def test_a_box_between_an_input_and_its_union_keeps_a_source_per_stream():
+    """Read as one source, the union's branches would be that source twice, which Spark's
+    real-time mode refuses: so each stream is a source, a slot, of its own."""
+    doc = asking(union_doc("d", ["a", "b"]))
+    doc["boxes"] = {
+        "hi": {"type": "filter", "in": "a", "where": "price > 1"},
+        "merged": {"type": "union", "in": ["hi", "b"]},
+    }
+    assert real_time_sources(plan_of(doc)) == [["a"], ["b"]]
+    assert shown(doc, budget=2) == (REAL_TIME, "2 of 2 real-time slots")
+    assert shown(doc, budget=1) == (
         MICRO_BATCH,
         "no real-time slot free (0 of 1 in use, 2 needed)",
     )
-    assert shown(union_doc("d", ["a"], "price > 1")) == (MICRO_BATCH, NOT_ASKED)
+
+
+def test_the_streams_of_two_schemas_are_two_sources():
+    """A source reads one schema's streams: a union of each schema's streams is a slot, and
+    so is each of two unions of one schema (one source twice is refused)."""
+    doc = asking(union_doc("d", ["a", "b", "c", "e"]))
+    doc["boxes"] = {
+        "trades": {"type": "union", "in": ["a", "b"]},
+        "quotes": {"type": "union", "in": ["c", "e"]},
+    }
+    doc["outputs"] = {"t_out": {"from": "trades"}, "q_out": {"from": "quotes"}}
+    plan = validate(doc, {"a": TRADE, "b": TRADE, "c": QUOTE, "e": QUOTE})
+    assert real_time_sources(plan) == [["a", "b"], ["c", "e"]]
+    assert {o: (m.mode, m.reason) for o, m in decide(plan, budget=2, in_use=0).items()} == {
+        "t_out": (REAL_TIME, "1 of 2 real-time slots"),
+        "q_out": (REAL_TIME, "1 of 2 real-time slots"),
+    }
+    doc["boxes"]["both"] = {"type": "union", "in": ["trades", "quotes"]}
+    doc["outputs"] = {"d_out": {"from": "both"}}
+    plan = validate(doc, {name: TRADE for name in doc["inputs"]})
+    assert real_time_sources(plan) == [["a", "b"], ["c", "e"]]
+    assert shown(doc, budget=2) == (REAL_TIME, "2 of 2 real-time slots")
 
 
 def test_an_output_that_is_not_row_for_row_says_which_box_holds_it_back():

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -37,9 +38,14 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * The log read in Spark's real-time mode (option {@code realtime}; issue 41, measured by
  * bench/realtime_latency.py): a batch's one task long-polls the head service itself and hands
  * each row on as soon as it is read, until the batch's duration is up. The end of a batch is
- * known only then, so an offset is a server offset plus the rows of the range after it that
- * were consumed ({@code {"at": ..., "skip": n}}): a task may stop in the middle of a chunk
- * the server sent at once, and the next batch resumes at exactly the next row. A range is read
+ * known only then, so an offset is a server offset plus, per stream, the rows of the range after
+ * it that were handed on ({@code {"at": ..., "skip": {"in1": 3, "in2": 0}}}): a task may stop in
+ * the middle of a chunk the server sent at once, and the next batch resumes at exactly the next
+ * row of each stream. The count is per stream because a source may read several streams (a
+ * union read as one scan, server/runtime/modes.py): a range read again from {@code at} later
+ * holds each stream's rows read before and maybe more of them (a stream's rows come in log
+ * order, a chunk ends where each stream's frames do), so one count over all streams would name
+ * other rows. A range is read
  * in chunks ({@link #CHUNK_ROWS}), each ending where the server says (a frame boundary), so a
  * batch's end is never further than one chunk behind the rows it handed on. The task
  * reaches the server from wherever it runs (an executor, unlike the micro-batch source).
@@ -87,7 +93,7 @@ final class RealTimeLogStream
   public Offset initialOffset() {
     try {
       connection();
-      return new At(initial, 0);
+      return new At(initial, none());
     } catch (IOException e) {
       throw new UncheckedIOException(e.getMessage(), e);
     }
@@ -107,7 +113,7 @@ final class RealTimeLogStream
     At from = (At) start;
     try {
       String end = connection().latest(from.at, 0);
-      return end.equals(from.at) ? from : new At(end, 0);
+      return end.equals(from.at) ? from : new At(end, none());
     } catch (IOException e) {
       throw new UncheckedIOException(e.getMessage(), e);
     }
@@ -138,11 +144,44 @@ final class RealTimeLogStream
     return new Factory();
   }
 
+  /**
+   * An offset as the checkpoint logged it. One written before unions were read as one source
+   * says {@code "skip": n}: its source read one stream, and n is that stream's count.
+   */
   @Override
   public Offset deserializeOffset(String json) {
     try {
       JsonNode node = JSON.readTree(json);
-      return new At(node.get("at").asText(), node.get("skip").asLong());
+      JsonNode skip = node.get("skip");
+      Map<String, Long> counts = none();
+      if (skip.isObject()) {
+        skip.fields().forEachRemaining(e -> counts.put(e.getKey(), e.getValue().asLong()));
+      } else if (skip.asLong() != 0) {
+        String[] read = streams(options);
+        if (read.length != 1) {
+          throw new IllegalStateException("a count of rows read past an offset names no stream");
+        }
+        counts.put(read[0], skip.asLong());
+      }
+      return new At(node.get("at").asText(), counts);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e.getMessage(), e);
+    }
+  }
+
+  /** No rows of any stream: the count at the start of a range. */
+  private Map<String, Long> none() {
+    Map<String, Long> counts = new TreeMap<>();
+    for (String stream : streams(options)) {
+      counts.put(stream, 0L);
+    }
+    return counts;
+  }
+
+  /** The source's streams, by the rows' {@code _stream} (option {@code streams}). */
+  static String[] streams(Map<String, String> options) {
+    try {
+      return JSON.readValue(options.get("streams"), String[].class);
     } catch (IOException e) {
       throw new UncheckedIOException(e.getMessage(), e);
     }
@@ -159,22 +198,27 @@ final class RealTimeLogStream
     }
   }
 
-  /** A server offset and how many rows after it were consumed. */
+  /** A server offset and, per stream, how many rows of it after that offset were handed on. */
   static final class At extends Offset implements PartitionOffset {
-    private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 2L;
     final String at;
-    final long skip;
+    final TreeMap<String, Long> skip;
 
-    At(String at, long skip) {
+    At(String at, Map<String, Long> skip) {
       this.at = at;
-      this.skip = skip;
+      this.skip = new TreeMap<>(skip);
+    }
+
+    long skip(String stream) {
+      return skip.getOrDefault(stream, 0L);
     }
 
     @Override
     public String json() {
       ObjectNode node = JSON.createObjectNode();
       node.put("at", at);
-      node.put("skip", skip);
+      ObjectNode counts = node.putObject("skip");
+      skip.forEach(counts::put);
       return node.toString();
     }
   }
@@ -192,7 +236,12 @@ final class RealTimeLogStream
     }
   }
 
-  /** Long-polls the server and hands on each row it reads, keeping the offset after it. */
+  /**
+   * Long-polls the server and hands on each row it reads, keeping the offset after it. A range
+   * read again (a batch resumed in its middle, or replayed) gives each stream's rows handed on
+   * before first, in log order: those are dropped, per stream. A replay ends where its end
+   * says, per stream: the rows of a stream past its count belong to a later batch.
+   */
   static final class Reader implements SupportsRealTimeRead<InternalRow> {
     private final Map<String, String> options;
     private final At end;
@@ -203,9 +252,11 @@ final class RealTimeLogStream
     private final int arrivalColumn; // a row's number in its stream's log
     private HeadConnection connection;
     private String at; // the server offset the current range starts at
-    private long consumed; // rows of that range handed on
+    private final Map<String, Long> consumed; // per stream, rows of that range handed on
+    private final Map<String, Long> seen = new HashMap<>(); // per stream, rows of `rows` passed
     private String rangeEnd; // the server offset after the current range (null: none read)
     private List<InternalRow> rows = List.of();
+    private int next; // the next of `rows` to pass
     private InternalRow current;
 
     Reader(Range range) {
@@ -214,20 +265,51 @@ final class RealTimeLogStream
       this.end = range.end();
       this.poll = Double.parseDouble(options.getOrDefault("poll", "1.0"));
       this.at = range.start().at;
-      this.consumed = range.start().skip;
+      this.consumed = new TreeMap<>(range.start().skip);
       StructType schema = StructType.fromDDL(options.get("schema"));
       this.streamColumn = schema.fieldIndex("_stream");
       this.arrivalColumn = schema.fieldIndex("_arrival");
-      try {
-        this.streams = JSON.readValue(options.get("streams"), String[].class);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e.getMessage(), e);
-      }
+      this.streams = streams(options);
     }
 
     @Override
     public PartitionOffset getOffset() {
       return new At(at, consumed);
+    }
+
+    /** Whether a replay has handed on every row of its last range that its end counts. */
+    private boolean reachedEnd() {
+      if (end == null || !at.equals(end.at)) {
+        return false;
+      }
+      for (String stream : streams) {
+        if (consumed.getOrDefault(stream, 0L) < end.skip(stream)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /**
+     * Whether the next row of {@code rows}, of {@code stream}, is to be handed on: not one
+     * handed on before ({@code consumed} counts it) nor, in a replay's last range, one past
+     * its end. A quiet stream's mark ({@code _arrival} -1, no row of the log) is counted by
+     * neither: the input drops it (boxes/input.py), and a read again may have another.
+     */
+    private boolean fresh(String stream, long arrival) {
+      if (arrival < 0) {
+        return true;
+      }
+      long passed = seen.merge(stream, 1L, Long::sum);
+      long handed = consumed.getOrDefault(stream, 0L);
+      if (passed <= handed) {
+        return false;
+      }
+      if (end != null && at.equals(end.at) && handed >= end.skip(stream)) {
+        return false;
+      }
+      consumed.put(stream, handed + 1);
+      return true;
     }
 
     @Override
@@ -244,18 +326,23 @@ final class RealTimeLogStream
     public RecordStatus nextWithTimeout(Long startTimeMs, Long timeoutMs) throws IOException {
       long deadline = startTimeMs + timeoutMs;
       while (true) {
-        if (end != null && at.equals(end.at) && consumed >= end.skip) {
+        if (reachedEnd()) {
           return RecordStatus.newStatusWithoutArrivalTime(false);
         }
-        if (rangeEnd != null && consumed < rows.size()) {
-          current = rows.get((int) consumed++);
-          String stream = streams[current.getInt(streamColumn)];
-          Handed.set(new Handed(task, stream, current.getLong(arrivalColumn)));
-          return RecordStatus.newStatusWithoutArrivalTime(true);
+        if (rangeEnd != null && next < rows.size()) {
+          InternalRow row = rows.get(next++);
+          String stream = streams[row.getInt(streamColumn)];
+          long arrival = row.getLong(arrivalColumn);
+          if (fresh(stream, arrival)) {
+            current = row;
+            Handed.set(new Handed(task, stream, arrival));
+            return RecordStatus.newStatusWithoutArrivalTime(true);
+          }
+          continue;
         }
         if (rangeEnd != null) { // the range is used up: the next starts where it ended
           at = rangeEnd;
-          consumed = 0;
+          consumed.replaceAll((stream, count) -> 0L);
           rangeEnd = null;
         }
         long left = deadline - System.currentTimeMillis();
@@ -280,6 +367,8 @@ final class RealTimeLogStream
       if (!until.equals(at)) {
         HeadConnection.Read read = connection.read(at, until, CHUNK_ROWS);
         rows = decode(read.rows());
+        next = 0;
+        seen.clear();
         rangeEnd = read.end();
       }
     }
