@@ -18,12 +18,15 @@ run: setup
 # the fixtures a test uses, in tests/conftest.py).
 FAST := not spark and not browser and not postgres and not slow
 
-# The fast tests on every core (pytest-xdist; each worker has its own catalogs, Redis and temp
-# dirs), then the rest in one process: they share one SparkSession and one PostgreSQL cluster,
-# and two JVMs on two cores would slow each other past their deadlines. Both parts always run.
+# Every test with no JVM, Chromium or long-running process (the PostgreSQL ones too) on every
+# core (pytest-xdist; each worker has its own catalogs, PostgreSQL cluster, Redis and temp dirs),
+# then the rest in one process: they share one SparkSession, and two JVMs on two cores would
+# slow each other past their deadlines. Both parts always run.
+PARALLEL := not spark and not browser and not slow
+
 test: setup
-	$(BIN)/python -m pytest -n logical -m "$(FAST)"; fast=$$?; \
-	$(BIN)/python -m pytest -m "not ($(FAST))" && exit $$fast
+	$(BIN)/python -m pytest -n logical -m "$(PARALLEL)"; parallel=$$?; \
+	$(BIN)/python -m pytest -m "not ($(PARALLEL))" && exit $$parallel
 
 # A quick check while changing code.
 test-fast: setup

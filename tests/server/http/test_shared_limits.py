@@ -164,6 +164,7 @@ def test_a_server_whose_redis_is_down_refuses_logins_with_503(tmp_path, template
         close_app(app)
 
 
+@pytest.mark.slow  # two `sluice serve` processes, which no fixture tells
 def test_two_serve_processes_on_one_catalog_and_one_redis_throttle_logins_together(
     tmp_path, postgres, redis_url
 ):

@@ -9,8 +9,11 @@ once."""
 
 from __future__ import annotations
 
+import pytest
 from serverkit import Client, Server, wait_until
 
+# Two `sluice serve` processes (Spark in the first, then in the second), which no fixture tells.
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 PASSWORD = "correct horse battery"
 LEASE_SECONDS = 3
 READER = "READER"
