@@ -14,7 +14,9 @@ from tests.server.serverkit import wait_until
 from tests.web.conftest import screenshot
 from tests.web.steps import open_results
 
-CYCLE = 10.0  # seconds per policy: longer than a micro-batch, so one batch spans few policies
+# Seconds per policy: a few micro-batches each, so one batch spans few policies; the test waits
+# for three turns (doctors only, cardiac watch, the ward round again).
+CYCLE = 5.0
 
 
 @pytest.fixture(scope="module")
