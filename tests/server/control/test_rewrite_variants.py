@@ -8,6 +8,7 @@ stopping the diagram ends the variants' subscriptions."""
 
 from __future__ import annotations
 
+import pytest
 from serverkit import PASSWORD, Client, wait_until
 
 from server.runtime import sharing
@@ -157,6 +158,7 @@ def subscribe(client: Client) -> dict:
     return client.sock.call("subscribe", {"output": OUT}, timeout=200)
 
 
+@pytest.mark.spark  # Spark in the `sluice serve` process, which no fixture tells
 def test_variants_do_not_survive_a_restart_and_readers_subscribe_again(serve):
     """A killed server leaves a variant's checkpoints on disk: the next start deletes them
     (they would hold the ingestion log's compaction back), resumes the diagram itself, and a

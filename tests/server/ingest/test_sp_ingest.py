@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from serverkit import PASSWORD, Client, wait_until
 from wardkit import open_ward
 
@@ -128,6 +129,7 @@ def subscribed_again(*clients: Client) -> None:
         assert client.emit("subscribe", {"output": "seen"}) == {"subscribed": "seen"}
 
 
+@pytest.mark.spark  # Spark in the `sluice serve` process, which no fixture tells
 def test_a_restart_between_an_sp_and_its_tuples_sends_them_to_the_same_roles(serve):
     server = serve(spark_master="local[2]", admin_user="joe", admin_password=PASSWORD)
     server.start()
@@ -360,6 +362,7 @@ def test_roles_past_the_64th_read_what_their_sps_grant_and_a_later_one_after_a_r
         client.close()
 
 
+@pytest.mark.spark  # Spark in the `sluice serve` process, which no fixture tells
 def test_a_restart_resumes_a_wide_diagram_with_its_words_and_checkpoint(serve):
     """A ``sluice serve`` process killed and started again after a role was made beyond the
     running diagram's role words: the diagram resumes with the words it was deployed with (the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from serverkit import Client, wait_until
 
 AGAIN = {
@@ -35,6 +36,7 @@ def logged(user: Client, output: str) -> list[tuple]:
         at = read["next"]
 
 
+@pytest.mark.spark  # Spark in the `sluice serve` process, which no fixture tells
 def test_a_derived_output_holds_each_upstream_result_once_across_a_kill(serve):
     server = serve(demo=True, spark_master="local[2]")
     server.start()
