@@ -88,10 +88,11 @@ def real_time_sources(plan: Plan, joined: bool = True) -> list[list[str]]:
     one source of their own, one slot, and every other stream is its own source. Not
     ``joined`` (a checkpoint written before unions were: ``checkpoints.settle_union_source``),
     every stream is its own source."""
+    if not joined:
+        return [[name] for name in plan.streams()]
     together = [[b.name for b in inputs] for inputs in _unions(plan, sources(plan)).values()]
-    grouped = {name for group in together for name in group} if joined else set()
-    alone = [[name] for name in plan.streams() if name not in grouped]
-    return (together if joined else []) + alone
+    grouped = {name for group in together for name in group}
+    return together + [[name] for name in plan.streams() if name not in grouped]
 
 
 def _unions(plan: Plan, groups: Sequence[Sequence[str]]) -> dict[str, tuple[InputBox, ...]]:
