@@ -143,11 +143,12 @@ class Launcher:
         plan = deployment.plan
         policy = field_policy(plan) if plan.governed else None
         # The tuples a query at a level may see, for its quiet streams' marks (``source.py``).
-        level = deployment.plan.clearance
+        level = plan.clearance
         clearance = {} if level is None else {"clearance": str(level)}
         deployment.modes = self.decide_modes(deployment)
-        compiled = self._compiled(deployment, start, client, policy, clearance, sources(plan))
-        read: dict[str, list[list[str]]] = dict.fromkeys(plan.outputs, sources(plan))
+        in_batches = sources(plan)
+        compiled = self._compiled(deployment, start, client, policy, clearance, in_batches)
+        read: dict[str, list[list[str]]] = dict.fromkeys(plan.outputs, in_batches)
         in_real_time: dict[str, DataFrame] = {}
         joined = {
             o: checkpoints.settle_union_source(deployment.directory.checkpoint(o))
