@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.end_to_end import quantiles
 from bench.runtime_probe import SCHEMA
 from boxes.document import validate
 
@@ -83,12 +84,13 @@ def probe(batch: float, seconds: float, rate: int) -> dict:
     found = bursts(sorted(acked[n] for n, ms in late.items() if ms > SLOW_MS))
     settled = found[0][1] + BURST_GAP if found and found[0][0] < 1 else 0.0  # the start's
     steady = sorted(ms for n, ms in late.items() if acked[n] >= settled)
+    p50, p99 = quantiles(steady)
     return {
         "batch_s": batch,
         "tuples": len(acked),
         "arrived": len(late),
-        "steady_p50_ms": round(steady[len(steady) // 2], 1),
-        "steady_p99_ms": round(steady[int(0.99 * (len(steady) - 1))], 1),
+        "steady_p50_ms": round(p50, 1),
+        "steady_p99_ms": round(p99, 1),
         "steady_slow_pct": round(100 * sum(ms > SLOW_MS for ms in steady) / len(steady), 2),
         "bursts": [[round(a, 2), round(b, 2), int(c)] for a, b, c in found if a >= settled],
     }
