@@ -13,6 +13,10 @@ Each socket's outgoing frames wait in its engine.io queue; a result frame for a 
 sent ``missed {output, from, to}``: read back from ``from`` (``subscribe`` with ``from``, or
 ``GET /outputs/NAME/results?from=``), the position after the last frame it was given of that
 output. A slow reader thus loses its own frames and delays no one's.
+
+The app's frames are read as they come and applied in order; result frames that waited
+together go to each audience as one event (``server.edge.merging``), and after writing results
+the edge pauses as long as the writing took, so that more can gather (``apply_frames``).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import logging
 import signal
 import ssl
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Coroutine
 from http import HTTPStatus
 from typing import Any
@@ -35,7 +39,7 @@ from socketio import packet as sio_packet
 from boxes import codes
 from boxes.errors import SluiceError, Unauthenticated
 from catalog import INVALID_SESSION
-from server.edge import direct, frames, stages
+from server.edge import direct, frames, merging, stages
 from server.edge.connecting import Connecting
 from server.edge.proxy import Proxy
 from server.http.errors import answer, body, refused_connect
@@ -46,6 +50,12 @@ from server.settings.config import Settings
 log = logging.getLogger(__name__)
 MISSED = "missed"
 REPORT_SECONDS = 1.0
+# After writing results the edge pauses as long as the writing took (at most MAX_PAUSE_SECONDS),
+# so that it spends at most half its time writing while more results wait: what arrives
+# meanwhile merges (server.edge.merging), and requests and the sockets' clients get the cores.
+# Measured in docs/benchmarks.md ("Merging at the edge").
+PAUSE_PER_WRITING = 1.0
+MAX_PAUSE_SECONDS = 0.5
 CHUNK = 500  # sockets a fan-out writes to between two turns of the loop's other work
 REFUSAL_SECONDS = 5.0  # how long a refused socket's client has to read the refusal
 # How long a socket.io connect waits for the app's channel (a server starting, or a worker
@@ -140,10 +150,17 @@ class Edge:
         self._missed: dict[str, dict[str, list[int]]] = {}  # sid: output: [from, to]
         self._writer: asyncio.StreamWriter | None = None
         self._linked = asyncio.Event()  # set while the channel to the app is open
+        # the app's frames, read as they come, applied in order by ``apply_frames``
+        self._inbox: deque[dict[str, Any]] = deque()
+        self._arrived = asyncio.Event()
+        self._urgent = asyncio.Event()  # a frame other than a result's waits: no pause
+        self.pause_per_writing = PAUSE_PER_WRITING
         self._tasks: set[asyncio.Task] = set()  # work on one socket, held until done
 
     async def run_channel(self) -> None:
-        """Connect to the app (again, until it listens) and serve its frames."""
+        """Connect to the app (again, until it listens) and read its frames into the inbox,
+        never waiting for them to be applied: what arrives while the edge writes a batch to
+        its sockets waits there, to be merged (``apply_frames``)."""
         while True:
             try:
                 reader, self._writer = await asyncio.open_unix_connection(self.channel)
@@ -152,11 +169,50 @@ class Edge:
                 continue
             self._linked.set()
             while (frame := await frames.aread(reader)) is not None:
-                await self._received(frame)
+                if stages.ON and merging.is_result(frame):
+                    at = _next_of(frames.unwire(frame["data"]))
+                    stages.mark("received", frame["output"], at)
+                self._take(frame)
             self._linked.clear()
             self._writer = None
-            for sid in list(self._joined):  # a new app knows none of them
-                await self.engine.disconnect(sid)
+            # a new app knows none of the sockets joined now: they end after its last frames
+            self._take({"op": "unlinked", "sids": list(self._joined)})
+
+    def _take(self, frame: dict[str, Any]) -> None:
+        self._inbox.append(frame)
+        self._arrived.set()
+        if not merging.is_result(frame):
+            self._urgent.set()
+
+    async def apply_frames(self) -> None:
+        """Apply the app's frames in order, taking all that wait at once: result frames among
+        them to the same sockets leave as one (``server.edge.merging``), so a backlog costs
+        each socket one write, not one a batch. After writing results, pause (see
+        ``PAUSE_PER_WRITING``) unless some other frame (an ack, a close) waits."""
+        while True:
+            await self._arrived.wait()
+            self._arrived.clear()
+            while self._inbox:
+                taken = list(self._inbox)
+                self._inbox.clear()
+                self._urgent.clear()
+                started = time.perf_counter()
+                for run in merging.runs(taken):
+                    for frame in merging.merged(run) if len(run) > 1 else run:
+                        await self._received(frame)
+                if any(merging.is_result(frame) for frame in taken):
+                    await self._pause(time.perf_counter() - started)
+
+    async def _pause(self, writing: float) -> None:
+        """Let results gather for ``writing`` times ``pause_per_writing`` seconds (capped), or
+        until a frame that is not a result's arrives."""
+        pause = min(writing * self.pause_per_writing, MAX_PAUSE_SECONDS)
+        if self._urgent.is_set() or pause <= 0:
+            return
+        try:
+            await asyncio.wait_for(self._urgent.wait(), pause)
+        except TimeoutError:
+            pass
 
     def _send(self, frame: dict[str, Any]) -> None:
         if self._writer is not None and not self._writer.is_closing():
@@ -261,6 +317,9 @@ class Edge:
         elif op == "close":
             self._joined.discard(frame["sid"])
             self._apart(self._end(frame["sid"]))
+        elif op == "unlinked":
+            for sid in frame["sids"]:
+                await self.engine.disconnect(sid)
 
     async def _answered(self, sid: str, data: str | bytes) -> None:
         """The app's answer to a socket's connect: accepted, the app counts the socket from
@@ -287,7 +346,6 @@ class Edge:
         """One packet to many sockets: its WebSocket frame built once, written to each
         (``direct``), ``CHUNK`` sockets at a time so that requests and other sockets' work
         take turns with a fan-out to thousands."""
-        received = time.time()
         output = frame["output"]
         pkt = engineio.packet.Packet(engineio.packet.MESSAGE, frames.unwire(frame["data"]))
         built = _built(pkt)
@@ -297,8 +355,6 @@ class Edge:
             return
         pkt.output = output  # counted while queued
         position = pkt.position = _next_of(pkt.data)
-        if stages.ON:
-            stages.mark("received", output, position, received)
         limit, sockets = self.settings.socket_queue_frames, self.engine.sockets
         for done, sid in enumerate(frame["sids"], 1):
             socket = sockets.get(sid)
@@ -430,7 +486,8 @@ def build(settings: Settings, core: str, channel: str) -> tuple[web.Application,
 
     async def background(app: web.Application):
         tasks = [
-            asyncio.create_task(task()) for task in (edge.run_channel, edge.report, edge.expire)
+            asyncio.create_task(task())
+            for task in (edge.run_channel, edge.apply_frames, edge.report, edge.expire)
         ]
         yield
         for task in tasks:

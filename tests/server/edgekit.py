@@ -103,6 +103,10 @@ class StandInApp:
         """A frame to the edge, as the app sends one (``server.edge.link``)."""
         self.conn.sendall(frames.pack(frame))
 
+    def send_together(self, sent: list[dict]) -> None:
+        """Frames to the edge in one write, as they wait on the channel while it is busy."""
+        self.conn.sendall(b"".join(frames.pack(frame) for frame in sent))
+
     def _serve(self) -> None:
         self.conn = conn = self.listener.accept()[0]
         while (frame := frames.read(conn)) is not None:
