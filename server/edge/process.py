@@ -39,7 +39,7 @@ from socketio import packet as sio_packet
 from boxes import codes
 from boxes.errors import SluiceError, Unauthenticated
 from catalog import INVALID_SESSION
-from server.edge import direct, frames, merging, stages
+from server.edge import collecting, direct, frames, merging, stages
 from server.edge.connecting import Connecting
 from server.edge.proxy import Proxy
 from server.http.errors import answer, body, refused_connect
@@ -504,6 +504,7 @@ def run(settings: Settings, core: str, channel: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     web_protocol.RequestHandler.handle_error = _json_error  # type: ignore[method-assign,assignment]
     app, _ = build(settings, core, channel)
+    app.cleanup_ctx.append(collecting.on_a_clock)
     context = None
     if settings.tls_cert:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
