@@ -60,6 +60,7 @@ bench-scale: setup
 # (docs/benchmarks.md); smaller runs with `$(BIN)/python -m bench.fanout --sockets 1000`.
 bench-fanout: setup
 	$(BIN)/python -m bench.fanout
+	$(BIN)/python -m bench.fanout --only fanout --realtime
 
 soak: setup
 	$(BIN)/python -m bench.soak
