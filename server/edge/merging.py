@@ -77,27 +77,23 @@ def _joined(same: list[Frame]) -> list[Frame]:
     if len(same) == 1:
         return same
     events = [sio_packet.Packet(encoded_packet=frames.unwire(f["data"])) for f in same]
-    log = _tuples_log(events[0])
-    if log is None or any(
-        _tuples_log(e) != log or e.namespace != events[0].namespace for e in events
+    first = events[0]
+    if not all(_is_tuples(e) and e.namespace == first.namespace for e in events) or any(
+        e.data[1].get("log") != first.data[1].get("log") for e in events
     ):
         return same
     data = {**events[-1].data[1], "tuples": [t for e in events for t in e.data[1]["tuples"]]}
-    one = sio_packet.Packet(sio_packet.EVENT, namespace=events[0].namespace, data=["tuples", data])
+    one = sio_packet.Packet(sio_packet.EVENT, namespace=first.namespace, data=["tuples", data])
     return [{**same[-1], "data": frames.wire(one.encode())}]
 
 
-def _tuples_log(event: sio_packet.Packet) -> tuple[str | None] | None:
-    """A ``tuples`` event's result log (in a tuple: a batch of no log has ``(None,)``), or
-    None for any other packet."""
+def _is_tuples(event: sio_packet.Packet) -> bool:
     data = event.data
-    if (
-        event.packet_type != sio_packet.EVENT
-        or not isinstance(data, list)
-        or len(data) != 2
-        or data[0] != "tuples"
-        or not isinstance(data[1], dict)
-        or not isinstance(data[1].get("tuples"), list)
-    ):
-        return None
-    return (data[1].get("log"),)
+    return (
+        event.packet_type == sio_packet.EVENT
+        and isinstance(data, list)
+        and len(data) == 2
+        and data[0] == "tuples"
+        and isinstance(data[1], dict)
+        and isinstance(data[1].get("tuples"), list)
+    )
