@@ -45,6 +45,13 @@ def runs(taken: list[Frame]) -> Iterator[list[Frame]]:
         yield run
 
 
+def in_order(taken: list[Frame]) -> Iterator[Frame]:
+    """``taken`` as the edge applies it, in order: each run of result fan-outs ``merged``,
+    every other frame as it came."""
+    for run in runs(taken):
+        yield from merged(run) if is_result(run[0]) else run
+
+
 def merged(run: list[Frame]) -> list[Frame]:
     """A run of result fan-outs with those of one output to the same sockets as one frame
     each (in the order of their first), or the run as it came if some socket would then get

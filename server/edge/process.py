@@ -197,9 +197,8 @@ class Edge:
                 self._inbox.clear()
                 self._urgent.clear()
                 started = time.perf_counter()
-                for run in merging.runs(taken):
-                    for frame in merging.merged(run) if len(run) > 1 else run:
-                        await self._received(frame)
+                for frame in merging.in_order(taken):
+                    await self._received(frame)
                 if any(merging.is_result(frame) for frame in taken):
                     await self._pause(time.perf_counter() - started)
 

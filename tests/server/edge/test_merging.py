@@ -57,3 +57,7 @@ def test_only_consecutive_result_frames_form_a_run():
     policy = {"op": "fanout", "sids": ["a"], "data": '2["policy",{}]', "output": None}
     r1, r2, r3 = _result(["a"], 0, 1), _result(["a"], 1, 1), _result(["a"], 2, 1)
     assert list(merging.runs([r1, r2, ack, r3, policy])) == [[r1, r2], [ack], [r3], [policy]]
+    applied = list(merging.in_order([r1, r2, ack, r3, policy]))
+    assert [f["op"] for f in applied] == ["fanout", "send", "fanout", "fanout"]
+    assert [t["n"] for t in _event(applied[0])["tuples"]] == [0, 1]
+    assert applied[1:] == [ack, r3, policy]
